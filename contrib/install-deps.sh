@@ -1,0 +1,84 @@
+#!/bin/bash
+# Install every package topoml needs to build, test and run, and fetch and
+# configure the matching Slurm source tree (headers only, no make) for the
+# select plugin.  Idempotent: a second run only checks.
+#
+# usage: contrib/install-deps.sh [--no-slurm-source]
+# env:   TOPOML_CACHE  where the Slurm source lives (default /var/cache/topoml)
+set -euo pipefail
+
+CACHE=${TOPOML_CACHE:-/var/cache/topoml}
+WANT_SOURCE=1
+[ "${1:-}" = "--no-slurm-source" ] && WANT_SOURCE=0
+
+PKGS="build-essential autoconf automake libtool pkg-config
+      libslurm-dev slurmctld slurmd slurm-client munge
+      libhwloc-dev hwloc libibverbs-dev libjson-c-dev check zlib1g-dev
+      python3 valgrind dpkg-dev"
+
+log() { echo "install-deps: $*"; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: must run as root (apt-get)" >&2
+	exit 1
+fi
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q "install ok installed" || missing="$missing $p"
+done
+
+if [ -n "$missing" ]; then
+	log "installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# Debian's slurm packages try to start services; no systemd here.
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+else
+	log "all packages present"
+fi
+
+[ $WANT_SOURCE = 1 ] || exit 0
+
+# The select plugin needs Slurm's internal headers of the installed version.
+ver=$(dpkg-query -W -f='${Version}' libslurm-dev | sed 's/-.*//')
+src="$CACHE/slurm-wlm-$ver"
+build="$CACHE/build-$ver"
+if [ -f "$build/config.h" ] && [ -f "$src/src/common/select.h" ]; then
+	log "slurm source $ver ready in $CACHE"
+	exit 0
+fi
+
+if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
+   ! grep -qs '^deb-src' /etc/apt/sources.list; then
+	log "adding deb-src for bookworm"
+	cat > /etc/apt/sources.list.d/topoml-src.sources <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	apt-get update -qq
+fi
+
+mkdir -p "$CACHE"
+cd "$CACHE"
+if [ ! -d "$src" ]; then
+	log "fetching slurm-wlm source $ver"
+	apt-get source -qq slurm-wlm="$(dpkg-query -W -f='${Version}' \
+		libslurm-dev)" >/dev/null 2>&1 || apt-get source -qq slurm-wlm
+	d=$(find . -maxdepth 1 -type d -name 'slurm-wlm-*' ! -name "*-$ver" |
+		head -1)
+	[ -n "$d" ] && [ ! -d "$src" ] && mv "$d" "$src"
+fi
+rm -rf "$build"
+mkdir -p "$build"
+cd "$build"
+log "configuring slurm source (headers only)"
+"$src/configure" --prefix=/usr --libdir=/usr/lib/x86_64-linux-gnu \
+	--sysconfdir=/etc/slurm --enable-multiple-slurmd --disable-debug \
+	--without-rpath >configure.log 2>&1 ||
+	{ tail -20 configure.log; exit 1; }
+log "slurm source $ver ready: --with-slurm-source=$src --with-slurm-build=$build"

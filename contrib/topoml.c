@@ -1,0 +1,47 @@
+/*
+ * topoml: check, show, import, generate site topologies; place jobs and
+ * simulate traces with the same engine select/topoml runs in slurmctld.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "topoml_config.h"
+#include "cli.h"
+
+static const struct topoml_cmd commands[] = {
+	/* COMMANDS: one row per subcommand, in the order of --help */
+	{ NULL, NULL, NULL },
+};
+
+static void _usage(FILE *f)
+{
+	fprintf(f, "usage: topoml COMMAND [OPTIONS] ...\n\ncommands:\n");
+	for (const struct topoml_cmd *c = commands; c->name; c++)
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+	fprintf(f, "\n'topoml COMMAND --help' for a command's options; "
+		"topoml(1) for details.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		_usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		_usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("topoml %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	for (const struct topoml_cmd *c = commands; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->run(argc - 1, argv + 1);
+	fprintf(stderr, "topoml: unknown command '%s'\n", argv[1]);
+	_usage(stderr);
+	return 2;
+}

@@ -1,0 +1,260 @@
+/*
+ * libtopoml: the network topology model, site topology files and the
+ * placement engine shared by select/topoml, the topoml CLI and the simulator.
+ *
+ * Pure C.  No Slurm internal headers: host name ranges go through the public
+ * slurm_hostlist_* API of <slurm/slurm.h>.  Node sets are hwloc bitmaps
+ * indexed by dense node index (0 .. nnodes-1), one implementation everywhere.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_H
+#define TOPOML_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <hwloc.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum topoml_family {
+	TOPOML_FAT_TREE = 1,
+	TOPOML_DRAGONFLY,
+	TOPOML_TORUS,
+};
+
+/* How dragonfly groups are wired to each other when not listed. */
+enum topoml_df_arrangement {
+	TOPOML_DF_EXPLICIT = 0,	/* global links listed one by one */
+	TOPOML_DF_ALL_TO_ALL,	/* every group pair has >= 1 direct link */
+	TOPOML_DF_ABSOLUTE,
+	TOPOML_DF_RELATIVE,
+};
+
+/*
+ * A switch of a fat-tree, or a router of a dragonfly.  Level 0 switches
+ * carry nodes (leaves / routers); parents sit one or more levels higher.
+ */
+struct topoml_switch {
+	char *name;
+	int level;		/* 0 = leaf; root(s) highest */
+	int nparents;
+	int *parents;		/* switch indices */
+	int nchildren;
+	int *children;		/* switch indices */
+	int nnodes;
+	int *nodes;		/* node indices attached directly */
+	hwloc_bitmap_t desc;	/* every node below this switch */
+	double link_speed;	/* as given in the file, 0 = unknown */
+	int group;		/* dragonfly group, -1 otherwise */
+	int line;		/* line in the site file, 0 if generated */
+};
+
+struct topoml_node {
+	char *name;
+	int leaf;		/* leaf switch / router index, -1 on a torus */
+	int group;		/* dragonfly group, -1 otherwise */
+	int coord[3];		/* torus coordinate, -1 otherwise */
+	int line;		/* line in the site file, 0 if generated */
+};
+
+struct topoml_group {
+	char *name;
+	int nrouters;
+	int *routers;		/* switch indices */
+	hwloc_bitmap_t desc;	/* every node of the group */
+	int line;
+};
+
+struct topoml_name_index;	/* name -> index hash, private */
+
+typedef struct topoml_topo {
+	enum topoml_family family;
+	char *source;		/* file it came from, or "generated" */
+
+	int nnodes;
+	struct topoml_node *nodes;
+	int nswitches;
+	struct topoml_switch *switches;
+	int nlevels;		/* fat-tree: highest level + 1 */
+
+	/* dragonfly */
+	int ngroups;
+	struct topoml_group *groups;
+	enum topoml_df_arrangement df_arrangement;
+	int *global_links;	/* ngroups x ngroups link counts */
+
+	/* torus / mesh */
+	int dims[3];
+	bool wrap[3];
+	int *coord_node;	/* dims[0]*dims[1]*dims[2], node or -1 */
+
+	struct topoml_name_index *node_index;
+	struct topoml_name_index *switch_index;
+} topoml_topo_t;
+
+/* ---- errors -------------------------------------------------------- */
+
+/*
+ * Loaders collect every problem they find.  Each message is complete:
+ * "FILE:LINE:COL: what is wrong" for syntax, "FILE:LINE: switch X: ..." for
+ * semantics.
+ */
+typedef struct topoml_errors {
+	int n;
+	char **msg;
+} topoml_errors_t;
+
+void topoml_errors_add(topoml_errors_t *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void topoml_errors_print(const topoml_errors_t *e, FILE *f);
+void topoml_errors_clear(topoml_errors_t *e);
+
+/* ---- building a model (loaders and generators use this) ------------ */
+
+topoml_topo_t *topoml_new(enum topoml_family family, const char *source);
+void topoml_free(topoml_topo_t *t);
+/* Return the new index, or -1 (and an error) for a duplicate name. */
+int topoml_add_node(topoml_topo_t *t, const char *name, int line,
+		    topoml_errors_t *err);
+int topoml_add_switch(topoml_topo_t *t, const char *name, int line,
+		      topoml_errors_t *err);
+void topoml_link_switches(topoml_topo_t *t, int parent, int child);
+/* Attach node to leaf/router sw; a node on two leaves is an error. */
+int topoml_attach_node(topoml_topo_t *t, int sw, int node,
+		       topoml_errors_t *err);
+int topoml_add_group(topoml_topo_t *t, const char *name, int line,
+		     topoml_errors_t *err);
+void topoml_group_add_router(topoml_topo_t *t, int group, int sw);
+/*
+ * Compute levels, descendant sets, group membership, torus lookups; check
+ * loops, disconnected parts, switches without nodes.  0 on success.
+ */
+int topoml_finalize(topoml_topo_t *t, topoml_errors_t *err);
+
+/* ---- queries ------------------------------------------------------- */
+
+int topoml_node_by_name(const topoml_topo_t *t, const char *name);
+int topoml_switch_by_name(const topoml_topo_t *t, const char *name);
+/*
+ * Level of the lowest switch common to both nodes: fat-tree 0 = same leaf;
+ * dragonfly 0 = same router, 1 = same group, 2 = different groups;
+ * -1 for the same node; on a torus the hop distance.
+ */
+int topoml_common_level(const topoml_topo_t *t, int a, int b);
+/*
+ * Links crossed from node a to node b: fat-tree 2 * (common level + 1);
+ * dragonfly 2 same router, 3 same group, 5 across groups (one global hop);
+ * torus Manhattan distance with wrap-around; 0 for a == b.
+ */
+int topoml_hops(const topoml_topo_t *t, int a, int b);
+/* Global (inter-group) links crossed: dragonfly only, else 0. */
+int topoml_global_hops(const topoml_topo_t *t, int a, int b);
+int topoml_torus_distance(const topoml_topo_t *t, const int a[3],
+			  const int b[3]);
+
+/* Node set <-> Slurm host list string ("n[1-4,7]"); uses slurm_hostlist_*.
+ * Unknown names are reported in err (may be NULL) and skipped. */
+hwloc_bitmap_t topoml_nodeset_parse(const topoml_topo_t *t,
+				    const char *hostlist,
+				    topoml_errors_t *err);
+char *topoml_nodeset_format(const topoml_topo_t *t, hwloc_const_bitmap_t set);
+char *topoml_nodes_format(const topoml_topo_t *t, const int *nodes, int n);
+
+/* ---- site files ---------------------------------------------------- */
+
+enum topoml_format {
+	TOPOML_FMT_AUTO = 0,	/* by content: JSON, ibnetdiscover, conf */
+	TOPOML_FMT_CONF,	/* Slurm topology.conf */
+	TOPOML_FMT_JSON,
+	TOPOML_FMT_IBNET,	/* ibnetdiscover output */
+};
+
+/* NULL on failure, with every problem in err. */
+topoml_topo_t *topoml_load(const char *path, enum topoml_format fmt,
+			   topoml_errors_t *err);
+topoml_topo_t *topoml_load_conf(const char *path, topoml_errors_t *err);
+topoml_topo_t *topoml_load_json(const char *path, topoml_errors_t *err);
+topoml_topo_t *topoml_load_ibnet(const char *path, topoml_errors_t *err);
+
+int topoml_write_conf(const topoml_topo_t *t, FILE *f);
+int topoml_write_json(const topoml_topo_t *t, FILE *f);
+const char *topoml_family_name(enum topoml_family f);
+/* One line: family, nodes, switches/groups, levels or dimensions. */
+void topoml_summary(const topoml_topo_t *t, char *buf, size_t len);
+
+/* Synthetic topologies (node names nodeN, switch names s<level>_<i>). */
+topoml_topo_t *topoml_gen_fat_tree(int nnodes, int per_leaf, int radix,
+				   int levels);
+topoml_topo_t *topoml_gen_dragonfly(int groups, int routers, int per_router,
+				    enum topoml_df_arrangement arr);
+topoml_topo_t *topoml_gen_torus(int x, int y, int z, bool wrap);
+
+/* ---- placement (issue "Placement engine") -------------------------- */
+
+enum topoml_hint {
+	TOPOML_HINT_ALLREDUCE = 0,
+	TOPOML_HINT_ALLTOALL,
+	TOPOML_HINT_ISOLATE,
+};
+
+enum topoml_policy {
+	TOPOML_POLICY_TOPOML = 0,	/* the engine */
+	TOPOML_POLICY_SLURM_TREE,	/* cons_tres _eval_nodes_topo */
+	TOPOML_POLICY_SLURM_DRAGONFLY,	/* cons_tres _eval_nodes_dfly */
+	TOPOML_POLICY_SLURM_HILBERT,	/* topology/3d_torus + best fit */
+	TOPOML_POLICY_LINEAR,		/* plain linear best fit */
+};
+
+struct topoml_place_req {
+	int nnodes;
+	hwloc_const_bitmap_t avail;	/* nodes the job may use now */
+	hwloc_const_bitmap_t required;	/* must be included, or NULL */
+	enum topoml_hint hint;
+	/* job id using each node (0 = idle), or NULL: for isolate/sharing */
+	const uint32_t *owner;
+	int max_leaves;			/* --switches=N, 0 = no limit */
+	bool df_spread_alltoall;	/* site choice for dragonfly */
+	int attempt;			/* 0 = best, 1 = next best, ... */
+};
+
+struct topoml_score {
+	double ring_cost;		/* sum of hops, ring closed */
+	double ring_lower_bound;
+	int span;			/* leaves, groups, or box volume */
+	int span_lower_bound;
+	int global_hops;		/* dragonfly ring global-link hops */
+	double mean_pair_hops;		/* mean over all rank pairs */
+	int largest_free_after;		/* fragmentation: see cost.c */
+};
+
+struct topoml_placement {
+	int n;
+	int *nodes;			/* ring order */
+	struct topoml_score score;
+};
+
+/* 0 on success; -1 with the reason in why when the job cannot be placed. */
+int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
+		 const struct topoml_place_req *req,
+		 struct topoml_placement *out, char *why, size_t whylen);
+void topoml_placement_clear(struct topoml_placement *p);
+/* Fill p->score for p->nodes (in their order) against avail. */
+void topoml_score(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+		  struct topoml_placement *p);
+/* Reorder nodes into the engine's ring order (used by rank ordering). */
+void topoml_ring_order(const topoml_topo_t *t, int *nodes, int n);
+
+const char *topoml_hint_name(enum topoml_hint h);
+int topoml_hint_parse(const char *s, enum topoml_hint *h);
+const char *topoml_policy_name(enum topoml_policy p);
+int topoml_policy_parse(const char *s, enum topoml_policy *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOPOML_H */
