@@ -187,12 +187,18 @@ const char *topoml_family_name(enum topoml_family f);
 /* One line: family, nodes, switches/groups, levels or dimensions. */
 void topoml_summary(const topoml_topo_t *t, char *buf, size_t len);
 
-/* Synthetic topologies (node names nodeN, switch names s<level>_<i>). */
-topoml_topo_t *topoml_gen_fat_tree(int nnodes, int per_leaf, int radix,
-				   int levels);
-topoml_topo_t *topoml_gen_dragonfly(int groups, int routers, int per_router,
+/*
+ * Synthetic topologies.  Nodes are named <prefix>1 .. <prefix>N (prefix
+ * NULL = "node"), in leaf / router / x-fastest coordinate order, so that
+ * they match a local test cluster's CLOUD nodes c[1-N].
+ */
+topoml_topo_t *topoml_gen_fat_tree(const char *prefix, int nnodes,
+				   int per_leaf, int radix, int levels);
+topoml_topo_t *topoml_gen_dragonfly(const char *prefix, int groups,
+				    int routers, int per_router,
 				    enum topoml_df_arrangement arr);
-topoml_topo_t *topoml_gen_torus(int x, int y, int z, bool wrap);
+topoml_topo_t *topoml_gen_torus(const char *prefix, int x, int y, int z,
+				bool wrap);
 
 /* ---- placement (issue "Placement engine") -------------------------- */
 
