@@ -1,0 +1,36 @@
+/*
+ * Checkpoint hooks of the topoml SPANK plugin (--ml-ckpt / TOPOML_CKPT).
+ * The option table and context dispatch live in the other spank/ files and
+ * call these at the matching points.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_SPANK_CKPT_H
+#define TOPOML_SPANK_CKPT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <slurm/spank.h>
+
+struct ml_ckpt_opts {
+	bool set;
+	char dir[PATH_MAX];
+	long every;		/* steps, 0 = off */
+	long interval;		/* seconds, 0 = off */
+	int keep;		/* checkpoints kept, 0 = all */
+	int lead;		/* warning seconds before the time limit */
+};
+
+/* Parse "DIR[,every=N][,interval=S][,keep=K][,lead=S]"; -1 + err. */
+int ml_ckpt_parse(const char *arg, struct ml_ckpt_opts *o, char *err,
+		  size_t errlen);
+/* local/allocator context, after options (srun, sbatch, salloc). */
+int ml_ckpt_local(spank_t sp, const struct ml_ckpt_opts *o);
+/* remote context, slurm_spank_user_init: runs as the job's user. */
+int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o);
+/* remote context, slurm_spank_task_init (per task, as the user). */
+int ml_ckpt_task_init(spank_t sp, const struct ml_ckpt_opts *o);
+/* remote context, slurm_spank_exit. */
+int ml_ckpt_exit(spank_t sp, const struct ml_ckpt_opts *o);
+
+#endif
