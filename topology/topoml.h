@@ -71,6 +71,7 @@ struct topoml_group {
 };
 
 struct topoml_name_index;	/* name -> index hash, private */
+struct topoml_cache;		/* query tables, private */
 
 typedef struct topoml_topo {
 	enum topoml_family family;
@@ -95,6 +96,7 @@ typedef struct topoml_topo {
 
 	struct topoml_name_index *node_index;
 	struct topoml_name_index *switch_index;
+	struct topoml_cache *cache;	/* private: derived by finalize */
 } topoml_topo_t;
 
 /* ---- errors -------------------------------------------------------- */
@@ -143,7 +145,9 @@ int topoml_switch_by_name(const topoml_topo_t *t, const char *name);
 /*
  * Level of the lowest switch common to both nodes: fat-tree 0 = same leaf;
  * dragonfly 0 = same router, 1 = same group, 2 = different groups;
- * -1 for the same node; on a torus the hop distance.
+ * -1 for the same node; on a torus the hop distance.  Fat-tree nodes in
+ * parts with no common switch (Slurm accepts such files) get nlevels, as if
+ * a virtual root joined the roots.
  */
 int topoml_common_level(const topoml_topo_t *t, int a, int b);
 /*
@@ -259,6 +263,61 @@ const char *topoml_hint_name(enum topoml_hint h);
 int topoml_hint_parse(const char *s, enum topoml_hint *h);
 const char *topoml_policy_name(enum topoml_policy p);
 int topoml_policy_parse(const char *s, enum topoml_policy *p);
+
+/* ---- site configuration (topoml.conf) ---------------------------- */
+
+/*
+ * topoml.conf sits beside slurm.conf and tells select/topoml which topology
+ * file to load and how to place jobs.  Pure C (no Slurm headers) so the CLI
+ * can check a site's file too.  See topoml.conf(5).
+ */
+struct topoml_part_conf {
+	char *name;			/* partition */
+	bool has_hint;
+	enum topoml_hint hint;
+	int placement;			/* -1 = inherit, 0 = off, 1 = on */
+	int line;
+};
+
+struct topoml_siteconf {
+	char *path;			/* the topoml.conf read, or NULL */
+	char *topology_file;		/* absolute path, or NULL = auto */
+	enum topoml_format topology_format;
+	int family;			/* enum topoml_family, 0 = auto */
+	enum topoml_hint default_hint;
+	bool placement;			/* false: plain cons_tres everywhere */
+	bool df_spread_alltoall;	/* DragonflySpread=alltoall */
+	int debug;			/* 0 quiet, 1 placements, 2 verbose */
+	int nparts;
+	struct topoml_part_conf *parts;
+};
+
+/* Defaults: auto topology file and family, allreduce, placement on. */
+void topoml_siteconf_init(struct topoml_siteconf *c);
+/*
+ * Read path into c (initialised here).  Relative TopologyFile paths are
+ * taken from the file's directory.  0 on success, -1 with every problem in
+ * err as "FILE:LINE:COL: what is wrong".
+ */
+int topoml_siteconf_read(const char *path, struct topoml_siteconf *c,
+			 topoml_errors_t *err);
+void topoml_siteconf_clear(struct topoml_siteconf *c);
+/*
+ * The topology file to use: TopologyFile, else topoml.json, then
+ * topology.conf in dir (the directory of slurm.conf).  Malloc'd, NULL if none.
+ */
+char *topoml_siteconf_topology_path(const struct topoml_siteconf *c,
+				    const char *dir);
+/* Load the topology file and check Family=; NULL with errors in err. */
+topoml_topo_t *topoml_siteconf_load_topology(const struct topoml_siteconf *c,
+					     const char *dir,
+					     topoml_errors_t *err);
+/* Hint and placement switch for a job in partition part (may be NULL). */
+enum topoml_hint topoml_siteconf_hint(const struct topoml_siteconf *c,
+				      const char *part);
+bool topoml_siteconf_placement(const struct topoml_siteconf *c,
+			       const char *part);
+int topoml_family_parse(const char *s, int *family);
 
 #ifdef __cplusplus
 }

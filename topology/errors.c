@@ -1,0 +1,60 @@
+/*
+ * Error lists: loaders collect every problem instead of stopping at the
+ * first, so an admin fixes a site file in one pass.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "topoml.h"
+
+/* Beyond this many messages a broken 100k-node file would flood the screen. */
+#define ERRORS_PRINT_MAX 200
+
+void topoml_errors_add(topoml_errors_t *e, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg = NULL, **m;
+
+	if (!e)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (!msg)
+		return;
+	m = realloc(e->msg, (e->n + 1) * sizeof(*m));
+	if (!m) {
+		free(msg);
+		return;
+	}
+	e->msg = m;
+	e->msg[e->n++] = msg;
+}
+
+void topoml_errors_print(const topoml_errors_t *e, FILE *f)
+{
+	int i;
+
+	if (!e)
+		return;
+	for (i = 0; i < e->n && i < ERRORS_PRINT_MAX; i++)
+		fprintf(f, "%s\n", e->msg[i]);
+	if (e->n > ERRORS_PRINT_MAX)
+		fprintf(f, "... and %d more errors\n", e->n - ERRORS_PRINT_MAX);
+}
+
+void topoml_errors_clear(topoml_errors_t *e)
+{
+	int i;
+
+	if (!e)
+		return;
+	for (i = 0; i < e->n; i++)
+		free(e->msg[i]);
+	free(e->msg);
+	e->msg = NULL;
+	e->n = 0;
+}

@@ -1,0 +1,146 @@
+/*
+ * Job traces and the event-driven trace simulator (FCFS + EASY backfill)
+ * that replays a trace on a topology through topoml_place(), one machine
+ * state per placement policy.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_SIM_H
+#define TOPOML_SIM_H
+
+#include "topoml.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- traces -------------------------------------------------------- */
+
+enum topoml_trace_format {
+	TOPOML_TRACE_AUTO = 0,	/* by content, see trace.c */
+	TOPOML_TRACE_SWF,	/* Standard Workload Format, gzip too */
+	TOPOML_TRACE_CSV,	/* submit,nodes,runtime[,walltime][,hint] */
+	TOPOML_TRACE_MTECH,	/* Job_name Submit Runtime Nodes Comment Perc */
+};
+
+struct topoml_job {
+	uint32_t id;		/* from the trace, else line number */
+	double submit;		/* seconds after the first submission */
+	double runtime;		/* seconds actually run */
+	double walltime;	/* requested limit, >= runtime: the estimate */
+	int size;		/* processors (SWF) or nodes, as in the trace */
+	int nodes;		/* whole nodes after scaling */
+	enum topoml_hint hint;
+	int line;		/* line in the trace file */
+};
+
+struct topoml_trace {
+	char *source;
+	enum topoml_trace_format format;
+	int njobs;
+	struct topoml_job *jobs;	/* sorted by submit time (stable) */
+	int nskipped;		/* no processors or no run time in the trace */
+	int ntoo_large;		/* dropped: larger than the machine */
+	double scale;		/* factor applied to job sizes */
+};
+
+struct topoml_trace_opts {
+	enum topoml_trace_format format;
+	int cores_per_node;	/* SWF processors per node, 0 = 1 */
+	/*
+	 * Size scaling: nodes = max(1, round(nodes * scale)); scale_fit
+	 * picks the factor that makes the largest job exactly machine_nodes.
+	 * Jobs still larger than machine_nodes (when > 0) are dropped.
+	 */
+	double scale;		/* 0 = 1 */
+	bool scale_fit;
+	int machine_nodes;
+	int max_jobs;		/* keep the first N usable jobs, 0 = all */
+};
+
+/* NULL on failure with every problem in err ("FILE:LINE: ..."). */
+struct topoml_trace *topoml_trace_read(const char *path,
+				       const struct topoml_trace_opts *o,
+				       topoml_errors_t *err);
+void topoml_trace_free(struct topoml_trace *tr);
+const char *topoml_trace_format_name(enum topoml_trace_format f);
+int topoml_trace_format_parse(const char *s, enum topoml_trace_format *f);
+
+/* ---- simulator ----------------------------------------------------- */
+
+struct topoml_sim_opts {
+	bool df_spread_alltoall;	/* passed to topoml_place */
+	bool no_backfill;		/* plain FCFS */
+	bool no_fragmentation;		/* skip the per-event largest-free */
+};
+
+/*
+ * Metrics of one policy.  Definitions (also in topoml-sim(1)):
+ * - wait = start - submit; mean and 95th percentile (nearest rank) over
+ *   started jobs.
+ * - makespan = last end - first submit; utilization = busy node-seconds /
+ *   (nodes x makespan).
+ * - span_over_lower_bound: mean over jobs of score.span /
+ *   score.span_lower_bound (leaves, groups, or box volume).
+ * - ring_cost = sum over jobs of score.ring_cost x run time (hop-seconds);
+ *   ring_cost_over_lower_bound divides it by the same sum of
+ *   score.ring_lower_bound (1 when every job is at its bound).
+ * - sharing: node-hours during which a multi-unit job shares a unit with
+ *   another running multi-unit job.  Units: leaf switches (fat-tree),
+ *   groups (dragonfly); on a torus every job of >= 2 nodes is multi-unit
+ *   and two jobs share when their bounding boxes intersect (their
+ *   dimension-ordered routes can use the same links).
+ * - fragmentation: time-weighted mean over the makespan of
+ *   1 - L / F, with F the free nodes and L the engine's largest job still
+ *   placeable at the best level on them (score.largest_free_after of an
+ *   empty placement, see cost.c); 0 while nothing is free.
+ */
+struct topoml_sim_metrics {
+	enum topoml_policy policy;
+	int jobs;			/* started and finished */
+	int unplaced;			/* never placeable, dropped */
+	double mean_wait_s;
+	double p95_wait_s;
+	double max_wait_s;
+	double utilization;
+	double makespan_s;
+	double span_over_lower_bound;
+	double mean_span;
+	double ring_cost;
+	double ring_lower_bound;
+	double ring_cost_over_lower_bound;
+	double global_ring_hops;	/* dragonfly: sum x run time */
+	double mean_pair_hops;		/* mean over multi-node jobs */
+	double sharing;			/* node-hours */
+	double sharing_fraction;	/* of all busy node-hours */
+	double contiguous_isolated;	/* torus: fraction of multi-node
+					 * jobs given an exact box sharing
+					 * no link at start */
+	double fragmentation;
+	int backfilled;			/* jobs started out of FCFS order */
+	long placements;		/* topoml_place calls */
+	double cpu_s;			/* simulation time */
+};
+
+/* Per job outcome, for tests and the SVG. */
+struct topoml_sim_jobout {
+	double start;		/* -1 when never started */
+	bool backfilled;
+	int span;
+	double ring_cost;
+};
+
+/*
+ * Replay tr on t with one policy.  jobout (may be NULL) has tr->njobs
+ * entries.  0 on success, -1 with err on an internal failure.
+ */
+int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
+		   enum topoml_policy policy,
+		   const struct topoml_sim_opts *o,
+		   struct topoml_sim_metrics *m,
+		   struct topoml_sim_jobout *jobout, topoml_errors_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOPOML_SIM_H */
