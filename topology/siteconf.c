@@ -1,0 +1,465 @@
+/*
+ * topoml.conf: the site configuration of select/topoml.
+ *
+ * Slurm-style "Key=Value" words, case-insensitive keys, '#' comments.  A
+ * line that starts with PartitionName= describes one partition; every other
+ * word sets a global value.  See topoml.conf(5).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "topoml.h"
+
+void topoml_siteconf_init(struct topoml_siteconf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->topology_format = TOPOML_FMT_AUTO;
+	c->default_hint = TOPOML_HINT_ALLREDUCE;
+	c->placement = true;
+}
+
+void topoml_siteconf_clear(struct topoml_siteconf *c)
+{
+	int i;
+
+	for (i = 0; i < c->nparts; i++)
+		free(c->parts[i].name);
+	free(c->parts);
+	free(c->path);
+	free(c->topology_file);
+	topoml_siteconf_init(c);
+}
+
+int topoml_family_parse(const char *s, int *family)
+{
+	if (!strcasecmp(s, "auto"))
+		*family = 0;
+	else if (!strcasecmp(s, "fat-tree") || !strcasecmp(s, "fattree") ||
+		 !strcasecmp(s, "fat_tree") || !strcasecmp(s, "tree"))
+		*family = TOPOML_FAT_TREE;
+	else if (!strcasecmp(s, "dragonfly"))
+		*family = TOPOML_DRAGONFLY;
+	else if (!strcasecmp(s, "torus") || !strcasecmp(s, "3d-torus") ||
+		 !strcasecmp(s, "3d_torus"))
+		*family = TOPOML_TORUS;
+	else
+		return -1;
+	return 0;
+}
+
+static int _parse_bool(const char *s, bool *b)
+{
+	if (!strcasecmp(s, "yes") || !strcasecmp(s, "true") ||
+	    !strcasecmp(s, "on") || !strcmp(s, "1"))
+		*b = true;
+	else if (!strcasecmp(s, "no") || !strcasecmp(s, "false") ||
+		 !strcasecmp(s, "off") || !strcmp(s, "0"))
+		*b = false;
+	else
+		return -1;
+	return 0;
+}
+
+/* Placement=topoml|on|yes -> 1, off|no|cons_tres -> 0. */
+static int _parse_placement(const char *s, int *on)
+{
+	bool b;
+
+	if (!strcasecmp(s, "topoml")) {
+		*on = 1;
+		return 0;
+	}
+	if (!strcasecmp(s, "cons_tres")) {
+		*on = 0;
+		return 0;
+	}
+	if (_parse_bool(s, &b))
+		return -1;
+	*on = b;
+	return 0;
+}
+
+static int _parse_format(const char *s, enum topoml_format *f)
+{
+	if (!strcasecmp(s, "auto"))
+		*f = TOPOML_FMT_AUTO;
+	else if (!strcasecmp(s, "conf") || !strcasecmp(s, "topology.conf"))
+		*f = TOPOML_FMT_CONF;
+	else if (!strcasecmp(s, "json"))
+		*f = TOPOML_FMT_JSON;
+	else if (!strcasecmp(s, "ibnetdiscover") || !strcasecmp(s, "ibnet"))
+		*f = TOPOML_FMT_IBNET;
+	else
+		return -1;
+	return 0;
+}
+
+static char *_dir_of(const char *path)
+{
+	char *tmp = strdup(path), *dir;
+
+	if (!tmp)
+		return NULL;
+	dir = strdup(dirname(tmp));
+	free(tmp);
+	return dir;
+}
+
+static char *_join(const char *dir, const char *name)
+{
+	size_t len;
+	char *p;
+
+	if (name[0] == '/' || !dir)
+		return strdup(name);
+	len = strlen(dir) + strlen(name) + 2;
+	p = malloc(len);
+	if (p)
+		snprintf(p, len, "%s/%s", dir, name);
+	return p;
+}
+
+struct _word {
+	char *key;
+	char *val;
+	int col;
+};
+
+/*
+ * Split one line (modified in place) into Key=Value words.  Values may be
+ * double-quoted to hold blanks.  Returns the number of words, or -1 after
+ * reporting a malformed word.
+ */
+static int _split(char *line, struct _word *w, int maxw, const char *path,
+		  int lineno, topoml_errors_t *err)
+{
+	char *p = line;
+	int n = 0;
+
+	for (;;) {
+		char *start, *eq;
+
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		if (!*p || *p == '#')
+			break;
+		start = p;
+		while (*p && *p != '=' && !isspace((unsigned char)*p))
+			p++;
+		if (*p != '=' || p == start) {
+			topoml_errors_add(err, "%s:%d:%d: expected Key=Value",
+					  path, lineno, (int)(start - line) + 1);
+			return -1;
+		}
+		eq = p++;
+		*eq = '\0';
+		if (n == maxw) {
+			topoml_errors_add(err, "%s:%d:%d: too many words",
+					  path, lineno, (int)(start - line) + 1);
+			return -1;
+		}
+		w[n].key = start;
+		w[n].col = (int)(start - line) + 1;
+		if (*p == '"') {
+			w[n].val = ++p;
+			while (*p && *p != '"')
+				p++;
+			if (*p != '"') {
+				topoml_errors_add(err,
+					"%s:%d:%d: unterminated quote",
+					path, lineno, (int)(eq - line) + 2);
+				return -1;
+			}
+			*p++ = '\0';
+		} else {
+			w[n].val = p;
+			while (*p && !isspace((unsigned char)*p) && *p != '#')
+				p++;
+			if (*p == '#') {
+				*p = '\0';
+				n++;
+				break;
+			}
+			if (*p)
+				*p++ = '\0';
+		}
+		if (!w[n].val[0]) {
+			topoml_errors_add(err, "%s:%d:%d: %s: empty value",
+					  path, lineno, w[n].col, w[n].key);
+			return -1;
+		}
+		n++;
+	}
+	return n;
+}
+
+static void _bad_value(topoml_errors_t *err, const char *path, int line,
+		       const struct _word *w, const char *expect)
+{
+	topoml_errors_add(err, "%s:%d:%d: %s=%s: expected %s", path, line,
+			  w->col, w->key, w->val, expect);
+}
+
+static int _partition_line(struct topoml_siteconf *c, struct _word *w, int n,
+			   const char *path, int line, topoml_errors_t *err)
+{
+	struct topoml_part_conf *pc, *np;
+	int i, bad = 0;
+
+	for (i = 0; i < c->nparts; i++) {
+		if (!strcmp(c->parts[i].name, w[0].val)) {
+			topoml_errors_add(err,
+				"%s:%d:%d: partition %s already configured at line %d",
+				path, line, w[0].col, w[0].val,
+				c->parts[i].line);
+			return -1;
+		}
+	}
+	np = realloc(c->parts, (c->nparts + 1) * sizeof(*np));
+	if (!np) {
+		topoml_errors_add(err, "%s:%d: out of memory", path, line);
+		return -1;
+	}
+	c->parts = np;
+	pc = &c->parts[c->nparts];
+	memset(pc, 0, sizeof(*pc));
+	pc->placement = -1;
+	pc->line = line;
+	pc->name = strdup(w[0].val);
+	c->nparts++;
+	for (i = 1; i < n; i++) {
+		if (!strcasecmp(w[i].key, "Hint")) {
+			if (topoml_hint_parse(w[i].val, &pc->hint)) {
+				_bad_value(err, path, line, &w[i],
+					   "allreduce, alltoall or isolate");
+				bad = -1;
+			}
+			pc->has_hint = true;
+		} else if (!strcasecmp(w[i].key, "Placement")) {
+			if (_parse_placement(w[i].val, &pc->placement)) {
+				_bad_value(err, path, line, &w[i],
+					   "topoml or off");
+				bad = -1;
+			}
+		} else {
+			topoml_errors_add(err,
+				"%s:%d:%d: unknown partition key %s (expected Hint or Placement)",
+				path, line, w[i].col, w[i].key);
+			bad = -1;
+		}
+	}
+	if (n == 1) {
+		topoml_errors_add(err,
+			"%s:%d:%d: PartitionName=%s: give Hint= or Placement=",
+			path, line, w[0].col, w[0].val);
+		bad = -1;
+	}
+	return bad;
+}
+
+static int _global_word(struct topoml_siteconf *c, const char *dir,
+			struct _word *w, const char *path, int line,
+			topoml_errors_t *err)
+{
+	int on;
+
+	if (!strcasecmp(w->key, "TopologyFile")) {
+		free(c->topology_file);
+		c->topology_file = _join(dir, w->val);
+	} else if (!strcasecmp(w->key, "TopologyFormat")) {
+		if (_parse_format(w->val, &c->topology_format)) {
+			_bad_value(err, path, line, w,
+				   "auto, conf, json or ibnetdiscover");
+			return -1;
+		}
+	} else if (!strcasecmp(w->key, "Family")) {
+		if (topoml_family_parse(w->val, &c->family)) {
+			_bad_value(err, path, line, w,
+				   "auto, fat-tree, dragonfly or torus");
+			return -1;
+		}
+	} else if (!strcasecmp(w->key, "DefaultHint")) {
+		if (topoml_hint_parse(w->val, &c->default_hint)) {
+			_bad_value(err, path, line, w,
+				   "allreduce, alltoall or isolate");
+			return -1;
+		}
+	} else if (!strcasecmp(w->key, "DragonflySpread")) {
+		if (!strcasecmp(w->val, "alltoall")) {
+			c->df_spread_alltoall = true;
+		} else if (!strcasecmp(w->val, "never")) {
+			c->df_spread_alltoall = false;
+		} else {
+			_bad_value(err, path, line, w, "alltoall or never");
+			return -1;
+		}
+	} else if (!strcasecmp(w->key, "Placement")) {
+		if (_parse_placement(w->val, &on)) {
+			_bad_value(err, path, line, w, "topoml or off");
+			return -1;
+		}
+		c->placement = on;
+	} else if (!strcasecmp(w->key, "Debug")) {
+		char *end;
+		bool b;
+		long v = strtol(w->val, &end, 10);
+
+		if (!*end && v >= 0 && v <= 2) {
+			c->debug = (int)v;
+		} else if (!_parse_bool(w->val, &b)) {
+			c->debug = b;
+		} else {
+			_bad_value(err, path, line, w, "0, 1, 2, yes or no");
+			return -1;
+		}
+	} else {
+		topoml_errors_add(err, "%s:%d:%d: unknown key %s", path, line,
+				  w->col, w->key);
+		return -1;
+	}
+	return 0;
+}
+
+int topoml_siteconf_read(const char *path, struct topoml_siteconf *c,
+			 topoml_errors_t *err)
+{
+	struct _word w[32];
+	char *buf = NULL, *dir = NULL;
+	size_t cap = 0;
+	int lineno = 0, rc = 0, n, i;
+	FILE *f;
+
+	topoml_siteconf_init(c);
+	f = fopen(path, "r");
+	if (!f) {
+		topoml_errors_add(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	c->path = strdup(path);
+	dir = _dir_of(path);
+	while (getline(&buf, &cap, f) >= 0) {
+		lineno++;
+		n = _split(buf, w, 32, path, lineno, err);
+		if (n < 0) {
+			rc = -1;
+			continue;
+		}
+		if (n == 0)
+			continue;
+		if (!strcasecmp(w[0].key, "PartitionName")) {
+			if (_partition_line(c, w, n, path, lineno, err))
+				rc = -1;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			if (!strcasecmp(w[i].key, "PartitionName")) {
+				topoml_errors_add(err,
+					"%s:%d:%d: PartitionName= must start its line",
+					path, lineno, w[i].col);
+				rc = -1;
+				continue;
+			}
+			if (_global_word(c, dir, &w[i], path, lineno, err))
+				rc = -1;
+		}
+	}
+	if (ferror(f)) {
+		topoml_errors_add(err, "%s: read error", path);
+		rc = -1;
+	}
+	fclose(f);
+	free(buf);
+	free(dir);
+	return rc;
+}
+
+static bool _readable(const char *p)
+{
+	return p && access(p, R_OK) == 0;
+}
+
+char *topoml_siteconf_topology_path(const struct topoml_siteconf *c,
+				    const char *dir)
+{
+	static const char *const names[] = { "topoml.json", "topology.conf" };
+	char *p;
+	size_t i;
+
+	if (c->topology_file)
+		return strdup(c->topology_file);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		p = _join(dir, names[i]);
+		if (_readable(p))
+			return p;
+		free(p);
+	}
+	return NULL;
+}
+
+topoml_topo_t *topoml_siteconf_load_topology(const struct topoml_siteconf *c,
+					     const char *dir,
+					     topoml_errors_t *err)
+{
+	const char *where = c->path ? c->path : "topoml.conf";
+	topoml_topo_t *t = NULL;
+	char *path;
+
+	path = topoml_siteconf_topology_path(c, dir);
+	if (!path) {
+		topoml_errors_add(err,
+			"%s: no TopologyFile= and neither topoml.json nor topology.conf in %s",
+			where, dir ? dir : ".");
+		return NULL;
+	}
+	t = topoml_load(path, c->topology_format, err);
+	if (t && c->family && (int)t->family != c->family) {
+		topoml_errors_add(err,
+			"%s: Family=%s but %s describes a %s", where,
+			topoml_family_name(c->family), path,
+			topoml_family_name(t->family));
+		topoml_free(t);
+		t = NULL;
+	}
+	free(path);
+	return t;
+}
+
+static const struct topoml_part_conf *
+_part(const struct topoml_siteconf *c, const char *part)
+{
+	int i;
+
+	if (!part)
+		return NULL;
+	for (i = 0; i < c->nparts; i++)
+		if (!strcmp(c->parts[i].name, part))
+			return &c->parts[i];
+	return NULL;
+}
+
+enum topoml_hint topoml_siteconf_hint(const struct topoml_siteconf *c,
+				      const char *part)
+{
+	const struct topoml_part_conf *pc = _part(c, part);
+
+	if (pc && pc->has_hint)
+		return pc->hint;
+	return c->default_hint;
+}
+
+bool topoml_siteconf_placement(const struct topoml_siteconf *c,
+			       const char *part)
+{
+	const struct topoml_part_conf *pc = _part(c, part);
+
+	if (pc && pc->placement >= 0)
+		return pc->placement;
+	return c->placement;
+}
