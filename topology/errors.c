@@ -3,6 +3,7 @@
  * first, so an admin fixes a site file in one pass.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#define _GNU_SOURCE	/* vasprintf */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

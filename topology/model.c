@@ -1,0 +1,1169 @@
+/*
+ * The topology model: building it (loaders, generators), checking it
+ * (finalize) and the fast queries the placement engine asks millions of
+ * times (hops, common level).
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topoml.h"
+#include "model_int.h"
+
+/* Open addressing, linear probing; keys point at names owned by the model. */
+struct topoml_name_index {
+	uint32_t cap;		/* power of two */
+	uint32_t n;
+	const char **key;
+	int *val;
+	uint32_t *hash;
+};
+
+/* Query tables derived by topoml_finalize(). */
+struct topoml_cache {
+	/* fat-tree: per leaf, its ancestors sorted by level (self excluded) */
+	int *anc_off;		/* nswitches + 1 offsets into anc */
+	int *anc;
+	hwloc_bitmap_t *anc_set; /* per leaf: self and ancestors */
+	int nroots;
+	int nparts;		/* connected parts of the switch graph */
+	int nleaves;
+	/* dragonfly: global hops between groups (ngroups x ngroups) */
+	int *gdist;
+};
+
+int topoml_grow(void **arr, int n, size_t sz)
+{
+	size_t cap;
+	void *p;
+
+	if (n > 0 && (n < 4 || (n & (n - 1))))
+		return 0;
+	cap = n ? (size_t)n * 2 : 4;
+	p = realloc(*arr, cap * sz);
+	if (!p)
+		return -1;
+	*arr = p;
+	return 0;
+}
+
+const char *topoml_where(const topoml_topo_t *t, int line, char *buf,
+			 size_t len)
+{
+	const char *src = t->source ? t->source : "topology";
+
+	if (line > 0)
+		snprintf(buf, len, "%s:%d", src, line);
+	else
+		snprintf(buf, len, "%s", src);
+	return buf;
+}
+
+/* ---- name index ---------------------------------------------------- */
+
+static uint32_t _hash(const char *s)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static struct topoml_name_index *_index_new(void)
+{
+	struct topoml_name_index *ix = calloc(1, sizeof(*ix));
+
+	if (!ix)
+		return NULL;
+	ix->cap = 64;
+	ix->key = calloc(ix->cap, sizeof(*ix->key));
+	ix->val = calloc(ix->cap, sizeof(*ix->val));
+	ix->hash = calloc(ix->cap, sizeof(*ix->hash));
+	if (!ix->key || !ix->val || !ix->hash) {
+		free(ix->key);
+		free(ix->val);
+		free(ix->hash);
+		free(ix);
+		return NULL;
+	}
+	return ix;
+}
+
+static void _index_free(struct topoml_name_index *ix)
+{
+	if (!ix)
+		return;
+	free(ix->key);
+	free(ix->val);
+	free(ix->hash);
+	free(ix);
+}
+
+static int _index_find(const struct topoml_name_index *ix, const char *name)
+{
+	uint32_t h, i;
+
+	if (!ix || !name)
+		return -1;
+	h = _hash(name);
+	for (i = h & (ix->cap - 1); ix->key[i]; i = (i + 1) & (ix->cap - 1))
+		if (ix->hash[i] == h && !strcmp(ix->key[i], name))
+			return ix->val[i];
+	return -1;
+}
+
+static void _index_put_raw(struct topoml_name_index *ix, const char *key,
+			   uint32_t h, int val)
+{
+	uint32_t i;
+
+	for (i = h & (ix->cap - 1); ix->key[i]; i = (i + 1) & (ix->cap - 1))
+		;
+	ix->key[i] = key;
+	ix->hash[i] = h;
+	ix->val[i] = val;
+	ix->n++;
+}
+
+/* key must stay valid as long as the index: it is the model's own copy. */
+static int _index_put(struct topoml_name_index *ix, const char *key, int val)
+{
+	if ((ix->n + 1) * 10 > ix->cap * 7) {
+		struct topoml_name_index big = { .cap = ix->cap * 2 };
+		uint32_t i;
+
+		big.key = calloc(big.cap, sizeof(*big.key));
+		big.val = calloc(big.cap, sizeof(*big.val));
+		big.hash = calloc(big.cap, sizeof(*big.hash));
+		if (!big.key || !big.val || !big.hash) {
+			free(big.key);
+			free(big.val);
+			free(big.hash);
+			return -1;
+		}
+		for (i = 0; i < ix->cap; i++)
+			if (ix->key[i])
+				_index_put_raw(&big, ix->key[i], ix->hash[i],
+					       ix->val[i]);
+		free(ix->key);
+		free(ix->val);
+		free(ix->hash);
+		*ix = big;
+	}
+	_index_put_raw(ix, key, _hash(key), val);
+	return 0;
+}
+
+/* ---- building ------------------------------------------------------ */
+
+const char *topoml_family_name(enum topoml_family f)
+{
+	switch (f) {
+	case TOPOML_FAT_TREE:
+		return "fat-tree";
+	case TOPOML_DRAGONFLY:
+		return "dragonfly";
+	case TOPOML_TORUS:
+		return "torus";
+	}
+	return "unknown";
+}
+
+topoml_topo_t *topoml_new(enum topoml_family family, const char *source)
+{
+	topoml_topo_t *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->family = family;
+	t->source = strdup(source ? source : "generated");
+	t->node_index = _index_new();
+	t->switch_index = _index_new();
+	t->df_arrangement = TOPOML_DF_EXPLICIT;
+	if (!t->source || !t->node_index || !t->switch_index) {
+		topoml_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void _cache_free(topoml_topo_t *t)
+{
+	struct topoml_cache *c = t->cache;
+	int i;
+
+	if (!c)
+		return;
+	if (c->anc_set)
+		for (i = 0; i < t->nswitches; i++)
+			hwloc_bitmap_free(c->anc_set[i]);
+	free(c->anc_set);
+	free(c->anc_off);
+	free(c->anc);
+	free(c->gdist);
+	free(c);
+	t->cache = NULL;
+}
+
+void topoml_free(topoml_topo_t *t)
+{
+	int i;
+
+	if (!t)
+		return;
+	_cache_free(t);
+	for (i = 0; i < t->nnodes; i++)
+		free(t->nodes[i].name);
+	free(t->nodes);
+	for (i = 0; i < t->nswitches; i++) {
+		struct topoml_switch *s = &t->switches[i];
+
+		free(s->name);
+		free(s->parents);
+		free(s->children);
+		free(s->nodes);
+		hwloc_bitmap_free(s->desc);
+	}
+	free(t->switches);
+	for (i = 0; i < t->ngroups; i++) {
+		free(t->groups[i].name);
+		free(t->groups[i].routers);
+		hwloc_bitmap_free(t->groups[i].desc);
+	}
+	free(t->groups);
+	free(t->global_links);
+	free(t->coord_node);
+	_index_free(t->node_index);
+	_index_free(t->switch_index);
+	free(t->source);
+	free(t);
+}
+
+/* Names end up in host lists and topology.conf: keep them parseable. */
+static bool _name_ok(const char *name)
+{
+	if (!name || !*name)
+		return false;
+	return !name[strcspn(name, " \t\r\n,[]=#\"\\")];
+}
+
+int topoml_add_node(topoml_topo_t *t, const char *name, int line,
+		    topoml_errors_t *err)
+{
+	char w[512];
+	struct topoml_node *n;
+	int i;
+
+	if (!_name_ok(name)) {
+		topoml_errors_add(err, "%s: invalid node name '%s'",
+				  topoml_where(t, line, w, sizeof(w)),
+				  name ? name : "");
+		return -1;
+	}
+	i = _index_find(t->node_index, name);
+	if (i >= 0) {
+		if (t->nodes[i].line > 0)
+			topoml_errors_add(err,
+				"%s: node %s: duplicate name (first at line %d)",
+				topoml_where(t, line, w, sizeof(w)), name,
+				t->nodes[i].line);
+		else
+			topoml_errors_add(err, "%s: node %s: duplicate name",
+				topoml_where(t, line, w, sizeof(w)), name);
+		return -1;
+	}
+	if (topoml_grow((void **)&t->nodes, t->nnodes, sizeof(*t->nodes)))
+		goto oom;
+	n = &t->nodes[t->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->name = strdup(name);
+	if (!n->name)
+		goto oom;
+	n->leaf = -1;
+	n->group = -1;
+	n->coord[0] = n->coord[1] = n->coord[2] = -1;
+	n->line = line;
+	if (_index_put(t->node_index, n->name, t->nnodes)) {
+		free(n->name);
+		goto oom;
+	}
+	return t->nnodes++;
+oom:
+	topoml_errors_add(err, "%s: out of memory", t->source);
+	return -1;
+}
+
+int topoml_add_switch(topoml_topo_t *t, const char *name, int line,
+		      topoml_errors_t *err)
+{
+	const char *what = t->family == TOPOML_DRAGONFLY ? "router" : "switch";
+	struct topoml_switch *s;
+	char w[512];
+	int i;
+
+	if (!_name_ok(name)) {
+		topoml_errors_add(err, "%s: invalid %s name '%s'",
+				  topoml_where(t, line, w, sizeof(w)), what,
+				  name ? name : "");
+		return -1;
+	}
+	i = _index_find(t->switch_index, name);
+	if (i >= 0) {
+		if (t->switches[i].line > 0)
+			topoml_errors_add(err,
+				"%s: %s %s: duplicate name (first at line %d)",
+				topoml_where(t, line, w, sizeof(w)), what,
+				name, t->switches[i].line);
+		else
+			topoml_errors_add(err, "%s: %s %s: duplicate name",
+				topoml_where(t, line, w, sizeof(w)), what,
+				name);
+		return -1;
+	}
+	if (topoml_grow((void **)&t->switches, t->nswitches,
+			sizeof(*t->switches)))
+		goto oom;
+	s = &t->switches[t->nswitches];
+	memset(s, 0, sizeof(*s));
+	s->name = strdup(name);
+	if (!s->name)
+		goto oom;
+	s->group = -1;
+	s->line = line;
+	if (_index_put(t->switch_index, s->name, t->nswitches)) {
+		free(s->name);
+		goto oom;
+	}
+	return t->nswitches++;
+oom:
+	topoml_errors_add(err, "%s: out of memory", t->source);
+	return -1;
+}
+
+static int _push_int(int **arr, int *n, int v)
+{
+	if (topoml_grow((void **)arr, *n, sizeof(int)))
+		return -1;
+	(*arr)[(*n)++] = v;
+	return 0;
+}
+
+void topoml_link_switches(topoml_topo_t *t, int parent, int child)
+{
+	struct topoml_switch *p, *c;
+	int i;
+
+	if (parent < 0 || child < 0 || parent >= t->nswitches ||
+	    child >= t->nswitches)
+		return;
+	p = &t->switches[parent];
+	c = &t->switches[child];
+	for (i = 0; i < p->nchildren; i++)
+		if (p->children[i] == child)
+			return;		/* listed twice: one link */
+	if (_push_int(&p->children, &p->nchildren, child))
+		return;
+	if (_push_int(&c->parents, &c->nparents, parent))
+		p->nchildren--;
+}
+
+int topoml_attach_node(topoml_topo_t *t, int sw, int node,
+		       topoml_errors_t *err)
+{
+	struct topoml_node *n;
+	struct topoml_switch *s, *o;
+	char w[512];
+
+	if (sw < 0 || sw >= t->nswitches || node < 0 || node >= t->nnodes)
+		return -1;
+	n = &t->nodes[node];
+	s = &t->switches[sw];
+	if (n->leaf == sw)
+		return 0;	/* listed twice on the same switch */
+	if (n->leaf >= 0) {
+		o = &t->switches[n->leaf];
+		topoml_errors_add(err,
+			"%s: node %s is on two leaf switches: %s (line %d) and %s (line %d)",
+			topoml_where(t, s->line, w, sizeof(w)), n->name,
+			o->name, o->line, s->name, s->line);
+		return -1;
+	}
+	if (_push_int(&s->nodes, &s->nnodes, node)) {
+		topoml_errors_add(err, "%s: out of memory", t->source);
+		return -1;
+	}
+	n->leaf = sw;
+	return 0;
+}
+
+int topoml_add_group(topoml_topo_t *t, const char *name, int line,
+		     topoml_errors_t *err)
+{
+	struct topoml_group *g;
+	char w[512];
+	int i;
+
+	if (!_name_ok(name)) {
+		topoml_errors_add(err, "%s: invalid group name '%s'",
+				  topoml_where(t, line, w, sizeof(w)),
+				  name ? name : "");
+		return -1;
+	}
+	/* Groups are few (hundreds at most): a scan is enough. */
+	for (i = 0; i < t->ngroups; i++) {
+		if (strcmp(t->groups[i].name, name))
+			continue;
+		topoml_errors_add(err,
+			"%s: group %s: duplicate name (first at line %d)",
+			topoml_where(t, line, w, sizeof(w)), name,
+			t->groups[i].line);
+		return -1;
+	}
+	if (topoml_grow((void **)&t->groups, t->ngroups, sizeof(*t->groups)))
+		goto oom;
+	g = &t->groups[t->ngroups];
+	memset(g, 0, sizeof(*g));
+	g->name = strdup(name);
+	if (!g->name)
+		goto oom;
+	g->line = line;
+	return t->ngroups++;
+oom:
+	topoml_errors_add(err, "%s: out of memory", t->source);
+	return -1;
+}
+
+void topoml_group_add_router(topoml_topo_t *t, int group, int sw)
+{
+	struct topoml_group *g;
+	int i;
+
+	if (group < 0 || group >= t->ngroups || sw < 0 || sw >= t->nswitches)
+		return;
+	g = &t->groups[group];
+	for (i = 0; i < g->nrouters; i++)
+		if (g->routers[i] == sw)
+			return;
+	_push_int(&g->routers, &g->nrouters, sw);
+}
+
+/* ---- finalize ------------------------------------------------------ */
+
+static void _reset_derived(topoml_topo_t *t)
+{
+	int i;
+
+	_cache_free(t);
+	for (i = 0; i < t->nswitches; i++) {
+		hwloc_bitmap_free(t->switches[i].desc);
+		t->switches[i].desc = NULL;
+		t->switches[i].level = 0;
+	}
+	for (i = 0; i < t->ngroups; i++) {
+		hwloc_bitmap_free(t->groups[i].desc);
+		t->groups[i].desc = NULL;
+	}
+	free(t->coord_node);
+	t->coord_node = NULL;
+	t->nlevels = 0;
+}
+
+/* Describe the loop that reaches sw again, from the DFS stack. */
+static void _report_loop(topoml_topo_t *t, const int *stack, int depth,
+			 int sw, topoml_errors_t *err)
+{
+	char w[512], *path = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&path, &len);
+	int i, from = 0;
+
+	for (i = depth - 1; i >= 0; i--)
+		if (stack[i] == sw) {
+			from = i;
+			break;
+		}
+	if (f) {
+		for (i = from; i < depth; i++)
+			fprintf(f, "%s -> ", t->switches[stack[i]].name);
+		fprintf(f, "%s", t->switches[sw].name);
+		fclose(f);
+	}
+	topoml_errors_add(err, "%s: switch %s: loop in the switch hierarchy: %s",
+			  topoml_where(t, t->switches[sw].line, w, sizeof(w)),
+			  t->switches[sw].name, path ? path : "?");
+	free(path);
+}
+
+/*
+ * Depth-first walk down the child links: finds loops and yields a
+ * post-order (children before parents) for levels and descendant sets.
+ */
+static int _walk(topoml_topo_t *t, int *order, topoml_errors_t *err)
+{
+	int ns = t->nswitches, norder = 0, i, rc = 0;
+	char *color = calloc(ns ? ns : 1, 1);
+	int *stack = malloc((ns ? ns : 1) * sizeof(int));
+	int *next = calloc(ns ? ns : 1, sizeof(int));
+
+	if (!color || !stack || !next) {
+		topoml_errors_add(err, "%s: out of memory", t->source);
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < ns; i++) {
+		int depth = 0;
+
+		if (color[i])
+			continue;
+		stack[depth++] = i;
+		color[i] = 1;
+		while (depth) {
+			int s = stack[depth - 1];
+			struct topoml_switch *sw = &t->switches[s];
+
+			if (next[s] < sw->nchildren) {
+				int c = sw->children[next[s]++];
+
+				if (color[c] == 1) {
+					_report_loop(t, stack, depth, c, err);
+					rc = -1;
+				} else if (!color[c]) {
+					color[c] = 1;
+					stack[depth++] = c;
+				}
+				continue;
+			}
+			color[s] = 2;
+			order[norder++] = s;
+			depth--;
+		}
+	}
+out:
+	free(color);
+	free(stack);
+	free(next);
+	return rc;
+}
+
+static int _find(int *uf, int x)
+{
+	while (uf[x] != x) {
+		uf[x] = uf[uf[x]];
+		x = uf[x];
+	}
+	return x;
+}
+
+/* Ancestor lists are short (a handful of levels): insertion sort. */
+static void _sort_by_level(const topoml_topo_t *t, int *a, int n)
+{
+	int i, j;
+
+	for (i = 1; i < n; i++) {
+		int v = a[i], lv = t->switches[v].level;
+
+		for (j = i; j > 0; j--) {
+			int u = a[j - 1], lu = t->switches[u].level;
+
+			if (lu < lv || (lu == lv && u < v))
+				break;
+			a[j] = u;
+		}
+		a[j] = v;
+	}
+}
+
+/* Per leaf: ancestors sorted by level, and the set of self + ancestors. */
+static int _fat_tree_cache(topoml_topo_t *t, struct topoml_cache *c)
+{
+	int ns = t->nswitches, i, total = 0, cap = 0;
+	int *queue = malloc((ns ? ns : 1) * sizeof(int));
+	int *uf = malloc((ns ? ns : 1) * sizeof(int));
+	int rc = -1;
+
+	c->anc_off = calloc(ns + 1, sizeof(int));
+	c->anc_set = calloc(ns ? ns : 1, sizeof(hwloc_bitmap_t));
+	if (!queue || !uf || !c->anc_off || !c->anc_set)
+		goto out;
+	for (i = 0; i < ns; i++)
+		uf[i] = i;
+	for (i = 0; i < ns; i++) {
+		struct topoml_switch *s = &t->switches[i];
+		int k, head = 0, tail = 0;
+
+		for (k = 0; k < s->nparents; k++) {
+			int a = _find(uf, i), b = _find(uf, s->parents[k]);
+
+			if (a != b)
+				uf[a] = b;
+		}
+		if (!s->nparents)
+			c->nroots++;
+		c->anc_off[i] = total;
+		if (!s->nnodes)
+			continue;
+		c->nleaves++;
+		c->anc_set[i] = hwloc_bitmap_alloc();
+		if (!c->anc_set[i])
+			goto out;
+		hwloc_bitmap_set(c->anc_set[i], i);
+		queue[tail++] = i;
+		while (head < tail) {
+			struct topoml_switch *q = &t->switches[queue[head++]];
+
+			for (k = 0; k < q->nparents; k++) {
+				int p = q->parents[k];
+
+				if (hwloc_bitmap_isset(c->anc_set[i], p))
+					continue;
+				hwloc_bitmap_set(c->anc_set[i], p);
+				queue[tail++] = p;
+			}
+		}
+		if (total + tail - 1 > cap) {
+			int *n;
+
+			cap = (total + tail) * 2;
+			n = realloc(c->anc, cap * sizeof(int));
+			if (!n)
+				goto out;
+			c->anc = n;
+		}
+		memcpy(c->anc + total, queue + 1, (tail - 1) * sizeof(int));
+		_sort_by_level(t, c->anc + total, tail - 1);
+		total += tail - 1;
+	}
+	c->anc_off[ns] = total;
+	for (i = 0; i < ns; i++)
+		if (_find(uf, i) == i)
+			c->nparts++;
+	rc = 0;
+out:
+	free(queue);
+	free(uf);
+	return rc;
+}
+
+static int _finalize_fat_tree(topoml_topo_t *t, topoml_errors_t *err)
+{
+	int *order = NULL, i, k, rc = 0;
+	char w[512];
+
+	for (i = 0; i < t->nnodes; i++) {
+		struct topoml_node *n = &t->nodes[i];
+
+		n->group = -1;
+		if (n->leaf < 0) {
+			topoml_errors_add(err,
+				"%s: node %s is not attached to any switch",
+				topoml_where(t, n->line, w, sizeof(w)),
+				n->name);
+			rc = -1;
+		}
+	}
+	for (i = 0; i < t->nswitches; i++) {
+		struct topoml_switch *s = &t->switches[i];
+
+		s->group = -1;
+		if (s->nnodes && s->nchildren) {
+			topoml_errors_add(err,
+				"%s: switch %s has both nodes and child switches",
+				topoml_where(t, s->line, w, sizeof(w)),
+				s->name);
+			rc = -1;
+		} else if (!s->nnodes && !s->nchildren) {
+			topoml_errors_add(err,
+				"%s: switch %s has no nodes and no child switches",
+				topoml_where(t, s->line, w, sizeof(w)),
+				s->name);
+			rc = -1;
+		}
+	}
+	order = malloc((t->nswitches ? t->nswitches : 1) * sizeof(int));
+	if (!order) {
+		topoml_errors_add(err, "%s: out of memory", t->source);
+		return -1;
+	}
+	if (_walk(t, order, err))
+		rc = -1;
+	if (rc)
+		goto out;
+	/* Post-order: children are done before their parents. */
+	for (i = 0; i < t->nswitches; i++) {
+		struct topoml_switch *s = &t->switches[order[i]];
+
+		s->desc = hwloc_bitmap_alloc();
+		if (!s->desc)
+			goto oom;
+		s->level = 0;
+		for (k = 0; k < s->nnodes; k++)
+			hwloc_bitmap_set(s->desc, s->nodes[k]);
+		for (k = 0; k < s->nchildren; k++) {
+			struct topoml_switch *c = &t->switches[s->children[k]];
+
+			if (c->level + 1 > s->level)
+				s->level = c->level + 1;
+			hwloc_bitmap_or(s->desc, s->desc, c->desc);
+		}
+		if (s->level + 1 > t->nlevels)
+			t->nlevels = s->level + 1;
+	}
+	t->cache = calloc(1, sizeof(*t->cache));
+	if (!t->cache || _fat_tree_cache(t, t->cache))
+		goto oom;
+out:
+	free(order);
+	return rc;
+oom:
+	topoml_errors_add(err, "%s: out of memory", t->source);
+	free(order);
+	return -1;
+}
+
+/* Hops between groups over global links: BFS from every group. */
+static int _group_distances(topoml_topo_t *t, topoml_errors_t *err)
+{
+	int g = t->ngroups, i, j, rc = 0;
+	int *dist, *queue = NULL, *adj_off = NULL, *adj = NULL, nadj = 0;
+	char w[512];
+
+	dist = malloc((size_t)g * g * sizeof(int));
+	queue = malloc(g * sizeof(int));
+	adj_off = calloc(g + 1, sizeof(int));
+	if (!dist || !queue || !adj_off)
+		goto oom;
+	for (i = 0; i < g; i++)
+		for (j = 0; j < g; j++)
+			if (i != j && t->global_links[i * g + j] > 0)
+				nadj++;
+	adj = malloc((nadj ? nadj : 1) * sizeof(int));
+	if (!adj)
+		goto oom;
+	nadj = 0;
+	for (i = 0; i < g; i++) {
+		adj_off[i] = nadj;
+		for (j = 0; j < g; j++)
+			if (i != j && t->global_links[i * g + j] > 0)
+				adj[nadj++] = j;
+	}
+	adj_off[g] = nadj;
+	for (i = 0; i < g; i++) {
+		int *d = dist + (size_t)i * g, head = 0, tail = 0;
+
+		for (j = 0; j < g; j++)
+			d[j] = -1;
+		d[i] = 0;
+		queue[tail++] = i;
+		while (head < tail) {
+			int q = queue[head++], k;
+
+			for (k = adj_off[q]; k < adj_off[q + 1]; k++)
+				if (d[adj[k]] < 0) {
+					d[adj[k]] = d[q] + 1;
+					queue[tail++] = adj[k];
+				}
+		}
+	}
+	/* Report every group the first group cannot reach. */
+	for (j = 1; j < g; j++)
+		if (dist[j] < 0) {
+			topoml_errors_add(err,
+				"%s: group %s is not connected to group %s by global links",
+				topoml_where(t, t->groups[j].line, w, sizeof(w)),
+				t->groups[j].name, t->groups[0].name);
+			rc = -1;
+		}
+	t->cache->gdist = dist;
+	free(queue);
+	free(adj_off);
+	free(adj);
+	return rc;
+oom:
+	free(dist);
+	free(queue);
+	free(adj_off);
+	free(adj);
+	topoml_errors_add(err, "%s: out of memory", t->source);
+	return -1;
+}
+
+static int _finalize_dragonfly(topoml_topo_t *t, topoml_errors_t *err)
+{
+	int i, k, g = t->ngroups, rc = 0;
+	char w[512];
+
+	for (i = 0; i < t->nswitches; i++)
+		t->switches[i].group = -1;
+	if (!g) {
+		topoml_errors_add(err, "%s: dragonfly without groups",
+				  t->source);
+		return -1;
+	}
+	for (i = 0; i < g; i++) {
+		struct topoml_group *gr = &t->groups[i];
+
+		if (!gr->nrouters) {
+			topoml_errors_add(err, "%s: group %s has no routers",
+				topoml_where(t, gr->line, w, sizeof(w)),
+				gr->name);
+			rc = -1;
+		}
+		for (k = 0; k < gr->nrouters; k++) {
+			struct topoml_switch *s = &t->switches[gr->routers[k]];
+
+			if (s->group >= 0 && s->group != i) {
+				topoml_errors_add(err,
+					"%s: router %s is in two groups: %s (line %d) and %s (line %d)",
+					topoml_where(t, s->line, w, sizeof(w)),
+					s->name, t->groups[s->group].name,
+					t->groups[s->group].line, gr->name,
+					gr->line);
+				rc = -1;
+			}
+			s->group = i;
+		}
+	}
+	for (i = 0; i < t->nswitches; i++) {
+		struct topoml_switch *s = &t->switches[i];
+
+		if (s->group < 0) {
+			topoml_errors_add(err, "%s: router %s is in no group",
+				topoml_where(t, s->line, w, sizeof(w)),
+				s->name);
+			rc = -1;
+		}
+		if (s->nchildren || s->nparents) {
+			topoml_errors_add(err,
+				"%s: router %s: dragonfly routers have no parent or child switches",
+				topoml_where(t, s->line, w, sizeof(w)),
+				s->name);
+			rc = -1;
+		}
+	}
+	for (i = 0; i < t->nnodes; i++) {
+		struct topoml_node *n = &t->nodes[i];
+
+		if (n->leaf < 0) {
+			topoml_errors_add(err,
+				"%s: node %s is not attached to any router",
+				topoml_where(t, n->line, w, sizeof(w)),
+				n->name);
+			rc = -1;
+			continue;
+		}
+		n->group = t->switches[n->leaf].group;
+	}
+	if (rc)
+		return rc;
+	t->nlevels = 1;
+	for (i = 0; i < g; i++) {
+		t->groups[i].desc = hwloc_bitmap_alloc();
+		if (!t->groups[i].desc)
+			goto oom;
+	}
+	for (i = 0; i < t->nswitches; i++) {
+		struct topoml_switch *s = &t->switches[i];
+
+		s->level = 0;
+		s->desc = hwloc_bitmap_alloc();
+		if (!s->desc)
+			goto oom;
+		for (k = 0; k < s->nnodes; k++)
+			hwloc_bitmap_set(s->desc, s->nodes[k]);
+		hwloc_bitmap_or(t->groups[s->group].desc,
+				t->groups[s->group].desc, s->desc);
+	}
+	if (!t->global_links) {
+		if (t->df_arrangement == TOPOML_DF_EXPLICIT && g > 1) {
+			topoml_errors_add(err,
+				"%s: dragonfly has no global links between its %d groups",
+				t->source, g);
+			return -1;
+		}
+		t->global_links = calloc((size_t)g * g, sizeof(int));
+		if (!t->global_links)
+			goto oom;
+	}
+	if (t->df_arrangement != TOPOML_DF_EXPLICIT) {
+		/* Every arrangement of the literature links all group pairs. */
+		for (i = 0; i < g; i++)
+			for (k = 0; k < g; k++)
+				if (i != k && t->global_links[i * g + k] < 1)
+					t->global_links[i * g + k] = 1;
+	}
+	for (i = 0; i < g; i++) {
+		t->global_links[i * g + i] = 0;
+		for (k = i + 1; k < g; k++) {
+			int *a = &t->global_links[i * g + k];
+			int *b = &t->global_links[k * g + i];
+
+			*a = *b = *a > *b ? *a : *b;
+		}
+	}
+	t->cache = calloc(1, sizeof(*t->cache));
+	if (!t->cache)
+		goto oom;
+	return _group_distances(t, err);
+oom:
+	topoml_errors_add(err, "%s: out of memory", t->source);
+	return -1;
+}
+
+static int _finalize_torus(topoml_topo_t *t, topoml_errors_t *err)
+{
+	size_t vol = 1;
+	int i, d, rc = 0;
+	char w[512];
+
+	for (d = 0; d < 3; d++) {
+		if (t->dims[d] < 1) {
+			topoml_errors_add(err,
+				"%s: torus dimension %c is %d, must be at least 1",
+				t->source, "xyz"[d], t->dims[d]);
+			return -1;
+		}
+		vol *= (size_t)t->dims[d];
+	}
+	if (vol > (size_t)INT_MAX / 2) {
+		topoml_errors_add(err, "%s: torus %dx%dx%d is too large",
+				  t->source, t->dims[0], t->dims[1],
+				  t->dims[2]);
+		return -1;
+	}
+	t->coord_node = malloc(vol * sizeof(int));
+	if (!t->coord_node) {
+		topoml_errors_add(err, "%s: out of memory", t->source);
+		return -1;
+	}
+	for (i = 0; i < (int)vol; i++)
+		t->coord_node[i] = -1;
+	for (i = 0; i < t->nnodes; i++) {
+		struct topoml_node *n = &t->nodes[i];
+		const int *c = n->coord;
+		int pos;
+
+		n->leaf = -1;
+		n->group = -1;
+		if (c[0] < 0 && c[1] < 0 && c[2] < 0) {
+			topoml_errors_add(err, "%s: node %s has no coordinate",
+				topoml_where(t, n->line, w, sizeof(w)),
+				n->name);
+			rc = -1;
+			continue;
+		}
+		if (c[0] < 0 || c[0] >= t->dims[0] || c[1] < 0 ||
+		    c[1] >= t->dims[1] || c[2] < 0 || c[2] >= t->dims[2]) {
+			topoml_errors_add(err,
+				"%s: node %s: coordinate (%d,%d,%d) outside the torus dimensions %dx%dx%d",
+				topoml_where(t, n->line, w, sizeof(w)),
+				n->name, c[0], c[1], c[2], t->dims[0],
+				t->dims[1], t->dims[2]);
+			rc = -1;
+			continue;
+		}
+		pos = c[0] + t->dims[0] * (c[1] + t->dims[1] * c[2]);
+		if (t->coord_node[pos] >= 0) {
+			struct topoml_node *o = &t->nodes[t->coord_node[pos]];
+
+			topoml_errors_add(err,
+				"%s: node %s: coordinate (%d,%d,%d) already taken by node %s (line %d)",
+				topoml_where(t, n->line, w, sizeof(w)),
+				n->name, c[0], c[1], c[2], o->name, o->line);
+			rc = -1;
+			continue;
+		}
+		t->coord_node[pos] = i;
+	}
+	if (t->nswitches) {
+		topoml_errors_add(err, "%s: a torus has no switches (%s)",
+				  t->source, t->switches[0].name);
+		rc = -1;
+	}
+	return rc;
+}
+
+int topoml_finalize(topoml_topo_t *t, topoml_errors_t *err)
+{
+	int rc;
+
+	if (!t)
+		return -1;
+	_reset_derived(t);
+	if (!t->nnodes) {
+		topoml_errors_add(err, "%s: the topology has no nodes",
+				  t->source);
+		return -1;
+	}
+	switch (t->family) {
+	case TOPOML_FAT_TREE:
+		rc = _finalize_fat_tree(t, err);
+		break;
+	case TOPOML_DRAGONFLY:
+		rc = _finalize_dragonfly(t, err);
+		break;
+	case TOPOML_TORUS:
+		rc = _finalize_torus(t, err);
+		break;
+	default:
+		topoml_errors_add(err, "%s: unknown topology family %d",
+				  t->source, (int)t->family);
+		rc = -1;
+	}
+	if (rc)
+		_reset_derived(t);
+	return rc;
+}
+
+/* ---- queries ------------------------------------------------------- */
+
+int topoml_node_by_name(const topoml_topo_t *t, const char *name)
+{
+	return t ? _index_find(t->node_index, name) : -1;
+}
+
+int topoml_switch_by_name(const topoml_topo_t *t, const char *name)
+{
+	return t ? _index_find(t->switch_index, name) : -1;
+}
+
+int topoml_torus_distance(const topoml_topo_t *t, const int a[3],
+			  const int b[3])
+{
+	int d, sum = 0;
+
+	for (d = 0; d < 3; d++) {
+		int x = abs(a[d] - b[d]);
+
+		if (t->wrap[d] && t->dims[d] - x < x)
+			x = t->dims[d] - x;
+		sum += x;
+	}
+	return sum;
+}
+
+static bool _valid(const topoml_topo_t *t, int a, int b)
+{
+	return t && a >= 0 && b >= 0 && a < t->nnodes && b < t->nnodes;
+}
+
+static int _fat_tree_level(const topoml_topo_t *t, int a, int b)
+{
+	const struct topoml_cache *c = t->cache;
+	int la = t->nodes[a].leaf, lb = t->nodes[b].leaf, k;
+
+	if (la == lb)
+		return 0;
+	if (!c)
+		return t->nlevels;
+	for (k = c->anc_off[la]; k < c->anc_off[la + 1]; k++)
+		if (hwloc_bitmap_isset(c->anc_set[lb], c->anc[k]))
+			return t->switches[c->anc[k]].level;
+	return t->nlevels;
+}
+
+int topoml_common_level(const topoml_topo_t *t, int a, int b)
+{
+	if (!_valid(t, a, b))
+		return -1;
+	if (a == b)
+		return -1;
+	switch (t->family) {
+	case TOPOML_FAT_TREE:
+		return _fat_tree_level(t, a, b);
+	case TOPOML_DRAGONFLY:
+		if (t->nodes[a].leaf == t->nodes[b].leaf)
+			return 0;
+		return t->nodes[a].group == t->nodes[b].group ? 1 : 2;
+	case TOPOML_TORUS:
+		return topoml_torus_distance(t, t->nodes[a].coord,
+					     t->nodes[b].coord);
+	}
+	return -1;
+}
+
+int topoml_global_hops(const topoml_topo_t *t, int a, int b)
+{
+	int ga, gb;
+
+	if (!_valid(t, a, b) || t->family != TOPOML_DRAGONFLY)
+		return 0;
+	ga = t->nodes[a].group;
+	gb = t->nodes[b].group;
+	if (ga == gb || ga < 0 || gb < 0)
+		return 0;
+	if (!t->cache || !t->cache->gdist)
+		return 1;
+	return t->cache->gdist[(size_t)ga * t->ngroups + gb];
+}
+
+int topoml_hops(const topoml_topo_t *t, int a, int b)
+{
+	int lvl;
+
+	if (!_valid(t, a, b))
+		return -1;
+	if (a == b)
+		return 0;
+	switch (t->family) {
+	case TOPOML_FAT_TREE:
+		return 2 * (_fat_tree_level(t, a, b) + 1);
+	case TOPOML_DRAGONFLY:
+		lvl = topoml_common_level(t, a, b);
+		if (lvl < 2)
+			return lvl + 2;
+		/* node-router, local, global, local, router-node; each
+		 * extra global hop adds a local one in the group between */
+		return 3 + 2 * topoml_global_hops(t, a, b);
+	case TOPOML_TORUS:
+		return topoml_torus_distance(t, t->nodes[a].coord,
+					     t->nodes[b].coord);
+	}
+	return -1;
+}
+
+void topoml_summary(const topoml_topo_t *t, char *buf, size_t len)
+{
+	const struct topoml_cache *c = t->cache;
+	static const char *arr[] = { "explicit", "all-to-all", "absolute",
+				     "relative" };
+	char extra[64] = "";
+
+	switch (t->family) {
+	case TOPOML_FAT_TREE:
+		if (c && c->nparts > 1)
+			snprintf(extra, sizeof(extra), ", %d unconnected parts",
+				 c->nparts);
+		snprintf(buf, len,
+			 "fat-tree: %d nodes, %d switches (%d leaves), %d levels%s",
+			 t->nnodes, t->nswitches, c ? c->nleaves : 0,
+			 t->nlevels, extra);
+		break;
+	case TOPOML_DRAGONFLY:
+		snprintf(buf, len,
+			 "dragonfly: %d nodes, %d groups, %d routers, %s global links",
+			 t->nnodes, t->ngroups, t->nswitches,
+			 arr[t->df_arrangement <= TOPOML_DF_RELATIVE ?
+			     t->df_arrangement : 0]);
+		break;
+	case TOPOML_TORUS:
+		if (t->wrap[0] || t->wrap[1] || t->wrap[2])
+			snprintf(extra, sizeof(extra), "wrap %s%s%s",
+				 t->wrap[0] ? "x" : "", t->wrap[1] ? "y" : "",
+				 t->wrap[2] ? "z" : "");
+		else
+			snprintf(extra, sizeof(extra), "no wrap");
+		snprintf(buf, len, "%s: %d nodes, %dx%dx%d, %s",
+			 (t->wrap[0] || t->wrap[1] || t->wrap[2]) ?
+			 "torus" : "mesh",
+			 t->nnodes, t->dims[0], t->dims[1], t->dims[2], extra);
+		break;
+	default:
+		snprintf(buf, len, "unknown topology");
+	}
+}
