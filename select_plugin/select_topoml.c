@@ -1,2 +1,886 @@
-/* select/topoml (placeholder until the select plugin issue lands). */
-int select_topoml_placeholder;
+/*
+ * select/topoml: topology-aware node selection for Slurm.
+ *
+ * A thin wrapper around select/cons_tres, built like Slurm's own
+ * select/other (src/plugins/select/other/other_select.c): every select_p_*
+ * entry point is forwarded to cons_tres through a plugin context.  Only
+ * select_p_job_test does more: in run-now mode it asks libtopoml's engine
+ * for the best N nodes among the candidates, narrows the candidate bitmap to
+ * them and lets cons_tres place cores, memory and GRES there; if cons_tres
+ * cannot fit the job it tries the engine's next choices and at last the
+ * full bitmap (plain cons_tres).  Any problem is logged once and the job
+ * gets cons_tres's own choice.
+ *
+ * The plugin keeps no state of its own: the placement is recomputed from the
+ * node and job tables, and the score it shows users lives in the job's
+ * SystemComment, which slurmctld saves with the job.
+ *
+ * This file is the only place that knows Slurm's internal structures (22.05).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "src/common/slurm_xlator.h"
+
+#include "src/common/bitstring.h"
+#include "src/common/log.h"
+#include "src/common/node_conf.h"
+#include "src/common/plugin.h"
+#include "src/common/read_config.h"
+#include "src/common/run_in_daemon.h"
+#include "src/common/select.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "topoml.h"
+
+/*
+ * Symbols that live only in the slurmctld binary.  Defined here so clients
+ * (squeue, sinfo, scontrol), which load every select plugin, can load this
+ * one too; in slurmctld its own definitions take precedence.
+ */
+bitstr_t *idle_node_bitmap;
+
+const char plugin_name[] = "Topology-aware ML placement (wraps cons_tres)";
+const char plugin_type[] = "select/topoml";
+/* Slurm's select plugins use 101-110; 163 is free in 22.05. */
+const uint32_t plugin_id = 163;
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+#define TOPOML_ATTEMPTS	3	/* engine choices before plain cons_tres */
+#define SPANK_OPT	"_SLURM_SPANK_OPTION_topoml_ml_comm="
+#define SPANK_CTL	"TOPOML_COMM="
+
+/* Static: libslurmfull exports a node_select_syms of its own. */
+static const char *wrapped_syms[] = {
+	"plugin_id",
+	"select_p_state_save",
+	"select_p_state_restore",
+	"select_p_job_init",
+	"select_p_node_init",
+	"select_p_job_test",
+	"select_p_job_begin",
+	"select_p_job_ready",
+	"select_p_job_expand",
+	"select_p_job_resized",
+	"select_p_job_signal",
+	"select_p_job_fini",
+	"select_p_job_suspend",
+	"select_p_job_resume",
+	"select_p_step_pick_nodes",
+	"select_p_step_start",
+	"select_p_step_finish",
+	"select_p_select_nodeinfo_pack",
+	"select_p_select_nodeinfo_unpack",
+	"select_p_select_nodeinfo_alloc",
+	"select_p_select_nodeinfo_free",
+	"select_p_select_nodeinfo_set_all",
+	"select_p_select_nodeinfo_set",
+	"select_p_select_nodeinfo_get",
+	"select_p_select_jobinfo_alloc",
+	"select_p_select_jobinfo_free",
+	"select_p_select_jobinfo_set",
+	"select_p_select_jobinfo_get",
+	"select_p_select_jobinfo_copy",
+	"select_p_select_jobinfo_pack",
+	"select_p_select_jobinfo_unpack",
+	"select_p_select_jobinfo_sprint",
+	"select_p_select_jobinfo_xstrdup",
+	"select_p_get_info_from_plugin",
+	"select_p_update_node_config",
+	"select_p_reconfigure",
+	"select_p_resv_test",
+};
+
+static slurm_select_ops_t ops;
+static plugin_context_t *g_context;
+static pthread_mutex_t g_context_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Site configuration and topology, replaced as a whole on reconfigure. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct topoml_siteconf g_conf;
+static topoml_topo_t *g_topo;
+static char *g_topo_path;
+static int *g_map;		/* Slurm node index -> engine node, or -1 */
+static int *g_rmap;		/* engine node -> Slurm node index, or -1 */
+static int g_map_count = -1;	/* node_record_count g_map was built for */
+
+/* The last run-now decision, for the job's SystemComment at job_begin. */
+static struct {
+	uint32_t job_id;
+	int attempt;		/* engine choice used, -1 = plain cons_tres */
+	enum topoml_hint hint;
+	char why[160];
+} g_last;
+
+static int _ctx_init(void)
+{
+	int rc = SLURM_SUCCESS;
+
+	if (g_context)
+		return rc;
+	slurm_mutex_lock(&g_context_lock);
+	if (g_context)
+		goto done;
+	if (sizeof(wrapped_syms) != sizeof(ops))
+		fatal("select/topoml: built for a slurm_select_ops_t of a different Slurm");
+	g_context = plugin_context_create("select", "select/cons_tres",
+					  (void **)&ops, wrapped_syms,
+					  sizeof(wrapped_syms));
+	if (!g_context) {
+		error("select/topoml: cannot load select/cons_tres");
+		rc = SLURM_ERROR;
+	}
+done:
+	slurm_mutex_unlock(&g_context_lock);
+	return rc;
+}
+
+/* Log a message once per distinct text (errors must not flood the log). */
+static void _error_once(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static void _error_once(const char *fmt, ...)
+{
+	static char *seen[64];
+	static int nseen;
+	char buf[512];
+	va_list ap;
+	int i;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (i = 0; i < nseen; i++)
+		if (!strcmp(seen[i], buf))
+			return;
+	if (nseen < 64)
+		seen[nseen++] = xstrdup(buf);
+	error("select/topoml: %s", buf);
+}
+
+static char *_conf_dir(void)
+{
+	char *p = get_extra_conf_path("topoml.conf");
+	char *slash = p ? strrchr(p, '/') : NULL;
+
+	if (slash)
+		*slash = '\0';
+	else
+		xfree(p);
+	return p;
+}
+
+static void _errors_log(topoml_errors_t *err, bool is_fatal)
+{
+	int i;
+
+	for (i = 0; i < err->n; i++)
+		error("select/topoml: %s", err->msg[i]);
+	if (is_fatal)
+		fatal("select/topoml: bad site configuration (above); fix it or set SelectType=select/cons_tres");
+}
+
+/*
+ * Read topoml.conf (if present) and the topology it names.  On failure the
+ * previous configuration stays; at start-up a failure is fatal.
+ */
+static int _load_conf(bool at_start)
+{
+	struct topoml_siteconf conf;
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *topo = NULL;
+	char *path = get_extra_conf_path("topoml.conf");
+	char *dir = _conf_dir();
+	char *topo_path = NULL;
+	int rc = SLURM_ERROR;
+
+	topoml_siteconf_init(&conf);
+	if (path && access(path, F_OK) == 0) {
+		if (topoml_siteconf_read(path, &conf, &err))
+			goto out;
+	} else {
+		info("select/topoml: no %s, using defaults", path);
+	}
+	if (conf.placement) {
+		topo_path = topoml_siteconf_topology_path(&conf, dir);
+		if (!topo_path && !conf.path) {
+			/* No site files at all: behave as cons_tres. */
+			info("select/topoml: no topology file in %s, jobs get plain cons_tres",
+			     dir);
+			rc = SLURM_SUCCESS;
+			goto out;
+		}
+		topo = topoml_siteconf_load_topology(&conf, dir, &err);
+		if (!topo)
+			goto out;
+	}
+	rc = SLURM_SUCCESS;
+out:
+	if (rc != SLURM_SUCCESS) {
+		_errors_log(&err, at_start);
+		error("select/topoml: keeping the previous configuration");
+		topoml_siteconf_clear(&conf);
+		free(topo_path);
+	} else {
+		char sum[256] = "placement off";
+
+		if (topo)
+			topoml_summary(topo, sum, sizeof(sum));
+		info("select/topoml: %s: %s%s%s", path, sum,
+		     topo_path ? " from " : "", topo_path ? topo_path : "");
+		slurm_mutex_lock(&g_lock);
+		topoml_siteconf_clear(&g_conf);
+		g_conf = conf;
+		if (g_topo)
+			topoml_free(g_topo);
+		g_topo = topo;
+		free(g_topo_path);
+		g_topo_path = topo_path;
+		g_map_count = -1;
+		slurm_mutex_unlock(&g_lock);
+	}
+	topoml_errors_clear(&err);
+	xfree(path);
+	xfree(dir);
+	return rc;
+}
+
+/* Build the Slurm <-> engine node maps by name; g_lock held. */
+static void _map_nodes(void)
+{
+	node_record_t *node_ptr;
+	int i, unmapped = 0;
+
+	if (g_map_count == node_record_count && g_map)
+		return;
+	xfree(g_map);
+	xfree(g_rmap);
+	g_map = xcalloc(node_record_count + 1, sizeof(int));
+	g_rmap = xcalloc(g_topo->nnodes + 1, sizeof(int));
+	for (i = 0; i < node_record_count; i++)
+		g_map[i] = -1;
+	for (i = 0; i < g_topo->nnodes; i++)
+		g_rmap[i] = -1;
+	for (i = 0; (node_ptr = next_node(&i)); i++) {
+		int t = topoml_node_by_name(g_topo, node_ptr->name);
+
+		g_map[i] = t;
+		if (t >= 0)
+			g_rmap[t] = i;
+		else
+			unmapped++;
+	}
+	g_map_count = node_record_count;
+	info("select/topoml: %d of %d Slurm nodes are in the topology (ring order of each job in its SystemComment)",
+	     node_record_count - unmapped, node_record_count);
+}
+
+/* The job's --ml-comm hint, or the partition/site default. */
+static enum topoml_hint _job_hint(job_record_t *job_ptr)
+{
+	enum topoml_hint hint;
+	uint32_t i;
+
+	hint = topoml_siteconf_hint(&g_conf, job_ptr->partition);
+	for (i = 0; i < job_ptr->spank_job_env_size; i++) {
+		const char *e = job_ptr->spank_job_env[i], *v = NULL;
+
+		if (!e)
+			continue;
+		if (!strncmp(e, "SPANK_", 6) &&
+		    strncmp(e, SPANK_OPT, strlen(SPANK_OPT)))
+			e += 6;
+		if (!strncmp(e, SPANK_OPT, strlen(SPANK_OPT)))
+			v = e + strlen(SPANK_OPT);
+		else if (!strncmp(e, SPANK_CTL, strlen(SPANK_CTL)))
+			v = e + strlen(SPANK_CTL);
+		if (!v)
+			continue;
+		if (topoml_hint_parse(v, &hint))
+			_error_once("JobId=%u: unknown --ml-comm value '%s', using the default",
+				    job_ptr->job_id, v);
+	}
+	return hint;
+}
+
+static long _usec_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000000L +
+	       (t1.tv_nsec - t0->tv_nsec) / 1000;
+}
+
+struct _job_req {
+	hwloc_bitmap_t avail_idle;	/* candidates with no job */
+	hwloc_bitmap_t avail_all;	/* every candidate */
+	hwloc_bitmap_t required;
+	uint32_t *owner;
+};
+
+static void _job_req_free(struct _job_req *r)
+{
+	if (r->avail_idle)
+		hwloc_bitmap_free(r->avail_idle);
+	if (r->avail_all)
+		hwloc_bitmap_free(r->avail_all);
+	if (r->required)
+		hwloc_bitmap_free(r->required);
+	xfree(r->owner);
+}
+
+/*
+ * Translate the candidate bitmap and the job's required nodes to engine
+ * node sets.  Returns NULL on success, else why the engine is not used.
+ */
+static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
+				  struct _job_req *r)
+{
+	bitstr_t *req = job_ptr->details ? job_ptr->details->req_node_bitmap
+					 : NULL;
+	int i, n = bit_size(bitmap);
+
+	r->avail_idle = hwloc_bitmap_alloc();
+	r->avail_all = hwloc_bitmap_alloc();
+	r->owner = xcalloc(g_topo->nnodes, sizeof(uint32_t));
+	for (i = bit_ffs(bitmap); i >= 0 && i < n; i++) {
+		int t;
+
+		if (!bit_test(bitmap, i))
+			continue;
+		t = (i < g_map_count) ? g_map[i] : -1;
+		if (t < 0)
+			continue;
+		hwloc_bitmap_set(r->avail_all, t);
+		if (idle_node_bitmap && bit_test(idle_node_bitmap, i))
+			hwloc_bitmap_set(r->avail_idle, t);
+		else
+			r->owner[t] = 1;	/* some other job */
+	}
+	if (!req || bit_set_count(req) == 0)
+		return NULL;
+	r->required = hwloc_bitmap_alloc();
+	for (i = bit_ffs(req); i >= 0 && i < bit_size(req); i++) {
+		if (!bit_test(req, i))
+			continue;
+		if (i >= g_map_count || g_map[i] < 0)
+			return "a required node is outside the topology";
+		hwloc_bitmap_set(r->required, g_map[i]);
+	}
+	return NULL;
+}
+
+static uint32_t _nodes_wanted(job_record_t *job_ptr, uint32_t min_nodes,
+			      uint32_t max_nodes, uint32_t req_nodes)
+{
+	uint32_t n = MAX(min_nodes, req_nodes);
+
+	(void)job_ptr;
+	if (n < 1)
+		n = 1;
+	if (max_nodes && n > max_nodes)
+		n = max_nodes;
+	return n;
+}
+
+/*
+ * One engine choice: ask topoml_place and turn the answer into a Slurm
+ * node bitmap.  NULL when the engine has no (further) choice.
+ */
+static bitstr_t *_engine_choice(struct topoml_place_req *req, int nbits,
+				char *why, size_t whylen)
+{
+	struct topoml_placement pl = { 0 };
+	bitstr_t *narrow = NULL;
+	int i;
+
+	if (topoml_place(g_topo, TOPOML_POLICY_TOPOML, req, &pl, why, whylen))
+		goto out;
+	narrow = bit_alloc(nbits);
+	for (i = 0; i < pl.n; i++) {
+		int s = g_rmap[pl.nodes[i]];
+
+		if (s < 0 || s >= nbits) {
+			snprintf(why, whylen, "engine node %d is not a Slurm node",
+				 pl.nodes[i]);
+			FREE_NULL_BITMAP(narrow);
+			goto out;
+		}
+		bit_set(narrow, s);
+	}
+out:
+	topoml_placement_clear(&pl);
+	return narrow;
+}
+
+static int _cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
+			   uint32_t min_nodes, uint32_t max_nodes,
+			   uint32_t req_nodes, uint16_t mode,
+			   List preemptee_candidates, List *preemptee_job_list,
+			   bitstr_t *exc_core_bitmap, long *usec)
+{
+	struct timespec t0;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = (*(ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes,
+			       req_nodes, mode, preemptee_candidates,
+			       preemptee_job_list, exc_core_bitmap);
+	*usec += _usec_since(&t0);
+	return rc;
+}
+
+/*
+ * Try the engine's choices; on success bitmap holds the nodes cons_tres
+ * took and the attempt number is returned, else -1 with the reason in why.
+ */
+static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
+			uint32_t min_nodes, uint32_t max_nodes,
+			uint32_t req_nodes, uint16_t mode,
+			List preemptee_candidates, List *preemptee_job_list,
+			bitstr_t *exc_core_bitmap, enum topoml_hint hint,
+			long *ct_usec, char *why, size_t whylen)
+{
+	struct _job_req r = { 0 };
+	struct topoml_place_req req = { 0 };
+	int nbits = bit_size(bitmap), attempt, result = -1, pass;
+	const char *bad;
+
+	if ((bad = _job_req_build(job_ptr, bitmap, &r))) {
+		snprintf(why, whylen, "%s", bad);
+		goto out;
+	}
+	req.nnodes = _nodes_wanted(job_ptr, min_nodes, max_nodes, req_nodes);
+	req.required = r.required;
+	req.hint = hint;
+	/* --switches=N[@T]: cons_tres enforces the wait if we cannot. */
+	if (job_ptr->req_switch && job_ptr->req_switch < INFINITE16)
+		req.max_leaves = job_ptr->req_switch;
+	req.df_spread_alltoall = g_conf.df_spread_alltoall;
+	/*
+	 * Idle nodes first (no sharing with other jobs), then every
+	 * candidate for jobs that may share nodes.
+	 */
+	for (pass = 0; pass < 2 && result < 0; pass++) {
+		req.avail = pass ? r.avail_all : r.avail_idle;
+		req.owner = pass ? r.owner : NULL;
+		if (pass && hwloc_bitmap_isequal(r.avail_all, r.avail_idle))
+			break;
+		for (attempt = 0; attempt < TOPOML_ATTEMPTS; attempt++) {
+			bitstr_t *narrow;
+
+			req.attempt = attempt;
+			narrow = _engine_choice(&req, nbits, why, whylen);
+			if (!narrow)
+				break;
+			if (_cons_tres_test(job_ptr, narrow, min_nodes,
+					    max_nodes, req_nodes, mode,
+					    preemptee_candidates,
+					    preemptee_job_list,
+					    exc_core_bitmap,
+					    ct_usec) == SLURM_SUCCESS) {
+				bit_copybits(bitmap, narrow);
+				FREE_NULL_BITMAP(narrow);
+				result = attempt + pass * TOPOML_ATTEMPTS;
+				break;
+			}
+			FREE_NULL_BITMAP(narrow);
+			snprintf(why, whylen,
+				 "cons_tres could not fit the job on the engine's %d choice(s)",
+				 attempt + 1);
+		}
+	}
+out:
+	_job_req_free(&r);
+	return result;
+}
+
+extern int init(void)
+{
+	if (_ctx_init() != SLURM_SUCCESS)
+		return SLURM_ERROR;
+	topoml_siteconf_init(&g_conf);
+	if (running_in_slurmctld())
+		_load_conf(true);
+	return SLURM_SUCCESS;
+}
+
+extern int fini(void)
+{
+	int rc = SLURM_SUCCESS;
+
+	slurm_mutex_lock(&g_lock);
+	if (g_topo)
+		topoml_free(g_topo);
+	g_topo = NULL;
+	topoml_siteconf_clear(&g_conf);
+	free(g_topo_path);
+	g_topo_path = NULL;
+	xfree(g_map);
+	xfree(g_rmap);
+	g_map_count = -1;
+	slurm_mutex_unlock(&g_lock);
+
+	slurm_mutex_lock(&g_context_lock);
+	if (g_context)
+		rc = plugin_context_destroy(g_context);
+	g_context = NULL;
+	slurm_mutex_unlock(&g_context_lock);
+	return rc;
+}
+
+extern int select_p_state_save(char *dir_name)
+{
+	return (*(ops.state_save))(dir_name);
+}
+
+extern int select_p_state_restore(char *dir_name)
+{
+	return (*(ops.state_restore))(dir_name);
+}
+
+extern int select_p_job_init(List job_list)
+{
+	return (*(ops.job_init))(job_list);
+}
+
+extern int select_p_node_init(void)
+{
+	slurm_mutex_lock(&g_lock);
+	g_map_count = -1;
+	slurm_mutex_unlock(&g_lock);
+	return (*(ops.node_init))();
+}
+
+extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
+			     uint32_t min_nodes, uint32_t max_nodes,
+			     uint32_t req_nodes, uint16_t mode,
+			     List preemptee_candidates,
+			     List *preemptee_job_list,
+			     bitstr_t *exc_core_bitmap)
+{
+	struct timespec t0;
+	enum topoml_hint hint = TOPOML_HINT_ALLREDUCE;
+	long ct_usec = 0;
+	int attempt = -1, rc;
+	char why[160] = "";
+	bool traced;
+
+	/*
+	 * Only run-now decides where a job starts.  Test-only and will-run
+	 * (backfill's estimates) see busy nodes too: cons_tres answers them.
+	 */
+	if (mode != SELECT_MODE_RUN_NOW)
+		return (*(ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes,
+					 req_nodes, mode, preemptee_candidates,
+					 preemptee_job_list, exc_core_bitmap);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	slurm_mutex_lock(&g_lock);
+	if (!g_topo) {
+		snprintf(why, sizeof(why), "no topology loaded");
+	} else if (!topoml_siteconf_placement(&g_conf, job_ptr->partition)) {
+		snprintf(why, sizeof(why), "placement off for partition %s",
+			 job_ptr->partition);
+	} else {
+		_map_nodes();
+		hint = _job_hint(job_ptr);
+		attempt = _topoml_test(job_ptr, bitmap, min_nodes, max_nodes,
+				       req_nodes, mode, preemptee_candidates,
+				       preemptee_job_list, exc_core_bitmap,
+				       hint, &ct_usec, why, sizeof(why));
+	}
+	traced = g_conf.debug > 0;
+	slurm_mutex_unlock(&g_lock);
+
+	if (attempt >= 0) {
+		rc = SLURM_SUCCESS;
+	} else {
+		rc = _cons_tres_test(job_ptr, bitmap, min_nodes, max_nodes,
+				     req_nodes, mode, preemptee_candidates,
+				     preemptee_job_list, exc_core_bitmap,
+				     &ct_usec);
+	}
+	if (rc == SLURM_SUCCESS) {
+		g_last.job_id = job_ptr->job_id;
+		g_last.attempt = attempt;
+		g_last.hint = hint;
+		snprintf(g_last.why, sizeof(g_last.why), "%s", why);
+	}
+	if (traced || (slurm_conf.debug_flags & DEBUG_FLAG_SELECT_TYPE))
+		info("select/topoml: job_test %pJ rc=%d attempt=%d total_us=%ld cons_tres_us=%ld%s%s",
+		     job_ptr, rc, attempt, _usec_since(&t0), ct_usec,
+		     (attempt < 0 && why[0]) ? " fallback: " : "",
+		     (attempt < 0) ? why : "");
+	return rc;
+}
+
+/*
+ * Score the job's nodes in the engine's ring order and publish it in the
+ * job's SystemComment (scontrol show job), e.g.
+ * "topoml: placed=topoml hint=allreduce leaves=2/2 ring=12/12 order=c[1-8]".
+ */
+static void _publish(job_record_t *job_ptr)
+{
+	static const char *span_name[] = { "span", "leaves", "groups", "box" };
+	struct topoml_placement pl = { 0 };
+	hwloc_bitmap_t avail = NULL;
+	char *order = NULL, *msg = NULL, *placed;
+	int i, n = 0, fam;
+
+	if (!g_topo || !job_ptr->node_bitmap)
+		return;
+	_map_nodes();
+	pl.nodes = xcalloc(bit_set_count(job_ptr->node_bitmap) + 1,
+			   sizeof(int));
+	avail = hwloc_bitmap_alloc();
+	for (i = 0; i < bit_size(job_ptr->node_bitmap); i++) {
+		if (!bit_test(job_ptr->node_bitmap, i))
+			continue;
+		if (i >= g_map_count || g_map[i] < 0)
+			goto out;	/* not a topology job */
+		pl.nodes[n++] = g_map[i];
+		hwloc_bitmap_set(avail, g_map[i]);
+	}
+	for (i = 0; idle_node_bitmap && i < g_map_count; i++)
+		if (g_map[i] >= 0 && bit_test(idle_node_bitmap, i))
+			hwloc_bitmap_set(avail, g_map[i]);
+	pl.n = n;
+	topoml_ring_order(g_topo, pl.nodes, n);
+	topoml_score(g_topo, avail, &pl);
+	order = topoml_nodes_format(g_topo, pl.nodes, n);
+	if (g_last.job_id == job_ptr->job_id && g_last.attempt >= 0)
+		placed = "topoml";
+	else
+		placed = "cons_tres";
+	fam = g_topo->family <= TOPOML_TORUS ? (int)g_topo->family : 0;
+	xstrfmtcat(msg, "topoml: placed=%s", placed);
+	if (g_last.job_id == job_ptr->job_id) {
+		xstrfmtcat(msg, " hint=%s", topoml_hint_name(g_last.hint));
+		if (g_last.attempt > 0)
+			xstrfmtcat(msg, " choice=%d", g_last.attempt);
+	}
+	xstrfmtcat(msg, " %s=%d/%d ring=%.0f/%.0f", span_name[fam],
+		   pl.score.span, pl.score.span_lower_bound,
+		   pl.score.ring_cost, pl.score.ring_lower_bound);
+	if (g_topo->family == TOPOML_DRAGONFLY)
+		xstrfmtcat(msg, " global_hops=%d", pl.score.global_hops);
+	if (order && strlen(order) < 1024)
+		xstrfmtcat(msg, " order=%s", order);
+	xfree(job_ptr->system_comment);
+	job_ptr->system_comment = msg;
+	msg = NULL;
+	if (g_conf.debug > 0 ||
+	    (slurm_conf.debug_flags & DEBUG_FLAG_SELECT_TYPE))
+		info("select/topoml: %pJ %s%s%s", job_ptr,
+		     job_ptr->system_comment,
+		     (g_last.job_id == job_ptr->job_id && g_last.why[0] &&
+		      g_last.attempt < 0) ? " fallback: " : "",
+		     (g_last.job_id == job_ptr->job_id &&
+		      g_last.attempt < 0) ? g_last.why : "");
+out:
+	free(order);
+	xfree(msg);
+	xfree(pl.nodes);
+	if (avail)
+		hwloc_bitmap_free(avail);
+}
+
+extern int select_p_job_begin(job_record_t *job_ptr)
+{
+	int rc = (*(ops.job_begin))(job_ptr);
+
+	slurm_mutex_lock(&g_lock);
+	_publish(job_ptr);
+	slurm_mutex_unlock(&g_lock);
+	return rc;
+}
+
+extern int select_p_job_ready(job_record_t *job_ptr)
+{
+	return (*(ops.job_ready))(job_ptr);
+}
+
+extern int select_p_job_expand(job_record_t *from_job_ptr,
+			       job_record_t *to_job_ptr)
+{
+	return (*(ops.job_expand))(from_job_ptr, to_job_ptr);
+}
+
+extern int select_p_job_resized(job_record_t *job_ptr,
+				node_record_t *node_ptr)
+{
+	return (*(ops.job_resized))(job_ptr, node_ptr);
+}
+
+extern int select_p_job_signal(job_record_t *job_ptr, int signal)
+{
+	return (*(ops.job_signal))(job_ptr, signal);
+}
+
+extern int select_p_job_fini(job_record_t *job_ptr)
+{
+	return (*(ops.job_fini))(job_ptr);
+}
+
+extern int select_p_job_suspend(job_record_t *job_ptr, bool indf_susp)
+{
+	return (*(ops.job_suspend))(job_ptr, indf_susp);
+}
+
+extern int select_p_job_resume(job_record_t *job_ptr, bool indf_susp)
+{
+	return (*(ops.job_resume))(job_ptr, indf_susp);
+}
+
+extern bitstr_t *select_p_step_pick_nodes(job_record_t *job_ptr,
+					  select_jobinfo_t *jobinfo,
+					  uint32_t node_count,
+					  bitstr_t **avail_nodes)
+{
+	return (*(ops.step_pick_nodes))(job_ptr, jobinfo, node_count,
+					avail_nodes);
+}
+
+extern int select_p_step_start(step_record_t *step_ptr)
+{
+	return (*(ops.step_start))(step_ptr);
+}
+
+extern int select_p_step_finish(step_record_t *step_ptr, bool killing_step)
+{
+	return (*(ops.step_finish))(step_ptr, killing_step);
+}
+
+extern int select_p_select_nodeinfo_pack(select_nodeinfo_t *nodeinfo,
+					 buf_t *buffer,
+					 uint16_t protocol_version)
+{
+	return (*(ops.nodeinfo_pack))(nodeinfo, buffer, protocol_version);
+}
+
+extern int select_p_select_nodeinfo_unpack(select_nodeinfo_t **nodeinfo,
+					   buf_t *buffer,
+					   uint16_t protocol_version)
+{
+	return (*(ops.nodeinfo_unpack))(nodeinfo, buffer, protocol_version);
+}
+
+extern select_nodeinfo_t *select_p_select_nodeinfo_alloc(void)
+{
+	return (*(ops.nodeinfo_alloc))();
+}
+
+extern int select_p_select_nodeinfo_free(select_nodeinfo_t *nodeinfo)
+{
+	return (*(ops.nodeinfo_free))(nodeinfo);
+}
+
+extern int select_p_select_nodeinfo_set_all(void)
+{
+	return (*(ops.nodeinfo_set_all))();
+}
+
+extern int select_p_select_nodeinfo_set(job_record_t *job_ptr)
+{
+	return (*(ops.nodeinfo_set))(job_ptr);
+}
+
+extern int select_p_select_nodeinfo_get(select_nodeinfo_t *nodeinfo,
+					enum select_nodedata_type dinfo,
+					enum node_states state, void *data)
+{
+	return (*(ops.nodeinfo_get))(nodeinfo, dinfo, state, data);
+}
+
+extern select_jobinfo_t *select_p_select_jobinfo_alloc(void)
+{
+	return (*(ops.jobinfo_alloc))();
+}
+
+extern int select_p_select_jobinfo_free(select_jobinfo_t *jobinfo)
+{
+	return (*(ops.jobinfo_free))(jobinfo);
+}
+
+extern int select_p_select_jobinfo_set(select_jobinfo_t *jobinfo,
+				       enum select_jobdata_type data_type,
+				       void *data)
+{
+	return (*(ops.jobinfo_set))(jobinfo, data_type, data);
+}
+
+extern int select_p_select_jobinfo_get(select_jobinfo_t *jobinfo,
+				       enum select_jobdata_type data_type,
+				       void *data)
+{
+	return (*(ops.jobinfo_get))(jobinfo, data_type, data);
+}
+
+extern select_jobinfo_t *select_p_select_jobinfo_copy(select_jobinfo_t *jobinfo)
+{
+	return (*(ops.jobinfo_copy))(jobinfo);
+}
+
+extern int select_p_select_jobinfo_pack(select_jobinfo_t *jobinfo,
+					buf_t *buffer,
+					uint16_t protocol_version)
+{
+	return (*(ops.jobinfo_pack))(jobinfo, buffer, protocol_version);
+}
+
+extern int select_p_select_jobinfo_unpack(select_jobinfo_t **jobinfo,
+					  buf_t *buffer,
+					  uint16_t protocol_version)
+{
+	return (*(ops.jobinfo_unpack))(jobinfo, buffer, protocol_version);
+}
+
+extern char *select_p_select_jobinfo_sprint(select_jobinfo_t *jobinfo,
+					    char *buf, size_t size, int mode)
+{
+	return (*(ops.jobinfo_sprint))(jobinfo, buf, size, mode);
+}
+
+extern char *select_p_select_jobinfo_xstrdup(select_jobinfo_t *jobinfo,
+					     int mode)
+{
+	return (*(ops.jobinfo_xstrdup))(jobinfo, mode);
+}
+
+extern int select_p_get_info_from_plugin(enum select_plugindata_info dinfo,
+					 job_record_t *job_ptr, void *data)
+{
+	return (*(ops.get_info_from_plugin))(dinfo, job_ptr, data);
+}
+
+extern int select_p_update_node_config(int index)
+{
+	return (*(ops.update_node_config))(index);
+}
+
+/* scontrol reconfigure: reread topoml.conf and the topology file. */
+extern int select_p_reconfigure(void)
+{
+	if (running_in_slurmctld())
+		_load_conf(false);
+	return (*(ops.reconfigure))();
+}
+
+extern bitstr_t *select_p_resv_test(resv_desc_msg_t *resv_desc_ptr,
+				    uint32_t node_cnt, bitstr_t *avail_bitmap,
+				    bitstr_t **core_bitmap)
+{
+	return (*(ops.resv_test))(resv_desc_ptr, node_cnt, avail_bitmap,
+				  core_bitmap);
+}
