@@ -49,11 +49,14 @@ struct topoml_trace_opts {
 	int cores_per_node;	/* SWF processors per node, 0 = 1 */
 	/*
 	 * Size scaling: nodes = max(1, round(nodes * scale)); scale_fit
-	 * picks the factor that makes the largest job exactly machine_nodes.
-	 * Jobs still larger than machine_nodes (when > 0) are dropped.
+	 * picks the factor that makes the largest job exactly machine_nodes;
+	 * trace_nodes (the traced machine's size) gives machine_nodes /
+	 * trace_nodes, which keeps the offered load.  Jobs still larger than
+	 * machine_nodes (when > 0) are dropped.
 	 */
 	double scale;		/* 0 = 1 */
 	bool scale_fit;
+	int trace_nodes;
 	int machine_nodes;
 	int max_jobs;		/* keep the first N usable jobs, 0 = all */
 };

@@ -437,6 +437,8 @@ static void _finish(struct topoml_trace *tr, const struct topoml_trace_opts *o)
 			maxn = tr->jobs[i].nodes;
 	if (o && o->scale_fit && machine > 0 && maxn > 0)
 		scale = (double)machine / maxn;
+	else if (o && o->trace_nodes > 0 && machine > 0)
+		scale = (double)machine / o->trace_nodes;
 	tr->scale = scale;
 	for (int i = 0; i < tr->njobs; i++) {
 		struct topoml_job j = tr->jobs[i];

@@ -1,0 +1,525 @@
+/*
+ * topoml sim: replay a job trace on a topology with one or more placement
+ * policies side by side (topology/sim.c), print the metrics as a table or
+ * JSON, draw them as an SVG bar chart.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "sim.h"
+
+#define SIM_MAX_POLICIES 8
+
+struct sim_cli {
+	const char *topology;
+	const char *trace;
+	const char *svg;
+	bool json;
+	int npol;
+	enum topoml_policy pol[SIM_MAX_POLICIES];
+	struct topoml_trace_opts topts;
+	struct topoml_sim_opts sopts;
+};
+
+/* One metric: its JSON key, table label and value. */
+struct metric {
+	const char *key;
+	const char *label;
+	const char *fmt;
+	double (*get)(const struct topoml_sim_metrics *m);
+	bool in_svg;
+	bool lower_is_better;
+};
+
+#define GET(field) \
+	static double _get_##field(const struct topoml_sim_metrics *m) \
+	{ return m->field; }
+GET(jobs)
+GET(unplaced)
+GET(mean_wait_s)
+GET(p95_wait_s)
+GET(max_wait_s)
+GET(utilization)
+GET(makespan_s)
+GET(span_over_lower_bound)
+GET(mean_span)
+GET(ring_cost)
+GET(ring_cost_over_lower_bound)
+GET(global_ring_hops)
+GET(mean_pair_hops)
+GET(sharing)
+GET(sharing_fraction)
+GET(contiguous_isolated)
+GET(fragmentation)
+GET(backfilled)
+GET(cpu_s)
+#undef GET
+
+static const struct metric _metrics[] = {
+	{ "jobs", "jobs", "%.0f", _get_jobs, false, false },
+	{ "unplaced", "unplaced", "%.0f", _get_unplaced, false, true },
+	{ "backfilled", "backfilled", "%.0f", _get_backfilled, false, false },
+	{ "mean_wait_s", "mean wait (s)", "%.1f", _get_mean_wait_s, true,
+	  true },
+	{ "p95_wait_s", "p95 wait (s)", "%.1f", _get_p95_wait_s, true, true },
+	{ "max_wait_s", "max wait (s)", "%.1f", _get_max_wait_s, false,
+	  true },
+	{ "utilization", "utilization", "%.4f", _get_utilization, true,
+	  false },
+	{ "makespan_s", "makespan (s)", "%.0f", _get_makespan_s, true, true },
+	{ "span_over_lower_bound", "span / lower bound", "%.4f",
+	  _get_span_over_lower_bound, true, true },
+	{ "mean_span", "mean span", "%.3f", _get_mean_span, false, true },
+	{ "ring_cost", "ring cost (hop.s)", "%.4g", _get_ring_cost, false,
+	  true },
+	{ "ring_cost_over_lower_bound", "ring cost / lower bound", "%.4f",
+	  _get_ring_cost_over_lower_bound, true, true },
+	{ "global_ring_hops", "global ring hops (hop.s)", "%.4g",
+	  _get_global_ring_hops, false, true },
+	{ "mean_pair_hops", "mean pair hops", "%.3f", _get_mean_pair_hops,
+	  false, true },
+	{ "sharing", "sharing (node.h)", "%.1f", _get_sharing, true, true },
+	{ "sharing_fraction", "sharing fraction", "%.4f",
+	  _get_sharing_fraction, false, true },
+	{ "contiguous_isolated", "isolated boxes", "%.4f",
+	  _get_contiguous_isolated, false, false },
+	{ "fragmentation", "fragmentation", "%.4f", _get_fragmentation, true,
+	  true },
+	{ "cpu_s", "simulation time (s)", "%.3f", _get_cpu_s, false, true },
+};
+#define NMETRICS (sizeof(_metrics) / sizeof(_metrics[0]))
+
+static void _usage(FILE *f)
+{
+	fprintf(f,
+"usage: topoml sim --topology FILE --trace FILE [OPTIONS]\n"
+"Replay a job trace (FCFS + EASY backfill) with each placement policy.\n"
+"  -t, --topology FILE     site topology (topology.conf, JSON, ibnetdiscover)\n"
+"  -T, --trace FILE        job trace: SWF, CSV or MTech JobLogs (gzip too)\n"
+"  -p, --policy P1,P2,...  topoml, slurm-tree, slurm-dragonfly,\n"
+"                          slurm-hilbert, linear (default: those that fit\n"
+"                          the topology family)\n"
+"  -f, --format F          trace format: auto (default), swf, csv, mtech\n"
+"  -c, --cores-per-node N  SWF processors per node (default 1)\n"
+"  -s, --scale X|fit       multiply job sizes by X, or fit the largest job\n"
+"                          to the machine\n"
+"  -N, --trace-nodes N     the traced machine had N nodes: scale job sizes by\n"
+"                          (topology nodes / N), keeping the offered load\n"
+"  -n, --max-jobs N        replay the first N jobs only\n"
+"      --no-backfill       plain FCFS\n"
+"      --spread-alltoall   dragonfly: spread alltoall jobs over groups\n"
+"      --no-fragmentation  skip the fragmentation metric (faster)\n"
+"  -j, --json              print JSON\n"
+"      --svg FILE          draw the metrics per policy (normalised bars)\n"
+"  -h, --help\n"
+"Metrics are defined in topoml-sim(1).\n");
+}
+
+static int _default_policies(const topoml_topo_t *t, enum topoml_policy *p)
+{
+	int n = 0;
+
+	p[n++] = TOPOML_POLICY_TOPOML;
+	switch (t->family) {
+	case TOPOML_FAT_TREE:
+		p[n++] = TOPOML_POLICY_SLURM_TREE;
+		break;
+	case TOPOML_DRAGONFLY:
+		p[n++] = TOPOML_POLICY_SLURM_DRAGONFLY;
+		break;
+	case TOPOML_TORUS:
+		p[n++] = TOPOML_POLICY_SLURM_HILBERT;
+		break;
+	}
+	p[n++] = TOPOML_POLICY_LINEAR;
+	return n;
+}
+
+static int _parse_policies(struct sim_cli *c, const char *arg)
+{
+	char *dup = strdup(arg), *save = NULL;
+	int rc = 0;
+
+	if (!dup)
+		return -1;
+	c->npol = 0;
+	for (char *tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		enum topoml_policy p;
+
+		if (topoml_policy_parse(tok, &p)) {
+			fprintf(stderr, "topoml sim: --policy: unknown policy "
+				"'%s'\n", tok);
+			rc = -1;
+			break;
+		}
+		if (c->npol == SIM_MAX_POLICIES) {
+			fprintf(stderr, "topoml sim: --policy: at most %d\n",
+				SIM_MAX_POLICIES);
+			rc = -1;
+			break;
+		}
+		c->pol[c->npol++] = p;
+	}
+	if (!rc && !c->npol) {
+		fprintf(stderr, "topoml sim: --policy: empty list\n");
+		rc = -1;
+	}
+	free(dup);
+	return rc;
+}
+
+static int _parse_int(const char *opt, const char *s, int min, int *v)
+{
+	char *end;
+	long x;
+
+	errno = 0;
+	x = strtol(s, &end, 10);
+	if (end == s || *end || errno || x < min || x > INT32_MAX) {
+		fprintf(stderr, "topoml sim: %s: '%s' is not a whole number "
+			">= %d\n", opt, s, min);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+static int _parse_args(struct sim_cli *c, int argc, char **argv)
+{
+	enum { OPT_SVG = 256, OPT_NOBF, OPT_SPREAD, OPT_NOFRAG };
+	static const struct option longopts[] = {
+		{ "topology", required_argument, NULL, 't' },
+		{ "trace", required_argument, NULL, 'T' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "cores-per-node", required_argument, NULL, 'c' },
+		{ "scale", required_argument, NULL, 's' },
+		{ "max-jobs", required_argument, NULL, 'n' },
+		{ "trace-nodes", required_argument, NULL, 'N' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "svg", required_argument, NULL, OPT_SVG },
+		{ "no-backfill", no_argument, NULL, OPT_NOBF },
+		{ "spread-alltoall", no_argument, NULL, OPT_SPREAD },
+		{ "no-fragmentation", no_argument, NULL, OPT_NOFRAG },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "t:T:p:f:c:s:n:N:jh", longopts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case 't':
+			c->topology = optarg;
+			break;
+		case 'T':
+			c->trace = optarg;
+			break;
+		case 'p':
+			if (_parse_policies(c, optarg))
+				return 2;
+			break;
+		case 'f':
+			if (topoml_trace_format_parse(optarg,
+						      &c->topts.format)) {
+				fprintf(stderr, "topoml sim: --format: '%s' "
+					"is not auto, swf, csv or mtech\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'c':
+			if (_parse_int("--cores-per-node", optarg, 1,
+				       &c->topts.cores_per_node))
+				return 2;
+			break;
+		case 's':
+			if (!strcmp(optarg, "fit")) {
+				c->topts.scale_fit = true;
+			} else {
+				char *end;
+
+				errno = 0;
+				c->topts.scale = strtod(optarg, &end);
+				if (end == optarg || *end || errno ||
+				    !(c->topts.scale > 0) ||
+				    !isfinite(c->topts.scale)) {
+					fprintf(stderr, "topoml sim: --scale: "
+						"'%s' is not 'fit' or a "
+						"positive number\n", optarg);
+					return 2;
+				}
+			}
+			break;
+		case 'n':
+			if (_parse_int("--max-jobs", optarg, 1,
+				       &c->topts.max_jobs))
+				return 2;
+			break;
+		case 'N':
+			if (_parse_int("--trace-nodes", optarg, 1,
+				       &c->topts.trace_nodes))
+				return 2;
+			break;
+		case 'j':
+			c->json = true;
+			break;
+		case OPT_SVG:
+			c->svg = optarg;
+			break;
+		case OPT_NOBF:
+			c->sopts.no_backfill = true;
+			break;
+		case OPT_SPREAD:
+			c->sopts.df_spread_alltoall = true;
+			break;
+		case OPT_NOFRAG:
+			c->sopts.no_fragmentation = true;
+			break;
+		case 'h':
+			_usage(stdout);
+			return 0;
+		default:
+			_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "topoml sim: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	if (!c->topology || !c->trace) {
+		fprintf(stderr, "topoml sim: --topology and --trace are "
+			"required\n");
+		_usage(stderr);
+		return 2;
+	}
+	return -1;
+}
+
+static void _print_json(const struct sim_cli *c, const topoml_topo_t *t,
+			const struct topoml_trace *tr,
+			const struct topoml_sim_metrics *m)
+{
+	json_object *root = json_object_new_object();
+	json_object *jt = json_object_new_object();
+	json_object *pols = json_object_new_object();
+	char summary[256];
+
+	topoml_summary(t, summary, sizeof(summary));
+	json_object_object_add(root, "topology",
+			       json_object_new_string(summary));
+	json_object_object_add(jt, "file", json_object_new_string(c->trace));
+	json_object_object_add(jt, "format", json_object_new_string(
+		topoml_trace_format_name(tr->format)));
+	json_object_object_add(jt, "jobs", json_object_new_int(tr->njobs));
+	json_object_object_add(jt, "skipped",
+			       json_object_new_int(tr->nskipped));
+	json_object_object_add(jt, "too_large",
+			       json_object_new_int(tr->ntoo_large));
+	json_object_object_add(jt, "scale", json_object_new_double(tr->scale));
+	json_object_object_add(root, "trace", jt);
+	for (int p = 0; p < c->npol; p++) {
+		json_object *o = json_object_new_object();
+
+		for (size_t i = 0; i < NMETRICS; i++) {
+			double v = _metrics[i].get(&m[p]);
+
+			json_object_object_add(o, _metrics[i].key,
+					       !strcmp(_metrics[i].fmt, "%.0f") ?
+					       json_object_new_int64(llround(v)) :
+					       json_object_new_double(v));
+		}
+		json_object_object_add(pols, topoml_policy_name(c->pol[p]), o);
+	}
+	json_object_object_add(root, "policies", pols);
+	puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+					    JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
+}
+
+static void _print_table(const struct sim_cli *c, const topoml_topo_t *t,
+			 const struct topoml_trace *tr,
+			 const struct topoml_sim_metrics *m)
+{
+	char summary[256], v[64];
+
+	topoml_summary(t, summary, sizeof(summary));
+	printf("topology: %s\n", summary);
+	printf("trace:    %s (%s), %d jobs, %d skipped, %d too large, "
+	       "size scale %g\n\n", c->trace,
+	       topoml_trace_format_name(tr->format), tr->njobs, tr->nskipped,
+	       tr->ntoo_large, tr->scale);
+	printf("%-26s", "");
+	for (int p = 0; p < c->npol; p++)
+		printf(" %16s", topoml_policy_name(c->pol[p]));
+	printf("\n");
+	for (size_t i = 0; i < NMETRICS; i++) {
+		if (!strcmp(_metrics[i].key, "contiguous_isolated") &&
+		    t->family != TOPOML_TORUS)
+			continue;
+		if (!strcmp(_metrics[i].key, "global_ring_hops") &&
+		    t->family != TOPOML_DRAGONFLY)
+			continue;
+		printf("%-26s", _metrics[i].label);
+		for (int p = 0; p < c->npol; p++) {
+			snprintf(v, sizeof(v), _metrics[i].fmt,
+				 _metrics[i].get(&m[p]));
+			printf(" %16s", v);
+		}
+		printf("\n");
+	}
+	printf("%-26s", "jobs / s simulated");
+	for (int p = 0; p < c->npol; p++) {
+		snprintf(v, sizeof(v), "%.0f",
+			 m[p].cpu_s > 0 ? m[p].jobs / m[p].cpu_s : 0);
+		printf(" %16s", v);
+	}
+	printf("\n");
+}
+
+static const char *const _colors[] = {
+	"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02",
+	"#a6761d", "#666666",
+};
+
+/* Grouped bars, one group per metric, each scaled to its largest value. */
+static int _write_svg(const struct sim_cli *c, const topoml_topo_t *t,
+		      const struct topoml_trace *tr,
+		      const struct topoml_sim_metrics *m)
+{
+	const int bar = 22, gap = 34, h = 260, top = 60, left = 40;
+	int nm = 0, width, x;
+	char summary[256];
+	FILE *f;
+
+	for (size_t i = 0; i < NMETRICS; i++)
+		nm += _metrics[i].in_svg;
+	width = left * 2 + nm * (c->npol * bar + gap) + 160;
+	f = fopen(c->svg, "w");
+	if (!f) {
+		fprintf(stderr, "topoml sim: %s: %s\n", c->svg,
+			strerror(errno));
+		return -1;
+	}
+	topoml_summary(t, summary, sizeof(summary));
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
+		width, top + h + 110);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"14\">topoml sim: "
+		"%d jobs, each metric scaled to its largest value "
+		"(lower is better except utilization)</text>\n", left,
+		tr->njobs);
+	fprintf(f, "<text x=\"%d\" y=\"38\">", left);
+	for (const char *p = summary; *p; p++)
+		if (*p == '<' || *p == '>' || *p == '&')
+			fputc(' ', f);
+		else
+			fputc(*p, f);
+	fprintf(f, "</text>\n");
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+		"stroke=\"black\"/>\n", left, top + h, width - 160, top + h);
+	x = left + gap / 2;
+	for (size_t i = 0; i < NMETRICS; i++) {
+		double max = 0;
+
+		if (!_metrics[i].in_svg)
+			continue;
+		for (int p = 0; p < c->npol; p++)
+			max = fmax(max, fabs(_metrics[i].get(&m[p])));
+		for (int p = 0; p < c->npol; p++) {
+			double v = _metrics[i].get(&m[p]);
+			int bh = max > 0 ? (int)lround(h * fabs(v) / max) : 0;
+			char label[64];
+
+			snprintf(label, sizeof(label), _metrics[i].fmt, v);
+			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" "
+				"height=\"%d\" fill=\"%s\"><title>%s %s: %s"
+				"</title></rect>\n", x, top + h - bh, bar - 2,
+				bh, _colors[p % 8],
+				topoml_policy_name(c->pol[p]),
+				_metrics[i].key, label);
+			fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\" "
+				"transform=\"rotate(-90 %d %d)\">%s</text>\n",
+				x + bar / 2 + 3, top + h - bh - 3,
+				x + bar / 2 + 3, top + h - bh - 3, label);
+			x += bar;
+		}
+		fprintf(f, "<text x=\"%d\" y=\"%d\" transform=\"rotate(30 %d "
+			"%d)\">%s</text>\n", x - c->npol * bar, top + h + 14,
+			x - c->npol * bar, top + h + 14, _metrics[i].key);
+		x += gap;
+	}
+	for (int p = 0; p < c->npol; p++) {
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" "
+			"fill=\"%s\"/>\n", width - 150, top + 20 * p,
+			_colors[p % 8]);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", width - 132,
+			top + 20 * p + 10, topoml_policy_name(c->pol[p]));
+	}
+	fprintf(f, "</svg>\n");
+	if (fclose(f)) {
+		fprintf(stderr, "topoml sim: %s: %s\n", c->svg,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+	struct sim_cli c = { 0 };
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t = NULL;
+	struct topoml_trace *tr = NULL;
+	struct topoml_sim_metrics *m = NULL;
+	int rc = _parse_args(&c, argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	rc = 1;
+	t = cli_load_topology(c.topology);
+	if (!t)
+		goto out;
+	if (!c.npol)
+		c.npol = _default_policies(t, c.pol);
+	c.topts.machine_nodes = t->nnodes;
+	tr = topoml_trace_read(c.trace, &c.topts, &err);
+	if (!tr) {
+		topoml_errors_print(&err, stderr);
+		goto out;
+	}
+	m = calloc(c.npol, sizeof(*m));
+	if (!m)
+		goto out;
+	for (int p = 0; p < c.npol; p++)
+		if (topoml_sim_run(t, tr, c.pol[p], &c.sopts, &m[p], NULL,
+				   &err)) {
+			topoml_errors_print(&err, stderr);
+			goto out;
+		}
+	if (c.json)
+		_print_json(&c, t, tr, m);
+	else
+		_print_table(&c, t, tr, m);
+	if (c.svg && _write_svg(&c, t, tr, m))
+		goto out;
+	rc = 0;
+out:
+	free(m);
+	topoml_trace_free(tr);
+	topoml_free(t);
+	topoml_errors_clear(&err);
+	return rc;
+}
