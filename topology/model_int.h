@@ -21,4 +21,16 @@ const char *topoml_where(const topoml_topo_t *t, int line, char *buf,
 /* Slurm's hostlist parser refuses ranges of more than 64k hosts. */
 #define TOPOML_HOSTLIST_MAX_RANGE 65536
 
+/* Names as a compact Slurm host list, in chunks Slurm can read back;
+ * sort = order does not matter (a set).  Caller frees. */
+char *topoml_names_format(const char *const *names, int n, bool sort);
+
+/*
+ * Call fn for every host of a Slurm host list string, in order.  -1 when
+ * the string is not a valid host list (nothing called), else 0 or the
+ * first non-zero value fn returned.
+ */
+int topoml_hostlist_foreach(const char *hostlist,
+			    int (*fn)(const char *host, void *arg), void *arg);
+
 #endif

@@ -74,8 +74,7 @@ static int _append(char **out, size_t *len, const char *s)
  * Slurm refuses to parse ranges of more than 64k hosts, so never write
  * one: format in chunks of at most that many hosts.
  */
-static char *_format(const topoml_topo_t *t, const int *nodes, int n,
-		     bool sort)
+char *topoml_names_format(const char *const *names, int n, bool sort)
 {
 	char *out = NULL;
 	size_t len = 0;
@@ -94,9 +93,8 @@ static char *_format(const topoml_topo_t *t, const int *nodes, int n,
 		if (end > n)
 			end = n;
 		for (; i < end; i++)
-			if (nodes[i] >= 0 && nodes[i] < t->nnodes)
-				slurm_hostlist_push_host(hl,
-						t->nodes[nodes[i]].name);
+			if (names[i])
+				slurm_hostlist_push_host(hl, names[i]);
 		if (sort)
 			slurm_hostlist_uniq(hl);
 		s = slurm_hostlist_ranged_string_malloc(hl);
@@ -113,6 +111,23 @@ static char *_format(const topoml_topo_t *t, const int *nodes, int n,
 fail:
 	free(out);
 	return NULL;
+}
+
+static char *_format(const topoml_topo_t *t, const int *nodes, int n,
+		     bool sort)
+{
+	const char **names = malloc((n ? n : 1) * sizeof(*names));
+	char *s;
+	int i;
+
+	if (!names)
+		return NULL;
+	for (i = 0; i < n; i++)
+		names[i] = nodes[i] >= 0 && nodes[i] < t->nnodes ?
+			   t->nodes[nodes[i]].name : NULL;
+	s = topoml_names_format(names, n, sort);
+	free(names);
+	return s;
 }
 
 char *topoml_nodeset_format(const topoml_topo_t *t, hwloc_const_bitmap_t set)
@@ -138,4 +153,24 @@ char *topoml_nodeset_format(const topoml_topo_t *t, hwloc_const_bitmap_t set)
 char *topoml_nodes_format(const topoml_topo_t *t, const int *nodes, int n)
 {
 	return _format(t, nodes, n, false);
+}
+
+int topoml_hostlist_foreach(const char *hostlist,
+			    int (*fn)(const char *host, void *arg), void *arg)
+{
+	hostlist_t hl;
+	char *host;
+	int rc = 0;
+
+	if (!hostlist || !*hostlist)
+		return 0;
+	hl = slurm_hostlist_create(hostlist);
+	if (!hl)
+		return -1;
+	while (!rc && (host = slurm_hostlist_shift(hl))) {
+		rc = fn(host, arg);
+		free(host);
+	}
+	slurm_hostlist_destroy(hl);
+	return rc;
 }
