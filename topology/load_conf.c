@@ -1,0 +1,960 @@
+/*
+ * Slurm 22.05 topology.conf reader, faithful to what slurmctld's
+ * topology/tree plugin accepts and rejects.
+ *
+ * Line syntax is src/common/parse_config.c (s_p_parse_file): a '#' not
+ * preceded by an odd run of backslashes starts a comment; an odd run of
+ * backslashes at the end of a line (trailing blanks allowed) joins the next
+ * line with nothing in between; every remaining backslash escapes the next
+ * character; "Include FILE" (case-insensitive, path relative to the
+ * including file) reads another file; keys are case-insensitive and match
+ * Slurm's regular expression, so "Nodes= x" means Nodes="x", a value may be
+ * quoted, and an operator before '=' ("Nodes+=") is accepted and ignored.
+ *
+ * Semantics are src/plugins/topology/tree/topology_tree.c (_parse_switches,
+ * _validate_switches).  Rejected, as slurmctld fatal()s: unknown keys, a bad
+ * LinkSpeed, a switch with both or neither of Nodes/Switches, a duplicate
+ * switch name, a child that is not defined or is the switch itself, a host
+ * list libslurm cannot parse, a loop (Slurm: "not a tree" after 21 passes),
+ * no switches at all (Slurm only logs "No switches configured" and runs
+ * without a topology, which leaves topoml nothing to work with).
+ * Accepted with a warning, as slurmctld only logs them: a node on several
+ * leaf switches (topoml keeps it under the first, Slurm lists it under all),
+ * a key given twice on a line (the last value wins), a leaf with an empty
+ * node list (left out).  Parts with no common root are accepted silently
+ * (Slurm logs an info line); jobs then stay inside one part.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE	/* asprintf */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <slurm/slurm.h>
+
+#include "topoml.h"
+#include "loaders.h"
+
+/* Slurm recurses without a limit; a self-include would overflow its stack. */
+#define CONF_INCLUDE_DEPTH 16
+/* Slurm gives up ("Switch configuration is not a tree") after 21 passes. */
+#define SLURM_LEVEL_PASSES 21
+
+/* The key=value expression of parse_config.c, verbatim. */
+static const char _kv_pattern[] =
+	"^[[:space:]]*"
+	"([[:alnum:]_.]+)"
+	"[[:space:]]*([-*+/]?)=[[:space:]]*"
+	"((\"([^\"]*)\")|([^[:space:]]+))"
+	"([[:space:]]|$)";
+
+struct _pos {
+	int line;
+	int col;
+};
+
+/* A logical line after comments, continuations and escapes are resolved. */
+struct _lline {
+	char *s;
+	struct _pos *pos;	/* where each character came from */
+	size_t n, cap;
+	struct _pos end;	/* just past the last character */
+};
+
+struct _rec {
+	char *name;
+	char *nodes;		/* NULL when not given */
+	char *switches;
+	uint32_t link_speed;
+	bool has_speed;
+	const char *file;
+	int line;
+	struct _pos nodes_at, switches_at;
+};
+
+struct _reader {
+	regex_t re;
+	struct _rec *recs;
+	int nrecs;
+	char **files;		/* file names the records point to */
+	int nfiles;
+	int nsyntax;		/* syntax errors so far */
+	topoml_errors_t *err;
+	topoml_errors_t *warn;
+};
+
+static int _lline_put(struct _lline *l, char c, int line, int col)
+{
+	if (l->n + 2 > l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		char *s = realloc(l->s, cap);
+		struct _pos *p;
+
+		if (!s)
+			return -1;
+		l->s = s;
+		p = realloc(l->pos, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		l->pos = p;
+		l->cap = cap;
+	}
+	l->s[l->n] = c;
+	l->pos[l->n].line = line;
+	l->pos[l->n].col = col;
+	l->n++;
+	l->s[l->n] = '\0';
+	return 0;
+}
+
+/* Position of byte offset off of the logical line (off may be its end). */
+static struct _pos _at(const struct _lline *l, size_t off)
+{
+	if (off < l->n)
+		return l->pos[off];
+	return l->end;
+}
+
+/* _strip_comments(): cut at the first '#' after an even backslash run. */
+static size_t _comment_cut(const char *p, size_t len)
+{
+	size_t i, bs = 0;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] == '#' && bs % 2 == 0)
+			return i;
+		bs = p[i] == '\\' ? bs + 1 : 0;
+	}
+	return len;
+}
+
+/*
+ * _strip_continuation(): an odd run of backslashes at the end, blanks after
+ * it allowed, continues the line; the last backslash and what follows it go.
+ * Returns the new length, or len when the line does not continue.
+ */
+static size_t _continuation_cut(const char *p, size_t len)
+{
+	size_t i = len, bs = 0;
+
+	while (i > 0) {
+		char c = p[i - 1];
+
+		if (c == '\\')
+			bs++;
+		else if (isspace((unsigned char)c) && bs == 0)
+			;
+		else
+			break;
+		i--;
+	}
+	if (bs % 2 == 1)
+		return i + bs - 1;
+	return len;
+}
+
+/*
+ * Read the next logical line from buf at *off, as _get_next_line() does.
+ * Returns the number of physical lines consumed (0 at the end).
+ */
+static int _next_line(const char *buf, size_t size, size_t *off, int lineno,
+		      struct _lline *l)
+{
+	int lines = 0;
+	size_t i, j;
+
+	l->n = 0;
+	if (l->s)
+		l->s[0] = '\0';
+	while (*off < size) {
+		const char *p = buf + *off;
+		const char *nl = memchr(p, '\n', size - *off);
+		size_t len = nl ? (size_t)(nl - p) + 1 : size - *off;
+		size_t keep, cont;
+
+		*off += len;
+		lines++;
+		keep = _comment_cut(p, len);
+		cont = _continuation_cut(p, keep);
+		for (i = 0; i < cont; i++)
+			if (_lline_put(l, p[i], lineno + lines - 1, i + 1))
+				return -1;
+		l->end.line = lineno + lines - 1;
+		l->end.col = cont + 1;
+		if (cont == keep)
+			break;
+	}
+	/* _strip_escapes(): drop each backslash, keep what it escapes. */
+	for (i = 0, j = 0; i < l->n; i++, j++) {
+		if (l->s[i] == '\\')
+			i++;
+		if (i >= l->n)
+			break;
+		l->s[j] = l->s[i];
+		l->pos[j] = l->pos[i];
+	}
+	l->n = j;
+	if (l->s)
+		l->s[j] = '\0';
+	return lines;
+}
+
+static bool _is_space(const char *s)
+{
+	for (; s && *s; s++)
+		if (!isspace((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* Trimmed copy of leftover text for messages, at most 40 characters. */
+static void _excerpt(const char *s, char *buf, size_t len)
+{
+	size_t n;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	n = strcspn(s, "\r\n");
+	if (n > 40)
+		n = 40;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+}
+
+struct _kv {
+	char *key;
+	char *value;
+	size_t key_off;		/* offsets into the logical line */
+	size_t value_off;
+	size_t end;		/* where the rest of the line starts */
+};
+
+/* _keyvalue_regex(): one key=value at the start of s (offset base). */
+static int _match_kv(struct _reader *r, const char *s, size_t base,
+		     struct _kv *kv)
+{
+	regmatch_t m[8];
+	int vi;
+
+	if (regexec(&r->re, s, 8, m, 0) == REG_NOMATCH)
+		return -1;
+	kv->key = strndup(s + m[1].rm_so, m[1].rm_eo - m[1].rm_so);
+	vi = m[5].rm_so != -1 ? 5 : 6;
+	kv->value = strndup(s + m[vi].rm_so, m[vi].rm_eo - m[vi].rm_so);
+	kv->key_off = base + m[1].rm_so;
+	kv->value_off = base + m[3].rm_so;
+	kv->end = base + m[3].rm_eo;
+	if (!kv->key || !kv->value) {
+		free(kv->key);
+		free(kv->value);
+		return -1;
+	}
+	return 0;
+}
+
+static void _syntax(struct _reader *r, const char *file, struct _pos p,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void _syntax(struct _reader *r, const char *file, struct _pos p,
+		    const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	topoml_errors_add(r->err, "%s:%d:%d: %s", file, p.line, p.col,
+			  msg ? msg : "out of memory");
+	free(msg);
+	r->nsyntax++;
+}
+
+/* s_p_handle_uint32(), with its messages. */
+static int _parse_uint32(const char *value, uint32_t *out, const char **why)
+{
+	char *end;
+	unsigned long long num;
+
+	errno = 0;
+	num = strtoull(value, &end, 0);
+	if (*end == 'k' || *end == 'K') {
+		num *= 1024;
+		end++;
+	}
+	if ((num == 0 && errno == EINVAL) || *end != '\0') {
+		if (!strcasecmp(value, "UNLIMITED") ||
+		    !strcasecmp(value, "INFINITE")) {
+			*out = 0xffffffff;
+			return 0;
+		}
+		*why = "is not a valid number";
+		return -1;
+	}
+	if (errno == ERANGE) {
+		*why = "is out of range";
+		return -1;
+	}
+	if (value[0] == '-') {
+		*why = "is less than zero";
+		return -1;
+	}
+	if (num > 0xffffffffULL) {
+		*why = "is greater than 4294967295";
+		return -1;
+	}
+	*out = (uint32_t)num;
+	return 0;
+}
+
+/*
+ * The rest of a SwitchName line (_parse_switches() and s_p_parse_line()).
+ * Returns 0 when the record is complete, -1 when Slurm's handler fails;
+ * *rest is where parsing stopped.
+ */
+static int _parse_switch_keys(struct _reader *r, const struct _lline *l,
+			      const char *file, struct _rec *rec,
+			      size_t *rest)
+{
+	struct _kv kv;
+	size_t off = *rest;
+	bool seen_nodes = false, seen_sw = false, seen_speed = false;
+
+	while (_match_kv(r, l->s + off, off, &kv) == 0) {
+		struct _pos kp = _at(l, kv.key_off);
+		bool *seen = NULL;
+		const char *why;
+
+		if (!strcasecmp(kv.key, "Nodes")) {
+			seen = &seen_nodes;
+			free(rec->nodes);
+			rec->nodes = kv.value;
+			rec->nodes_at = _at(l, kv.value_off);
+			kv.value = NULL;
+		} else if (!strcasecmp(kv.key, "Switches")) {
+			seen = &seen_sw;
+			free(rec->switches);
+			rec->switches = kv.value;
+			rec->switches_at = _at(l, kv.value_off);
+			kv.value = NULL;
+		} else if (!strcasecmp(kv.key, "LinkSpeed")) {
+			seen = &seen_speed;
+			if (_parse_uint32(kv.value, &rec->link_speed, &why)) {
+				_syntax(r, file, _at(l, kv.value_off),
+					"switch %s: LinkSpeed value (%s) %s",
+					rec->name, kv.value, why);
+				free(kv.key);
+				free(kv.value);
+				break;
+			}
+			rec->has_speed = true;
+		} else {
+			_syntax(r, file, kp, "switch %s: unknown key '%s' (a "
+				"switch line has Nodes=, Switches= and "
+				"LinkSpeed=; one SwitchName per line)",
+				rec->name, kv.key);
+			free(kv.key);
+			free(kv.value);
+			break;
+		}
+		if (*seen)
+			topoml_errors_add(r->warn, "%s:%d:%d: switch %s: %s "
+					  "given more than once, the last "
+					  "value is used", file, kp.line,
+					  kp.col, rec->name, kv.key);
+		*seen = true;
+		free(kv.key);
+		free(kv.value);
+		off = kv.end;
+	}
+	*rest = off;
+
+	if (rec->nodes && rec->switches) {
+		topoml_errors_add(r->err, "%s:%d: switch %s has both child "
+				  "switches and nodes", file, rec->line,
+				  rec->name);
+		r->nsyntax++;
+		return -1;
+	}
+	if (!rec->nodes && !rec->switches) {
+		topoml_errors_add(r->err, "%s:%d: switch %s has neither child "
+				  "switches nor nodes", file, rec->line,
+				  rec->name);
+		r->nsyntax++;
+		return -1;
+	}
+	return 0;
+}
+
+static void _rec_free(struct _rec *rec)
+{
+	free(rec->name);
+	free(rec->nodes);
+	free(rec->switches);
+}
+
+static int _add_rec(struct _reader *r, struct _rec *rec)
+{
+	struct _rec *a;
+
+	if (r->nrecs % 64 == 0) {
+		a = realloc(r->recs, (r->nrecs + 64) * sizeof(*a));
+		if (!a)
+			return -1;
+		r->recs = a;
+	}
+	r->recs[r->nrecs++] = *rec;
+	return 0;
+}
+
+static const char *_keep_file(struct _reader *r, const char *path)
+{
+	char **f = realloc(r->files, (r->nfiles + 1) * sizeof(*f));
+
+	if (!f)
+		return path;
+	r->files = f;
+	f[r->nfiles] = strdup(path);
+	return f[r->nfiles] ? f[r->nfiles++] : path;
+}
+
+static int _parse_file(struct _reader *r, const char *path, int depth);
+
+/*
+ * _parse_include_directive(): "include" + blank + file name.  Returns 0 when
+ * the line is no include, 1 when handled (errors recorded).
+ */
+static int _include(struct _reader *r, const struct _lline *l,
+		    const char *file, int depth)
+{
+	const char *s = l->s, *p, *fn;
+	char *name = NULL, *full = NULL, rest[48];
+	size_t n;
+
+	if (strncasecmp(s, "include", 7) || !isspace((unsigned char)s[7]))
+		return 0;
+	for (p = s + 7; isspace((unsigned char)*p); p++)
+		;
+	fn = p;
+	while (*p && !isspace((unsigned char)*p))
+		p++;
+	n = p - fn;
+	if (n == 0) {
+		_syntax(r, file, _at(l, fn - s), "Include without a file "
+			"name");
+		return 1;
+	}
+	name = strndup(fn, n);
+	if (!name)
+		goto out;
+	if (strstr(name, "%c")) {
+		/* topology.conf has no ClusterName for %c to expand. */
+		_syntax(r, file, _at(l, fn - s), "Include %s: %%c needs "
+			"ClusterName, which topology.conf does not have",
+			name);
+		goto out;
+	}
+	if (name[0] == '/') {
+		full = strdup(name);
+	} else {
+		const char *slash = strrchr(file, '/');
+		int dl = slash ? (int)(slash - file) : 1;
+
+		if (asprintf(&full, "%.*s/%s", dl, slash ? file : ".",
+			     name) < 0)
+			full = NULL;
+	}
+	if (!full)
+		goto out;
+	if (depth >= CONF_INCLUDE_DEPTH) {
+		_syntax(r, file, _at(l, fn - s), "Include %s: nested more "
+			"than %d deep (an include loop?)", name,
+			CONF_INCLUDE_DEPTH);
+		goto out;
+	}
+	if (_parse_file(r, full, depth + 1) < 0) {
+		_syntax(r, file, _at(l, 0), "Include %s failed", name);
+		goto out;
+	}
+	if (!_is_space(p)) {
+		_excerpt(p, rest, sizeof(rest));
+		_syntax(r, file, _at(l, p - s), "parse error at '%s' after "
+			"the Include file name", rest);
+	}
+out:
+	free(name);
+	free(full);
+	return 1;
+}
+
+/* One logical line: Include, SwitchName=..., or blanks. */
+static void _parse_line(struct _reader *r, const struct _lline *l,
+			const char *file, int depth)
+{
+	struct _kv kv;
+	struct _rec rec;
+	size_t rest;
+	char ex[48];
+
+	if (_include(r, l, file, depth))
+		return;
+	if (_match_kv(r, l->s, 0, &kv)) {
+		if (!_is_space(l->s)) {
+			size_t off = strspn(l->s, " \t\r\n\v\f");
+
+			_excerpt(l->s, ex, sizeof(ex));
+			_syntax(r, file, _at(l, off), "parse error at '%s': "
+				"expected KEY=VALUE", ex);
+		}
+		return;
+	}
+	if (strcasecmp(kv.key, "SwitchName")) {
+		const char *hint = "";
+
+		if (!strcasecmp(kv.key, "BlockName") ||
+		    !strcasecmp(kv.key, "BlockSizes"))
+			hint = " (block topology, topology/block of Slurm "
+			       "23.11 and later, is unknown to Slurm 22.05)";
+		_syntax(r, file, _at(l, kv.key_off), "unknown key '%s': "
+			"topology.conf lines start with SwitchName=%s",
+			kv.key, hint);
+		free(kv.key);
+		free(kv.value);
+		return;
+	}
+	memset(&rec, 0, sizeof(rec));
+	rec.name = kv.value;
+	rec.file = file;
+	rec.line = _at(l, kv.key_off).line;
+	free(kv.key);
+	rest = kv.end;
+	if (_parse_switch_keys(r, l, file, &rec, &rest)) {
+		_rec_free(&rec);
+		return;
+	}
+	if (!_is_space(l->s + rest)) {
+		size_t off = rest + strspn(l->s + rest, " \t\r\n\v\f");
+
+		_excerpt(l->s + rest, ex, sizeof(ex));
+		_syntax(r, file, _at(l, off), "parse error at '%s'", ex);
+	}
+	if (_add_rec(r, &rec))
+		_rec_free(&rec);
+}
+
+/* s_p_parse_file(): -1 when the file cannot be read. */
+static int _parse_file(struct _reader *r, const char *path, int depth)
+{
+	FILE *f = NULL;
+	struct stat st;
+	char *buf = NULL;
+	size_t size, off = 0;
+	struct _lline l = { 0 };
+	int lineno = 1, n, rc = -1;
+	const char *file;
+
+	if (stat(path, &st) < 0 || !(f = fopen(path, "r"))) {
+		topoml_errors_add(r->err, "%s: cannot read: %s", path,
+				  strerror(errno));
+		r->nsyntax++;
+		goto out;
+	}
+	file = _keep_file(r, path);
+	size = st.st_size;
+	buf = malloc(size + 1);
+	if (!buf || fread(buf, 1, size, f) != size) {
+		topoml_errors_add(r->err, "%s: cannot read: %s", path,
+				  buf ? "short read" : "out of memory");
+		r->nsyntax++;
+		goto out;
+	}
+	buf[size] = '\0';
+	while ((n = _next_line(buf, size, &off, lineno, &l)) > 0) {
+		if (l.n > 0)
+			_parse_line(r, &l, file, depth);
+		lineno += n;
+	}
+	rc = n < 0 ? -1 : 0;
+	if (n < 0)
+		topoml_errors_add(r->err, "%s: out of memory", path);
+out:
+	if (f)
+		fclose(f);
+	free(buf);
+	free(l.s);
+	free(l.pos);
+	return rc;
+}
+
+/* ---- semantics: _validate_switches() ------------------------------ */
+
+/* Host list through libslurm, as Slurm does; NULL when it refuses it. */
+static hostlist_t _hostlist(struct _reader *r, const struct _rec *rec,
+			    const char *what, const char *list,
+			    struct _pos at)
+{
+	hostlist_t hl = slurm_hostlist_create(list);
+
+	if (!hl)
+		topoml_errors_add(r->err, "%s:%d:%d: switch %s: invalid host "
+				  "list '%s' in %s", rec->file, at.line,
+				  at.col, rec->name, list, what);
+	return hl;
+}
+
+/* Find and report one loop through switch i (colour: 0 new, 1 on path). */
+static bool _find_loop(const topoml_topo_t *t, const struct _rec *recs,
+		       const int *rec_of, int i, char *colour, int *path,
+		       int depth, topoml_errors_t *err)
+{
+	const struct topoml_switch *sw = &t->switches[i];
+	int k, c;
+
+	colour[i] = 1;
+	path[depth] = i;
+	for (k = 0; k < sw->nchildren; k++) {
+		c = sw->children[k];
+		if (colour[c] == 1) {
+			char buf[1024];
+			size_t len = 0;
+			int d = depth;
+
+			while (d > 0 && path[d] != c)
+				d--;
+			for (; d <= depth && len < sizeof(buf) - 64; d++)
+				len += snprintf(buf + len, sizeof(buf) - len,
+						"%s (line %d) -> ",
+						t->switches[path[d]].name,
+						recs[rec_of[path[d]]].line);
+			snprintf(buf + len, sizeof(buf) - len, "%s",
+				 t->switches[c].name);
+			topoml_errors_add(err, "%s:%d: switch %s: switch loop "
+					  "%s: Switches= must form a tree "
+					  "(Slurm: \"Switch configuration is "
+					  "not a tree\")", recs[rec_of[c]].file,
+					  recs[rec_of[c]].line,
+					  t->switches[c].name, buf);
+			return true;
+		}
+		if (colour[c] == 0 && _find_loop(t, recs, rec_of, c, colour,
+						 path, depth + 1, err))
+			return true;
+	}
+	colour[i] = 2;
+	return false;
+}
+
+/*
+ * Slurm resolves levels in passes and gives up after 21: a loop, or (very
+ * rarely) a hierarchy whose file order needs more passes.  Returns 0 when
+ * Slurm would resolve it.
+ */
+static int _check_tree(struct _reader *r, const topoml_topo_t *t,
+		       const int *rec_of, const bool *is_leaf)
+{
+	int n = t->nswitches, pass, i, k, rc = 0;
+	char *resolved = calloc(n ? n : 1, 1), *colour = NULL;
+	int *path = NULL;
+	bool done = false, looped = false;
+
+	if (!resolved)
+		return -1;
+	for (i = 0; i < n; i++)
+		resolved[i] = is_leaf[i];
+	for (pass = 1; pass <= SLURM_LEVEL_PASSES && !done; pass++) {
+		done = true;
+		for (i = 0; i < n; i++) {
+			const struct topoml_switch *sw = &t->switches[i];
+
+			if (resolved[i])
+				continue;
+			for (k = 0; k < sw->nchildren; k++)
+				if (!resolved[sw->children[k]])
+					break;
+			if (k < sw->nchildren)
+				done = false;
+			else
+				resolved[i] = 1;
+		}
+	}
+	if (done)
+		goto out;
+	rc = -1;
+	colour = calloc(n, 1);
+	path = calloc(n, sizeof(*path));
+	if (!colour || !path)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (!resolved[i] && !colour[i] &&
+		    _find_loop(t, r->recs, rec_of, i, colour, path, 0, r->err))
+			looped = true;
+	if (!looped)
+		topoml_errors_add(r->err, "%s: the switch hierarchy needs more "
+				  "than %d passes to resolve in this line "
+				  "order (Slurm 22.05: \"Switch configuration "
+				  "is not a tree\"); list parents after "
+				  "their children", r->recs[0].file,
+				  SLURM_LEVEL_PASSES);
+out:
+	free(resolved);
+	free(colour);
+	free(path);
+	return rc;
+}
+
+/* Leaves: attach nodes; a node already on another leaf stays there. */
+static int _attach_nodes(struct _reader *r, topoml_topo_t *t, int sw,
+			 const struct _rec *rec, hostlist_t hl)
+{
+	char *name;
+	int n, rc = 0;
+
+	while ((name = slurm_hostlist_shift(hl))) {
+		n = topoml_node_by_name(t, name);
+		if (n < 0)
+			n = topoml_add_node(t, name, rec->line, r->err);
+		if (n < 0) {
+			rc = -1;
+		} else if (t->nodes[n].leaf >= 0 && t->nodes[n].leaf != sw) {
+			const struct topoml_switch *o =
+				&t->switches[t->nodes[n].leaf];
+
+			topoml_errors_add(r->warn, "%s:%d: node %s is on leaf "
+					  "switches %s (line %d) and %s; "
+					  "Slurm 22.05 only warns (\"Multiple "
+					  "leaf switches contain nodes\"); "
+					  "topoml keeps it under %s",
+					  rec->file, rec->line, name, o->name,
+					  o->line, rec->name, o->name);
+		} else if (t->nodes[n].leaf < 0 &&
+			   topoml_attach_node(t, sw, n, r->err)) {
+			rc = -1;
+		}
+		free(name);
+	}
+	return rc;
+}
+
+/* Upper switches: link children; unknown or self children are fatal. */
+static int _link_children(struct _reader *r, topoml_topo_t *t, int sw,
+			  const struct _rec *rec, hostlist_t hl,
+			  const bool *dropped)
+{
+	char *name;
+	int c, k, rc = 0;
+	const struct topoml_switch *s;
+
+	while ((name = slurm_hostlist_shift(hl))) {
+		c = topoml_switch_by_name(t, name);
+		if (c < 0 || c == sw) {
+			topoml_errors_add(r->err, "%s:%d:%d: switch %s: child "
+					  "switch '%s' %s (Slurm: \"invalid "
+					  "child\")", rec->file,
+					  rec->switches_at.line,
+					  rec->switches_at.col, rec->name,
+					  name, c < 0 ? "is not defined" :
+					  "is the switch itself");
+			rc = -1;
+		} else if (!dropped[c]) {
+			s = &t->switches[sw];
+			for (k = 0; k < s->nchildren; k++)
+				if (s->children[k] == c)
+					break;
+			if (k == s->nchildren)
+				topoml_link_switches(t, sw, c);
+		}
+		free(name);
+	}
+	return rc;
+}
+
+/*
+ * Switches whose children were all left out (empty leaves) go too; Slurm
+ * keeps them, with an empty node set that no job can use.
+ */
+static void _drop_empty_parents(struct _reader *r, bool *dropped)
+{
+	bool changed = true;
+	int i;
+
+	while (changed) {
+		changed = false;
+		for (i = 0; i < r->nrecs; i++) {
+			struct _rec *rec = &r->recs[i];
+			hostlist_t hl;
+			char *name;
+			bool any = false;
+			int k;
+
+			if (dropped[i] || !rec->switches)
+				continue;
+			hl = slurm_hostlist_create(rec->switches);
+			if (!hl)
+				continue;
+			while (!any && (name = slurm_hostlist_shift(hl))) {
+				for (k = 0; k < r->nrecs; k++)
+					if (!strcmp(r->recs[k].name, name))
+						break;
+				if (k == r->nrecs || !dropped[k])
+					any = true;
+				free(name);
+			}
+			slurm_hostlist_destroy(hl);
+			if (!any) {
+				dropped[i] = changed = true;
+				topoml_errors_add(r->warn, "%s:%d: switch %s "
+						  "has no nodes below it; "
+						  "left out", rec->file,
+						  rec->line, rec->name);
+			}
+		}
+	}
+}
+
+static topoml_topo_t *_build(struct _reader *r, const char *path)
+{
+	topoml_topo_t *t = NULL;
+	int *sw_of = NULL, *rec_of = NULL, i, s, nbad = 0;
+	bool *dropped = NULL, *is_leaf = NULL;
+	hostlist_t hl;
+
+	if (r->nrecs == 0) {
+		topoml_errors_add(r->err, "%s: no switches configured: a "
+				  "topology.conf needs SwitchName= lines "
+				  "(Slurm 22.05 logs \"No switches "
+				  "configured\" and runs without a topology)",
+				  path);
+		return NULL;
+	}
+	t = topoml_new(TOPOML_FAT_TREE, path);
+	sw_of = malloc(r->nrecs * sizeof(*sw_of));
+	rec_of = malloc(r->nrecs * sizeof(*rec_of));
+	dropped = calloc(r->nrecs, sizeof(*dropped));
+	is_leaf = calloc(r->nrecs, sizeof(*is_leaf));
+	if (!t || !sw_of || !rec_of || !dropped || !is_leaf) {
+		topoml_errors_add(r->err, "%s: out of memory", path);
+		goto fail;
+	}
+
+	/* Empty leaves (Nodes="") hold nothing a job could use. */
+	for (i = 0; i < r->nrecs; i++) {
+		struct _rec *rec = &r->recs[i];
+
+		if (!rec->nodes)
+			continue;
+		hl = slurm_hostlist_create(rec->nodes);
+		if (hl && slurm_hostlist_count(hl) == 0) {
+			dropped[i] = true;
+			topoml_errors_add(r->warn, "%s:%d: switch %s has an "
+					  "empty node list; left out",
+					  rec->file, rec->line, rec->name);
+		}
+		if (hl)
+			slurm_hostlist_destroy(hl);
+	}
+	_drop_empty_parents(r, dropped);
+
+	/* Switches in file order; duplicates are fatal in Slurm. */
+	for (i = 0; i < r->nrecs; i++) {
+		struct _rec *rec = &r->recs[i];
+
+		sw_of[i] = -1;
+		s = topoml_switch_by_name(t, rec->name);
+		if (s >= 0) {
+			topoml_errors_add(r->err, "%s:%d: switch %s: already "
+					  "defined at line %d (Slurm: \"Switch "
+					  "(%s) has already been defined\")",
+					  rec->file, rec->line, rec->name,
+					  t->switches[s].line, rec->name);
+			nbad++;
+			continue;
+		}
+		if (dropped[i])
+			continue;
+		s = topoml_add_switch(t, rec->name, rec->line, r->err);
+		if (s < 0) {
+			nbad++;
+			continue;
+		}
+		sw_of[i] = s;
+		rec_of[s] = i;
+		is_leaf[s] = rec->nodes != NULL;
+		if (rec->has_speed)
+			t->switches[s].link_speed = rec->link_speed;
+	}
+	if (nbad)
+		goto fail;
+
+	for (i = 0; i < r->nrecs; i++) {
+		struct _rec *rec = &r->recs[i];
+		bool leaf = rec->nodes != NULL;
+
+		if (dropped[i])
+			continue;
+		hl = _hostlist(r, rec, leaf ? "Nodes" : "Switches",
+			       leaf ? rec->nodes : rec->switches,
+			       leaf ? rec->nodes_at : rec->switches_at);
+		if (!hl) {
+			nbad++;
+			continue;
+		}
+		if (leaf ? _attach_nodes(r, t, sw_of[i], rec, hl) :
+		    _link_children(r, t, sw_of[i], rec, hl, dropped))
+			nbad++;
+		slurm_hostlist_destroy(hl);
+	}
+	if (nbad || _check_tree(r, t, rec_of, is_leaf))
+		goto fail;
+	if (topoml_finalize(t, r->err))
+		goto fail;
+	goto out;
+fail:
+	topoml_free(t);
+	t = NULL;
+out:
+	free(sw_of);
+	free(rec_of);
+	free(dropped);
+	free(is_leaf);
+	return t;
+}
+
+topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
+				   topoml_errors_t *warn)
+{
+	struct _reader r;
+	topoml_topo_t *t = NULL;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	r.err = err;
+	r.warn = warn;
+	if (regcomp(&r.re, _kv_pattern, REG_EXTENDED)) {
+		topoml_errors_add(err, "%s: internal error: regcomp", path);
+		return NULL;
+	}
+	if (_parse_file(&r, path, 0) == 0 && r.nsyntax == 0)
+		t = _build(&r, path);
+	for (i = 0; i < r.nrecs; i++)
+		_rec_free(&r.recs[i]);
+	free(r.recs);
+	for (i = 0; i < r.nfiles; i++)
+		free(r.files[i]);
+	free(r.files);
+	regfree(&r.re);
+	return t;
+}
+
+topoml_topo_t *topoml_load_conf(const char *path, topoml_errors_t *err)
+{
+	return topoml_load_conf_ex(path, err, NULL);
+}
