@@ -11,6 +11,8 @@
 
 static const struct topoml_cmd commands[] = {
 	/* COMMANDS: one row per subcommand, in the order of --help */
+	{ "import-ib", cmd_import_ib,
+	  "ibnetdiscover output -> topology.conf or JSON" },
 	{ NULL, NULL, NULL },
 };
 
