@@ -1,15 +1,51 @@
 /*
  * Checkpoint hooks of the topoml SPANK plugin (--ml-ckpt / TOPOML_CKPT).
+ *
+ * Route for the warning and the requeue (a SPANK plugin cannot change the
+ * job record): every slurmstepd of the job runs a timer thread from
+ * user_init to exit.  It learns the job's end time from slurmctld
+ * (slurm_get_end_time, resolved from libslurmfull inside slurmstepd; no
+ * Slurm library is linked), raises the warning `lead` seconds before it in
+ * the node's shared page (contrib/ckpt/topoml_ckpt_page.h), and the batch
+ * step's timer requeues the job (slurm_requeue) as soon as a checkpoint
+ * answering the warning is committed, or a few seconds before the limit
+ * when none comes.  Requeue by `scontrol requeue` and preemption arrive as
+ * SIGTERM, which the hook library turns into the same warning.  Node
+ * failures are requeued by slurmctld itself (JobRequeue=1, the default);
+ * the new run raises DIR/epoch so that the old one, still running behind a
+ * dead slurmd, can neither commit nor survive: its timer kills its tasks.
+ *
+ * Privileges: user_init runs after slurmstepd dropped its effective uid and
+ * gids to the job's user (src/slurmd/slurmstepd/mgr.c: drop_privileges()
+ * then spank_user()); the directory and the page are created there, and in
+ * a child that setuid()s to the user when that is not so.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
 
 #include "ckpt.h"
+#include "../contrib/ckpt/topoml_ckpt_page.h"
 
 #define CKPT_DEFAULT_KEEP	3
 #define CKPT_DEFAULT_LEAD	60
@@ -144,18 +180,542 @@ out:
 	return rc;
 }
 
+
+#define CKPT_MIN_RUN	10	/* s a run lasts at least before the warning */
+#define CKPT_POLL_NS	(200 * 1000 * 1000)
+
+static struct {
+	bool active;
+	uint32_t job_id, step_id, node_id;
+	uid_t uid;
+	gid_t gid;
+	long restart;
+	int lead;
+	long interval;
+	char dir[PATH_MAX];
+	char page_path[PATH_MAX];
+	int page_fd;
+	struct topoml_ckpt_page *page;
+	pthread_t timer;
+	volatile int stop;
+} _st = { .page_fd = -1 };
+
+/*
+ * DIR with %j (job id), %A/%a (array job/task id), %u (user name), %%; a DIR
+ * without '%' gets a per-job (or per array task) subdirectory.
+ */
+static int _expand_dir(const char *in, uint32_t job, uint32_t array_job,
+		       uint32_t array_task, const char *user, char *out,
+		       size_t len)
+{
+	char tmp[PATH_MAX], num[32];
+	size_t o = 0;
+	const char *s, *add;
+
+	if (!strchr(in, '%')) {
+		int n;
+
+		if (array_job && array_task != NO_VAL)
+			n = snprintf(tmp, sizeof(tmp), "%s/%u_%u", in,
+				     array_job, array_task);
+		else
+			n = snprintf(tmp, sizeof(tmp), "%s/%u", in, job);
+		if (n < 0 || (size_t)n >= sizeof(tmp) || (size_t)n >= len)
+			return -1;
+		strcpy(out, tmp);
+		return 0;
+	}
+	for (s = in; *s; s++) {
+		add = NULL;
+		if (*s == '%' && s[1]) {
+			s++;
+			switch (*s) {
+			case 'j':
+				snprintf(num, sizeof(num), "%u", job);
+				break;
+			case 'A':
+				snprintf(num, sizeof(num), "%u",
+					 array_job ? array_job : job);
+				break;
+			case 'a':
+				if (array_job && array_task != NO_VAL)
+					snprintf(num, sizeof(num), "%u",
+						 array_task);
+				else
+					strcpy(num, "0");
+				break;
+			case 'u':
+				add = user;
+				break;
+			case '%':
+				strcpy(num, "%");
+				break;
+			default:
+				return -1;
+			}
+			if (!add)
+				add = num;
+		} else {
+			num[0] = *s;
+			num[1] = '\0';
+			add = num;
+		}
+		if (o + strlen(add) >= len)
+			return -1;
+		strcpy(out + o, add);
+		o += strlen(add);
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* The existing directory at or above path (a copy in buf). */
+static int _existing_ancestor(const char *path, char *buf, size_t len,
+			      struct stat *st)
+{
+	char *slash;
+
+	if (strlen(path) >= len)
+		return -1;
+	strcpy(buf, path);
+	while (stat(buf, st) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			return -1;
+		slash = strrchr(buf, '/');
+		if (!slash)
+			return getcwd(buf, len) && !stat(buf, st) ? 0 : -1;
+		if (slash == buf)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	return 0;
+}
+
 int ml_ckpt_local(spank_t sp, const struct ml_ckpt_opts *o)
 {
+	char probe[PATH_MAX], anc[PATH_MAX], *pct;
+	struct stat st;
+
 	(void)sp;
-	(void)o;
+	if (!o || !o->set)
+		return 0;
+	/* Only the part before the first %-pattern exists at submit time. */
+	strcpy(probe, o->dir);
+	if ((pct = strchr(probe, '%'))) {
+		*pct = '\0';
+		if ((pct = strrchr(probe, '/')))
+			pct[pct == probe ? 1 : 0] = '\0';
+		else
+			strcpy(probe, ".");
+	}
+	if (_existing_ancestor(probe, anc, sizeof(anc), &st) < 0) {
+		slurm_error("topoml: --ml-ckpt: %s: %s", o->dir,
+			    strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		slurm_error("topoml: --ml-ckpt: %s: %s is not a directory",
+			    o->dir, anc);
+		return -1;
+	}
+	if (access(anc, W_OK | X_OK) < 0) {
+		slurm_error("topoml: --ml-ckpt: %s: cannot create checkpoints "
+			    "there: %s is not writable by uid %u (%s)",
+			    o->dir, anc, (unsigned)getuid(), strerror(errno));
+		return -1;
+	}
 	return 0;
+}
+
+static int _mkdir_p(const char *dir)
+{
+	char buf[PATH_MAX], *s;
+
+	if (strlen(dir) >= sizeof(buf))
+		return errno = ENAMETOOLONG, -1;
+	strcpy(buf, dir);
+	for (s = buf + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -1;
+	return access(buf, W_OK | X_OK);
+}
+
+static long _read_epoch(const char *dir)
+{
+	char p[PATH_MAX + 8], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/epoch", dir);
+	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+static int _write_epoch(const char *dir, long restart)
+{
+	char p[PATH_MAX + 32], t[PATH_MAX + 32], buf[32];
+	int fd, n;
+
+	if (_read_epoch(dir) >= restart)
+		return 0;
+	snprintf(p, sizeof(p), "%s/epoch", dir);
+	snprintf(t, sizeof(t), "%s/.epoch.%d", dir, (int)getpid());
+	if ((fd = open(t, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%ld\n", restart);
+	if (write(fd, buf, n) != n || fsync(fd) < 0) {
+		close(fd);
+		unlink(t);
+		return -1;
+	}
+	close(fd);
+	if (rename(t, p) < 0) {
+		unlink(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* Create (or join) the node's page; the file belongs to the job's user. */
+static int _open_page(void)
+{
+	struct topoml_ckpt_page *p;
+	struct stat st;
+	void *m;
+	int fd;
+
+	fd = open(_st.page_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	/* Made by root (privileges not dropped): give it to the user. */
+	if (st.st_uid == 0 && _st.uid != 0 && geteuid() == 0 &&
+	    st.st_size == 0 && fchown(fd, _st.uid, _st.gid) == 0)
+		st.st_uid = _st.uid;
+	if (st.st_uid != _st.uid) {
+		errno = EPERM;
+		goto fail;
+	}
+	flock(fd, LOCK_EX);
+	if ((st.st_size < TOPOML_CKPT_PAGE_SIZE &&
+	     ftruncate(fd, TOPOML_CKPT_PAGE_SIZE) < 0) ||
+	    (m = mmap(NULL, TOPOML_CKPT_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_SHARED, fd, 0)) == MAP_FAILED)
+		goto fail;
+	p = m;
+	if (p->magic != TOPOML_CKPT_PAGE_MAGIC) {
+		memset(p, 0, TOPOML_CKPT_PAGE_SIZE);
+		p->version = TOPOML_CKPT_PAGE_VERSION;
+		p->size = TOPOML_CKPT_PAGE_SIZE;
+		p->target_step = -1;
+		p->commit_step = -1;
+		p->start_time = time(NULL);
+		__atomic_store_n(&p->magic, TOPOML_CKPT_PAGE_MAGIC,
+				 __ATOMIC_RELEASE);
+	}
+	p->refs++;
+	flock(fd, LOCK_UN);
+	_st.page_fd = fd;
+	_st.page = p;
+	return 0;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* Read DIR/latest: its path, or "" when there is no complete checkpoint. */
+static void _read_latest(const char *dir, char *out, size_t len)
+{
+	char link[PATH_MAX], lp[PATH_MAX + 8];
+	struct stat st;
+	ssize_t n;
+
+	out[0] = '\0';
+	snprintf(lp, sizeof(lp), "%s/latest", dir);
+	n = readlink(lp, link, sizeof(link) - 1);
+	if (n <= 0)
+		return;
+	link[n] = '\0';
+	if (strncmp(link, "step-", 5) || strchr(link, '/'))
+		return;
+	if ((size_t)snprintf(out, len, "%s/%s", dir, link) >= len ||
+	    stat(out, &st) < 0 || !S_ISDIR(st.st_mode))
+		out[0] = '\0';
+}
+
+/* File work as the job's user: directly when slurmstepd already is. */
+static int _user_setup(char *resume, size_t len)
+{
+	pid_t pid;
+	int status, rc = -1, pfd[2];
+
+	if (geteuid() == _st.uid) {
+		if (_mkdir_p(_st.dir) < 0)
+			return -1;
+		_write_epoch(_st.dir, _st.restart);
+		_read_latest(_st.dir, resume, len);
+		return 0;
+	}
+	if (pipe(pfd) < 0)
+		return -1;
+	if ((pid = fork()) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		char buf[PATH_MAX] = "";
+		int e = 0;
+
+		close(pfd[0]);
+		if (setgroups(0, NULL) < 0 || setgid(_st.gid) < 0 ||
+		    setuid(_st.uid) < 0 || _mkdir_p(_st.dir) < 0)
+			e = errno ? errno : EPERM;
+		if (!e) {
+			_write_epoch(_st.dir, _st.restart);
+			_read_latest(_st.dir, buf, sizeof(buf));
+		}
+		if (write(pfd[1], &e, sizeof(e)) != sizeof(e) ||
+		    write(pfd[1], buf, sizeof(buf)) != sizeof(buf))
+			_exit(2);
+		_exit(0);
+	}
+	close(pfd[1]);
+	{
+		int e = EIO;
+		char buf[PATH_MAX];
+
+		if (read(pfd[0], &e, sizeof(e)) == sizeof(e) &&
+		    read(pfd[0], buf, sizeof(buf)) == sizeof(buf)) {
+			if (!e) {
+				snprintf(resume, len, "%s", buf);
+				rc = 0;
+			}
+		}
+		errno = e;
+	}
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return rc;
+}
+
+static void _raise(uint32_t why)
+{
+	struct topoml_ckpt_page *p = _st.page;
+
+	flock(_st.page_fd, LOCK_EX);
+	__atomic_fetch_or(&p->reason, why, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&p->gen, 1, __ATOMIC_SEQ_CST);
+	flock(_st.page_fd, LOCK_UN);
+}
+
+/* A newer run of the job started elsewhere: stop this one's tasks. */
+static void _kill_stale(void)
+{
+	struct topoml_ckpt_page *p = _st.page;
+	int i;
+
+	for (i = 0; i < p->npids && i < TOPOML_CKPT_PAGE_PIDS; i++) {
+		char path[64];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/proc/%d", p->pids[i]);
+		if (p->pids[i] > 1 && stat(path, &st) == 0 &&
+		    st.st_uid == _st.uid)
+			kill(p->pids[i], SIGKILL);
+	}
+}
+
+static void *_timer(void *arg)
+{
+	struct topoml_ckpt_page *p = _st.page;
+	struct timespec ts = { 0, CKPT_POLL_NS };
+	bool batch = _st.step_id == SLURM_BATCH_SCRIPT;
+	bool warned = false, requeued = false, fenced = false;
+	time_t next_poll = 0, next_epoch = 0, end = 0;
+
+	(void)arg;
+	while (!_st.stop) {
+		time_t now = time(NULL), warn_at, base;
+
+		if (_st.lead > 0 && now >= next_poll) {
+			time_t e = 0;
+
+			if (slurm_get_end_time(_st.job_id, &e) == SLURM_SUCCESS) {
+				/* No time limit: a date years away. */
+				end = (e > now && e - now < 10L * 365 * 86400) ?
+				      e : 0;
+				p->end_time = end;
+			}
+			next_poll = now + ((end && end - _st.lead - now < 60) ?
+					   5 : 30);
+		}
+		warn_at = end - _st.lead;
+		if (warn_at < p->start_time + CKPT_MIN_RUN)
+			warn_at = p->start_time + CKPT_MIN_RUN;
+		if (end && !warned && now >= warn_at) {
+			warned = true;
+			slurm_info("topoml: --ml-ckpt: job %u ends in %lds: "
+				   "checkpoint warning", _st.job_id,
+				   (long)(end - now));
+			_raise(TOPOML_CKPT_R_LIMIT);
+		}
+		if (batch && warned && !requeued &&
+		    ((__atomic_load_n(&p->commit_reason, __ATOMIC_SEQ_CST) &
+		      TOPOML_CKPT_R_LIMIT) ||
+		     now >= end - (_st.lead / 4 > 2 ? _st.lead / 4 : 2))) {
+			requeued = true;
+			if (slurm_requeue(_st.job_id, 0) != SLURM_SUCCESS) {
+				slurm_error("topoml: --ml-ckpt: requeue of job "
+					    "%u failed: %s (is the job "
+					    "requeue-able? JobRequeue=1 or "
+					    "--requeue)", _st.job_id,
+					    slurm_strerror(slurm_get_errno()));
+				__atomic_store_n(&p->requeued, 2,
+						 __ATOMIC_SEQ_CST);
+			} else {
+				slurm_info("topoml: --ml-ckpt: job %u requeued "
+					   "(checkpoint of step %ld)",
+					   _st.job_id, (long)p->commit_step);
+				__atomic_store_n(&p->requeued, 1,
+						 __ATOMIC_SEQ_CST);
+			}
+		}
+		if (_st.interval > 0) {
+			base = p->commit_time > p->interval_time ?
+			       p->commit_time : p->interval_time;
+			if (base < p->start_time)
+				base = p->start_time;
+			if (now - base >= _st.interval) {
+				p->interval_time = now;
+				_raise(TOPOML_CKPT_R_INTERVAL);
+			}
+		}
+		if (!fenced && now >= next_epoch) {
+			next_epoch = now + 2;
+			if (_read_epoch(_st.dir) > _st.restart) {
+				fenced = true;
+				slurm_error("topoml: --ml-ckpt: job %u runs "
+					    "again elsewhere (restart %ld): "
+					    "killing this stale run",
+					    _st.job_id, _read_epoch(_st.dir));
+				_kill_stale();
+			}
+		}
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void _setenv_long(spank_t sp, const char *name, long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", v);
+	spank_setenv(sp, name, buf, 1);
 }
 
 int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o)
 {
-	(void)sp;
-	(void)o;
+	uint32_t array_job = 0, array_task = NO_VAL;
+	char buf[64], user[64] = "", dir[PATH_MAX], resume[PATH_MAX];
+	const char *shm;
+
+	if (!o || !o->set || !spank_remote(sp))
+		return 0;
+	if (spank_get_item(sp, S_JOB_UID, &_st.uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &_st.gid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ID, &_st.job_id) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &_st.step_id) != ESPANK_SUCCESS) {
+		slurm_error("topoml: --ml-ckpt: cannot read the job's ids");
+		return -1;
+	}
+	spank_get_item(sp, S_JOB_NODEID, &_st.node_id);
+	if (spank_get_item(sp, S_JOB_ARRAY_ID, &array_job) != ESPANK_SUCCESS)
+		array_job = 0;
+	if (spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) !=
+	    ESPANK_SUCCESS)
+		array_task = NO_VAL;
+	if (spank_getenv(sp, "SLURM_JOB_USER", user, sizeof(user)) !=
+	    ESPANK_SUCCESS)
+		snprintf(user, sizeof(user), "%u", (unsigned)_st.uid);
+	_st.restart = 0;
+	if (spank_getenv(sp, "SLURM_RESTART_COUNT", buf, sizeof(buf)) ==
+	    ESPANK_SUCCESS)
+		_st.restart = strtol(buf, NULL, 10);
+	if (_expand_dir(o->dir, _st.job_id, array_job, array_task, user, dir,
+			sizeof(dir)) < 0) {
+		slurm_error("topoml: --ml-ckpt: %s: bad %%-pattern or too "
+			    "long", o->dir);
+		return -1;
+	}
+	/* slurmstepd is in the job's working directory (mgr.c chdir). */
+	if (dir[0] != '/') {
+		char cwd[PATH_MAX];
+
+		int n = -1;
+
+		if (getcwd(cwd, sizeof(cwd)))
+			n = snprintf(_st.dir, sizeof(_st.dir), "%s/%s", cwd,
+				     dir);
+		if (n < 0 || (size_t)n >= sizeof(_st.dir)) {
+			slurm_error("topoml: --ml-ckpt: %s: %m", dir);
+			return -1;
+		}
+	} else {
+		strcpy(_st.dir, dir);
+	}
+	_st.lead = o->lead;
+	_st.interval = o->interval;
+	if (_user_setup(resume, sizeof(resume)) < 0) {
+		slurm_error("topoml: --ml-ckpt: cannot prepare %s as uid %u: "
+			    "%m", _st.dir, (unsigned)_st.uid);
+		return -1;
+	}
+	if (spank_getenv(sp, "SLURMD_NODENAME", buf, sizeof(buf)) !=
+	    ESPANK_SUCCESS || strchr(buf, '/'))
+		snprintf(buf, sizeof(buf), "n%u", _st.node_id);
+	shm = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	snprintf(_st.page_path, sizeof(_st.page_path),
+		 "%s/topoml-ckpt.%u.%u.%ld.%s", shm, (unsigned)_st.uid,
+		 _st.job_id, _st.restart, buf);
+	if (_open_page() < 0)
+		goto page_fail;
+	spank_setenv(sp, "TOPOML_CKPT_DIR", _st.dir, 1);
+	_setenv_long(sp, "TOPOML_CKPT_EVERY", o->every);
+	_setenv_long(sp, "TOPOML_CKPT_INTERVAL", o->interval);
+	_setenv_long(sp, "TOPOML_CKPT_KEEP", o->keep);
+	_setenv_long(sp, "TOPOML_CKPT_LEAD", o->lead);
+	_setenv_long(sp, "TOPOML_RESTART_COUNT", _st.restart);
+	spank_setenv(sp, "TOPOML_RESUME", resume, 1);
+	spank_setenv(sp, "TOPOML_CKPT_PAGE", _st.page_path, 1);
+	_st.stop = 0;
+	if (pthread_create(&_st.timer, NULL, _timer, NULL) != 0) {
+		slurm_error("topoml: --ml-ckpt: no timer thread: %m");
+		return -1;
+	}
+	_st.active = true;
 	return 0;
+page_fail:
+	slurm_error("topoml: --ml-ckpt: shared page %s: %m", _st.page_path);
+	return -1;
 }
 
 int ml_ckpt_task_init(spank_t sp, const struct ml_ckpt_opts *o)
@@ -167,7 +727,20 @@ int ml_ckpt_task_init(spank_t sp, const struct ml_ckpt_opts *o)
 
 int ml_ckpt_exit(spank_t sp, const struct ml_ckpt_opts *o)
 {
-	(void)sp;
 	(void)o;
+	if (!_st.active || !spank_remote(sp))
+		return 0;
+	_st.active = false;
+	_st.stop = 1;
+	pthread_join(_st.timer, NULL);
+	flock(_st.page_fd, LOCK_EX);
+	if (_st.page->refs > 0)
+		_st.page->refs--;
+	if (_st.page->refs == 0)
+		unlink(_st.page_path);
+	flock(_st.page_fd, LOCK_UN);
+	munmap(_st.page, TOPOML_CKPT_PAGE_SIZE);
+	close(_st.page_fd);
+	_st.page_fd = -1;
 	return 0;
 }

@@ -1,0 +1,745 @@
+/*
+ * topoml checkpoint hook library (libtopoml-ckpt).
+ *
+ * Agreement rule: every process decides from its own step counter and the
+ * node's shared page only.  Periodic checkpoints (every=N) fall on multiples
+ * of N on every rank.  An event (interval, warning, signal) bumps page->gen;
+ * the first process of the node that sees it (under flock) fixes the target
+ * step to the first multiple of `every` (or step) >= its step + 2, and every
+ * other process of the node adopts that target.  Ranks of a synchronous
+ * loop (one collective per step) are at most one step apart, so none has
+ * passed the target yet.  Across nodes the pages are separate: give a
+ * reduce function (topoml_ckpt_set_reduce), called at `every` boundaries
+ * only, to make the decision exact.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "topoml_ckpt.h"
+#include "topoml_ckpt_page.h"
+
+struct topoml_ckpt {
+	struct topoml_ckpt_hot hot;	/* first: the inline path casts */
+	struct topoml_ckpt_page *page;
+	int page_fd;			/* -1: private anonymous page */
+	char dir[PATH_MAX];
+	long every, interval;
+	int keep;
+	long restart;
+	char resume[PATH_MAX];
+	long resume_step;
+	long pending;			/* agreed step of an event, -1 none */
+	int (*reduce)(int, void *);
+	void *reduce_arg;
+	long cstep;			/* checkpoint begun, -1 none */
+	char tmp[PATH_MAX + 64];
+	pthread_t timer;
+	bool timer_on;
+	volatile int timer_stop;
+};
+
+static struct topoml_ckpt_page *volatile _sig_page;
+
+static void _on_signal(int sig)
+{
+	struct topoml_ckpt_page *p = _sig_page;
+
+	if (!p)
+		return;
+	__atomic_fetch_or(&p->reason, sig == SIGTERM ? TOPOML_CKPT_R_TERM :
+			  TOPOML_CKPT_R_REQUEST, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&p->gen, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Take SIGTERM/SIGUSR1 only where the program left them at default. */
+static void _install_signals(struct topoml_ckpt_page *p)
+{
+	const char *e = getenv("TOPOML_CKPT_SIGNALS");
+	int sigs[] = { SIGTERM, SIGUSR1 };
+	struct sigaction sa, old;
+	size_t i;
+
+	if (e && !strcmp(e, "0"))
+		return;
+	_sig_page = p;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = _on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_DFL)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+static void _lock(topoml_ckpt_t *c)
+{
+	if (c->page_fd >= 0)
+		while (flock(c->page_fd, LOCK_EX) < 0 && errno == EINTR)
+			;
+}
+
+static void _unlock(topoml_ckpt_t *c)
+{
+	if (c->page_fd >= 0)
+		flock(c->page_fd, LOCK_UN);
+}
+
+static long _env_long(const char *name, long def, long max, char *err,
+		      size_t errlen, bool *bad)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < 0 || v > max) {
+		snprintf(err, errlen, "%s='%s': expected an integer 0..%ld",
+			 name, s, max);
+		*bad = true;
+	}
+	return v;
+}
+
+/* A shared page made by the plugin, or a private one. */
+static int _open_page(topoml_ckpt_t *c, char *err, size_t errlen)
+{
+	const char *path = getenv("TOPOML_CKPT_PAGE");
+	struct stat st;
+	void *m;
+
+	c->page_fd = -1;
+	if (path && *path) {
+		c->page_fd = open(path, O_RDWR | O_CLOEXEC);
+		if (c->page_fd < 0 || fstat(c->page_fd, &st) < 0 ||
+		    st.st_size < TOPOML_CKPT_PAGE_SIZE) {
+			snprintf(err, errlen, "TOPOML_CKPT_PAGE=%s: %s", path,
+				 c->page_fd < 0 ? strerror(errno) :
+				 "too small");
+			goto fail;
+		}
+		m = mmap(NULL, TOPOML_CKPT_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, c->page_fd, 0);
+	} else {
+		m = mmap(NULL, TOPOML_CKPT_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	}
+	if (m == MAP_FAILED) {
+		snprintf(err, errlen, "mmap of the checkpoint page: %s",
+			 strerror(errno));
+		goto fail;
+	}
+	c->page = m;
+	if (c->page_fd < 0) {
+		c->page->magic = TOPOML_CKPT_PAGE_MAGIC;
+		c->page->version = TOPOML_CKPT_PAGE_VERSION;
+		c->page->size = TOPOML_CKPT_PAGE_SIZE;
+		c->page->target_step = -1;
+		c->page->commit_step = -1;
+		c->page->start_time = time(NULL);
+	} else if (c->page->magic != TOPOML_CKPT_PAGE_MAGIC ||
+		   c->page->version != TOPOML_CKPT_PAGE_VERSION) {
+		snprintf(err, errlen, "TOPOML_CKPT_PAGE=%s: not a topoml "
+			 "checkpoint page (version %u)", path,
+			 c->page->version);
+		goto fail;
+	}
+	return 0;
+fail:
+	if (c->page_fd >= 0)
+		close(c->page_fd);
+	c->page_fd = -1;
+	return -1;
+}
+
+static void _register_pid(topoml_ckpt_t *c)
+{
+	struct topoml_ckpt_page *p = c->page;
+
+	_lock(c);
+	if (p->npids >= 0 && p->npids < TOPOML_CKPT_PAGE_PIDS)
+		p->pids[p->npids++] = getpid();
+	_unlock(c);
+}
+
+/* Read DIR/latest: the step it names, its path; -1 when there is none. */
+static long _read_latest(const char *dir, char *path, size_t len)
+{
+	char link[PATH_MAX], lp[PATH_MAX + 8];
+	struct stat st;
+	ssize_t n;
+	long step;
+	char *end;
+
+	snprintf(lp, sizeof(lp), "%s/latest", dir);
+	n = readlink(lp, link, sizeof(link) - 1);
+	if (n <= 0)
+		return -1;
+	link[n] = '\0';
+	if (strncmp(link, "step-", 5))
+		return -1;
+	step = strtol(link + 5, &end, 10);
+	if (*end || step < 0)
+		return -1;
+	if ((size_t)snprintf(path, len, "%s/%s", dir, link) >= len ||
+	    stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return -1;
+	return step;
+}
+
+static int _mkdir_p(const char *dir)
+{
+	char buf[PATH_MAX], *s;
+
+	if (strlen(dir) >= sizeof(buf))
+		return errno = ENAMETOOLONG, -1;
+	strcpy(buf, dir);
+	for (s = buf + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static long _read_epoch(const char *dir)
+{
+	char p[PATH_MAX + 8], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/epoch", dir);
+	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+/* Raise DIR/epoch to our restart count: older runs of the job are fenced. */
+static void _write_epoch(const char *dir, long restart)
+{
+	char p[PATH_MAX + 32], t[PATH_MAX + 32], buf[32];
+	int fd, n;
+
+	if (_read_epoch(dir) >= restart)
+		return;
+	snprintf(p, sizeof(p), "%s/epoch", dir);
+	snprintf(t, sizeof(t), "%s/.epoch.%d", dir, (int)getpid());
+	if ((fd = open(t, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		return;
+	n = snprintf(buf, sizeof(buf), "%ld\n", restart);
+	if (write(fd, buf, n) != n || fsync(fd) < 0) {
+		close(fd);
+		unlink(t);
+		return;
+	}
+	close(fd);
+	if (rename(t, p) < 0)
+		unlink(t);
+}
+
+static void *_timer(void *arg)
+{
+	topoml_ckpt_t *c = arg;
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+	while (!c->timer_stop) {
+		struct topoml_ckpt_page *p = c->page;
+		int64_t now = time(NULL), base;
+
+		base = p->commit_time > p->interval_time ? p->commit_time :
+		       p->interval_time;
+		if (base < p->start_time)
+			base = p->start_time;
+		if (c->interval > 0 && now - base >= c->interval) {
+			p->interval_time = now;
+			__atomic_fetch_or(&p->reason, TOPOML_CKPT_R_INTERVAL,
+					  __ATOMIC_SEQ_CST);
+			__atomic_fetch_add(&p->gen, 1, __ATOMIC_SEQ_CST);
+		}
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void _update_next(topoml_ckpt_t *c, long step)
+{
+	long next = LONG_MAX;
+
+	if (c->every > 0)
+		next = (step / c->every + 1) * c->every;
+	else if (c->reduce)
+		next = step + 1;
+	if (c->pending >= 0 && c->pending < next)
+		next = c->pending > step ? c->pending : step + 1;
+	c->hot.next = next;
+}
+
+topoml_ckpt_t *topoml_ckpt_open(const char *dir, char *err, size_t errlen)
+{
+	topoml_ckpt_t *c;
+	bool bad = false;
+	char dummy[8];
+
+	if (!err) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	if (!(c = calloc(1, sizeof(*c)))) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->page_fd = -1;
+	c->pending = -1;
+	c->cstep = -1;
+	if (!dir)
+		dir = getenv("TOPOML_CKPT_DIR");
+	if (!dir || !*dir) {
+		snprintf(err, errlen, "no checkpoint directory "
+			 "(TOPOML_CKPT_DIR is not set: run with --ml-ckpt)");
+		goto fail;
+	}
+	if (strlen(dir) >= sizeof(c->dir) - 64) {
+		snprintf(err, errlen, "checkpoint directory name too long");
+		goto fail;
+	}
+	strcpy(c->dir, dir);
+	c->every = _env_long("TOPOML_CKPT_EVERY", 0, LONG_MAX / 2, err,
+			     errlen, &bad);
+	c->interval = _env_long("TOPOML_CKPT_INTERVAL", 0, 365L * 86400, err,
+				errlen, &bad);
+	c->keep = (int)_env_long("TOPOML_CKPT_KEEP", 3, 100000, err, errlen,
+				 &bad);
+	c->restart = _env_long("TOPOML_RESTART_COUNT", 0, INT_MAX, err,
+			       errlen, &bad);
+	if (bad)
+		goto fail;
+	if (_mkdir_p(c->dir) < 0) {
+		snprintf(err, errlen, "%s: %s", c->dir, strerror(errno));
+		goto fail;
+	}
+	if (access(c->dir, W_OK | X_OK) < 0) {
+		snprintf(err, errlen, "%s: %s", c->dir, strerror(errno));
+		goto fail;
+	}
+	if (_open_page(c, err, errlen) < 0)
+		goto fail;
+	c->hot.gen = &c->page->gen;
+	c->hot.seen = 0;
+	c->resume_step = _read_latest(c->dir, c->resume, sizeof(c->resume));
+	if (c->resume_step < 0)
+		c->resume[0] = '\0';
+	if (c->restart > 0)
+		_write_epoch(c->dir, c->restart);
+	_register_pid(c);
+	_install_signals(c->page);
+	if (c->page_fd < 0 && c->interval > 0) {
+		if (pthread_create(&c->timer, NULL, _timer, c) == 0)
+			c->timer_on = true;
+	}
+	_update_next(c, 0);
+	return c;
+fail:
+	free(c);
+	return NULL;
+}
+
+void topoml_ckpt_close(topoml_ckpt_t *c)
+{
+	if (!c)
+		return;
+	if (c->timer_on) {
+		c->timer_stop = 1;
+		pthread_join(c->timer, NULL);
+	}
+	if (_sig_page == c->page)
+		_sig_page = NULL;
+	if (c->cstep >= 0)
+		topoml_ckpt_abort(c);
+	munmap(c->page, TOPOML_CKPT_PAGE_SIZE);
+	if (c->page_fd >= 0)
+		close(c->page_fd);
+	free(c);
+}
+
+void topoml_ckpt_set_every(topoml_ckpt_t *c, long steps)
+{
+	c->every = steps > 0 ? steps : 0;
+	_update_next(c, 0);
+}
+
+void topoml_ckpt_set_interval(topoml_ckpt_t *c, long seconds)
+{
+	c->interval = seconds > 0 ? seconds : 0;
+	if (c->interval && c->page_fd < 0 && !c->timer_on &&
+	    pthread_create(&c->timer, NULL, _timer, c) == 0)
+		c->timer_on = true;
+}
+
+void topoml_ckpt_set_keep(topoml_ckpt_t *c, int keep)
+{
+	c->keep = keep > 0 ? keep : 0;
+}
+
+void topoml_ckpt_set_reduce(topoml_ckpt_t *c, int (*fn)(int, void *),
+			    void *arg)
+{
+	c->reduce = fn;
+	c->reduce_arg = arg;
+	_update_next(c, 0);
+}
+
+const char *topoml_ckpt_resume_path(const topoml_ckpt_t *c)
+{
+	return c->resume_step >= 0 ? c->resume : NULL;
+}
+
+long topoml_ckpt_resume_step(const topoml_ckpt_t *c)
+{
+	return c->resume_step;
+}
+
+const char *topoml_ckpt_dir(const topoml_ckpt_t *c)
+{
+	return c->dir;
+}
+
+int topoml_ckpt_pending(const topoml_ckpt_t *c)
+{
+	return c->pending >= 0 ||
+	       __atomic_load_n(&c->page->gen, __ATOMIC_RELAXED) != c->hot.seen;
+}
+
+int topoml_ckpt_stopping(const topoml_ckpt_t *c)
+{
+	return (__atomic_load_n(&c->page->reason, __ATOMIC_RELAXED) &
+		TOPOML_CKPT_R_STOP) != 0;
+}
+
+static long _align(const topoml_ckpt_t *c, long s)
+{
+	if (c->every <= 0)
+		return s;
+	return (s + c->every - 1) / c->every * c->every;
+}
+
+int topoml_ckpt_should_slow(topoml_ckpt_t *c, long step)
+{
+	uint64_t g = __atomic_load_n(&c->page->gen, __ATOMIC_ACQUIRE);
+	bool boundary, due;
+
+	if (g != c->hot.seen) {
+		struct topoml_ckpt_page *p = c->page;
+		long t;
+
+		c->hot.seen = g;
+		_lock(c);
+		if (p->target_gen != g) {
+			/* A target still ahead answers this event too. */
+			if (p->target_step < step)
+				p->target_step = _align(c, step + 2);
+			p->target_gen = g;
+		}
+		t = p->target_step;
+		_unlock(c);
+		if (t >= step && (c->pending < 0 || t < c->pending))
+			c->pending = t;
+	}
+	boundary = c->every > 0 ? step % c->every == 0 : true;
+	due = (c->every > 0 && step > 0 && boundary) ||
+	      (c->pending >= 0 && step >= c->pending);
+	if (c->reduce && boundary)
+		due = c->reduce(due, c->reduce_arg) != 0;
+	if (due)
+		c->pending = -1;
+	_update_next(c, step);
+	return due;
+}
+
+static int _rm_rf_at(int dfd, const char *name)
+{
+	int fd, rc = 0;
+	DIR *d;
+	struct dirent *e;
+
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -1;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (_rm_rf_at(dirfd(d), e->d_name) < 0)
+			rc = -1;
+	}
+	closedir(d);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		rc = -1;
+	return rc;
+}
+
+/* Remove temporary directories of earlier runs of the job. */
+static void _clean_stale(topoml_ckpt_t *c)
+{
+	DIR *d = opendir(c->dir);
+	struct dirent *e;
+	long r;
+	char *s;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, ".tmp-step-", 10) &&
+		    strncmp(e->d_name, ".trash-", 7))
+			continue;
+		if (!strncmp(e->d_name, ".tmp-step-", 10)) {
+			s = strstr(e->d_name, "-r");
+			r = s ? strtol(s + 2, NULL, 10) : -1;
+			if (r >= c->restart)
+				continue;
+		}
+		_rm_rf_at(dirfd(d), e->d_name);
+	}
+	closedir(d);
+}
+
+const char *topoml_ckpt_begin(topoml_ckpt_t *c, long step)
+{
+	if (step < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (c->cstep >= 0)
+		topoml_ckpt_abort(c);
+	_clean_stale(c);
+	if ((size_t)snprintf(c->tmp, sizeof(c->tmp), "%s/.tmp-step-%012ld-r%ld",
+			     c->dir, step, c->restart) >= sizeof(c->tmp)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	if (mkdir(c->tmp, 0755) < 0 && errno != EEXIST)
+		return NULL;
+	c->cstep = step;
+	return c->tmp;
+}
+
+void topoml_ckpt_abort(topoml_ckpt_t *c)
+{
+	if (c->cstep < 0)
+		return;
+	_rm_rf_at(AT_FDCWD, c->tmp);
+	c->cstep = -1;
+}
+
+/* fsync every file and directory below (and including) fd. */
+static int _fsync_tree(int fd)
+{
+	DIR *d;
+	struct dirent *e;
+	int dfd, rc = 0;
+
+	if ((dfd = dup(fd)) < 0)
+		return -1;
+	if (!(d = fdopendir(dfd))) {
+		close(dfd);
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		int f;
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		f = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (f < 0) {
+			if (errno != ELOOP)
+				rc = -1;
+			continue;
+		}
+		if (fstat(f, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (_fsync_tree(f) < 0)
+				rc = -1;
+		} else if (fsync(f) < 0) {
+			rc = -1;
+		}
+		close(f);
+	}
+	closedir(d);
+	if (fsync(fd) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int _cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Keep the `keep` newest complete checkpoints, never the latest one. */
+static void _prune(topoml_ckpt_t *c, int dfd, long latest)
+{
+	long *steps = NULL, n = 0, cap = 0, i, s;
+	char name[64], trash[96];
+	struct dirent *e;
+	char *end;
+	DIR *d;
+	int fd;
+
+	if (c->keep <= 0 || (fd = dup(dfd)) < 0)
+		return;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "step-", 5))
+			continue;
+		s = strtol(e->d_name + 5, &end, 10);
+		if (*end || s < 0)
+			continue;
+		if (n == cap) {
+			long *t = realloc(steps, (cap = cap ? 2 * cap : 16) *
+					  sizeof(*steps));
+			if (!t)
+				goto out;
+			steps = t;
+		}
+		steps[n++] = s;
+	}
+	qsort(steps, n, sizeof(*steps), _cmp_long);
+	for (i = 0; i < n - c->keep; i++) {
+		if (steps[i] == latest)
+			continue;
+		snprintf(name, sizeof(name), "step-%012ld", steps[i]);
+		snprintf(trash, sizeof(trash), ".trash-%012ld-%d", steps[i],
+			 (int)getpid());
+		/* Out of the step-* namespace first, then delete. */
+		if (renameat(dfd, name, dfd, trash) == 0)
+			_rm_rf_at(dfd, trash);
+	}
+out:
+	closedir(d);
+	free(steps);
+}
+
+int topoml_ckpt_commit(topoml_ckpt_t *c)
+{
+	struct topoml_ckpt_page *p = c->page;
+	char name[64], link_tmp[64];
+	int dfd = -1, tfd = -1, rc = -1, saved;
+	uint32_t reason;
+	long epoch;
+
+	if (c->cstep < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		goto out;
+	if ((tfd = open(c->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		goto out;
+	if (_fsync_tree(tfd) < 0)
+		goto out;
+	epoch = _read_epoch(c->dir);
+	if (epoch > c->restart) {
+		errno = ESTALE;
+		goto out;
+	}
+	snprintf(name, sizeof(name), "step-%012ld", c->cstep);
+	if (renameat(AT_FDCWD, c->tmp, dfd, name) < 0) {
+		if (errno != ENOTEMPTY && errno != EEXIST)
+			goto out;
+		/* Same step committed before: that copy is complete. */
+		_rm_rf_at(AT_FDCWD, c->tmp);
+	}
+	if (fsync(dfd) < 0)
+		goto out;
+	snprintf(link_tmp, sizeof(link_tmp), ".latest.%d", (int)getpid());
+	unlinkat(dfd, link_tmp, 0);
+	if (symlinkat(name, dfd, link_tmp) < 0)
+		goto out;
+	if (renameat(dfd, link_tmp, dfd, "latest") < 0) {
+		saved = errno;
+		unlinkat(dfd, link_tmp, 0);
+		errno = saved;
+		goto out;
+	}
+	if (fsync(dfd) < 0)
+		goto out;
+	_lock(c);
+	reason = __atomic_load_n(&p->reason, __ATOMIC_SEQ_CST);
+	p->commit_step = c->cstep;
+	p->commit_time = time(NULL);
+	p->commit_reason = reason;
+	__atomic_store_n(&p->commit_gen, c->hot.seen, __ATOMIC_SEQ_CST);
+	_unlock(c);
+	_prune(c, dfd, c->cstep);
+	c->cstep = -1;
+	rc = 0;
+	if (reason & TOPOML_CKPT_R_STOP) {
+		/*
+		 * Before the time limit the plugin requeues the job once it
+		 * sees this commit; exiting first would end the job instead.
+		 */
+		if ((reason & TOPOML_CKPT_R_LIMIT) && c->page_fd >= 0) {
+			struct timespec ts = { 0, 20 * 1000 * 1000 };
+			int i;
+
+			for (i = 0; i < 1500 &&
+			     !__atomic_load_n(&p->requeued, __ATOMIC_SEQ_CST);
+			     i++)
+				nanosleep(&ts, NULL);
+		}
+		rc = TOPOML_CKPT_STOP;
+	}
+out:
+	saved = errno;
+	if (rc < 0 && c->cstep >= 0) {
+		_rm_rf_at(AT_FDCWD, c->tmp);
+		c->cstep = -1;
+	}
+	if (tfd >= 0)
+		close(tfd);
+	if (dfd >= 0)
+		close(dfd);
+	errno = saved;
+	return rc;
+}

@@ -1,0 +1,116 @@
+/*
+ * topoml checkpoint hook: call it on every training step.
+ *
+ *	topoml_ckpt_t *ck = topoml_ckpt_open(NULL, err, sizeof(err));
+ *	long step = topoml_ckpt_resume_step(ck);  // -1: first start
+ *	if (step >= 0) load(topoml_ckpt_resume_path(ck)); else step = 0;
+ *	while (++step <= nsteps) {
+ *		train(step);
+ *		if (topoml_ckpt_should_checkpoint(ck, step)) {
+ *			save(topoml_ckpt_begin(ck, step));  // files in a dir
+ *			if (topoml_ckpt_commit(ck) == TOPOML_CKPT_STOP)
+ *				break;              // job is being requeued
+ *		}
+ *	}
+ *
+ * Configuration comes from the environment the SPANK plugin exports
+ * (--ml-ckpt): TOPOML_CKPT_DIR, TOPOML_CKPT_EVERY, TOPOML_CKPT_INTERVAL,
+ * TOPOML_CKPT_KEEP, TOPOML_CKPT_PAGE, TOPOML_RESTART_COUNT.  Without the
+ * plugin the library works alone (private page, own interval timer).
+ *
+ * Layout of DIR: step-000000000123/ (complete checkpoints), latest -> one
+ * of them (a symlink replaced by rename), .tmp-* (in progress), epoch.
+ * See topoml-ckpt(7).
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_CKPT_H
+#define TOPOML_CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TOPOML_CKPT_STOP 1	/* commit answered a stop warning: exit */
+
+typedef struct topoml_ckpt topoml_ckpt_t;
+
+/* The part of the handle the inline hot path reads. */
+struct topoml_ckpt_hot {
+	long next;		/* first step that needs the slow path */
+	const uint64_t *gen;	/* event counter in the shared page */
+	uint64_t seen;		/* last event counter handled */
+};
+
+/*
+ * Open the hook.  dir NULL: TOPOML_CKPT_DIR.  Returns NULL and a message in
+ * err on error (no directory, bad numbers, unusable page).
+ */
+topoml_ckpt_t *topoml_ckpt_open(const char *dir, char *err, size_t errlen);
+void topoml_ckpt_close(topoml_ckpt_t *c);
+
+/* Override the environment (every/interval 0 = off, keep 0 = all). */
+void topoml_ckpt_set_every(topoml_ckpt_t *c, long steps);
+void topoml_ckpt_set_interval(topoml_ckpt_t *c, long seconds);
+void topoml_ckpt_set_keep(topoml_ckpt_t *c, int keep);
+
+/*
+ * Multi-node agreement: fn(local, arg) must return the maximum of `local`
+ * over all ranks (one integer all-reduce, e.g. MPI_Allreduce MAX).  It is
+ * called at every `every` boundary only (every step when every=0), never in
+ * between.  Without it, ranks on one node agree through the shared page.
+ */
+void topoml_ckpt_set_reduce(topoml_ckpt_t *c, int (*fn)(int local, void *arg),
+			    void *arg);
+
+/* Latest complete checkpoint at open time: path and step, NULL/-1 none. */
+const char *topoml_ckpt_resume_path(const topoml_ckpt_t *c);
+long topoml_ckpt_resume_step(const topoml_ckpt_t *c);
+const char *topoml_ckpt_dir(const topoml_ckpt_t *c);
+
+int topoml_ckpt_should_slow(topoml_ckpt_t *c, long step);
+
+/*
+ * True (1) when this step must be checkpointed: `every` steps passed, or
+ * an event (interval, warning before the time limit, SIGTERM of requeue or
+ * preemption, SIGUSR1) was seen on this node and this step is the agreed
+ * one.  Nothing pending: one compare, one load, no system call.
+ */
+static inline int topoml_ckpt_should_checkpoint(topoml_ckpt_t *c, long step)
+{
+	struct topoml_ckpt_hot *h = (struct topoml_ckpt_hot *)c;
+
+	if (__builtin_expect(step < h->next, 1) &&
+	    __builtin_expect(__atomic_load_n(h->gen, __ATOMIC_RELAXED) ==
+			     h->seen, 1))
+		return 0;
+	return topoml_ckpt_should_slow(c, step);
+}
+
+/* 1 when an event is waiting for its step (for a loop's own collective). */
+int topoml_ckpt_pending(const topoml_ckpt_t *c);
+/* 1 once a stop warning (time limit, SIGTERM) arrived on this node. */
+int topoml_ckpt_stopping(const topoml_ckpt_t *c);
+
+/*
+ * Start checkpoint `step`: returns an empty temporary directory to write
+ * the state into (several ranks may write there; one commits after a
+ * barrier), NULL + errno on error.
+ */
+const char *topoml_ckpt_begin(topoml_ckpt_t *c, long step);
+/*
+ * fsync the files and the directory, rename it to step-N, point `latest`
+ * at it (symlink + rename + fsync), prune to `keep`.  0, TOPOML_CKPT_STOP
+ * when the job is stopping (the caller should exit), or -1 + errno (ESTALE:
+ * a newer run of the job owns the directory).
+ */
+int topoml_ckpt_commit(topoml_ckpt_t *c);
+/* Drop the checkpoint begun (remove the temporary directory). */
+void topoml_ckpt_abort(topoml_ckpt_t *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
