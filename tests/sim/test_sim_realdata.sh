@@ -1,9 +1,9 @@
 #!/bin/bash
 # topoml sim --json on the real traces in $REALDATA/swf (ANL Mira and
-# Theta excerpts, an SWF excerpt) over every policy that fits a
-# generated 4096-node fat-tree (and a dragonfly and a torus when
-# 'topoml generate' can write them): every key present and sane, the
-# same jobs replayed by every policy, text and SVG output too.
+# Theta excerpts, an SWF excerpt) over every policy that fits each of
+# three generated 4096-node machines (fat-tree, dragonfly, torus): every
+# key present and sane, the same jobs replayed by every policy, text and
+# SVG output too.
 set -u
 swf=${REALDATA:-}/swf
 if [ -z "${REALDATA:-}" ] || [ ! -d "$swf" ]; then
@@ -15,23 +15,10 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_sim.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# 3-level fat-tree: 128 leaves of 32 nodes, 8 middle switches, a root.
-awk 'BEGIN {
-	for (l = 0; l < 128; l++)
-		printf "SwitchName=l%d Nodes=c[%d-%d]\n", l, 32*l+1, 32*l+32
-	for (m = 0; m < 8; m++)
-		printf "SwitchName=m%d Switches=l[%d-%d]\n", m, 16*m, 16*m+15
-	print "SwitchName=root Switches=m[0-7]"
-}' >"$tmp/fattree.conf"
-topos="$tmp/fattree.conf"
-if "$topoml" generate dragonfly --groups 16 --routers 16 --per-router 16 \
-	>"$tmp/dragonfly.json" 2>/dev/null &&
-   "$topoml" generate torus --dims 16x16x16 >"$tmp/torus.json" 2>/dev/null
-then
-	topos="$topos $tmp/dragonfly.json $tmp/torus.json"
-else
-	echo "note: topoml generate unavailable, fat-tree only"
-fi
+# shellcheck source-path=SCRIPTDIR/..
+. "${TESTS_DIR:-$(dirname "$0")/..}/sim/topologies.sh"
+sim_topologies "$tmp"
+topos="$tmp/fattree.conf $tmp/dragonfly.json $tmp/torus.json"
 
 check_json() {	# FILE JOBS POLICIES...
 	python3 - "$@" <<'PY' || exit 1

@@ -1,0 +1,124 @@
+#!/bin/bash
+# The policy comparison of doc/sim-results.md: replays the ANL Theta and
+# Mira traces on the three 4096-node machines of the issue's targets
+# (tests/sim/topologies.sh) with topoml and Slurm's baselines, saves each
+# run's JSON in OUTDIR and prints the Markdown tables and target checks.
+#
+# usage: tests/sim/compare.sh TOPOML REALDATA OUTDIR
+#   e.g. tests/sim/compare.sh /tmp/build-sim/contrib/topoml \
+#          /work/shared/realdata /tmp/sim-results
+set -eu
+[ $# = 3 ] || { echo "usage: $0 TOPOML REALDATA OUTDIR" >&2; exit 2; }
+topoml=$1 swf=$2/swf out=$3
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=topologies.sh
+. "$here/topologies.sh"
+mkdir -p "$out"
+sim_topologies "$out"
+
+theta=$swf/MTech-Thesis_JobLogs_theta.swf.txt
+mira=$swf/MTech-Thesis_JobLogs_mira.swf.txt
+run() {	# NAME TOPOLOGY POLICIES TRACE [OPTIONS]
+	local name=$1 topo=$2 pols=$3 trace=$4
+	shift 4
+	echo "\$ topoml sim --topology $(basename "$topo") --trace" \
+		"$(basename "$trace") --policy $pols $* --json" >"$out/$name.cmd"
+	"$topoml" sim --topology "$topo" --trace "$trace" --policy "$pols" \
+		"$@" --json >"$out/$name.json"
+}
+# Theta (4392-node Cray XC40) sizes as they are: 1-512 nodes, load 0.46
+# on 4096 nodes.  Mira (49152-node Blue Gene/Q) sizes scaled by
+# 4096/49152, which keeps its load (0.76).
+run fattree-theta "$out/fattree.conf" topoml,slurm-tree,linear "$theta"
+run fattree-mira "$out/fattree.conf" topoml,slurm-tree,linear "$mira" \
+	--trace-nodes 49152
+run dragonfly-theta "$out/dragonfly.json" topoml,slurm-dragonfly,linear \
+	"$theta"
+run dragonfly-mira "$out/dragonfly.json" topoml,slurm-dragonfly,linear \
+	"$mira" --trace-nodes 49152
+run torus-theta "$out/torus.json" topoml,slurm-hilbert,linear "$theta"
+run torus-mira "$out/torus.json" topoml,slurm-hilbert,linear "$mira" \
+	--trace-nodes 49152
+
+python3 - "$out" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+rows = [("jobs", "jobs", "%d"), ("mean_wait_s", "mean wait (s)", "%.0f"),
+        ("p95_wait_s", "p95 wait (s)", "%.0f"),
+        ("utilization", "utilization", "%.4f"),
+        ("makespan_s", "makespan (s)", "%.0f"),
+        ("mean_span", "mean span", "%.3f"),
+        ("span_over_lower_bound", "span / lower bound", "%.4f"),
+        ("ring_cost", "ring cost (hop.s)", "%.4g"),
+        ("ring_cost_over_lower_bound", "ring cost / lower bound", "%.4f"),
+        ("global_ring_hops", "global ring hops (hop.s)", "%.4g"),
+        ("mean_pair_hops", "mean pair hops", "%.3f"),
+        ("sharing", "sharing (node.h)", "%.1f"),
+        ("sharing_fraction", "sharing / busy node.h", "%.4f"),
+        ("contiguous_isolated", "isolated exact boxes", "%.4f"),
+        ("fragmentation", "fragmentation", "%.4f")]
+skip = {"fattree": {"global_ring_hops", "contiguous_isolated"},
+        "dragonfly": {"contiguous_isolated"},
+        "torus": {"global_ring_hops"}}
+def ratio(a, b):
+    return a / b if b else float("inf") if a else 1.0
+checks = []
+for name in ["fattree-theta", "fattree-mira", "dragonfly-theta",
+             "dragonfly-mira", "torus-theta", "torus-mira"]:
+    d = json.load(open(os.path.join(out, name + ".json")))
+    fam = name.split("-")[0]
+    pols = list(d["policies"])
+    print("### %s, %s trace\n" % (d["topology"], name.split("-")[1].title()))
+    print("`%s`\n" % open(os.path.join(out, name + ".cmd")).read().strip())
+    print("| metric | " + " | ".join(pols) + " |")
+    print("|---|" + "---:|" * len(pols))
+    for k, label, fmt in rows:
+        if k in skip[fam]:
+            continue
+        print("| %s | " % label + " | ".join(
+            fmt % d["policies"][p][k] for p in pols) + " |")
+    print()
+    t, base = d["policies"]["topoml"], d["policies"][pols[1]]
+    lin = d["policies"]["linear"]
+    tag = name
+    def check(what, ok, detail):
+        checks.append("| %s | %s | %s | %s |" % (tag, what, detail,
+                                                  "met" if ok else "**not met**"))
+    if fam == "fattree":
+        r = t["ring_cost_over_lower_bound"]
+        check("ring cost <= 1.01 x lower bound", r <= 1.01, "%.4f" % r)
+        check("ring cost <= slurm-tree's", t["ring_cost"] <= base["ring_cost"],
+              "%.4g vs %.4g" % (t["ring_cost"], base["ring_cost"]))
+        s = ratio(t["sharing"], base["sharing"])
+        check("sharing <= 0.5 x slurm-tree's", s <= 0.5,
+              "%.1f vs %.1f node.h (x%.3f)" % (t["sharing"], base["sharing"], s))
+        check("mean wait <= slurm-tree's", t["mean_wait_s"] <= base["mean_wait_s"],
+              "%.0f vs %.0f s" % (t["mean_wait_s"], base["mean_wait_s"]))
+        u = t["utilization"] / base["utilization"] - 1
+        check("utilization within 1 %", abs(u) <= 0.01,
+              "%.4f vs %.4f (%+.2f %%)" % (t["utilization"], base["utilization"], 100 * u))
+    elif fam == "dragonfly":
+        g = ratio(t["mean_span"], base["mean_span"])
+        check("groups spanned <= 0.7 x slurm-dragonfly's", g <= 0.7,
+              "%.3f vs %.3f (x%.3f)" % (t["mean_span"], base["mean_span"], g))
+        h = ratio(t["global_ring_hops"], base["global_ring_hops"])
+        check("global ring hops <= 0.5 x slurm-dragonfly's", h <= 0.5,
+              "%.4g vs %.4g (x%.3f)" % (t["global_ring_hops"], base["global_ring_hops"], h))
+    else:
+        r = t["ring_cost_over_lower_bound"]
+        check("ring hops <= 1.02 x N", r <= 1.02, "%.4f" % r)
+        worst = min(base["ring_cost"], lin["ring_cost"])
+        check("ring hops never above linear / Hilbert", t["ring_cost"] <= worst,
+              "%.4g vs %.4g / %.4g" % (t["ring_cost"], lin["ring_cost"], base["ring_cost"]))
+        p = ratio(t["mean_pair_hops"], lin["mean_pair_hops"])
+        check("mean pair hops <= 0.85 x linear", p <= 0.85,
+              "%.3f vs %.3f (x%.3f)" % (t["mean_pair_hops"], lin["mean_pair_hops"], p))
+        check("isolated exact box for >= 90 % of jobs", t["contiguous_isolated"] >= 0.9,
+              "%.1f %% (linear %.1f %%, hilbert %.1f %%)" % (
+                  100 * t["contiguous_isolated"], 100 * lin["contiguous_isolated"],
+                  100 * base["contiguous_isolated"]))
+print("### Targets\n")
+print("| run | target | measured (topoml vs baseline) | |")
+print("|---|---|---|---|")
+print("\n".join(checks))
+PY
