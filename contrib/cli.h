@@ -16,6 +16,9 @@ struct topoml_cmd {
 /* Load a site file or print its errors to stderr; NULL on failure. */
 topoml_topo_t *cli_load_topology(const char *path);
 
+/* SVG picture of t; node_job (job id per node, 0 = idle) may be NULL. */
+int cli_write_svg(const topoml_topo_t *t, FILE *f, const uint32_t *node_job);
+
 int cmd_check(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_import_ib(int argc, char **argv);

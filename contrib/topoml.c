@@ -11,8 +11,12 @@
 
 static const struct topoml_cmd commands[] = {
 	/* COMMANDS: one row per subcommand, in the order of --help */
+	{ "check", cmd_check, "validate site topology files, one summary line each" },
+	{ "show", cmd_show, "describe a topology; --svg draws it" },
 	{ "import-ib", cmd_import_ib,
 	  "ibnetdiscover output -> topology.conf or JSON" },
+	{ "generate", cmd_generate,
+	  "synthetic fat-tree, dragonfly or torus site files" },
 	{ NULL, NULL, NULL },
 };
 

@@ -563,7 +563,7 @@ static void _unrank(const topoml_topo_t *t, const int order[3], long i,
 static void _node_pattern(struct jsrc *js, json_object *p)
 {
 	static const char *const keys[] = { "prefix", "first", "digits",
-					    "order", "count", NULL };
+					    "order", "count", "comment", NULL };
 	topoml_topo_t *t = js->t;
 	int line = _key_line(js, "node_pattern"), first = 1, digits = 0;
 	int order[3] = { 0, 1, 2 }, d;
