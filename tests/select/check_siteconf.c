@@ -1,0 +1,247 @@
+/*
+ * topoml.conf reader: values, defaults, partition overrides and the
+ * "FILE:LINE:COL: what is wrong" errors slurmctld prints at start.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "topoml.h"
+
+static char tmpdir[] = "/tmp/check_siteconf.XXXXXX";
+
+static char *_write(const char *name, const char *text)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static void setup(void)
+{
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+	strcpy(tmpdir, "/tmp/check_siteconf.XXXXXX");
+}
+
+/* Every problem's text, joined, for substring assertions. */
+static const char *_errs(const topoml_errors_t *e)
+{
+	static char buf[4096];
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < e->n; i++) {
+		strncat(buf, e->msg[i], sizeof(buf) - strlen(buf) - 2);
+		strcat(buf, "\n");
+	}
+	return buf;
+}
+
+START_TEST(test_full_file)
+{
+	struct topoml_siteconf c;
+	topoml_errors_t err = { 0 };
+	char *path = _write("topoml.conf",
+		"# site\n"
+		"TopologyFile=net/topo.json  Family=dragonfly\n"
+		"defaulthint=alltoall DragonflySpread=alltoall Debug=2\n"
+		"TopologyFormat=json\n"
+		"PartitionName=moe Hint=isolate\n"
+		"PartitionName=debug Placement=off   # plain cons_tres\n");
+	char want[600];
+
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert_int_eq(err.n, 0);
+	snprintf(want, sizeof(want), "%s/net/topo.json", tmpdir);
+	ck_assert_str_eq(c.topology_file, want);
+	ck_assert_int_eq(c.topology_format, TOPOML_FMT_JSON);
+	ck_assert_int_eq(c.family, TOPOML_DRAGONFLY);
+	ck_assert_int_eq(c.default_hint, TOPOML_HINT_ALLTOALL);
+	ck_assert(c.df_spread_alltoall);
+	ck_assert_int_eq(c.debug, 2);
+	ck_assert_int_eq(c.nparts, 2);
+	ck_assert_int_eq(topoml_siteconf_hint(&c, "moe"), TOPOML_HINT_ISOLATE);
+	ck_assert_int_eq(topoml_siteconf_hint(&c, "debug"),
+			 TOPOML_HINT_ALLTOALL);
+	ck_assert_int_eq(topoml_siteconf_hint(&c, "other"),
+			 TOPOML_HINT_ALLTOALL);
+	ck_assert_int_eq(topoml_siteconf_hint(&c, NULL), TOPOML_HINT_ALLTOALL);
+	ck_assert(topoml_siteconf_placement(&c, "moe"));
+	ck_assert(!topoml_siteconf_placement(&c, "debug"));
+	ck_assert(topoml_siteconf_placement(&c, NULL));
+	topoml_siteconf_clear(&c);
+}
+END_TEST
+
+START_TEST(test_defaults)
+{
+	struct topoml_siteconf c;
+	topoml_errors_t err = { 0 };
+	char *path = _write("topoml.conf", "\n# nothing\n   \n");
+
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert_ptr_null(c.topology_file);
+	ck_assert_int_eq(c.family, 0);
+	ck_assert_int_eq(c.default_hint, TOPOML_HINT_ALLREDUCE);
+	ck_assert(!c.df_spread_alltoall);
+	ck_assert(c.placement);
+	ck_assert_int_eq(c.debug, 0);
+	topoml_siteconf_clear(&c);
+}
+END_TEST
+
+/* Errors name file, line and column, and every bad line is reported. */
+START_TEST(test_errors)
+{
+	struct topoml_siteconf c;
+	topoml_errors_t err = { 0 };
+	char *path = _write("topoml.conf",
+		"DefaultHint=allreduce\n"
+		"Famly=torus\n"
+		"DefaultHint=ring\n"
+		"  PartitionName=a Hint=alltoall Color=red\n"
+		"PartitionName=a Hint=isolate\n"
+		"DragonflySpread=sometimes\n"
+		"TopologyFile=\n"
+		"garbage\n"
+		"Debug=7 PartitionName=x\n");
+	const char *e;
+	char want[600];
+
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), -1);
+	e = _errs(&err);
+	snprintf(want, sizeof(want), "%s:2:1: unknown key Famly", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want), "%s:3:1: DefaultHint=ring: expected", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want), "%s:4:33: unknown partition key Color",
+		 path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want),
+		 "%s:5:1: partition a already configured at line 4", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want), "%s:6:1: DragonflySpread=sometimes",
+		 path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want), "%s:7:1: TopologyFile: empty value", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want), "%s:8:1: expected Key=Value", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want), "%s:9:1: Debug=7", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want), "%s:9:9: PartitionName= must start", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	ck_assert_int_eq(err.n, 9);
+	topoml_errors_clear(&err);
+	topoml_siteconf_clear(&c);
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+	struct topoml_siteconf c;
+	topoml_errors_t err = { 0 };
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/nope.conf", tmpdir);
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), -1);
+	ck_assert_int_eq(err.n, 1);
+	ck_assert_ptr_nonnull(strstr(err.msg[0], "nope.conf"));
+	topoml_errors_clear(&err);
+	topoml_siteconf_clear(&c);
+}
+END_TEST
+
+/* Without TopologyFile: topoml.json, else topology.conf, in slurm.conf's dir. */
+START_TEST(test_topology_auto)
+{
+	struct topoml_siteconf c;
+	char *p, want[600];
+
+	topoml_siteconf_init(&c);
+	ck_assert_ptr_null(topoml_siteconf_topology_path(&c, tmpdir));
+	_write("topology.conf", "SwitchName=s0 Nodes=c[1-4]\n");
+	p = topoml_siteconf_topology_path(&c, tmpdir);
+	snprintf(want, sizeof(want), "%s/topology.conf", tmpdir);
+	ck_assert_str_eq(p, want);
+	free(p);
+	_write("topoml.json", "{}\n");
+	p = topoml_siteconf_topology_path(&c, tmpdir);
+	snprintf(want, sizeof(want), "%s/topoml.json", tmpdir);
+	ck_assert_str_eq(p, want);
+	free(p);
+	topoml_siteconf_clear(&c);
+}
+END_TEST
+
+/* Family= is checked against what the file describes. */
+START_TEST(test_family_mismatch)
+{
+	struct topoml_siteconf c;
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t;
+	char *path;
+
+	_write("topology.conf",
+	       "SwitchName=l0 Nodes=c[1-4]\nSwitchName=l1 Nodes=c[5-8]\n"
+	       "SwitchName=top Switches=l[0-1]\n");
+	path = _write("topoml.conf", "TopologyFile=topology.conf\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	t = topoml_siteconf_load_topology(&c, tmpdir, &err);
+	ck_assert_msg(t != NULL, "%s", _errs(&err));
+	ck_assert_int_eq(t->family, TOPOML_FAT_TREE);
+	ck_assert_int_eq(t->nnodes, 8);
+	topoml_free(t);
+	topoml_siteconf_clear(&c);
+
+	path = _write("topoml.conf",
+		      "TopologyFile=topology.conf Family=torus\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	t = topoml_siteconf_load_topology(&c, tmpdir, &err);
+	ck_assert_ptr_null(t);
+	ck_assert_msg(strstr(_errs(&err), "Family=torus"), "%s", _errs(&err));
+	topoml_errors_clear(&err);
+	topoml_siteconf_clear(&c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("siteconf");
+	TCase *tc = tcase_create("siteconf");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_full_file);
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_errors);
+	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_topology_auto);
+	tcase_add_test(tc, test_family_mismatch);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

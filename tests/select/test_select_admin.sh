@@ -1,0 +1,195 @@
+#!/bin/bash
+# select/topoml on the 8 real slurmd nodes (plus 256 emulated ones): real
+# steps in its allocations, clients, SystemComment, --switches, --ml-comm,
+# slurmctld restart with running and pending jobs, scontrol reconfigure with
+# a changed and with a broken topology file, and broken files at start.
+set -u
+TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$TESTS_DIR/lib/cluster.sh"
+. "$TESTS_DIR/select/lib.sh"
+sel_require_tools
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/topoml-sel-admin.XXXXXX")
+chmod 755 "$work"
+# Two leaves of real nodes under one spine, 8 leaves of emulated nodes.
+topo_a() {
+	echo "SwitchName=r0 Nodes=n[1-4]"
+	echo "SwitchName=r1 Nodes=n[5-8]"
+	echo "SwitchName=rs Switches=r[0-1]"
+	for l in $(seq 0 7); do
+		echo "SwitchName=c$l Nodes=c[$((l * 32 + 1))-$((l * 32 + 32))]"
+	done
+	echo "SwitchName=cs Switches=c[0-7]"
+	echo "SwitchName=root Switches=rs,cs"
+}
+# Slurm's topology/tree (kept for --switches) reads topology.conf; topoml
+# reads its own copy, net.conf, so a broken topoml file leaves Slurm's intact.
+topo_a >"$work/topology.conf"
+topo_a >"$work/net.conf"
+printf 'TopologyFile=%s\nDefaultHint=allreduce\n' "$work/net.conf" \
+	>"$work/topoml.conf"
+
+spank=0
+if [ -f "$TOP_BUILDDIR/spank/.libs/topoml.so" ]; then
+	spank=1
+fi
+CLUSTER_SLURMD=8 CLUSTER_CLOUD=256 CLUSTER_SELECT=topoml \
+	CLUSTER_TOPOLOGY=$work/topology.conf \
+	CLUSTER_TOPOML_CONF=$work/topoml.conf CLUSTER_SPANK=$spank \
+	CLUSTER_CONF_EXTRA="PartitionName=real Nodes=n[1-8] MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE
+DebugFlags=SelectType" cluster_start sel-admin || exit $?
+log=$CLUSTER_DIR/log/slurmctld.log
+cloud="c[1-256]"	# not in partition real: never a candidate there
+
+# ---- clients load the plugin and show the cluster ----
+scontrol show config | grep -q 'SelectType *= select/topoml' ||
+	cluster_fail "SelectType is not select/topoml"
+[ "$(sinfo -h -p real -o '%D')" = 8 ] || cluster_fail "sinfo: $(sinfo)"
+scontrol show node n1 | grep -q 'NodeName=n1' || cluster_fail "scontrol show node"
+squeue >/dev/null || cluster_fail "squeue"
+grep -q "select/topoml: .*net.conf" "$log" ||
+	cluster_fail "no topology summary in the log"
+
+submit() {	# submit ARGS...: job id
+	sbatch --parsable -o /dev/null "$@" --wrap 'sleep 100000' ||
+		cluster_fail "sbatch $*"
+}
+
+# ---- one job, then a 4-node job on the free leaf, as topoml place says ----
+a=$(submit -p real -N1)
+na=$(sel_wait_start "$a") || cluster_fail "job a did not start"
+busy="$(cluster_nodes_allocated),$cloud"
+want=$(sel_expected "$work/net.conf" 4 "$busy") ||
+	cluster_fail "topoml place failed"
+b=$(submit -p real -N4)
+nb=$(sel_wait_start "$b") || cluster_fail "job b did not start"
+sel_same_nodes "$nb" "$want" ||
+	cluster_fail "job b on $nb, topoml place says $want (a on $na)"
+case "$(scontrol show hostnames "$nb" | paste -sd,)" in
+n1,n2,n3,n4|n5,n6,n7,n8) ;;
+*) cluster_fail "4-node job spans two leaves: $nb (a on $na)" ;;
+esac
+# A real step runs on the allocation.
+out=$(timeout 60 srun --jobid="$b" -N4 -n4 hostname 2>&1) ||
+	cluster_fail "srun in job b: $out"
+[ "$(echo "$out" | wc -l)" = 4 ] || cluster_fail "srun output: $out"
+cmt=$(sel_comment "$b")
+case "$cmt" in
+"topoml: placed=topoml hint=allreduce leaves=1/1 "*) ;;
+*) cluster_fail "job b SystemComment: '$cmt'" ;;
+esac
+grep -q "select/topoml: JobId=$b .*placed=topoml" "$log" ||
+	cluster_fail "no placement of job $b in the log (DebugFlags=SelectType)"
+echo "ok: 4-node job on one leaf ($nb), comment: $cmt"
+
+# ---- restart with a running and a pending job ----
+p=$(submit -p real -N8)
+sleep 1
+[ "$(sel_state "$p")" = PENDING ] || cluster_fail "8-node job not pending"
+cluster_restart_ctld
+[ "$(sel_state "$b")" = RUNNING ] || cluster_fail "job b after restart: $(sel_state "$b")"
+sel_same_nodes "$(squeue -h -j "$b" -o %N)" "$nb" || cluster_fail "job b moved"
+[ "$(sel_comment "$b")" = "$cmt" ] || cluster_fail "comment lost: $(sel_comment "$b")"
+[ "$(sel_state "$p")" = PENDING ] || cluster_fail "job p after restart: $(sel_state "$p")"
+sinfo >/dev/null && squeue >/dev/null || cluster_fail "clients after restart"
+scancel "$a" "$b"
+np=$(sel_wait_start "$p" 200) || cluster_fail "job p did not start after restart"
+sel_same_nodes "$np" "n[1-8]" || cluster_fail "job p on $np"
+scancel "$p"
+sel_wait_gone "$p"
+echo "ok: restart kept running job $b and pending job $p"
+
+# ---- --switches=1: no free leaf -> waits (Slurm's meaning); a leaf frees -> runs there
+a=$(submit -p real -N1 -w n1)
+c=$(submit -p real -N1 -w n5)
+sel_wait_start "$a" >/dev/null && sel_wait_start "$c" >/dev/null ||
+	cluster_fail "jobs on n1/n5 did not start"
+s=$(submit -p real -N4 --switches=1@10:00)
+sleep 2
+[ "$(sel_state "$s")" = PENDING ] ||
+	cluster_fail "--switches=1 job runs with no free leaf: $(squeue -h -j "$s" -o '%T %N')"
+scancel "$c"
+ns=$(sel_wait_start "$s" 200) || cluster_fail "--switches job did not start"
+sel_same_nodes "$ns" "n[5-8]" || cluster_fail "--switches=1 job on $ns"
+scancel "$s"
+sel_wait_gone "$s"
+echo "ok: --switches=1 waited for a free leaf and got $ns"
+
+# ---- --ml-comm (the SPANK plugin's option) reaches the plugin ----
+if [ "$spank" = 1 ] && sbatch --help 2>&1 | grep -q -- '--ml-comm'; then
+	m=$(submit -p real -N2 --ml-comm=alltoall)
+	sel_wait_start "$m" >/dev/null || cluster_fail "--ml-comm job"
+	case "$(sel_comment "$m")" in
+	*hint=alltoall*) ;;
+	*) cluster_fail "--ml-comm=alltoall not seen: $(sel_comment "$m")" ;;
+	esac
+	scancel "$m"
+	sel_wait_gone "$m"
+	echo "ok: --ml-comm=alltoall reached select/topoml"
+else
+	echo "note: SPANK plugin with --ml-comm not built; hint test skipped"
+fi
+
+# ---- reconfigure with a changed topology file ----
+# n1 busy; leaves now {n1,n2,n5,n6} and {n3,n4,n7,n8}: a 4-node job moves.
+topo_a | sed -e 's/^SwitchName=r0 .*/SwitchName=r0 Nodes=n[1-2,5-6]/' \
+	-e 's/^SwitchName=r1 .*/SwitchName=r1 Nodes=n[3-4,7-8]/' \
+	>"$work/net.conf"
+cp "$work/net.conf" "$CLUSTER_DIR/topology.conf"
+scontrol reconfigure || cluster_fail "scontrol reconfigure"
+sleep 2
+r=$(submit -p real -N4)
+nr=$(sel_wait_start "$r") || cluster_fail "job after reconfigure"
+sel_same_nodes "$nr" "n[3-4,7-8]" ||
+	cluster_fail "after reconfigure the 4-node job is on $nr, want n[3-4,7-8]"
+scancel "$r"
+sel_wait_gone "$r"
+echo "ok: reconfigure with a new topology: $nr"
+
+# ---- reconfigure with a broken topology file: logged, old one kept ----
+cp "$work/net.conf" "$work/good.conf"
+printf 'SwitchName=r0 Nodes=n[1-2,5-6]\nSwitchName=r1 Nodes=n[3-4,7-8\n' \
+	>"$work/net.conf"
+scontrol reconfigure
+sleep 2
+scontrol ping | grep -q UP || cluster_fail "slurmctld died on a broken file"
+grep -q "net.conf:2" "$log" ||
+	cluster_fail "no file:line error for the broken topology: $(grep topoml "$log" | tail -3)"
+grep -q "select/topoml: keeping the previous configuration" "$log" ||
+	cluster_fail "previous configuration not kept"
+r=$(submit -p real -N4)
+nr=$(sel_wait_start "$r") || cluster_fail "job after broken reconfigure"
+sel_same_nodes "$nr" "n[3-4,7-8]" || cluster_fail "old topology not kept: $nr"
+scancel "$r" "$a"
+sel_wait_gone "$r"
+echo "ok: broken file at reconfigure logged, previous topology kept"
+
+# ---- broken files at start: slurmctld refuses, naming file and line ----
+start_fails() {	# start_fails PATTERN: slurmctld must exit and log PATTERN
+	local i pid
+	_cluster_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
+	: >"$log"
+	slurmctld -f "$SLURM_CONF" >>"$CLUSTER_DIR/log/slurmctld.out" 2>&1
+	for i in $(seq 1 100); do
+		pid=$(cat "$CLUSTER_DIR/run/slurmctld.pid" 2>/dev/null)
+		[ -n "$pid" ] && ! _cluster_alive "$pid" && break
+		[ -z "$pid" ] && [ "$i" -gt 20 ] && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] && _cluster_alive "$pid" &&
+		cluster_fail "slurmctld started with a broken file ($1)"
+	grep -q "$1" "$log" || cluster_fail "no '$1' in the log: $(tail -5 "$log")"
+}
+start_fails "net.conf:2"
+cp "$work/good.conf" "$work/net.conf"
+cp "$CLUSTER_DIR/topoml.conf" "$work/topoml.good"
+printf 'TopologyFile=%s\nDefaultHint=ring\n' "$work/net.conf" \
+	>"$CLUSTER_DIR/topoml.conf"
+start_fails "topoml.conf:2:1: DefaultHint=ring"
+cp "$work/topoml.good" "$CLUSTER_DIR/topoml.conf"
+_cluster_start_ctld
+echo "ok: broken topology.conf and topoml.conf stop slurmctld's start"
+
+cluster_stop
+rm -rf "$work"
+echo "PASS: select/topoml admin scenario"
