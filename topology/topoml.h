@@ -230,6 +230,12 @@ struct topoml_place_req {
 	int max_leaves;			/* --switches=N, 0 = no limit */
 	bool df_spread_alltoall;	/* site choice for dragonfly */
 	int attempt;			/* 0 = best, 1 = next best, ... */
+	/*
+	 * Slurm's scheduling weight per node (Weight= and the penalty of
+	 * powered-down nodes), lower used first; only the Slurm baselines
+	 * read it.  NULL = all equal.
+	 */
+	const uint64_t *weight;
 };
 
 struct topoml_score {

@@ -1,0 +1,557 @@
+/*
+ * The cost model: one definition of a placement's quality, used by the
+ * engine, the CLI, the simulator and the tests.  A job of n nodes runs its
+ * ranks as a ring in the order of p->nodes (the ring all-reduce of
+ * data-parallel training).  Hops are topoml_hops(): fat-tree 2 * (common
+ * switch level + 1), dragonfly 2 same router, 3 same group, 3 + 2 * global
+ * hops across groups, torus the Manhattan distance with wrap-around.
+ *
+ * ring_cost         sum of hops between consecutive ranks, ring closed
+ *                   (n = 2 counts the pair twice, n = 1 costs 0).
+ * ring_lower_bound  the least ring cost any n nodes of this topology can
+ *                   have, busy nodes ignored: fat-tree 2n + 2 * sum over
+ *                   levels l >= 1 of M(l-1) where M(l) is the fewest
+ *                   level-l subtrees that hold n nodes (counted only when
+ *                   more than one: each is entered once by the ring);
+ *                   dragonfly 2n + M(routers) + 2 * M(groups) (same rule);
+ *                   torus n (n + 1 for odd n when the torus is bipartite).
+ * span              leaves used (fat-tree), groups used (dragonfly),
+ *                   volume of the smallest wrap-aware box around the nodes
+ *                   (torus).
+ * span_lower_bound  the fewest leaves / groups that can hold n nodes, or
+ *                   the smallest box of volume >= n that fits the torus.
+ * global_hops       dragonfly: global links crossed along the ring.
+ * mean_pair_hops    mean hops over all rank pairs (what all-to-all pays),
+ *                   computed per subtree / group / dimension, not per pair.
+ * largest_free_after  fragmentation: the largest job that could still be
+ *                   placed at the best level once this placement is taken
+ *                   from avail: on its fewest possible leaves (fat-tree)
+ *                   or groups (dragonfly), i.e. the largest F(k) = sum of
+ *                   the k largest free counts with F(k) > S(k-1), the
+ *                   k-1 largest capacities; on a torus the largest
+ *                   all-free box.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "topoml.h"
+#include "place_int.h"
+
+static int _desc_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x < y) - (x > y);
+}
+
+/* Decreasing order; counting sort when values are small (leaf sizes). */
+static void _sort_desc(int *v, int m)
+{
+	int mx = 0, *h, pos = 0;
+
+	for (int i = 0; i < m; i++)
+		mx = v[i] > mx ? v[i] : mx;
+	if (mx > 4 * m + 1024 || !(h = calloc(mx + 1, sizeof(int)))) {
+		qsort(v, m, sizeof(int), _desc_cmp);
+		return;
+	}
+	for (int i = 0; i < m; i++)
+		h[v[i] < 0 ? 0 : v[i]]++;
+	for (int x = mx; x >= 0; x--)
+		for (int c = h[x]; c > 0; c--)
+			v[pos++] = x;
+	free(h);
+}
+
+/* Fewest of the capacities that hold n. */
+static int _min_cover(int *cap, int m, int n)
+{
+	int k, mx = 0;
+
+	for (int i = 0; i < m; i++)
+		mx = cap[i] > mx ? cap[i] : mx;
+	if (n <= mx)
+		return 1;	/* the common case: no sort */
+	_sort_desc(cap, m);
+	k = topoml__min_items(cap, m, n);
+	return k < 0 ? m : k;
+}
+
+/* Fat-tree: the level-l unit of a leaf, following first parents. */
+static int _unit(const topoml_topo_t *t, int leaf, int l)
+{
+	int u = leaf;
+
+	while (t->switches[u].level < l && t->switches[u].nparents)
+		u = t->switches[u].parents[0];
+	return u;
+}
+
+/* M(l) of the fat-tree: fewest level-l units holding n nodes. */
+static int _ft_units_needed(const topoml_topo_t *t, int l, int n)
+{
+	int *cap = malloc(t->nswitches * sizeof(int)), m = 0, k;
+	int *sum = calloc(t->nswitches, sizeof(int));
+
+	if (!cap || !sum) {
+		free(cap);
+		free(sum);
+		return 1;
+	}
+	/* capacities from leaf sizes: no bitmap weights per switch */
+	for (int s = 0; s < t->nswitches; s++)
+		if (!t->switches[s].nchildren)
+			sum[_unit(t, s, l)] += t->switches[s].nnodes;
+	for (int s = 0; s < t->nswitches; s++)
+		if (sum[s])
+			cap[m++] = sum[s];
+	k = _min_cover(cap, m, n);
+	free(cap);
+	free(sum);
+	return k;
+}
+
+static double _ring_lb(const topoml_topo_t *t, int n)
+{
+	double lb = 2.0 * n;
+
+	if (n < 2)
+		return 0;
+	switch (t->family) {
+	case TOPOML_FAT_TREE:
+		for (int l = 1; l <= t->nlevels; l++) {
+			int m = _ft_units_needed(t, l - 1, n);
+
+			if (m > 1)
+				lb += 2.0 * m;
+		}
+		return lb;
+	case TOPOML_DRAGONFLY: {
+		int *cap = malloc((t->nswitches + t->ngroups + 1) *
+				  sizeof(int)), mr, mg;
+
+		if (!cap)
+			return lb;
+		for (int s = 0; s < t->nswitches; s++)
+			cap[s] = t->switches[s].nnodes;
+		mr = _min_cover(cap, t->nswitches, n);
+		for (int g = 0; g < t->ngroups; g++)
+			cap[g] = hwloc_bitmap_weight(t->groups[g].desc);
+		mg = _min_cover(cap, t->ngroups, n);
+		free(cap);
+		if (mr > 1)
+			lb += mr;
+		if (mg > 1)
+			lb += 2.0 * mg;
+		return lb;
+	}
+	case TOPOML_TORUS: {
+		bool bip = true;
+
+		for (int d = 0; d < 3; d++)
+			if (t->wrap[d] && t->dims[d] > 2 && (t->dims[d] & 1))
+				bip = false;
+		return (bip && n > 2 && (n & 1)) ? n + 1 : n;
+	}
+	}
+	return 0;
+}
+
+/* Smallest wrap-aware extent of the used coordinates of one dimension. */
+static int _extent(const topoml_topo_t *t, const int *nodes, int n, int d)
+{
+	int size = t->dims[d], lo = size, hi = -1, gap = 0, run = 0, first;
+	char *occ = calloc(size, 1);
+
+	if (!occ)
+		return size;
+	for (int i = 0; i < n; i++)
+		occ[t->nodes[nodes[i]].coord[d]] = 1;
+	for (int c = 0; c < size; c++)
+		if (occ[c]) {
+			lo = c < lo ? c : lo;
+			hi = c;
+		}
+	if (!t->wrap[d] || hi < 0) {
+		free(occ);
+		return hi < 0 ? 0 : hi - lo + 1;
+	}
+	first = lo;
+	for (int k = 1; k <= size; k++) {
+		int c = (first + k) % size;
+
+		if (!occ[c]) {
+			run++;
+			continue;
+		}
+		if (run > gap)
+			gap = run;
+		run = 0;
+	}
+	free(occ);
+	return size - gap;
+}
+
+static int _span(const topoml_topo_t *t, const int *nodes, int n)
+{
+	int span = 0;
+	char *seen;
+
+	if (t->family == TOPOML_TORUS) {
+		if (!n)
+			return 0;
+		return _extent(t, nodes, n, 0) * _extent(t, nodes, n, 1) *
+		       _extent(t, nodes, n, 2);
+	}
+	seen = calloc((t->family == TOPOML_DRAGONFLY ? t->ngroups :
+		       t->nswitches) + 1, 1);
+	if (!seen)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		int u = t->family == TOPOML_DRAGONFLY ?
+			t->nodes[nodes[i]].group : t->nodes[nodes[i]].leaf;
+
+		if (u >= 0 && !seen[u]) {
+			seen[u] = 1;
+			span++;
+		}
+	}
+	free(seen);
+	return span;
+}
+
+static int _span_lb(const topoml_topo_t *t, int n)
+{
+	int *cap, m = 0, k, best;
+
+	if (t->family == TOPOML_TORUS) {
+		best = t->dims[0] * t->dims[1] * t->dims[2];
+		for (int a = 1; a <= t->dims[0]; a++)
+			for (int b = 1; b <= t->dims[1]; b++) {
+				int c = (n + a * b - 1) / (a * b);
+
+				if (c <= t->dims[2] && a * b * c < best)
+					best = a * b * c;
+			}
+		return best;
+	}
+	cap = malloc((t->nswitches + t->ngroups + 1) * sizeof(int));
+	if (!cap)
+		return 1;
+	if (t->family == TOPOML_DRAGONFLY) {
+		for (int g = 0; g < t->ngroups; g++)
+			cap[m++] = hwloc_bitmap_weight(t->groups[g].desc);
+	} else {
+		for (int s = 0; s < t->nswitches; s++)
+			if (!t->switches[s].nchildren)
+				cap[m++] = t->switches[s].nnodes;
+	}
+	k = _min_cover(cap, m, n);
+	free(cap);
+	return k;
+}
+
+static double _pairs(double c)
+{
+	return c * (c - 1) / 2;
+}
+
+static double _mean_pair_hops(const topoml_topo_t *t, const int *nodes,
+			      int n)
+{
+	double p = _pairs(n), sum = 0;
+
+	if (n < 2)
+		return 0;
+	switch (t->family) {
+	case TOPOML_FAT_TREE: {
+		int *cnt = calloc(t->nswitches, sizeof(int));
+
+		if (!cnt)
+			return 0;
+		/* sum = 2P + 2 * sum_l #pairs whose common level >= l */
+		sum = 2 * p;
+		for (int l = 1; l <= t->nlevels; l++) {
+			double same = 0;
+
+			memset(cnt, 0, t->nswitches * sizeof(int));
+			for (int i = 0; i < n; i++)
+				cnt[_unit(t, t->nodes[nodes[i]].leaf, l - 1)]++;
+			for (int s = 0; s < t->nswitches; s++)
+				same += _pairs(cnt[s]);
+			sum += 2 * (p - same);
+		}
+		free(cnt);
+		break;
+	}
+	case TOPOML_DRAGONFLY: {
+		int *rc = calloc(t->nswitches, sizeof(int));
+		int *gc = calloc(t->ngroups, sizeof(int));
+		double same_r = 0, same_g = 0;
+
+		if (!rc || !gc) {
+			free(rc);
+			free(gc);
+			return 0;
+		}
+		for (int i = 0; i < n; i++) {
+			rc[t->nodes[nodes[i]].leaf]++;
+			gc[t->nodes[nodes[i]].group]++;
+		}
+		for (int s = 0; s < t->nswitches; s++)
+			same_r += _pairs(rc[s]);
+		for (int g = 0; g < t->ngroups; g++)
+			same_g += _pairs(gc[g]);
+		sum = 2 * same_r + 3 * (same_g - same_r);
+		/* across groups: 3 + 2 * global hops, per group pair */
+		for (int a = 0; a < t->ngroups; a++) {
+			int na, ra = -1;
+
+			if (!gc[a])
+				continue;
+			na = gc[a];
+			for (int s = 0; s < t->nswitches && ra < 0; s++)
+				if (t->switches[s].group == a)
+					ra = s;
+			for (int b = a + 1; b < t->ngroups; b++) {
+				int gh = 1;
+
+				if (!gc[b])
+					continue;
+				/* representative nodes give the distance */
+				if (ra >= 0 && t->switches[ra].nnodes) {
+					for (int s = 0; s < t->nswitches; s++)
+						if (t->switches[s].group == b &&
+						    t->switches[s].nnodes) {
+							gh = topoml_global_hops(t,
+								t->switches[ra].nodes[0],
+								t->switches[s].nodes[0]);
+							break;
+						}
+				}
+				sum += (double)na * gc[b] * (3 + 2 * gh);
+			}
+		}
+		free(rc);
+		free(gc);
+		break;
+	}
+	case TOPOML_TORUS:
+		for (int d = 0; d < 3; d++) {
+			int size = t->dims[d];
+			double *h = calloc(size, sizeof(double));
+
+			if (!h)
+				return 0;
+			for (int i = 0; i < n; i++)
+				h[t->nodes[nodes[i]].coord[d]]++;
+			for (int a = 0; a < size; a++) {
+				if (!h[a])
+					continue;
+				for (int b = a + 1; b < size; b++) {
+					int dd = b - a;
+
+					if (t->wrap[d] && size - dd < dd)
+						dd = size - dd;
+					sum += h[a] * h[b] * dd;
+				}
+			}
+			free(h);
+		}
+		break;
+	}
+	return sum / p;
+}
+
+/* Largest F(k) with F(k) > S(k-1): free counts f, capacities s. */
+static int _best_level_free(int *f, int *s, int m)
+{
+	long F = 0, S = 0;
+	int best = 0;
+
+	_sort_desc(f, m);
+	_sort_desc(s, m);
+	for (int k = 0; k < m; k++) {
+		F += f[k];
+		if (f[k] == 0)
+			break;
+		if (F > S && F > best)
+			best = (int)F;
+		S += s[k];
+	}
+	return best;
+}
+
+/* Torus: the largest box all of whose nodes are free. */
+static int _largest_free_box(const topoml_topo_t *t,
+			     hwloc_const_bitmap_t freeset)
+{
+	int X = t->dims[0], Y = t->dims[1], Z = t->dims[2], best = 0;
+	bool w[3];
+	int e[3];
+	int *p;
+	size_t sz;
+
+	for (int d = 0; d < 3; d++) {
+		w[d] = t->wrap[d] && t->dims[d] > 1;
+		e[d] = w[d] ? 2 * t->dims[d] : t->dims[d];
+	}
+	sz = (size_t)(e[0] + 1) * (e[1] + 1) * (e[2] + 1);
+	p = calloc(sz, sizeof(int));
+	if (!p)
+		return 0;
+#define PI(x, y, z) (((size_t)(z) * (e[1] + 1) + (y)) * (e[0] + 1) + (x))
+	for (int z = 1; z <= e[2]; z++)
+		for (int y = 1; y <= e[1]; y++)
+			for (int x = 1; x <= e[0]; x++) {
+				int c[3] = { (x - 1) % X, (y - 1) % Y,
+					     (z - 1) % Z };
+				int v = t->coord_node[topoml__torus_pos(t, c)];
+				int busy = v < 0 || !hwloc_bitmap_isset(freeset, v);
+
+				p[PI(x, y, z)] = busy + p[PI(x - 1, y, z)] +
+					p[PI(x, y - 1, z)] + p[PI(x, y, z - 1)] -
+					p[PI(x - 1, y - 1, z)] -
+					p[PI(x - 1, y, z - 1)] -
+					p[PI(x, y - 1, z - 1)] +
+					p[PI(x - 1, y - 1, z - 1)];
+			}
+	/* a x b x 1 rectangles free at layer z, then the longest run of
+	 * layers; a free a x b implies a free a x (b-1): stop early */
+	for (int a = 1; a <= X; a++) {
+		bool any_a = false;
+
+		for (int b = 1; b <= Y; b++) {
+			int lx = w[0] ? (a >= X ? 1 : X) : X - a + 1;
+			int ly = w[1] ? (b >= Y ? 1 : Y) : Y - b + 1;
+			bool any = false;
+
+			if (a * b * Z <= best) {
+				any = true;	/* cannot beat best, go on */
+				any_a = true;
+				continue;
+			}
+			for (int y0 = 0; y0 < ly; y0++)
+				for (int x0 = 0; x0 < lx; x0++) {
+					int run = 0, longest = 0;
+					int len = w[2] ? 2 * Z : Z;
+
+					for (int zz = 0; zz < len; zz++) {
+						int z = zz;
+						int s;
+
+						if (z >= e[2])
+							break;
+						s = p[PI(x0 + a, y0 + b, z + 1)] -
+						    p[PI(x0, y0 + b, z + 1)] -
+						    p[PI(x0 + a, y0, z + 1)] +
+						    p[PI(x0, y0, z + 1)] -
+						    p[PI(x0 + a, y0 + b, z)] +
+						    p[PI(x0, y0 + b, z)] +
+						    p[PI(x0 + a, y0, z)] -
+						    p[PI(x0, y0, z)];
+						if (s == 0) {
+							run++;
+							if (run > longest)
+								longest = run;
+						} else {
+							run = 0;
+						}
+					}
+					if (longest > Z)
+						longest = Z;
+					if (longest > 0)
+						any = true;
+					if (a * b * longest > best)
+						best = a * b * longest;
+				}
+			if (!any)
+				break;
+			any_a = true;
+		}
+		if (!any_a)
+			break;
+	}
+#undef PI
+	free(p);
+	return best;
+}
+
+static int _largest_free_after(const topoml_topo_t *t,
+			       hwloc_const_bitmap_t avail,
+			       const int *nodes, int n)
+{
+	hwloc_bitmap_t f = hwloc_bitmap_dup(avail);
+	int best = 0, m = 0, *fv = NULL, *sv = NULL, *lf = NULL;
+
+	if (!f)
+		return 0;
+	for (int i = 0; i < n; i++)
+		hwloc_bitmap_clr(f, nodes[i]);
+	if (t->family == TOPOML_TORUS) {
+		best = _largest_free_box(t, f);
+		goto out;
+	}
+	lf = topoml__leaf_free(t, f);
+	fv = malloc((t->nswitches + t->ngroups + 1) * sizeof(int));
+	sv = malloc((t->nswitches + t->ngroups + 1) * sizeof(int));
+	if (!lf || !fv || !sv)
+		goto out;
+	if (t->family == TOPOML_DRAGONFLY) {
+		for (int g = 0; g < t->ngroups; g++) {
+			fv[m] = sv[m] = 0;
+			for (int k = 0; k < t->groups[g].nrouters; k++) {
+				int s = t->groups[g].routers[k];
+
+				fv[m] += lf[s];
+				sv[m] += t->switches[s].nnodes;
+			}
+			m++;
+		}
+	} else {
+		for (int s = 0; s < t->nswitches; s++) {
+			if (t->switches[s].nchildren)
+				continue;
+			fv[m] = lf[s];
+			sv[m++] = t->switches[s].nnodes;
+		}
+	}
+	best = _best_level_free(fv, sv, m);
+out:
+	free(lf);
+	free(fv);
+	free(sv);
+	hwloc_bitmap_free(f);
+	return best;
+}
+
+void topoml_score(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+		  struct topoml_placement *p)
+{
+	struct topoml_score *s;
+	int n;
+
+	if (!t || !p)
+		return;
+	s = &p->score;
+	memset(s, 0, sizeof(*s));
+	n = p->n;
+	if (n < 1 || !p->nodes)
+		return;
+	if (n >= 2) {
+		for (int i = 0; i < n; i++) {
+			int a = p->nodes[i], b = p->nodes[(i + 1) % n];
+
+			s->ring_cost += topoml_hops(t, a, b);
+			s->global_hops += topoml_global_hops(t, a, b);
+		}
+	}
+	s->ring_lower_bound = _ring_lb(t, n);
+	s->span = _span(t, p->nodes, n);
+	s->span_lower_bound = _span_lb(t, n);
+	s->mean_pair_hops = _mean_pair_hops(t, p->nodes, n);
+	if (avail)
+		s->largest_free_after = _largest_free_after(t, avail,
+							    p->nodes, n);
+}

@@ -1,0 +1,585 @@
+/*
+ * Placement: checks a request, dispatches it to the policy (topoml's own
+ * engine per topology family, or one of Slurm's algorithms reproduced as a
+ * baseline), scores the result, and the helpers the engines share.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "topoml.h"
+#include "place_int.h"
+
+static const char *const hint_names[] = {
+	[TOPOML_HINT_ALLREDUCE] = "allreduce",
+	[TOPOML_HINT_ALLTOALL] = "alltoall",
+	[TOPOML_HINT_ISOLATE] = "isolate",
+};
+
+static const char *const policy_names[] = {
+	[TOPOML_POLICY_TOPOML] = "topoml",
+	[TOPOML_POLICY_SLURM_TREE] = "slurm-tree",
+	[TOPOML_POLICY_SLURM_DRAGONFLY] = "slurm-dragonfly",
+	[TOPOML_POLICY_SLURM_HILBERT] = "slurm-hilbert",
+	[TOPOML_POLICY_LINEAR] = "linear",
+};
+
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+const char *topoml_hint_name(enum topoml_hint h)
+{
+	if ((int)h < 0 || (int)h >= NELEM(hint_names))
+		return "unknown";
+	return hint_names[h];
+}
+
+int topoml_hint_parse(const char *s, enum topoml_hint *h)
+{
+	for (int i = 0; s && i < NELEM(hint_names); i++) {
+		if (!strcasecmp(s, hint_names[i])) {
+			*h = (enum topoml_hint)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *topoml_policy_name(enum topoml_policy p)
+{
+	if ((int)p < 0 || (int)p >= NELEM(policy_names))
+		return "unknown";
+	return policy_names[p];
+}
+
+int topoml_policy_parse(const char *s, enum topoml_policy *p)
+{
+	for (int i = 0; s && i < NELEM(policy_names); i++) {
+		if (!strcasecmp(s, policy_names[i])) {
+			*p = (enum topoml_policy)i;
+			return 0;
+		}
+	}
+	/* Slurm's own names for the same algorithms. */
+	if (s && (!strcasecmp(s, "tree") || !strcasecmp(s, "cons_tres"))) {
+		*p = TOPOML_POLICY_SLURM_TREE;
+		return 0;
+	}
+	if (s && !strcasecmp(s, "dragonfly")) {
+		*p = TOPOML_POLICY_SLURM_DRAGONFLY;
+		return 0;
+	}
+	if (s && !strcasecmp(s, "hilbert")) {
+		*p = TOPOML_POLICY_SLURM_HILBERT;
+		return 0;
+	}
+	return -1;
+}
+
+void topoml_placement_clear(struct topoml_placement *p)
+{
+	if (!p)
+		return;
+	free(p->nodes);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- helpers shared by the engines ---------------------------------- */
+
+int topoml__and_weight(hwloc_const_bitmap_t a, hwloc_const_bitmap_t b)
+{
+	int la = hwloc_bitmap_last(a), lb = hwloc_bitmap_last(b);
+	int last = la < lb ? la : lb, w = 0;
+
+	if (last < 0)
+		return 0;
+	for (unsigned i = 0; i <= (unsigned)last / (8 * sizeof(long)); i++)
+		w += __builtin_popcountl(hwloc_bitmap_to_ith_ulong(a, i) &
+					 hwloc_bitmap_to_ith_ulong(b, i));
+	return w;
+}
+
+#define WBITS (8 * (int)sizeof(unsigned long))
+
+int *topoml__leaf_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail)
+{
+	int *cnt = calloc(t->nswitches ? t->nswitches : 1, sizeof(int));
+	int nw = (t->nnodes + WBITS - 1) / WBITS;
+	unsigned long *w = calloc(nw ? nw : 1, sizeof(*w));
+
+	if (!cnt || !w) {
+		free(cnt);
+		free(w);
+		return NULL;
+	}
+	/* One copy of avail's words, then plain bit tests per leaf node:
+	 * no per-node library calls on a 100k-node machine. */
+	for (int i = 0; i < nw; i++)
+		w[i] = hwloc_bitmap_to_ith_ulong(avail, i);
+	for (int s = 0; s < t->nswitches; s++) {
+		const struct topoml_switch *sw = &t->switches[s];
+		int c = 0, lo, hi;
+
+		if (!sw->nnodes)
+			continue;
+		lo = sw->nodes[0];
+		hi = sw->nodes[sw->nnodes - 1];
+		if (hi - lo + 1 == sw->nnodes && hi < t->nnodes) {
+			/* consecutive indices (the usual case): popcount
+			 * the word range */
+			int wl = lo / WBITS, wh = hi / WBITS;
+
+			for (int i = wl; i <= wh; i++) {
+				unsigned long m = w[i];
+
+				if (i == wl)
+					m &= ~0UL << (lo % WBITS);
+				if (i == wh && (hi % WBITS) != WBITS - 1)
+					m &= (1UL << (hi % WBITS + 1)) - 1;
+				c += __builtin_popcountl(m);
+			}
+			cnt[s] = c;
+			continue;
+		}
+		for (int k = 0; k < sw->nnodes; k++) {
+			int v = sw->nodes[k];
+
+			c += (w[v / WBITS] >> (v % WBITS)) & 1;
+		}
+		cnt[s] = c;
+	}
+	free(w);
+	return cnt;
+}
+
+bool topoml__seen_add(struct place_seen *s, hwloc_const_bitmap_t set)
+{
+	hwloc_bitmap_t *n;
+
+	for (int i = 0; i < s->n; i++)
+		if (hwloc_bitmap_isequal(s->sets[i], set))
+			return false;
+	n = realloc(s->sets, (s->n + 1) * sizeof(*n));
+	if (!n)
+		return true;
+	s->sets = n;
+	s->sets[s->n] = hwloc_bitmap_dup(set);
+	if (s->sets[s->n])
+		s->n++;
+	return true;
+}
+
+void topoml__seen_clear(struct place_seen *s)
+{
+	for (int i = 0; i < s->n; i++)
+		hwloc_bitmap_free(s->sets[i]);
+	free(s->sets);
+	s->sets = NULL;
+	s->n = 0;
+}
+
+int topoml__placement_from_set(const topoml_topo_t *t,
+			       hwloc_const_bitmap_t set,
+			       struct topoml_placement *out)
+{
+	int n = hwloc_bitmap_weight(set), i = 0, v;
+
+	free(out->nodes);
+	out->nodes = malloc((n > 0 ? n : 1) * sizeof(int));
+	out->n = 0;
+	if (!out->nodes)
+		return -1;
+	hwloc_bitmap_foreach_begin(v, set)
+		out->nodes[i++] = v;
+	hwloc_bitmap_foreach_end();
+	out->n = i;
+	topoml_ring_order(t, out->nodes, out->n);
+	return 0;
+}
+
+int topoml__min_items(const int *f, int n, int need)
+{
+	int sum = 0;
+
+	if (need <= 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		sum += f[i];
+		if (sum >= need)
+			return i + 1;
+	}
+	return -1;
+}
+
+int topoml__tight_pick(const int *f, int n, int k, int need, int *take)
+{
+	int *prefix = malloc((n + 1) * sizeof(int));
+	int m = k, r = need, rc = -1;
+
+	if (!prefix)
+		return -1;
+	prefix[0] = 0;
+	for (int i = 0; i < n; i++) {
+		prefix[i + 1] = prefix[i] + f[i];
+		take[i] = 0;
+	}
+	if (k > n || k < 1)
+		goto out;
+	/*
+	 * Invariant: with m slots left, items 0..m-1 are unused (every pick
+	 * so far sat at a position >= the slots then left), so the m-1
+	 * largest unused items are 0..m-2.
+	 */
+	while (r > 0 && m > 0) {
+		int thr = r - prefix[m - 1], lo = m - 1, hi = n - 1, p;
+
+		if (f[m - 1] < thr)
+			goto out;	/* the m largest cannot hold r */
+		/* last position p >= m-1 with f[p] >= thr (f decreasing) */
+		while (lo < hi) {
+			int mid = lo + (hi - lo + 1) / 2;
+
+			if (f[mid] >= thr)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		p = lo;
+		while (take[p])
+			p--;
+		take[p] = f[p] < r ? f[p] : r;
+		r -= take[p];
+		m--;
+	}
+	rc = r > 0 ? -1 : 0;
+out:
+	free(prefix);
+	return rc;
+}
+
+/* ---- ring order ----------------------------------------------------- */
+
+struct ord {
+	long key;
+	int node;
+};
+
+static int _ord_cmp(const void *a, const void *b)
+{
+	const struct ord *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->node - y->node;
+}
+
+/*
+ * Leaves numbered in depth-first order from the roots, so that leaves
+ * under the same switch are consecutive in the ring and the ring crosses
+ * each subtree boundary once.
+ */
+static int *_leaf_dfs_rank(const topoml_topo_t *t)
+{
+	int ns = t->nswitches, top = 0, next = 0;
+	int *rank = malloc((ns ? ns : 1) * sizeof(int));
+	int *stack = NULL;
+	char *seen = calloc(ns ? ns : 1, 1);
+	int cap = 0;
+
+	if (!rank || !seen)
+		goto fail;
+	for (int i = 0; i < ns; i++) {
+		rank[i] = -1;
+		cap += 1 + t->switches[i].nchildren;
+	}
+	stack = malloc((cap ? cap : 1) * sizeof(int));
+	if (!stack)
+		goto fail;
+	for (int root = 0; root < ns; root++) {
+		if (t->switches[root].nparents || seen[root])
+			continue;
+		stack[top++] = root;
+		while (top) {
+			int s = stack[--top];
+			const struct topoml_switch *sw = &t->switches[s];
+
+			if (seen[s])
+				continue;
+			seen[s] = 1;
+			if (!sw->nchildren)
+				rank[s] = next++;
+			for (int c = sw->nchildren - 1; c >= 0; c--)
+				if (!seen[sw->children[c]])
+					stack[top++] = sw->children[c];
+		}
+	}
+	for (int i = 0; i < ns; i++)	/* loops without a root: any order */
+		if (rank[i] < 0)
+			rank[i] = next++;
+	free(stack);
+	free(seen);
+	return rank;
+fail:
+	free(rank);
+	free(stack);
+	free(seen);
+	return NULL;
+}
+
+void topoml_ring_order(const topoml_topo_t *t, int *nodes, int n)
+{
+	struct ord *o;
+	int *rank = NULL;
+
+	if (!t || !nodes || n < 2)
+		return;
+	if (t->family == TOPOML_TORUS) {
+		topoml__torus_ring_order(t, nodes, n);
+		return;
+	}
+	o = malloc(n * sizeof(*o));
+	if (!o)
+		return;
+	if (t->family == TOPOML_FAT_TREE)
+		rank = _leaf_dfs_rank(t);
+	for (int i = 0; i < n; i++) {
+		const struct topoml_node *nd = &t->nodes[nodes[i]];
+		int leaf = nd->leaf < 0 ? 0 : nd->leaf;
+
+		o[i].node = nodes[i];
+		if (t->family == TOPOML_DRAGONFLY)
+			o[i].key = (long)nd->group * t->nswitches + leaf;
+		else
+			o[i].key = rank ? rank[leaf] : leaf;
+	}
+	qsort(o, n, sizeof(*o), _ord_cmp);
+	for (int i = 0; i < n; i++)
+		nodes[i] = o[i].node;
+	free(o);
+	free(rank);
+}
+
+/* ---- the entry point ------------------------------------------------ */
+
+static void _why(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void _why(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
+		 const struct topoml_place_req *req,
+		 struct topoml_placement *out, char *why, size_t whylen)
+{
+	struct place_in in = { .t = t, .req = req };
+	hwloc_bitmap_t avail = NULL, required = NULL;
+	int rc = -1, navail;
+
+	if (why && whylen)
+		why[0] = '\0';
+	if (!out)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	if (!t || !req || !req->avail) {
+		_why(why, whylen, "no topology or no set of free nodes");
+		return -1;
+	}
+	if (req->nnodes < 1) {
+		_why(why, whylen, "invalid node count %d", req->nnodes);
+		return -1;
+	}
+	if (req->nnodes > t->nnodes) {
+		_why(why, whylen, "%d nodes wanted, the topology has %d",
+		     req->nnodes, t->nnodes);
+		return -1;
+	}
+	avail = hwloc_bitmap_dup(req->avail);
+	required = req->required ? hwloc_bitmap_dup(req->required)
+				 : hwloc_bitmap_alloc();
+	if (!avail || !required) {
+		_why(why, whylen, "out of memory");
+		goto out;
+	}
+	/* Ignore indices beyond the topology (a caller's larger bitmap). */
+	if (hwloc_bitmap_last(avail) >= t->nnodes)
+		hwloc_bitmap_clr_range(avail, t->nnodes, -1);
+	if (hwloc_bitmap_last(required) >= t->nnodes) {
+		_why(why, whylen, "required node index %d outside the topology",
+		     hwloc_bitmap_last(required));
+		goto out;
+	}
+	if (!hwloc_bitmap_isincluded(required, avail)) {
+		hwloc_bitmap_t miss = hwloc_bitmap_alloc();
+		char *names;
+
+		hwloc_bitmap_andnot(miss, required, avail);
+		names = topoml_nodeset_format(t, miss);
+		_why(why, whylen, "required nodes %s are not free",
+		     names ? names : "?");
+		free(names);
+		hwloc_bitmap_free(miss);
+		goto out;
+	}
+	in.avail = avail;
+	in.required = required;
+	in.nreq = hwloc_bitmap_weight(required);
+	in.n = req->nnodes;
+	if (in.nreq > in.n) {
+		_why(why, whylen, "%d required nodes but only %d wanted",
+		     in.nreq, in.n);
+		goto out;
+	}
+	navail = hwloc_bitmap_weight(avail);
+	if (navail < in.n) {
+		_why(why, whylen, "%d nodes wanted, %d free", in.n, navail);
+		goto out;
+	}
+
+	switch (policy) {
+	case TOPOML_POLICY_TOPOML:
+		switch (t->family) {
+		case TOPOML_FAT_TREE:
+			rc = topoml__place_fat_tree(&in, out, why, whylen);
+			break;
+		case TOPOML_DRAGONFLY:
+			rc = topoml__place_dragonfly(&in, out, why, whylen);
+			break;
+		case TOPOML_TORUS:
+			rc = topoml__place_torus(&in, out, why, whylen);
+			break;
+		}
+		break;
+	case TOPOML_POLICY_SLURM_TREE:
+	case TOPOML_POLICY_SLURM_DRAGONFLY:
+		if (t->family == TOPOML_TORUS) {
+			_why(why, whylen,
+			     "policy %s needs switches; a torus has none",
+			     topoml_policy_name(policy));
+			break;
+		}
+		rc = topoml__place_slurm_tree(&in,
+				policy == TOPOML_POLICY_SLURM_DRAGONFLY,
+				out, why, whylen);
+		break;
+	case TOPOML_POLICY_SLURM_HILBERT:
+		if (t->family != TOPOML_TORUS) {
+			_why(why, whylen,
+			     "policy slurm-hilbert needs a 3D torus");
+			break;
+		}
+		rc = topoml__place_slurm_linear(&in, true, out, why, whylen);
+		break;
+	case TOPOML_POLICY_LINEAR:
+		rc = topoml__place_slurm_linear(&in, false, out, why, whylen);
+		break;
+	default:
+		_why(why, whylen, "unknown policy %d", (int)policy);
+		break;
+	}
+	if (rc == 0 && out->n != in.n) {
+		_why(why, whylen, "internal error: %d nodes placed, %d wanted",
+		     out->n, in.n);
+		rc = -1;
+	}
+	if (rc == 0)
+		topoml_score(t, req->avail, out);
+	else
+		topoml_placement_clear(out);
+out:
+	hwloc_bitmap_free(avail);
+	hwloc_bitmap_free(required);
+	return rc;
+}
+
+int topoml__choose(const int *f, const int *reqc, const unsigned char *ok,
+		   int n, int need, int maxv, int *take)
+{
+	int k = 0, fx = 0, rem, m = 0, ke, rc = -1;
+	int *hist = NULL, *idx = NULL, *sf = NULL, *tk = NULL;
+
+	for (int i = 0; i < n; i++) {
+		if (take)
+			take[i] = reqc ? reqc[i] : 0;
+		if (reqc && reqc[i] > 0) {
+			k++;
+			fx += f[i] - reqc[i];
+		}
+	}
+	if (fx >= need) {
+		int r = need;
+
+		for (int i = 0; take && r > 0 && i < n; i++) {
+			int t;
+
+			if (!reqc || reqc[i] <= 0)
+				continue;
+			t = f[i] - reqc[i] < r ? f[i] - reqc[i] : r;
+			take[i] += t;
+			r -= t;
+		}
+		return k;
+	}
+	rem = need - fx;
+	if (maxv < 1)
+		return -1;
+	hist = calloc(maxv + 2, sizeof(int));
+	idx = malloc((n ? n : 1) * sizeof(int));
+	sf = malloc((n ? n : 1) * sizeof(int));
+	tk = malloc((n ? n : 1) * sizeof(int));
+	if (!hist || !idx || !sf || !tk)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		if (take && reqc && reqc[i] > 0)
+			take[i] = f[i];
+		if ((reqc && reqc[i] > 0) || f[i] <= 0 || (ok && !ok[i]))
+			continue;
+		hist[f[i] > maxv ? maxv : f[i]]++;
+		m++;
+	}
+	/* Counting sort, decreasing free; among equals the higher index
+	 * first, so the tight pick (which takes the last fitting position)
+	 * prefers the lowest index. */
+	for (int v = maxv, pos = 0; v >= 1; v--) {
+		int c = hist[v];
+
+		hist[v] = pos;
+		pos += c;
+	}
+	for (int i = n - 1; i >= 0; i--) {
+		int v;
+
+		if ((reqc && reqc[i] > 0) || f[i] <= 0 || (ok && !ok[i]))
+			continue;
+		v = f[i] > maxv ? maxv : f[i];
+		idx[hist[v]] = i;
+		sf[hist[v]++] = f[i];
+	}
+	ke = topoml__min_items(sf, m, rem);
+	if (ke < 0)
+		goto out;
+	rc = k + ke;
+	if (!take)
+		goto out;
+	if (topoml__tight_pick(sf, m, ke, rem, tk)) {
+		rc = -1;
+		goto out;
+	}
+	for (int j = 0; j < m; j++)
+		take[idx[j]] += tk[j];
+out:
+	free(hist);
+	free(idx);
+	free(sf);
+	free(tk);
+	return rc;
+}

@@ -1,0 +1,101 @@
+/*
+ * Internal interface between the placement dispatcher (place.c), the
+ * per-family engines (place_fattree.c, place_dragonfly.c, place_torus.c),
+ * Slurm's baselines (place_slurm.c) and the cost model (cost.c).
+ * Not part of the public API.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_PLACE_INT_H
+#define TOPOML_PLACE_INT_H
+
+#include "topoml.h"
+
+/*
+ * What every engine gets: the request, checked and normalised by
+ * topoml_place() (avail includes required; required may be empty, never
+ * NULL).
+ */
+struct place_in {
+	const topoml_topo_t *t;
+	const struct topoml_place_req *req;
+	hwloc_const_bitmap_t avail;
+	hwloc_const_bitmap_t required;
+	int nreq;			/* weight of required */
+	int n;				/* nodes wanted */
+};
+
+/* Engines: 0 and out->nodes (ring order) filled, or -1 with why. */
+int topoml__place_fat_tree(const struct place_in *in,
+			   struct topoml_placement *out, char *why,
+			   size_t whylen);
+int topoml__place_dragonfly(const struct place_in *in,
+			    struct topoml_placement *out, char *why,
+			    size_t whylen);
+int topoml__place_torus(const struct place_in *in,
+			struct topoml_placement *out, char *why,
+			size_t whylen);
+int topoml__place_slurm_tree(const struct place_in *in, bool dragonfly,
+			     struct topoml_placement *out, char *why,
+			     size_t whylen);
+int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
+			       struct topoml_placement *out, char *why,
+			       size_t whylen);
+/* Last resort of every engine: the most compact free set. */
+int topoml__place_compact(const struct place_in *in,
+			  struct topoml_placement *out, char *why,
+			  size_t whylen);
+
+/* |a & b| without allocating. */
+int topoml__and_weight(hwloc_const_bitmap_t a, hwloc_const_bitmap_t b);
+
+/*
+ * Free nodes of every leaf / router (indexed by switch; 0 for upper
+ * switches), counted from one pass over the words of avail.  Caller frees.
+ */
+int *topoml__leaf_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail);
+
+/*
+ * Distinct candidates for req->attempt: returns true when set differs from
+ * every set seen before (and remembers it).
+ */
+struct place_seen {
+	int n;
+	hwloc_bitmap_t *sets;
+};
+bool topoml__seen_add(struct place_seen *s, hwloc_const_bitmap_t set);
+void topoml__seen_clear(struct place_seen *s);
+
+/* Fill out->nodes from a set, in the engine's ring order. */
+int topoml__placement_from_set(const topoml_topo_t *t,
+			       hwloc_const_bitmap_t set,
+			       struct topoml_placement *out);
+
+/*
+ * Tight choice of exactly k items (free counts sorted by decreasing free)
+ * that together hold need: each step takes the smallest item that still
+ * lets the largest remaining ones finish, so that the big (whole, empty)
+ * items stay free for later jobs.  take[i] gets the count used from item
+ * i (0 = unused).  Returns 0, -1 when k items cannot hold need.
+ */
+int topoml__tight_pick(const int *freev, int nitems, int k, int need,
+		       int *take);
+/* Fewest of the items (sorted by decreasing free) holding need, or -1. */
+int topoml__min_items(const int *freev, int nitems, int need);
+
+/*
+ * Choose among items (leaves, routers, groups) for need nodes beyond the
+ * required ones: items holding required nodes (reqc > 0) are always used
+ * and filled first; then the fewest other allowed items (ok[i], NULL = all),
+ * picked tightly.  maxv bounds freev (for a counting sort).  Returns the
+ * number of items used, or -1; take (may be NULL: count only) gets the
+ * nodes used per item, required ones included.
+ */
+int topoml__choose(const int *freev, const int *reqc,
+		   const unsigned char *ok, int n, int need, int maxv,
+		   int *take);
+
+/* Torus helpers shared by the engine, ring order and the cost model. */
+int topoml__torus_pos(const topoml_topo_t *t, const int c[3]);
+void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n);
+
+#endif

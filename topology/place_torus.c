@@ -1,0 +1,554 @@
+/*
+ * topoml's placement on a 3D torus (or mesh): a free contiguous sub-box,
+ * Blue Gene style, so the links inside the box carry this job only.
+ *
+ *   1. a box of volume N, all free: shapes closest to a cube first (least
+ *      a+b+c, then least spread between sides), every orientation, every
+ *      origin (wrap-around respected); among origins of the best shape the
+ *      one touching the most busy nodes or mesh edges (the tightest fit,
+ *      keeping large free regions whole), then the lowest origin;
+ *   2. else the most cube-like box of volume > N holding N free nodes;
+ *   3. else the most compact free set (topoml__place_compact).
+ * The ring follows a Hamiltonian cycle of the box when one exists (one hop
+ * per step, ring closed), else a snake.  Box tests are O(1) through 3D
+ * prefix sums of the busy nodes.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topoml.h"
+#include "place_int.h"
+
+struct grid {
+	const topoml_topo_t *t;
+	int d[3];		/* torus dims */
+	int e[3];		/* extended dims: 2x where wrapped */
+	bool w[3];
+	int *busy;		/* prefix sums of not-free cells */
+	int *req;		/* prefix sums of required cells, or NULL */
+};
+
+struct shape {
+	int s[3];
+	int vol;
+	int per;		/* a + b + c */
+	int spread;		/* max - min side */
+};
+
+struct tcand {
+	int o[3];
+	int contact;
+	int busy;
+};
+
+static inline size_t _pi(const struct grid *g, int x, int y, int z)
+{
+	return ((size_t)z * (g->e[1] + 1) + y) * (g->e[0] + 1) + x;
+}
+
+int topoml__torus_pos(const topoml_topo_t *t, const int c[3])
+{
+	return c[0] + t->dims[0] * (c[1] + t->dims[1] * c[2]);
+}
+
+static int *_prefix(const struct grid *g, hwloc_const_bitmap_t set,
+		    bool count_set)
+{
+	const topoml_topo_t *t = g->t;
+	size_t n = (size_t)(g->e[0] + 1) * (g->e[1] + 1) * (g->e[2] + 1);
+	int *p = calloc(n, sizeof(int));
+
+	if (!p)
+		return NULL;
+	for (int z = 1; z <= g->e[2]; z++)
+		for (int y = 1; y <= g->e[1]; y++)
+			for (int x = 1; x <= g->e[0]; x++) {
+				int c[3] = { (x - 1) % g->d[0],
+					     (y - 1) % g->d[1],
+					     (z - 1) % g->d[2] };
+				int node = t->coord_node[topoml__torus_pos(t, c)];
+				int in = node >= 0 &&
+					 hwloc_bitmap_isset(set, node);
+				int v = count_set ? in : !in;
+
+				p[_pi(g, x, y, z)] = v +
+					p[_pi(g, x - 1, y, z)] +
+					p[_pi(g, x, y - 1, z)] +
+					p[_pi(g, x, y, z - 1)] -
+					p[_pi(g, x - 1, y - 1, z)] -
+					p[_pi(g, x - 1, y, z - 1)] -
+					p[_pi(g, x, y - 1, z - 1)] +
+					p[_pi(g, x - 1, y - 1, z - 1)];
+			}
+	return p;
+}
+
+/* Sum over the box at origin o (inside the extended grid) of sides s. */
+static int _sum(const struct grid *g, const int *p, const int o[3],
+		const int s[3])
+{
+	int x0 = o[0], y0 = o[1], z0 = o[2];
+	int x1 = x0 + s[0], y1 = y0 + s[1], z1 = z0 + s[2];
+
+	return p[_pi(g, x1, y1, z1)] - p[_pi(g, x0, y1, z1)] -
+	       p[_pi(g, x1, y0, z1)] - p[_pi(g, x1, y1, z0)] +
+	       p[_pi(g, x0, y0, z1)] + p[_pi(g, x0, y1, z0)] +
+	       p[_pi(g, x1, y0, z0)] - p[_pi(g, x0, y0, z0)];
+}
+
+/* Busy cells (or mesh edge) on the six faces just outside the box. */
+static int _contact(const struct grid *g, const int o[3], const int s[3])
+{
+	int c = 0;
+
+	for (int d = 0; d < 3; d++) {
+		int fs[3] = { s[0], s[1], s[2] }, fo[3];
+		int area;
+
+		if (g->w[d] && s[d] >= g->d[d])
+			continue;	/* wraps onto itself: no face */
+		fs[d] = 1;
+		area = fs[0] * fs[1] * fs[2];
+		for (int side = 0; side < 2; side++) {
+			int pos = side ? o[d] + s[d] : o[d] - 1;
+
+			memcpy(fo, o, sizeof(fo));
+			if (g->w[d]) {
+				pos = (pos % g->d[d] + g->d[d]) % g->d[d];
+			} else if (pos < 0 || pos >= g->d[d]) {
+				c += area;	/* the mesh edge */
+				continue;
+			}
+			fo[d] = pos;
+			/* faces use the extended grid for the other dims */
+			c += _sum(g, g->busy, fo, fs);
+		}
+	}
+	return c;
+}
+
+static int _shape_cmp(const void *a, const void *b)
+{
+	const struct shape *x = a, *y = b;
+
+	if (x->per != y->per)
+		return x->per - y->per;
+	if (x->vol != y->vol)
+		return x->vol - y->vol;
+	if (x->spread != y->spread)
+		return x->spread - y->spread;
+	for (int d = 0; d < 3; d++)
+		if (x->s[d] != y->s[d])
+			return x->s[d] - y->s[d];
+	return 0;
+}
+
+static int _tcand_cmp(const void *a, const void *b)
+{
+	const struct tcand *x = a, *y = b;
+
+	if (x->busy != y->busy)
+		return x->busy - y->busy;
+	if (x->contact != y->contact)
+		return y->contact - x->contact;
+	for (int d = 2; d >= 0; d--)
+		if (x->o[d] != y->o[d])
+			return x->o[d] - y->o[d];
+	return 0;
+}
+
+/* Shapes of volume in [vmin, vmax], cube-like first. */
+static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
+			     int *ns)
+{
+	struct shape *sv = NULL;
+	int n = 0, cap = 0;
+
+	for (int a = 1; a <= g->d[0]; a++)
+		for (int b = 1; b <= g->d[1]; b++) {
+			long ab = (long)a * b;
+			int cmin = (int)((vmin + ab - 1) / ab);
+
+			if (cmin < 1)
+				cmin = 1;
+			for (int c = cmin; c <= g->d[2]; c++) {
+				long v = ab * c;
+				int mx, mn;
+
+				if (v > vmax)
+					break;
+				if (n >= cap) {
+					struct shape *x;
+
+					cap = cap * 2 + 64;
+					x = realloc(sv, cap * sizeof(*x));
+					if (!x) {
+						free(sv);
+						*ns = 0;
+						return NULL;
+					}
+					sv = x;
+				}
+				mx = a > b ? a : b;
+				mx = mx > c ? mx : c;
+				mn = a < b ? a : b;
+				mn = mn < c ? mn : c;
+				sv[n++] = (struct shape){ { a, b, c }, (int)v,
+							  a + b + c, mx - mn };
+			}
+		}
+	qsort(sv, n, sizeof(*sv), _shape_cmp);
+	*ns = n;
+	return sv;
+}
+
+/* Feasible origins of shape sh: all free (exact) or >= n free nodes. */
+static struct tcand *_origins(const struct grid *g, const struct shape *sh,
+			      int n, int nreq, int *nc)
+{
+	struct tcand *cv = NULL;
+	int cnt = 0, cap = 0, lim[3];
+
+	for (int d = 0; d < 3; d++) {
+		if (g->w[d])
+			lim[d] = sh->s[d] >= g->d[d] ? 1 : g->d[d];
+		else
+			lim[d] = g->d[d] - sh->s[d] + 1;
+	}
+	for (int z = 0; z < lim[2]; z++)
+		for (int y = 0; y < lim[1]; y++)
+			for (int x = 0; x < lim[0]; x++) {
+				int o[3] = { x, y, z };
+				int b = _sum(g, g->busy, o, sh->s);
+
+				if (sh->vol - b < n)
+					continue;
+				if (nreq && _sum(g, g->req, o, sh->s) < nreq)
+					continue;
+				if (cnt >= cap) {
+					struct tcand *nv;
+
+					cap = cap * 2 + 64;
+					nv = realloc(cv, cap * sizeof(*nv));
+					if (!nv) {
+						*nc = cnt;
+						return cv;
+					}
+					cv = nv;
+				}
+				cv[cnt].o[0] = x;
+				cv[cnt].o[1] = y;
+				cv[cnt].o[2] = z;
+				cv[cnt].busy = b;
+				cv[cnt].contact = _contact(g, o, sh->s);
+				cnt++;
+			}
+	*nc = cnt;
+	return cv;
+}
+
+/* The set for a box: required nodes, then free ones in ring order. */
+static int _box_set(const struct grid *g, const struct place_in *in,
+		    const struct shape *sh, const int o[3],
+		    hwloc_bitmap_t set)
+{
+	const topoml_topo_t *t = g->t;
+	int *nodes = malloc(sh->vol * sizeof(int)), m = 0, want;
+
+	if (!nodes)
+		return -1;
+	for (int z = 0; z < sh->s[2]; z++)
+		for (int y = 0; y < sh->s[1]; y++)
+			for (int x = 0; x < sh->s[0]; x++) {
+				int c[3] = { (o[0] + x) % g->d[0],
+					     (o[1] + y) % g->d[1],
+					     (o[2] + z) % g->d[2] };
+				int v = t->coord_node[topoml__torus_pos(t, c)];
+
+				if (v >= 0 && hwloc_bitmap_isset(in->avail, v))
+					nodes[m++] = v;
+			}
+	topoml__torus_ring_order(t, nodes, m);
+	hwloc_bitmap_copy(set, in->required);
+	want = in->n - in->nreq;
+	for (int i = 0; i < m && want > 0; i++) {
+		if (hwloc_bitmap_isset(set, nodes[i]))
+			continue;
+		hwloc_bitmap_set(set, nodes[i]);
+		want--;
+	}
+	free(nodes);
+	return want > 0 ? -1 : 0;
+}
+
+int topoml__place_torus(const struct place_in *in,
+			struct topoml_placement *out, char *why,
+			size_t whylen)
+{
+	const topoml_topo_t *t = in->t;
+	struct grid g = { .t = t };
+	struct place_seen seen = { 0 };
+	struct shape *sv = NULL;
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	int nsh = 0, found = 0, rc = -1, vol;
+
+	for (int d = 0; d < 3; d++) {
+		g.d[d] = t->dims[d];
+		g.w[d] = t->wrap[d] && t->dims[d] > 1;
+		g.e[d] = g.w[d] ? 2 * g.d[d] : g.d[d];
+	}
+	vol = g.d[0] * g.d[1] * g.d[2];
+	g.busy = _prefix(&g, in->avail, false);
+	g.req = in->nreq ? _prefix(&g, in->required, true) : NULL;
+	if (!set || !g.busy || (in->nreq && !g.req))
+		goto oom;
+	/* 1: exact boxes, then 2: larger boxes up to twice the volume. */
+	for (int phase = 0; phase < 2; phase++) {
+		int vmin = phase ? in->n + 1 : in->n;
+		int vmax = phase ? (2 * in->n < vol ? 2 * in->n : vol) : in->n;
+		int tried = 0;
+
+		free(sv);
+		sv = _shapes(&g, vmin, vmax, &nsh);
+		for (int i = 0; i < nsh; i++) {
+			struct tcand *cv;
+			int nc;
+
+			/* Bound the search for odd sizes on a full machine. */
+			if (phase && tried > 256)
+				break;
+			tried++;
+			cv = _origins(&g, &sv[i], in->n, in->nreq, &nc);
+			qsort(cv, nc, sizeof(*cv), _tcand_cmp);
+			for (int k = 0; k < nc; k++) {
+				if (_box_set(&g, in, &sv[i], cv[k].o, set))
+					continue;
+				if (!topoml__seen_add(&seen, set))
+					continue;
+				if (found++ == in->req->attempt) {
+					free(cv);
+					rc = topoml__placement_from_set(t, set,
+									out);
+					if (rc)
+						goto oom;
+					goto out;
+				}
+			}
+			free(cv);
+		}
+	}
+	/* 3: no box: the most compact free set (attempts 0 only). */
+	if (in->req->attempt == found) {
+		rc = topoml__place_compact(in, out, why, whylen);
+		goto out;
+	}
+	snprintf(why, whylen, "no candidate placement left (attempt %d, %d distinct)",
+		 in->req->attempt, found);
+	goto out;
+oom:
+	snprintf(why, whylen, "out of memory");
+	rc = -1;
+out:
+	topoml__seen_clear(&seen);
+	hwloc_bitmap_free(set);
+	free(sv);
+	free(g.busy);
+	free(g.req);
+	return rc;
+}
+
+/* ---- compact fallback --------------------------------------------- */
+
+struct dn {
+	int d;
+	int node;
+};
+
+static int _dn_cmp(const void *a, const void *b)
+{
+	const struct dn *x = a, *y = b;
+
+	if (x->d != y->d)
+		return x->d - y->d;
+	return x->node - y->node;
+}
+
+/*
+ * Around each of a few seeds spread over the free nodes, the n nearest
+ * free nodes (required ones forced in); keep the set with the least total
+ * distance to its seed.  For fat-trees and dragonflies the engines never
+ * get here; the hop count makes it work for them too.
+ */
+int topoml__place_compact(const struct place_in *in,
+			  struct topoml_placement *out, char *why,
+			  size_t whylen)
+{
+	const topoml_topo_t *t = in->t;
+	int nfree = hwloc_bitmap_weight(in->avail), nseeds, step, v, i = 0;
+	int *fl = malloc((nfree ? nfree : 1) * sizeof(int));
+	struct dn *dv = malloc((nfree ? nfree : 1) * sizeof(*dv));
+	hwloc_bitmap_t best = hwloc_bitmap_alloc(), cur = hwloc_bitmap_alloc();
+	long best_cost = LONG_MAX;
+	int rc = -1;
+
+	if (!fl || !dv || !best || !cur) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	hwloc_bitmap_foreach_begin(v, in->avail)
+		fl[i++] = v;
+	hwloc_bitmap_foreach_end();
+	nseeds = nfree < 16 ? nfree : 16;
+	step = nseeds ? nfree / nseeds : 1;
+	for (int s = 0; s < nseeds; s++) {
+		int seed = fl[s * step], want = in->n - in->nreq;
+		long cost = 0;
+
+		if (in->nreq)
+			seed = hwloc_bitmap_first(in->required);
+		for (int k = 0; k < nfree; k++) {
+			dv[k].node = fl[k];
+			dv[k].d = topoml_hops(t, seed, fl[k]);
+		}
+		qsort(dv, nfree, sizeof(*dv), _dn_cmp);
+		hwloc_bitmap_copy(cur, in->required);
+		for (int k = 0; k < nfree && want > 0; k++) {
+			if (hwloc_bitmap_isset(cur, dv[k].node))
+				continue;
+			hwloc_bitmap_set(cur, dv[k].node);
+			cost += dv[k].d;
+			want--;
+		}
+		if (want <= 0 && cost < best_cost) {
+			best_cost = cost;
+			hwloc_bitmap_copy(best, cur);
+		}
+		if (in->nreq)
+			break;
+	}
+	if (best_cost == LONG_MAX) {
+		snprintf(why, whylen, "not enough free nodes");
+		goto out;
+	}
+	rc = topoml__placement_from_set(t, best, out);
+out:
+	free(fl);
+	free(dv);
+	hwloc_bitmap_free(best);
+	hwloc_bitmap_free(cur);
+	return rc;
+}
+
+/* ---- ring order inside a box -------------------------------------- */
+
+/*
+ * Index of (x, m) on a closed tour of an r x c grid, rows r even: row 0
+ * left to right, rows 1..r-1 serpentine over columns c-1..1, then column 0
+ * back up.  Every step, closing one included, is one hop.
+ */
+static long _cycle_index(int x, int m, int r, int c)
+{
+	if (x == 0)
+		return m;
+	if (m >= 1)
+		return c + (long)(x - 1) * (c - 1) +
+		       ((x & 1) ? (c - 1 - m) : (m - 1));
+	return c + (long)(r - 1) * (c - 1) + (r - 1 - x);
+}
+
+struct tord {
+	long key;
+	int node;
+};
+
+static int _tord_cmp(const void *a, const void *b)
+{
+	const struct tord *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->node - y->node;
+}
+
+void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n)
+{
+	int start[3], ext[3];
+	struct tord *o;
+	char *occ = NULL;
+
+	if (n < 2)
+		return;
+	/* Smallest box around the nodes, wrap-aware: per dimension skip the
+	 * largest circular gap of unused coordinates. */
+	for (int d = 0; d < 3; d++) {
+		int size = t->dims[d], best_gap = -1, gap_end = 0, first = -1;
+
+		occ = calloc(size, 1);
+		if (!occ)
+			return;
+		for (int i = 0; i < n; i++)
+			occ[t->nodes[nodes[i]].coord[d]] = 1;
+		if (!t->wrap[d]) {
+			int lo = size, hi = -1;
+
+			for (int c = 0; c < size; c++)
+				if (occ[c]) {
+					lo = c < lo ? c : lo;
+					hi = c;
+				}
+			start[d] = lo;
+			ext[d] = hi - lo + 1;
+			free(occ);
+			continue;
+		}
+		for (int c = 0; c < size; c++)
+			if (occ[c]) {
+				first = c;
+				break;
+			}
+		/* walk the circle from the first used coordinate */
+		for (int k = 1, run = 0; k <= size; k++) {
+			int c = (first + k) % size;
+
+			if (!occ[c]) {
+				run++;
+				continue;
+			}
+			if (run > best_gap) {
+				best_gap = run;
+				gap_end = c;
+			}
+			run = 0;
+		}
+		start[d] = gap_end;
+		ext[d] = size - best_gap;
+		free(occ);
+	}
+	o = malloc(n * sizeof(*o));
+	if (!o)
+		return;
+	for (int i = 0; i < n; i++) {
+		const int *c = t->nodes[nodes[i]].coord;
+		int r[3], m, M = ext[1] * ext[2];
+
+		for (int d = 0; d < 3; d++)
+			r[d] = ((c[d] - start[d]) % t->dims[d] + t->dims[d]) %
+			       t->dims[d];
+		/* snake through the (y, z) plane: consecutive m adjacent */
+		m = r[2] * ext[1] + ((r[2] & 1) ? ext[1] - 1 - r[1] : r[1]);
+		if (ext[0] >= 2 && M >= 2 && !(ext[0] & 1))
+			o[i].key = _cycle_index(r[0], m, ext[0], M);
+		else if (ext[0] >= 2 && M >= 2 && !(M & 1))
+			o[i].key = _cycle_index(m, r[0], M, ext[0]);
+		else
+			o[i].key = (long)m * ext[0] +
+				   ((m & 1) ? ext[0] - 1 - r[0] : r[0]);
+		o[i].node = nodes[i];
+	}
+	qsort(o, n, sizeof(*o), _tord_cmp);
+	for (int i = 0; i < n; i++)
+		nodes[i] = o[i].node;
+	free(o);
+}
