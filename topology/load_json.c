@@ -109,7 +109,8 @@ static int _line_of(struct jsrc *js, const char *key, const char *value)
 	for (i = js->cur; i < pos; i++)
 		if (js->buf[i] == '\n')
 			js->cur_line++;
-	js->cur = pos;
+	/* past this hit: a second object of the same name is found next */
+	js->cur = pos + 1;
 	return js->cur_line;
 }
 

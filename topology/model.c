@@ -995,11 +995,6 @@ int topoml_finalize(topoml_topo_t *t, topoml_errors_t *err)
 	if (!t)
 		return -1;
 	_reset_derived(t);
-	if (!t->nnodes) {
-		topoml_errors_add(err, "%s: the topology has no nodes",
-				  t->source);
-		return -1;
-	}
 	switch (t->family) {
 	case TOPOML_FAT_TREE:
 		rc = _finalize_fat_tree(t, err);
@@ -1013,6 +1008,11 @@ int topoml_finalize(topoml_topo_t *t, topoml_errors_t *err)
 	default:
 		topoml_errors_add(err, "%s: unknown topology family %d",
 				  t->source, (int)t->family);
+		rc = -1;
+	}
+	if (!t->nnodes) {
+		topoml_errors_add(err, "%s: the topology has no nodes",
+				  t->source);
 		rc = -1;
 	}
 	if (rc)
