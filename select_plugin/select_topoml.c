@@ -476,6 +476,14 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		req.owner = pass ? r.owner : NULL;
 		if (pass && hwloc_bitmap_isequal(r.avail_all, r.avail_idle))
 			break;
+		if (g_conf.debug > 1) {
+			char *av = topoml_nodeset_format(g_topo, req.avail);
+
+			info("select/topoml: %pJ pass %d: %d nodes of %s, hint %s, max_leaves %d",
+			     job_ptr, pass, req.nnodes, av,
+			     topoml_hint_name(req.hint), req.max_leaves);
+			free(av);
+		}
 		for (attempt = 0; attempt < TOPOML_ATTEMPTS; attempt++) {
 			bitstr_t *narrow;
 
