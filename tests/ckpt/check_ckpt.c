@@ -1,0 +1,817 @@
+/*
+ * Unit tests of the checkpoint hooks: the --ml-ckpt parser and the
+ * plugin's user_init/exit (spank/ckpt.c, against a stubbed SPANK handle),
+ * the hook library's decision rule and atomic commit, and a kill -9
+ * torture of the commit.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "../spank/ckpt.h"
+#include "../contrib/ckpt/topoml_ckpt.h"
+#include "../contrib/ckpt/topoml_ckpt_page.h"
+
+/* ---- a SPANK handle good enough for user_init/exit ------------------ */
+static char _env[16][2][PATH_MAX];
+static int _nenv;
+static uint32_t _stub_step = 7, _stub_array_job, _stub_array_task = NO_VAL;
+
+int spank_remote(spank_t sp)
+{
+	(void)sp;
+	return 1;
+}
+
+spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
+{
+	va_list ap;
+	spank_err_t rc = ESPANK_SUCCESS;
+
+	(void)sp;
+	va_start(ap, item);
+	switch (item) {
+	case S_JOB_UID:
+		*va_arg(ap, uid_t *) = getuid();
+		break;
+	case S_JOB_GID:
+		*va_arg(ap, gid_t *) = getgid();
+		break;
+	case S_JOB_ID:
+		*va_arg(ap, uint32_t *) = 4242;
+		break;
+	case S_JOB_STEPID:
+		*va_arg(ap, uint32_t *) = _stub_step;
+		break;
+	case S_JOB_NODEID:
+		*va_arg(ap, uint32_t *) = 0;
+		break;
+	case S_JOB_ARRAY_ID:
+		*va_arg(ap, uint32_t *) = _stub_array_job;
+		break;
+	case S_JOB_ARRAY_TASK_ID:
+		*va_arg(ap, uint32_t *) = _stub_array_task;
+		break;
+	default:
+		rc = ESPANK_BAD_ARG;
+	}
+	va_end(ap);
+	return rc;
+}
+
+static const char *_getenv_stub(const char *var)
+{
+	int i;
+
+	for (i = 0; i < _nenv; i++)
+		if (!strcmp(_env[i][0], var))
+			return _env[i][1];
+	return NULL;
+}
+
+spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
+{
+	const char *v = _getenv_stub(var);
+
+	(void)sp;
+	if (!v)
+		return ESPANK_ENV_NOEXIST;
+	snprintf(buf, len, "%s", v);
+	return ESPANK_SUCCESS;
+}
+
+spank_err_t spank_setenv(spank_t sp, const char *var, const char *val,
+			 int overwrite)
+{
+	int i;
+
+	(void)sp;
+	(void)overwrite;
+	for (i = 0; i < _nenv; i++)
+		if (!strcmp(_env[i][0], var))
+			break;
+	if (i == 16)
+		return ESPANK_ERROR;
+	if (i == _nenv)
+		_nenv++;
+	snprintf(_env[i][0], PATH_MAX, "%s", var);
+	snprintf(_env[i][1], PATH_MAX, "%s", val);
+	return ESPANK_SUCCESS;
+}
+
+/* ---- helpers --------------------------------------------------------- */
+static char _tmpdir[PATH_MAX];
+
+static void _mktmp(void)
+{
+	snprintf(_tmpdir, sizeof(_tmpdir), "%s/ckpt-test.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(_tmpdir));
+}
+
+static void _rmtmp(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", _tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", _tmpdir);
+}
+
+static void _clear_env(void)
+{
+	unsetenv("TOPOML_CKPT_DIR");
+	unsetenv("TOPOML_CKPT_EVERY");
+	unsetenv("TOPOML_CKPT_INTERVAL");
+	unsetenv("TOPOML_CKPT_KEEP");
+	unsetenv("TOPOML_CKPT_PAGE");
+	unsetenv("TOPOML_RESTART_COUNT");
+	setenv("TOPOML_CKPT_SIGNALS", "0", 1);
+}
+
+static void _write_file(const char *dir, const char *name, const char *s)
+{
+	char p[PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fputs(s, f);
+	fclose(f);
+}
+
+static int _count_steps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "step-", 5))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* ---- parser ---------------------------------------------------------- */
+START_TEST(parse_full)
+{
+	struct ml_ckpt_opts o;
+	char err[256];
+
+	ck_assert_int_eq(ml_ckpt_parse("/scratch/ck,every=100,interval=30m,"
+				       "keep=2,lead=90", &o, err, sizeof(err)),
+			 0);
+	ck_assert(o.set);
+	ck_assert_str_eq(o.dir, "/scratch/ck");
+	ck_assert_int_eq(o.every, 100);
+	ck_assert_int_eq(o.interval, 1800);
+	ck_assert_int_eq(o.keep, 2);
+	ck_assert_int_eq(o.lead, 90);
+}
+END_TEST
+
+START_TEST(parse_defaults)
+{
+	struct ml_ckpt_opts o;
+	char err[256];
+
+	ck_assert_int_eq(ml_ckpt_parse("ckpt", &o, err, sizeof(err)), 0);
+	ck_assert_str_eq(o.dir, "ckpt");
+	ck_assert_int_eq(o.every, 0);
+	ck_assert_int_eq(o.interval, 0);
+	ck_assert_int_eq(o.keep, 3);
+	ck_assert_int_eq(o.lead, 60);
+	ck_assert_int_eq(ml_ckpt_parse("lead=2m,dir=/a/%j", &o, err,
+				       sizeof(err)), 0);
+	ck_assert_str_eq(o.dir, "/a/%j");
+	ck_assert_int_eq(o.lead, 120);
+}
+END_TEST
+
+static const struct {
+	const char *arg, *msg;
+} bad_args[] = {
+	{ "", "empty value" },
+	{ "every=5", "no DIR" },
+	{ "/a,/b", "DIR given twice" },
+	{ "/a,every=x", "every='x'" },
+	{ "/a,every=-1", "every='-1'" },
+	{ "/a,every=10,every=20", "'every' given twice" },
+	{ "/a,keep=1000001", "keep='1000001'" },
+	{ "/a,lead=10d", "lead='10d'" },
+	{ "/a,interval=5x", "interval='5x'" },
+	{ "/a,foo=1", "unknown key 'foo'" },
+	{ "dir=", "empty DIR" },
+	{ "/a,every=99999999999999999999999", "every=" },
+};
+
+START_TEST(parse_errors)
+{
+	struct ml_ckpt_opts o;
+	char err[256];
+
+	err[0] = '\0';
+	ck_assert_int_eq(ml_ckpt_parse(bad_args[_i].arg, &o, err,
+				       sizeof(err)), -1);
+	ck_assert_msg(strstr(err, bad_args[_i].msg), "'%s': got '%s'",
+		      bad_args[_i].arg, err);
+	ck_assert(!o.set);
+}
+END_TEST
+
+/* ---- plugin: local check, user_init, exit ---------------------------- */
+START_TEST(plugin_local_check)
+{
+	struct ml_ckpt_opts o;
+	char err[256], arg[PATH_MAX + 64];
+
+	_mktmp();
+	snprintf(arg, sizeof(arg), "%s/new/deeper,every=5", _tmpdir);
+	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(ml_ckpt_local(NULL, &o), 0);
+	snprintf(arg, sizeof(arg), "%s/f/x", _tmpdir);
+	_write_file(_tmpdir, "f", "not a dir");
+	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(ml_ckpt_local(NULL, &o), -1);
+	if (geteuid() != 0) {
+		snprintf(arg, sizeof(arg), "%s/ro", _tmpdir);
+		ck_assert_int_eq(mkdir(arg, 0555), 0);
+		strcat(arg, "/sub");
+		ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
+		ck_assert_int_eq(ml_ckpt_local(NULL, &o), -1);
+	}
+	_rmtmp();
+}
+END_TEST
+
+static const char *_stub_env(const char *v)
+{
+	const char *s = _getenv_stub(v);
+
+	ck_assert_msg(s != NULL, "%s not exported", v);
+	return s;
+}
+
+START_TEST(plugin_user_init)
+{
+	struct ml_ckpt_opts o;
+	char err[256], arg[PATH_MAX + 64], want[PATH_MAX + 64];
+	struct stat st;
+	char page[PATH_MAX];
+	int fd;
+
+	_mktmp();
+	_nenv = 0;
+	spank_setenv(NULL, "SLURM_RESTART_COUNT", "2", 1);
+	spank_setenv(NULL, "SLURMD_NODENAME", "n1", 1);
+	snprintf(arg, sizeof(arg), "%s/ck,every=10,keep=4,lead=0,interval=0",
+		 _tmpdir);
+	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o), 0);
+	snprintf(want, sizeof(want), "%s/ck/4242", _tmpdir);
+	ck_assert_str_eq(_stub_env("TOPOML_CKPT_DIR"), want);
+	ck_assert_int_eq(stat(want, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_str_eq(_stub_env("TOPOML_CKPT_EVERY"), "10");
+	ck_assert_str_eq(_stub_env("TOPOML_CKPT_KEEP"), "4");
+	ck_assert_str_eq(_stub_env("TOPOML_RESTART_COUNT"), "2");
+	ck_assert_str_eq(_stub_env("TOPOML_RESUME"), "");
+	snprintf(page, sizeof(page), "%s", _stub_env("TOPOML_CKPT_PAGE"));
+	ck_assert_int_eq(stat(page, &st), 0);
+	ck_assert_int_eq(st.st_uid, getuid());
+	ck_assert_int_eq(st.st_size, TOPOML_CKPT_PAGE_SIZE);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	/* The epoch of this run fences older ones. */
+	snprintf(arg, sizeof(arg), "%s/epoch", want);
+	ck_assert_int_ge(fd = open(arg, O_RDONLY), 0);
+	ck_assert_int_eq(read(fd, err, 2), 2);
+	close(fd);
+	ck_assert_int_eq(err[0], '2');
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	ck_assert_int_eq(stat(page, &st), -1);
+
+	/* Second start with a checkpoint: TOPOML_RESUME names it. */
+	snprintf(arg, sizeof(arg), "%s/step-000000000030", want);
+	ck_assert_int_eq(mkdir(arg, 0755), 0);
+	snprintf(arg, sizeof(arg), "%s/latest", want);
+	ck_assert_int_eq(symlink("step-000000000030", arg), 0);
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o), 0);
+	snprintf(arg, sizeof(arg), "%s/step-000000000030", want);
+	ck_assert_str_eq(_stub_env("TOPOML_RESUME"), arg);
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+
+	/* Array task and %-patterns. */
+	_stub_array_job = 77;
+	_stub_array_task = 3;
+	snprintf(arg, sizeof(arg), "%s/ar", _tmpdir);
+	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
+	o.lead = 0;
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o), 0);
+	snprintf(want, sizeof(want), "%s/ar/77_3", _tmpdir);
+	ck_assert_str_eq(_stub_env("TOPOML_CKPT_DIR"), want);
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	snprintf(arg, sizeof(arg), "%s/p/%%A-%%a-%%j%%%%", _tmpdir);
+	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
+	o.lead = 0;
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o), 0);
+	snprintf(want, sizeof(want), "%s/p/77-3-4242%%", _tmpdir);
+	ck_assert_str_eq(_stub_env("TOPOML_CKPT_DIR"), want);
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	snprintf(arg, sizeof(arg), "%s/p/%%q", _tmpdir);
+	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o), -1);
+	_stub_array_job = 0;
+	_stub_array_task = NO_VAL;
+	_rmtmp();
+}
+END_TEST
+
+/* ---- library: decision rule ----------------------------------------- */
+static topoml_ckpt_t *_open(long every)
+{
+	char err[256], ev[32];
+	topoml_ckpt_t *c;
+
+	_clear_env();
+	snprintf(ev, sizeof(ev), "%ld", every);
+	setenv("TOPOML_CKPT_EVERY", ev, 1);
+	c = topoml_ckpt_open(_tmpdir, err, sizeof(err));
+	ck_assert_msg(c != NULL, "open: %s", err);
+	return c;
+}
+
+START_TEST(should_every)
+{
+	topoml_ckpt_t *c;
+	long s, n = 0;
+
+	_mktmp();
+	c = _open(25);
+	for (s = 1; s <= 100; s++)
+		if (topoml_ckpt_should_checkpoint(c, s)) {
+			ck_assert_int_eq(s % 25, 0);
+			n++;
+		}
+	ck_assert_int_eq(n, 4);
+	topoml_ckpt_close(c);
+	c = _open(0);
+	for (s = 1; s <= 100; s++)
+		ck_assert(!topoml_ckpt_should_checkpoint(c, s));
+	topoml_ckpt_close(c);
+	_rmtmp();
+}
+END_TEST
+
+/* A fresh page file, as the plugin makes it. */
+static int _make_page(const char *path)
+{
+	struct topoml_ckpt_page p;
+	int fd;
+
+	memset(&p, 0, sizeof(p));
+	p.magic = TOPOML_CKPT_PAGE_MAGIC;
+	p.version = TOPOML_CKPT_PAGE_VERSION;
+	p.size = TOPOML_CKPT_PAGE_SIZE;
+	p.target_step = -1;
+	p.commit_step = -1;
+	unlink(path);
+	ck_assert_int_ge(fd = open(path, O_RDWR | O_CREAT, 0600), 0);
+	ck_assert_int_eq(ftruncate(fd, TOPOML_CKPT_PAGE_SIZE), 0);
+	ck_assert_int_eq(pwrite(fd, &p, sizeof(p), 0), (ssize_t)sizeof(p));
+	return fd;
+}
+
+static void _bump(int fd, uint32_t why)
+{
+	struct topoml_ckpt_page p;
+
+	ck_assert_int_eq(pread(fd, &p, sizeof(p), 0), (ssize_t)sizeof(p));
+	p.gen++;
+	p.reason |= why;
+	ck_assert_int_eq(pwrite(fd, &p.gen, 8, 16), 8);
+	ck_assert_int_eq(pwrite(fd, &p.reason, 4, 24), 4);
+}
+
+/*
+ * Two processes of one node on one page, b one step behind a (a loop with
+ * a collective per step): the event seen first by either gives both the
+ * same checkpoint step, whatever step it arrives at.
+ */
+START_TEST(should_event_agree)
+{
+	char err[256], page[PATH_MAX + 16];
+	static const long every[] = { 0, 1, 4, 10 };
+	long s, at = 3 + _i % 17;
+	topoml_ckpt_t *a, *b;
+	char ev[32];
+	size_t k;
+	int fd;
+
+	_mktmp();
+	snprintf(page, sizeof(page), "%s/page", _tmpdir);
+	for (k = 0; k < sizeof(every) / sizeof(every[0]); k++) {
+		char sa[512] = "", sb[512] = "";
+		long last_a = -1, last_b = -1;
+
+		fd = _make_page(page);
+		_clear_env();
+		setenv("TOPOML_CKPT_PAGE", page, 1);
+		snprintf(ev, sizeof(ev), "%ld", every[k]);
+		setenv("TOPOML_CKPT_EVERY", ev, 1);
+		ck_assert_ptr_nonnull(a = topoml_ckpt_open(_tmpdir, err,
+							   sizeof(err)));
+		ck_assert_ptr_nonnull(b = topoml_ckpt_open(_tmpdir, err,
+							   sizeof(err)));
+		for (s = 1; s <= 41; s++) {
+			if (s == at)
+				_bump(fd, TOPOML_CKPT_R_REQUEST);
+			/* b is evaluated first half the time */
+			if (_i % 2 && s > 1 &&
+			    topoml_ckpt_should_checkpoint(b, s - 1))
+				snprintf(sb + strlen(sb), sizeof(sb) - strlen(sb), "%ld,",
+					 last_b = s - 1);
+			if (topoml_ckpt_should_checkpoint(a, s))
+				snprintf(sa + strlen(sa), sizeof(sa) - strlen(sa), "%ld,",
+					 last_a = s);
+			if (!(_i % 2) && s > 1 &&
+			    topoml_ckpt_should_checkpoint(b, s - 1))
+				snprintf(sb + strlen(sb), sizeof(sb) - strlen(sb), "%ld,",
+					 last_b = s - 1);
+		}
+		if (topoml_ckpt_should_checkpoint(b, 41))
+			snprintf(sb + strlen(sb), sizeof(sb) - strlen(sb), "%ld,", 41L);
+		ck_assert_msg(!strcmp(sa, sb), "every=%ld event at %ld: a %s "
+			      "b %s", every[k], at, sa, sb);
+		/* The event was answered within two `every` periods. */
+		if (every[k] == 0)
+			ck_assert_msg(strlen(sa) > 0 && atol(sa) <= at + 2,
+				      "every=0: %s", sa);
+		(void)last_a;
+		(void)last_b;
+		topoml_ckpt_close(a);
+		topoml_ckpt_close(b);
+		close(fd);
+	}
+	_rmtmp();
+}
+END_TEST
+
+static int _or_calls;
+static int _reduce_or(int local, void *arg)
+{
+	_or_calls++;
+	return local || *(int *)arg;
+}
+
+START_TEST(should_reduce)
+{
+	topoml_ckpt_t *c;
+	int other = 0;
+	long s;
+
+	_mktmp();
+	c = _open(10);
+	topoml_ckpt_set_reduce(c, _reduce_or, &other);
+	_or_calls = 0;
+	for (s = 1; s <= 100; s++) {
+		other = (s == 30);	/* another node's rank wants step 30 */
+		if (topoml_ckpt_should_checkpoint(c, s))
+			ck_assert_int_eq(s % 10, 0);
+	}
+	/* Called at boundaries only. */
+	ck_assert_int_eq(_or_calls, 10);
+	topoml_ckpt_close(c);
+	_rmtmp();
+}
+END_TEST
+
+START_TEST(signal_is_event)
+{
+	topoml_ckpt_t *c;
+	char err[256];
+	long s, got = -1;
+
+	_mktmp();
+	_clear_env();
+	setenv("TOPOML_CKPT_SIGNALS", "1", 1);
+	signal(SIGUSR1, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);	/* Check installs its own */
+	ck_assert_ptr_nonnull(c = topoml_ckpt_open(_tmpdir, err, sizeof(err)));
+	for (s = 1; s <= 20 && got < 0; s++) {
+		if (s == 5)
+			raise(SIGUSR1);
+		if (topoml_ckpt_should_checkpoint(c, s))
+			got = s;
+	}
+	ck_assert_int_eq(got, 7);
+	ck_assert(!topoml_ckpt_stopping(c));
+	raise(SIGTERM);
+	ck_assert(topoml_ckpt_stopping(c));
+	ck_assert(topoml_ckpt_should_checkpoint(c, 30) == 0);
+	ck_assert(topoml_ckpt_should_checkpoint(c, 32) == 1);
+	ck_assert_ptr_nonnull(topoml_ckpt_begin(c, 32));
+	ck_assert_int_eq(topoml_ckpt_commit(c), TOPOML_CKPT_STOP);
+	topoml_ckpt_close(c);
+	_rmtmp();
+}
+END_TEST
+
+START_TEST(interval_private)
+{
+	topoml_ckpt_t *c;
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	long s, got = -1;
+
+	_mktmp();
+	c = _open(0);
+	topoml_ckpt_set_interval(c, 1);
+	for (s = 1; s < 400 && got < 0; s++) {
+		nanosleep(&ts, NULL);
+		if (topoml_ckpt_should_checkpoint(c, s))
+			got = s;
+	}
+	/* time() granularity: the first tick comes within 0..1 s. */
+	ck_assert_int_gt(got, 0);
+	ck_assert_int_lt(got, 250);
+	topoml_ckpt_close(c);
+	_rmtmp();
+}
+END_TEST
+
+/* ---- library: commit ------------------------------------------------- */
+START_TEST(commit_layout)
+{
+	char err[256], link[64], p[PATH_MAX + 64];
+	topoml_ckpt_t *c;
+	const char *d;
+	ssize_t n;
+	long s;
+
+	_mktmp();
+	c = _open(10);
+	topoml_ckpt_set_keep(c, 2);
+	ck_assert_ptr_null(topoml_ckpt_resume_path(c));
+	ck_assert_int_eq(topoml_ckpt_resume_step(c), -1);
+	for (s = 10; s <= 50; s += 10) {
+		ck_assert_ptr_nonnull(d = topoml_ckpt_begin(c, s));
+		ck_assert(strstr(d, "/.tmp-step-"));
+		_write_file(d, "state", "x");
+		ck_assert_int_eq(topoml_ckpt_commit(c), 0);
+	}
+	snprintf(p, sizeof(p), "%s/latest", _tmpdir);
+	ck_assert_int_gt(n = readlink(p, link, sizeof(link) - 1), 0);
+	link[n] = '\0';
+	ck_assert_str_eq(link, "step-000000000050");
+	ck_assert_int_eq(_count_steps(_tmpdir), 2);
+	/* Same step again: the first copy stays. */
+	ck_assert_ptr_nonnull(d = topoml_ckpt_begin(c, 50));
+	ck_assert_int_eq(topoml_ckpt_commit(c), 0);
+	snprintf(p, sizeof(p), "%s/step-000000000050/state", _tmpdir);
+	ck_assert_int_eq(access(p, R_OK), 0);
+	/* Abort leaves nothing behind. */
+	ck_assert_ptr_nonnull(d = topoml_ckpt_begin(c, 60));
+	_write_file(d, "state", "y");
+	topoml_ckpt_abort(c);
+	ck_assert_int_eq(access(d, F_OK), -1);
+	topoml_ckpt_close(c);
+
+	c = topoml_ckpt_open(_tmpdir, err, sizeof(err));
+	ck_assert_int_eq(topoml_ckpt_resume_step(c), 50);
+	snprintf(p, sizeof(p), "%s/step-000000000050", _tmpdir);
+	ck_assert_str_eq(topoml_ckpt_resume_path(c), p);
+	topoml_ckpt_close(c);
+	_rmtmp();
+}
+END_TEST
+
+START_TEST(commit_fenced)
+{
+	topoml_ckpt_t *old, *new;
+	char err[256];
+
+	_mktmp();
+	_clear_env();
+	setenv("TOPOML_RESTART_COUNT", "1", 1);
+	ck_assert_ptr_nonnull(old = topoml_ckpt_open(_tmpdir, err,
+						     sizeof(err)));
+	setenv("TOPOML_RESTART_COUNT", "2", 1);
+	ck_assert_ptr_nonnull(new = topoml_ckpt_open(_tmpdir, err,
+						     sizeof(err)));
+	ck_assert_ptr_nonnull(topoml_ckpt_begin(old, 10));
+	ck_assert_int_eq(topoml_ckpt_commit(old), -1);
+	ck_assert_int_eq(errno, ESTALE);
+	ck_assert_ptr_nonnull(topoml_ckpt_begin(new, 10));
+	ck_assert_int_eq(topoml_ckpt_commit(new), 0);
+	topoml_ckpt_close(old);
+	topoml_ckpt_close(new);
+	_rmtmp();
+}
+END_TEST
+
+START_TEST(open_errors)
+{
+	char err[256];
+
+	_clear_env();
+	ck_assert_ptr_null(topoml_ckpt_open(NULL, err, sizeof(err)));
+	ck_assert(strstr(err, "TOPOML_CKPT_DIR"));
+	setenv("TOPOML_CKPT_EVERY", "ten", 1);
+	ck_assert_ptr_null(topoml_ckpt_open("/tmp", err, sizeof(err)));
+	ck_assert(strstr(err, "TOPOML_CKPT_EVERY='ten'"));
+	_clear_env();
+	setenv("TOPOML_CKPT_PAGE", "/nonexistent/page", 1);
+	ck_assert_ptr_null(topoml_ckpt_open("/tmp", err, sizeof(err)));
+	ck_assert(strstr(err, "/nonexistent/page"));
+}
+END_TEST
+
+/*
+ * kill -9 at random points of commits: `latest` always names a complete
+ * checkpoint (three files, each holding the step, the last one large).
+ */
+#define BIG (256 * 1024)
+
+static void _committer(int ready)
+{
+	topoml_ckpt_t *c;
+	char err[256], p[PATH_MAX + 64], *big;
+	long s;
+	FILE *f;
+
+	c = topoml_ckpt_open(_tmpdir, err, sizeof(err));
+	if (!c)
+		_exit(2);
+	topoml_ckpt_set_keep(c, 2);
+	big = malloc(BIG);
+	s = topoml_ckpt_resume_step(c);
+	if (write(ready, "r", 1) != 1)
+		_exit(6);
+	for (s = s < 0 ? 1 : s + 1;; s++) {
+		const char *d = topoml_ckpt_begin(c, s);
+		int i;
+
+		if (!d)
+			_exit(3);
+		for (i = 0; i < 3; i++) {
+			snprintf(p, sizeof(p), "%s/part%d", d, i);
+			if (!(f = fopen(p, "w")))
+				_exit(4);
+			fprintf(f, "%ld\n", s);
+			if (i == 2) {
+				memset(big, 'a' + s % 26, BIG);
+				fwrite(big, 1, BIG, f);
+			}
+			fclose(f);
+		}
+		if (topoml_ckpt_commit(c) < 0)
+			_exit(5);
+	}
+}
+
+static long _verify_latest(void)
+{
+	char p[PATH_MAX + 64], line[64], *buf;
+	long step = -1, s;
+	struct stat st;
+	topoml_ckpt_t *c;
+	char err[256];
+	int i;
+	FILE *f;
+
+	c = topoml_ckpt_open(_tmpdir, err, sizeof(err));
+	ck_assert_msg(c != NULL, "%s", err);
+	step = topoml_ckpt_resume_step(c);
+	if (step < 0) {
+		snprintf(p, sizeof(p), "%s/latest", _tmpdir);
+		ck_assert_msg(lstat(p, &st) < 0, "latest dangles");
+		topoml_ckpt_close(c);
+		return -1;
+	}
+	buf = malloc(BIG);
+	for (i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/part%d", topoml_ckpt_resume_path(c),
+			 i);
+		f = fopen(p, "r");
+		ck_assert_msg(f != NULL, "%s missing", p);
+		ck_assert(fgets(line, sizeof(line), f));
+		s = strtol(line, NULL, 10);
+		ck_assert_int_eq(s, step);
+		if (i == 2) {
+			ck_assert_int_eq(fread(buf, 1, BIG, f), BIG);
+			ck_assert_int_eq(buf[0], 'a' + step % 26);
+			ck_assert_int_eq(buf[BIG - 1], 'a' + step % 26);
+		}
+		fclose(f);
+	}
+	free(buf);
+	topoml_ckpt_close(c);
+	return step;
+}
+
+START_TEST(kill9_torture)
+{
+	const char *n_env = getenv("CKPT_TORTURE");
+	int n = n_env ? atoi(n_env) : 300, i, kills = 0, torn = 0;
+	long prev = -1, step;
+	unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+
+	_mktmp();
+	_clear_env();
+	for (i = 0; i < n; i++) {
+		struct timespec ts;
+		int st, pfd[2];
+		pid_t pid;
+		char r;
+		DIR *d;
+		struct dirent *e;
+
+		ck_assert_int_eq(pipe(pfd), 0);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			close(pfd[0]);
+			_committer(pfd[1]);
+		}
+		close(pfd[1]);
+		/* Kill at a random point once the commits run. */
+		ck_assert_int_eq(read(pfd[0], &r, 1), 1);
+		close(pfd[0]);
+		ts.tv_sec = 0;
+		ts.tv_nsec = (rand_r(&seed) % 20000) * 1000L;
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		if (WIFSIGNALED(st))
+			kills++;
+		else
+			ck_abort_msg("committer exited %d", WEXITSTATUS(st));
+		/* A temporary directory left: killed inside a checkpoint. */
+		ck_assert_ptr_nonnull(d = opendir(_tmpdir));
+		while ((e = readdir(d)))
+			if (!strncmp(e->d_name, ".tmp-", 5))
+				torn++;
+		closedir(d);
+		step = _verify_latest();
+		ck_assert_int_ge(step, prev);
+		prev = step;
+	}
+	ck_assert_int_eq(kills, n);
+	ck_assert_int_gt(prev, 0);
+	ck_assert_int_gt(torn, n / 4);
+	printf("kill9_torture: %d kills (%d inside a checkpoint), reached "
+	       "step %ld, latest always complete\n", kills, torn, prev);
+	_rmtmp();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("ckpt");
+	TCase *tp = tcase_create("parse"), *tl = tcase_create("library"),
+	      *tk = tcase_create("kill9");
+	SRunner *sr;
+	int nf;
+
+	tcase_add_test(tp, parse_full);
+	tcase_add_test(tp, parse_defaults);
+	tcase_add_loop_test(tp, parse_errors, 0,
+			    sizeof(bad_args) / sizeof(bad_args[0]));
+	tcase_add_test(tp, plugin_local_check);
+	tcase_add_test(tp, plugin_user_init);
+	suite_add_tcase(s, tp);
+	tcase_add_test(tl, should_every);
+	tcase_add_loop_test(tl, should_event_agree, 0, 34);
+	tcase_add_test(tl, should_reduce);
+	tcase_add_test(tl, signal_is_event);
+	tcase_add_test(tl, interval_private);
+	tcase_add_test(tl, commit_layout);
+	tcase_add_test(tl, commit_fenced);
+	tcase_add_test(tl, open_errors);
+	suite_add_tcase(s, tl);
+	tcase_set_timeout(tk, 300);
+	tcase_add_test(tk, kill9_torture);
+	suite_add_tcase(s, tk);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? 1 : 0;
+}
