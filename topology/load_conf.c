@@ -73,6 +73,7 @@ struct _rec {
 	char *switches;
 	uint32_t link_speed;
 	bool has_speed;
+	bool stopped;		/* key parsing stopped at a reported error */
 	const char *file;
 	int line;
 	struct _pos nodes_at, switches_at;
@@ -352,6 +353,7 @@ static int _parse_switch_keys(struct _reader *r, const struct _lline *l,
 				_syntax(r, file, _at(l, kv.value_off),
 					"switch %s: LinkSpeed value (%s) %s",
 					rec->name, kv.value, why);
+				rec->stopped = true;
 				free(kv.key);
 				free(kv.value);
 				break;
@@ -362,6 +364,7 @@ static int _parse_switch_keys(struct _reader *r, const struct _lline *l,
 				"switch line has Nodes=, Switches= and "
 				"LinkSpeed=; one SwitchName per line)",
 				rec->name, kv.key);
+			rec->stopped = true;
 			free(kv.key);
 			free(kv.value);
 			break;
@@ -486,6 +489,7 @@ static int _include(struct _reader *r, const struct _lline *l,
 		goto out;
 	}
 	if (!_is_space(p)) {
+		p += strspn(p, " \t\r\n\v\f");
 		_excerpt(p, rest, sizeof(rest));
 		_syntax(r, file, _at(l, p - s), "parse error at '%s' after "
 			"the Include file name", rest);
@@ -504,6 +508,7 @@ static void _parse_line(struct _reader *r, const struct _lline *l,
 	struct _rec rec;
 	size_t rest;
 	char ex[48];
+	int bad;
 
 	if (_include(r, l, file, depth))
 		return;
@@ -537,17 +542,14 @@ static void _parse_line(struct _reader *r, const struct _lline *l,
 	rec.line = _at(l, kv.key_off).line;
 	free(kv.key);
 	rest = kv.end;
-	if (_parse_switch_keys(r, l, file, &rec, &rest)) {
-		_rec_free(&rec);
-		return;
-	}
-	if (!_is_space(l->s + rest)) {
+	bad = _parse_switch_keys(r, l, file, &rec, &rest);
+	if (!_is_space(l->s + rest) && !rec.stopped) {
 		size_t off = rest + strspn(l->s + rest, " \t\r\n\v\f");
 
 		_excerpt(l->s + rest, ex, sizeof(ex));
 		_syntax(r, file, _at(l, off), "parse error at '%s'", ex);
 	}
-	if (_add_rec(r, &rec))
+	if (bad || _add_rec(r, &rec))
 		_rec_free(&rec);
 }
 
@@ -729,12 +731,13 @@ static int _attach_nodes(struct _reader *r, topoml_topo_t *t, int sw,
 				&t->switches[t->nodes[n].leaf];
 
 			topoml_errors_add(r->warn, "%s:%d: node %s is on leaf "
-					  "switches %s (line %d) and %s; "
-					  "Slurm 22.05 only warns (\"Multiple "
-					  "leaf switches contain nodes\"); "
-					  "topoml keeps it under %s",
+					  "switches %s (line %d) and %s (line "
+					  "%d); Slurm 22.05 only warns "
+					  "(\"Multiple leaf switches contain "
+					  "nodes\"); topoml keeps it under %s",
 					  rec->file, rec->line, name, o->name,
-					  o->line, rec->name, o->name);
+					  o->line, rec->name, rec->line,
+					  o->name);
 		} else if (t->nodes[n].leaf < 0 &&
 			   topoml_attach_node(t, sw, n, r->err)) {
 			rc = -1;
@@ -744,8 +747,19 @@ static int _attach_nodes(struct _reader *r, topoml_topo_t *t, int sw,
 	return rc;
 }
 
+static bool _dropped_name(const struct _reader *r, const bool *dropped,
+			  const char *name)
+{
+	int i;
+
+	for (i = 0; i < r->nrecs; i++)
+		if (dropped[i] && !strcmp(r->recs[i].name, name))
+			return true;
+	return false;
+}
+
 /* Upper switches: link children; unknown or self children are fatal. */
-static int _link_children(struct _reader *r, topoml_topo_t *t, int sw,
+static int _link_children(const struct _reader *r, topoml_topo_t *t, int sw,
 			  const struct _rec *rec, hostlist_t hl,
 			  const bool *dropped)
 {
@@ -755,6 +769,10 @@ static int _link_children(struct _reader *r, topoml_topo_t *t, int sw,
 
 	while ((name = slurm_hostlist_shift(hl))) {
 		c = topoml_switch_by_name(t, name);
+		if (c < 0 && _dropped_name(r, dropped, name)) {
+			free(name);
+			continue;	/* an empty leaf, already warned */
+		}
 		if (c < 0 || c == sw) {
 			topoml_errors_add(r->err, "%s:%d:%d: switch %s: child "
 					  "switch '%s' %s (Slurm: \"invalid "
@@ -764,7 +782,7 @@ static int _link_children(struct _reader *r, topoml_topo_t *t, int sw,
 					  name, c < 0 ? "is not defined" :
 					  "is the switch itself");
 			rc = -1;
-		} else if (!dropped[c]) {
+		} else {
 			s = &t->switches[sw];
 			for (k = 0; k < s->nchildren; k++)
 				if (s->children[k] == c)
@@ -823,7 +841,7 @@ static void _drop_empty_parents(struct _reader *r, bool *dropped)
 static topoml_topo_t *_build(struct _reader *r, const char *path)
 {
 	topoml_topo_t *t = NULL;
-	int *sw_of = NULL, *rec_of = NULL, i, s, nbad = 0;
+	int *sw_of = NULL, *rec_of = NULL, i, s, nbad = 0, ndropped = 0;
 	bool *dropped = NULL, *is_leaf = NULL;
 	hostlist_t hl;
 
@@ -845,23 +863,22 @@ static topoml_topo_t *_build(struct _reader *r, const char *path)
 		goto fail;
 	}
 
-	/* Empty leaves (Nodes="") hold nothing a job could use. */
+	/* Empty leaves (Nodes="", only separators) hold nothing a job
+	 * could use. */
 	for (i = 0; i < r->nrecs; i++) {
 		struct _rec *rec = &r->recs[i];
 
-		if (!rec->nodes)
+		if (!rec->nodes ||
+		    rec->nodes[strspn(rec->nodes, ", \t\r\n\v\f")])
 			continue;
-		hl = slurm_hostlist_create(rec->nodes);
-		if (hl && slurm_hostlist_count(hl) == 0) {
-			dropped[i] = true;
-			topoml_errors_add(r->warn, "%s:%d: switch %s has an "
-					  "empty node list; left out",
-					  rec->file, rec->line, rec->name);
-		}
-		if (hl)
-			slurm_hostlist_destroy(hl);
+		dropped[i] = true;
+		ndropped++;
+		topoml_errors_add(r->warn, "%s:%d: switch %s has an empty node "
+				  "list; left out", rec->file, rec->line,
+				  rec->name);
 	}
-	_drop_empty_parents(r, dropped);
+	if (ndropped)
+		_drop_empty_parents(r, dropped);
 
 	/* Switches in file order; duplicates are fatal in Slurm. */
 	for (i = 0; i < r->nrecs; i++) {

@@ -366,6 +366,7 @@ static int _parse(struct ib_reader *r)
 	ssize_t len;
 	int lineno = 0, nunknown = 0, first_unknown = 0;
 	struct ib_node *cur = NULL;
+	bool bad_block = false;
 
 	if (!f) {
 		topoml_errors_add(r->err, "%s: cannot read: %s", r->path,
@@ -382,11 +383,14 @@ static int _parse(struct ib_reader *r)
 		s = _skip_blank(line);
 		if (!*s) {
 			cur = NULL;	/* a blank line ends a block */
+			bad_block = false;
 			continue;
 		}
 		if (*s == '#')
 			continue;
 		if (*s == '[') {
+			if (bad_block)
+				continue;	/* its header was reported */
 			if (!cur)
 				_error(r, lineno, (int)(s - line) + 1, "port "
 				       "line outside a Switch or Ca block");
@@ -401,7 +405,8 @@ static int _parse(struct ib_reader *r)
 			size_t wl = type == IB_SWITCH ? 6 : 2;
 
 			cur = NULL;
-			if (_parse_header(r, s, lineno, type, wl) == 0)
+			bad_block = _parse_header(r, s, lineno, type, wl) != 0;
+			if (!bad_block)
 				cur = &r->nodes[r->nnodes - 1];
 			continue;
 		}
@@ -619,11 +624,12 @@ static int _hosts(struct ib_reader *r, const char *cabled)
 				  r->nodes[first_unnamed].desc, nunnamed);
 	} else if (nunnamed) {
 		topoml_errors_add(r->warn, "%s:%d: %d CA%s name%s no host and "
-				  "%s not compute nodes (first: %s \"%s\")",
+				  "%s (first: %s \"%s\")",
 				  r->path, r->nodes[first_unnamed].line,
 				  nunnamed, nunnamed > 1 ? "s" : "",
 				  nunnamed > 1 ? "" : "s",
-				  nunnamed > 1 ? "are" : "is",
+				  nunnamed > 1 ? "are not compute nodes" :
+				  "is not a compute node",
 				  r->nodes[first_unnamed].id,
 				  r->nodes[first_unnamed].desc);
 	}
@@ -809,6 +815,7 @@ struct ib_build {
 	int *comp;		/* switch union-find over all switch cables */
 	char *keep;		/* switch kept in the model */
 	char *cabled;		/* CA cabled to a switch */
+	char *need;		/* part representative: needs a virtual root */
 };
 
 /* Switch-to-switch neighbours in CSR form. */
@@ -906,10 +913,10 @@ static int _levels(struct ib_reader *r, struct ib_build *b)
 	return 0;
 }
 
-static int _add_switches(struct ib_reader *r, struct ib_build *b,
-			 topoml_topo_t *t, topoml_errors_t *err)
+/* Which switches make it into the model, and their names. */
+static int _prepare_switches(struct ib_reader *r, struct ib_build *b)
 {
-	int i, nunits = 0, su = 0, ndropped = 0, first_dropped = -1;
+	int i, su = 0, ndropped = 0, first_dropped = -1;
 
 	for (i = 0; i < r->nnodes; i++) {
 		struct ib_node *n = &r->nodes[i];
@@ -941,24 +948,28 @@ static int _add_switches(struct ib_reader *r, struct ib_build *b,
 			b->queue[r->nodes[i].unit]++;
 	for (i = 0; i < r->nnodes; i++) {
 		struct ib_node *n = &r->nodes[i];
-		int members = b->queue[i];
+		char *name;
 
-		if (!b->keep[i] || n->level != 0)
+		if (!b->keep[i] || n->level != 0 || b->queue[i] < 2)
 			continue;
-		nunits++;
-		if (members > 1) {
-			char *name = _fresh_name(r, t, "su", &su);
-
-			if (!name)
-				return -1;
-			topoml_errors_add(r->warn, "%s: scalable unit %s: %d "
-					  "leaf switches share hosts (first "
-					  "%s, line %d)", r->path, name,
-					  members, n->name, n->line);
-			free(n->name);
-			n->name = name;
-		}
+		name = _fresh_name(r, NULL, "su", &su);
+		if (!name)
+			return -1;
+		topoml_errors_add(r->warn, "%s: scalable unit %s: %d leaf "
+				  "switches share hosts (first %s, line %d)",
+				  r->path, name, b->queue[i], n->name,
+				  n->line);
+		free(n->name);
+		n->name = name;
 	}
+	return 0;
+}
+
+static int _add_switches(struct ib_reader *r, struct ib_build *b,
+			 topoml_topo_t *t, topoml_errors_t *err)
+{
+	int i;
+
 	for (i = 0; i < r->nnodes; i++) {
 		struct ib_node *n = &r->nodes[i];
 
@@ -979,7 +990,7 @@ static int _add_switches(struct ib_reader *r, struct ib_build *b,
 		if (n->gbps > t->switches[u->msw].link_speed)
 			t->switches[u->msw].link_speed = n->gbps;
 	}
-	return nunits;
+	return 0;
 }
 
 /* The model switch a fabric switch maps to (a leaf: its unit). */
@@ -1068,67 +1079,106 @@ static void _link_tree(struct ib_reader *r, topoml_topo_t *t)
 }
 
 /*
- * Parts of the fabric in which no switch reaches every host get a virtual
- * switch above their top switches.  Returns how many were added.
+ * Parts of the fabric in which no switch reaches every host of the part:
+ * need[p] = 1 for the part's representative p.  Returns how many.
  */
-static int _virtual_roots(struct ib_reader *r, struct ib_build *b,
-			  topoml_topo_t *t, topoml_errors_t *err)
+static int _uncovered_parts(struct ib_reader *r, struct ib_build *b,
+			    const topoml_topo_t *t, char *need)
 {
-	int i, k, added = 0, counter = 0;
+	int i, k, n = 0;
 	int *part_of = malloc((t->nswitches ? t->nswitches : 1) *
 			      sizeof(int));
 	hwloc_bitmap_t hosts = hwloc_bitmap_alloc();
 
 	if (!part_of || !hosts) {
-		added = -1;
+		n = -1;
 		goto out;
 	}
-	for (i = 0; i < t->nswitches; i++)
-		part_of[i] = -1;
 	for (i = 0; i < r->nnodes; i++)
 		if (b->keep[i])
 			part_of[r->nodes[i].msw] = _uf_find(b->comp, i);
 	for (i = 0; i < r->nnodes; i++) {
-		int p = _uf_find(b->comp, i), top, v;
 		bool covered = false;
-		char *name;
 
-		if (!b->keep[i] || p != i)
+		need[i] = 0;
+		if (!b->keep[i] || _uf_find(b->comp, i) != i)
 			continue;
-		/* hosts of this part, and whether one switch has them all */
 		hwloc_bitmap_zero(hosts);
 		for (k = 0; k < t->nswitches; k++)
-			if (part_of[k] == p)
+			if (part_of[k] == i)
 				hwloc_bitmap_or(hosts, hosts,
 						t->switches[k].desc);
 		for (k = 0; k < t->nswitches && !covered; k++)
-			covered = part_of[k] == p &&
+			covered = part_of[k] == i &&
 				hwloc_bitmap_isequal(t->switches[k].desc,
 						     hosts);
-		if (covered)
+		if (!covered) {
+			need[i] = 1;
+			n++;
+		}
+	}
+out:
+	free(part_of);
+	hwloc_bitmap_free(hosts);
+	return n;
+}
+
+/* A virtual switch above the top switches of each part in need. */
+static int _virtual_roots(struct ib_reader *r, struct ib_build *b,
+			  topoml_topo_t *t, const char *need,
+			  topoml_errors_t *err)
+{
+	int i, top, v, nsw = t->nswitches, counter = 0;
+
+	for (i = 0; i < r->nnodes; i++) {
+		char *name;
+
+		if (!need[i])
 			continue;
 		name = _fresh_name(r, t, "fabric", &counter);
 		v = name ? topoml_add_switch(t, name, 0, err) : -1;
 		if (v < 0) {
 			free(name);
-			added = -1;
-			goto out;
+			return -1;
 		}
-		for (top = 0; top < v; top++)
-			if (part_of[top] == p && !t->switches[top].nparents)
-				topoml_link_switches(t, v, top);
-		topoml_errors_add(r->warn, "%s: no switch reaches all %d hosts "
+		for (top = 0; top < r->nnodes; top++) {
+			int m = r->nodes[top].msw;
+
+			if (b->keep[top] && m < nsw &&
+			    _uf_find(b->comp, top) == i &&
+			    !t->switches[m].nparents)
+				topoml_link_switches(t, v, m);
+		}
+		topoml_errors_add(r->warn, "%s: no switch reaches every host "
 				  "of the fabric part around %s; added "
 				  "virtual switch %s above its top switches",
-				  r->path, hwloc_bitmap_weight(hosts),
-				  r->nodes[i].name, name);
+				  r->path, r->nodes[i].name, name);
 		free(name);
-		added++;
 	}
-out:
-	free(part_of);
-	hwloc_bitmap_free(hosts);
-	return added;
+	return 0;
+}
+
+/* The model from the analysed fabric (need: virtual roots, or NULL). */
+static topoml_topo_t *_model(struct ib_reader *r, struct ib_build *b,
+			     const char *need)
+{
+	topoml_topo_t *t = topoml_new(TOPOML_FAT_TREE, r->path);
+
+	if (!t) {
+		topoml_errors_add(r->err, "%s: out of memory", r->path);
+		return NULL;
+	}
+	if (_add_switches(r, b, t, r->err) || _add_hosts(r, b, t, r->err))
+		goto fail;
+	_link_tree(r, t);
+	if (need && _virtual_roots(r, b, t, need, r->err))
+		goto fail;
+	if (topoml_finalize(t, r->err))
+		goto fail;
+	return t;
+fail:
+	topoml_free(t);
+	return NULL;
 }
 
 static topoml_topo_t *_build(struct ib_reader *r)
@@ -1164,7 +1214,9 @@ static topoml_topo_t *_build(struct ib_reader *r)
 	b.comp = malloc((r->nnodes + 1) * sizeof(int));
 	b.keep = calloc(r->nnodes + 1, 1);
 	b.cabled = calloc(r->nnodes + 1, 1);
-	if (!b.host_unit || !b.queue || !b.comp || !b.keep || !b.cabled)
+	b.need = calloc(r->nnodes + 1, 1);
+	if (!b.host_unit || !b.queue || !b.comp || !b.keep || !b.cabled ||
+	    !b.need)
 		goto oom;
 	for (e = 0; e < r->nedges; e++) {
 		int a = r->edges[e].a, c = r->edges[e].b;
@@ -1175,30 +1227,37 @@ static topoml_topo_t *_build(struct ib_reader *r)
 	if (_hosts(r, b.cabled))
 		goto oom;
 	if (!r->nhosts) {
-		topoml_errors_add(r->err, "%s: no compute hosts: none of the "
-				  "%d CA%s is cabled to a switch and names a "
-				  "host", r->path, nca, nca == 1 ? "" : "s");
+		if (nca)
+			topoml_errors_add(r->err, "%s: no compute hosts: none "
+					  "of the %d CAs is a host adapter cabled to "
+					  "a switch",
+					  r->path, nca);
+		else
+			topoml_errors_add(r->err, "%s: no compute hosts: the "
+					  "fabric has switches but no CA",
+					  r->path);
 		goto out;
 	}
 	/* host_unit is sized by nodes; hosts never outnumber CAs. */
 	if (_levels(r, &b))
 		goto oom;
-	t = topoml_new(TOPOML_FAT_TREE, r->path);
-	if (!t)
+	if (_prepare_switches(r, &b))
 		goto oom;
-	if (_add_switches(r, &b, t, r->err) < 0 ||
-	    _add_hosts(r, &b, t, r->err))
-		goto fail;
-	_link_tree(r, t);
-	if (topoml_finalize(t, r->err))
-		goto fail;
-	roots = _virtual_roots(r, &b, t, r->err);
-	if (roots < 0 || (roots > 0 && topoml_finalize(t, r->err)))
-		goto fail;
+	t = _model(r, &b, NULL);
+	if (!t)
+		goto out;
+	/* Rebuild with virtual roots where the cables join what no switch
+	 * reaches alone. */
+	roots = _uncovered_parts(r, &b, t, b.need);
+	if (roots < 0)
+		goto oom;
+	if (roots > 0) {
+		topoml_free(t);
+		t = _model(r, &b, b.need);
+	}
 	goto out;
 oom:
 	topoml_errors_add(r->err, "%s: out of memory", r->path);
-fail:
 	topoml_free(t);
 	t = NULL;
 out:
@@ -1207,6 +1266,7 @@ out:
 	free(b.comp);
 	free(b.keep);
 	free(b.cabled);
+	free(b.need);
 	return t;
 }
 

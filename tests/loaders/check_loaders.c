@@ -1,0 +1,669 @@
+/*
+ * Loaders: Slurm 22.05 topology.conf (line syntax and semantics, as
+ * slurmctld's topology/tree reads it), ibnetdiscover import, format
+ * detection, and round trips through the writers.
+ *
+ * The topology.conf cases live in tests/fixtures/loaders/conf/, each with
+ * its expectations in leading comments (Slurm ignores them, and
+ * test_conf_vs_slurm.sh feeds the same files to a real slurmctld):
+ *   # expect: nodes=N switches=S leaves=L levels=V
+ *   # expect-leaf: NODE SWITCH
+ *   # expect-error: TEXT      (load fails; an error reads FILE:TEXT...)
+ *   # expect-warning: TEXT    (load succeeds with exactly these warnings)
+ * Real site files come from $REALDATA; without it those cases are skipped
+ * and say so on stderr.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "topoml.h"
+#include "loaders.h"
+
+static glob_t conf_fixtures;
+static char tmpdir[] = "/tmp/check_loaders.XXXXXX";
+
+static const char *_tests_dir(void)
+{
+	const char *d = getenv("TESTS_DIR");
+
+	return d && *d ? d : TESTS_SRCDIR;
+}
+
+/* REALDATA/sub, or NULL (and a note) when the real data is absent. */
+static char *_realdata(const char *sub)
+{
+	const char *r = getenv("REALDATA");
+	char *p = NULL;
+
+	if (!r || !*r || access(r, R_OK)) {
+		fprintf(stderr, "SKIP: REALDATA (%s) absent: %s cases "
+			"skipped\n", r ? r : "unset", sub);
+		return NULL;
+	}
+	if (asprintf(&p, "%s/%s", r, sub) < 0)
+		return NULL;
+	return p;
+}
+
+/* A file in the test's temporary directory with the given content. */
+static char *_write(const char *name, const char *content)
+{
+	char *p;
+	FILE *f;
+
+	ck_assert_int_ge(asprintf(&p, "%s/%s", tmpdir, name), 0);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(content, f);
+	fclose(f);
+	return p;
+}
+
+/* msg reads "path:TEXT..." or "path: TEXT...". */
+static bool _matches(const char *msg, const char *path, const char *text)
+{
+	size_t n = strlen(path);
+
+	if (strncmp(msg, path, n) || msg[n] != ':')
+		return false;
+	msg += n + 1;
+	if (*msg == ' ' && *text != ' ')
+		msg++;
+	return !strncmp(msg, text, strlen(text));
+}
+
+static bool _any(const topoml_errors_t *e, const char *path,
+		 const char *text)
+{
+	for (int i = 0; i < e->n; i++)
+		if (_matches(e->msg[i], path, text))
+			return true;
+	return false;
+}
+
+static bool _has(const topoml_errors_t *e, const char *sub)
+{
+	for (int i = 0; i < e->n; i++)
+		if (strstr(e->msg[i], sub))
+			return true;
+	return false;
+}
+
+static char *_joined(const topoml_errors_t *e)
+{
+	static char buf[4096];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < e->n && len < sizeof(buf) - 2; i++)
+		len += snprintf(buf + len, sizeof(buf) - len, "\n  %s",
+				e->msg[i]);
+	return buf;
+}
+
+static int _nleaves(const topoml_topo_t *t)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->nswitches; i++)
+		n += t->switches[i].nnodes > 0;
+	return n;
+}
+
+static const char *_leaf_of(const topoml_topo_t *t, const char *node)
+{
+	int n = topoml_node_by_name(t, node);
+
+	if (n < 0 || t->nodes[n].leaf < 0)
+		return NULL;
+	return t->switches[t->nodes[n].leaf].name;
+}
+
+/* ---- topology.conf fixtures --------------------------------------- */
+
+START_TEST(test_conf_fixture)
+{
+	const char *path = conf_fixtures.gl_pathv[_i];
+	topoml_errors_t err = { 0 }, warn = { 0 };
+	topoml_topo_t *t;
+	char line[512], *errtext = NULL;
+	int nwarn = 0, nodes = -1, sws = -1, leaves = -1, levels = -1;
+	FILE *f = fopen(path, "r");
+
+	ck_assert_ptr_nonnull(f);
+	t = topoml_load_conf_ex(path, &err, &warn);
+	while (fgets(line, sizeof(line), f) && line[0] == '#') {
+		char *v, a[128], b[128];
+
+		line[strcspn(line, "\n")] = '\0';
+		if ((v = strstr(line, "# expect-error: ")) == line) {
+			errtext = strdup(v + 16);
+		} else if ((v = strstr(line, "# expect-warning: ")) == line) {
+			nwarn++;
+			ck_assert_msg(_any(&warn, path, v + 18),
+				      "%s: no warning '%s' in:%s", path,
+				      v + 18, _joined(&warn));
+		} else if (sscanf(line, "# expect: nodes=%d switches=%d "
+				  "leaves=%d levels=%d", &nodes, &sws,
+				  &leaves, &levels) == 4) {
+			continue;
+		} else if (sscanf(line, "# expect-leaf: %127s %127s", a,
+				  b) == 2) {
+			ck_assert_msg(t, "%s: did not load:%s", path,
+				      _joined(&err));
+			ck_assert_msg(_leaf_of(t, a) &&
+				      !strcmp(_leaf_of(t, a), b),
+				      "%s: node %s on %s, want %s", path, a,
+				      _leaf_of(t, a) ? _leaf_of(t, a) : "-",
+				      b);
+		}
+	}
+	fclose(f);
+	if (errtext) {
+		ck_assert_msg(!t, "%s loaded, want error '%s'", path, errtext);
+		ck_assert_msg(_any(&err, path, errtext),
+			      "%s: no error '%s' in:%s", path, errtext,
+			      _joined(&err));
+	} else {
+		ck_assert_msg(t, "%s did not load:%s", path, _joined(&err));
+		ck_assert_msg(nodes >= 0, "%s: no '# expect:' line", path);
+		ck_assert_int_eq(t->nnodes, nodes);
+		ck_assert_int_eq(t->nswitches, sws);
+		ck_assert_int_eq(_nleaves(t), leaves);
+		ck_assert_int_eq(t->nlevels, levels);
+		ck_assert_msg(warn.n == nwarn, "%s: %d warnings, want %d:%s",
+			      path, warn.n, nwarn, _joined(&warn));
+	}
+	free(errtext);
+	topoml_free(t);
+	topoml_errors_clear(&err);
+	topoml_errors_clear(&warn);
+}
+END_TEST
+
+/* ---- topology.conf cases that a fixture file cannot hold ---------- */
+
+struct inline_case {
+	const char *name;
+	const char *content;
+	const char *error;	/* NULL: loads */
+	int nodes;
+};
+
+static const struct inline_case inline_cases[] = {
+	/* Slurm: "file is empty", then "No switches configured". */
+	{ "empty.conf", "", "no switches configured", 0 },
+	{ "blank.conf", "\n\n   \n\t\n", "no switches configured", 0 },
+	/* CRLF endings: '\r' is blank to Slurm's regular expression. */
+	{ "crlf.conf", "SwitchName=s1 Nodes=c[1-2]\r\n"
+	  "SwitchName=s2 Switches=s1\r\n", NULL, 2 },
+	/* The last line continues into the end of the file. */
+	{ "eof-continuation.conf", "SwitchName=s1 Nodes=c[1-3] \\", NULL, 3 },
+	/* Escaped '#' is no comment (and makes a name topoml refuses). */
+	{ "escaped-hash.conf", "SwitchName=s1 Nodes=c\\#1\n",
+	  ":1: invalid node name 'c#1'", 0 },
+	/* Errors on a continued line name the physical line. */
+	{ "continued-error.conf", "SwitchName=s1 \\\n  Nodes=c1 Bogus=2\n",
+	  ":2:12: switch s1: unknown key 'Bogus'", 0 },
+	/* Slurm recurses without a limit; topoml stops. */
+	{ "self-include.conf", "include self-include.conf\n",
+	  "nested more than 16 deep", 0 },
+	{ "cluster-include.conf", "include topo.%c.conf\n",
+	  ":1:9: Include topo.%c.conf: %c needs ClusterName", 0 },
+	{ "include-trailing.conf", "include leaves.inc extra\n",
+	  ":1:20: parse error at 'extra' after the Include file name", 0 },
+	/* "include" must be followed by a blank to be a directive. */
+	{ "include-key.conf", "Include=leaves.inc\n",
+	  ":1:1: unknown key 'Include'", 0 },
+};
+
+START_TEST(test_conf_inline)
+{
+	const struct inline_case *c = &inline_cases[_i];
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t;
+	char *path;
+
+	free(_write("leaves.inc", "SwitchName=l1 Nodes=c[1-2]\n"));
+	path = _write(c->name, c->content);
+	t = topoml_load_conf(path, &err);
+	if (c->error) {
+		ck_assert_msg(!t, "%s loaded", c->name);
+		ck_assert_msg(_has(&err, c->error), "%s: no '%s' in:%s",
+			      c->name, c->error, _joined(&err));
+		ck_assert_msg(strncmp(err.msg[0], path, strlen(path)) == 0,
+			      "%s: message does not name the file: %s",
+			      c->name, err.msg[0]);
+	} else {
+		ck_assert_msg(t, "%s: %s", c->name, _joined(&err));
+		ck_assert_int_eq(t->nnodes, c->nodes);
+	}
+	topoml_free(t);
+	topoml_errors_clear(&err);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_conf_missing_file)
+{
+	topoml_errors_t err = { 0 };
+
+	ck_assert_ptr_null(topoml_load_conf("/nonexistent/topology.conf",
+					    &err));
+	ck_assert(_has(&err, "/nonexistent/topology.conf: cannot read"));
+	topoml_errors_clear(&err);
+}
+END_TEST
+
+/* ---- real topology.conf files ------------------------------------- */
+
+struct real_conf {
+	const char *path;	/* under REALDATA */
+	int nodes, switches, leaves, levels;
+	const char *error;	/* Slurm 22.05 rejects it */
+	const char *warning;
+};
+
+/* Counts read off the files by hand (ranges expanded, duplicates once). */
+static const struct real_conf real_confs[] = {
+	{ "topology_conf/curc-bench_summit_opa_from_configuration_py_comments.conf",
+	  508, 25, 17, 2, NULL, NULL },
+	{ "topology_conf/hibozzy18_nstda-hpc-test-suite_tara_topology.conf",
+	  10, 5, 4, 2, NULL, NULL },
+	{ "topology_conf/maatthias_slurm-cluster_topology.conf",
+	  39, 4, 4, 1, NULL, NULL },
+	{ "topology_conf/ruddj_UNSW-Rocks-Config_abacus_topology.conf",
+	  13, 5, 4, 2, NULL, NULL },
+	/* circe-n051 is on s2 and s4: Slurm warns, both keep loading */
+	{ "topology_conf/tonystarkiss_slurm-superpod_circe_topology.conf",
+	  79, 5, 5, 1, NULL, "node circe-n051 is on leaf switches s2" },
+	{ "test_suites/slurm-22.05_expect_33.1/etc.33.1.1/topology.conf",
+	  10000, 529, 500, 4, NULL, NULL },
+	{ "test_suites/slurm-22.05_expect_33.1/etc.33.1.2/topology.conf",
+	  10000, 528, 500, 4, NULL, NULL },
+	{ "test_suites/slurm-22.05_expect_33.1/etc.33.1.3/topology.conf",
+	  400, 23, 20, 3, NULL, NULL },
+	{ "test_suites/slurm-22.05_expect_33.1/etc.33.1.4/topology.conf",
+	  400, 22, 20, 2, NULL, NULL },
+	{ "test_suites/slurm-22.05_expect_33.1/etc.33.1.5/topology.conf",
+	  400, 22, 20, 2, NULL, NULL },
+	{ "test_suites/slurm-HEAD_python_133_1/testcase1_topology.conf",
+	  10000, 529, 500, 4, NULL, NULL },
+	{ "test_suites/slurm-HEAD_python_133_1/testcase2_topology.conf",
+	  10000, 528, 500, 4, NULL, NULL },
+	{ "test_suites/slurm-HEAD_python_133_1/testcase3_topology.conf",
+	  400, 23, 20, 3, NULL, NULL },
+	{ "test_suites/slurm-HEAD_python_133_1/testcase4_topology.conf",
+	  400, 22, 20, 2, NULL, NULL },
+	{ "test_suites/slurm-HEAD_python_133_1/testcase5_topology.conf",
+	  400, 22, 20, 2, NULL, NULL },
+	{ "test_suites/slurm-HEAD_python_133_1/testcase6_topology.conf",
+	  40, 7, 5, 2, NULL, NULL },
+	/* block topology (Slurm 23.11+): "unrecognized key" in 22.05 */
+	{ "test_suites/slurm-HEAD_unit/backfill_topology.conf",
+	  0, 0, 0, 0, "1:1: unknown key 'BlockName'", NULL },
+	{ "test_suites/slurm-HEAD_unit/check_topology_topology.conf",
+	  0, 0, 0, 0, "1:1: unknown key 'BlockName'", NULL },
+};
+
+/* Same nodes under same-named leaves, same levels. */
+static void _same_map(const topoml_topo_t *a, const topoml_topo_t *b,
+		      const char *what)
+{
+	ck_assert_msg(a->nnodes == b->nnodes, "%s: %d nodes, then %d", what,
+		      a->nnodes, b->nnodes);
+	ck_assert_int_eq(a->nswitches, b->nswitches);
+	ck_assert_int_eq(a->nlevels, b->nlevels);
+	for (int i = 0; i < a->nnodes; i++) {
+		const char *la = a->switches[a->nodes[i].leaf].name;
+		const char *lb = _leaf_of(b, a->nodes[i].name);
+
+		ck_assert_msg(lb && !strcmp(la, lb), "%s: %s on %s, then %s",
+			      what, a->nodes[i].name, la, lb ? lb : "-");
+	}
+	for (int i = 0; i < a->nswitches; i++) {
+		int s = topoml_switch_by_name(b, a->switches[i].name);
+
+		ck_assert_msg(s >= 0, "%s: switch %s lost", what,
+			      a->switches[i].name);
+		ck_assert_int_eq(a->switches[i].level, b->switches[s].level);
+		ck_assert_int_eq(a->switches[i].nchildren,
+				 b->switches[s].nchildren);
+	}
+}
+
+/* Write t as topology.conf (or JSON) and read it back. */
+static topoml_topo_t *_round_trip(const topoml_topo_t *t, bool json)
+{
+	char *p = NULL;
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *u;
+	FILE *f;
+	static int n;
+
+	ck_assert_int_ge(asprintf(&p, "%s/rt%d.%s", tmpdir, n++,
+				  json ? "json" : "conf"), 0);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(json ? topoml_write_json(t, f) :
+			 topoml_write_conf(t, f), 0);
+	fclose(f);
+	u = json ? topoml_load(p, TOPOML_FMT_AUTO, &err) :
+	    topoml_load_conf(p, &err);
+	ck_assert_msg(u, "%s does not load back:%s", p, _joined(&err));
+	topoml_errors_clear(&err);
+	free(p);
+	return u;
+}
+
+START_TEST(test_real_conf)
+{
+	const struct real_conf *c = &real_confs[_i];
+	topoml_errors_t err = { 0 }, warn = { 0 };
+	topoml_topo_t *t, *u;
+	char *path = _realdata(c->path);
+
+	if (!path)
+		return;
+	t = topoml_load_ex(path, TOPOML_FMT_AUTO, &err, &warn);
+	if (c->error) {
+		ck_assert_msg(!t, "%s loaded", path);
+		ck_assert_msg(_any(&err, path, c->error), "%s: no '%s' in:%s",
+			      path, c->error, _joined(&err));
+	} else {
+		ck_assert_msg(t, "%s:%s", path, _joined(&err));
+		ck_assert_int_eq(t->family, TOPOML_FAT_TREE);
+		ck_assert_int_eq(t->nnodes, c->nodes);
+		ck_assert_int_eq(t->nswitches, c->switches);
+		ck_assert_int_eq(_nleaves(t), c->leaves);
+		ck_assert_int_eq(t->nlevels, c->levels);
+		if (c->warning)
+			ck_assert_msg(_has(&warn, c->warning), "%s:%s", path,
+				      _joined(&warn));
+		else
+			ck_assert_msg(warn.n == 0, "%s:%s", path,
+				      _joined(&warn));
+		u = _round_trip(t, false);
+		_same_map(t, u, c->path);
+		topoml_free(u);
+	}
+	topoml_free(t);
+	topoml_errors_clear(&err);
+	topoml_errors_clear(&warn);
+	free(path);
+}
+END_TEST
+
+/* ---- ibnetdiscover ------------------------------------------------- */
+
+struct ib_case {
+	const char *path;	/* under REALDATA, or fixtures/ when local */
+	bool local;
+	int hosts, switches, leaves, levels;
+	const char *map[8][2];	/* host -> leaf (model name) */
+	const char *warning;
+	const char *error;
+};
+
+/* Read off the files: CAs and their cables, switch descriptions. */
+static const struct ib_case ib_cases[] = {
+	/* No CA names its host ("MT23108 InfiniHost ..."): ids instead.
+	 * The two switches carry hosts and are cabled to each other. */
+	{ "ibnetdiscover/ibtopotool_tests_1.topo", false, 4, 3, 2, 2,
+	  { { "H-0008f10403961354", "S-005442ba00003080" },
+	    { "H-0008f10403960558", "S-005442ba00003080" },
+	    { "H-0008f10403960984", "S-0008f10400410015" },
+	    { "H-005442b100004900", "S-0008f10400410015" } },
+	  "no CA names its host", NULL },
+	{ "ibnetdiscover/ibtopotool_tests_2.topo", false, 2, 1, 1, 1,
+	  { { "compute-00-00", "S-000b8cffff0053ee" },
+	    { "compute-00-01", "S-000b8cffff0053ee" } }, NULL, NULL },
+	/* A libibmad error line first; loopback cables on the SwitchIB;
+	 * r-ufm101 has two HCAs on the same switch. */
+	{ "ibnetdiscover/ibtopotool_tests_3.topo", false, 5, 3, 2, 2,
+	  { { "r-ufm111", "S-e41d2d030003e470" },
+	    { "r-ufm216", "S-e41d2d030003e470" },
+	    { "r-ufm101", "switch-de779e" },
+	    { "r-ufm100", "switch-de779e" },
+	    { "r-ufm96", "switch-de779e" } },
+	  "ignored 1 line that is not ibnetdiscover output", NULL },
+	{ "ibnetdiscover/ibtopotool_tests_4.topo", false, 1, 1, 1, 1,
+	  { { "nsn33-43", "S-0021283a8389a0a0" } }, NULL, NULL },
+	/* One GB200 CA and no switch. */
+	{ "ibnetdiscover/topograph_example-bad.out", false, 0, 0, 0, 0,
+	  { { NULL } }, NULL, "10: no switch in the fabric: only 1 CA" },
+	/* 2 units x 4 hosts x 4 rails, director spine cards above. */
+	{ "loaders/ib/railopt.topo", true, 8, 4, 2, 2,
+	  { { "dgx-01", "su1" }, { "dgx-04", "su1" }, { "dgx-05", "su2" },
+	    { "dgx-08", "su2" } }, "scalable unit su2: 4 leaf switches",
+	  NULL },
+	{ "loaders/ib/bad-port-outside.topo", true, 0, 0, 0, 0, { { NULL } },
+	  NULL, "2:1: port line outside a Switch or Ca block" },
+	{ "loaders/ib/bad-header.topo", true, 0, 0, 0, 0, { { NULL } }, NULL,
+	  "3:11: expected the quoted node id" },
+	{ "loaders/ib/bad-duplicate.topo", true, 0, 0, 0, 0, { { NULL } },
+	  NULL, "9:11: node S-0000000000000001 is described twice" },
+	{ "loaders/ib/bad-no-hosts.topo", true, 0, 0, 0, 0, { { NULL } },
+	  NULL, "no compute hosts" },
+};
+
+START_TEST(test_ibnet)
+{
+	const struct ib_case *c = &ib_cases[_i];
+	topoml_errors_t err = { 0 }, warn = { 0 };
+	topoml_topo_t *t, *u;
+	char *path = NULL;
+
+	if (c->local)
+		ck_assert_int_ge(asprintf(&path, "%s/fixtures/%s",
+					  _tests_dir(), c->path), 0);
+	else if (!(path = _realdata(c->path)))
+		return;
+	ck_assert_int_eq(topoml_detect_format(path), TOPOML_FMT_IBNET);
+	t = topoml_load_ex(path, TOPOML_FMT_AUTO, &err, &warn);
+	if (c->error) {
+		ck_assert_msg(!t, "%s loaded", path);
+		ck_assert_msg(_any(&err, path, c->error), "%s: no '%s' in:%s",
+			      path, c->error, _joined(&err));
+		goto out;
+	}
+	ck_assert_msg(t, "%s:%s", path, _joined(&err));
+	ck_assert_int_eq(t->nnodes, c->hosts);
+	ck_assert_int_eq(t->nswitches, c->switches);
+	ck_assert_int_eq(_nleaves(t), c->leaves);
+	ck_assert_int_eq(t->nlevels, c->levels);
+	for (int k = 0; k < 8 && c->map[k][0]; k++)
+		ck_assert_msg(_leaf_of(t, c->map[k][0]) &&
+			      !strcmp(_leaf_of(t, c->map[k][0]), c->map[k][1]),
+			      "%s: %s on %s, want %s", path, c->map[k][0],
+			      _leaf_of(t, c->map[k][0]) ?
+			      _leaf_of(t, c->map[k][0]) : "-", c->map[k][1]);
+	if (c->warning)
+		ck_assert_msg(_has(&warn, c->warning), "%s: no '%s' in:%s",
+			      path, c->warning, _joined(&warn));
+	/* What import-ib writes reads back through Slurm's syntax. */
+	u = _round_trip(t, false);
+	_same_map(t, u, c->path);
+	topoml_free(u);
+	u = _round_trip(t, true);
+	_same_map(t, u, c->path);
+	topoml_free(u);
+out:
+	topoml_free(t);
+	topoml_errors_clear(&err);
+	topoml_errors_clear(&warn);
+	free(path);
+}
+END_TEST
+
+/* Rail-optimised details: skipped CAs, spine names, every rail's leaf. */
+START_TEST(test_ibnet_railopt)
+{
+	topoml_errors_t err = { 0 }, warn = { 0 };
+	topoml_topo_t *t;
+	char *path;
+	int s1, s2, su1;
+
+	ck_assert_int_ge(asprintf(&path, "%s/fixtures/loaders/ib/railopt.topo",
+				  _tests_dir()), 0);
+	t = topoml_load_ibnet_ex(path, &err, &warn);
+	ck_assert_msg(t, "%s", _joined(&err));
+	/* SHARP node and the default-named ConnectX are no hosts. */
+	ck_assert(_has(&warn, "1 SHARP aggregation node left out"));
+	ck_assert(_has(&warn, "1 CA names no host"));
+	ck_assert_int_lt(topoml_node_by_name(t, "H-0000000000003001"), 0);
+	ck_assert_int_lt(topoml_node_by_name(t, "MT4123"), 0);
+	/* Both spine cards say "core": the longer form tells them apart. */
+	s1 = topoml_switch_by_name(t, "core-CS8500-S01-U1");
+	s2 = topoml_switch_by_name(t, "core-CS8500-S02-U1");
+	su1 = topoml_switch_by_name(t, "su1");
+	ck_assert_int_ge(s1, 0);
+	ck_assert_int_ge(s2, 0);
+	ck_assert_int_ge(su1, 0);
+	ck_assert_int_eq(t->switches[s1].level, 1);
+	ck_assert_int_eq(t->switches[s1].nchildren, 2);
+	ck_assert_int_eq(t->switches[su1].nparents, 2);
+	ck_assert_int_eq(t->switches[su1].nnodes, 4);
+	ck_assert_int_eq(t->switches[su1].link_speed, 400);	/* 4xNDR */
+	/* Hosts of one unit share a leaf; across units they meet above. */
+	ck_assert_int_eq(topoml_common_level(t,
+		topoml_node_by_name(t, "dgx-01"),
+		topoml_node_by_name(t, "dgx-03")), 0);
+	ck_assert_int_eq(topoml_common_level(t,
+		topoml_node_by_name(t, "dgx-01"),
+		topoml_node_by_name(t, "dgx-05")), 1);
+	topoml_free(t);
+	topoml_errors_clear(&err);
+	topoml_errors_clear(&warn);
+	free(path);
+}
+END_TEST
+
+/* Units: a host cabled to leaves of two units merges them. */
+START_TEST(test_ibnet_units_merge)
+{
+	static const char *ib =
+		"Switch\t8 \"S-01\"\t# \"MF0;l1:X/U1\" lid 1\n"
+		"[1]\t\"H-a1\"[1]\t# \"a mlx5_0\" lid 9 4xHDR\n"
+		"[2]\t\"H-b1\"[1]\t# \"b mlx5_0\" lid 9 4xHDR\n"
+		"[8]\t\"S-09\"[1]\t# \"MF0;sp:X/U1\" lid 9 4xHDR\n"
+		"\n"
+		"Switch\t8 \"S-02\"\t# \"MF0;l2:X/U1\" lid 2\n"
+		"[1]\t\"H-a2\"[1]\t# \"a mlx5_1\" lid 9 4xHDR\n"
+		"[2]\t\"H-c1\"[1]\t# \"c mlx5_0\" lid 9 4xHDR\n"
+		"[8]\t\"S-09\"[2]\t# \"MF0;sp:X/U1\" lid 9 4xHDR\n"
+		"\n"
+		"Switch\t8 \"S-03\"\t# \"MF0;l3:X/U1\" lid 3\n"
+		"[1]\t\"H-d1\"[1]\t# \"d HCA-1\" lid 9 4xHDR\n"
+		"[8]\t\"S-09\"[3]\t# \"MF0;sp:X/U1\" lid 9 4xHDR\n"
+		"\n"
+		"Switch\t8 \"S-09\"\t# \"MF0;sp:X/U1\" lid 9\n"
+		"\n"
+		"Ca\t1 \"H-a1\"\t# \"a mlx5_0\"\n"
+		"Ca\t1 \"H-a2\"\t# \"a mlx5_1\"\n"
+		"Ca\t1 \"H-b1\"\t# \"b mlx5_0\"\n"
+		"Ca\t1 \"H-c1\"\t# \"c mlx5_0\"\n"
+		"Ca\t1 \"H-d1\"\t# \"d HCA-1\"\n";
+	topoml_errors_t err = { 0 }, warn = { 0 };
+	char *path = _write("merge.topo", ib);
+	topoml_topo_t *t = topoml_load_ex(path, TOPOML_FMT_AUTO, &err, &warn);
+
+	ck_assert_msg(t, "%s", _joined(&err));
+	/* a is on l1 and l2: they form su1 with a, b, c; l3 stays alone.
+	 * Cables are listed on one side only: enough. */
+	ck_assert_int_eq(t->nnodes, 4);
+	ck_assert_str_eq(_leaf_of(t, "a"), "su1");
+	ck_assert_str_eq(_leaf_of(t, "b"), "su1");
+	ck_assert_str_eq(_leaf_of(t, "c"), "su1");
+	ck_assert_str_eq(_leaf_of(t, "d"), "l3");
+	ck_assert_int_eq(t->nswitches, 3);
+	ck_assert_int_eq(t->switches[topoml_switch_by_name(t, "sp")].level,
+			 1);
+	ck_assert(_has(&warn, "scalable unit su1: 2 leaf switches"));
+	topoml_free(t);
+	topoml_errors_clear(&err);
+	topoml_errors_clear(&warn);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_detect_format)
+{
+	char *conf = _write("d.conf", "SwitchName=s1 Nodes=c1\n");
+	char *json = _write("d.json", "\n  {\"family\": \"fat-tree\"}\n");
+	char *ib = _write("d.topo", "#\n# Topology file: generated on x\n");
+	char *ib2 = _write("d2.topo", "\nCa\t2 \"H-01\"\t# \"x HCA-1\"\n");
+	char *sw = _write("d3.conf", "Switches=a\nSwitch\t36 \"S-1\"\n");
+
+	ck_assert_int_eq(topoml_detect_format(conf), TOPOML_FMT_CONF);
+	ck_assert_int_eq(topoml_detect_format(json), TOPOML_FMT_JSON);
+	ck_assert_int_eq(topoml_detect_format(ib), TOPOML_FMT_IBNET);
+	ck_assert_int_eq(topoml_detect_format(ib2), TOPOML_FMT_IBNET);
+	ck_assert_int_eq(topoml_detect_format(sw), TOPOML_FMT_IBNET);
+	free(conf);
+	free(json);
+	free(ib);
+	free(ib2);
+	free(sw);
+}
+END_TEST
+
+static Suite *_suite(void)
+{
+	Suite *s = suite_create("loaders");
+	TCase *tc = tcase_create("conf");
+	char *pat = NULL;
+	int n;
+
+	if (asprintf(&pat, "%s/fixtures/loaders/conf/*.conf", _tests_dir()) >= 0)
+		glob(pat, 0, NULL, &conf_fixtures);
+	free(pat);
+	n = conf_fixtures.gl_pathc;
+	if (n == 0)
+		fprintf(stderr, "no topology.conf fixtures found\n");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_conf_fixture, 0, n ? n : 0);
+	tcase_add_loop_test(tc, test_conf_inline, 0,
+			    sizeof(inline_cases) / sizeof(inline_cases[0]));
+	tcase_add_test(tc, test_conf_missing_file);
+	tcase_add_loop_test(tc, test_real_conf, 0,
+			    sizeof(real_confs) / sizeof(real_confs[0]));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("ibnet");
+	tcase_add_loop_test(tc, test_ibnet, 0,
+			    sizeof(ib_cases) / sizeof(ib_cases[0]));
+	tcase_add_test(tc, test_ibnet_railopt);
+	tcase_add_test(tc, test_ibnet_units_merge);
+	tcase_add_test(tc, test_detect_format);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+	char cmd[64];
+
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	sr = srunner_create(_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	globfree(&conf_fixtures);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd))
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+	return failed ? 1 : 0;
+}
