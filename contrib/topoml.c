@@ -17,6 +17,8 @@ static const struct topoml_cmd commands[] = {
 	  "ibnetdiscover output -> topology.conf or JSON" },
 	{ "generate", cmd_generate,
 	  "synthetic fat-tree, dragonfly or torus site files" },
+	{ "place", cmd_place,
+	  "where a job of N nodes goes, per policy, with its score" },
 	{ NULL, NULL, NULL },
 };
 

@@ -1,0 +1,278 @@
+/*
+ * topoml place: ask the placement engine (or one of Slurm's algorithms
+ * reproduced as a baseline) where a job of N nodes would go.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "cli.h"
+
+static void _usage(FILE *f)
+{
+	fprintf(f,
+"usage: topoml place --topology FILE --nodes N [--busy HOSTLIST]\n"
+"                    [--required HOSTLIST] [--hint allreduce|alltoall|isolate]\n"
+"                    [--policy topoml|slurm-tree|slurm-dragonfly|slurm-hilbert|linear]\n"
+"                    [--switches K] [--spread] [--attempt K]\n"
+"                    [--powered-down HOSTLIST] [--json]\n"
+"Place a job of N whole nodes on the free nodes of a topology (all but\n"
+"--busy) and print the node list, the ring (rank) order and the score.\n"
+"  --required HOSTLIST  nodes the job must include (srun -w)\n"
+"  --switches K         at most K leaf switches (sbatch --switches)\n"
+"  --spread             dragonfly: alltoall jobs spread over groups\n"
+"  --attempt K          the K-th best distinct placement (0 = best)\n"
+"  --powered-down HOSTLIST  nodes Slurm would have to boot: the Slurm\n"
+"                       baselines use them last, as slurmctld does\n"
+"Exit status: 0 placed, 1 cannot place, 2 usage or file error.\n");
+}
+
+static hwloc_bitmap_t _parse_set(const topoml_topo_t *t, const char *opt,
+				 const char *list)
+{
+	topoml_errors_t err = { 0 };
+	hwloc_bitmap_t set = topoml_nodeset_parse(t, list, &err);
+
+	if (!set || err.n) {
+		fprintf(stderr, "topoml place: %s: ", opt);
+		topoml_errors_print(&err, stderr);
+		if (!err.n)
+			fprintf(stderr, "invalid host list '%s'\n", list);
+		topoml_errors_clear(&err);
+		hwloc_bitmap_free(set);
+		return NULL;
+	}
+	return set;
+}
+
+static void _print_json(const topoml_topo_t *t, enum topoml_policy pol,
+			enum topoml_hint hint,
+			const struct topoml_placement *p)
+{
+	json_object *o = json_object_new_object(), *ring, *sc;
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	char *list;
+
+	for (int i = 0; i < p->n; i++)
+		hwloc_bitmap_set(set, p->nodes[i]);
+	list = topoml_nodeset_format(t, set);
+	json_object_object_add(o, "policy",
+			       json_object_new_string(topoml_policy_name(pol)));
+	json_object_object_add(o, "hint",
+			       json_object_new_string(topoml_hint_name(hint)));
+	json_object_object_add(o, "nodes",
+			       json_object_new_string(list ? list : ""));
+	ring = json_object_new_array();
+	for (int i = 0; i < p->n; i++)
+		json_object_array_add(ring, json_object_new_string(
+					t->nodes[p->nodes[i]].name));
+	json_object_object_add(o, "ring", ring);
+	sc = json_object_new_object();
+	json_object_object_add(sc, "ring_cost",
+			       json_object_new_double(p->score.ring_cost));
+	json_object_object_add(sc, "ring_lower_bound",
+			json_object_new_double(p->score.ring_lower_bound));
+	json_object_object_add(sc, "span", json_object_new_int(p->score.span));
+	json_object_object_add(sc, "span_lower_bound",
+			json_object_new_int(p->score.span_lower_bound));
+	json_object_object_add(sc, "global_hops",
+			       json_object_new_int(p->score.global_hops));
+	json_object_object_add(sc, "mean_pair_hops",
+			json_object_new_double(p->score.mean_pair_hops));
+	json_object_object_add(sc, "largest_free_after",
+			json_object_new_int(p->score.largest_free_after));
+	json_object_object_add(o, "score", sc);
+	printf("%s\n", json_object_to_json_string_ext(o,
+					JSON_C_TO_STRING_PRETTY |
+					JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	hwloc_bitmap_free(set);
+	free(list);
+}
+
+static void _print_text(const topoml_topo_t *t,
+			const struct topoml_placement *p)
+{
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	char *list, *ring;
+
+	for (int i = 0; i < p->n; i++)
+		hwloc_bitmap_set(set, p->nodes[i]);
+	list = topoml_nodeset_format(t, set);
+	ring = topoml_nodes_format(t, p->nodes, p->n);
+	printf("nodes: %s\n", list ? list : "");
+	printf("ring:  %s\n", ring ? ring : "");
+	printf("score: ring_cost=%g (lower bound %g) span=%d (lower bound %d) "
+	       "global_hops=%d mean_pair_hops=%.3f largest_free_after=%d\n",
+	       p->score.ring_cost, p->score.ring_lower_bound, p->score.span,
+	       p->score.span_lower_bound, p->score.global_hops,
+	       p->score.mean_pair_hops, p->score.largest_free_after);
+	free(list);
+	free(ring);
+	hwloc_bitmap_free(set);
+}
+
+int cmd_place(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "topology", required_argument, NULL, 't' },
+		{ "nodes", required_argument, NULL, 'N' },
+		{ "busy", required_argument, NULL, 'b' },
+		{ "required", required_argument, NULL, 'w' },
+		{ "hint", required_argument, NULL, 'H' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "switches", required_argument, NULL, 's' },
+		{ "spread", no_argument, NULL, 'S' },
+		{ "attempt", required_argument, NULL, 'a' },
+		{ "powered-down", required_argument, NULL, 'P' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *topo = NULL, *busy = NULL, *required = NULL, *down = NULL;
+	struct topoml_place_req req = { 0 };
+	enum topoml_policy pol = TOPOML_POLICY_TOPOML;
+	struct topoml_placement p = { 0 };
+	topoml_topo_t *t = NULL;
+	hwloc_bitmap_t avail = NULL, bset = NULL, rset = NULL, dset = NULL;
+	uint64_t *weight = NULL;
+	bool json = false;
+	char why[512], *end;
+	int c, rc = 2;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "t:N:b:w:H:p:s:Sa:P:jh", opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 't':
+			topo = optarg;
+			break;
+		case 'N':
+			req.nnodes = (int)strtol(optarg, &end, 10);
+			if (*end || req.nnodes < 1) {
+				fprintf(stderr, "topoml place: --nodes: '%s' is not a positive number\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'b':
+			busy = optarg;
+			break;
+		case 'w':
+			required = optarg;
+			break;
+		case 'H':
+			if (topoml_hint_parse(optarg, &req.hint)) {
+				fprintf(stderr, "topoml place: --hint: unknown hint '%s' (allreduce, alltoall, isolate)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			if (topoml_policy_parse(optarg, &pol)) {
+				fprintf(stderr, "topoml place: --policy: unknown policy '%s' (topoml, slurm-tree, slurm-dragonfly, slurm-hilbert, linear)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 's':
+			req.max_leaves = (int)strtol(optarg, &end, 10);
+			if (*end || req.max_leaves < 0) {
+				fprintf(stderr, "topoml place: --switches: '%s' is not a number\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			req.df_spread_alltoall = true;
+			break;
+		case 'a':
+			req.attempt = (int)strtol(optarg, &end, 10);
+			if (*end || req.attempt < 0) {
+				fprintf(stderr, "topoml place: --attempt: '%s' is not a number\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'P':
+			down = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			_usage(stdout);
+			return 0;
+		default:
+			_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "topoml place: unexpected argument '%s'\n",
+			argv[optind]);
+		_usage(stderr);
+		return 2;
+	}
+	if (!topo || !req.nnodes) {
+		fprintf(stderr, "topoml place: --topology and --nodes are required\n");
+		_usage(stderr);
+		return 2;
+	}
+	t = cli_load_topology(topo);
+	if (!t)
+		goto out;
+	avail = hwloc_bitmap_alloc();
+	if (!avail)
+		goto out;
+	hwloc_bitmap_set_range(avail, 0, t->nnodes - 1);
+	if (busy) {
+		bset = _parse_set(t, "--busy", busy);
+		if (!bset)
+			goto out;
+		hwloc_bitmap_andnot(avail, avail, bset);
+	}
+	if (required) {
+		rset = _parse_set(t, "--required", required);
+		if (!rset)
+			goto out;
+		req.required = rset;
+	}
+	if (down) {
+		int v;
+
+		dset = _parse_set(t, "--powered-down", down);
+		weight = calloc(t->nnodes, sizeof(*weight));
+		if (!dset || !weight)
+			goto out;
+		/* slurmctld's _set_sched_weight(): boot required */
+		hwloc_bitmap_foreach_begin(v, dset)
+			weight[v] = 0x20000000000ULL;
+		hwloc_bitmap_foreach_end();
+		req.weight = weight;
+	}
+	req.avail = avail;
+	if (topoml_place(t, pol, &req, &p, why, sizeof(why))) {
+		fprintf(stderr, "topoml place: cannot place %d nodes: %s\n",
+			req.nnodes, why);
+		rc = 1;
+		goto out;
+	}
+	if (json)
+		_print_json(t, pol, req.hint, &p);
+	else
+		_print_text(t, &p);
+	rc = 0;
+out:
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(avail);
+	hwloc_bitmap_free(bset);
+	hwloc_bitmap_free(rset);
+	hwloc_bitmap_free(dset);
+	free(weight);
+	topoml_free(t);
+	return rc;
+}
