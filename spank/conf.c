@@ -1,0 +1,370 @@
+/*
+ * plugstack.conf arguments of topoml.so (key=value, unknown keys rejected)
+ * and the values of the --ml-* options with their site limits.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ml.h"
+
+struct _optdesc {
+	const char *name;		/* without the leading -- */
+	const char *env;
+	const char *arginfo;
+	const char *values[4];		/* NULL-terminated, index = value */
+	const char *conf;		/* key stem in plugstack.conf */
+};
+
+static const struct _optdesc _opts[ML_OPT_COUNT] = {
+	[ML_OPT_GPU_BIND] = { "ml-gpu-bind", "TOPOML_GPU_BIND",
+			      "auto|nvlink|none",
+			      { "none", "auto", "nvlink", NULL }, "gpu_bind" },
+	[ML_OPT_NCCL] = { "ml-nccl", "TOPOML_NCCL", "auto|off",
+			  { "off", "auto", NULL }, "nccl" },
+	[ML_OPT_RANK_ORDER] = { "ml-rank-order", "TOPOML_RANK_ORDER",
+				"topology|slurm",
+				{ "slurm", "topology", NULL }, "rank_order" },
+	[ML_OPT_COMM] = { "ml-comm", "TOPOML_COMM",
+			  "allreduce|alltoall|isolate",
+			  { "allreduce", "alltoall", "isolate", NULL }, "comm" },
+	[ML_OPT_CKPT] = { "ml-ckpt", "TOPOML_CKPT",
+			  "DIR[,every=STEPS][,interval=SECONDS][,keep=K][,lead=SECONDS]",
+			  { NULL }, "ckpt" },
+};
+
+const char *ml_opt_name(int opt)
+{
+	return opt >= 0 && opt < ML_OPT_COUNT ? _opts[opt].name : "?";
+}
+
+const char *ml_opt_env(int opt)
+{
+	return opt >= 0 && opt < ML_OPT_COUNT ? _opts[opt].env : "?";
+}
+
+const char *ml_opt_arginfo(int opt)
+{
+	return opt >= 0 && opt < ML_OPT_COUNT ? _opts[opt].arginfo : "?";
+}
+
+const char *ml_opt_value_name(int opt, int val)
+{
+	if (opt < 0 || opt >= ML_OPT_COUNT || val < 0 || val >= 4 ||
+	    !_opts[opt].values[val])
+		return "?";
+	return _opts[opt].values[val];
+}
+
+static int _value(int opt, const char *s)
+{
+	for (int v = 0; v < 4 && _opts[opt].values[v]; v++)
+		if (!strcmp(s, _opts[opt].values[v]))
+			return v;
+	return -1;
+}
+
+/* "auto, nvlink or none": the allowed values, in the --help order. */
+static void _expected(int opt, unsigned allow, char *buf, size_t len)
+{
+	char names[4][32];
+	const char *p = _opts[opt].arginfo;
+	int n = 0;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	while (*p && n < 4) {
+		size_t l = strcspn(p, "|");
+		int v;
+
+		snprintf(names[n], sizeof(names[n]), "%.*s", (int)l, p);
+		v = _value(opt, names[n]);
+		if (v >= 0 && (allow & (1u << v)))
+			n++;
+		p += l + (p[l] == '|');
+	}
+	for (int k = 0; k < n; k++)
+		off += snprintf(buf + off, off < len ? len - off : 0, "%s%s",
+				k == 0 ? "" : k == n - 1 ? " or " : ", ",
+				names[k]);
+}
+
+int ml_opt_parse(const struct ml_conf *c, int opt, const char *arg,
+		 int *val, char *err, size_t errlen)
+{
+	char exp[128];
+	int v;
+
+	if (opt < 0 || opt >= ML_OPT_COUNT || opt == ML_OPT_CKPT) {
+		snprintf(err, errlen, "not a value option");
+		return -1;
+	}
+	v = arg ? _value(opt, arg) : -1;
+	if (v < 0) {
+		_expected(opt, ~0u, exp, sizeof(exp));
+		snprintf(err, errlen, "invalid value '%s' (expected %s)",
+			 arg ? arg : "", exp);
+		return -1;
+	}
+	if (c && !(c->allow[opt] & (1u << v))) {
+		_expected(opt, c->allow[opt], exp, sizeof(exp));
+		snprintf(err, errlen, "'%s' is not allowed on this cluster "
+			 "(allowed: %s)", arg, exp);
+		return -1;
+	}
+	*val = v;
+	return 0;
+}
+
+void ml_conf_init(struct ml_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->cache_dir, sizeof(c->cache_dir), "/run/topoml");
+	snprintf(c->nvml_lib, sizeof(c->nvml_lib), "libnvidia-ml.so.1");
+	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "/sys");
+	c->port_lo = 29500;
+	c->port_hi = 30499;
+	for (int i = 0; i < ML_OPT_COUNT; i++) {
+		c->def[i] = -1;
+		c->allow[i] = ~0u;
+	}
+	/* The plugin is invisible until a job asks for it. */
+	c->def[ML_OPT_GPU_BIND] = ML_GPU_BIND_NONE;
+	c->def[ML_OPT_NCCL] = ML_NCCL_OFF;
+	c->def[ML_OPT_RANK_ORDER] = ML_RANK_SLURM;
+	c->gid_index = -1;
+	c->gdr_level = -1;
+	c->nccl_topo = ML_TOPO_AUTO;
+	c->bind_cpus = true;
+}
+
+static int _path(const char *key, const char *v, char *dst, size_t len,
+		 char *err, size_t errlen)
+{
+	if (*v != '/') {
+		snprintf(err, errlen, "%s: '%s' is not an absolute path", key, v);
+		return -1;
+	}
+	if (strlen(v) >= len) {
+		snprintf(err, errlen, "%s: path too long", key);
+		return -1;
+	}
+	snprintf(dst, len, "%s", v);
+	return 0;
+}
+
+static int _int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int _bool(const char *s, bool *out)
+{
+	if (!strcmp(s, "yes") || !strcmp(s, "1") || !strcmp(s, "true"))
+		*out = true;
+	else if (!strcmp(s, "no") || !strcmp(s, "0") || !strcmp(s, "false"))
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+/* "auto,none" -> bit mask of option values. */
+static int _allow(int opt, const char *s, unsigned *out)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	unsigned m = 0;
+	int rc = 0;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int v = _value(opt, tok);
+
+		if (v < 0) {
+			rc = -1;
+			break;
+		}
+		m |= 1u << v;
+	}
+	free(copy);
+	if (!m)
+		rc = -1;
+	*out = m;
+	return rc;
+}
+
+static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	char key[64], exp[128];
+	const char *v;
+	long n;
+
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(key)) {
+		snprintf(err, errlen, "'%s': expected key=value", arg);
+		return -1;
+	}
+	snprintf(key, sizeof(key), "%.*s", (int)(eq - arg), arg);
+	v = eq + 1;
+
+	if (!strcmp(key, "hwloc_xml"))
+		return _path(key, v, c->hwloc_xml, sizeof(c->hwloc_xml), err,
+			     errlen);
+	if (!strcmp(key, "cache_dir"))
+		return _path(key, v, c->cache_dir, sizeof(c->cache_dir), err,
+			     errlen);
+	if (!strcmp(key, "topology"))
+		return _path(key, v, c->topology, sizeof(c->topology), err,
+			     errlen);
+	if (!strcmp(key, "sysfs_root"))
+		return _path(key, v, c->sysfs_root, sizeof(c->sysfs_root),
+			     err, errlen);
+	if (!strcmp(key, "nvml_lib")) {
+		if (!*v || strlen(v) >= sizeof(c->nvml_lib))
+			goto bad;
+		snprintf(c->nvml_lib, sizeof(c->nvml_lib), "%s", v);
+		return 0;
+	}
+	if (!strcmp(key, "master_port")) {
+		int lo, hi, end = 0;
+
+		if (sscanf(v, "%d-%d%n", &lo, &hi, &end) != 2 || v[end] ||
+		    lo < 1024 || hi > 65535 || lo > hi) {
+			snprintf(err, errlen, "master_port: '%s' is not a port "
+				 "range LO-HI within 1024-65535", v);
+			return -1;
+		}
+		c->port_lo = lo;
+		c->port_hi = hi;
+		return 0;
+	}
+	for (int o = 0; o < ML_OPT_COUNT; o++) {
+		char k[64];
+
+		if (o == ML_OPT_CKPT)
+			continue;
+		snprintf(k, sizeof(k), "default_%s", _opts[o].conf);
+		if (!strcmp(key, k)) {
+			int val = _value(o, v);
+
+			if (val < 0) {
+				_expected(o, ~0u, exp, sizeof(exp));
+				snprintf(err, errlen, "%s: invalid value '%s' "
+					 "(expected %s)", key, v, exp);
+				return -1;
+			}
+			c->def[o] = val;
+			return 0;
+		}
+		snprintf(k, sizeof(k), "allowed_%s", _opts[o].conf);
+		if (!strcmp(key, k)) {
+			if (_allow(o, v, &c->allow[o])) {
+				_expected(o, ~0u, exp, sizeof(exp));
+				snprintf(err, errlen, "%s: '%s' is not a comma "
+					 "list of %s", key, v, exp);
+				return -1;
+			}
+			return 0;
+		}
+	}
+	if (!strcmp(key, "nccl_socket_ifname")) {
+		if (strlen(v) >= sizeof(c->socket_ifname))
+			goto bad;
+		snprintf(c->socket_ifname, sizeof(c->socket_ifname), "%s", v);
+		return 0;
+	}
+	if (!strcmp(key, "nccl_ib_gid_index")) {
+		if (!strcmp(v, "auto"))
+			c->gid_index = -1;
+		else if (!strcmp(v, "off"))
+			c->gid_index = -2;
+		else if (_int(v, 0, 255, &n))
+			goto bad;
+		else
+			c->gid_index = (int)n;
+		return 0;
+	}
+	if (!strcmp(key, "nccl_net_gdr_level")) {
+		int p;
+
+		if (!strcmp(v, "auto"))
+			c->gdr_level = -1;
+		else if (!strcmp(v, "off"))
+			c->gdr_level = 0;
+		else if ((p = hw_path_parse(v)) > 0)
+			c->gdr_level = p;
+		else
+			goto bad;
+		return 0;
+	}
+	if (!strcmp(key, "nccl_topo_file")) {
+		if (!strcmp(v, "auto"))
+			c->nccl_topo = ML_TOPO_AUTO;
+		else if (!strcmp(v, "off"))
+			c->nccl_topo = ML_TOPO_OFF;
+		else if (!strcmp(v, "generate"))
+			c->nccl_topo = ML_TOPO_GENERATE;
+		else if (_path(key, v, c->nccl_topo_file,
+			       sizeof(c->nccl_topo_file), err, errlen))
+			return -1;
+		else
+			c->nccl_topo = ML_TOPO_FILE;
+		return 0;
+	}
+	if (!strcmp(key, "nccl_env")) {
+		const char *e2 = strchr(v, '=');
+
+		if (!e2 || e2 == v || strncmp(v, "NCCL_", 5) ||
+		    c->ndefaults >= ML_MAX_DEFAULTS ||
+		    strlen(v) >= sizeof(c->defaults[0])) {
+			snprintf(err, errlen, "nccl_env: '%s' is not "
+				 "NCCL_NAME=VALUE (at most %d)", v,
+				 ML_MAX_DEFAULTS);
+			return -1;
+		}
+		snprintf(c->defaults[c->ndefaults++], sizeof(c->defaults[0]),
+			 "%s", v);
+		return 0;
+	}
+	if (!strcmp(key, "bind_cpus")) {
+		if (_bool(v, &c->bind_cpus))
+			goto bad;
+		return 0;
+	}
+	snprintf(err, errlen, "unknown key '%s'", key);
+	return -1;
+bad:
+	snprintf(err, errlen, "%s: invalid value '%s'", key, v);
+	return -1;
+}
+
+int ml_conf_parse(struct ml_conf *c, int ac, char **av, char *err,
+		  size_t errlen)
+{
+	for (int i = 0; i < ac; i++)
+		if (_one(c, av[i], err, errlen))
+			return -1;
+	for (int o = 0; o < ML_OPT_COUNT; o++)
+		if (c->def[o] >= 0 && !(c->allow[o] & (1u << c->def[o]))) {
+			snprintf(err, errlen, "default_%s=%s is not in "
+				 "allowed_%s", _opts[o].conf,
+				 ml_opt_value_name(o, c->def[o]),
+				 _opts[o].conf);
+			return -1;
+		}
+	return 0;
+}

@@ -1,0 +1,25 @@
+/*
+ * Local context: srun.  Options are validated here, before anything is
+ * launched, so a bad value stops srun with the reason.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "plugin.h"
+
+/* Shared with sbatch/salloc: the hint reaches slurmctld under the name
+ * Slurm itself uses for --ml-comm, also when it came from TOPOML_COMM. */
+int ml_local_common(spank_t sp)
+{
+	if (ml_options_finish(sp, false))
+		return -1;
+	if (ml.by_env[ML_OPT_COMM])
+		(void)spank_job_control_setenv(sp, ML_COMM_JOB_ENV,
+					       ml.arg[ML_OPT_COMM], 1);
+	if (ml.ckpt.set && ml_ckpt_local(sp, &ml.ckpt))
+		return -1;
+	return 0;
+}
+
+int ml_local_post_opt(spank_t sp)
+{
+	return ml_local_common(sp);
+}

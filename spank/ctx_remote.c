@@ -1,0 +1,390 @@
+/*
+ * Remote context: slurmstepd.  init_post_opt (root, once per step) reads
+ * the node model cached by slurmd and computes every local task's binding;
+ * task_init (per task, as the user, just before exec) applies it: CPU
+ * affinity and the environment, never touching a variable already set.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <slurm/slurm.h>
+
+#include "plugin.h"
+
+#define ML_BATCH_STEP	0xfffffffb	/* SLURM_BATCH_SCRIPT */
+#define ML_EXTERN_STEP	0xfffffffc	/* SLURM_EXTERN_CONT */
+#define ML_MAX_NODES	65536
+
+/* libtopoml's engine, for --ml-rank-order=topology.  Weak, so a plugin
+ * built before the placement engine lands still loads (and says so). */
+#pragma weak topoml_load
+#pragma weak topoml_free
+#pragma weak topoml_node_by_name
+#pragma weak topoml_ring_order
+#pragma weak topoml_errors_clear
+#include "topoml.h"
+
+static int _getenv(spank_t sp, const char *name, char *buf, size_t len)
+{
+	return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+/* Expand the step's host list with Slurm's own parser (libslurmfull in
+ * slurmstepd: no library linked into the plugin). */
+static char **_hosts(const char *list, int *n)
+{
+	hostlist_t hl = slurm_hostlist_create(list);
+	char **names = NULL, *h;
+	int k = 0;
+
+	*n = 0;
+	if (!hl)
+		return NULL;
+	names = calloc(ML_MAX_NODES, sizeof(char *));
+	while (names && k < ML_MAX_NODES && (h = slurm_hostlist_shift(hl))) {
+		names[k++] = strdup(h);
+		free(h);
+	}
+	slurm_hostlist_destroy(hl);
+	*n = k;
+	return names;
+}
+
+static void _free_hosts(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* order[i] = Slurm node index of ring position i.  0 or -1 (why logged). */
+static int _topology_order(char **names, int n, int *order)
+{
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t;
+	int *idx = NULL, rc = -1;
+
+	if (!topoml_load || !topoml_ring_order || !topoml_node_by_name) {
+		ML_ERR(ML_OPT_RANK_ORDER, "this build has no placement engine, "
+		       "using Slurm's order");
+		return -1;
+	}
+	if (!ml.conf.topology[0]) {
+		ML_ERR(ML_OPT_RANK_ORDER, "no topology= in plugstack.conf, "
+		       "using Slurm's order");
+		return -1;
+	}
+	if (!(t = topoml_load(ml.conf.topology, TOPOML_FMT_AUTO, &err))) {
+		ML_ERR(ML_OPT_RANK_ORDER, "%s: %s, using Slurm's order",
+		       ml.conf.topology, err.n ? err.msg[0] : "cannot load");
+		goto out;
+	}
+	idx = malloc(sizeof(int) * n);
+	if (!idx)
+		goto out;
+	for (int i = 0; i < n; i++)
+		if ((idx[i] = topoml_node_by_name(t, names[i])) < 0) {
+			ML_ERR(ML_OPT_RANK_ORDER, "node %s is not in %s, using "
+			       "Slurm's order", names[i], ml.conf.topology);
+			goto out;
+		}
+	topoml_ring_order(t, idx, n);
+	for (int i = 0; i < n; i++) {
+		order[i] = -1;
+		for (int k = 0; k < n; k++)
+			if (topoml_node_by_name(t, names[k]) == idx[i])
+				order[i] = k;
+		if (order[i] < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(idx);
+	if (t && topoml_free)
+		topoml_free(t);
+	if (topoml_errors_clear)
+		topoml_errors_clear(&err);
+	return rc;
+}
+
+/* MASTER_ADDR, ranks and sizes of this node's tasks. */
+static int _job(spank_t sp, uint32_t jobid)
+{
+	char list[65536], tpn[8192];
+	uint32_t nodeid = 0, nnodes = 0, ntasks = 0, local = 0;
+	int n = 0, *counts = NULL, *order = NULL, rc = -1;
+	char **names = NULL;
+
+	spank_get_item(sp, S_JOB_NODEID, &nodeid);
+	spank_get_item(sp, S_JOB_NNODES, &nnodes);
+	spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks);
+	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local);
+	ml.job.jobid = jobid;
+	ml.job.nnodes = nnodes;
+	ml.job.node_rank = nodeid;
+	ml.job.world_size = ntasks;
+	ml.job.local_size = local;
+	ml.job.master_port = ml_master_port(&ml.conf, jobid);
+	if (_getenv(sp, "SLURM_STEP_NODELIST", list, sizeof(list)) &&
+	    _getenv(sp, "SLURM_JOB_NODELIST", list, sizeof(list)) &&
+	    _getenv(sp, "SLURM_NODELIST", list, sizeof(list))) {
+		slurm_error("topoml: no SLURM_STEP_NODELIST: no MASTER_ADDR");
+		return 0;
+	}
+	if (!(names = _hosts(list, &n)) || n == 0 || (int)nodeid >= n) {
+		slurm_error("topoml: cannot expand node list '%s'", list);
+		goto out;
+	}
+	snprintf(ml.node_name, sizeof(ml.node_name), "%s", names[nodeid]);
+	snprintf(ml.job.master_addr, sizeof(ml.job.master_addr), "%s",
+		 names[0]);
+	if (ml.val[ML_OPT_RANK_ORDER] != ML_RANK_TOPOLOGY || n < 2) {
+		rc = 0;
+		goto out;
+	}
+	counts = calloc(n, sizeof(int));
+	order = calloc(n, sizeof(int));
+	if (!counts || !order)
+		goto out;
+	if ((_getenv(sp, "SLURM_STEP_TASKS_PER_NODE", tpn, sizeof(tpn)) &&
+	     _getenv(sp, "SLURM_TASKS_PER_NODE", tpn, sizeof(tpn))) ||
+	    ml_parse_tasks_per_node(tpn, counts, n) != n) {
+		ML_ERR(ML_OPT_RANK_ORDER, "no task counts per node, using "
+		       "Slurm's order");
+		rc = 0;
+		goto out;
+	}
+	if (_topology_order(names, n, order)) {
+		rc = 0;
+		goto out;
+	}
+	ml.node_first_rank = calloc(1, sizeof(int));
+	if (!ml.node_first_rank)
+		goto out;
+	for (int i = 0, first = 0; i < n; i++) {
+		if (order[i] == (int)nodeid) {
+			ml.job.node_rank = i;
+			*ml.node_first_rank = first;
+		}
+		first += counts[order[i]];
+	}
+	snprintf(ml.job.master_addr, sizeof(ml.job.master_addr), "%s",
+		 names[order[0]]);
+	rc = 0;
+out:
+	free(counts);
+	free(order);
+	_free_hosts(names, n);
+	return rc;
+}
+
+/* The GPUs this step may use: Slurm's GRES lists, else the node's. */
+static int _pool(spank_t sp, int *pool, int max)
+{
+	static const char *const vars[] = { "SLURM_STEP_GPUS",
+					    "SLURM_JOB_GPUS",
+					    "CUDA_VISIBLE_DEVICES" };
+	char buf[1024];
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		int k;
+
+		if (_getenv(sp, vars[i], buf, sizeof(buf)))
+			continue;
+		if ((k = ml_parse_gpu_list(ml.node, buf, pool, max)) >= 0)
+			return k;
+		slurm_info("topoml: %s=%s is not a list of GPU indices of "
+			   "this node: all GPUs", vars[i], buf);
+		return -1;
+	}
+	return -1;
+}
+
+int ml_remote_post_opt(spank_t sp)
+{
+	char err[1024], path[PATH_MAX + 64];
+	uint32_t jobid = 0, stepid = 0, local = 0;
+	int *pool = NULL, npool;
+
+	if (ml_options_finish(sp, true))
+		return -1;
+	spank_get_item(sp, S_JOB_ID, &jobid);
+	spank_get_item(sp, S_JOB_STEPID, &stepid);
+	if (stepid == ML_BATCH_STEP || stepid == ML_EXTERN_STEP)
+		return 0;	/* the wiring is for the tasks of srun steps */
+	if (ml.val[ML_OPT_GPU_BIND] == ML_GPU_BIND_NONE &&
+	    ml.val[ML_OPT_NCCL] == ML_NCCL_OFF)
+		return 0;
+	if (_job(sp, jobid))
+		return 0;
+	ml.active = true;
+	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local);
+	ml.ntasks = local;
+
+	ml.node = hw_node_new();
+	if (!ml.node)
+		return 0;
+	ml_cache_path(&ml.conf, ml.node_name, ".model", path, sizeof(path));
+	if (hw_node_load(ml.node, path, err, sizeof(err))) {
+		/* slurmd had no chance to cache it (plugin added later):
+		 * the admin's XML is still cheap; discovery is not. */
+		hwloc_topology_t topo = ml.conf.hwloc_xml[0] ?
+			hw_hwloc_load(ml.conf.hwloc_xml, err, sizeof(err)) :
+			NULL;
+
+		if (!topo || hw_node_from_hwloc(ml.node, topo, err,
+						sizeof(err))) {
+			slurm_error("topoml: no node model (%s): tasks are "
+				    "not bound", err);
+			if (topo)
+				hwloc_topology_destroy(topo);
+			hw_node_free(ml.node);
+			ml.node = NULL;
+			return 0;
+		}
+		hwloc_topology_destroy(topo);
+		hw_ib_default_ports(ml.node);
+	}
+	if (ml.conf.nccl_topo == ML_TOPO_FILE) {
+		snprintf(ml.topo_file, sizeof(ml.topo_file), "%s",
+			 ml.conf.nccl_topo_file);
+	} else if (ml.conf.nccl_topo == ML_TOPO_GENERATE ||
+		   (ml.conf.nccl_topo == ML_TOPO_AUTO &&
+		    ml.conf.hwloc_xml[0])) {
+		/* auto: NCCL sees the real PCI tree unless the admin had to
+		 * describe the machine with an XML file. */
+		ml_cache_path(&ml.conf, ml.node_name, ".nccl_topo.xml", path,
+			      sizeof(path));
+		if (!access(path, R_OK))
+			snprintf(ml.topo_file, sizeof(ml.topo_file), "%s",
+				 path);
+	}
+	if (ml.ntasks <= 0)
+		return 0;
+	pool = malloc(sizeof(int) * (ml.node->ngpus + 1));
+	ml.binds = calloc(ml.ntasks, sizeof(*ml.binds));
+	if (!pool || !ml.binds) {
+		free(pool);
+		return 0;
+	}
+	npool = _pool(sp, pool, ml.node->ngpus);
+	if (ml_bind_compute(ml.node, ml.val[ML_OPT_GPU_BIND], ml.ntasks,
+			    npool >= 0 ? pool : NULL, npool, ml.binds, err,
+			    sizeof(err))) {
+		ML_ERR(ML_OPT_GPU_BIND, "%s", err);
+		free(ml.binds);
+		ml.binds = NULL;
+	}
+	free(pool);
+	return 0;
+}
+
+int ml_remote_user_init(spank_t sp)
+{
+	if (ml.ckpt.set)
+		return ml_ckpt_user_init(sp, &ml.ckpt);
+	return 0;
+}
+
+/* Bind within what Slurm already allowed; false when nothing is left. */
+static bool _bind_cpus(hwloc_const_bitmap_t want)
+{
+	cpu_set_t cur, set;
+	unsigned int i;
+	int count = 0;
+
+	if (sched_getaffinity(0, sizeof(cur), &cur))
+		return false;
+	CPU_ZERO(&set);
+	hwloc_bitmap_foreach_begin(i, want)
+		if (i < CPU_SETSIZE && CPU_ISSET(i, &cur)) {
+			CPU_SET(i, &set);
+			count++;
+		}
+	hwloc_bitmap_foreach_end();
+	if (!count) {
+		slurm_info("topoml: the CPUs near this task's GPU are outside "
+			   "its allocation: left unbound");
+		return false;
+	}
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		slurm_error("topoml: sched_setaffinity: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static void _apply(spank_t sp, const struct ml_env *e)
+{
+	char buf[16];
+
+	for (int i = 0; i < e->n; i++) {
+		spank_err_t rc = spank_getenv(sp, e->name[i], buf, sizeof(buf));
+
+		/* Set already (by the user, or by Slurm for GPUs): keep. */
+		if (rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE)
+			continue;
+		spank_setenv(sp, e->name[i], e->value[i], 0);
+	}
+}
+
+int ml_remote_task_init(spank_t sp)
+{
+	struct ml_env env = { 0 };
+	struct ml_task_bind *b = NULL;
+	uint32_t grank = 0;
+	int tid = -1, rc = 0;
+	bool bound = false;
+
+	if (ml.ckpt.set && ml_ckpt_task_init(sp, &ml.ckpt))
+		rc = -1;
+	if (!ml.active)
+		return rc;
+	spank_get_item(sp, S_TASK_ID, &tid);
+	spank_get_item(sp, S_TASK_GLOBAL_ID, &grank);
+	if (ml.binds && tid >= 0 && tid < ml.ntasks)
+		b = &ml.binds[tid];
+
+	if (b && ml.val[ML_OPT_GPU_BIND] != ML_GPU_BIND_NONE) {
+		ml_env_gpu(b, &env);
+		if (ml.conf.bind_cpus && !hwloc_bitmap_iszero(b->cpuset))
+			bound = _bind_cpus(b->cpuset);
+	}
+	if (ml.val[ML_OPT_NCCL] == ML_NCCL_AUTO) {
+		struct ml_task_bind none = { .nic = -1, .gid_index = -1 };
+
+		ml.job.local_rank = tid;
+		ml.job.rank = ml.node_first_rank ?
+			*ml.node_first_rank + tid : (int)grank;
+		ml_env_torch(&ml.job, &env);
+		/* HCAs follow the GPUs only when the plugin chose them. */
+		ml_env_nccl(&ml.conf, ml.node,
+			    b && ml.val[ML_OPT_GPU_BIND] ? b : &none, bound,
+			    ml.topo_file, &env);
+	}
+	_apply(sp, &env);
+	ml_env_clear(&env);
+	return rc;
+}
+
+int ml_remote_exit(spank_t sp)
+{
+	int rc = 0;
+
+	if (ml.ckpt.set)
+		rc = ml_ckpt_exit(sp, &ml.ckpt);
+	if (ml.binds)
+		ml_bind_free(ml.binds, ml.ntasks);
+	free(ml.binds);
+	ml.binds = NULL;
+	hw_node_free(ml.node);
+	ml.node = NULL;
+	free(ml.node_first_rank);
+	ml.node_first_rank = NULL;
+	return rc;
+}

@@ -1,0 +1,182 @@
+/*
+ * Environment a task gets: GPU visibility, NCCL and torch.distributed.
+ * Built as a list first; the remote context applies it without touching
+ * any variable the user already set.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ml.h"
+
+/* Add or replace. */
+void ml_env_add(struct ml_env *e, const char *name, const char *fmt, ...)
+{
+	char *val = NULL, **nn, **nv;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&val, fmt, ap) < 0)
+		val = NULL;
+	va_end(ap);
+	if (!val)
+		return;
+	for (int i = 0; i < e->n; i++)
+		if (!strcmp(e->name[i], name)) {
+			free(e->value[i]);
+			e->value[i] = val;
+			return;
+		}
+	nn = realloc(e->name, sizeof(char *) * (e->n + 1));
+	if (nn)
+		e->name = nn;
+	nv = realloc(e->value, sizeof(char *) * (e->n + 1));
+	if (nv)
+		e->value = nv;
+	if (!nn || !nv || !(e->name[e->n] = strdup(name))) {
+		free(val);
+		return;
+	}
+	e->value[e->n++] = val;
+}
+
+const char *ml_env_get(const struct ml_env *e, const char *name)
+{
+	for (int i = 0; i < e->n; i++)
+		if (!strcmp(e->name[i], name))
+			return e->value[i];
+	return NULL;
+}
+
+void ml_env_clear(struct ml_env *e)
+{
+	for (int i = 0; i < e->n; i++) {
+		free(e->name[i]);
+		free(e->value[i]);
+	}
+	free(e->name);
+	free(e->value);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Same port for every task of a job, different for most job pairs. */
+int ml_master_port(const struct ml_conf *c, uint32_t jobid)
+{
+	return c->port_lo + (int)(jobid % (uint32_t)(c->port_hi - c->port_lo
+						      + 1));
+}
+
+void ml_env_torch(const struct ml_job *j, struct ml_env *e)
+{
+	if (j->master_addr[0])
+		ml_env_add(e, "MASTER_ADDR", "%s", j->master_addr);
+	ml_env_add(e, "MASTER_PORT", "%d", j->master_port);
+	ml_env_add(e, "WORLD_SIZE", "%d", j->world_size);
+	ml_env_add(e, "RANK", "%d", j->rank);
+	ml_env_add(e, "LOCAL_RANK", "%d", j->local_rank);
+	ml_env_add(e, "LOCAL_WORLD_SIZE", "%d", j->local_size);
+	ml_env_add(e, "NODE_RANK", "%d", j->node_rank);
+	ml_env_add(e, "GROUP_RANK", "%d", j->node_rank);
+}
+
+void ml_env_gpu(const struct ml_task_bind *b, struct ml_env *e)
+{
+	if (!b->cuda_visible[0])
+		return;
+	ml_env_add(e, "CUDA_VISIBLE_DEVICES", "%s", b->cuda_visible);
+	/* Our indices are PCI bus order, as NVML's. */
+	ml_env_add(e, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+	ml_env_add(e, "TOPOML_LOCAL_GPUS", "%s", b->local_gpus);
+}
+
+void ml_env_nccl(const struct ml_conf *c, const struct hw_node *n,
+		 const struct ml_task_bind *b, bool cpus_bound,
+		 const char *topo_file, struct ml_env *e)
+{
+	(void)n;
+	if (b->ib_hca[0])
+		ml_env_add(e, "NCCL_IB_HCA", "=%s", b->ib_hca);
+	if (c->socket_ifname[0])
+		ml_env_add(e, "NCCL_SOCKET_IFNAME", "%s", c->socket_ifname);
+	else if (b->roce && b->netdev[0])
+		ml_env_add(e, "NCCL_SOCKET_IFNAME", "=%s", b->netdev);
+	if (c->gdr_level > 0)
+		ml_env_add(e, "NCCL_NET_GDR_LEVEL", "%s",
+			   hw_path_name(c->gdr_level));
+	else if (c->gdr_level < 0 && b->nic >= 0 &&
+		 (b->gdr_path == HW_PATH_PIX || b->gdr_path == HW_PATH_PXB))
+		ml_env_add(e, "NCCL_NET_GDR_LEVEL", "%s",
+			   hw_path_name(b->gdr_path));
+	if (b->roce && c->gid_index >= 0)
+		ml_env_add(e, "NCCL_IB_GID_INDEX", "%d", c->gid_index);
+	else if (b->roce && c->gid_index == -1 && b->gid_index >= 0)
+		ml_env_add(e, "NCCL_IB_GID_INDEX", "%d", b->gid_index);
+	if (topo_file && *topo_file)
+		ml_env_add(e, "NCCL_TOPO_FILE", "%s", topo_file);
+	if (cpus_bound)
+		ml_env_add(e, "NCCL_IGNORE_CPU_AFFINITY", "1");
+	/* Site defaults from plugstack.conf win over what we derived. */
+	for (int i = 0; i < c->ndefaults; i++) {
+		const char *eq = strchr(c->defaults[i], '=');
+		char name[256];
+
+		snprintf(name, sizeof(name), "%.*s",
+			 (int)(eq - c->defaults[i]), c->defaults[i]);
+		ml_env_add(e, name, "%s", eq + 1);
+	}
+}
+
+int ml_parse_tasks_per_node(const char *s, int *counts, int max)
+{
+	int n = 0;
+
+	while (s && *s) {
+		char *end;
+		long v = strtol(s, &end, 10), rep = 1;
+
+		if (end == s || v < 0)
+			return -1;
+		s = end;
+		if (!strncmp(s, "(x", 2)) {
+			rep = strtol(s + 2, &end, 10);
+			if (end == s + 2 || *end != ')' || rep < 1)
+				return -1;
+			s = end + 1;
+		}
+		while (rep-- > 0) {
+			if (n >= max)
+				return -1;
+			counts[n++] = (int)v;
+		}
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return n;
+}
+
+int ml_parse_gpu_list(const struct hw_node *n, const char *s, int *pool,
+		      int max)
+{
+	int k = 0;
+
+	while (s && *s) {
+		char *end;
+		long v = strtol(s, &end, 10);
+
+		if (end == s || v < 0 || v >= n->ngpus || k >= max)
+			return -1;
+		pool[k++] = (int)v;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return k;
+}

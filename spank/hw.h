@@ -1,0 +1,109 @@
+/*
+ * Hardware model of one node for the topoml SPANK plugin: GPUs, HCAs and
+ * their ports, CPU locality and PCI distance.  Pure C (hwloc, no Slurm), so
+ * the tests drive it with hwloc XML of real machines, a fake NVML and a
+ * fake sysfs tree.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_SPANK_HW_H
+#define TOPOML_SPANK_HW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <hwloc.h>
+
+#define HW_BUSID_LEN	16	/* "dddd:bb:dd.f" + NUL */
+#define HW_NAME_LEN	64
+#define HW_MAX_PORTS	4
+
+/* PCI path between two devices, NCCL's names and order. */
+enum hw_path {
+	HW_PATH_UNKNOWN = 0,
+	HW_PATH_PIX,		/* one PCI switch / bridge between them */
+	HW_PATH_PXB,		/* several bridges, no host bridge */
+	HW_PATH_PHB,		/* through a host bridge (same CPU/NUMA) */
+	HW_PATH_SYS,		/* across the CPU interconnect */
+};
+
+enum hw_link_layer { HW_LL_UNKNOWN = 0, HW_LL_IB, HW_LL_ETH };
+
+struct hw_port {
+	int num;
+	int state;		/* 4 = ACTIVE as in sysfs / ibverbs, 0 = unknown */
+	int link_layer;		/* enum hw_link_layer */
+	int gid_index;		/* RoCE v2 IPv4 GID, -1 unknown */
+};
+
+struct hw_nic {
+	char name[HW_NAME_LEN];		/* mlx5_0 */
+	char netdev[HW_NAME_LEN];	/* ib0 / eth2, "" if none */
+	char busid[HW_BUSID_LEN];
+	hwloc_bitmap_t cpuset;		/* CPUs local to it */
+	int nports;
+	struct hw_port ports[HW_MAX_PORTS];
+};
+
+struct hw_gpu {
+	char busid[HW_BUSID_LEN];
+	int index;			/* PCI bus order = NVML/CUDA PCI_BUS_ID order */
+	hwloc_bitmap_t cpuset;		/* CPUs local to it */
+	int island;			/* NVLink island, -1 unknown */
+};
+
+struct hw_node {
+	int ngpus;
+	struct hw_gpu *gpus;
+	int nnics;
+	struct hw_nic *nics;
+	int *path;			/* ngpus x nnics enum hw_path */
+	hwloc_bitmap_t cpuset;		/* every PU of the node */
+	hwloc_bitmap_t *cores;		/* ncores PU sets, in order */
+	int ncores;
+	bool nvml;			/* islands came from NVML */
+	char source[256];		/* where the model came from */
+};
+
+/* hw_topo.c */
+struct hw_node *hw_node_new(void);
+void hw_node_free(struct hw_node *n);
+/* Build from a loaded hwloc topology (I/O objects kept).  0 or -1 + err. */
+int hw_node_from_hwloc(struct hw_node *n, hwloc_topology_t topo,
+		       char *err, size_t errlen);
+/* Load hwloc from an XML file (NULL: discover this machine) with every
+ * I/O object kept.  NULL + err on failure. */
+hwloc_topology_t hw_hwloc_load(const char *xml, char *err, size_t errlen);
+/* The model as a small text file and back (the task launch path reads it;
+ * no hwloc parsing there).  0 or -1 + err ("FILE:LINE: ..."). */
+int hw_node_save(const struct hw_node *n, const char *path, char *err,
+		 size_t errlen);
+int hw_node_load(struct hw_node *n, const char *path, char *err,
+		 size_t errlen);
+void hw_node_print(const struct hw_node *n, FILE *f);
+const char *hw_path_name(enum hw_path p);
+int hw_path_parse(const char *s);
+int hw_nic_index(const struct hw_node *n, const char *name);
+int hw_gpu_by_busid(const struct hw_node *n, const char *busid);
+/* "0000:07:00.0" from NVML's "00000000:07:00.0" etc; 0 or -1. */
+int hw_busid_normalize(const char *in, char *out, size_t outlen);
+
+/* hw_nvml.c: NVLink islands through dlopen(libnvidia-ml.so.1).  Returns 0
+ * when islands were set, -1 + err when NVML is absent or unusable (islands
+ * stay -1: the caller degrades to PCI locality). */
+int hw_nvml_islands(struct hw_node *n, const char *libpath, char *err,
+		    size_t errlen);
+
+/* hw_ib.c: HCA ports.  hw_ib_sysfs reads ROOT/class/infiniband/<hca>/ports
+ * (ROOT is /sys normally, a fake tree in tests); hw_ib_verbs asks
+ * libibverbs and returns 0 with no change when it has no devices (ENOSYS).
+ * Ports nobody knows about stay "port 1, state unknown". */
+int hw_ib_sysfs(struct hw_node *n, const char *root, char *err,
+		size_t errlen);
+int hw_ib_verbs(struct hw_node *n, char *err, size_t errlen);
+void hw_ib_default_ports(struct hw_node *n);
+
+/* nccl_topo.c: NCCL topology XML (NCCL_TOPO_FILE) from hwloc. */
+int hw_write_nccl_topo(hwloc_topology_t topo, const struct hw_node *n,
+		       FILE *f);
+
+#endif

@@ -1,0 +1,188 @@
+/*
+ * NVLink islands from NVML, loaded with dlopen() at run time so the plugin
+ * has no link dependency on the driver.  Only the few declarations used
+ * here, written from NVML's documented ABI (not NVIDIA's header).
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw.h"
+
+typedef int nvml_return_t;		/* nvmlReturn_t */
+typedef struct nvml_device *nvml_device_t;
+#define NVML_SUCCESS			0
+#define NVML_ERROR_DRIVER_NOT_LOADED	9
+#define NVML_FEATURE_ENABLED		1
+#define NVML_NVLINK_MAX_LINKS		18
+
+/* nvmlPciInfo_t as returned by the _v3 / _v2 entry points. */
+struct nvml_pci_info {
+	char bus_id_legacy[16];
+	unsigned int domain;
+	unsigned int bus;
+	unsigned int device;
+	unsigned int pci_device_id;
+	unsigned int pci_subsystem_id;
+	char bus_id[32];
+};
+
+struct nvml_api {
+	nvml_return_t (*init)(void);
+	nvml_return_t (*shutdown)(void);
+	nvml_return_t (*count)(unsigned int *);
+	nvml_return_t (*handle)(unsigned int, nvml_device_t *);
+	nvml_return_t (*pci)(nvml_device_t, struct nvml_pci_info *);
+	nvml_return_t (*link_state)(nvml_device_t, unsigned int, int *);
+	nvml_return_t (*remote_pci)(nvml_device_t, unsigned int,
+				    struct nvml_pci_info *);
+	const char *(*error_string)(nvml_return_t);
+};
+
+static const char *_nvml_err(struct nvml_api *api, nvml_return_t r)
+{
+	static char buf[32];
+
+	if (api->error_string)
+		return api->error_string(r);
+	snprintf(buf, sizeof(buf), "NVML error %d", r);
+	return buf;
+}
+
+/* Union-find over GPUs plus one slot per remote endpoint (NVSwitch). */
+static int _find(int *up, int x)
+{
+	while (up[x] != x)
+		x = up[x] = up[up[x]];
+	return x;
+}
+
+static void _union(int *up, int a, int b)
+{
+	a = _find(up, a);
+	b = _find(up, b);
+	if (a != b)
+		up[a > b ? a : b] = a < b ? a : b;
+}
+
+int hw_nvml_islands(struct hw_node *n, const char *libpath, char *err,
+		    size_t errlen)
+{
+	struct nvml_api api = { 0 };
+	void *lib;
+	unsigned int count = 0;
+	int rc = -1, nremote = 0, maxremote, *up = NULL, *map = NULL;
+	char (*remote)[HW_BUSID_LEN] = NULL;
+	bool inited = false;
+
+	if (!libpath || !*libpath)
+		libpath = "libnvidia-ml.so.1";
+	if (!(lib = dlopen(libpath, RTLD_NOW | RTLD_LOCAL))) {
+		snprintf(err, errlen, "NVML not available (%s)", dlerror());
+		return -1;
+	}
+#define SYM(field, name) \
+	do { \
+		*(void **)&api.field = dlsym(lib, name); \
+		if (!api.field) { \
+			snprintf(err, errlen, "%s: symbol %s missing", \
+				 libpath, name); \
+			goto out; \
+		} \
+	} while (0)
+	*(void **)&api.error_string = dlsym(lib, "nvmlErrorString");
+	SYM(init, "nvmlInit_v2");
+	SYM(shutdown, "nvmlShutdown");
+	SYM(count, "nvmlDeviceGetCount_v2");
+	SYM(handle, "nvmlDeviceGetHandleByIndex_v2");
+	SYM(pci, "nvmlDeviceGetPciInfo_v3");
+	SYM(link_state, "nvmlDeviceGetNvLinkState");
+	SYM(remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+#undef SYM
+	nvml_return_t r = api.init();
+	if (r != NVML_SUCCESS) {
+		snprintf(err, errlen, "nvmlInit: %s%s", _nvml_err(&api, r),
+			 r == NVML_ERROR_DRIVER_NOT_LOADED ?
+			 " (driver not loaded)" : "");
+		goto out;
+	}
+	inited = true;
+	if ((r = api.count(&count)) != NVML_SUCCESS) {
+		snprintf(err, errlen, "nvmlDeviceGetCount: %s",
+			 _nvml_err(&api, r));
+		goto out;
+	}
+	maxremote = count * NVML_NVLINK_MAX_LINKS + 1;
+	up = malloc(sizeof(int) * (n->ngpus + maxremote));
+	map = malloc(sizeof(int) * (count + 1));
+	remote = calloc(maxremote, sizeof(*remote));
+	if (!up || !map || !remote) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n->ngpus + maxremote; i++)
+		up[i] = i;
+	for (unsigned d = 0; d < count; d++) {
+		nvml_device_t h;
+		struct nvml_pci_info pi;
+
+		map[d] = -1;
+		if (api.handle(d, &h) != NVML_SUCCESS ||
+		    api.pci(h, &pi) != NVML_SUCCESS)
+			continue;
+		map[d] = hw_gpu_by_busid(n, pi.bus_id);
+	}
+	for (unsigned d = 0; d < count; d++) {
+		nvml_device_t h;
+
+		if (map[d] < 0 || api.handle(d, &h) != NVML_SUCCESS)
+			continue;
+		for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+			struct nvml_pci_info pi;
+			char b[HW_BUSID_LEN];
+			int state = 0, peer, k;
+
+			if (api.link_state(h, l, &state) != NVML_SUCCESS ||
+			    state != NVML_FEATURE_ENABLED ||
+			    api.remote_pci(h, l, &pi) != NVML_SUCCESS ||
+			    hw_busid_normalize(pi.bus_id, b, sizeof(b)))
+				continue;
+			if ((peer = hw_gpu_by_busid(n, b)) >= 0) {
+				_union(up, map[d], peer);
+				continue;
+			}
+			/* An NVSwitch (or a GPU outside the model): every GPU
+			 * linked to it shares the island. */
+			for (k = 0; k < nremote; k++)
+				if (!strcmp(remote[k], b))
+					break;
+			if (k == nremote && nremote < maxremote)
+				snprintf(remote[nremote++], HW_BUSID_LEN, "%s", b);
+			if (k < maxremote)
+				_union(up, map[d], n->ngpus + k);
+		}
+	}
+	/* Number islands densely in GPU order. */
+	for (int i = 0; i < n->ngpus; i++)
+		n->gpus[i].island = -1;
+	for (int i = 0, next = 0; i < n->ngpus; i++) {
+		int root = _find(up, i);
+
+		if (root == i)
+			n->gpus[i].island = next++;
+		else
+			n->gpus[i].island = n->gpus[root].island;
+	}
+	n->nvml = true;
+	rc = 0;
+out:
+	if (inited)
+		api.shutdown();
+	free(up);
+	free(map);
+	free(remote);
+	dlclose(lib);
+	return rc;
+}

@@ -1,0 +1,606 @@
+/*
+ * Node hardware model from hwloc (discovery or an XML export), and its
+ * small text cache read in the task launch path.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hw.h"
+
+#define NVIDIA_VENDOR	0x10de
+
+static const char *const _path_names[] = { "UNKNOWN", "PIX", "PXB", "PHB",
+					   "SYS" };
+
+const char *hw_path_name(enum hw_path p)
+{
+	if ((int)p < 0 || p > HW_PATH_SYS)
+		return "UNKNOWN";
+	return _path_names[p];
+}
+
+int hw_path_parse(const char *s)
+{
+	for (int i = 0; i <= HW_PATH_SYS; i++)
+		if (!strcasecmp(s, _path_names[i]))
+			return i;
+	return -1;
+}
+
+struct hw_node *hw_node_new(void)
+{
+	struct hw_node *n = calloc(1, sizeof(*n));
+
+	if (n)
+		n->cpuset = hwloc_bitmap_alloc();
+	return n;
+}
+
+static void _node_clear(struct hw_node *n)
+{
+	for (int i = 0; i < n->ngpus; i++)
+		hwloc_bitmap_free(n->gpus[i].cpuset);
+	for (int i = 0; i < n->nnics; i++)
+		hwloc_bitmap_free(n->nics[i].cpuset);
+	for (int i = 0; i < n->ncores; i++)
+		hwloc_bitmap_free(n->cores[i]);
+	free(n->gpus);
+	free(n->nics);
+	free(n->cores);
+	free(n->path);
+	n->gpus = NULL;
+	n->nics = NULL;
+	n->cores = NULL;
+	n->path = NULL;
+	n->ngpus = n->nnics = n->ncores = 0;
+	hwloc_bitmap_zero(n->cpuset);
+	n->nvml = false;
+	n->source[0] = '\0';
+}
+
+void hw_node_free(struct hw_node *n)
+{
+	if (!n)
+		return;
+	_node_clear(n);
+	hwloc_bitmap_free(n->cpuset);
+	free(n);
+}
+
+int hw_busid_normalize(const char *in, char *out, size_t outlen)
+{
+	unsigned int dom, bus, dev, fn;
+
+	if (sscanf(in, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4 ||
+	    dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
+		return -1;
+	snprintf(out, outlen, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+	return 0;
+}
+
+int hw_nic_index(const struct hw_node *n, const char *name)
+{
+	for (int i = 0; i < n->nnics; i++)
+		if (!strcmp(n->nics[i].name, name))
+			return i;
+	return -1;
+}
+
+int hw_gpu_by_busid(const struct hw_node *n, const char *busid)
+{
+	char norm[HW_BUSID_LEN];
+
+	if (hw_busid_normalize(busid, norm, sizeof(norm)))
+		return -1;
+	for (int i = 0; i < n->ngpus; i++)
+		if (!strcmp(n->gpus[i].busid, norm))
+			return i;
+	return -1;
+}
+
+/*
+ * hwloc 3.x exports say version="3.0", which hwloc 2.x refuses although it
+ * reads the rest: retry such a file from memory as "2.0".
+ */
+static int _load_v3(hwloc_topology_t topo, const char *xml)
+{
+	static const char v3[] = "<topology version=\"3.0\">";
+	char *buf = NULL, *p;
+	long len;
+	FILE *f = fopen(xml, "r");
+	int rc = -1;
+
+	if (!f)
+		return -1;
+	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) <= 0 ||
+	    len > (64L << 20) || fseek(f, 0, SEEK_SET) ||
+	    !(buf = malloc(len + 1)) || fread(buf, 1, len, f) != (size_t)len)
+		goto out;
+	buf[len] = '\0';
+	if (!(p = strstr(buf, v3)))
+		goto out;
+	p[sizeof(v3) - 6] = '2';	/* the "3" of "3.0" */
+	if (hwloc_topology_set_xmlbuffer(topo, buf, len + 1) ||
+	    hwloc_topology_load(topo))
+		goto out;
+	rc = 0;
+out:
+	fclose(f);
+	free(buf);
+	return rc;
+}
+
+hwloc_topology_t hw_hwloc_load(const char *xml, char *err, size_t errlen)
+{
+	hwloc_topology_t topo = NULL;
+
+	if (hwloc_topology_init(&topo)) {
+		snprintf(err, errlen, "hwloc_topology_init: %s",
+			 strerror(errno));
+		return NULL;
+	}
+	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (xml && access(xml, R_OK)) {
+		snprintf(err, errlen, "%s: %s", xml, strerror(errno));
+		goto fail;
+	}
+	if (xml && hwloc_topology_set_xml(topo, xml)) {
+		snprintf(err, errlen, "%s: not a usable hwloc XML file (%s)",
+			 xml, strerror(errno));
+		goto fail;
+	}
+	if (hwloc_topology_load(topo)) {
+		int e = errno;
+
+		if (xml) {
+			hwloc_topology_destroy(topo);
+			if (hwloc_topology_init(&topo))
+				return NULL;
+			hwloc_topology_set_io_types_filter(topo,
+				HWLOC_TYPE_FILTER_KEEP_ALL);
+			if (!_load_v3(topo, xml))
+				return topo;
+		}
+		snprintf(err, errlen, "%s: hwloc could not load it (%s)",
+			 xml ? xml : "this machine", strerror(e));
+		goto fail;
+	}
+	return topo;
+fail:
+	hwloc_topology_destroy(topo);
+	return NULL;
+}
+
+static void _busid(hwloc_obj_t pci, char *out, size_t len)
+{
+	snprintf(out, len, "%04x:%02x:%02x.%x", pci->attr->pcidev.domain,
+		 pci->attr->pcidev.bus, pci->attr->pcidev.dev,
+		 pci->attr->pcidev.func);
+}
+
+static hwloc_bitmap_t _local_cpus(hwloc_topology_t topo, hwloc_obj_t o)
+{
+	hwloc_obj_t a = hwloc_get_non_io_ancestor_obj(topo, o);
+	hwloc_bitmap_t s = hwloc_bitmap_dup(a && a->cpuset ? a->cpuset :
+				hwloc_topology_get_topology_cpuset(topo));
+
+	hwloc_bitmap_and(s, s, hwloc_topology_get_topology_cpuset(topo));
+	return s;
+}
+
+/* Bridges strictly between o and its ancestor top. */
+static int _bridges_below(hwloc_obj_t o, hwloc_obj_t top)
+{
+	int n = 0;
+
+	for (o = o->parent; o && o != top; o = o->parent)
+		if (o->type == HWLOC_OBJ_BRIDGE)
+			n++;
+	return n;
+}
+
+/*
+ * NCCL's path type between two PCI objects.  Walk parents by hand:
+ * hwloc_get_common_ancestor_obj() does not handle I/O objects.
+ */
+static enum hw_path _pci_path(hwloc_topology_t topo, hwloc_obj_t a,
+			      hwloc_obj_t b)
+{
+	hwloc_obj_t x, y, lca = NULL;
+
+	for (x = a; x && !lca; x = x->parent)
+		for (y = b; y; y = y->parent)
+			if (x == y) {
+				lca = x;
+				break;
+			}
+	if (!lca)
+		return HW_PATH_SYS;
+	if (lca->type == HWLOC_OBJ_PCI_DEVICE)
+		return HW_PATH_PIX;
+	if (lca->type == HWLOC_OBJ_BRIDGE) {
+		if (lca->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST)
+			return HW_PATH_PHB;
+		/* A switch shows as an upstream port with one downstream
+		 * port per device: that is still NCCL's single switch. */
+		if (_bridges_below(a, lca) <= 1 && _bridges_below(b, lca) <= 1)
+			return HW_PATH_PIX;
+		return HW_PATH_PXB;
+	}
+	if (hwloc_get_non_io_ancestor_obj(topo, a) == lca &&
+	    hwloc_get_non_io_ancestor_obj(topo, b) == lca &&
+	    hwloc_bitmap_weight(lca->nodeset) <= 1)
+		return HW_PATH_PHB;
+	return HW_PATH_SYS;
+}
+
+static int _cmp_gpu(const void *a, const void *b)
+{
+	return strcmp(((const struct hw_gpu *)a)->busid,
+		      ((const struct hw_gpu *)b)->busid);
+}
+
+static int _cmp_nic(const void *a, const void *b)
+{
+	return strverscmp(((const struct hw_nic *)a)->name,
+			  ((const struct hw_nic *)b)->name);
+}
+
+int hw_node_from_hwloc(struct hw_node *n, hwloc_topology_t topo,
+		       char *err, size_t errlen)
+{
+	hwloc_obj_t o, *gobj = NULL, *nobj = NULL;
+	int depth, ng = 0, nn = 0, rc = -1;
+
+	_node_clear(n);
+	hwloc_bitmap_copy(n->cpuset, hwloc_topology_get_topology_cpuset(topo));
+	depth = hwloc_get_type_depth(topo, HWLOC_OBJ_CORE);
+	if (depth < 0)
+		depth = hwloc_get_type_depth(topo, HWLOC_OBJ_PU);
+	n->ncores = hwloc_get_nbobjs_by_depth(topo, depth);
+	n->cores = calloc(n->ncores ? n->ncores : 1, sizeof(*n->cores));
+	if (!n->cores)
+		goto nomem;
+	for (int i = 0; i < n->ncores; i++)
+		n->cores[i] = hwloc_bitmap_dup(
+			hwloc_get_obj_by_depth(topo, depth, i)->cpuset);
+
+	for (o = NULL; (o = hwloc_get_next_pcidev(topo, o));)
+		ng++;
+	for (o = NULL; (o = hwloc_get_next_osdev(topo, o));)
+		nn++;
+	n->gpus = calloc(ng ? ng : 1, sizeof(*n->gpus));
+	n->nics = calloc(nn ? nn : 1, sizeof(*n->nics));
+	if (!n->gpus || !n->nics)
+		goto nomem;
+
+	for (o = NULL; (o = hwloc_get_next_pcidev(topo, o));) {
+		unsigned cls = o->attr->pcidev.class_id;
+		struct hw_gpu *g;
+
+		if (o->attr->pcidev.vendor_id != NVIDIA_VENDOR ||
+		    (cls != 0x0302 && cls != 0x0300))
+			continue;
+		g = &n->gpus[n->ngpus++];
+		_busid(o, g->busid, sizeof(g->busid));
+		g->island = -1;
+	}
+	qsort(n->gpus, n->ngpus, sizeof(*n->gpus), _cmp_gpu);
+
+	for (o = NULL; (o = hwloc_get_next_osdev(topo, o));) {
+		struct hw_nic *c;
+		hwloc_obj_t sib;
+
+		if (o->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS ||
+		    !o->name || hw_nic_index(n, o->name) >= 0)
+			continue;
+		c = &n->nics[n->nnics++];
+		snprintf(c->name, sizeof(c->name), "%s", o->name);
+		if (o->parent && o->parent->type == HWLOC_OBJ_PCI_DEVICE) {
+			_busid(o->parent, c->busid, sizeof(c->busid));
+			for (sib = o->parent->io_first_child; sib;
+			     sib = sib->next_sibling)
+				if (sib->type == HWLOC_OBJ_OS_DEVICE &&
+				    sib->attr->osdev.type ==
+					HWLOC_OBJ_OSDEV_NETWORK && sib->name) {
+					snprintf(c->netdev, sizeof(c->netdev),
+						 "%s", sib->name);
+					break;
+				}
+		}
+	}
+	qsort(n->nics, n->nnics, sizeof(*n->nics), _cmp_nic);
+
+	/* Objects in model order, for locality and paths. */
+	gobj = calloc(n->ngpus + 1, sizeof(*gobj));
+	nobj = calloc(n->nnics + 1, sizeof(*nobj));
+	n->path = calloc((size_t)n->ngpus * n->nnics + 1, sizeof(int));
+	if (!gobj || !nobj || !n->path)
+		goto nomem;
+	for (o = NULL; (o = hwloc_get_next_pcidev(topo, o));) {
+		char b[HW_BUSID_LEN];
+		int i;
+
+		_busid(o, b, sizeof(b));
+		if ((i = hw_gpu_by_busid(n, b)) >= 0 && !gobj[i])
+			gobj[i] = o;
+	}
+	for (o = NULL; (o = hwloc_get_next_osdev(topo, o));) {
+		int i;
+
+		if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS &&
+		    o->name && (i = hw_nic_index(n, o->name)) >= 0 && !nobj[i])
+			nobj[i] = o;
+	}
+	for (int i = 0; i < n->ngpus; i++) {
+		n->gpus[i].index = i;
+		n->gpus[i].cpuset = _local_cpus(topo, gobj[i]);
+	}
+	for (int j = 0; j < n->nnics; j++) {
+		n->nics[j].cpuset = _local_cpus(topo, nobj[j]);
+		n->nics[j].nports = 1;
+		n->nics[j].ports[0].num = 1;
+		n->nics[j].ports[0].gid_index = -1;
+	}
+	for (int i = 0; i < n->ngpus; i++)
+		for (int j = 0; j < n->nnics; j++)
+			n->path[i * n->nnics + j] = _pci_path(topo, gobj[i],
+				nobj[j]->parent ? nobj[j]->parent : nobj[j]);
+	rc = 0;
+	goto out;
+nomem:
+	snprintf(err, errlen, "out of memory");
+out:
+	free(gobj);
+	free(nobj);
+	return rc;
+}
+
+/* ---- cache file ---------------------------------------------------- */
+
+static void _list(hwloc_const_bitmap_t s, char *buf, size_t len)
+{
+	if (hwloc_bitmap_iszero(s))
+		snprintf(buf, len, "-");
+	else
+		hwloc_bitmap_list_snprintf(buf, len, s);
+}
+
+int hw_node_save(const struct hw_node *n, const char *path, char *err,
+		 size_t errlen)
+{
+	char tmp[4096], buf[8192];
+	FILE *f;
+	int rc = -1;
+
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	if (!(f = fopen(tmp, "w"))) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "# topoml node model, written by the slurmd context\n");
+	fprintf(f, "version 1\nsource %s\nnvml %d\n",
+		n->source[0] ? n->source : "-", n->nvml);
+	_list(n->cpuset, buf, sizeof(buf));
+	fprintf(f, "cpuset %s\n", buf);
+	for (int i = 0; i < n->ncores; i++) {
+		_list(n->cores[i], buf, sizeof(buf));
+		fprintf(f, "core %s\n", buf);
+	}
+	for (int i = 0; i < n->ngpus; i++) {
+		_list(n->gpus[i].cpuset, buf, sizeof(buf));
+		fprintf(f, "gpu %s %d %s\n", n->gpus[i].busid,
+			n->gpus[i].island, buf);
+	}
+	for (int j = 0; j < n->nnics; j++) {
+		const struct hw_nic *c = &n->nics[j];
+
+		_list(c->cpuset, buf, sizeof(buf));
+		fprintf(f, "nic %s %s %s %s", c->name,
+			c->netdev[0] ? c->netdev : "-",
+			c->busid[0] ? c->busid : "-", buf);
+		for (int p = 0; p < c->nports; p++)
+			fprintf(f, " %d:%d:%d:%d", c->ports[p].num,
+				c->ports[p].state, c->ports[p].link_layer,
+				c->ports[p].gid_index);
+		fprintf(f, "\n");
+	}
+	for (int i = 0; i < n->ngpus; i++) {
+		fprintf(f, "path");
+		for (int j = 0; j < n->nnics; j++)
+			fprintf(f, " %s", hw_path_name(n->path[i * n->nnics + j]));
+		fprintf(f, "\n");
+	}
+	if (fclose(f)) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	f = NULL;
+	if (rename(tmp, path)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+static int _grow(void **arr, int n, size_t sz)
+{
+	void *p = realloc(*arr, (n + 1) * sz);
+
+	if (!p)
+		return -1;
+	memset((char *)p + n * sz, 0, sz);
+	*arr = p;
+	return 0;
+}
+
+static int _parse_set(const char *s, hwloc_bitmap_t *out)
+{
+	*out = hwloc_bitmap_alloc();
+	if (!*out)
+		return -1;
+	if (!strcmp(s, "-"))
+		return 0;
+	return hwloc_bitmap_list_sscanf(*out, s);
+}
+
+int hw_node_load(struct hw_node *n, const char *path, char *err,
+		 size_t errlen)
+{
+	char line[16384], a[256], b[256], c[256], d[8192];
+	FILE *f;
+	int lineno = 0, rc = -1, prow = 0, version = 0;
+
+	_node_clear(n);
+	if (!(f = fopen(path, "r"))) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *tok, *save = NULL;
+
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		if (!*p || *p == '#')
+			continue;
+		if (sscanf(p, "version %d", &version) == 1)
+			continue;
+		if (!strncmp(p, "source ", 7)) {
+			snprintf(n->source, sizeof(n->source), "%.255s", p + 7);
+		} else if (!strncmp(p, "nvml ", 5)) {
+			n->nvml = atoi(p + 5) != 0;
+		} else if (sscanf(p, "cpuset %8191s", d) == 1) {
+			hwloc_bitmap_free(n->cpuset);
+			if (_parse_set(d, &n->cpuset))
+				goto bad;
+		} else if (sscanf(p, "core %8191s", d) == 1) {
+			if (_grow((void **)&n->cores, n->ncores,
+				  sizeof(*n->cores)) ||
+			    _parse_set(d, &n->cores[n->ncores++]))
+				goto bad;
+		} else if (!strncmp(p, "gpu ", 4)) {
+			struct hw_gpu *g;
+			int island;
+
+			if (sscanf(p, "gpu %255s %d %8191s", a, &island, d) != 3 ||
+			    _grow((void **)&n->gpus, n->ngpus, sizeof(*g)))
+				goto bad;
+			g = &n->gpus[n->ngpus];
+			if (hw_busid_normalize(a, g->busid, sizeof(g->busid)) ||
+			    _parse_set(d, &g->cpuset))
+				goto bad;
+			g->index = n->ngpus++;
+			g->island = island;
+		} else if (!strncmp(p, "nic ", 4)) {
+			struct hw_nic *x;
+
+			if (sscanf(p, "nic %63s %63s %255s %8191s", a, b, c, d) != 4 ||
+			    _grow((void **)&n->nics, n->nnics, sizeof(*x)))
+				goto bad;
+			x = &n->nics[n->nnics++];
+			snprintf(x->name, sizeof(x->name), "%.63s", a);
+			if (strcmp(b, "-"))
+				snprintf(x->netdev, sizeof(x->netdev), "%.63s", b);
+			if (strcmp(c, "-"))
+				snprintf(x->busid, sizeof(x->busid), "%.15s", c);
+			if (_parse_set(d, &x->cpuset))
+				goto bad;
+			strtok_r(p, " ", &save);
+			for (int k = 0; k < 4; k++)
+				strtok_r(NULL, " ", &save);
+			while ((tok = strtok_r(NULL, " ", &save))) {
+				struct hw_port *pt = &x->ports[x->nports];
+
+				if (x->nports >= HW_MAX_PORTS ||
+				    sscanf(tok, "%d:%d:%d:%d", &pt->num,
+					   &pt->state, &pt->link_layer,
+					   &pt->gid_index) != 4)
+					goto bad;
+				x->nports++;
+			}
+		} else if (!strncmp(p, "path", 4)) {
+			int j = 0;
+
+			if (!n->path) {
+				n->path = calloc((size_t)n->ngpus * n->nnics + 1,
+						 sizeof(int));
+				if (!n->path)
+					goto bad;
+			}
+			if (prow >= n->ngpus)
+				goto bad;
+			strtok_r(p, " ", &save);
+			while ((tok = strtok_r(NULL, " ", &save))) {
+				int v = hw_path_parse(tok);
+
+				if (v < 0 || j >= n->nnics)
+					goto bad;
+				n->path[prow * n->nnics + j++] = v;
+			}
+			if (j != n->nnics)
+				goto bad;
+			prow++;
+		} else {
+			goto bad;
+		}
+	}
+	if (version != 1) {
+		snprintf(err, errlen, "%s: not a topoml node model (version 1)",
+			 path);
+		goto out;
+	}
+	if (!n->path)
+		n->path = calloc((size_t)n->ngpus * n->nnics + 1, sizeof(int));
+	if (prow && prow != n->ngpus) {
+		snprintf(err, errlen, "%s: %d path rows for %d GPUs", path,
+			 prow, n->ngpus);
+		goto out;
+	}
+	rc = 0;
+	goto out;
+bad:
+	snprintf(err, errlen, "%s:%d: cannot parse '%.60s'", path, lineno,
+		 line);
+out:
+	fclose(f);
+	if (rc)
+		_node_clear(n);
+	return rc;
+}
+
+void hw_node_print(const struct hw_node *n, FILE *f)
+{
+	char buf[8192];
+
+	_list(n->cpuset, buf, sizeof(buf));
+	fprintf(f, "node: %d cores, cpus %s, %d GPUs, %d HCAs%s\n", n->ncores,
+		buf, n->ngpus, n->nnics, n->nvml ? ", NVML islands" : "");
+	for (int i = 0; i < n->ngpus; i++) {
+		_list(n->gpus[i].cpuset, buf, sizeof(buf));
+		fprintf(f, "gpu %d %s island %d cpus %s\n", i, n->gpus[i].busid,
+			n->gpus[i].island, buf);
+	}
+	for (int j = 0; j < n->nnics; j++) {
+		const struct hw_nic *c = &n->nics[j];
+
+		_list(c->cpuset, buf, sizeof(buf));
+		fprintf(f, "hca %s netdev %s cpus %s ports", c->name,
+			c->netdev[0] ? c->netdev : "-", buf);
+		for (int p = 0; p < c->nports; p++)
+			fprintf(f, " %d(state %d, %s, gid %d)", c->ports[p].num,
+				c->ports[p].state,
+				c->ports[p].link_layer == HW_LL_ETH ? "RoCE" :
+				c->ports[p].link_layer == HW_LL_IB ? "IB" : "?",
+				c->ports[p].gid_index);
+		fprintf(f, "\n");
+	}
+}

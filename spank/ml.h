@@ -1,0 +1,131 @@
+/*
+ * topoml SPANK plugin: site configuration, option values, per-task
+ * bindings and the environment they produce.  Everything here is pure C
+ * (no SPANK calls), so the tests drive it without Slurm.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_SPANK_ML_H
+#define TOPOML_SPANK_ML_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw.h"
+
+/* Option ids, also the index of each option in the option table. */
+enum ml_opt {
+	ML_OPT_GPU_BIND = 0,
+	ML_OPT_NCCL,
+	ML_OPT_RANK_ORDER,
+	ML_OPT_COMM,
+	ML_OPT_CKPT,
+	ML_OPT_COUNT
+};
+
+enum ml_gpu_bind { ML_GPU_BIND_NONE = 0, ML_GPU_BIND_AUTO, ML_GPU_BIND_NVLINK };
+enum ml_nccl { ML_NCCL_OFF = 0, ML_NCCL_AUTO };
+enum ml_rank_order { ML_RANK_SLURM = 0, ML_RANK_TOPOLOGY };
+enum ml_comm { ML_COMM_ALLREDUCE = 0, ML_COMM_ALLTOALL, ML_COMM_ISOLATE };
+enum ml_nccl_topo { ML_TOPO_OFF = 0, ML_TOPO_AUTO, ML_TOPO_GENERATE,
+		    ML_TOPO_FILE };
+
+#define ML_MAX_DEFAULTS 32
+
+struct ml_conf {
+	char hwloc_xml[PATH_MAX];	/* admin override of discovery */
+	char cache_dir[PATH_MAX];	/* model cache written by slurmd */
+	char topology[PATH_MAX];	/* site topology for rank order */
+	char nvml_lib[PATH_MAX];
+	char sysfs_root[PATH_MAX];
+	int port_lo, port_hi;		/* MASTER_PORT range */
+	int def[ML_OPT_COUNT];		/* site defaults, -1 = none */
+	unsigned allow[ML_OPT_COUNT];	/* bit per value allowed */
+	char socket_ifname[256];	/* "" = from the task's HCA */
+	int gid_index;			/* -1 auto, -2 off */
+	int gdr_level;			/* -1 auto, 0 off, else enum hw_path */
+	int nccl_topo;			/* enum ml_nccl_topo */
+	char nccl_topo_file[PATH_MAX];
+	bool bind_cpus;
+	int ndefaults;			/* nccl_env=NAME=VALUE */
+	char defaults[ML_MAX_DEFAULTS][512];
+};
+
+/* conf.c */
+void ml_conf_init(struct ml_conf *c);
+/* plugstack.conf arguments; unknown keys and bad values are errors. */
+int ml_conf_parse(struct ml_conf *c, int ac, char **av, char *err,
+		  size_t errlen);
+const char *ml_opt_name(int opt);		/* "ml-gpu-bind" */
+const char *ml_opt_env(int opt);		/* "TOPOML_GPU_BIND" */
+const char *ml_opt_value_name(int opt, int val);
+/* Parse one option value and check it against the site limits. */
+int ml_opt_parse(const struct ml_conf *c, int opt, const char *arg,
+		 int *val, char *err, size_t errlen);
+/* Values for --help: "auto|nvlink|none". */
+const char *ml_opt_arginfo(int opt);
+
+/* bind.c */
+struct ml_task_bind {
+	int ngpus;
+	int *gpus;			/* model GPU indices, own first */
+	char cuda_visible[1024];	/* CUDA_VISIBLE_DEVICES, "" = none */
+	char local_gpus[256];		/* own devices within that list */
+	hwloc_bitmap_t cpuset;		/* empty = do not bind */
+	int nic;			/* primary HCA, -1 none */
+	char ib_hca[1024];		/* NCCL_IB_HCA value */
+	int gdr_path;			/* GPU <-> primary HCA */
+	char netdev[HW_NAME_LEN];
+	bool roce;
+	int gid_index;
+};
+
+/*
+ * Bindings of ntasks local tasks.  pool: model GPU indices the step may
+ * use (NULL = all GPUs of the node).  out has ntasks entries; free with
+ * ml_bind_free.  0 or -1 + err.
+ */
+int ml_bind_compute(const struct hw_node *n, enum ml_gpu_bind mode,
+		    int ntasks, const int *pool, int npool,
+		    struct ml_task_bind *out, char *err, size_t errlen);
+void ml_bind_free(struct ml_task_bind *b, int ntasks);
+/* One line per task, the format of the expected-binding files. */
+void ml_bind_print(const struct hw_node *n, const struct ml_task_bind *b,
+		   int ntasks, FILE *f);
+
+/* env.c */
+struct ml_env {
+	int n;
+	char **name;
+	char **value;
+};
+
+struct ml_job {
+	uint32_t jobid;
+	int node_rank;			/* in rank order */
+	int nnodes;
+	int local_rank, local_size;
+	int rank, world_size;
+	char master_addr[256];
+	int master_port;
+};
+
+void ml_env_add(struct ml_env *e, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+const char *ml_env_get(const struct ml_env *e, const char *name);
+void ml_env_clear(struct ml_env *e);
+int ml_master_port(const struct ml_conf *c, uint32_t jobid);
+/* Rank of each node and the first task of each, for --ml-rank-order. */
+void ml_env_torch(const struct ml_job *j, struct ml_env *e);
+void ml_env_gpu(const struct ml_task_bind *b, struct ml_env *e);
+void ml_env_nccl(const struct ml_conf *c, const struct hw_node *n,
+		 const struct ml_task_bind *b, bool cpus_bound,
+		 const char *topo_file, struct ml_env *e);
+/* Slurm's compressed task counts "4(x2),3" -> counts[]; -1 on error. */
+int ml_parse_tasks_per_node(const char *s, int *counts, int max);
+/* A plain list of GPU indices "0,2,3" -> model indices; -1 on error. */
+int ml_parse_gpu_list(const struct hw_node *n, const char *s, int *pool,
+		      int max);
+
+#endif

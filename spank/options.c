@@ -1,0 +1,106 @@
+/*
+ * The --ml-* option table, its callbacks and the TOPOML_* environment
+ * twins (pyxis style: an option on the command line wins over its twin,
+ * the twin over the site default of plugstack.conf).
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin.h"
+
+static int _cb(int val, const char *optarg, int remote);
+
+static struct spank_option _table[ML_OPT_COUNT] = {
+	[ML_OPT_GPU_BIND] = { "ml-gpu-bind", "auto|nvlink|none",
+		"[topoml] GPUs, CPUs and NIC per task: auto (nearest), nvlink "
+		"(keep each task's GPUs in one NVLink island), none "
+		"(env: TOPOML_GPU_BIND)", 1, ML_OPT_GPU_BIND, _cb },
+	[ML_OPT_NCCL] = { "ml-nccl", "auto|off",
+		"[topoml] NCCL and torch.distributed environment "
+		"(NCCL_IB_HCA, MASTER_ADDR, RANK, ...) (env: TOPOML_NCCL)", 1,
+		ML_OPT_NCCL, _cb },
+	[ML_OPT_RANK_ORDER] = { "ml-rank-order", "topology|slurm",
+		"[topoml] RANK follows the network ring (topology) or Slurm's "
+		"task ids (env: TOPOML_RANK_ORDER)", 1, ML_OPT_RANK_ORDER, _cb },
+	[ML_OPT_COMM] = { "ml-comm", "allreduce|alltoall|isolate",
+		"[topoml] communication pattern, a placement hint for "
+		"select/topoml (env: TOPOML_COMM)", 1, ML_OPT_COMM, _cb },
+	[ML_OPT_CKPT] = { "ml-ckpt",
+		"DIR[,every=STEPS][,interval=SECONDS][,keep=K][,lead=SECONDS]",
+		"[topoml] checkpoint directory and policy (env: TOPOML_CKPT)",
+		1, ML_OPT_CKPT, _cb },
+};
+
+static int _set(int opt, const char *arg, const char *what)
+{
+	char err[512];
+
+	if (opt == ML_OPT_CKPT) {
+		if (ml_ckpt_parse(arg, &ml.ckpt, err, sizeof(err))) {
+			slurm_error("topoml: %s: %s", what, err);
+			return -1;
+		}
+	} else if (ml_opt_parse(&ml.conf, opt, arg, &ml.val[opt], err,
+				sizeof(err))) {
+		slurm_error("topoml: %s: %s", what, err);
+		return -1;
+	}
+	ml.set[opt] = true;
+	snprintf(ml.arg[opt], sizeof(ml.arg[opt]), "%s", arg);
+	return 0;
+}
+
+static int _cb(int val, const char *optarg, int remote)
+{
+	char what[64];
+
+	(void)remote;
+	if (val < 0 || val >= ML_OPT_COUNT)
+		return -1;
+	snprintf(what, sizeof(what), "--%s", ml_opt_name(val));
+	return _set(val, optarg ? optarg : "", what);
+}
+
+int ml_options_register(spank_t sp)
+{
+	for (int i = 0; i < ML_OPT_COUNT; i++) {
+		spank_err_t rc = spank_option_register(sp, &_table[i]);
+
+		if (rc != ESPANK_SUCCESS) {
+			slurm_error("topoml: --%s: cannot register: %s",
+				    ml_opt_name(i), spank_strerror(rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int ml_options_finish(spank_t sp, bool remote)
+{
+	char buf[1024];
+
+	for (int i = 0; i < ML_OPT_COUNT; i++) {
+		const char *v = NULL;
+
+		if (ml.set[i])
+			continue;
+		if (remote) {
+			if (spank_getenv(sp, ml_opt_env(i), buf, sizeof(buf)) ==
+			    ESPANK_SUCCESS)
+				v = buf;
+		} else {
+			v = getenv(ml_opt_env(i));
+		}
+		if (v && *v) {
+			if (_set(i, v, ml_opt_env(i)))
+				return -1;
+			ml.by_env[i] = true;
+		}
+	}
+	for (int i = 0; i < ML_OPT_COUNT; i++)
+		if (!ml.set[i] && i != ML_OPT_CKPT)
+			ml.val[i] = ml.conf.def[i];
+	return 0;
+}

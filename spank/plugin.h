@@ -1,0 +1,65 @@
+/*
+ * State shared by the context files of topoml.so.  One plugin instance per
+ * process (srun, sbatch, slurmd, slurmstepd), so one global state.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_SPANK_PLUGIN_H
+#define TOPOML_SPANK_PLUGIN_H
+
+#include <slurm/spank.h>
+
+#include "ckpt.h"
+#include "ml.h"
+
+/*
+ * Slurm passes --ml-comm to slurmctld in the job's SPANK environment as
+ * _SLURM_SPANK_OPTION_<plugin>_<option>, non-alphanumerics as '_'
+ * (SPANK_OPTION_ENV_PREFIX and _opt_env_name() in Slurm 22.05's
+ * src/common/plugstack.c): select/topoml reads this name.
+ */
+#define ML_COMM_JOB_ENV "_SLURM_SPANK_OPTION_topoml_ml_comm"
+
+struct ml_state {
+	struct ml_conf conf;
+	int val[ML_OPT_COUNT];		/* -1 = not given */
+	bool set[ML_OPT_COUNT];		/* given by option or env twin */
+	bool by_env[ML_OPT_COUNT];
+	char arg[ML_OPT_COUNT][256];
+	struct ml_ckpt_opts ckpt;
+
+	/* remote context */
+	bool active;			/* any wiring for this step */
+	struct hw_node *node;
+	struct ml_task_bind *binds;
+	int ntasks;
+	struct ml_job job;
+	int *node_first_rank;		/* unused when slurm order */
+	char topo_file[PATH_MAX + 64];
+	char node_name[256];
+};
+
+extern struct ml_state ml;
+
+#define ML_ERR(opt, fmt, ...) \
+	slurm_error("topoml: --%s: " fmt, ml_opt_name(opt), ##__VA_ARGS__)
+
+/* options.c */
+int ml_options_register(spank_t sp);
+/* Env twins (getenv locally, the job env remotely), then site defaults. */
+int ml_options_finish(spank_t sp, bool remote);
+
+/* One file per context. */
+int ml_local_common(spank_t sp);		/* ctx_local.c */
+int ml_local_post_opt(spank_t sp);
+int ml_allocator_post_opt(spank_t sp);		/* ctx_allocator.c */
+int ml_slurmd_init(spank_t sp);			/* ctx_slurmd.c */
+int ml_remote_post_opt(spank_t sp);		/* ctx_remote.c */
+int ml_remote_user_init(spank_t sp);
+int ml_remote_task_init(spank_t sp);
+int ml_remote_exit(spank_t sp);
+
+/* ctx_slurmd.c: file names in the cache directory. */
+void ml_cache_path(const struct ml_conf *c, const char *node,
+		   const char *suffix, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,862 @@
+/*
+ * Unit tests of the topoml SPANK plugin's pure parts: plugstack.conf
+ * arguments, option values, hardware model from hwloc XML of real and
+ * synthetic GPU servers (expected bindings per machine, mpibind style),
+ * a fake NVML, a fake sysfs, the NCCL/torch environment, NCCL topology XML.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ml.h"
+
+static char _fixtures[2048], _realdata[2048], _fake[4096], _fake_nosym[4096];
+static char _sysfs[4096];
+
+static void _paths(void)
+{
+	const char *t = getenv("TESTS_DIR"), *r = getenv("REALDATA");
+	const char *b = getenv("TOP_BUILDDIR");
+
+	snprintf(_fixtures, sizeof(_fixtures), "%s/fixtures/spank",
+		 t ? t : ".");
+	snprintf(_sysfs, sizeof(_sysfs), "%s/sysfs", _fixtures);
+	snprintf(_realdata, sizeof(_realdata), "%s", r ? r : "");
+	snprintf(_fake, sizeof(_fake), "%s/tests/spank/fakenvml.so",
+		 b ? b : "..");
+	snprintf(_fake_nosym, sizeof(_fake_nosym),
+		 "%s/tests/spank/fakenvml_nosym.so", b ? b : "..");
+}
+
+static char *_argv[16];
+
+static int _parse(struct ml_conf *c, const char *line, char *err,
+		  size_t len)
+{
+	static char buf[4096];
+	int ac = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *tok = strtok(buf, " "); tok && ac < 16;
+	     tok = strtok(NULL, " "))
+		_argv[ac++] = tok;
+	ml_conf_init(c);
+	return ml_conf_parse(c, ac, _argv, err, len);
+}
+
+/* ---- plugstack.conf ------------------------------------------------ */
+
+START_TEST(conf_defaults)
+{
+	struct ml_conf c;
+	char err[512];
+
+	ck_assert_int_eq(_parse(&c, "", err, sizeof(err)), 0);
+	ck_assert_int_eq(c.def[ML_OPT_GPU_BIND], ML_GPU_BIND_NONE);
+	ck_assert_int_eq(c.def[ML_OPT_NCCL], ML_NCCL_OFF);
+	ck_assert_int_eq(c.def[ML_OPT_RANK_ORDER], ML_RANK_SLURM);
+	ck_assert_int_eq(c.def[ML_OPT_COMM], -1);
+	ck_assert_str_eq(c.cache_dir, "/run/topoml");
+	ck_assert_int_eq(c.port_lo, 29500);
+	ck_assert_int_eq(c.port_hi, 30499);
+	ck_assert(c.bind_cpus);
+}
+END_TEST
+
+START_TEST(conf_all_keys)
+{
+	struct ml_conf c;
+	char err[512];
+
+	ck_assert_msg(!_parse(&c, "hwloc_xml=/etc/x.xml cache_dir=/var/c "
+			      "topology=/etc/slurm/topology.conf "
+			      "master_port=20000-20009 default_gpu_bind=auto "
+			      "default_nccl=auto allowed_gpu_bind=auto,none "
+			      "default_comm=alltoall nccl_socket_ifname=^lo "
+			      "nccl_ib_gid_index=3 nccl_net_gdr_level=PHB "
+			      "nccl_topo_file=/etc/nccl.xml "
+			      "nccl_env=NCCL_DEBUG=WARN bind_cpus=no "
+			      "nvml_lib=/opt/libnvidia-ml.so.1 "
+			      "sysfs_root=/tmp/sys", err, sizeof(err)),
+		      "%s", err);
+	ck_assert_str_eq(c.hwloc_xml, "/etc/x.xml");
+	ck_assert_str_eq(c.cache_dir, "/var/c");
+	ck_assert_int_eq(c.port_lo, 20000);
+	ck_assert_int_eq(c.port_hi, 20009);
+	ck_assert_int_eq(c.def[ML_OPT_GPU_BIND], ML_GPU_BIND_AUTO);
+	ck_assert_int_eq(c.def[ML_OPT_COMM], ML_COMM_ALLTOALL);
+	ck_assert_uint_eq(c.allow[ML_OPT_GPU_BIND],
+			  (1u << ML_GPU_BIND_AUTO) | (1u << ML_GPU_BIND_NONE));
+	ck_assert_int_eq(c.gid_index, 3);
+	ck_assert_int_eq(c.gdr_level, HW_PATH_PHB);
+	ck_assert_int_eq(c.nccl_topo, ML_TOPO_FILE);
+	ck_assert_str_eq(c.nccl_topo_file, "/etc/nccl.xml");
+	ck_assert_int_eq(c.ndefaults, 1);
+	ck_assert_str_eq(c.defaults[0], "NCCL_DEBUG=WARN");
+	ck_assert(!c.bind_cpus);
+}
+END_TEST
+
+static const struct {
+	const char *args, *msg;
+} _bad_conf[] = {
+	{ "frobnicate=1", "unknown key 'frobnicate'" },
+	{ "hwloc_xml", "'hwloc_xml': expected key=value" },
+	{ "hwloc_xml=relative.xml", "not an absolute path" },
+	{ "master_port=100-200", "not a port range" },
+	{ "master_port=30000-29000", "not a port range" },
+	{ "master_port=30000", "not a port range" },
+	{ "default_gpu_bind=fast",
+	  "default_gpu_bind: invalid value 'fast' (expected auto, nvlink or none)" },
+	{ "allowed_nccl=auto,maybe", "not a comma list of auto or off" },
+	{ "nccl_env=FOO=1", "nccl_env: 'FOO=1' is not NCCL_NAME=VALUE" },
+	{ "nccl_ib_gid_index=300", "nccl_ib_gid_index: invalid value '300'" },
+	{ "nccl_net_gdr_level=CLOSE", "invalid value 'CLOSE'" },
+	{ "bind_cpus=perhaps", "bind_cpus: invalid value 'perhaps'" },
+	{ "allowed_gpu_bind=auto,nvlink",
+	  "default_gpu_bind=none is not in allowed_gpu_bind" },
+};
+
+START_TEST(conf_rejects)
+{
+	struct ml_conf c;
+	char err[512] = "";
+
+	ck_assert_int_eq(_parse(&c, _bad_conf[_i].args, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, _bad_conf[_i].msg), "'%s': got '%s'",
+		      _bad_conf[_i].args, err);
+}
+END_TEST
+
+START_TEST(opt_values)
+{
+	struct ml_conf c;
+	char err[512];
+	int v = -1;
+
+	ml_conf_init(&c);
+	ck_assert_int_eq(ml_opt_parse(&c, ML_OPT_GPU_BIND, "nvlink", &v, err,
+				      sizeof(err)), 0);
+	ck_assert_int_eq(v, ML_GPU_BIND_NVLINK);
+	ck_assert_int_eq(ml_opt_parse(&c, ML_OPT_RANK_ORDER, "topology", &v,
+				      err, sizeof(err)), 0);
+	ck_assert_int_eq(v, ML_RANK_TOPOLOGY);
+	ck_assert_int_eq(ml_opt_parse(&c, ML_OPT_COMM, "isolate", &v, err,
+				      sizeof(err)), 0);
+	ck_assert_int_eq(v, ML_COMM_ISOLATE);
+	ck_assert_int_eq(ml_opt_parse(&c, ML_OPT_NCCL, "on", &v, err,
+				      sizeof(err)), -1);
+	ck_assert_str_eq(err, "invalid value 'on' (expected auto or off)");
+	ck_assert_int_eq(ml_opt_parse(&c, ML_OPT_COMM, "", &v, err,
+				      sizeof(err)), -1);
+	ck_assert_str_eq(err, "invalid value '' (expected allreduce, "
+			 "alltoall or isolate)");
+	/* Site limits. */
+	ck_assert_int_eq(_parse(&c, "allowed_gpu_bind=auto,none", err,
+				sizeof(err)), 0);
+	ck_assert_int_eq(ml_opt_parse(&c, ML_OPT_GPU_BIND, "nvlink", &v, err,
+				      sizeof(err)), -1);
+	ck_assert_str_eq(err, "'nvlink' is not allowed on this cluster "
+			 "(allowed: auto or none)");
+	ck_assert_str_eq(ml_opt_env(ML_OPT_GPU_BIND), "TOPOML_GPU_BIND");
+	ck_assert_str_eq(ml_opt_name(ML_OPT_RANK_ORDER), "ml-rank-order");
+}
+END_TEST
+
+START_TEST(parse_lists)
+{
+	int c[8], pool[8];
+	struct hw_node n = { .ngpus = 4 };
+
+	ck_assert_int_eq(ml_parse_tasks_per_node("4(x2),3", c, 8), 3);
+	ck_assert_int_eq(c[0], 4);
+	ck_assert_int_eq(c[1], 4);
+	ck_assert_int_eq(c[2], 3);
+	ck_assert_int_eq(ml_parse_tasks_per_node("2", c, 8), 1);
+	ck_assert_int_eq(ml_parse_tasks_per_node("4(x", c, 8), -1);
+	ck_assert_int_eq(ml_parse_tasks_per_node("a", c, 8), -1);
+	ck_assert_int_eq(ml_parse_tasks_per_node("1(x9)", c, 8), -1);
+	ck_assert_int_eq(ml_parse_gpu_list(&n, "3,1", pool, 8), 2);
+	ck_assert_int_eq(pool[0], 3);
+	ck_assert_int_eq(pool[1], 1);
+	ck_assert_int_eq(ml_parse_gpu_list(&n, "4", pool, 8), -1);
+	ck_assert_int_eq(ml_parse_gpu_list(&n, "GPU-8a1b", pool, 8), -1);
+}
+END_TEST
+
+START_TEST(master_port)
+{
+	struct ml_conf c;
+	char err[256];
+
+	ck_assert_int_eq(_parse(&c, "master_port=20000-20009", err,
+				sizeof(err)), 0);
+	ck_assert_int_eq(ml_master_port(&c, 0), 20000);
+	ck_assert_int_eq(ml_master_port(&c, 10), 20000);
+	ck_assert_int_eq(ml_master_port(&c, 1234), 20004);
+	for (uint32_t j = 1; j < 5000; j += 7) {
+		int p = ml_master_port(&c, j);
+
+		ck_assert(p >= 20000 && p <= 20009);
+		ck_assert_int_eq(p, ml_master_port(&c, j));
+	}
+}
+END_TEST
+
+/* ---- hardware model ------------------------------------------------ */
+
+static struct hw_node *_node(const char *xml, const char *sysfs)
+{
+	char err[1024];
+	hwloc_topology_t topo = hw_hwloc_load(xml, err, sizeof(err));
+	struct hw_node *n;
+
+	ck_assert_msg(topo != NULL, "%s", err);
+	n = hw_node_new();
+	ck_assert_msg(!hw_node_from_hwloc(n, topo, err, sizeof(err)), "%s",
+		      err);
+	if (sysfs)
+		hw_ib_sysfs(n, sysfs, err, sizeof(err));
+	hw_ib_default_ports(n);
+	hwloc_topology_destroy(topo);
+	return n;
+}
+
+static char *_fixture(const char *name)
+{
+	static char p[4200];
+
+	snprintf(p, sizeof(p), "%s/hwloc/%s", _fixtures, name);
+	return p;
+}
+
+START_TEST(model_synthetic)
+{
+	struct hw_node *n = _node(_fixture("synth-2s8g4n.xml"), _sysfs);
+	char buf[256];
+
+	ck_assert_int_eq(n->ngpus, 8);
+	ck_assert_int_eq(n->nnics, 5);
+	ck_assert_int_eq(n->ncores, 16);
+	ck_assert_str_eq(n->gpus[0].busid, "0000:12:00.0");
+	ck_assert_str_eq(n->gpus[7].busid, "0000:53:00.0");
+	hwloc_bitmap_list_snprintf(buf, sizeof(buf), n->gpus[5].cpuset);
+	ck_assert_str_eq(buf, "16-31");
+	ck_assert_str_eq(n->nics[2].netdev, "eth0");
+	/* GPU 0 and mlx5_0 share a PCIe switch; mlx5_2 hangs off the
+	 * root complex; mlx5_3 is on the other socket. */
+	ck_assert_int_eq(n->path[0 * n->nnics + 0], HW_PATH_PIX);
+	ck_assert_int_eq(n->path[0 * n->nnics + 1], HW_PATH_PHB);
+	ck_assert_int_eq(n->path[0 * n->nnics + 2], HW_PATH_PHB);
+	ck_assert_int_eq(n->path[0 * n->nnics + 3], HW_PATH_SYS);
+	/* sysfs: port states, link layers, RoCE v2 IPv4 GID. */
+	ck_assert_int_eq(n->nics[0].ports[0].state, 4);
+	ck_assert_int_eq(n->nics[0].ports[0].link_layer, HW_LL_IB);
+	ck_assert_int_eq(n->nics[1].nports, 2);
+	ck_assert_int_eq(n->nics[1].ports[0].state, 1);
+	ck_assert_int_eq(n->nics[2].ports[0].link_layer, HW_LL_ETH);
+	ck_assert_int_eq(n->nics[2].ports[0].gid_index, 3);
+	hw_node_free(n);
+}
+END_TEST
+
+START_TEST(model_no_sysfs)
+{
+	struct hw_node *n = _node(_fixture("synth-2s8g4n.xml"),
+				  "/nonexistent-sysfs");
+
+	/* Nothing known: port 1, state unknown, still usable. */
+	ck_assert_int_eq(n->nics[1].nports, 1);
+	ck_assert_int_eq(n->nics[1].ports[0].num, 1);
+	ck_assert_int_eq(n->nics[1].ports[0].state, 0);
+	hw_node_free(n);
+}
+END_TEST
+
+static char *_print(const struct hw_node *n, const struct ml_task_bind *b,
+		    int ntasks)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	hw_node_print(n, f);
+	if (b)
+		ml_bind_print(n, b, ntasks, f);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(model_cache_roundtrip)
+{
+	struct hw_node *n = _node(_fixture("synth-2s8g4n.xml"), _sysfs);
+	struct hw_node *m = hw_node_new();
+	char path[] = "/tmp/check_spank_model.XXXXXX", err[512];
+	char *a, *b;
+	int fd = mkstemp(path);
+
+	ck_assert(fd >= 0);
+	close(fd);
+	n->gpus[2].island = 1;
+	ck_assert_msg(!hw_node_save(n, path, err, sizeof(err)), "%s", err);
+	ck_assert_msg(!hw_node_load(m, path, err, sizeof(err)), "%s", err);
+	a = _print(n, NULL, 0);
+	b = _print(m, NULL, 0);
+	ck_assert_str_eq(a, b);
+	for (int i = 0; i < n->ngpus * n->nnics; i++)
+		ck_assert_int_eq(n->path[i], m->path[i]);
+	ck_assert_int_eq(m->ncores, 16);
+	free(a);
+	free(b);
+	unlink(path);
+	hw_node_free(n);
+	hw_node_free(m);
+}
+END_TEST
+
+START_TEST(model_cache_errors)
+{
+	struct hw_node *m = hw_node_new();
+	char path[] = "/tmp/check_spank_bad.XXXXXX", err[512];
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+
+	fprintf(f, "version 1\ncpuset 0-3\ngpu 0000:12:00.0 zero 0-3\n");
+	fclose(f);
+	ck_assert_int_eq(hw_node_load(m, path, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, ":3: cannot parse 'gpu 0000:12:00.0"),
+		      "%s", err);
+	f = fopen(path, "w");
+	fprintf(f, "cpuset 0-3\n");
+	fclose(f);
+	ck_assert_int_eq(hw_node_load(m, path, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "not a topoml node model"), "%s", err);
+	unlink(path);
+	ck_assert_int_eq(hw_node_load(m, "/nonexistent/x.model", err,
+				      sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "No such file"), "%s", err);
+	hw_node_free(m);
+}
+END_TEST
+
+START_TEST(hwloc_bad_xml)
+{
+	char err[512];
+
+	ck_assert(hw_hwloc_load("/nonexistent.xml", err, sizeof(err)) == NULL);
+	ck_assert_msg(strstr(err, "/nonexistent.xml: No such file"), "%s",
+		      err);
+	ck_assert(hw_hwloc_load(_sysfs, err, sizeof(err)) == NULL);
+}
+END_TEST
+
+/* ---- bindings ------------------------------------------------------ */
+
+START_TEST(bind_pool_and_sharing)
+{
+	struct hw_node *n = _node(_fixture("synth-2s8g4n.xml"), _sysfs);
+	struct ml_task_bind b[16];
+	char err[256], buf[128];
+	int pool[] = { 5, 1 };
+
+	/* A GRES pool of two GPUs: PCI order, one each. */
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 2, pool, 2, b, err,
+				   sizeof(err)));
+	ck_assert_int_eq(b[0].gpus[0], 1);
+	ck_assert_int_eq(b[1].gpus[0], 5);
+	ck_assert_str_eq(b[0].cuda_visible, "1,5");
+	ck_assert_str_eq(b[1].local_gpus, "1");
+	ml_bind_free(b, 2);
+
+	/* 16 tasks on 8 GPUs: task t uses entry t % 8, cores split. */
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 16, NULL, 0, b, err,
+				   sizeof(err)));
+	ck_assert_int_eq(b[9].gpus[0], 1);
+	ck_assert_str_eq(b[9].local_gpus, "1");
+	ck_assert_str_eq(b[9].cuda_visible, "0,1,2,3,4,5,6,7");
+	for (int t = 0; t < 16; t++) {
+		ck_assert_int_eq(hwloc_bitmap_weight(b[t].cpuset), 2);
+		for (int u = 0; u < t; u++)
+			ck_assert(!hwloc_bitmap_intersects(b[t].cpuset,
+							   b[u].cpuset));
+	}
+	hwloc_bitmap_list_snprintf(buf, sizeof(buf), b[15].cpuset);
+	ck_assert_str_eq(buf, "30-31");
+	ml_bind_free(b, 16);
+
+	/* none binds nothing; a bad pool is an error. */
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_NONE, 4, NULL, 0, b, err,
+				   sizeof(err)));
+	ck_assert_int_eq(b[0].ngpus, 0);
+	ck_assert(hwloc_bitmap_iszero(b[0].cpuset));
+	ml_bind_free(b, 4);
+	pool[0] = 9;
+	ck_assert_int_eq(ml_bind_compute(n, ML_GPU_BIND_AUTO, 2, pool, 2, b,
+					 err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "GPU 9 is not on this node");
+	hw_node_free(n);
+}
+END_TEST
+
+START_TEST(bind_no_gpu)
+{
+	hwloc_topology_t topo;
+	struct hw_node *n = hw_node_new();
+	struct ml_task_bind b[2];
+	struct ml_env e = { 0 };
+	struct ml_conf c;
+	char err[256];
+
+	ck_assert(!hwloc_topology_init(&topo));
+	ck_assert(!hwloc_topology_set_synthetic(topo, "pack:2 core:2 pu:1"));
+	ck_assert(!hwloc_topology_load(topo));
+	ck_assert(!hw_node_from_hwloc(n, topo, err, sizeof(err)));
+	ck_assert_int_eq(n->ngpus, 0);
+	ck_assert_int_eq(n->nnics, 0);
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 2, NULL, 0, b, err,
+				   sizeof(err)));
+	ck_assert(hwloc_bitmap_iszero(b[1].cpuset));
+	ml_conf_init(&c);
+	ml_env_gpu(&b[0], &e);
+	ml_env_nccl(&c, n, &b[0], false, NULL, &e);
+	ck_assert_int_eq(e.n, 0);
+	ml_bind_free(b, 2);
+	hw_node_free(n);
+	hwloc_topology_destroy(topo);
+}
+END_TEST
+
+/*
+ * Expected bindings per machine (tests/fixtures/spank/expected/NAME):
+ * a header of "# key: value" lines (xml, tasks, mode, sysfs, nvml,
+ * nvml_busids), then the output of hw_node_print + ml_bind_print.
+ */
+static int _expected_file(const char *path, char *why, size_t whylen)
+{
+	char line[4096], xml[8192] = "", sysfs[8192] = "", nvml[1024] = "";
+	char busids[1024] = "", mode[1024] = "auto", err[1024];
+	char *want = NULL, *got;
+	size_t wlen = 0;
+	int ntasks = 1, m, rc = 1;
+	FILE *f = fopen(path, "r"), *w;
+	struct hw_node *n;
+	struct ml_task_bind *b;
+	struct ml_conf c;
+
+	ck_assert_msg(f != NULL, "%s", path);
+	w = open_memstream(&want, &wlen);
+	while (fgets(line, sizeof(line), f)) {
+		char k[64], v[1000];
+
+		if (sscanf(line, "# %63[a-z_]: %999s", k, v) == 2) {
+			if (!strcmp(k, "xml") && !strncmp(v, "realdata/", 9))
+				snprintf(xml, sizeof(xml), "%s/%s", _realdata,
+					 v + 9);
+			else if (!strcmp(k, "xml"))
+				snprintf(xml, sizeof(xml), "%s/%s", _fixtures, v);
+			else if (!strcmp(k, "sysfs"))
+				snprintf(sysfs, sizeof(sysfs), "%s/%s",
+					 _fixtures, v);
+			else if (!strcmp(k, "tasks"))
+				ntasks = atoi(v);
+			else if (!strcmp(k, "mode"))
+				snprintf(mode, sizeof(mode), "%s", v);
+			else if (!strcmp(k, "nvml"))
+				snprintf(nvml, sizeof(nvml), "%s", v);
+			else if (!strcmp(k, "nvml_busids"))
+				snprintf(busids, sizeof(busids), "%s", v);
+			continue;
+		}
+		if (line[0] != '#')
+			fputs(line, w);
+	}
+	fclose(f);
+	fclose(w);
+	if (!_realdata[0] && strstr(path, "real-") &&
+	    access(xml, R_OK)) {
+		snprintf(why, whylen, "SKIP %s: REALDATA not set", path);
+		goto out;
+	}
+	if (access(xml, R_OK)) {
+		if (strstr(path, "/real-")) {
+			snprintf(why, whylen, "SKIP %s: %s absent", path, xml);
+			goto out;
+		}
+		ck_abort_msg("%s: fixture %s missing", path, xml);
+	}
+	ml_conf_init(&c);
+	ck_assert(!ml_opt_parse(&c, ML_OPT_GPU_BIND, mode, &m, err,
+				sizeof(err)));
+	n = _node(xml, sysfs[0] ? sysfs : NULL);
+	if (nvml[0]) {
+		setenv("FAKE_NVML", nvml, 1);
+		setenv("FAKE_NVML_BUSIDS", busids, 1);
+		ck_assert_msg(!hw_nvml_islands(n, _fake, err, sizeof(err)),
+			      "%s: %s", path, err);
+	}
+	b = calloc(ntasks, sizeof(*b));
+	ck_assert(!ml_bind_compute(n, m, ntasks, NULL, 0, b, err,
+				   sizeof(err)));
+	got = _print(n, b, ntasks);
+	if (strcmp(got, want)) {
+		const char *p = got, *q = want;
+		int l = 1;
+
+		while (*p && *p == *q) {
+			if (*p == '\n')
+				l++;
+			p++;
+			q++;
+		}
+		ck_abort_msg("%s: output differs at line %d of the bindings:\n"
+			     "got:  %.160s\nwant: %.160s", path, l, p, q);
+	}
+	free(got);
+	ml_bind_free(b, ntasks);
+	free(b);
+	hw_node_free(n);
+	rc = 0;
+out:
+	free(want);
+	return rc;
+}
+
+START_TEST(expected_bindings)
+{
+	char dir[4200], path[8400], why[8600];
+	struct dirent **list;
+	int nent, checked = 0, skipped = 0, real = 0;
+
+	snprintf(dir, sizeof(dir), "%s/expected", _fixtures);
+	nent = scandir(dir, &list, NULL, alphasort);
+	ck_assert_msg(nent > 0, "no expected files in %s", dir);
+	for (int i = 0; i < nent; i++) {
+		if (list[i]->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", dir,
+				 list[i]->d_name);
+			if (_expected_file(path, why, sizeof(why))) {
+				printf("%s\n", why);
+				skipped++;
+			} else {
+				checked++;
+				real += !strncmp(list[i]->d_name, "real-", 5);
+			}
+		}
+		free(list[i]);
+	}
+	free(list);
+	printf("expected bindings: %d machines checked (%d real), %d "
+	       "skipped\n", checked, real, skipped);
+	ck_assert_int_gt(checked, 0);
+	if (!skipped)
+		ck_assert_int_ge(real, 5);
+}
+END_TEST
+
+/* ---- NVML ---------------------------------------------------------- */
+
+static const char *_busids8 = "0000:12:00.0,0000:13:00.0,0000:22:00.0,"
+	"0000:23:00.0,0000:42:00.0,0000:43:00.0,0000:52:00.0,0000:53:00.0";
+static const char *_busids4 = "0000:12:00.0,0000:13:00.0,0000:14:00.0,"
+	"0000:15:00.0";
+
+START_TEST(nvml_nvswitch)
+{
+	struct hw_node *n = _node(_fixture("synth-2s8g4n.xml"), NULL);
+	char err[512];
+
+	setenv("FAKE_NVML", "nvswitch8", 1);
+	setenv("FAKE_NVML_BUSIDS", _busids8, 1);
+	ck_assert_msg(!hw_nvml_islands(n, _fake, err, sizeof(err)), "%s", err);
+	ck_assert(n->nvml);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(n->gpus[i].island, 0);
+	hw_node_free(n);
+}
+END_TEST
+
+START_TEST(nvml_pairs)
+{
+	struct hw_node *n = _node(_fixture("synth-1s4g0n.xml"), NULL);
+	struct ml_task_bind b[2];
+	char err[512];
+
+	setenv("FAKE_NVML", "pairs4", 1);
+	setenv("FAKE_NVML_BUSIDS", _busids4, 1);
+	ck_assert_msg(!hw_nvml_islands(n, _fake, err, sizeof(err)), "%s", err);
+	ck_assert_int_eq(n->gpus[0].island, 0);
+	ck_assert_int_eq(n->gpus[1].island, 1);
+	ck_assert_int_eq(n->gpus[2].island, 0);
+	ck_assert_int_eq(n->gpus[3].island, 1);
+	/* nvlink keeps each task inside its pair; auto goes by PCI. */
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_NVLINK, 2, NULL, 0, b, err,
+				   sizeof(err)));
+	ck_assert_int_eq(b[0].gpus[0], 0);
+	ck_assert_int_eq(b[0].gpus[1], 2);
+	ck_assert_int_eq(b[1].gpus[0], 1);
+	ck_assert_int_eq(b[1].gpus[1], 3);
+	ck_assert_str_eq(b[1].cuda_visible, "1,3,0,2");
+	ck_assert_str_eq(b[1].local_gpus, "0,1");
+	ml_bind_free(b, 2);
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 2, NULL, 0, b, err,
+				   sizeof(err)));
+	ck_assert_int_eq(b[0].gpus[1], 1);
+	ck_assert_str_eq(b[1].cuda_visible, "2,3,0,1");
+	ml_bind_free(b, 2);
+	hw_node_free(n);
+}
+END_TEST
+
+START_TEST(nvml_down_links)
+{
+	struct hw_node *n = _node(_fixture("synth-2s8g4n.xml"), NULL);
+	char err[512];
+
+	setenv("FAKE_NVML", "downlinks", 1);
+	setenv("FAKE_NVML_BUSIDS", _busids8, 1);
+	ck_assert_msg(!hw_nvml_islands(n, _fake, err, sizeof(err)), "%s", err);
+	ck_assert_int_eq(n->gpus[0].island, 0);
+	ck_assert_int_eq(n->gpus[6].island, 0);
+	ck_assert_int_ne(n->gpus[3].island, 0);
+	ck_assert_int_ne(n->gpus[7].island, 0);
+	ck_assert_int_ne(n->gpus[3].island, n->gpus[7].island);
+	hw_node_free(n);
+}
+END_TEST
+
+START_TEST(nvml_failures)
+{
+	struct hw_node *n = _node(_fixture("synth-2s8g4n.xml"), NULL);
+	char err[512];
+
+	setenv("FAKE_NVML", "nodriver", 1);
+	ck_assert_int_eq(hw_nvml_islands(n, _fake, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "driver not loaded"), "%s", err);
+	setenv("FAKE_NVML", "nvswitch8", 1);
+	ck_assert_int_eq(hw_nvml_islands(n, _fake_nosym, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "symbol nvmlDeviceGetNvLinkRemotePciInfo_v2 "
+			      "missing"), "%s", err);
+	ck_assert_int_eq(hw_nvml_islands(n, "/nonexistent/libnvidia-ml.so.1",
+					 err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "NVML not available"), "%s", err);
+	/* Unusable NVML leaves islands unknown: nvlink = PCI order. */
+	ck_assert(!n->nvml);
+	for (int i = 0; i < n->ngpus; i++)
+		ck_assert_int_eq(n->gpus[i].island, -1);
+	hw_node_free(n);
+}
+END_TEST
+
+/* ---- environment --------------------------------------------------- */
+
+START_TEST(env_nccl)
+{
+	struct hw_node *n = _node(_fixture("synth-2s8g4n.xml"), _sysfs);
+	struct ml_task_bind b[4], roce = { .nic = 2, .roce = true,
+					   .gid_index = 3,
+					   .gdr_path = HW_PATH_PHB,
+					   .netdev = "eth0" };
+	struct ml_env e = { 0 };
+	struct ml_conf c;
+	char err[512];
+
+	ml_conf_init(&c);
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 4, NULL, 0, b, err,
+				   sizeof(err)));
+	ml_env_gpu(&b[1], &e);
+	ml_env_nccl(&c, n, &b[1], true, "/run/topoml/n1.nccl_topo.xml", &e);
+	ck_assert_str_eq(ml_env_get(&e, "CUDA_VISIBLE_DEVICES"),
+			 "2,3,0,1,4,5,6,7");
+	ck_assert_str_eq(ml_env_get(&e, "CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_LOCAL_GPUS"), "0,1");
+	/* mlx5_1 port 1 is down: only port 2. */
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_IB_HCA"), "=mlx5_1:2");
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_NET_GDR_LEVEL"), "PIX");
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_IGNORE_CPU_AFFINITY"), "1");
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_TOPO_FILE"),
+			 "/run/topoml/n1.nccl_topo.xml");
+	ck_assert_ptr_null(ml_env_get(&e, "NCCL_IB_GID_INDEX"));
+	ck_assert_ptr_null(ml_env_get(&e, "NCCL_SOCKET_IFNAME"));
+	ml_env_clear(&e);
+
+	/* RoCE: GID index and the HCA's netdev; PHB: no GDR level. */
+	ml_env_nccl(&c, n, &roce, false, NULL, &e);
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_IB_GID_INDEX"), "3");
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_SOCKET_IFNAME"), "=eth0");
+	ck_assert_ptr_null(ml_env_get(&e, "NCCL_NET_GDR_LEVEL"));
+	ck_assert_ptr_null(ml_env_get(&e, "NCCL_IGNORE_CPU_AFFINITY"));
+	ml_env_clear(&e);
+
+	/* Site settings win. */
+	ck_assert(!_parse(&c, "nccl_ib_gid_index=5 nccl_net_gdr_level=SYS "
+			  "nccl_socket_ifname=bond0 "
+			  "nccl_env=NCCL_IB_HCA=mlx5_9", err, sizeof(err)));
+	ml_env_nccl(&c, n, &roce, false, NULL, &e);
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_IB_GID_INDEX"), "5");
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_NET_GDR_LEVEL"), "SYS");
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_SOCKET_IFNAME"), "bond0");
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_IB_HCA"), "mlx5_9");
+	ml_env_clear(&e);
+	ck_assert(!_parse(&c, "nccl_ib_gid_index=off nccl_net_gdr_level=off",
+			  err, sizeof(err)));
+	ml_env_nccl(&c, n, &roce, false, NULL, &e);
+	ck_assert_ptr_null(ml_env_get(&e, "NCCL_IB_GID_INDEX"));
+	ck_assert_ptr_null(ml_env_get(&e, "NCCL_NET_GDR_LEVEL"));
+	ml_env_clear(&e);
+	ml_bind_free(b, 4);
+	hw_node_free(n);
+}
+END_TEST
+
+START_TEST(env_torch)
+{
+	struct ml_job j = { .jobid = 42, .node_rank = 1, .nnodes = 2,
+			    .local_rank = 3, .local_size = 4, .rank = 7,
+			    .world_size = 8, .master_addr = "n1",
+			    .master_port = 29542 };
+	struct ml_env e = { 0 };
+
+	ml_env_torch(&j, &e);
+	ck_assert_str_eq(ml_env_get(&e, "MASTER_ADDR"), "n1");
+	ck_assert_str_eq(ml_env_get(&e, "MASTER_PORT"), "29542");
+	ck_assert_str_eq(ml_env_get(&e, "WORLD_SIZE"), "8");
+	ck_assert_str_eq(ml_env_get(&e, "RANK"), "7");
+	ck_assert_str_eq(ml_env_get(&e, "LOCAL_RANK"), "3");
+	ck_assert_str_eq(ml_env_get(&e, "LOCAL_WORLD_SIZE"), "4");
+	ck_assert_str_eq(ml_env_get(&e, "NODE_RANK"), "1");
+	ck_assert_str_eq(ml_env_get(&e, "GROUP_RANK"), "1");
+	ml_env_add(&e, "RANK", "%d", 9);
+	ck_assert_str_eq(ml_env_get(&e, "RANK"), "9");
+	ck_assert_int_eq(e.n, 8);
+	ml_env_clear(&e);
+}
+END_TEST
+
+/* ---- NCCL topology XML --------------------------------------------- */
+
+static int _count(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = s; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static char *_nccl_xml(const char *xml, struct hw_node **np)
+{
+	char err[512], *buf = NULL;
+	size_t len = 0;
+	hwloc_topology_t topo = hw_hwloc_load(xml, err, sizeof(err));
+	struct hw_node *n = hw_node_new();
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_msg(topo != NULL, "%s", err);
+	ck_assert(!hw_node_from_hwloc(n, topo, err, sizeof(err)));
+	ck_assert(!hw_write_nccl_topo(topo, n, f));
+	fclose(f);
+	hwloc_topology_destroy(topo);
+	*np = n;
+	return buf;
+}
+
+START_TEST(nccl_topo_synthetic)
+{
+	struct hw_node *n;
+	char *x = _nccl_xml(_fixture("synth-2s8g4n.xml"), &n);
+
+	ck_assert_msg(!strncmp(x, "<system version=\"1\">\n", 21), "%s", x);
+	ck_assert_int_eq(_count(x, "<cpu numaid="), 2);
+	ck_assert_int_eq(_count(x, "</cpu>"), 2);
+	ck_assert_int_eq(_count(x, "class=\"0x030200\""), 8);
+	ck_assert_int_eq(_count(x, "class=\"0x020700\""), 5);
+	/* Each PCIe switch is one <pci> holding its GPUs and HCA. */
+	ck_assert_int_eq(_count(x, "class=\"0x060400\""), 4);
+	ck_assert_int_eq(_count(x, "<pci "), _count(x, "/>") +
+			 _count(x, "</pci>"));
+	ck_assert_msg(strstr(x, "<cpu numaid=\"1\" affinity=\"ffff0000\""),
+		      "%s", x);
+	ck_assert(strstr(x, "busid=\"0000:53:00.0\" class=\"0x030200\" "
+			 "vendor=\"0x10de\""));
+	ck_assert(strstr(x, "link_speed=\"16 GT/s\" link_width=\"16\""));
+	free(x);
+	hw_node_free(n);
+}
+END_TEST
+
+START_TEST(nccl_topo_real)
+{
+	char xml[4200];
+	struct hw_node *n;
+	char *x;
+
+	snprintf(xml, sizeof(xml), "%s/hwloc_xml/psmgmt_topo.jrc0386.xml",
+		 _realdata);
+	if (!_realdata[0] || access(xml, R_OK)) {
+		printf("SKIP nccl_topo_real: %s absent\n", xml);
+		return;
+	}
+	x = _nccl_xml(xml, &n);
+	ck_assert_int_eq(_count(x, "class=\"0x030200\""), 4);
+	ck_assert_int_eq(_count(x, "class=\"0x020700\""), 4);
+	ck_assert_int_eq(_count(x, "<cpu numaid="), _count(x, "</cpu>"));
+	ck_assert_int_eq(_count(x, "<pci "), _count(x, "/>") +
+			 _count(x, "</pci>"));
+	ck_assert(strstr(x, "vendor=\"AuthenticAMD\""));
+	free(x);
+	hw_node_free(n);
+}
+END_TEST
+
+static Suite *_suite(void)
+{
+	Suite *s = suite_create("spank");
+	TCase *t = tcase_create("conf");
+
+	tcase_add_test(t, conf_defaults);
+	tcase_add_test(t, conf_all_keys);
+	tcase_add_loop_test(t, conf_rejects, 0,
+			    sizeof(_bad_conf) / sizeof(_bad_conf[0]));
+	tcase_add_test(t, opt_values);
+	tcase_add_test(t, parse_lists);
+	tcase_add_test(t, master_port);
+	suite_add_tcase(s, t);
+
+	t = tcase_create("hw");
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, model_synthetic);
+	tcase_add_test(t, model_no_sysfs);
+	tcase_add_test(t, model_cache_roundtrip);
+	tcase_add_test(t, model_cache_errors);
+	tcase_add_test(t, hwloc_bad_xml);
+	tcase_add_test(t, bind_pool_and_sharing);
+	tcase_add_test(t, bind_no_gpu);
+	tcase_add_test(t, expected_bindings);
+	tcase_add_test(t, nvml_nvswitch);
+	tcase_add_test(t, nvml_pairs);
+	tcase_add_test(t, nvml_down_links);
+	tcase_add_test(t, nvml_failures);
+	tcase_add_test(t, env_nccl);
+	tcase_add_test(t, env_torch);
+	tcase_add_test(t, nccl_topo_synthetic);
+	tcase_add_test(t, nccl_topo_real);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(_suite());
+	int failed;
+
+	_paths();
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? 1 : 0;
+}

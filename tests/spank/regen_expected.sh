@@ -1,0 +1,62 @@
+#!/bin/bash
+# Rewrite tests/fixtures/spank/expected/ from the current code (maintainers
+# only: review every diff before committing -- these files are the spec).
+#   tests/spank/regen_expected.sh BUILDDIR [REALDATA]
+set -eu
+B=${1:?build dir}
+R=${2:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/realdata}
+F=$(cd "$(dirname "$0")/../fixtures/spank" && pwd)
+DUMP=$B/tests/spank/spank_dump
+FAKE=$B/tests/spank/fakenvml.so
+B8=0000:12:00.0,0000:13:00.0,0000:22:00.0,0000:23:00.0,0000:42:00.0,0000:43:00.0,0000:52:00.0,0000:53:00.0
+B4=0000:12:00.0,0000:13:00.0,0000:14:00.0,0000:15:00.0
+
+# name xml tasks mode [sysfs|-] [nvml-mode busids]
+while read -r name xml tasks mode sysfs nvml busids; do
+	[ -n "$name" ] || continue
+	case $xml in
+	realdata/*) path=$R/${xml#realdata/} ;;
+	*) path=$F/$xml ;;
+	esac
+	[ -r "$path" ] || { echo "skip $name: $path absent"; continue; }
+	args=()
+	[ "${sysfs:--}" != - ] && args+=(-s "$F/$sysfs")
+	out=$F/expected/$name
+	{
+		echo "# Expected binding of $tasks local tasks, --ml-gpu-bind=$mode"
+		echo "# xml: $xml"
+		echo "# tasks: $tasks"
+		echo "# mode: $mode"
+		[ "${sysfs:--}" != - ] && echo "# sysfs: $sysfs"
+		if [ -n "${nvml:-}" ]; then
+			echo "# nvml: $nvml"
+			echo "# nvml_busids: $busids"
+			args+=(-n "$FAKE")
+		fi
+		FAKE_NVML=${nvml:-} FAKE_NVML_BUSIDS=${busids:-} \
+			"$DUMP" "${args[@]}" "$path" "$tasks" "$mode" | grep -v '^#'
+	} >"$out"
+	echo "wrote $out"
+done <<LIST
+real-coral-lassen.4.auto realdata/hwloc_xml/mpibind_topo-xml_coral-lassen.xml 4 auto
+real-coral-lassen.8.auto realdata/hwloc_xml/mpibind_topo-xml_coral-lassen.xml 8 auto
+real-cts1-pascal.2.auto realdata/hwloc_xml/mpibind_topo-xml_cts1-pascal.xml 2 auto
+real-g4dnmetal.8.auto realdata/hwloc_xml/mpibind_topo-xml_g4dnmetal.xml 8 auto
+real-g4dnmetal.4.auto realdata/hwloc_xml/mpibind_topo-xml_g4dnmetal.xml 4 auto
+real-nvidiaDGX2.16.auto realdata/hwloc_xml/hwloc_tests_nvidiaDGX2.xml 16 auto
+real-power8gpudistances.4.auto realdata/hwloc_xml/hwloc_tests_power8gpudistances.xml 4 auto
+real-pci-normalio.2.auto realdata/hwloc_xml/hwloc_tests_32em64t-2n8c2t-pci-normalio.xml 2 auto
+real-jrc0386.4.auto realdata/hwloc_xml/psmgmt_topo.jrc0386.xml 4 auto
+real-jrc0323.4.auto realdata/hwloc_xml/psmgmt_topo.jrc0323.xml 4 auto
+real-jwc09n003.4.auto realdata/hwloc_xml/psmgmt_topo.jwc09n003.xml 4 auto
+real-jwc09n003.2.auto realdata/hwloc_xml/psmgmt_topo.jwc09n003.xml 2 auto
+real-mel2001.4.auto realdata/hwloc_xml/psmgmt_topo.mel2001.xml 4 auto
+synth-2s8g4n.8.auto hwloc/synth-2s8g4n.xml 8 auto sysfs
+synth-2s8g4n.4.auto hwloc/synth-2s8g4n.xml 4 auto sysfs
+synth-2s8g4n.3.auto hwloc/synth-2s8g4n.xml 3 auto sysfs
+synth-2s8g4n.16.auto hwloc/synth-2s8g4n.xml 16 auto -
+synth-2s8g4n.4.nvlink-downlinks hwloc/synth-2s8g4n.xml 4 nvlink sysfs downlinks $B8
+synth-2s4g2n.4.auto hwloc/synth-2s4g2n.xml 4 auto sysfs
+synth-1s4g0n.2.auto hwloc/synth-1s4g0n.xml 2 auto -
+synth-1s4g0n.2.nvlink-pairs hwloc/synth-1s4g0n.xml 2 nvlink - pairs4 $B4
+LIST
