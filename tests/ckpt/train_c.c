@@ -32,7 +32,8 @@ static void _advance(struct state *s, long step)
 	s->x ^= s->x >> 7;
 	s->x ^= s->x << 17;
 	s->x += (uint64_t)step;
-	s->sum = (s->sum * 31 + (s->x >> 40)) % 2305843009213693951ULL;
+	s->sum = (uint64_t)(((unsigned __int128)s->sum * 31 + (s->x >> 40)) %
+			    2305843009213693951ULL);
 }
 
 static void _append(const char *dir, const char *name, const char *line)

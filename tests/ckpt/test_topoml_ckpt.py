@@ -1,0 +1,303 @@
+"""Unit tests of contrib/ckpt/topoml_ckpt.py, run by tests/ckpt/python.sh.
+
+SPDX-License-Identifier: GPL-2.0-or-later
+"""
+import os
+import random
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.environ.get("TOPOML_CKPT_PY", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "contrib",
+    "ckpt")))
+import topoml_ckpt as tc  # noqa: E402
+
+TRAIN_C = os.environ.get("TRAIN_C", "")
+TRAIN_PY = os.environ.get("TRAIN_PY", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "train_py.py"))
+ENV_KEYS = ("TOPOML_CKPT_DIR", "TOPOML_CKPT_EVERY", "TOPOML_CKPT_INTERVAL",
+            "TOPOML_CKPT_KEEP", "TOPOML_CKPT_PAGE", "TOPOML_RESTART_COUNT",
+            "TOPOML_RESUME")
+
+
+def make_page(path):
+    with open(path, "wb") as f:
+        buf = bytearray(tc.PAGE_SIZE)
+        struct.pack_into("<QII", buf, 0, tc.PAGE_MAGIC, tc.PAGE_VERSION,
+                         tc.PAGE_SIZE)
+        struct.pack_into("<q", buf, 32, -1)
+        struct.pack_into("<q", buf, 48, -1)
+        f.write(buf)
+
+
+def bump(path, why):
+    with open(path, "r+b") as f:
+        buf = bytearray(f.read())
+        gen, = struct.unpack_from("<Q", buf, 16)
+        reason, = struct.unpack_from("<I", buf, 24)
+        struct.pack_into("<Q", buf, 16, gen + 1)
+        struct.pack_into("<I", buf, 24, reason | why)
+        f.seek(0)
+        f.write(buf)
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ckpt-py.")
+        self.saved = {k: os.environ.pop(k, None) for k in ENV_KEYS}
+        os.environ["TOPOML_CKPT_SIGNALS"] = "0"
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, True)
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class Decide(Base):
+    def test_every(self):
+        ck = tc.Checkpointer(self.tmp, every=25)
+        got = [s for s in range(1, 101) if ck.should_checkpoint(s)]
+        self.assertEqual(got, [25, 50, 75, 100])
+        ck = tc.Checkpointer(self.tmp, every=0)
+        self.assertFalse(any(ck.should_checkpoint(s) for s in range(1, 99)))
+
+    def test_env(self):
+        os.environ["TOPOML_CKPT_DIR"] = self.tmp
+        os.environ["TOPOML_CKPT_EVERY"] = "7"
+        self.assertEqual(tc.Checkpointer().every, 7)
+        os.environ["TOPOML_CKPT_EVERY"] = "seven"
+        with self.assertRaisesRegex(ValueError, "TOPOML_CKPT_EVERY"):
+            tc.Checkpointer()
+        del os.environ["TOPOML_CKPT_DIR"]
+        os.environ["TOPOML_CKPT_EVERY"] = "7"
+        with self.assertRaisesRegex(ValueError, "TOPOML_CKPT_DIR"):
+            tc.Checkpointer()
+
+    def test_agree_on_page(self):
+        """Two ranks of a node, one step apart, answer an event at the
+        same step whichever sees it first."""
+        page = os.path.join(self.tmp, "page")
+        for every in (0, 4, 10):
+            for at in range(3, 20):
+                for b_first in (False, True):
+                    make_page(page)
+                    os.environ["TOPOML_CKPT_PAGE"] = page
+                    a = tc.Checkpointer(self.tmp, every=every)
+                    b = tc.Checkpointer(self.tmp, every=every)
+                    ga, gb = [], []
+                    for s in range(1, 42):
+                        if s == at:
+                            bump(page, tc.R_REQUEST)
+                        if b_first and s > 1 and b.should_checkpoint(s - 1):
+                            gb.append(s - 1)
+                        if a.should_checkpoint(s):
+                            ga.append(s)
+                        if not b_first and s > 1 and \
+                                b.should_checkpoint(s - 1):
+                            gb.append(s - 1)
+                    if b.should_checkpoint(41):
+                        gb.append(41)
+                    self.assertEqual(ga, gb, (every, at, b_first))
+                    if every == 0:
+                        self.assertTrue(ga and ga[0] <= at + 2, ga)
+
+    def test_reduce_at_boundaries_only(self):
+        calls = []
+
+        def reduce(flag):
+            calls.append(flag)
+            return 1 if len(calls) == 3 else flag
+        ck = tc.Checkpointer(self.tmp, every=10, reduce=reduce)
+        got = [s for s in range(1, 101) if ck.should_checkpoint(s)]
+        self.assertEqual(len(calls), 10)
+        self.assertEqual(got, list(range(10, 101, 10)))
+
+    def test_signal(self):
+        os.environ["TOPOML_CKPT_SIGNALS"] = "1"
+        old = {s: signal.signal(s, signal.SIG_DFL)
+               for s in (signal.SIGTERM, signal.SIGUSR1)}
+        try:
+            ck = tc.Checkpointer(self.tmp, every=0, exit_on_stop=False)
+            got = []
+            for s in range(1, 20):
+                if s == 5:
+                    os.kill(os.getpid(), signal.SIGUSR1)
+                if ck.should_checkpoint(s):
+                    got.append(s)
+            self.assertEqual(got, [7])
+            self.assertFalse(ck.stopping())
+            os.kill(os.getpid(), signal.SIGTERM)
+            self.assertTrue(ck.stopping())
+            self.assertFalse(ck.should_checkpoint(30))
+            self.assertTrue(ck.should_checkpoint(32))
+            ck.begin(32)
+            self.assertEqual(ck.commit(), tc.STOP)
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+
+    def test_interval(self):
+        ck = tc.Checkpointer(self.tmp, every=0, interval=1)
+        t0 = time.time()
+        s = 0
+        while time.time() - t0 < 3:
+            s += 1
+            time.sleep(0.01)
+            if ck.should_checkpoint(s):
+                break
+        else:
+            self.fail("no interval event in 3 s")
+        ck.close()
+
+
+class Commit(Base):
+    def test_layout_keep_resume(self):
+        ck = tc.Checkpointer(self.tmp, keep=2)
+        self.assertIsNone(ck.resume_path)
+        self.assertEqual(ck.resume_step, -1)
+        for s in (10, 20, 30, 40):
+            with ck.save(s) as d:
+                self.assertIn("/.tmp-step-", d)
+                with open(os.path.join(d, "state"), "w") as f:
+                    f.write(str(s))
+        self.assertEqual(os.readlink(os.path.join(self.tmp, "latest")),
+                         "step-000000000040")
+        steps = sorted(n for n in os.listdir(self.tmp)
+                       if n.startswith("step-"))
+        self.assertEqual(steps, ["step-000000000030", "step-000000000040"])
+        with self.assertRaises(RuntimeError):
+            with ck.save(50) as d:
+                raise RuntimeError("boom")
+        self.assertFalse(os.path.exists(d))
+        ck2 = tc.Checkpointer(self.tmp)
+        self.assertEqual(ck2.resume_step, 40)
+        self.assertEqual(ck2.resume_path,
+                         os.path.join(self.tmp, "step-000000000040"))
+
+    def test_fenced(self):
+        os.environ["TOPOML_RESTART_COUNT"] = "1"
+        old = tc.Checkpointer(self.tmp)
+        os.environ["TOPOML_RESTART_COUNT"] = "2"
+        new = tc.Checkpointer(self.tmp)
+        old.begin(5)
+        with self.assertRaises(tc.StaleRun):
+            old.commit()
+        new.begin(5)
+        self.assertEqual(new.commit(), 0)
+
+    def test_kill9(self):
+        """kill -9 at random points of commits: latest always complete."""
+        n = int(os.environ.get("CKPT_TORTURE_PY", "100"))
+        code = r"""
+import os, sys
+sys.path.insert(0, %r)
+import topoml_ckpt as tc
+ck = tc.Checkpointer(%r, keep=2)
+s = ck.resume_step if ck.resume_step > 0 else 0
+sys.stdout.write("r"); sys.stdout.flush()
+while True:
+    s += 1
+    with ck.save(s) as d:
+        for i in range(3):
+            with open(os.path.join(d, "part%%d" %% i), "w") as f:
+                f.write("%%d\n" %% s + ("x" * 200000 if i == 2 else ""))
+""" % (os.path.dirname(tc.__file__), self.tmp)
+        prev, torn = -1, 0
+        rng = random.Random()
+        for _ in range(n):
+            p = subprocess.Popen([sys.executable, "-c", code],
+                                 stdout=subprocess.PIPE)
+            self.assertEqual(p.stdout.read(1), b"r")
+            time.sleep(rng.uniform(0, 0.02))
+            p.kill()
+            p.wait()
+            p.stdout.close()
+            torn += any(x.startswith(".tmp-") for x in os.listdir(self.tmp))
+            step, path = tc._read_latest(self.tmp)
+            if step < 0:
+                self.assertFalse(os.path.lexists(
+                    os.path.join(self.tmp, "latest")))
+                continue
+            for i in range(3):
+                with open(os.path.join(path, "part%d" % i)) as f:
+                    data = f.read()
+                self.assertEqual(int(data.split("\n")[0]), step)
+                if i == 2:
+                    self.assertEqual(len(data), len("%d\n" % step) + 200000)
+            self.assertGreaterEqual(step, prev)
+            prev = step
+        self.assertGreater(prev, 0)
+        self.assertGreater(torn, n // 4)
+        print("\nkill9 (python): %d kills (%d inside a checkpoint), reached "
+              "step %d" % (n, torn, prev), file=sys.stderr)
+
+
+def run(prog, steps, ms, env, rdir):
+    cmd = ([TRAIN_C] if prog == "c" else [sys.executable, TRAIN_PY])
+    return subprocess.Popen(cmd + [str(steps), str(ms), rdir], env=env,
+                            stdout=subprocess.PIPE, text=True)
+
+
+class Resume(Base):
+    STEPS = 300
+
+    def reference(self):
+        env = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
+        out = subprocess.run([sys.executable, TRAIN_PY, str(self.STEPS),
+                              "0"], env=env, capture_output=True, text=True,
+                             check=True).stdout
+        return [ln for ln in out.splitlines() if ln.startswith("final")][0]
+
+    def interrupted(self, progs):
+        """Run, SIGTERM mid-run, resume, alternating programs."""
+        ck = os.path.join(self.tmp, "ck")
+        env = dict(os.environ, TOPOML_CKPT_DIR=ck, TOPOML_CKPT_EVERY="0",
+                   TOPOML_CKPT_SIGNALS="1")
+        final = None
+        for i, prog in enumerate(progs):
+            env["TOPOML_RESTART_COUNT"] = str(i)
+            p = run(prog, self.STEPS, 5, env, self.tmp)
+            start = p.stdout.readline()
+            self.assertTrue(start.startswith("start restart %d" % i), start)
+            if i < len(progs) - 1:
+                time.sleep(0.3)
+                p.send_signal(signal.SIGTERM)
+            out = p.stdout.read()
+            p.stdout.close()
+            self.assertEqual(p.wait(), 0, out)
+            if i < len(progs) - 1:
+                self.assertNotIn("final", out)
+                self.assertRegex(out, r"ckpt step=\d+")
+            else:
+                final = [ln for ln in out.splitlines()
+                         if ln.startswith("final")][0]
+        with open(os.path.join(self.tmp, "runs")) as f:
+            runs = f.read().split("\n")
+        starts = [int(ln.split()[-1]) for ln in runs
+                  if ln.startswith("restart")]
+        self.assertEqual(len(starts), len(progs))
+        self.assertEqual(starts[0], 0)
+        self.assertTrue(all(b > a for a, b in zip(starts, starts[1:])),
+                        starts)
+        return final
+
+    def test_python_three_interruptions(self):
+        self.assertEqual(self.interrupted("pppp"), self.reference())
+
+    @unittest.skipUnless(TRAIN_C and os.access(TRAIN_C, os.X_OK),
+                         "TRAIN_C not built")
+    def test_c_and_python_interchange(self):
+        self.assertEqual(self.interrupted("cpcp"), self.reference())
+
+
+if __name__ == "__main__":
+    unittest.main()
