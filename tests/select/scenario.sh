@@ -133,9 +133,16 @@ case "$cmt" in
 *) cluster_fail "job $last: SystemComment '$cmt'" ;;
 esac
 
-# Too large for the partition: rejected at submission, slurmctld unharmed.
-if sbatch -p cloud -N $((CLOUD_NODES + 1)) --wrap true >/dev/null 2>&1; then
-	cluster_fail "a $((CLOUD_NODES + 1))-node job was accepted"
+# Too large for the partition: pends for ever (PartitionNodeLimit), as with
+# stock Slurm; slurmctld unharmed.
+huge=$(sbatch --parsable -p cloud -N $((CLOUD_NODES + 1)) -o /dev/null \
+	--wrap true 2>/dev/null)
+if [ -n "$huge" ]; then
+	sleep 2
+	r=$(squeue -h -j "$huge" -o '%T %r')
+	[ "$r" = "PENDING PartitionNodeLimit" ] ||
+		cluster_fail "job of $((CLOUD_NODES + 1)) nodes: $r"
+	scancel "$huge"
 fi
 # Larger than the free nodes: pends (Resources), the rest keeps running.
 free=$((CLOUD_NODES - $(scontrol show hostnames \
