@@ -1140,9 +1140,11 @@ void topoml_summary(const topoml_topo_t *t, char *buf, size_t len)
 			snprintf(extra, sizeof(extra), ", %d unconnected parts",
 				 c->nparts);
 		snprintf(buf, len,
-			 "fat-tree: %d nodes, %d switches (%d leaves), %d levels%s",
-			 t->nnodes, t->nswitches, c ? c->nleaves : 0,
-			 t->nlevels, extra);
+			 "fat-tree: %d node%s, %d switch%s (%d lea%s), %d level%s%s",
+			 t->nnodes, t->nnodes == 1 ? "" : "s", t->nswitches,
+			 t->nswitches == 1 ? "" : "es", c ? c->nleaves : 0,
+			 c && c->nleaves == 1 ? "f" : "ves", t->nlevels,
+			 t->nlevels == 1 ? "" : "s", extra);
 		break;
 	case TOPOML_DRAGONFLY:
 		snprintf(buf, len,

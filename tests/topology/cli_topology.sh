@@ -1,0 +1,153 @@
+#!/bin/bash
+# topoml check / show / generate: exit codes, summary lines, errors with
+# FILE:LINE, valid SVG; every real topology file is handled without a crash.
+# SPDX-License-Identifier: GPL-2.0-or-later
+set -u
+TOPOML=${TOP_BUILDDIR:?run from make check}/contrib/topoml
+SRC=${TOP_SRCDIR:?}
+EX=$SRC/contrib/topologies
+T=$(mktemp -d /tmp/cli_topology.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+
+# run CMD...: sets rc, out, err
+run() {
+	"$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+}
+expect_rc() {	# WANT LABEL
+	if [ "$rc" -eq "$1" ]; then ok "$2 (exit $rc)"
+	else fail "$2: exit $rc, wanted $1"; echo "$out"; echo "$err"; fi
+}
+expect_out() {	# TEXT LABEL
+	if grep -qF -- "$1" "$T/out"; then ok "$2"
+	else fail "$2: stdout lacks '$1'"; echo "$out"; fi
+}
+expect_err() {	# TEXT LABEL
+	if grep -qF -- "$1" "$T/err"; then ok "$2"
+	else fail "$2: stderr lacks '$1'"; echo "$err"; fi
+}
+svg_valid() {	# FILE
+	if command -v xmllint >/dev/null; then
+		xmllint --noout "$1"
+	else
+		python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$1"
+	fi
+}
+
+# --- check: the shipped examples, one line each, exit 0
+run "$TOPOML" check "$EX/fat-tree.json" "$EX/dragonfly.json" "$EX/torus.json" \
+	"$EX/mesh.json" "$EX/fat-tree.conf"
+expect_rc 0 "check examples"
+[ "$(wc -l <"$T/out")" -eq 5 ] && ok "one line per file" || fail "not 5 lines: $out"
+expect_out "$EX/fat-tree.json: fat-tree: 128 nodes, 14 switches (8 leaves), 3 levels" "fat-tree.json summary"
+expect_out "$EX/dragonfly.json: dragonfly: 64 nodes, 4 groups, 16 routers, explicit global links" "dragonfly.json summary"
+expect_out "$EX/torus.json: torus: 512 nodes, 8x8x8, wrap xyz" "torus.json summary"
+expect_out "$EX/mesh.json: mesh: 8 nodes, 2x2x2, no wrap" "mesh.json summary"
+expect_out "$EX/fat-tree.conf: fat-tree: 64 nodes, 6 switches (4 leaves), 2 levels" "fat-tree.conf summary"
+
+# --- check: a bad file among good ones: exit 1, every error, others still checked
+printf '{"family": "fat-tree", "switches": [\n{"name": "a", "nodes": "n[1-2]"},\n{"name": "b", "nodes": "n2"},\n{"name": "top", "switches": "a,b,c"}]}\n' >"$T/bad.json"
+run "$TOPOML" check "$T/bad.json" "$EX/mesh.json"
+expect_rc 1 "check with a bad file"
+expect_err "$T/bad.json:3: node n2 is on two leaf switches: a (line 2) and b (line 3)" "two leaves error"
+expect_err "$T/bad.json:4: switch top: unknown switch c in \"switches\"" "unknown switch error"
+expect_out "$EX/mesh.json: mesh" "good file still checked"
+printf '{"family": "torus",\n  "dims": [2, 2, 2], ]\n' >"$T/syntax.json"
+run "$TOPOML" check "$T/syntax.json"
+expect_rc 1 "syntax error"
+expect_err "$T/syntax.json:2:22: " "syntax error FILE:LINE:COL"
+run "$TOPOML" check /nonexistent.json
+expect_rc 1 "missing file"
+run "$TOPOML" check
+expect_rc 2 "check without files"
+run "$TOPOML" check --format xml "$EX/mesh.json"
+expect_rc 2 "unknown format"
+run "$TOPOML" check --format json "$EX/fat-tree.conf"
+expect_rc 1 "forced format that does not fit"
+
+# --- generate
+run "$TOPOML" generate fat-tree --nodes 4096 --per-leaf 32 --prefix c -o "$T/ft.conf"
+expect_rc 0 "generate fat-tree"
+expect_out "$T/ft.conf: fat-tree: 4096 nodes, 133 switches (128 leaves), 3 levels" "generate summary"
+grep -q '^SwitchName=s0-0 Nodes=c\[1-32\]$' "$T/ft.conf" && ok "conf leaf line" || fail "conf leaf line"
+grep -q '^SwitchName=s2-0 Switches=s1-\[0-3\]$' "$T/ft.conf" && ok "conf root line" || fail "conf root line"
+run "$TOPOML" check "$T/ft.conf"
+expect_out "fat-tree: 4096 nodes, 133 switches (128 leaves), 3 levels" "generated conf checks"
+run "$TOPOML" generate fat-tree --nodes 1000 --per-leaf 10 --radix 5 --levels 3 --format json
+expect_rc 0 "generate fat-tree json to stdout"
+cp "$T/out" "$T/ft.json"
+run "$TOPOML" check "$T/ft.json"
+expect_out "fat-tree: 1000 nodes, 121 switches (100 leaves), 3 levels" "levels honoured"
+run "$TOPOML" generate dragonfly --groups 6 --routers 4 --per-router 8 --arrangement absolute -o "$T/df.json"
+expect_out "dragonfly: 192 nodes, 6 groups, 24 routers, absolute global links" "generate dragonfly"
+run "$TOPOML" generate dragonfly --groups 6 --routers 4 --per-router 8 --format conf -o "$T/df.conf"
+run "$TOPOML" check "$T/df.conf"
+expect_out "fat-tree: 192 nodes, 31 switches (24 leaves), 3 levels" "dragonfly as topology.conf"
+run "$TOPOML" generate torus --dims 4x4x4 --no-wrap -o "$T/mesh.json"
+expect_out "mesh: 64 nodes, 4x4x4, no wrap" "generate mesh"
+run "$TOPOML" generate torus --dims 4x4x4 --format conf
+expect_rc 2 "torus as conf refused"
+expect_err "use --format json" "torus conf message"
+run "$TOPOML" generate fat-tree --nodes 10
+expect_rc 2 "missing --per-leaf"
+run "$TOPOML" generate fat-tree --nodes -3 --per-leaf 2
+expect_rc 2 "negative nodes"
+run "$TOPOML" generate torus --dims 4x4
+expect_rc 2 "bad dims"
+run "$TOPOML" generate ring --nodes 3
+expect_rc 2 "unknown family"
+
+# --- show
+for f in "$EX/fat-tree.json" "$EX/dragonfly.json" "$EX/torus.json" "$T/ft.conf" "$T/mesh.json"; do
+	run "$TOPOML" show "$f" --svg "$T/pic.svg"
+	expect_rc 0 "show $(basename "$f")"
+	if svg_valid "$T/pic.svg" && grep -q '<svg' "$T/pic.svg"; then
+		ok "valid SVG for $(basename "$f")"
+	else
+		fail "invalid SVG for $f"
+	fi
+done
+run "$TOPOML" show "$EX/fat-tree.json"
+expect_out "level 2: 2 switches, 128 nodes below each: core[1-2]" "show levels"
+expect_out "    leaf1 (level 0, 16 nodes, link speed 400): gpu[001-016] [also under agg2]" "show tree"
+run "$TOPOML" show "$EX/dragonfly.json"
+expect_out "group g2: 4 routers, 16 nodes, 6 global links to 3 groups: nid[0033-0048]" "show groups"
+run "$TOPOML" show "$T/ft.conf"
+expect_out "level 2: 1 switch, 4096 nodes below each: s2-0" "show one root"
+[ "$(grep -c 'level 0,' "$T/out")" -eq 128 ] && ok "every leaf shown" || fail "leaves shown"
+run "$TOPOML" generate fat-tree --nodes 8192 --per-leaf 32 -o "$T/big.conf"
+run "$TOPOML" show "$T/big.conf"
+expect_out "(265 switches: --all prints the whole tree)" "large tree summarised"
+[ "$(grep -c 'level 0,' "$T/out")" -eq 0 ] && ok "no leaf lines" || fail "leaf lines printed"
+run "$TOPOML" show "$T/big.conf" --all
+[ "$(grep -c 'level 0,' "$T/out")" -eq 256 ] && ok "--all prints every leaf" || fail "--all"
+run "$TOPOML" show "$EX/mesh.json" --svg /nonexistent/dir/x.svg
+expect_rc 1 "unwritable SVG"
+
+# --- real site files: each is loaded or rejected, never a crash
+if [ -d "${REALDATA:-/nonexistent}/topology_conf" ]; then
+	for f in "$REALDATA"/topology_conf/*.conf "$REALDATA"/test_suites/*/*topology.conf \
+		"$REALDATA"/test_suites/*/*/topology.conf; do
+		[ -f "$f" ] || continue
+		run "$TOPOML" check "$f"
+		if [ "$rc" -le 1 ] && { [ -n "$out" ] || [ -n "$err" ]; }; then
+			ok "real file $(basename "$(dirname "$f")")/$(basename "$f"): exit $rc"
+		else
+			fail "real file $f: exit $rc"
+		fi
+		run "$TOPOML" show "$f" --svg "$T/real.svg"
+		if [ "$rc" -eq 0 ]; then
+			svg_valid "$T/real.svg" && ok "SVG of $(basename "$f")" || fail "SVG of $f"
+		fi
+	done
+else
+	echo "SKIP: real data not found (REALDATA=${REALDATA:-unset}): real files not checked"
+fi
+
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]
