@@ -71,7 +71,7 @@ sel_expected() {
 	local topo=$1 n=$2 busy=$3 hint=${4:-allreduce} out
 	if [ -x "$SEL_TOPOML" ] && "$SEL_TOPOML" place --help >/dev/null 2>&1
 	then
-		out=$("$SEL_TOPOML" place -t "$topo" -n "$n" --hint "$hint" \
+		out=$("$SEL_TOPOML" place --topology "$topo" --nodes "$n" --hint "$hint" \
 			${busy:+--busy "$busy"} 2>/dev/null) || return 1
 		echo "$out" | sed -n 's/^nodes[=: ]*//p' | head -1
 	else
