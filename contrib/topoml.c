@@ -19,6 +19,8 @@ static const struct topoml_cmd commands[] = {
 	  "synthetic fat-tree, dragonfly or torus site files" },
 	{ "place", cmd_place,
 	  "where a job of N nodes goes, per policy, with its score" },
+	{ "sim", cmd_sim,
+	  "replay a job trace (FCFS + backfill) with each policy" },
 	{ NULL, NULL, NULL },
 };
 
