@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "model_int.h"
+#include "loaders.h"
 
 /* Above this many switches, show prints levels, not every switch. */
 #define SHOW_TREE_MAX 200
@@ -30,23 +31,29 @@ static int _format_parse(const char *s, enum topoml_format *fmt)
 	return 0;
 }
 
-static topoml_topo_t *_load(const char *path, enum topoml_format fmt)
+/* Errors (and warnings, unless quiet) go to stderr. */
+static topoml_topo_t *_load(const char *path, enum topoml_format fmt,
+			    bool quiet)
 {
-	topoml_errors_t err = { 0 };
-	topoml_topo_t *t = topoml_load(path, fmt, &err);
+	topoml_errors_t err = { 0 }, warn = { 0 };
+	topoml_topo_t *t = topoml_load_ex(path, fmt, &err, &warn);
+	int i;
 
+	for (i = 0; !quiet && i < warn.n; i++)
+		fprintf(stderr, "warning: %s\n", warn.msg[i]);
 	if (!t) {
 		if (!err.n)
 			fprintf(stderr, "%s: cannot load topology\n", path);
 		topoml_errors_print(&err, stderr);
 	}
 	topoml_errors_clear(&err);
+	topoml_errors_clear(&warn);
 	return t;
 }
 
 topoml_topo_t *cli_load_topology(const char *path)
 {
-	return _load(path, TOPOML_FMT_AUTO);
+	return _load(path, TOPOML_FMT_AUTO, false);
 }
 
 /* ---- check --------------------------------------------------------- */
@@ -54,24 +61,30 @@ topoml_topo_t *cli_load_topology(const char *path)
 static void _check_usage(FILE *f)
 {
 	fprintf(f,
-"usage: topoml check [--format auto|conf|json|ibnet] FILE...\n"
+"usage: topoml check [-q] [--format auto|conf|json|ibnet] FILE...\n"
 "Validate site topology files: one summary line per file and exit 0, or\n"
-"every error found (FILE:LINE[:COL]: what is wrong) and exit 1.\n");
+"every error found (FILE:LINE[:COL]: what is wrong) and exit 1.\n"
+"Warnings (what Slurm accepts but only logs) go to stderr; -q hides them.\n");
 }
 
 int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	enum topoml_format fmt = TOPOML_FMT_AUTO;
+	bool quiet = false;
 	int c, i, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:qh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'q':
+			quiet = true;
+			break;
 		case 'f':
 			if (_format_parse(optarg, &fmt)) {
 				fprintf(stderr, "topoml check: unknown format '%s'\n",
@@ -92,7 +105,7 @@ int cmd_check(int argc, char **argv)
 		return 2;
 	}
 	for (i = optind; i < argc; i++) {
-		topoml_topo_t *t = _load(argv[i], fmt);
+		topoml_topo_t *t = _load(argv[i], fmt, quiet);
 		char sum[512];
 
 		if (!t) {
@@ -302,7 +315,7 @@ int cmd_show(int argc, char **argv)
 		_show_usage(stderr);
 		return 2;
 	}
-	t = _load(argv[optind], fmt);
+	t = _load(argv[optind], fmt, false);
 	if (!t)
 		return 1;
 	topoml_summary(t, sum, sizeof(sum));

@@ -312,6 +312,20 @@ static json_object *_array(struct jsrc *js, json_object *root,
 	return v;
 }
 
+/* Does o have key with a non-empty string or array value? */
+static bool _nonempty(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return false;
+	if (json_object_is_type(v, json_type_string))
+		return *json_object_get_string(v) != '\0';
+	if (json_object_is_type(v, json_type_array))
+		return json_object_array_length(v) > 0;
+	return true;	/* a wrong type is reported on its own */
+}
+
 struct child_ctx {
 	struct jsrc *js;
 	int parent;
@@ -378,6 +392,10 @@ static void _fat_tree(struct jsrc *js, json_object *root)
 			_err(js, line[i],
 			     "%s: invalid host list \"%s\" in \"switches\"",
 			     what, hl);
+		/* as Slurm's reader: a switch needs nodes or children */
+		if ((!hl || !*hl) && !_nonempty(o, "nodes"))
+			_err(js, line[i],
+			     "%s has no nodes and no child switches", what);
 		free(hl);
 	}
 out:

@@ -606,9 +606,10 @@ static int _fat_tree_cache(topoml_topo_t *t, struct topoml_cache *c)
 		if (!s->nparents)
 			c->nroots++;
 		c->anc_off[i] = total;
+		if (!s->level)
+			c->nleaves++;
 		if (!s->nnodes)
 			continue;
-		c->nleaves++;
 		c->anc_set[i] = hwloc_bitmap_alloc();
 		if (!c->anc_set[i])
 			goto out;
@@ -671,15 +672,14 @@ static int _finalize_fat_tree(topoml_topo_t *t, topoml_errors_t *err)
 		struct topoml_switch *s = &t->switches[i];
 
 		s->group = -1;
+		/*
+		 * A switch with neither is an empty leaf: Slurm accepts one
+		 * whose nodes all sit on other leaves too (it only warns),
+		 * so the readers reject a switch without either in the text.
+		 */
 		if (s->nnodes && s->nchildren) {
 			topoml_errors_add(err,
 				"%s: switch %s has both nodes and child switches",
-				topoml_where(t, s->line, w, sizeof(w)),
-				s->name);
-			rc = -1;
-		} else if (!s->nnodes && !s->nchildren) {
-			topoml_errors_add(err,
-				"%s: switch %s has no nodes and no child switches",
 				topoml_where(t, s->line, w, sizeof(w)),
 				s->name);
 			rc = -1;

@@ -102,6 +102,10 @@ static const struct bad {
 	  "loop in the switch hierarchy: " },
 	{ FT "[{\"name\": \"a\", \"nodes\": \"n1\"},\n{\"name\": \"idle\"}]}",
 	  ":2: switch idle has no nodes and no child switches" },
+	{ FT "[{\"name\": \"a\", \"nodes\": \"n1\"},\n{\"name\": \"e\", \"nodes\": \"\"}]}",
+	  ":2: switch e has no nodes and no child switches" },
+	{ FT "[{\"name\": \"a\", \"nodes\": \"n1\"},\n{\"name\": \"e\", \"switches\": []}]}",
+	  ":2: switch e has no nodes and no child switches" },
 	{ FT "[{\"name\": \"a\", \"nodes\": \"n1\"},\n"
 	  "{\"name\": \"b\", \"nodes\": \"n2\", \"switches\": \"a\"}]}",
 	  ":2: switch b has both nodes and child switches" },
