@@ -205,6 +205,49 @@ static int _pool(spank_t sp, int *pool, int max)
 	return -1;
 }
 
+/*
+ * The model slurmd cached for this node (by its Slurm name, or by host name
+ * when NodeName differs from it); else the XML slurmd exported or the
+ * admin's XML: parsing XML is cheap, discovering hardware is not.
+ */
+static int _load_model(struct hw_node *n, char *err, size_t errlen)
+{
+	char path[PATH_MAX + 64], host[256], *dot;
+	const char *xml[2];
+	hwloc_topology_t topo;
+	int rc;
+
+	ml_cache_path(&ml.conf, ml.node_name, ".model", path, sizeof(path));
+	if (!hw_node_load(n, path, err, errlen))
+		return 0;
+	if (!gethostname(host, sizeof(host))) {
+		host[sizeof(host) - 1] = '\0';
+		if ((dot = strchr(host, '.')))
+			*dot = '\0';
+		ml_cache_path(&ml.conf, host, ".model", path, sizeof(path));
+		if (!hw_node_load(n, path, err, errlen))
+			return 0;
+	}
+	ml_cache_path(&ml.conf, ml.node_name, ".xml", path, sizeof(path));
+	xml[0] = path;
+	xml[1] = ml.conf.hwloc_xml[0] ? ml.conf.hwloc_xml : NULL;
+	for (int i = 0; i < 2; i++) {
+		if (!xml[i] || access(xml[i], R_OK))
+			continue;
+		if (!(topo = hw_hwloc_load(xml[i], err, errlen)))
+			continue;
+		rc = hw_node_from_hwloc(n, topo, err, errlen);
+		hwloc_topology_destroy(topo);
+		if (!rc) {
+			hw_ib_default_ports(n);
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "no %.200s/%.100s.model (slurmd caches it when it "
+		 "starts with the plugin)", ml.conf.cache_dir, ml.node_name);
+	return -1;
+}
+
 int ml_remote_post_opt(spank_t sp)
 {
 	char err[1024], path[PATH_MAX + 64];
@@ -229,26 +272,12 @@ int ml_remote_post_opt(spank_t sp)
 	ml.node = hw_node_new();
 	if (!ml.node)
 		return 0;
-	ml_cache_path(&ml.conf, ml.node_name, ".model", path, sizeof(path));
-	if (hw_node_load(ml.node, path, err, sizeof(err))) {
-		/* slurmd had no chance to cache it (plugin added later):
-		 * the admin's XML is still cheap; discovery is not. */
-		hwloc_topology_t topo = ml.conf.hwloc_xml[0] ?
-			hw_hwloc_load(ml.conf.hwloc_xml, err, sizeof(err)) :
-			NULL;
-
-		if (!topo || hw_node_from_hwloc(ml.node, topo, err,
-						sizeof(err))) {
-			slurm_error("topoml: no node model (%s): tasks are "
-				    "not bound", err);
-			if (topo)
-				hwloc_topology_destroy(topo);
-			hw_node_free(ml.node);
-			ml.node = NULL;
-			return 0;
-		}
-		hwloc_topology_destroy(topo);
-		hw_ib_default_ports(ml.node);
+	if (_load_model(ml.node, err, sizeof(err))) {
+		slurm_error("topoml: no node model (%s): tasks are not bound",
+			    err);
+		hw_node_free(ml.node);
+		ml.node = NULL;
+		return 0;
 	}
 	if (ml.conf.nccl_topo == ML_TOPO_FILE) {
 		snprintf(ml.topo_file, sizeof(ml.topo_file), "%s",

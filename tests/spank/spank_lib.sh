@@ -14,8 +14,8 @@ SPANK_FIX=${TESTS_DIR:-$(dirname "$0")/..}/fixtures/spank
 spank_start() {
 	SPANK_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/topoml-spank-cache.XXXXXX")
 	chmod 755 "$SPANK_CACHE"
-	CLUSTER_SLURMD=${CLUSTER_SLURMD:-2} CLUSTER_SPANK=1 \
-	CLUSTER_SPANK_ARGS="hwloc_xml=$SPANK_FIX/hwloc/synth-2s4g2n.xml \
+	CLUSTER_SLURMD=${CLUSTER_SLURMD:-2}
+	CLUSTER_SPANK=1 CLUSTER_SPANK_ARGS="hwloc_xml=$SPANK_FIX/hwloc/synth-2s4g2n.xml \
 cache_dir=$SPANK_CACHE sysfs_root=$SPANK_FIX/sysfs master_port=29500-29599 \
 nvml_lib=/nonexistent/libnvidia-ml.so.1 ${2:-}" cluster_start "$1" ||
 		exit $?

@@ -13,7 +13,8 @@ SwitchName=leaf2 Nodes=n2,n4
 SwitchName=spine Switches=leaf[1-2]
 TOPO
 chmod 644 "$topo"
-CLUSTER_SLURMD=4 spank_start spank-sbatch "topology=$topo"
+CLUSTER_SLURMD=4
+spank_start spank-sbatch "topology=$topo"
 trap 'cluster_stop; rm -rf "$SPANK_CACHE" "$topo"' EXIT
 cd "$CLUSTER_DIR" || exit 1
 out=$CLUSTER_DIR/job.out

@@ -94,4 +94,37 @@ for t in 0 7; do
 	[ "$(spank_var "$out" $t USER)" = topomltest ] ||
 		cluster_fail "task $t did not run as topomltest"
 done
+
+# 7. NVLink islands from NVML (the fake libnvidia-ml.so.1, through slurmd's
+# TOPOML_NVML_LIB): pairs 0-2 and 1-3 cross the sockets, so nvlink gives
+# each task one pair where auto gives it one socket's GPUs.
+fake=$TOP_BUILDDIR/tests/spank/fakenvml.so
+[ -f "$fake" ] || cluster_fail "$fake not built"
+cluster_slurmd_stop n1
+rm -f "$SPANK_CACHE/n1.model"
+TOPOML_NVML_LIB=$fake FAKE_NVML=pairs4 cluster_slurmd_start n1
+cluster_wait_idle
+for i in $(seq 1 100); do
+	[ -s "$SPANK_CACHE/n1.model" ] && break
+	sleep 0.1
+done
+grep -qx "nvml 1" "$SPANK_CACHE/n1.model" ||
+	cluster_fail "slurmd did not record NVLink islands: $(cat "$SPANK_CACHE/n1.model")"
+for mode in nvlink auto; do
+	timeout 60 srun -l -w n1 -N1 -n2 --ml-gpu-bind=$mode \
+		bash -c "$SPANK_TASK" >"$out" 2>"$out.err" ||
+		cluster_fail "srun --ml-gpu-bind=$mode: $(cat "$out.err")"
+	if [ $mode = nvlink ]; then
+		want="0:0,2,1,3:0,1:0 1:1,3,0,2:0,1:1"
+	else
+		want="0:0,1,2,3:0,1:0 1:2,3,0,1:0,1:1"
+	fi
+	for w in $want; do
+		IFS=: read -r t cvd lg cpus <<<"$w"
+		got="$(spank_var "$out" "$t" CUDA_VISIBLE_DEVICES):$(spank_var "$out" "$t" TOPOML_LOCAL_GPUS):$(spank_var "$out" "$t" CPUS)"
+		[ "$got" = "$cvd:$lg:$cpus" ] ||
+			cluster_fail "--ml-gpu-bind=$mode task $t: want $cvd:$lg:$cpus, got $got"
+	done
+done
+echo "ok: NVLink islands from NVML drive --ml-gpu-bind=nvlink"
 echo "PASS: srun with topoml.so"
