@@ -1,0 +1,867 @@
+/*
+ * Unit tests of the placement engine, the cost model and the Slurm
+ * baselines, on small generated topologies whose right answers are worked
+ * out by hand in the comments.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topoml.h"
+
+/* 1024 nodes, 32 per leaf, 8 leaves per level-1 switch, one root:
+ * leaf L holds nodes 32L .. 32L+31, level-1 switch S leaves 8S .. 8S+7. */
+static topoml_topo_t *_tree1024(void)
+{
+	topoml_topo_t *t = topoml_gen_fat_tree("c", 1024, 32, 8, 0);
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(t->nlevels, 3);
+	return t;
+}
+
+/* 16 nodes, 4 per leaf, 2 leaves per level-1 switch, one root. */
+static topoml_topo_t *_tree16(void)
+{
+	topoml_topo_t *t = topoml_gen_fat_tree("n", 16, 4, 2, 0);
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(t->nswitches, 7);
+	return t;
+}
+
+static hwloc_bitmap_t _all(const topoml_topo_t *t)
+{
+	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+
+	hwloc_bitmap_set_range(a, 0, t->nnodes - 1);
+	return a;
+}
+
+static int _place(const topoml_topo_t *t, enum topoml_policy pol,
+		  struct topoml_place_req *r, struct topoml_placement *p,
+		  char *why)
+{
+	return topoml_place(t, pol, r, p, why, 256);
+}
+
+static hwloc_bitmap_t _set_of(const struct topoml_placement *p)
+{
+	hwloc_bitmap_t s = hwloc_bitmap_alloc();
+
+	for (int i = 0; i < p->n; i++)
+		hwloc_bitmap_set(s, p->nodes[i]);
+	return s;
+}
+
+static int _leaves(const topoml_topo_t *t, const struct topoml_placement *p)
+{
+	hwloc_bitmap_t l = hwloc_bitmap_alloc();
+	int n;
+
+	for (int i = 0; i < p->n; i++)
+		hwloc_bitmap_set(l, t->nodes[p->nodes[i]].leaf);
+	n = hwloc_bitmap_weight(l);
+	hwloc_bitmap_free(l);
+	return n;
+}
+
+static void _assert_set(const struct topoml_placement *p, const char *want)
+{
+	hwloc_bitmap_t s = _set_of(p), w = hwloc_bitmap_alloc();
+
+	hwloc_bitmap_list_sscanf(w, want);
+	if (!hwloc_bitmap_isequal(s, w)) {
+		char got[512];
+
+		hwloc_bitmap_list_snprintf(got, sizeof(got), s);
+		ck_abort_msg("placed %s, want %s", got, want);
+	}
+	hwloc_bitmap_free(s);
+	hwloc_bitmap_free(w);
+}
+
+/* ---- fat-tree engine ------------------------------------------------ */
+
+START_TEST(ft_tight_fit_half_busy_leaf)
+{
+	topoml_topo_t *t = _tree1024();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	char why[256];
+
+	/* leaf 3 half busy: 8 nodes go there (one leaf, tightest fit),
+	 * not on any of the 31 empty leaves */
+	hwloc_bitmap_clr_range(a, 96, 111);
+	struct topoml_place_req r = { .nnodes = 8, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(p.n, 8);
+	_assert_set(&p, "112-119");
+	ck_assert_int_eq(p.score.span, 1);
+	ck_assert_double_eq(p.score.ring_cost, 16);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(ft_fewest_leaves_keep_empty_ones)
+{
+	topoml_topo_t *t = _tree1024();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	char why[256];
+
+	/* leaf 0 has 16 free: 40 nodes need 2 leaves; the tight pick uses
+	 * leaf 0 whole (16) and 24 of leaf 1, leaving 8 on leaf 1 and every
+	 * other leaf empty */
+	hwloc_bitmap_clr_range(a, 0, 15);
+	struct topoml_place_req r = { .nnodes = 40, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	_assert_set(&p, "16-55");
+	ck_assert_int_eq(p.score.span, 2);
+	ck_assert_int_eq(p.score.span_lower_bound, 2);
+	/* 38 in-leaf steps of 2 hops + 2 leaf crossings of 4 */
+	ck_assert_double_eq(p.score.ring_cost, 84);
+	ck_assert_double_eq(p.score.ring_lower_bound, 84);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(ft_lowest_common_switch)
+{
+	topoml_topo_t *t = _tree1024();
+	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+	struct topoml_placement p;
+	char why[256];
+
+	/* free: leaf 3 (under switch 0), leaves 9 and 10 (switch 1).
+	 * 64 nodes need two leaves: 9 + 10 share switch 1 (level 1),
+	 * 3 + 9 only the root (level 2). */
+	hwloc_bitmap_set_range(a, 96, 127);
+	hwloc_bitmap_set_range(a, 288, 351);
+	struct topoml_place_req r = { .nnodes = 64, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	_assert_set(&p, "288-351");
+	ck_assert_int_eq(topoml_common_level(t, p.nodes[0],
+					     p.nodes[p.n - 1]), 1);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(ft_tightest_subtree)
+{
+	topoml_topo_t *t = _tree1024();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	char why[256];
+
+	/* 64 nodes = 2 whole leaves under one level-1 switch: switches 0,
+	 * 1, 3 are empty, switch 2 (leaves 16-23) has leaf 16 busy: it has
+	 * the fewest free nodes and still holds the job. */
+	hwloc_bitmap_clr_range(a, 512, 543);
+	struct topoml_place_req r = { .nnodes = 64, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	_assert_set(&p, "544-607");
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(ft_isolate_prefers_clean_leaf)
+{
+	topoml_topo_t *t = _tree1024();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	uint32_t *owner = calloc(t->nnodes, sizeof(uint32_t));
+	char why[256];
+
+	/* leaf 0 half used by job 7: allreduce packs 8 nodes beside it,
+	 * isolate takes an empty leaf; both on one leaf */
+	for (int i = 0; i < 16; i++)
+		owner[i] = 7;
+	hwloc_bitmap_clr_range(a, 0, 15);
+	struct topoml_place_req r = { .nnodes = 8, .avail = a,
+				      .owner = owner };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(t->nodes[p.nodes[0]].leaf, 0);
+	topoml_placement_clear(&p);
+	r.hint = TOPOML_HINT_ISOLATE;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_ne(t->nodes[p.nodes[0]].leaf, 0);
+	ck_assert_int_eq(_leaves(t, &p), 1);
+	for (int i = 0; i < p.n; i++)
+		ck_assert_uint_eq(owner[p.nodes[i]], 0);
+	topoml_placement_clear(&p);
+	free(owner);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(ft_multi_leaf_avoids_shared_uplinks)
+{
+	topoml_topo_t *t = _tree1024();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	uint32_t *owner = calloc(t->nnodes, sizeof(uint32_t));
+	char why[256];
+
+	/* job 5 spans leaves 0 and 1 (24 + 24 nodes): both leaves have 8
+	 * free.  A 40-node job needs 2 leaves either way; it should not
+	 * share leaves with job 5's uplink traffic. */
+	for (int i = 8; i < 32; i++)
+		owner[i] = 5;
+	for (int i = 40; i < 64; i++)
+		owner[i] = 5;
+	hwloc_bitmap_clr_range(a, 8, 31);
+	hwloc_bitmap_clr_range(a, 40, 63);
+	struct topoml_place_req r = { .nnodes = 40, .avail = a,
+				      .owner = owner };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_leaves(t, &p), 2);
+	for (int i = 0; i < p.n; i++)
+		ck_assert_int_gt(t->nodes[p.nodes[i]].leaf, 1);
+	topoml_placement_clear(&p);
+	/* without owners it packs into the partial leaves */
+	r.owner = NULL;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_leaves(t, &p), 2);
+	topoml_placement_clear(&p);
+	free(owner);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(ft_required_and_switches)
+{
+	topoml_topo_t *t = _tree1024();
+	hwloc_bitmap_t a = _all(t), req = hwloc_bitmap_alloc();
+	struct topoml_placement p;
+	char why[256];
+
+	/* node 170 (leaf 5) required: the 8 nodes all go on leaf 5 */
+	hwloc_bitmap_set(req, 170);
+	struct topoml_place_req r = { .nnodes = 8, .avail = a,
+				      .required = req };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_leaves(t, &p), 1);
+	ck_assert_int_eq(t->nodes[p.nodes[0]].leaf, 5);
+	hwloc_bitmap_t s = _set_of(&p);
+	ck_assert(hwloc_bitmap_isset(s, 170));
+	hwloc_bitmap_free(s);
+	topoml_placement_clear(&p);
+
+	/* --switches=1 cannot hold 40 nodes on 32-node leaves */
+	r.required = NULL;
+	r.nnodes = 40;
+	r.max_leaves = 1;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "--switches"));
+	ck_assert_int_eq(p.n, 0);
+	r.max_leaves = 2;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_leaves(t, &p), 2);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(req);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(cannot_place_reasons)
+{
+	topoml_topo_t *t = _tree16();
+	hwloc_bitmap_t a = _all(t), req = hwloc_bitmap_alloc();
+	struct topoml_placement p;
+	char why[256];
+
+	hwloc_bitmap_clr_range(a, 0, 9);
+	struct topoml_place_req r = { .nnodes = 7, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "6 free"));
+	r.nnodes = 17;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "has 16"));
+	r.nnodes = 0;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "invalid node count"));
+	/* a required node that is busy */
+	hwloc_bitmap_set(req, 3);
+	r.nnodes = 2;
+	r.required = req;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "n4"));
+	ck_assert_ptr_nonnull(strstr(why, "not free"));
+	/* more required nodes than wanted */
+	hwloc_bitmap_zero(req);
+	hwloc_bitmap_set_range(req, 10, 12);
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "required"));
+	/* a torus policy on a tree */
+	r.required = NULL;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_SLURM_HILBERT, &r, &p, why),
+			 -1);
+	ck_assert_ptr_nonnull(strstr(why, "torus"));
+	hwloc_bitmap_free(req);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(deterministic_and_attempts_distinct)
+{
+	topoml_topo_t *t = _tree1024();
+	hwloc_bitmap_t a = hwloc_bitmap_alloc(), seen[4];
+	struct topoml_placement p, q;
+	char why[256];
+
+	/* every third node free */
+	for (int i = 0; i < t->nnodes; i += 3)
+		hwloc_bitmap_set(a, i);
+	struct topoml_place_req r = { .nnodes = 20, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &q, why), 0);
+	ck_assert_int_eq(p.n, q.n);
+	ck_assert_mem_eq(p.nodes, q.nodes, p.n * sizeof(int));
+	topoml_placement_clear(&q);
+	/* 4 level-1 switches hold 20 nodes on 2 leaves: 4 alternatives */
+	for (int k = 0; k < 4; k++) {
+		r.attempt = k;
+		ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &q, why),
+				 0);
+		seen[k] = _set_of(&q);
+		ck_assert_int_eq(hwloc_bitmap_weight(seen[k]), 20);
+		ck_assert(hwloc_bitmap_isincluded(seen[k], a));
+		for (int j = 0; j < k; j++)
+			ck_assert(!hwloc_bitmap_isequal(seen[j], seen[k]));
+		/* never better than the best */
+		ck_assert_int_ge(q.score.span, p.score.span);
+		topoml_placement_clear(&q);
+	}
+	/* attempt 0 is the best */
+	hwloc_bitmap_t s0 = _set_of(&p);
+	ck_assert(hwloc_bitmap_isequal(s0, seen[0]));
+	hwloc_bitmap_free(s0);
+	for (int k = 0; k < 4; k++)
+		hwloc_bitmap_free(seen[k]);
+	/* the candidates run out */
+	r.attempt = 100000;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &q, why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "attempt"));
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+/* ---- dragonfly engine ----------------------------------------------- */
+
+/* 8 groups x 4 routers x 8 nodes: group g holds nodes 32g .. 32g+31 */
+static topoml_topo_t *_dfly(void)
+{
+	topoml_topo_t *t = topoml_gen_dragonfly("d", 8, 4, 8,
+						TOPOML_DF_ALL_TO_ALL);
+
+	ck_assert_ptr_nonnull(t);
+	return t;
+}
+
+static int _groups(const topoml_topo_t *t, const struct topoml_placement *p)
+{
+	hwloc_bitmap_t g = hwloc_bitmap_alloc();
+	int n;
+
+	for (int i = 0; i < p->n; i++)
+		hwloc_bitmap_set(g, t->nodes[p->nodes[i]].group);
+	n = hwloc_bitmap_weight(g);
+	hwloc_bitmap_free(g);
+	return n;
+}
+
+START_TEST(df_fewest_groups_then_routers)
+{
+	topoml_topo_t *t = _dfly();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	char why[256];
+
+	/* group 2 has 22 free (nodes 64-73 busy): 20 nodes fit in it on
+	 * 3 routers (6 + 8 + 8 = 22 >= 20), the tightest group */
+	hwloc_bitmap_clr_range(a, 64, 73);
+	struct topoml_place_req r = { .nnodes = 20, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 1);
+	ck_assert_int_eq(t->nodes[p.nodes[0]].group, 2);
+	ck_assert_int_eq(p.score.span, 1);
+	ck_assert_int_eq(p.score.global_hops, 0);
+	topoml_placement_clear(&p);
+	/* 8 nodes: one router, a whole free one */
+	r.nnodes = 8;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_leaves(t, &p), 1);
+	/* 5 + 8 nodes: on group 2's routers, fewest routers (2) */
+	topoml_placement_clear(&p);
+	r.nnodes = 14;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 1);
+	ck_assert_int_eq(_leaves(t, &p), 2);
+	topoml_placement_clear(&p);
+	/* 40 nodes: two groups, the ring crosses groups twice */
+	r.nnodes = 40;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 2);
+	ck_assert_int_eq(p.score.global_hops, 2);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(df_alltoall_spread_is_a_site_choice)
+{
+	topoml_topo_t *t = _dfly();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	char why[256];
+	struct topoml_place_req r = { .nnodes = 16, .avail = a,
+				      .hint = TOPOML_HINT_ALLTOALL };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 1);
+	topoml_placement_clear(&p);
+	r.df_spread_alltoall = true;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 8);
+	ck_assert_int_eq(p.n, 16);
+	topoml_placement_clear(&p);
+	/* the site choice does not change allreduce jobs */
+	r.hint = TOPOML_HINT_ALLREDUCE;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 1);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+/* ---- torus engine ---------------------------------------------------- */
+
+START_TEST(torus_cube_box_and_hamiltonian_ring)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 8, 8, 8, true);
+	hwloc_bitmap_t a;
+	struct topoml_placement p;
+	char why[256];
+
+	ck_assert_ptr_nonnull(t);
+	a = _all(t);
+	struct topoml_place_req r = { .nnodes = 64, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	/* a 4x4x4 box: bounding box volume 64, one hop per ring step */
+	ck_assert_int_eq(p.score.span, 64);
+	ck_assert_int_eq(p.score.span_lower_bound, 64);
+	ck_assert_double_eq(p.score.ring_cost, 64);
+	for (int i = 0; i < p.n; i++)
+		ck_assert_int_eq(topoml_hops(t, p.nodes[i],
+					     p.nodes[(i + 1) % p.n]), 1);
+	topoml_placement_clear(&p);
+	/* x = 0..1 busy (128 nodes): an 8-node 2x2x2 box elsewhere */
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].coord[0] < 2)
+			hwloc_bitmap_clr(a, i);
+	r.nnodes = 8;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(p.score.span, 8);
+	ck_assert_double_eq(p.score.ring_cost, 8);
+	for (int i = 0; i < p.n; i++)
+		ck_assert(hwloc_bitmap_isset(a, p.nodes[i]));
+	topoml_placement_clear(&p);
+	/* 7 nodes (prime): a 1x1x7 line is the smallest box */
+	r.nnodes = 7;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(p.score.span, 7);
+	ck_assert_int_eq(p.score.span_lower_bound, 7);
+	/* bipartite 8-rings, odd job: the ring needs n + 1 */
+	ck_assert_double_eq(p.score.ring_lower_bound, 8);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(torus_wraps_and_falls_back)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 8, 1, 1, true);
+	hwloc_bitmap_t a;
+	struct topoml_placement p;
+	char why[256];
+
+	ck_assert_ptr_nonnull(t);
+	a = hwloc_bitmap_alloc();
+	/* free x = 6, 7, 0, 1: contiguous only through the wrap */
+	hwloc_bitmap_set(a, 6);
+	hwloc_bitmap_set(a, 7);
+	hwloc_bitmap_set(a, 0);
+	hwloc_bitmap_set(a, 1);
+	hwloc_bitmap_set(a, 4);
+	struct topoml_place_req r = { .nnodes = 4, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	_assert_set(&p, "0-1,6-7");
+	ck_assert_int_eq(p.score.span, 4);
+	topoml_placement_clear(&p);
+	/* 5 nodes: no box, the compact fallback still places them */
+	r.nnodes = 5;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(p.n, 5);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+/* ---- cost model ------------------------------------------------------- */
+
+START_TEST(cost_fat_tree_by_hand)
+{
+	topoml_topo_t *t = _tree1024();
+	hwloc_bitmap_t a = _all(t);
+	int nodes[4] = { 0, 1, 32, 33 };
+	struct topoml_placement p = { .n = 4, .nodes = nodes };
+
+	/* ring 0-1 (2) 1-32 (4: leaves 0, 1 share switch 0) 32-33 (2)
+	 * 33-0 (4) = 12; the bound packs 4 nodes on a leaf: 8 */
+	topoml_score(t, a, &p);
+	ck_assert_double_eq(p.score.ring_cost, 12);
+	ck_assert_double_eq(p.score.ring_lower_bound, 8);
+	ck_assert_int_eq(p.score.span, 2);
+	ck_assert_int_eq(p.score.span_lower_bound, 1);
+	/* pairs: 2 in-leaf (2 hops) + 4 across (4 hops) = 20 / 6 */
+	ck_assert_double_eq_tol(p.score.mean_pair_hops, 20.0 / 6, 1e-9);
+	/* across the root: 0 and 256 (switches 0 and 1) cost 6 */
+	nodes[2] = 256;
+	nodes[3] = 257;
+	topoml_score(t, a, &p);
+	ck_assert_double_eq(p.score.ring_cost, 2 + 6 + 2 + 6);
+	/* one node busy on every leaf: 31 free each; the largest job on
+	 * its fewest leaves: 31 leaves of 31 > 30 * 32, i.e. 961 */
+	for (int l = 0; l < 32; l++)
+		hwloc_bitmap_clr(a, 32 * l + 31);
+	p.n = 1;
+	nodes[0] = 5;
+	topoml_score(t, a, &p);
+	ck_assert_int_eq(p.score.largest_free_after, 961);
+	ck_assert_double_eq(p.score.ring_cost, 0);
+	/* 100 nodes: 4 leaves, all under one level-1 switch:
+	 * 2 * 100 + 2 * 4 = 208 */
+	int many[100];
+	struct topoml_placement q = { .n = 100, .nodes = many };
+
+	for (int i = 0; i < 100; i++)
+		many[i] = i;
+	topoml_score(t, NULL, &q);
+	ck_assert_double_eq(q.score.ring_lower_bound, 208);
+	ck_assert_double_eq(q.score.ring_cost, 208);
+	ck_assert_int_eq(q.score.span, 4);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(cost_dragonfly_and_torus_by_hand)
+{
+	topoml_topo_t *t = _dfly();
+	/* router 0: nodes 0-7, router 1: 8-15 (group 0), group 1: 32- */
+	int nodes[3] = { 0, 1, 8 };
+	struct topoml_placement p = { .n = 3, .nodes = nodes };
+
+	topoml_score(t, NULL, &p);
+	/* 0-1 same router 2, 1-8 same group 3, 8-0 3 */
+	ck_assert_double_eq(p.score.ring_cost, 8);
+	ck_assert_double_eq_tol(p.score.mean_pair_hops, 8.0 / 3, 1e-9);
+	nodes[2] = 32;
+	topoml_score(t, NULL, &p);
+	/* 2 + 5 + 5, two global hops, 2 groups */
+	ck_assert_double_eq(p.score.ring_cost, 12);
+	ck_assert_int_eq(p.score.global_hops, 2);
+	ck_assert_int_eq(p.score.span, 2);
+	ck_assert_int_eq(p.score.span_lower_bound, 1);
+	/* bound for 40 nodes: 5 routers, 2 groups: 80 + 5 + 4 */
+	int many[40];
+	struct topoml_placement q = { .n = 40, .nodes = many };
+
+	for (int i = 0; i < 40; i++)
+		many[i] = i;
+	topoml_score(t, NULL, &q);
+	ck_assert_double_eq(q.score.ring_lower_bound, 89);
+	topoml_free(t);
+
+	t = topoml_gen_torus("t", 8, 8, 8, true);
+	ck_assert_ptr_nonnull(t);
+	/* (0,0,0) and (7,0,0) are neighbours through the wrap */
+	nodes[0] = 0;
+	nodes[1] = 7;
+	p.n = 2;
+	topoml_score(t, NULL, &p);
+	ck_assert_double_eq(p.score.ring_cost, 2);
+	ck_assert_int_eq(p.score.span, 2);
+	ck_assert_double_eq(p.score.mean_pair_hops, 1);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(ring_order_groups_leaves)
+{
+	topoml_topo_t *t = _tree1024();
+	int nodes[8] = { 0, 300, 1, 301, 2, 302, 3, 303 };
+	struct topoml_placement p = { .n = 8, .nodes = nodes };
+
+	topoml_ring_order(t, nodes, 8);
+	topoml_score(t, NULL, &p);
+	/* two leaves under different level-1 switches: 6 in-leaf steps of
+	 * 2 and 2 crossings of 6 */
+	ck_assert_double_eq(p.score.ring_cost, 6 * 2 + 2 * 6);
+	topoml_free(t);
+}
+END_TEST
+
+/* ---- Slurm baselines, traced by hand through job_test.c --------------- */
+
+START_TEST(slurm_tree_by_hand)
+{
+	topoml_topo_t *t = _tree16();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	char why[256];
+
+	/* leaf 0 has one free node (n4).  -N2: top switch is the root (last
+	 * switch of the highest level with enough nodes); leaf 0 is the
+	 * first candidate, leaf 1 fits (4 >= 2) where leaf 0 does not and
+	 * replaces it, leaves 2 and 3 tie with leaf 1: nodes 4, 5. */
+	hwloc_bitmap_clr_range(a, 0, 2);
+	struct topoml_place_req r = { .nnodes = 2, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_SLURM_TREE, &r, &p, why), 0);
+	_assert_set(&p, "4-5");
+	topoml_placement_clear(&p);
+	/* -N5: no leaf fits; leaf 1 beats leaf 0 on count under the same
+	 * parent; leaves 2, 3 lose at parent level (switch 1 has 8 >= 5,
+	 * switch 0 has 5 >= 5: the smaller fit wins).  Leaf 1 gives 4,
+	 * then distance: leaf 0 (2 hops) before leaves 2, 3 (4 hops). */
+	r.nnodes = 5;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_SLURM_TREE, &r, &p, why), 0);
+	_assert_set(&p, "3-7");
+	/* Slurm's rank order is its node list order */
+	for (int i = 1; i < p.n; i++)
+		ck_assert_int_lt(p.nodes[i - 1], p.nodes[i]);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(slurm_dragonfly_by_hand)
+{
+	topoml_topo_t *t = _tree16();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	char why[256];
+
+	/* -N5, n1-n3 busy: no leaf holds 5, the leaf with the most free
+	 * nodes (leaf 1, first of the 4s) cannot either, so one node per
+	 * leaf round robin: 3, 4, 8, 12, then 5. */
+	hwloc_bitmap_clr_range(a, 0, 2);
+	struct topoml_place_req r = { .nnodes = 5, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_SLURM_DRAGONFLY, &r, &p,
+				why), 0);
+	_assert_set(&p, "3-5,8,12");
+	topoml_placement_clear(&p);
+	/* -N3 fits on leaf 1 */
+	r.nnodes = 3;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_SLURM_DRAGONFLY, &r, &p,
+				why), 0);
+	_assert_set(&p, "4-6");
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(slurm_weights_prefer_powered_up)
+{
+	topoml_topo_t *t = _tree16();
+	hwloc_bitmap_t a = _all(t);
+	uint64_t w[16];
+	struct topoml_placement p;
+	char why[256];
+
+	/* n9, n10 are up (low weight), the rest powered down: -N2 takes
+	 * the two low-weight nodes, as slurmctld does after a scancel */
+	for (int i = 0; i < 16; i++)
+		w[i] = (i == 8 || i == 9) ? 0 : 0x20000000000ULL;
+	struct topoml_place_req r = { .nnodes = 2, .avail = a, .weight = w };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_SLURM_TREE, &r, &p, why), 0);
+	_assert_set(&p, "8-9");
+	topoml_placement_clear(&p);
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_LINEAR, &r, &p, why), 0);
+	_assert_set(&p, "8-9");
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(linear_best_fit_by_hand)
+{
+	topoml_topo_t *t = _tree16();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	char why[256];
+
+	/* runs: 0-1 (2), 4-8 (5), 10-15 (6) */
+	hwloc_bitmap_clr_range(a, 2, 3);
+	hwloc_bitmap_clr(a, 9);
+	struct topoml_place_req r = { .nnodes = 4, .avail = a };
+
+	/* the smallest run that holds 4 */
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_LINEAR, &r, &p, why), 0);
+	_assert_set(&p, "4-7");
+	topoml_placement_clear(&p);
+	/* 8: no run holds it: the largest (6), then the smallest run that
+	 * holds the other 2 */
+	r.nnodes = 8;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_LINEAR, &r, &p, why), 0);
+	_assert_set(&p, "0-1,10-15");
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(slurm_hilbert_curve)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 4, 4, 4, false);
+	hwloc_bitmap_t a;
+	struct topoml_placement p;
+	char why[256];
+
+	ck_assert_ptr_nonnull(t);
+	a = _all(t);
+	/* the whole 4x4x4 mesh in Hilbert order: every step one hop */
+	struct topoml_place_req r = { .nnodes = 64, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_SLURM_HILBERT, &r, &p, why),
+			 0);
+	ck_assert_int_eq(p.nodes[0], 0);
+	for (int i = 1; i < p.n; i++)
+		ck_assert_int_eq(topoml_hops(t, p.nodes[i - 1], p.nodes[i]), 1);
+	topoml_placement_clear(&p);
+	/* 8 nodes: the first Hilbert octant, the 2x2x2 cube at 0 */
+	r.nnodes = 8;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_SLURM_HILBERT, &r, &p, why),
+			 0);
+	ck_assert_int_eq(p.score.span, 8);
+	for (int i = 0; i < p.n; i++)
+		for (int d = 0; d < 3; d++)
+			ck_assert_int_lt(t->nodes[p.nodes[i]].coord[d], 2);
+	topoml_placement_clear(&p);
+	/* linear on the same mesh: a slab of x-fastest nodes 0..7 */
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_LINEAR, &r, &p, why), 0);
+	_assert_set(&p, "0-7");
+	ck_assert_int_eq(p.score.span, 8);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+START_TEST(names_parse)
+{
+	enum topoml_hint h;
+	enum topoml_policy p;
+
+	for (int i = 0; i <= TOPOML_HINT_ISOLATE; i++) {
+		ck_assert_int_eq(topoml_hint_parse(topoml_hint_name(i), &h), 0);
+		ck_assert_int_eq(h, i);
+	}
+	for (int i = 0; i <= TOPOML_POLICY_LINEAR; i++) {
+		ck_assert_int_eq(topoml_policy_parse(topoml_policy_name(i), &p),
+				 0);
+		ck_assert_int_eq(p, i);
+	}
+	ck_assert_int_eq(topoml_hint_parse("ALLTOALL", &h), 0);
+	ck_assert_int_eq(h, TOPOML_HINT_ALLTOALL);
+	ck_assert_int_eq(topoml_hint_parse("bogus", &h), -1);
+	ck_assert_int_eq(topoml_policy_parse("bogus", &p), -1);
+	ck_assert_int_eq(topoml_policy_parse(NULL, &p), -1);
+	ck_assert_str_eq(topoml_policy_name(99), "unknown");
+}
+END_TEST
+
+static Suite *_suite(void)
+{
+	Suite *s = suite_create("place");
+	TCase *tc = tcase_create("engine");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, ft_tight_fit_half_busy_leaf);
+	tcase_add_test(tc, ft_fewest_leaves_keep_empty_ones);
+	tcase_add_test(tc, ft_lowest_common_switch);
+	tcase_add_test(tc, ft_tightest_subtree);
+	tcase_add_test(tc, ft_isolate_prefers_clean_leaf);
+	tcase_add_test(tc, ft_multi_leaf_avoids_shared_uplinks);
+	tcase_add_test(tc, ft_required_and_switches);
+	tcase_add_test(tc, cannot_place_reasons);
+	tcase_add_test(tc, deterministic_and_attempts_distinct);
+	tcase_add_test(tc, df_fewest_groups_then_routers);
+	tcase_add_test(tc, df_alltoall_spread_is_a_site_choice);
+	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
+	tcase_add_test(tc, torus_wraps_and_falls_back);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("cost");
+	tcase_add_test(tc, cost_fat_tree_by_hand);
+	tcase_add_test(tc, cost_dragonfly_and_torus_by_hand);
+	tcase_add_test(tc, ring_order_groups_leaves);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("baselines");
+	tcase_add_test(tc, slurm_tree_by_hand);
+	tcase_add_test(tc, slurm_dragonfly_by_hand);
+	tcase_add_test(tc, slurm_weights_prefer_powered_up);
+	tcase_add_test(tc, linear_best_fit_by_hand);
+	tcase_add_test(tc, slurm_hilbert_curve);
+	tcase_add_test(tc, names_parse);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
