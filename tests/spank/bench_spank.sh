@@ -17,29 +17,49 @@ run() { srun -N2 --ntasks-per-node=4 "$@" true >/dev/null 2>&1; }
 ms() { date +%s%N; }
 median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f", m}'; }
 
-run || cluster_fail "plain srun"
-run "${ml[@]}" || cluster_fail "srun ${ml[*]}"
-: >plain.t
-: >ml.t
+# Three kinds, interleaved in rotating order: no plugin at all (empty
+# plugstack.conf, which srun and slurmstepd read at every launch), the
+# plugin loaded but not asked for, and every --ml-* option.
+cp "$CLUSTER_DIR/plugstack.conf" plugstack.on
+: >plugstack.off
+launch() {
+	case $1 in
+	none) cp plugstack.off "$CLUSTER_DIR/plugstack.conf"; run ;;
+	idle) cp plugstack.on "$CLUSTER_DIR/plugstack.conf"; run ;;
+	ml) cp plugstack.on "$CLUSTER_DIR/plugstack.conf"; run "${ml[@]}" ;;
+	esac
+}
+cp plugstack.off "$CLUSTER_DIR/plugstack.conf"
+if srun -N1 --ml-gpu-bind=auto true >/dev/null 2>&1; then
+	cluster_fail "srun still knows --ml-gpu-bind with an empty plugstack.conf"
+fi
+kinds=(none idle ml)
+for k in "${kinds[@]}"; do
+	launch "$k" || cluster_fail "srun ($k) failed"
+	: >"$k.t"
+done
 for i in $(seq 1 "$N"); do
-	# Alternate which kind goes first: no bias from the previous step.
-	if [ $((i % 2)) = 0 ]; then order="plain ml"; else order="ml plain"; fi
-	for kind in $order; do
+	for j in 0 1 2; do
+		k=${kinds[$(((i + j) % 3))]}
 		t0=$(ms)
-		if [ $kind = plain ]; then run; else run "${ml[@]}"; fi ||
-			cluster_fail "srun ($kind) failed"
-		echo $((($(ms) - t0) / 1000)) >>$kind.t	# microseconds
+		launch "$k" || cluster_fail "srun ($k) failed"
+		echo $((($(ms) - t0) / 1000)) >>"$k.t"	# microseconds
 	done
 done
-echo "raw microseconds: plain $(sort -n plain.t | paste -sd' ')" >&2
-echo "raw microseconds: ml    $(sort -n ml.t | paste -sd' ')" >&2
-p=$(median <plain.t)
+cp plugstack.on "$CLUSTER_DIR/plugstack.conf"
+for k in "${kinds[@]}"; do
+	echo "raw microseconds $k: $(sort -n "$k.t" | paste -sd' ')" >&2
+done
+p=$(median <none.t)
+q=$(median <idle.t)
 m=$(median <ml.t)
 ratio=$(awk -v a="$m" -v b="$p" 'BEGIN {printf "%.3f", a / b}')
-echo "srun -N2 --ntasks-per-node=4 true, median of $N each:"
-echo "  plain srun:            $(awk -v x="$p" 'BEGIN {printf "%.1f", x/1000}') ms"
-echo "  with all --ml-* opts:  $(awk -v x="$m" 'BEGIN {printf "%.1f", x/1000}') ms"
-echo "  ratio: $ratio (target <= 1.05)"
+msf() { awk -v x="$1" 'BEGIN {printf "%.1f ms", x / 1000}'; }
+echo "srun -N2 --ntasks-per-node=4 true, median of $N each, same run:"
+echo "  plain srun (no plugin):      $(msf "$p")"
+echo "  topoml.so loaded, no option: $(msf "$q")"
+echo "  with every --ml-* option:    $(msf "$m")"
+echo "  ratio options/plain: $ratio (target <= 1.05)"
 echo "launch path of topoml.so on the cached node model (n1, 4 tasks):"
 "$TOP_BUILDDIR/tests/spank/spank_dump" -b 2000 "$SPANK_CACHE/n1.model" 4 auto |
 	sed 's/^/  /'
