@@ -94,7 +94,7 @@ static int _svg_fat_tree(const topoml_topo_t *t, FILE *f,
 		if (count[l] > maxw)
 			maxw = count[l];
 	/* Wide levels shrink boxes (down to thin bars without labels). */
-	bw = maxw <= 16 ? 90 : fmax(3, 1600.0 / maxw * 0.85);
+	bw = maxw <= 16 ? 90 : fmax(1, 1600.0 / maxw * 0.85);
 	gap = maxw <= 16 ? 20 : bw / 0.85 * 0.15;
 	width = fmax(400, maxw * (bw + gap) + 40);
 	height = nl * rowh + 70;

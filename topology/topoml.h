@@ -162,7 +162,8 @@ int topoml_torus_distance(const topoml_topo_t *t, const int a[3],
 			  const int b[3]);
 
 /* Node set <-> Slurm host list string ("n[1-4,7]"); uses slurm_hostlist_*.
- * Unknown names are reported in err (may be NULL) and skipped. */
+ * Unknown names are reported in err (may be NULL) and skipped; a malformed
+ * host list gives NULL.  The formatters return malloc'd strings. */
 hwloc_bitmap_t topoml_nodeset_parse(const topoml_topo_t *t,
 				    const char *hostlist,
 				    topoml_errors_t *err);

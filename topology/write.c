@@ -314,10 +314,22 @@ static void _free_name(const topoml_topo_t *t, const char *base, char *buf,
  * routers = leaf switches, one switch per group over its routers, and a
  * top switch over the groups so that jobs may span groups.
  */
+/* The group's name, unless a router has it: then "<name>-group[N]". */
+static const char *_group_switch(const topoml_topo_t *t, int g, char *buf,
+				 size_t len)
+{
+	int k;
+
+	snprintf(buf, len, "%s", t->groups[g].name);
+	for (k = 0; topoml_switch_by_name(t, buf) >= 0; k++)
+		snprintf(buf, len, "%s-group%.0d", t->groups[g].name, k);
+	return buf;
+}
+
 static int _conf_dragonfly(const topoml_topo_t *t, FILE *f)
 {
-	const char **names;
-	char top[300], *list;
+	char top[300], name[300], *list;
+	char **names;
 	int i, k;
 
 	for (i = 0; i < t->ngroups; i++) {
@@ -332,17 +344,21 @@ static int _conf_dragonfly(const topoml_topo_t *t, FILE *f)
 		list = _switch_list(t, g->routers, g->nrouters);
 		if (!list)
 			return -1;
-		fprintf(f, "SwitchName=%s Switches=%s\n", g->name, list);
+		fprintf(f, "SwitchName=%s Switches=%s\n",
+			_group_switch(t, i, name, sizeof(name)), list);
 		free(list);
 	}
 	if (t->ngroups == 1)
 		return 0;
-	names = malloc(t->ngroups * sizeof(*names));
+	names = calloc(t->ngroups, sizeof(*names));
 	if (!names)
 		return -1;
 	for (i = 0; i < t->ngroups; i++)
-		names[i] = t->groups[i].name;
-	list = topoml_names_format(names, t->ngroups, false);
+		names[i] = strdup(_group_switch(t, i, name, sizeof(name)));
+	list = topoml_names_format((const char *const *)names, t->ngroups,
+				   false);
+	for (i = 0; i < t->ngroups; i++)
+		free(names[i]);
 	free(names);
 	if (!list)
 		return -1;
