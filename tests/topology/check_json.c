@@ -535,6 +535,31 @@ START_TEST(test_conf_dragonfly)
 	topoml_free(back);
 	topoml_free(t);
 	free(path);
+
+	/* a router named like its group: the group switch gets a new name */
+	path = _write("clash.json",
+		"{\"family\": \"dragonfly\", \"groups\": [\n"
+		"{\"name\": \"a\", \"routers\": [{\"name\": \"a\", \"nodes\": \"n[1-2]\"},"
+		" {\"name\": \"a-group\", \"nodes\": \"n[3-4]\"}]},\n"
+		"{\"name\": \"b\", \"routers\": [{\"name\": \"top\", \"nodes\": \"n5\"}]}]}\n");
+	t = topoml_load_json(path, &e);
+	ck_assert_ptr_nonnull(t);
+	free(path);
+	ck_assert_int_gt(asprintf(&path, "%s/clash.conf", tmpdir), 0);
+	f = fopen(path, "w");
+	ck_assert_int_eq(topoml_write_conf(t, f), 0);
+	fclose(f);
+	back = topoml_load(path, TOPOML_FMT_CONF, &e);
+	if (!back)
+		_dump(&e);
+	ck_assert_ptr_nonnull(back);
+	ck_assert_int_eq(back->nswitches, 3 + 2 + 1);
+	ck_assert_int_eq(back->nlevels, 3);
+	ck_assert_int_eq(topoml_hops(back, 0, 2), 4);
+	ck_assert_int_eq(topoml_hops(back, 0, 4), 6);
+	topoml_free(back);
+	topoml_free(t);
+	free(path);
 	topoml_errors_clear(&e);
 }
 END_TEST
