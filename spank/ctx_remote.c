@@ -40,13 +40,15 @@ static char **_hosts(const char *list, int *n)
 {
 	hostlist_t hl = slurm_hostlist_create(list);
 	char **names = NULL, *h;
-	int k = 0;
+	int k = 0, count;
 
 	*n = 0;
 	if (!hl)
 		return NULL;
-	names = calloc(ML_MAX_NODES, sizeof(char *));
-	while (names && k < ML_MAX_NODES && (h = slurm_hostlist_shift(hl))) {
+	count = slurm_hostlist_count(hl);
+	if (count > 0 && count <= ML_MAX_NODES)
+		names = calloc(count, sizeof(char *));
+	while (names && k < count && (h = slurm_hostlist_shift(hl))) {
 		names[k++] = strdup(h);
 		free(h);
 	}
@@ -66,8 +68,8 @@ static void _free_hosts(char **names, int n)
 static int _topology_order(char **names, int n, int *order)
 {
 	topoml_errors_t err = { 0 };
-	topoml_topo_t *t;
-	int *idx = NULL, rc = -1;
+	topoml_topo_t *t = NULL;
+	int *idx = NULL, *slot = NULL, rc = -1;
 
 	if (!topoml_load || !topoml_ring_order || !topoml_node_by_name) {
 		ML_ERR(ML_OPT_RANK_ORDER, "this build has no placement engine, "
@@ -93,18 +95,22 @@ static int _topology_order(char **names, int n, int *order)
 			       "Slurm's order", names[i], ml.conf.topology);
 			goto out;
 		}
+	/* Slurm index of each topology node, to map the ring back. */
+	slot = malloc(sizeof(int) * (t->nnodes + 1));
+	if (!slot)
+		goto out;
+	for (int i = 0; i < t->nnodes; i++)
+		slot[i] = -1;
+	for (int k = 0; k < n; k++)
+		slot[idx[k]] = k;
 	topoml_ring_order(t, idx, n);
-	for (int i = 0; i < n; i++) {
-		order[i] = -1;
-		for (int k = 0; k < n; k++)
-			if (topoml_node_by_name(t, names[k]) == idx[i])
-				order[i] = k;
-		if (order[i] < 0)
+	for (int i = 0; i < n; i++)
+		if ((order[i] = slot[idx[i]]) < 0)
 			goto out;
-	}
 	rc = 0;
 out:
 	free(idx);
+	free(slot);
 	if (t && topoml_free)
 		topoml_free(t);
 	if (topoml_errors_clear)
@@ -397,6 +403,17 @@ int ml_remote_task_init(spank_t sp)
 			    ml.topo_file, &env);
 	}
 	_apply(sp, &env);
+	if (b && b->ngpus) {
+		char cpus[256] = "-";
+
+		if (bound)
+			hwloc_bitmap_list_snprintf(cpus, sizeof(cpus),
+						   b->cpuset);
+		slurm_verbose("topoml: task %d: CUDA_VISIBLE_DEVICES=%s own=%s "
+			      "cpus=%s hca=%s", tid, b->cuda_visible,
+			      b->local_gpus, cpus,
+			      b->ib_hca[0] ? b->ib_hca : "-");
+	}
 	ml_env_clear(&env);
 	return rc;
 }

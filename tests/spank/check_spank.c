@@ -292,6 +292,21 @@ static char *_print(const struct hw_node *n, const struct ml_task_bind *b,
 	return buf;
 }
 
+START_TEST(model_verbs)
+{
+	struct hw_node *n = _node(_fixture("synth-2s8g4n.xml"), NULL);
+	char err[512];
+
+	/* No RDMA here (ENOSYS) is no HCA port information, not an error;
+	 * on a machine with HCAs only same-named ones are updated. */
+	ck_assert_msg(!hw_ib_verbs(n, err, sizeof(err)), "%s", err);
+	ck_assert_int_eq(n->nnics, 5);
+	for (int j = 0; j < n->nnics; j++)
+		ck_assert_int_ge(n->nics[j].nports, 1);
+	hw_node_free(n);
+}
+END_TEST
+
 START_TEST(model_cache_roundtrip)
 {
 	struct hw_node *n = _node(_fixture("synth-2s8g4n.xml"), _sysfs);
@@ -831,6 +846,7 @@ static Suite *_suite(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, model_synthetic);
 	tcase_add_test(t, model_no_sysfs);
+	tcase_add_test(t, model_verbs);
 	tcase_add_test(t, model_cache_roundtrip);
 	tcase_add_test(t, model_cache_errors);
 	tcase_add_test(t, hwloc_bad_xml);
