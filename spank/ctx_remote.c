@@ -307,6 +307,11 @@ int ml_remote_post_opt(spank_t sp)
 		free(pool);
 		return 0;
 	}
+	if (ml.val[ML_OPT_GPU_BIND] == ML_GPU_BIND_NVLINK && !ml.node->nvml &&
+	    ml.node->ngpus > 1)
+		slurm_info("topoml: --ml-gpu-bind=nvlink: no NVLink islands "
+			   "known on %s (NVML), binding by PCI locality",
+			   ml.node_name);
 	npool = _pool(sp, pool, ml.node->ngpus);
 	if (ml_bind_compute(ml.node, ml.val[ML_OPT_GPU_BIND], ml.ntasks,
 			    npool >= 0 ? pool : NULL, npool, ml.binds, err,

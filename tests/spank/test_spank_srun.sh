@@ -127,4 +127,16 @@ for mode in nvlink auto; do
 	done
 done
 echo "ok: NVLink islands from NVML drive --ml-gpu-bind=nvlink"
+
+# 8. plugstack.conf arguments (srun reads the file at every start): site
+# limits, and unknown keys refused.
+cp "$CLUSTER_DIR/plugstack.conf" "$out.plugstack"
+sed -i 's|$| allowed_gpu_bind=auto,none|' "$CLUSTER_DIR/plugstack.conf"
+check_reject "topoml: --ml-gpu-bind: 'nvlink' is not allowed on this cluster (allowed: auto or none)" \
+	timeout 30 srun -N1 --ml-gpu-bind=nvlink true
+sed -i 's|$| frobnicate=1|' "$CLUSTER_DIR/plugstack.conf"
+check_reject "topoml: plugstack.conf: unknown key 'frobnicate'" \
+	timeout 30 srun -N1 true
+cp "$out.plugstack" "$CLUSTER_DIR/plugstack.conf"
+echo "ok: site limits and unknown plugstack.conf keys"
 echo "PASS: srun with topoml.so"
