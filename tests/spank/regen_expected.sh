@@ -12,6 +12,8 @@ B8=0000:12:00.0,0000:13:00.0,0000:22:00.0,0000:23:00.0,0000:42:00.0,0000:43:00.0
 B4=0000:12:00.0,0000:13:00.0,0000:14:00.0,0000:15:00.0
 
 # name xml tasks mode [sysfs|-] [nvml-mode busids]
+# (eas-tioga has AMD MI250X GCDs only and Slingshot NICs: the
+# plugin must leave its tasks unbound, not guess)
 while read -r name xml tasks mode sysfs nvml busids; do
 	[ -n "$name" ] || continue
 	case $xml in
@@ -51,6 +53,8 @@ real-jrc0323.4.auto realdata/hwloc_xml/psmgmt_topo.jrc0323.xml 4 auto
 real-jwc09n003.4.auto realdata/hwloc_xml/psmgmt_topo.jwc09n003.xml 4 auto
 real-jwc09n003.2.auto realdata/hwloc_xml/psmgmt_topo.jwc09n003.xml 2 auto
 real-mel2001.4.auto realdata/hwloc_xml/psmgmt_topo.mel2001.xml 4 auto
+real-eas-tioga.8.auto realdata/hwloc_xml/mpibind_topo-xml_eas-tioga.xml 8 auto
+real-j3c053.2.auto realdata/hwloc_xml/psmgmt_topo.j3c053.xml 2 auto
 synth-2s8g4n.8.auto hwloc/synth-2s8g4n.xml 8 auto sysfs
 synth-2s8g4n.4.auto hwloc/synth-2s8g4n.xml 4 auto sysfs
 synth-2s8g4n.3.auto hwloc/synth-2s8g4n.xml 3 auto sysfs
