@@ -40,6 +40,7 @@
 
 #include "topoml.h"
 #include "loaders.h"
+#include "model_int.h"
 
 /* Slurm recurses without a limit; a self-include would overflow its stack. */
 #define CONF_INCLUDE_DEPTH 16
@@ -713,7 +714,79 @@ out:
 	return rc;
 }
 
-/* Leaves: attach nodes; a node already on another leaf stays there. */
+/*
+ * Who owns each node: the first leaf (in file order) that lists it, as
+ * Slurm's first leaf holding a node is where a job finds it first.  Later
+ * listings are Slurm's "Multiple leaf switches contain nodes" warning; a
+ * leaf left with no node of its own is dropped.  Bad host lists are
+ * reported here.  Returns the number of errors.
+ */
+static int _claim_nodes(struct _reader *r, bool *dropped, int *ndropped)
+{
+	topoml_topo_t *seen = topoml_new(TOPOML_FAT_TREE, "claims");
+	int *owner = NULL, i, k, nerr = 0;
+	hostlist_t hl;
+	char *name;
+
+	if (!seen) {
+		topoml_errors_add(r->err, "%s: out of memory", r->recs[0].file);
+		return 1;
+	}
+	for (i = 0; i < r->nrecs; i++) {
+		struct _rec *rec = &r->recs[i];
+		int own = 0, listed;
+
+		if (!rec->nodes)
+			continue;
+		hl = _hostlist(r, rec, "Nodes", rec->nodes, rec->nodes_at);
+		if (!hl) {
+			nerr++;
+			continue;
+		}
+		listed = slurm_hostlist_count(hl);
+		while ((name = slurm_hostlist_shift(hl))) {
+			k = topoml_node_by_name(seen, name);
+			if (k < 0) {
+				k = topoml_add_node(seen, name, rec->line,
+						    NULL);
+				if (k >= 0 && topoml_grow((void **)&owner, k,
+							  sizeof(int)) == 0) {
+					owner[k] = i;
+					own++;
+				} else {
+					own++;	/* the real add reports it */
+				}
+			} else if (owner[k] != i) {
+				const struct _rec *o = &r->recs[owner[k]];
+
+				topoml_errors_add(r->warn, "%s:%d: node %s is "
+					"on leaf switches %s (line %d) and %s "
+					"(line %d); Slurm 22.05 only warns "
+					"(\"Multiple leaf switches contain "
+					"nodes\"); topoml keeps it under %s",
+					rec->file, rec->line, name, o->name,
+					o->line, rec->name, rec->line,
+					o->name);
+			}
+			free(name);
+		}
+		slurm_hostlist_destroy(hl);
+		if (!own) {
+			dropped[i] = true;
+			(*ndropped)++;
+			topoml_errors_add(r->warn, "%s:%d: switch %s has %s; "
+					  "left out", rec->file, rec->line,
+					  rec->name, listed ?
+					  "no node that an earlier leaf does "
+					  "not list" : "an empty node list");
+		}
+	}
+	free(owner);
+	topoml_free(seen);
+	return nerr;
+}
+
+/* Leaves: attach each node to its owner, the first leaf listing it. */
 static int _attach_nodes(struct _reader *r, topoml_topo_t *t, int sw,
 			 const struct _rec *rec, hostlist_t hl)
 {
@@ -722,46 +795,30 @@ static int _attach_nodes(struct _reader *r, topoml_topo_t *t, int sw,
 
 	while ((name = slurm_hostlist_shift(hl))) {
 		n = topoml_node_by_name(t, name);
-		if (n < 0)
-			n = topoml_add_node(t, name, rec->line, r->err);
 		if (n < 0) {
-			rc = -1;
-		} else if (t->nodes[n].leaf >= 0 && t->nodes[n].leaf != sw) {
-			const struct topoml_switch *o =
-				&t->switches[t->nodes[n].leaf];
-
-			topoml_errors_add(r->warn, "%s:%d: node %s is on leaf "
-					  "switches %s (line %d) and %s (line "
-					  "%d); Slurm 22.05 only warns "
-					  "(\"Multiple leaf switches contain "
-					  "nodes\"); topoml keeps it under %s",
-					  rec->file, rec->line, name, o->name,
-					  o->line, rec->name, rec->line,
-					  o->name);
-		} else if (t->nodes[n].leaf < 0 &&
-			   topoml_attach_node(t, sw, n, r->err)) {
-			rc = -1;
+			n = topoml_add_node(t, name, rec->line, r->err);
+			if (n < 0 || topoml_attach_node(t, sw, n, r->err))
+				rc = -1;
 		}
 		free(name);
 	}
 	return rc;
 }
 
-static bool _dropped_name(const struct _reader *r, const bool *dropped,
-			  const char *name)
+/* A switch left out (no nodes of its own): not in the model. */
+static bool _dropped_name(const struct _reader *r, const char *name)
 {
 	int i;
 
 	for (i = 0; i < r->nrecs; i++)
-		if (dropped[i] && !strcmp(r->recs[i].name, name))
+		if (!strcmp(r->recs[i].name, name))
 			return true;
 	return false;
 }
 
 /* Upper switches: link children; unknown or self children are fatal. */
 static int _link_children(const struct _reader *r, topoml_topo_t *t, int sw,
-			  const struct _rec *rec, hostlist_t hl,
-			  const bool *dropped)
+			  const struct _rec *rec, hostlist_t hl)
 {
 	char *name;
 	int c, k, rc = 0;
@@ -769,7 +826,7 @@ static int _link_children(const struct _reader *r, topoml_topo_t *t, int sw,
 
 	while ((name = slurm_hostlist_shift(hl))) {
 		c = topoml_switch_by_name(t, name);
-		if (c < 0 && _dropped_name(r, dropped, name)) {
+		if (c < 0 && _dropped_name(r, name)) {
 			free(name);
 			continue;	/* an empty leaf, already warned */
 		}
@@ -838,6 +895,39 @@ static void _drop_empty_parents(struct _reader *r, bool *dropped)
 	}
 }
 
+/* Duplicate switch names are fatal in Slurm: report every one. */
+static int _duplicates(struct _reader *r)
+{
+	topoml_topo_t *seen = topoml_new(TOPOML_FAT_TREE, "names");
+	int i, k, nerr = 0;
+
+	if (!seen) {
+		topoml_errors_add(r->err, "%s: out of memory", r->recs[0].file);
+		return 1;
+	}
+	for (i = 0; i < r->nrecs; i++) {
+		struct _rec *rec = &r->recs[i], *first;
+
+		k = topoml_switch_by_name(seen, rec->name);
+		if (k < 0) {
+			/* the line doubles as the record index + 1 */
+			topoml_add_switch(seen, rec->name, i + 1, NULL);
+			continue;
+		}
+		first = &r->recs[seen->switches[k].line - 1];
+		topoml_errors_add(r->err, "%s:%d: switch %s: already defined "
+				  "at %s%sline %d (Slurm: \"Switch (%s) has "
+				  "already been defined\")", rec->file,
+				  rec->line, rec->name,
+				  first->file == rec->file ? "" : first->file,
+				  first->file == rec->file ? "" : " ",
+				  first->line, rec->name);
+		nerr++;
+	}
+	topoml_free(seen);
+	return nerr;
+}
+
 static topoml_topo_t *_build(struct _reader *r, const char *path)
 {
 	topoml_topo_t *t = NULL;
@@ -862,39 +952,17 @@ static topoml_topo_t *_build(struct _reader *r, const char *path)
 		topoml_errors_add(r->err, "%s: out of memory", path);
 		goto fail;
 	}
-
-	/* Empty leaves (Nodes="", only separators) hold nothing a job
-	 * could use. */
-	for (i = 0; i < r->nrecs; i++) {
-		struct _rec *rec = &r->recs[i];
-
-		if (!rec->nodes ||
-		    rec->nodes[strspn(rec->nodes, ", \t\r\n\v\f")])
-			continue;
-		dropped[i] = true;
-		ndropped++;
-		topoml_errors_add(r->warn, "%s:%d: switch %s has an empty node "
-				  "list; left out", rec->file, rec->line,
-				  rec->name);
-	}
+	nbad = _duplicates(r) + _claim_nodes(r, dropped, &ndropped);
+	if (nbad)
+		goto fail;
 	if (ndropped)
 		_drop_empty_parents(r, dropped);
 
-	/* Switches in file order; duplicates are fatal in Slurm. */
+	/* Switches in file order. */
 	for (i = 0; i < r->nrecs; i++) {
 		struct _rec *rec = &r->recs[i];
 
 		sw_of[i] = -1;
-		s = topoml_switch_by_name(t, rec->name);
-		if (s >= 0) {
-			topoml_errors_add(r->err, "%s:%d: switch %s: already "
-					  "defined at line %d (Slurm: \"Switch "
-					  "(%s) has already been defined\")",
-					  rec->file, rec->line, rec->name,
-					  t->switches[s].line, rec->name);
-			nbad++;
-			continue;
-		}
 		if (dropped[i])
 			continue;
 		s = topoml_add_switch(t, rec->name, rec->line, r->err);
@@ -917,15 +985,15 @@ static topoml_topo_t *_build(struct _reader *r, const char *path)
 
 		if (dropped[i])
 			continue;
-		hl = _hostlist(r, rec, leaf ? "Nodes" : "Switches",
-			       leaf ? rec->nodes : rec->switches,
-			       leaf ? rec->nodes_at : rec->switches_at);
+		hl = leaf ? slurm_hostlist_create(rec->nodes) :
+		     _hostlist(r, rec, "Switches", rec->switches,
+			       rec->switches_at);
 		if (!hl) {
 			nbad++;
 			continue;
 		}
 		if (leaf ? _attach_nodes(r, t, sw_of[i], rec, hl) :
-		    _link_children(r, t, sw_of[i], rec, hl, dropped))
+		    _link_children(r, t, sw_of[i], rec, hl))
 			nbad++;
 		slurm_hostlist_destroy(hl);
 	}
