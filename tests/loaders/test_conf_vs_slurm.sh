@@ -22,7 +22,8 @@ if [ -n "${REALDATA:-}" ] && [ -d "$REALDATA/topology_conf" ]; then
 	done < <(find "$REALDATA/topology_conf" "$REALDATA/test_suites" \
 		-name '*.conf' | sort)
 else
-	echo "SKIP: REALDATA absent: fixtures only"
+	echo "REALDATA absent: fixtures only"
+	skipped_realdata=1
 fi
 
 # Slurm alone must judge: no topoml plugin in the cluster's PluginDir
@@ -101,3 +102,6 @@ done
 rmdir "$noplugins"
 [ "$bad" = 0 ] || cluster_fail "$bad of $n files judged unlike Slurm"
 echo "PASS: $n topology.conf files judged as slurmctld judges them"
+# The local files passed; without the real data the test is incomplete.
+[ -n "${skipped_realdata:-}" ] && { echo "SKIP: REALDATA absent"; exit 77; }
+exit 0

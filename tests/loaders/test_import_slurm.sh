@@ -24,7 +24,8 @@ samples=("$TESTS_DIR/fixtures/loaders/ib/railopt.topo")
 if [ -n "${REALDATA:-}" ] && [ -d "$REALDATA/ibnetdiscover" ]; then
 	samples+=("$REALDATA"/ibnetdiscover/*.topo)
 else
-	echo "SKIP: REALDATA absent: only the local rail-optimised fixture"
+	echo "REALDATA absent: only the local rail-optimised fixture"
+	skipped_realdata=1
 fi
 
 # cluster_start owns the EXIT trap: the work files go at the end.
@@ -97,3 +98,6 @@ done
 rm -rf "$work"
 rmdir "$noplugins"
 echo "PASS: Slurm's topology/tree accepted $n imported topologies"
+# The local files passed; without the real data the test is incomplete.
+[ -n "${skipped_realdata:-}" ] && { echo "SKIP: REALDATA absent"; exit 77; }
+exit 0
