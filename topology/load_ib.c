@@ -1206,7 +1206,10 @@ static topoml_topo_t *_build(struct ib_reader *r)
 					  nca > 1 ? "s" : "", c->id, c->desc);
 		else
 			topoml_errors_add(r->err, "%s: no Switch or Ca blocks: "
-					  "not ibnetdiscover output", r->path);
+					  "not ibnetdiscover output (the "
+					  "one-line-per-port forms of -p, -l, "
+					  "-H and -S are not read: run plain "
+					  "ibnetdiscover)", r->path);
 		return NULL;
 	}
 	b.host_unit = malloc((r->nnodes + 1) * sizeof(int));
