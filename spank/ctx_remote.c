@@ -359,6 +359,46 @@ static bool _bind_cpus(hwloc_const_bitmap_t want)
 	return true;
 }
 
+/*
+ * CUDA_VISIBLE_DEVICES already set (by the user, or Slurm's GRES): it
+ * stays, CUDA_DEVICE_ORDER too, and TOPOML_LOCAL_GPUS points into that
+ * list, or is left out when the task's GPUs are not all in it.
+ */
+static void _keep_visible(spank_t sp, const struct ml_task_bind *b,
+			  struct ml_env *e)
+{
+	char cur[1024], own[256] = "";
+	int list[64], n = 0;
+	size_t off = 0;
+
+	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", cur, sizeof(cur)) !=
+	    ESPANK_SUCCESS)
+		return;
+	for (char *p = cur, *end; *p && n < 64; p = *end ? end + 1 : end) {
+		list[n++] = (int)strtol(p, &end, 10);
+		if (end == p || (*end && *end != ','))
+			n = -1;
+		if (n < 0)
+			break;
+	}
+	for (int k = 0; n > 0 && k < b->ngpus; k++) {
+		int pos = -1;
+
+		for (int i = 0; i < n; i++)
+			if (list[i] == ml.node->gpus[b->gpus[k]].index)
+				pos = i;
+		if (pos < 0) {
+			n = -1;
+			break;
+		}
+		off += snprintf(own + off, sizeof(own) - off, "%s%d",
+				k ? "," : "", pos);
+	}
+	/* An empty value: _apply leaves the variable out. */
+	ml_env_add(e, "TOPOML_LOCAL_GPUS", "%s", n > 0 ? own : "");
+	ml_env_add(e, "CUDA_DEVICE_ORDER", "%s", "");
+}
+
 static void _apply(spank_t sp, const struct ml_env *e)
 {
 	char buf[16];
@@ -366,8 +406,10 @@ static void _apply(spank_t sp, const struct ml_env *e)
 	for (int i = 0; i < e->n; i++) {
 		spank_err_t rc = spank_getenv(sp, e->name[i], buf, sizeof(buf));
 
-		/* Set already (by the user, or by Slurm for GPUs): keep. */
-		if (rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE)
+		/* Set already (by the user, or by Slurm for GPUs): keep.
+		 * An empty value means "leave it out". */
+		if (rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE ||
+		    !e->value[i][0])
 			continue;
 		spank_setenv(sp, e->name[i], e->value[i], 0);
 	}
@@ -392,6 +434,7 @@ int ml_remote_task_init(spank_t sp)
 
 	if (b && ml.val[ML_OPT_GPU_BIND] != ML_GPU_BIND_NONE) {
 		ml_env_gpu(b, &env);
+		_keep_visible(sp, b, &env);
 		if (ml.conf.bind_cpus && !hwloc_bitmap_iszero(b->cpuset))
 			bound = _bind_cpus(b->cpuset);
 	}

@@ -35,6 +35,13 @@ for t in 0 1; do
 		cluster_fail "task $t: user variables overwritten: $(grep "^ *$t: \(NCCL_IB_HCA\|MASTER_PORT\|CUDA_VISIBLE\)" "$out")"
 	[ "$(spank_var "$out" $t RANK)" = $t ] ||
 		cluster_fail "task $t: no RANK next to the user's variables"
+	# The user's CUDA_VISIBLE_DEVICES=3 is the pool: both tasks use
+	# GPU 3 (entry 0 of their list), on the CPU next to it.
+	[ "$(spank_var "$out" $t TOPOML_LOCAL_GPUS)" = 0 ] &&
+	[ "$(spank_var "$out" $t CPUS)" = 1 ] ||
+		cluster_fail "task $t: binding ignores the user's GPU list: $(grep "^ *$t: \(TOPOML\|CPUS\)" "$out")"
+	! grep -q "^ *$t: CUDA_DEVICE_ORDER=" "$out" ||
+		cluster_fail "task $t: CUDA_DEVICE_ORDER set beside the user's list"
 done
 echo "ok: user variables kept"
 
