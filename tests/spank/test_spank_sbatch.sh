@@ -42,7 +42,23 @@ if sbatch bad.sh >"$out" 2>&1; then
 fi
 grep -qF "topoml: --ml-gpu-bind: invalid value 'fast'" "$out" ||
 	cluster_fail "#SBATCH --ml-gpu-bind=fast: $(cat "$out")"
-echo "ok: sbatch refuses bad values"
+if timeout 30 salloc -N1 --ml-rank-order=ring true >"$out" 2>&1; then
+	cluster_fail "salloc accepted --ml-rank-order=ring"
+fi
+grep -qF "topoml: --ml-rank-order: invalid value 'ring' (expected topology or slurm)" \
+	"$out" || cluster_fail "salloc --ml-rank-order=ring: $(cat "$out")"
+echo "ok: sbatch and salloc refuse bad values"
+
+# salloc's options reach the steps run inside the allocation.
+timeout 60 salloc -N1 -w n1 --ml-gpu-bind=auto --ml-nccl=auto \
+	srun -l -n4 bash -c "$SPANK_TASK" >"$out" 2>"$out.err" ||
+	cluster_fail "salloc ... srun: $(cat "$out.err")"
+for t in 0 3; do
+	[ "$(spank_var "$out" $t TOPOML_LOCAL_GPUS)" = $t ] &&
+	[ "$(spank_var "$out" $t RANK)" = $t ] ||
+		cluster_fail "salloc step, task $t: $(grep "^ *$t: \(TOPOML\|RANK\)" "$out")"
+done
+echo "ok: salloc options reach its steps"
 
 # 3. --ml-comm travels in the job's SPANK environment as
 # _SLURM_SPANK_OPTION_topoml_ml_comm (the batch step sees it with Slurm's
