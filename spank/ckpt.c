@@ -550,6 +550,7 @@ static void *_timer(void *arg)
 	bool batch = _st.step_id == SLURM_BATCH_SCRIPT;
 	bool warned = false, requeued = false, fenced = false;
 	time_t next_poll = 0, next_epoch = 0, end = 0;
+	int rpc_failed = 0;
 
 	(void)arg;
 	while (!_st.stop) {
@@ -558,15 +559,30 @@ static void *_timer(void *arg)
 		if (_st.lead > 0 && now >= next_poll) {
 			time_t e = 0;
 
-			if (slurm_get_end_time(_st.job_id, &e) == SLURM_SUCCESS) {
-				/* No time limit: a date years away. */
-				end = (e > now && e - now < 10L * 365 * 86400) ?
-				      e : 0;
-				p->end_time = end;
+			if (slurm_get_end_time(_st.job_id, &e) != SLURM_SUCCESS) {
+				if (!rpc_failed++)
+					slurm_info("topoml: --ml-ckpt: job %u: "
+						   "end time: %s (retrying)",
+						   _st.job_id, slurm_strerror(
+						   slurm_get_errno()));
+				next_poll = now + 5;
+				goto poll_done;
 			}
-			next_poll = now + ((end && end - _st.lead - now < 60) ?
-					   5 : 30);
+			/* No time limit: a date years away. */
+			end = (e > now && e - now < 10L * 365 * 86400) ? e : 0;
+			p->end_time = end;
+			/*
+			 * The end moves only with scontrol update: ask again
+			 * every 5 min, often when the warning is near.
+			 */
+			if (end && end - _st.lead - now < 60)
+				next_poll = now + 5;
+			else if (end && end - _st.lead - now < 600)
+				next_poll = now + (end - _st.lead - now) / 2;
+			else
+				next_poll = now + 300;
 		}
+poll_done:
 		warn_at = end - _st.lead;
 		if (warn_at < p->start_time + CKPT_MIN_RUN)
 			warn_at = p->start_time + CKPT_MIN_RUN;
@@ -577,11 +593,29 @@ static void *_timer(void *arg)
 				   (long)(end - now));
 			_raise(TOPOML_CKPT_R_LIMIT);
 		}
+		/*
+		 * Requeue once a checkpoint answered the warning; failing
+		 * that, shortly before the limit if this run committed any
+		 * checkpoint.  A run without progress is left to time out:
+		 * requeueing it would loop for ever.
+		 */
 		if (batch && warned && !requeued &&
 		    ((__atomic_load_n(&p->commit_reason, __ATOMIC_SEQ_CST) &
 		      TOPOML_CKPT_R_LIMIT) ||
 		     now >= end - (_st.lead / 4 > 2 ? _st.lead / 4 : 2))) {
 			requeued = true;
+			if (!(__atomic_load_n(&p->commit_reason,
+					      __ATOMIC_SEQ_CST) &
+			      TOPOML_CKPT_R_LIMIT) && p->commit_time <= 0) {
+				slurm_error("topoml: --ml-ckpt: job %u made no "
+					    "checkpoint in this run: not "
+					    "requeued (does the program call "
+					    "the topoml checkpoint hook?)",
+					    _st.job_id);
+				__atomic_store_n(&p->requeued, 2,
+						 __ATOMIC_SEQ_CST);
+				goto requeue_done;
+			}
 			if (slurm_requeue(_st.job_id, 0) != SLURM_SUCCESS) {
 				slurm_error("topoml: --ml-ckpt: requeue of job "
 					    "%u failed: %s (is the job "
@@ -598,6 +632,7 @@ static void *_timer(void *arg)
 						 __ATOMIC_SEQ_CST);
 			}
 		}
+requeue_done:
 		if (_st.interval > 0) {
 			base = p->commit_time > p->interval_time ?
 			       p->commit_time : p->interval_time;
@@ -622,6 +657,34 @@ static void *_timer(void *arg)
 		nanosleep(&ts, NULL);
 	}
 	return NULL;
+}
+
+/*
+ * SLURM_RESTART_COUNT: srun steps inherit it from the batch script, but the
+ * batch step gets it only in its task (setup_env() in exec_task(), after
+ * user_init), so there ask slurmctld once.
+ */
+static long _restart_count(spank_t sp)
+{
+	job_info_msg_t *info = NULL;
+	char buf[32];
+	long n = 0;
+
+	if (spank_getenv(sp, "SLURM_RESTART_COUNT", buf, sizeof(buf)) ==
+	    ESPANK_SUCCESS)
+		return strtol(buf, NULL, 10);
+	if (_st.step_id != SLURM_BATCH_SCRIPT)
+		return 0;
+	if (slurm_load_job(&info, _st.job_id, SHOW_ALL) == SLURM_SUCCESS &&
+	    info && info->record_count > 0)
+		n = info->job_array[0].restart_cnt;
+	else
+		slurm_info("topoml: --ml-ckpt: job %u: restart count unknown "
+			   "(%s), taking 0", _st.job_id,
+			   slurm_strerror(slurm_get_errno()));
+	if (info)
+		slurm_free_job_info_msg(info);
+	return n;
 }
 
 static void _setenv_long(spank_t sp, const char *name, long v)
@@ -656,10 +719,7 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o)
 	if (spank_getenv(sp, "SLURM_JOB_USER", user, sizeof(user)) !=
 	    ESPANK_SUCCESS)
 		snprintf(user, sizeof(user), "%u", (unsigned)_st.uid);
-	_st.restart = 0;
-	if (spank_getenv(sp, "SLURM_RESTART_COUNT", buf, sizeof(buf)) ==
-	    ESPANK_SUCCESS)
-		_st.restart = strtol(buf, NULL, 10);
+	_st.restart = _restart_count(sp);
 	if (_expand_dir(o->dir, _st.job_id, array_job, array_task, user, dir,
 			sizeof(dir)) < 0) {
 		slurm_error("topoml: --ml-ckpt: %s: bad %%-pattern or too "
@@ -694,8 +754,8 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o)
 		snprintf(buf, sizeof(buf), "n%u", _st.node_id);
 	shm = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 	snprintf(_st.page_path, sizeof(_st.page_path),
-		 "%s/topoml-ckpt.%u.%u.%ld.%s", shm, (unsigned)_st.uid,
-		 _st.job_id, _st.restart, buf);
+		 "%s/topoml-ckpt.%u.%u.%s", shm, (unsigned)_st.uid,
+		 _st.job_id, buf);
 	if (_open_page() < 0)
 		goto page_fail;
 	spank_setenv(sp, "TOPOML_CKPT_DIR", _st.dir, 1);

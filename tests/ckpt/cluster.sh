@@ -1,0 +1,263 @@
+#!/bin/bash
+# --ml-ckpt on a real local Slurm cluster, all scenarios at once (one node
+# each):
+#   limit_c, limit_py  time limit 1 min, lead=50: warned, checkpointed,
+#                      requeued by the plugin, resumed; >= 3 interruptions,
+#                      the same final state as an uninterrupted run
+#   requeue            scontrol requeue twice mid-run (SIGTERM route)
+#   nodefail           the job's slurmd killed: slurmctld requeues the job,
+#                      the new run resumes, the stale run is fenced and killed
+#   user               an unprivileged user's job: files and page are the
+#                      user's, warning and requeue work the same
+#   baddir             a DIR the user cannot write: sbatch fails, saying why
+# CKPT_PLUGIN=shim tests spank/ckpt.c through tests/ckpt/ckpt_shim.c instead
+# of topoml.so.
+# SPDX-License-Identifier: GPL-2.0-or-later
+set -u
+. "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$TESTS_DIR/.." && pwd)}
+
+PY=/usr/bin/python3
+CK_USER=topomlckpt
+plugin=${CKPT_PLUGIN:-topoml}
+if [ "$plugin" = shim ]; then
+	so=$TOP_BUILDDIR/tests/ckpt/.libs/ckpt_shim.so
+else
+	so=$TOP_BUILDDIR/spank/.libs/topoml.so
+fi
+for f in "$so" "$TOP_BUILDDIR/tests/ckpt/.libs/train_c" \
+	"$TOP_BUILDDIR/contrib/ckpt/.libs/libtopoml-ckpt.so.0" "$PY"; do
+	[ -e "$f" ] || { echo "SKIP: $f missing"; exit 77; }
+done
+
+# Everything the jobs run lives in a directory every user can read.
+BASE=$(mktemp -d /tmp/topoml-ckpt.XXXXXX)
+chmod 755 "$BASE"
+mkdir -p "$BASE/bin"
+cp "$TOP_BUILDDIR/tests/ckpt/.libs/train_c" \
+	"$TOP_BUILDDIR/contrib/ckpt/.libs/libtopoml-ckpt.so.0" \
+	"$TOP_SRCDIR/tests/ckpt/train_py.py" \
+	"$TOP_SRCDIR/contrib/ckpt/topoml_ckpt.py" "$BASE/bin/"
+chmod -R a+rX "$BASE/bin"
+created_user=0
+if ! id "$CK_USER" >/dev/null 2>&1; then
+	useradd -M -d /nonexistent -s /bin/sh "$CK_USER" ||
+		{ echo "SKIP: useradd failed"; rm -rf "$BASE"; exit 77; }
+	created_user=1
+fi
+CK_UID=$(id -u "$CK_USER")
+
+cleanup() {
+	cluster_stop
+	rm -rf "$BASE"
+	[ $created_user = 1 ] && userdel "$CK_USER" 2>/dev/null
+}
+
+if [ "$plugin" = shim ]; then
+	echo "required $so" >"$BASE/plugstack.conf"
+	chmod 644 "$BASE/plugstack.conf"
+	CLUSTER_CONF_EXTRA="PlugStackConfig=$BASE/plugstack.conf"
+else
+	CLUSTER_SPANK=1
+fi
+CLUSTER_SLURMD=8 cluster_start ckpt
+trap 'cleanup' EXIT
+trap 'cleanup; exit 130' INT TERM
+# A requeued job waits cred_expire (default 1200 s) before it starts again;
+# a node is declared down after SlurmdTimeout.
+cat >>"$SLURM_CONF" <<EOF
+AuthInfo=socket=$CLUSTER_DIR/munge/munge.socket,cred_expire=5
+SlurmdTimeout=5
+DebugFlags=NO_CONF_HASH
+EOF
+cluster_restart_ctld
+
+fail() { cluster_fail "$*"; }
+
+# reference PROG STEPS: the final line of an uninterrupted run.
+reference() {
+	if [ "$1" = c ]; then
+		env -u TOPOML_CKPT_DIR LD_LIBRARY_PATH="$BASE/bin" \
+			"$BASE/bin/train_c" "$2" 0
+	else
+		env -u TOPOML_CKPT_DIR "$PY" "$BASE/bin/train_py.py" "$2" 0
+	fi | grep '^final'
+}
+
+# submit NAME AS_USER PROG STEPS MS CKPT_OPTS [sbatch args]: prints job id.
+submit() {
+	local name=$1 who=$2 prog=$3 steps=$4 ms=$5 opts=$6 cmd
+	shift 6
+	local d=$BASE/$name
+	mkdir -p "$d"
+	if [ "$prog" = c ]; then
+		cmd="LD_LIBRARY_PATH=$BASE/bin exec $BASE/bin/train_c"
+	else
+		cmd="exec $PY $BASE/bin/train_py.py"
+	fi
+	printf '#!/bin/sh\n%s %s %s %s\n' "$cmd" "$steps" "$ms" "$d" \
+		>"$d/job.sh"
+	chmod 755 "$d/job.sh"
+	if [ "$who" = user ]; then
+		chown -R "$CK_USER" "$d"
+		su -s /bin/sh "$CK_USER" -c "cd $d && SLURM_CONF=$SLURM_CONF \
+			sbatch --parsable -N1 -o $d/slurm-%j.out \
+			--ml-ckpt=$d/ck,$opts $* $d/job.sh"
+	else
+		(cd "$d" && sbatch --parsable -N1 -o "$d/slurm-%j.out" \
+			--ml-ckpt="$d/ck,$opts" "$@" "$d/job.sh")
+	fi
+}
+
+restarts() {
+	scontrol show job "$1" 2>/dev/null | grep -o 'Restarts=[0-9]*' |
+		cut -d= -f2
+}
+
+# wait_gone ID SECONDS: until the job left squeue (completed and purged).
+wait_gone() {
+	local i
+	for i in $(seq 1 "$2"); do
+		[ -z "$(squeue -h -j "$1" -o %T 2>/dev/null)" ] && return 0
+		sleep 1
+	done
+	return 1
+}
+
+# check_resume NAME MIN_STOPS REF: every run started where the previous
+# one stopped, at least MIN_STOPS interruptions, the final state is REF.
+check_resume() {
+	local name=$1 min=$2 ref=$3 d=$BASE/$1 stops final last
+	[ -f "$d/runs" ] || fail "$name: no run recorded"
+	stops=$(grep -c '^stop' "$d/runs")
+	[ "$stops" -ge "$min" ] ||
+		fail "$name: $stops interruptions, want >= $min: $(cat "$d/runs")"
+	awk '
+		/^stop/ { at = $4; r = $2; next }
+		/^restart/ {
+			if (NR > 1 && at != "" && $4 != at) {
+				print "restart " $2 " from " $4 ", stopped at " at
+				bad = 1
+			}
+			at = ""
+		}
+		END { exit bad }' "$d/runs" ||
+		fail "$name: resumed at the wrong step: $(cat "$d/runs")"
+	last=$(ls "$d"/result.* 2>/dev/null | sort -t. -k2 -n | tail -1)
+	[ -n "$last" ] || fail "$name: no final result: $(cat "$d/runs")"
+	final=$(cat "$last")
+	[ "$final" = "$ref" ] ||
+		fail "$name: final '$final', uninterrupted run '$ref'"
+	echo "$name: $stops interruptions, runs: $(paste -sd' ' "$d/runs" |
+		tr -s ' ')"
+}
+
+wait_latest() {
+	local i
+	for i in $(seq 1 "$2"); do
+		[ -L "$1/latest" ] && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+REF_C700=$(reference c 700)
+REF_PY700=$(reference py 700)
+[ "$REF_C700" = "$REF_PY700" ] ||
+	fail "C and Python programs disagree: $REF_C700 / $REF_PY700"
+
+# 1. A DIR the user cannot write: refused at submit.
+mkdir -p "$BASE/rootonly"
+chmod 755 "$BASE/rootonly"
+out=$(su -s /bin/sh "$CK_USER" -c "cd /tmp && SLURM_CONF=$SLURM_CONF \
+	sbatch --parsable -N1 --ml-ckpt=$BASE/rootonly/x/y,every=5 \
+	--wrap true" 2>&1) && fail "sbatch accepted an unwritable DIR: $out"
+echo "$out" | grep -q "rootonly.*not writable by uid $CK_UID" ||
+	fail "unclear error for an unwritable DIR: $out"
+echo "baddir: sbatch refused: $out"
+
+# 2. All the runs at once.
+id_lc=$(submit limit_c root c 700 50 "every=10,lead=50" --time=1) ||
+	fail "sbatch limit_c"
+id_lp=$(submit limit_py root py 700 50 "every=10,lead=50" --time=1) ||
+	fail "sbatch limit_py"
+id_rq=$(submit requeue root c 1500 20 "every=20" --time=10) ||
+	fail "sbatch requeue"
+id_nf=$(submit nodefail root c 2500 20 "every=20" --time=10) ||
+	fail "sbatch nodefail"
+id_us=$(submit user user c 400 50 "every=10,lead=50" --time=1) ||
+	fail "sbatch user"
+REF_C1500=$(reference c 1500)
+REF_C2500=$(reference c 2500)
+REF_C400=$(reference c 400)
+
+# The user's job: its page in /dev/shm and its directory are the user's.
+for i in $(seq 1 60); do
+	page=$(ls /dev/shm/topoml-ckpt."$CK_UID"."$id_us".* 2>/dev/null |
+		head -1)
+	[ -n "$page" ] && break
+	sleep 0.5
+done
+[ -n "$page" ] || fail "user: no shared page for job $id_us"
+[ "$(stat -c %u "$page")" = "$CK_UID" ] || fail "user: page $page not the user's"
+wait_latest "$BASE/user/ck/$id_us" 60 || fail "user: no checkpoint"
+[ "$(stat -c %U "$BASE/user/ck/$id_us")" = "$CK_USER" ] ||
+	fail "user: checkpoint directory not the user's"
+bad=$(find "$BASE/user/ck" ! -user "$CK_USER" | head -3)
+[ -z "$bad" ] || fail "user: files not the user's: $bad"
+
+# scontrol requeue, twice, each once the run checkpointed.
+d=$BASE/requeue/ck/$id_rq
+wait_latest "$d" 60 || fail "requeue: no checkpoint"
+scontrol requeue "$id_rq" || fail "scontrol requeue $id_rq"
+for i in $(seq 1 120); do
+	grep -q '^restart 1' "$BASE/requeue/runs" 2>/dev/null && break
+	sleep 0.5
+done
+grep -q '^restart 1' "$BASE/requeue/runs" || fail "requeue: no second run"
+sleep 3
+scontrol requeue "$id_rq" || fail "second scontrol requeue $id_rq"
+
+# Node failure: stop the slurmd of the node the job runs on.
+d=$BASE/nodefail/ck/$id_nf
+wait_latest "$d" 60 || fail "nodefail: no checkpoint"
+node=$(squeue -h -j "$id_nf" -o %N)
+[ -n "$node" ] || fail "nodefail: job $id_nf has no node"
+cluster_slurmd_stop "$node"
+for i in $(seq 1 120); do
+	r=$(restarts "$id_nf")
+	[ "${r:-0}" -ge 1 ] && [ "$(squeue -h -j "$id_nf" -o %T)" = RUNNING ] &&
+		break
+	sleep 1
+done
+[ "${r:-0}" -ge 1 ] || fail "nodefail: job $id_nf not requeued after $node died"
+newnode=$(squeue -h -j "$id_nf" -o %N)
+[ "$newnode" != "$node" ] || fail "nodefail: restarted on the dead $node"
+echo "nodefail: $node down, job $id_nf runs again on $newnode"
+
+for id in $id_lc $id_lp $id_rq $id_nf $id_us; do
+	wait_gone "$id" 400 || fail "job $id did not finish: $(squeue -j "$id")"
+done
+cluster_slurmd_start "$node"
+
+check_resume limit_c 3 "$REF_C700"
+check_resume limit_py 3 "$REF_PY700"
+check_resume requeue 2 "$REF_C1500"
+check_resume user 1 "$REF_C400"
+# The node failure killed the run without warning: it resumes from the
+# last periodic checkpoint, and the stale run never finished.
+[ -e "$BASE/nodefail/result.0" ] &&
+	fail "nodefail: the stale run on $node finished: $(cat "$BASE/nodefail/runs")"
+# The stale run was fenced: its commit refused (ESTALE) or its tasks
+# killed by its slurmstepd's timer.
+grep -q "Stale file handle" "$BASE"/nodefail/slurm-*.out ||
+	grep -q "job $id_nf runs again elsewhere" \
+		"$CLUSTER_DIR/log/slurmd-$node.log" ||
+	fail "nodefail: the stale run was not fenced"
+check_resume nodefail 0 "$REF_C2500"
+grep -q '^restart 1 from [1-9]' "$BASE/nodefail/runs" ||
+	fail "nodefail: not resumed from a checkpoint: $(cat "$BASE/nodefail/runs")"
+echo "PASS: warning+requeue (C, Python, unprivileged user), scontrol" \
+	"requeue, node failure: same final state as uninterrupted runs"
