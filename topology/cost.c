@@ -383,99 +383,102 @@ static int _best_level_free(int *f, int *s, int m)
 	return best;
 }
 
-/* Torus: the largest box all of whose nodes are free. */
+/* Largest rectangle under a histogram h[0..n-1] (stack method). */
+static long _hist_max(const int *h, int n, int *stack)
+{
+	long best = 0;
+	int top = 0;
+
+	for (int i = 0; i <= n; i++) {
+		int cur = i < n ? h[i] : 0;
+
+		while (top && h[stack[top - 1]] >= cur) {
+			int hh = h[stack[--top]];
+			int left = top ? stack[top - 1] + 1 : 0;
+			long area = (long)hh * (i - left);
+
+			if (area > best)
+				best = area;
+		}
+		stack[top++] = i;
+	}
+	return best;
+}
+
+/*
+ * Torus: the largest box all of whose nodes are free.  For each x-extent
+ * a and start x0 (wrapping in x), the (y, z) cells whose x-run from x0 is
+ * free for a nodes form a 0/1 matrix; its largest all-1 rectangle, times
+ * a, is a free box.  O(X * X * Y * Z) at worst, far less on a busy machine
+ * (extents longer than the longest free x-run are skipped).  Boxes that
+ * wrap in y or z are not seen: a slight underestimate there.
+ */
 static int _largest_free_box(const topoml_topo_t *t,
 			     hwloc_const_bitmap_t freeset)
 {
-	int X = t->dims[0], Y = t->dims[1], Z = t->dims[2], best = 0;
-	bool w[3];
-	int e[3];
-	int *p;
-	size_t sz;
+	int X = t->dims[0], Y = t->dims[1], Z = t->dims[2];
+	bool wx = t->wrap[0] && X > 1;
+	int *run = malloc((size_t)X * Y * Z * sizeof(int));
+	int *h = calloc(Y + 1, sizeof(int)), *stack = malloc((Y + 2) *
+							     sizeof(int));
+	long best = 0;
 
-	for (int d = 0; d < 3; d++) {
-		w[d] = t->wrap[d] && t->dims[d] > 1;
-		e[d] = w[d] ? 2 * t->dims[d] : t->dims[d];
-	}
-	sz = (size_t)(e[0] + 1) * (e[1] + 1) * (e[2] + 1);
-	p = calloc(sz, sizeof(int));
-	if (!p)
-		return 0;
-#define PI(x, y, z) (((size_t)(z) * (e[1] + 1) + (y)) * (e[0] + 1) + (x))
-	for (int z = 1; z <= e[2]; z++)
-		for (int y = 1; y <= e[1]; y++)
-			for (int x = 1; x <= e[0]; x++) {
-				int c[3] = { (x - 1) % X, (y - 1) % Y,
-					     (z - 1) % Z };
+	if (!run || !h || !stack)
+		goto out;
+	/* run[x][y][z]: free nodes from x on in +x (wrapping), at most X */
+	for (int z = 0; z < Z; z++)
+		for (int y = 0; y < Y; y++) {
+			int r = 0;
+
+			for (int k = (wx ? 2 * X : X) - 1; k >= 0; k--) {
+				int c[3] = { k % X, y, z };
 				int v = t->coord_node[topoml__torus_pos(t, c)];
-				int busy = v < 0 || !hwloc_bitmap_isset(freeset, v);
 
-				p[PI(x, y, z)] = busy + p[PI(x - 1, y, z)] +
-					p[PI(x, y - 1, z)] + p[PI(x, y, z - 1)] -
-					p[PI(x - 1, y - 1, z)] -
-					p[PI(x - 1, y, z - 1)] -
-					p[PI(x, y - 1, z - 1)] +
-					p[PI(x - 1, y - 1, z - 1)];
+				r = (v >= 0 && hwloc_bitmap_isset(freeset, v)) ?
+				    r + 1 : 0;
+				if (r > X)
+					r = X;
+				if (k < X)
+					run[((size_t)z * Y + y) * X + k] = r;
 			}
-	/* a x b x 1 rectangles free at layer z, then the longest run of
-	 * layers; a free a x b implies a free a x (b-1): stop early */
-	for (int a = 1; a <= X; a++) {
-		bool any_a = false;
-
-		for (int b = 1; b <= Y; b++) {
-			int lx = w[0] ? (a >= X ? 1 : X) : X - a + 1;
-			int ly = w[1] ? (b >= Y ? 1 : Y) : Y - b + 1;
-			bool any = false;
-
-			if (a * b * Z <= best) {
-				any = true;	/* cannot beat best, go on */
-				any_a = true;
-				continue;
-			}
-			for (int y0 = 0; y0 < ly; y0++)
-				for (int x0 = 0; x0 < lx; x0++) {
-					int run = 0, longest = 0;
-					int len = w[2] ? 2 * Z : Z;
-
-					for (int zz = 0; zz < len; zz++) {
-						int z = zz;
-						int s;
-
-						if (z >= e[2])
-							break;
-						s = p[PI(x0 + a, y0 + b, z + 1)] -
-						    p[PI(x0, y0 + b, z + 1)] -
-						    p[PI(x0 + a, y0, z + 1)] +
-						    p[PI(x0, y0, z + 1)] -
-						    p[PI(x0 + a, y0 + b, z)] +
-						    p[PI(x0, y0 + b, z)] +
-						    p[PI(x0 + a, y0, z)] -
-						    p[PI(x0, y0, z)];
-						if (s == 0) {
-							run++;
-							if (run > longest)
-								longest = run;
-						} else {
-							run = 0;
-						}
-					}
-					if (longest > Z)
-						longest = Z;
-					if (longest > 0)
-						any = true;
-					if (a * b * longest > best)
-						best = a * b * longest;
-				}
-			if (!any)
-				break;
-			any_a = true;
 		}
-		if (!any_a)
-			break;
+	/* Per start x0, extents a upwards: the (y, z) rectangle A(a) only
+	 * shrinks as a grows, so a * A(a) <= amax * A(a) bounds the rest. */
+	for (int x0 = 0; x0 < X; x0++) {
+		int amax = 0;
+
+		for (size_t k = 0; k < (size_t)Y * Z; k++)
+			if (run[k * X + x0] > amax)
+				amax = run[k * X + x0];
+		if ((long)amax * Y * Z <= best)
+			continue;
+		for (int a = 1; a <= amax; a++) {
+			long A = 0;
+
+			if (!wx && x0 + a > X)
+				break;
+			memset(h, 0, Y * sizeof(int));
+			for (int z = 0; z < Z; z++) {
+				long r;
+
+				for (int y = 0; y < Y; y++)
+					h[y] = run[((size_t)z * Y + y) * X +
+						   x0] >= a ? h[y] + 1 : 0;
+				r = _hist_max(h, Y, stack);
+				if (r > A)
+					A = r;
+			}
+			if (A * a > best)
+				best = A * a;
+			if (!A || A * amax <= best)
+				break;
+		}
 	}
-#undef PI
-	free(p);
-	return best;
+out:
+	free(run);
+	free(h);
+	free(stack);
+	return (int)best;
 }
 
 static int _largest_free_after(const topoml_topo_t *t,

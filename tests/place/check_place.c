@@ -625,6 +625,23 @@ START_TEST(cost_dragonfly_and_torus_by_hand)
 	ck_assert_double_eq(p.score.ring_cost, 2);
 	ck_assert_int_eq(p.score.span, 2);
 	ck_assert_double_eq(p.score.mean_pair_hops, 1);
+	/* fragmentation: one node taken from an empty 8x8x8 torus leaves
+	 * a 7x8x8 free box at most */
+	hwloc_bitmap_t a = _all(t);
+
+	p.n = 1;
+	topoml_score(t, a, &p);
+	ck_assert_int_eq(p.score.largest_free_after, 448);
+	/* a busy plane x = 3 and one more node at (6, 2, 5): x 4..7,0..2
+	 * (7, wrapping) by the largest (y, z) rectangle missing (2, 5):
+	 * 8 x 5, so 280; beats x 7..2 (4 x 8 x 8 = 256) */
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].coord[0] == 3)
+			hwloc_bitmap_clr(a, i);
+	nodes[0] = 6 + 8 * (2 + 8 * 5);
+	topoml_score(t, a, &p);
+	ck_assert_int_eq(p.score.largest_free_after, 7 * 8 * 5);
+	hwloc_bitmap_free(a);
 	topoml_free(t);
 }
 END_TEST

@@ -1,0 +1,158 @@
+/*
+ * bench_place: placement latency per topology family, size and policy on a
+ * half-busy machine.  The busy half is made of job-shaped runs of
+ * consecutive nodes (1-64), as a scheduler leaves a machine; each sample
+ * places one job of 1-512 nodes (at most 1/8 of the machine) and is timed
+ * alone, score included.  Prints median and p99 per cell.
+ *
+ *   bench_place [SECONDS_PER_CELL]     (default 1.5, env BENCH_PLACE_SECONDS)
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "topoml.h"
+
+#define MAX_SAMPLES 400
+
+static double _now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int _dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* A reproducible generator, not rand(): same machine on every libc. */
+static unsigned long _rng = 88172645463325252UL;
+
+static unsigned _rand(void)
+{
+	_rng ^= _rng << 13;
+	_rng ^= _rng >> 7;
+	_rng ^= _rng << 17;
+	return (unsigned)(_rng >> 11);
+}
+
+static hwloc_bitmap_t _half_busy(const topoml_topo_t *t)
+{
+	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+	int busy = 0;
+
+	hwloc_bitmap_set_range(a, 0, t->nnodes - 1);
+	while (busy < t->nnodes / 2) {
+		int len = 1 + _rand() % 64, start = _rand() % t->nnodes;
+
+		for (int i = start; i < start + len && i < t->nnodes; i++) {
+			if (!hwloc_bitmap_isset(a, i))
+				continue;
+			hwloc_bitmap_clr(a, i);
+			busy++;
+		}
+	}
+	return a;
+}
+
+static topoml_topo_t *_make(int fam, int n)
+{
+	int side = 1;
+
+	switch (fam) {
+	case TOPOML_FAT_TREE:
+		return topoml_gen_fat_tree("c", n, 32, 16, 0);
+	case TOPOML_DRAGONFLY:
+		/* 16 routers x 16 nodes per group */
+		return topoml_gen_dragonfly("d", (n + 255) / 256, 16, 16,
+					    TOPOML_DF_ALL_TO_ALL);
+	case TOPOML_TORUS:
+		while ((side + 1) * (side + 1) * (side + 1) <= n)
+			side++;
+		return topoml_gen_torus("t", side, side, side, true);
+	}
+	return NULL;
+}
+
+static void _cell(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+		  enum topoml_policy pol, double seconds)
+{
+	static const int sizes[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512 };
+	double ms[MAX_SAMPLES], start = _now_ms();
+	int n = 0, fails = 0, maxn = t->nnodes / 8;
+	char why[256];
+
+	while (n < MAX_SAMPLES && (n < 20 || _now_ms() - start < seconds * 1e3)) {
+		struct topoml_place_req r = { .avail = avail };
+		struct topoml_placement p;
+		double t0;
+
+		r.nnodes = sizes[_rand() % 10];
+		if (r.nnodes > maxn)
+			r.nnodes = maxn > 0 ? maxn : 1;
+		t0 = _now_ms();
+		if (topoml_place(t, pol, &r, &p, why, sizeof(why)))
+			fails++;
+		ms[n++] = _now_ms() - t0;
+		topoml_placement_clear(&p);
+	}
+	qsort(ms, n, sizeof(double), _dcmp);
+	printf("%-10s %7d %-16s %10.3f %10.3f %7d%s\n",
+	       topoml_family_name(t->family), t->nnodes,
+	       topoml_policy_name(pol), ms[n / 2],
+	       ms[(int)(0.99 * (n - 1) + 0.5)], n,
+	       fails ? "  (some could not be placed)" : "");
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	static const int sizes[] = { 1024, 4096, 16384, 100000 };
+	static const struct {
+		int family;
+		enum topoml_policy pol[3];
+	} cells[] = {
+		{ TOPOML_FAT_TREE, { TOPOML_POLICY_TOPOML,
+				     TOPOML_POLICY_SLURM_TREE,
+				     TOPOML_POLICY_LINEAR } },
+		{ TOPOML_DRAGONFLY, { TOPOML_POLICY_TOPOML,
+				      TOPOML_POLICY_SLURM_DRAGONFLY,
+				      TOPOML_POLICY_LINEAR } },
+		{ TOPOML_TORUS, { TOPOML_POLICY_TOPOML,
+				  TOPOML_POLICY_SLURM_HILBERT,
+				  TOPOML_POLICY_LINEAR } },
+	};
+	const char *env = getenv("BENCH_PLACE_SECONDS");
+	double seconds = argc > 1 ? atof(argv[1]) : env ? atof(env) : 1.5;
+
+	printf("placement latency, half-busy machine, jobs of 1-512 nodes, "
+	       "score included (ms)\n");
+	printf("%-10s %7s %-16s %10s %10s %7s\n", "family", "nodes", "policy",
+	       "median", "p99", "samples");
+	for (unsigned c = 0; c < sizeof(cells) / sizeof(cells[0]); c++) {
+		for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+			topoml_topo_t *t = _make(cells[c].family, sizes[s]);
+			hwloc_bitmap_t a;
+
+			if (!t) {
+				fprintf(stderr, "bench_place: cannot generate %s of %d nodes\n",
+					topoml_family_name(cells[c].family),
+					sizes[s]);
+				return 1;
+			}
+			a = _half_busy(t);
+			for (int p = 0; p < 3; p++)
+				_cell(t, a, cells[c].pol[p], seconds);
+			hwloc_bitmap_free(a);
+			topoml_free(t);
+		}
+	}
+	return 0;
+}
