@@ -119,7 +119,7 @@ static struct {
 	uint32_t job_id;
 	int attempt;		/* engine choice used, -1 = plain cons_tres */
 	enum topoml_hint hint;
-	char why[160];
+	char why[256];
 } g_last;
 
 static int _ctx_init(void)
@@ -453,7 +453,7 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 {
 	struct _job_req r = { 0 };
 	struct topoml_place_req req = { 0 };
-	int nbits = bit_size(bitmap), attempt, result = -1, pass;
+	int nbits = bit_size(bitmap), attempt, result = -1, pass, tried = 0;
 	const char *bad;
 
 	if ((bad = _job_req_build(job_ptr, bitmap, &r))) {
@@ -488,6 +488,7 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			bitstr_t *narrow;
 
 			req.attempt = attempt;
+			why[0] = '\0';
 			narrow = _engine_choice(&req, nbits, why, whylen);
 			if (!narrow)
 				break;
@@ -503,10 +504,19 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 				break;
 			}
 			FREE_NULL_BITMAP(narrow);
-			snprintf(why, whylen,
-				 "cons_tres could not fit the job on the engine's %d choice(s)",
-				 attempt + 1);
+			tried++;
 		}
+	}
+	if (result < 0 && tried) {
+		char engine[128];
+
+		snprintf(engine, sizeof(engine), "%s", why);
+		/* A long engine reason may be cut: the count comes first. */
+		if (snprintf(why, whylen,
+			     "cons_tres could not fit the job on the engine's %d choice(s)%s%s",
+			     tried, engine[0] ? "; engine: " : "",
+			     engine) >= (int)whylen)
+			why[whylen - 1] = '\0';
 	}
 out:
 	_job_req_free(&r);
@@ -581,7 +591,7 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	enum topoml_hint hint = TOPOML_HINT_ALLREDUCE;
 	long ct_usec = 0;
 	int attempt = -1, rc;
-	char why[160] = "";
+	char why[256] = "";
 	bool traced;
 
 	/*
