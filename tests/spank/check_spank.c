@@ -828,6 +828,105 @@ START_TEST(nccl_topo_real)
 }
 END_TEST
 
+/* Every (element, attribute) of the XML text, as "elem.attr" lines. */
+static void _vocabulary(const char *x, char ***out, int *n)
+{
+	for (const char *p = x; (p = strchr(p, '<')); ) {
+		char elem[64];
+		int len = 0;
+
+		p++;
+		if (sscanf(p, "%63[a-z]%n", elem, &len) != 1) {
+			continue;
+		}
+		p += len;
+		while (*p && *p != '>') {
+			char attr[64];
+			int l2 = 0;
+
+			if (sscanf(p, " %63[a-z_]=\"%n", attr, &l2) == 1 && l2) {
+				*out = realloc(*out, sizeof(char *) * (*n + 1));
+				if (asprintf(&(*out)[*n], "%s.%s", elem, attr) > 0)
+					(*n)++;
+				p += l2;
+				p = strchr(p, '"');
+				if (!p)
+					return;
+			}
+			p++;
+		}
+	}
+}
+
+static char *_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	if (getdelim(&buf, &len, '\0', f) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* What we write uses only elements and attributes NCCL's own topology
+ * files use (../shared/realdata/nccl_topo_xml). */
+START_TEST(nccl_topo_vocabulary)
+{
+	char dir[4200], path[8400];
+	char **known = NULL, **ours = NULL;
+	int nk = 0, no = 0, files = 0;
+	struct dirent *de;
+	struct hw_node *n;
+	DIR *d;
+	char *x;
+
+	snprintf(dir, sizeof(dir), "%s/nccl_topo_xml", _realdata);
+	if (!_realdata[0] || !(d = opendir(dir))) {
+		printf("SKIP nccl_topo_vocabulary: %s absent\n", dir);
+		return;
+	}
+	while ((de = readdir(d))) {
+		char *text;
+
+		if (!strstr(de->d_name, ".xml"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if ((text = _slurp(path))) {
+			_vocabulary(text, &known, &nk);
+			files++;
+			free(text);
+		}
+	}
+	closedir(d);
+	ck_assert_int_gt(files, 0);
+	x = _nccl_xml(_fixture("synth-2s8g4n.xml"), &n);
+	_vocabulary(x, &ours, &no);
+	ck_assert_int_gt(no, 10);
+	for (int i = 0; i < no; i++) {
+		bool found = false;
+
+		for (int k = 0; k < nk && !found; k++)
+			found = !strcmp(ours[i], known[k]);
+		ck_assert_msg(found, "%s is in no NCCL topology file of %s",
+			      ours[i], dir);
+	}
+	for (int i = 0; i < no; i++)
+		free(ours[i]);
+	for (int k = 0; k < nk; k++)
+		free(known[k]);
+	free(ours);
+	free(known);
+	free(x);
+	hw_node_free(n);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("spank");
@@ -861,6 +960,7 @@ static Suite *_suite(void)
 	tcase_add_test(t, env_torch);
 	tcase_add_test(t, nccl_topo_synthetic);
 	tcase_add_test(t, nccl_topo_real);
+	tcase_add_test(t, nccl_topo_vocabulary);
 	suite_add_tcase(s, t);
 	return s;
 }
