@@ -35,7 +35,8 @@ static bool _ib_header(const char *s, const char *word)
 
 static bool _ib_line(const char *s)
 {
-	return !strncmp(s, "vendid=0x", 9) || !strncmp(s, "switchguid=0x", 13) ||
+	return !strncmp(s, "vendid=0x", 9) ||
+	       !strncmp(s, "switchguid=0x", 13) ||
 	       !strncmp(s, "caguid=0x", 9) ||
 	       !strncmp(s, "# Topology file: generated", 26) ||
 	       _ib_header(s, "Switch") || _ib_header(s, "Ca");
@@ -48,7 +49,7 @@ enum topoml_format topoml_detect_format(const char *path)
 	FILE *f = fopen(path, "r");
 
 	if (!f)
-		return TOPOML_FMT_CONF;	/* the loader reports the error */
+		return TOPOML_FMT_CONF;	/* its loader reports why */
 	n = fread(buf, 1, DETECT_BYTES, f);
 	fclose(f);
 	buf[n] = '\0';

@@ -74,7 +74,7 @@ struct _rec {
 	char *switches;
 	uint32_t link_speed;
 	bool has_speed;
-	bool stopped;		/* key parsing stopped at a reported error */
+	bool stopped;		/* parsing stopped at a reported error */
 	const char *file;
 	int line;
 	struct _pos nodes_at, switches_at;
@@ -754,7 +754,7 @@ static int _claim_nodes(struct _reader *r, bool *dropped, int *ndropped)
 					owner[k] = i;
 					own++;
 				} else {
-					own++;	/* the real add reports it */
+					own++;	/* reported later */
 				}
 			} else if (owner[k] != i) {
 				const struct _rec *o = &r->recs[owner[k]];

@@ -59,7 +59,7 @@ struct ib_node {
 	int nlinks;
 	struct ib_link *links;
 	/* derived */
-	int host;		/* CA: host index, -1 when not a compute node */
+	int host;		/* CA: host index, -1: no compute node */
 	int gbps;		/* switch: fastest link */
 	int level;		/* switch: -1 unreached, 0 leaf */
 	int unit;		/* leaf: its unit's representative switch */
@@ -701,7 +701,8 @@ static char *_switch_name(const struct ib_node *n, int attempt)
 		return strdup("");
 	case 1:
 		/* a director's cards share the host name: add the rest */
-		return managed ? _clean(semi + 1, strlen(semi + 1)) : strdup("");
+		return managed ? _clean(semi + 1, strlen(semi + 1)) :
+				 strdup("");
 	default:
 		return _clean(n->id, strlen(n->id));
 	}
@@ -757,7 +758,7 @@ static int _name_switches(struct ib_reader *r, const char *keep)
 				continue;
 			if (_map_get(&taken, cand[i]) >= 0 ||
 			    _map_get(&r->host_ix, cand[i]) >= 0)
-				continue;	/* taken by a host or earlier */
+				continue;	/* taken already */
 			r->nodes[i].name = cand[i];
 			cand[i] = NULL;
 			if (_map_put(&taken, r->nodes[i].name, i, ntaken++))
@@ -810,12 +811,12 @@ static char *_fresh_name(const struct ib_reader *r, const topoml_topo_t *t,
 }
 
 struct ib_build {
-	int *host_unit;		/* host -> unit representative (node index) */
+	int *host_unit;		/* host -> its unit (node index) */
 	int *queue;
 	int *comp;		/* switch union-find over all switch cables */
 	char *keep;		/* switch kept in the model */
 	char *cabled;		/* CA cabled to a switch */
-	char *need;		/* part representative: needs a virtual root */
+	char *need;		/* part needs a virtual root */
 };
 
 /* Switch-to-switch neighbours in CSR form. */
@@ -1232,8 +1233,8 @@ static topoml_topo_t *_build(struct ib_reader *r)
 	if (!r->nhosts) {
 		if (nca)
 			topoml_errors_add(r->err, "%s: no compute hosts: none "
-					  "of the %d CAs is a host adapter cabled to "
-					  "a switch",
+					  "of the %d CAs is a host adapter "
+					  "cabled to a switch",
 					  r->path, nca);
 		else
 			topoml_errors_add(r->err, "%s: no compute hosts: the "

@@ -622,7 +622,8 @@ static Suite *_suite(void)
 	char *pat = NULL;
 	int n;
 
-	if (asprintf(&pat, "%s/fixtures/loaders/conf/*.conf", _tests_dir()) >= 0)
+	if (asprintf(&pat, "%s/fixtures/loaders/conf/*.conf",
+		     _tests_dir()) >= 0)
 		glob(pat, 0, NULL, &conf_fixtures);
 	free(pat);
 	n = conf_fixtures.gl_pathc;
