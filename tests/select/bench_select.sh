@@ -45,7 +45,7 @@ awk -v n="$JOBS" -v max="$NODES" 'BEGIN {
 }' >"$work/sizes"
 
 run_half() {	# run_half PLACEMENT OUT: per-job "total cons_tres" lines
-	local placement=$1 out=$2 i n ids=""
+	local placement=$1 out=$2 n ids=""
 	printf 'TopologyFile=%s\nPlacement=%s\nDebug=1\n' "$work/net.conf" \
 		"$placement" >"$work/topoml.conf"
 	CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_SELECT=topoml \
@@ -55,7 +55,7 @@ run_half() {	# run_half PLACEMENT OUT: per-job "total cons_tres" lines
 		ids="$ids $(sbatch --parsable -N "$n" -o /dev/null \
 			--wrap 'sleep 100000')"
 	done <"$work/sizes"
-	for i in $(seq 1 600); do
+	for _ in $(seq 1 600); do
 		[ "$(squeue -h -t PD | wc -l)" = 0 ] && break
 		sleep 0.1
 	done

@@ -18,8 +18,8 @@ sel_require_tools() {
 
 # sel_wait_start JOBID [TENTHS]: wait until the job holds nodes; prints them.
 sel_wait_start() {
-	local id=$1 i nl st
-	for i in $(seq 1 "${2:-100}"); do
+	local id=$1 nl st
+	for _ in $(seq 1 "${2:-300}"); do
 		read -r st nl < <(squeue -h -j "$id" -o '%T %N' 2>/dev/null)
 		case "$st" in
 		RUNNING|CONFIGURING)
@@ -37,8 +37,8 @@ sel_state() {
 
 # sel_wait_gone JOBID: wait until the job no longer holds nodes.
 sel_wait_gone() {
-	local i st
-	for i in $(seq 1 100); do
+	local st
+	for _ in $(seq 1 300); do
 		st=$(sel_state "$1")
 		case "$st" in
 		""|COMPLETED|CANCELLED|FAILED) return 0 ;;

@@ -117,7 +117,7 @@ cluster_stop
 
 # ---- select/topoml ----
 CLUSTER_SLURMD=8 CLUSTER_CLOUD=$CLOUD_NODES CLUSTER_SELECT=topoml \
-	CLUSTER_TOPOLOGY= CLUSTER_TOPOLOGY_PARAM= \
+	CLUSTER_TOPOLOGY='' CLUSTER_TOPOLOGY_PARAM='' \
 	CLUSTER_TOPOML_CONF=$work/topoml.conf \
 	CLUSTER_CONF_EXTRA="$part
 DebugFlags=SelectType" cluster_start "topoml-$FAMILY" || exit $?

@@ -91,7 +91,7 @@ cluster_restart_ctld
 sel_same_nodes "$(squeue -h -j "$b" -o %N)" "$nb" || cluster_fail "job b moved"
 [ "$(sel_comment "$b")" = "$cmt" ] || cluster_fail "comment lost: $(sel_comment "$b")"
 [ "$(sel_state "$p")" = PENDING ] || cluster_fail "job p after restart: $(sel_state "$p")"
-sinfo >/dev/null && squeue >/dev/null || cluster_fail "clients after restart"
+{ sinfo >/dev/null && squeue >/dev/null; } || cluster_fail "clients after restart"
 scancel "$a" "$b"
 np=$(sel_wait_start "$p" 200) || cluster_fail "job p did not start after restart"
 sel_same_nodes "$np" "n[1-8]" || cluster_fail "job p on $np"
@@ -102,7 +102,7 @@ echo "ok: restart kept running job $b and pending job $p"
 # ---- --switches=1: no free leaf -> waits (Slurm's meaning); a leaf frees -> runs there
 a=$(submit -p real -N1 -w n1)
 c=$(submit -p real -N1 -w n5)
-sel_wait_start "$a" >/dev/null && sel_wait_start "$c" >/dev/null ||
+{ sel_wait_start "$a" >/dev/null && sel_wait_start "$c" >/dev/null; } ||
 	cluster_fail "jobs on n1/n5 did not start"
 s=$(submit -p real -N4 --switches=1@10:00)
 sleep 2
