@@ -3,7 +3,7 @@
 # select/topoml) places a sequence of exclusive jobs on 1024 emulated CLOUD
 # nodes, with cancellations making holes, and after every submission the
 # job's node list must equal `topoml place --policy P` on the same free
-# nodes:
+# nodes (every fifth job also names one node it must get, sbatch -w):
 #   1. TopologyPlugin=topology/tree, 3-level fat-tree, 32 nodes per leaf,
 #      against slurm-tree (_eval_nodes_topo);
 #   2. the same with TopologyParam=dragonfly on a dragonfly-shaped
@@ -21,9 +21,10 @@ command -v slurmctld >/dev/null || { echo "SKIP: no slurmctld"; exit 77; }
 TOPOML=${TOP_BUILDDIR:-$(cd "$TESTS_DIR/.." && pwd)}/contrib/topoml
 [ -x "$TOPOML" ] || { echo "FAIL: $TOPOML not built"; exit 1; }
 
-STEPS=${BASELINE_STEPS:-45}
+STEPS=${BASELINE_STEPS:-60}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/topoml-baseline.XXXXXX")
 FAILS=0
+NREQ=0
 CHECKED=0
 MULTI=0
 
@@ -73,12 +74,21 @@ run_sequence() {
 			jobs=("${jobs[@]:1}")
 			continue
 		fi
+		# every fifth job names one free node it must get (-w)
+		REQ=
+		if [ $((RANDOM % 5)) = 0 ]; then
+			REQ=$(awk '$2 ~ /^idle[~#]?$/ {print $1}' \
+				"$WORK/sinfo" | sort -u | shuf -n 1 \
+				--random-source=<(yes $step))
+		fi
 		expect=$("$TOPOML" place --topology "$topo" --policy "$policy" \
-			--nodes "$k" ${BUSY:+--busy "$BUSY"} \
+			--nodes "$k" ${BUSY:+--busy "$BUSY"} ${REQ:+--required "$REQ"} \
 			${DOWN:+--powered-down "$DOWN"} | sed -n 's/^nodes: //p')
 		[ -n "$expect" ] || cluster_fail "topoml place gave no nodes for $k"
 		id=$(sbatch --parsable -N "$k" --exclusive -o /dev/null \
-			--wrap 'sleep 100000') || cluster_fail "sbatch -N $k"
+			${REQ:+-w "$REQ"} --wrap 'sleep 100000') ||
+			cluster_fail "sbatch -N $k"
+		[ -n "$REQ" ] && NREQ=$((NREQ + 1))
 		nl=
 		for i in $(seq 1 100); do
 			nl=$(squeue -h -j "$id" -t R,CF -o '%N')
@@ -89,7 +99,7 @@ run_sequence() {
 		jobs+=("$id")
 		CHECKED=$((CHECKED + 1))
 		exp_leaves=$("$TOPOML" place --topology "$topo" --policy "$policy" \
-			--nodes "$k" ${BUSY:+--busy "$BUSY"} \
+			--nodes "$k" ${BUSY:+--busy "$BUSY"} ${REQ:+--required "$REQ"} \
 			${DOWN:+--powered-down "$DOWN"} --json |
 			sed -n 's/.*"span":\([0-9]*\).*/\1/p')
 		[ "${exp_leaves:-1}" -gt 1 ] && MULTI=$((MULTI + 1))
@@ -97,6 +107,7 @@ run_sequence() {
 		if [ "$got" != "$(expand "$expect")" ]; then
 			echo "MISMATCH $policy step $step: -N $k" >&2
 			echo "  busy:   ${BUSY:-none}" >&2
+			echo "  -w:     ${REQ:-none}" >&2
 			echo "  down:   ${DOWN:-none}" >&2
 			echo "  slurm:  $nl" >&2
 			echo "  topoml: $expect" >&2
@@ -113,7 +124,7 @@ run_sequence() {
 CLUSTER_SLURMD=0 CLUSTER_CLOUD=1024 CLUSTER_TOPOLOGY=$WORK/tree.conf \
 	cluster_start baseline-tree
 run_sequence slurm-tree "$WORK/tree.conf"
-echo "slurm-tree: $CHECKED placements compared, $MULTI on several leaves, $FAILS mismatches"
+echo "slurm-tree: $CHECKED placements compared ($NREQ with -w), $MULTI on several leaves, $FAILS mismatches"
 cluster_stop
 
 # 2. dragonfly: 8 groups x 8 routers x 16 nodes as Slurm's dragonfly file
@@ -138,7 +149,7 @@ CLUSTER_SLURMD=0 CLUSTER_CLOUD=1024 CLUSTER_TOPOLOGY=$WORK/dfly.conf \
 grep -q '^TopologyParam=dragonfly' "$SLURM_CONF" ||
 	cluster_fail "TopologyParam=dragonfly missing"
 run_sequence slurm-dragonfly "$WORK/dfly.conf"
-echo "slurm-dragonfly: $CHECKED placements compared, $MULTI on several leaves, $FAILS mismatches (both)"
+echo "slurm-dragonfly: $CHECKED placements compared ($NREQ with -w, both), $MULTI on several leaves, $FAILS mismatches (both)"
 cluster_stop
 rm -rf "$WORK"
 
