@@ -57,9 +57,12 @@ GET(mean_pair_hops)
 GET(sharing)
 GET(sharing_fraction)
 GET(contiguous_isolated)
+GET(box_possible)
+GET(contiguous_isolated_when_possible)
 GET(fragmentation)
 GET(backfilled)
 GET(cpu_s)
+GET(placements)
 #undef GET
 
 static const struct metric _metrics[] = {
@@ -90,7 +93,13 @@ static const struct metric _metrics[] = {
 	  _get_sharing_fraction, false, true },
 	{ "contiguous_isolated", "isolated boxes", "%.4f",
 	  _get_contiguous_isolated, false, false },
+	{ "box_possible", "exact box was free", "%.0f", _get_box_possible,
+	  false, false },
+	{ "contiguous_isolated_when_possible", "isolated when possible",
+	  "%.4f", _get_contiguous_isolated_when_possible, false, false },
 	{ "fragmentation", "fragmentation", "%.4f", _get_fragmentation, true,
+	  true },
+	{ "placements", "placement calls", "%.0f", _get_placements, false,
 	  true },
 	{ "cpu_s", "simulation time (s)", "%.3f", _get_cpu_s, false, true },
 };
@@ -365,7 +374,10 @@ static void _print_table(const struct sim_cli *c, const topoml_topo_t *t,
 		printf(" %16s", topoml_policy_name(c->pol[p]));
 	printf("\n");
 	for (size_t i = 0; i < NMETRICS; i++) {
-		if (!strcmp(_metrics[i].key, "contiguous_isolated") &&
+		if ((!strcmp(_metrics[i].key, "contiguous_isolated") ||
+		     !strcmp(_metrics[i].key, "box_possible") ||
+		     !strcmp(_metrics[i].key,
+			     "contiguous_isolated_when_possible")) &&
 		    t->family != TOPOML_TORUS)
 			continue;
 		if (!strcmp(_metrics[i].key, "global_ring_hops") &&

@@ -495,6 +495,31 @@ START_TEST(sharing_dragonfly)
 }
 END_TEST
 
+START_TEST(torus_box_possible)
+{
+	/* 4x4x4: linear best fit puts 32 nodes on the first two z planes
+	 * (x-fastest names), so a 2x2x2 box is free beside them; 5 nodes
+	 * never make a box on 4x4x4 (5 > 4) */
+	static const double rows[][4] = {
+		{ 0, 32, 1000, 1000 },
+		{ 10, 8, 10, 10 },
+		{ 20, 5, 10, 10 },
+		{ 2000, 64, 10, 10 },
+	};
+	topoml_topo_t *t = topoml_gen_torus(NULL, 4, 4, 4, true);
+	struct topoml_trace *tr = _trace(rows, 4);
+	struct topoml_sim_metrics m;
+
+	ck_assert_ptr_nonnull(t);
+	_run(t, tr, TOPOML_POLICY_LINEAR, NULL, &m, NULL);
+	/* 32 (on an empty machine), 8 next to it, 64 alone: possible */
+	ck_assert_int_eq(m.box_possible, 3);
+	ck_assert_int_eq(m.jobs, 4);
+	topoml_trace_free(tr);
+	topoml_free(t);
+}
+END_TEST
+
 /*
  * 2x2x2 torus: a 5-node job's bounding box is the whole machine, so a
  * 3-node job beside it shares; neither gets an isolated box.  Then an
@@ -520,6 +545,9 @@ START_TEST(sharing_torus)
 		ck_assert_double_eq_tol(m.sharing, 8.0, 1e-9);
 		ck_assert_double_eq_tol(m.contiguous_isolated, 1.0 / 3,
 					1e-12);
+		/* 5 and 3 nodes make no box; 8 on a free machine do */
+		ck_assert_int_eq(m.box_possible, 1);
+		ck_assert_double_eq(m.contiguous_isolated_when_possible, 1);
 	}
 	topoml_trace_free(tr);
 	topoml_free(t);
@@ -635,6 +663,7 @@ static Suite *_suite(void)
 	tcase_add_loop_test(ts, sharing_fat_tree, 0, np);
 	tcase_add_test(ts, sharing_dragonfly);
 	tcase_add_test(ts, sharing_torus);
+	tcase_add_test(ts, torus_box_possible);
 	tcase_add_test(ts, ring_cost_weighting);
 	tcase_add_test(ts, unplaceable);
 	tcase_add_test(ts, deterministic);

@@ -66,8 +66,10 @@ struct state {
 
 	struct topoml_placement pl;
 	unsigned char *occ;	/* torus bounding boxes */
+	int *prefix;		/* torus: busy counts, see _free_box_exists */
 
 	double now;
+	bool dirty;		/* free set changed since frag_val */
 	double frag_val;
 	double frag_t;		/* time frag_val holds since */
 	double frag_int;
@@ -85,6 +87,8 @@ struct state {
 	double pair_hops;
 	int multi_node_jobs;
 	int isolated_boxes;
+	int box_possible;
+	int isolated_when_possible;
 	double sharing;		/* node-seconds */
 	int backfilled;
 	int unplaced;
@@ -320,8 +324,9 @@ static void _frag_update(struct state *s)
 
 	s->frag_int += s->frag_val * (s->now - s->frag_t);
 	s->frag_t = s->now;
-	if (s->o && s->o->no_fragmentation)
+	if ((s->o && s->o->no_fragmentation) || !s->dirty)
 		return;
+	s->dirty = false;
 	if (s->nfree > 0) {
 		int l = _largest_free(s);
 
@@ -332,6 +337,78 @@ static void _frag_update(struct state *s)
 		v = 1.0 - (double)l / s->nfree;
 	}
 	s->frag_val = v;
+}
+
+/* ---- torus: could an exact box be had? ----------------------------- */
+
+/*
+ * Is there a box of exactly n nodes (any extents a x b x c = n that fit
+ * the dimensions, wrapping where the torus wraps) all of whose nodes are
+ * free now?  3D prefix sums of busy positions over the grid doubled along
+ * wrapping dimensions, then every shape at every origin: O(volume x
+ * shapes).
+ */
+static bool _free_box_exists(struct state *s, int n)
+{
+	const topoml_topo_t *t = s->t;
+	int e[3], d0 = t->dims[0], d1 = t->dims[1], d2 = t->dims[2];
+	int *p = s->prefix;
+	bool found = false;
+
+	for (int d = 0; d < 3; d++)
+		e[d] = t->wrap[d] && t->dims[d] > 1 ? 2 * t->dims[d] :
+			t->dims[d];
+#define P(x, y, z) p[((size_t)(z) * (e[1] + 1) + (y)) * (e[0] + 1) + (x)]
+	for (int z = 0; z <= e[2]; z++)
+		for (int y = 0; y <= e[1]; y++)
+			for (int x = 0; x <= e[0]; x++) {
+				int c[3], v, busy;
+
+				if (!x || !y || !z) {
+					P(x, y, z) = 0;
+					continue;
+				}
+				c[0] = (x - 1) % d0;
+				c[1] = (y - 1) % d1;
+				c[2] = (z - 1) % d2;
+				v = t->coord_node[_coord_index(t, c)];
+				busy = v < 0 || !hwloc_bitmap_isset(s->avail, v);
+				P(x, y, z) = busy + P(x - 1, y, z) +
+					P(x, y - 1, z) + P(x, y, z - 1) -
+					P(x - 1, y - 1, z) - P(x - 1, y, z - 1) -
+					P(x, y - 1, z - 1) + P(x - 1, y - 1, z - 1);
+			}
+	for (int a = 1; a <= d0 && a <= n && !found; a++) {
+		if (n % a)
+			continue;
+		for (int b = 1; b <= d1 && a * b <= n && !found; b++) {
+			int c = n / (a * b);
+
+			if ((n / a) % b || c > d2)
+				continue;
+			for (int z = 0; z + c <= e[2] && z < d2 && !found; z++)
+				for (int y = 0; y + b <= e[1] && y < d1 &&
+				     !found; y++)
+					for (int x = 0; x + a <= e[0] &&
+					     x < d0; x++) {
+						int busy = P(x + a, y + b, z + c) -
+							P(x, y + b, z + c) -
+							P(x + a, y, z + c) -
+							P(x + a, y + b, z) +
+							P(x, y, z + c) +
+							P(x, y + b, z) +
+							P(x + a, y, z) -
+							P(x, y, z);
+
+						if (!busy) {
+							found = true;
+							break;
+						}
+					}
+		}
+	}
+#undef P
+	return found;
 }
 
 /* ---- start and end ------------------------------------------------- */
@@ -349,8 +426,10 @@ static bool _try_start(struct state *s, int job, bool backfill)
 	struct run *r = &s->runs[job];
 	const struct topoml_score *sc;
 	char why[256];
-	bool exact;
+	bool exact, possible = false;
 
+	if (s->t->family == TOPOML_TORUS && j->nodes > 1 && s->prefix)
+		possible = _free_box_exists(s, j->nodes);
 	s->placements++;
 	if (topoml_place(s->t, s->policy, &req, &s->pl, why, sizeof(why)))
 		return false;
@@ -371,6 +450,7 @@ static bool _try_start(struct state *s, int job, bool backfill)
 		s->owner[r->nodes[i]] = job + 1;
 	}
 	s->nfree -= r->n;
+	s->dirty = true;
 	r->start = s->now;
 	r->end = s->now + j->runtime;
 	r->est_end = s->now + j->walltime;
@@ -405,8 +485,11 @@ static bool _try_start(struct state *s, int job, bool backfill)
 		}
 		s->multi[s->nmulti++] = job;
 	}
-	if (s->t->family == TOPOML_TORUS && exact && !r->nshared)
+	if (s->t->family == TOPOML_TORUS && exact && !r->nshared) {
 		s->isolated_boxes++;
+		s->isolated_when_possible += possible;
+	}
+	s->box_possible += possible;
 	_heap_push(s, job);
 	_est_insert(s, job);
 	topoml_placement_clear(&s->pl);
@@ -422,6 +505,7 @@ static void _end(struct state *s, int job)
 		s->owner[r->nodes[i]] = 0;
 	}
 	s->nfree += r->n;
+	s->dirty = true;
 	_est_remove(s, job);
 	if (r->region) {
 		int self = -1;
@@ -562,6 +646,9 @@ static void _metrics(struct state *s, struct topoml_sim_metrics *m)
 		s->pair_hops / s->multi_node_jobs : 0;
 	m->sharing = s->sharing / 3600.0;
 	m->sharing_fraction = s->busy > 0 ? s->sharing / s->busy : 0;
+	m->box_possible = s->box_possible;
+	m->contiguous_isolated_when_possible = s->box_possible ?
+		(double)s->isolated_when_possible / s->box_possible : 0;
 	m->contiguous_isolated = s->t->family == TOPOML_TORUS &&
 		s->multi_node_jobs ?
 		(double)s->isolated_boxes / s->multi_node_jobs : 0;
@@ -583,6 +670,7 @@ static void _state_free(struct state *s)
 	free(s->waits);
 	free(s->owner);
 	free(s->occ);
+	free(s->prefix);
 	if (s->avail)
 		hwloc_bitmap_free(s->avail);
 	topoml_placement_clear(&s->pl);
@@ -613,15 +701,21 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 	s.waits = malloc((nj ? nj : 1) * sizeof(double));
 	s.owner = calloc(t->nnodes ? t->nnodes : 1, sizeof(uint32_t));
 	s.occ = malloc(occlen);
+	if (t->family == TOPOML_TORUS && t->coord_node)
+		s.prefix = malloc((size_t)(2 * t->dims[0] + 1) *
+				  (2 * t->dims[1] + 1) *
+				  (2 * t->dims[2] + 1) * sizeof(int));
 	s.avail = hwloc_bitmap_alloc();
 	if (!s.runs || !s.heap || !s.by_est || !s.queue || !s.multi ||
-	    !s.waits || !s.owner || !s.occ || !s.avail) {
+	    !s.waits || !s.owner || !s.occ || !s.avail ||
+	    (t->family == TOPOML_TORUS && t->coord_node && !s.prefix)) {
 		topoml_errors_add(err, "simulator: out of memory");
 		goto out;
 	}
 	if (t->nnodes > 0)
 		hwloc_bitmap_set_range(s.avail, 0, t->nnodes - 1);
 	s.nfree = t->nnodes;
+	s.dirty = true;
 	_frag_update(&s);
 
 	while (next < nj || s.nheap || s.nqueue) {

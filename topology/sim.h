@@ -93,6 +93,11 @@ struct topoml_sim_opts {
  *   groups (dragonfly); on a torus every job of >= 2 nodes is multi-unit
  *   and two jobs share when their bounding boxes intersect (their
  *   dimension-ordered routes can use the same links).
+ * - contiguous_isolated (torus): multi-node jobs given an exact box
+ *   (bounding box volume = size) that no other running job's bounding box
+ *   intersects at start, over all multi-node jobs; ..._when_possible
+ *   counts only the jobs for which, when they started, the free nodes
+ *   held an exact box of their size (box_possible of them).
  * - fragmentation: time-weighted mean over the makespan of
  *   1 - L / F, with F the free nodes and L the engine's largest job still
  *   placeable at the best level on them (score.largest_free_after of an
@@ -119,6 +124,9 @@ struct topoml_sim_metrics {
 	double contiguous_isolated;	/* torus: fraction of multi-node
 					 * jobs given an exact box sharing
 					 * no link at start */
+	int box_possible;		/* torus: multi-node jobs for which
+					 * an all-free exact box existed */
+	double contiguous_isolated_when_possible;	/* of those */
 	double fragmentation;
 	int backfilled;			/* jobs started out of FCFS order */
 	long placements;		/* topoml_place calls */
