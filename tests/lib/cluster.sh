@@ -88,16 +88,33 @@ _cluster_port_free() {
 	! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# A base port with CLUSTER_SLURMD + 1 free ports above it.
+# A base port with CLUSTER_SLURMD + 1 free ports above it.  Clusters that
+# start at the same time each claim a slot of 100 ports with an atomic mkdir
+# (released by cluster_stop; a slot whose owner died is taken over).
+CLUSTER_SLOTS=${CLUSTER_SLOTS:-/tmp/topoml-cluster-slots}
 _cluster_pick_port() {
-	local base try p ok
-	for try in $(seq 1 50); do
-		base=$((20000 + (RANDOM * 32768 + RANDOM + $$) % 40000))
+	local slot base p ok owner
+	mkdir -p "$CLUSTER_SLOTS"
+	for slot in $(seq $(($$ % 300)) 399) $(seq 0 $(($$ % 300))); do
+		if ! mkdir "$CLUSTER_SLOTS/$slot" 2>/dev/null; then
+			owner=$(cat "$CLUSTER_SLOTS/$slot/pid" 2>/dev/null)
+			# No pid yet: just claimed by a cluster starting now.
+			[ -z "$owner" ] || _cluster_alive "$owner" && continue
+			rm -rf "$CLUSTER_SLOTS/$slot"
+			mkdir "$CLUSTER_SLOTS/$slot" 2>/dev/null || continue
+		fi
+		echo $$ >"$CLUSTER_SLOTS/$slot/pid"
+		base=$((20000 + slot * 100))
 		ok=1
 		for p in $(seq "$base" $((base + CLUSTER_SLURMD + 1))); do
 			_cluster_port_free "$p" || { ok=0; break; }
 		done
-		[ $ok = 1 ] && { echo "$base"; return 0; }
+		if [ $ok = 1 ]; then
+			CLUSTER_SLOT=$CLUSTER_SLOTS/$slot
+			CLUSTER_PORT=$base
+			return 0
+		fi
+		rm -rf "$CLUSTER_SLOTS/$slot"
 	done
 	return 1
 }
@@ -268,7 +285,7 @@ cluster_start() {
 	chmod 755 "$CLUSTER_DIR"
 	mkdir -p "$CLUSTER_DIR"/{state,spool,run,log,plugins}
 	CLUSTER_PLUGINDIR=$CLUSTER_DIR/plugins
-	CLUSTER_PORT=$(_cluster_pick_port) || cluster_fail "no free ports"
+	_cluster_pick_port || cluster_fail "no free ports"
 	SLURM_CONF=$CLUSTER_DIR/slurm.conf
 	export SLURM_CONF CLUSTER_DIR
 	trap cluster_stop EXIT
@@ -311,6 +328,7 @@ cluster_stop() {
 		kill -KILL "$f" 2>/dev/null
 	done
 	_cluster_kill_pidfile "$d/munge/munged.pid"
+	[ -n "${CLUSTER_SLOT:-}" ] && rm -rf "$CLUSTER_SLOT"
 	if [ -n "${CLUSTER_KEEP:-}" ]; then
 		cluster_log "kept $d"
 	else
