@@ -322,6 +322,7 @@ static long _usec_since(const struct timespec *t0)
 }
 
 struct _job_req {
+	uint16_t max_cpus;		/* most CPUs of a candidate node */
 	hwloc_bitmap_t avail_idle;	/* candidates with no job */
 	hwloc_bitmap_t avail_all;	/* every candidate */
 	hwloc_bitmap_t required;
@@ -361,6 +362,9 @@ static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
 		t = (i < g_map_count) ? g_map[i] : -1;
 		if (t < 0)
 			continue;
+		if (node_record_table_ptr[i] &&
+		    node_record_table_ptr[i]->cpus > r->max_cpus)
+			r->max_cpus = node_record_table_ptr[i]->cpus;
 		hwloc_bitmap_set(r->avail_all, t);
 		if (idle_node_bitmap && bit_test(idle_node_bitmap, i))
 			hwloc_bitmap_set(r->avail_idle, t);
@@ -380,12 +384,21 @@ static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
 	return NULL;
 }
 
+/*
+ * Nodes to ask the engine for: the job's node count, or, for jobs sized by
+ * tasks or CPUs (sbatch -n 8 without -N), the fewest nodes that hold its
+ * CPUs, so cons_tres is not handed too few nodes.
+ */
 static uint32_t _nodes_wanted(job_record_t *job_ptr, uint32_t min_nodes,
-			      uint32_t max_nodes, uint32_t req_nodes)
+			      uint32_t max_nodes, uint32_t req_nodes,
+			      uint16_t max_cpus)
 {
 	uint32_t n = MAX(min_nodes, req_nodes);
 
-	(void)job_ptr;
+	if (job_ptr->details && max_cpus &&
+	    job_ptr->details->min_cpus != NO_VAL)
+		n = MAX(n, (job_ptr->details->min_cpus + max_cpus - 1) /
+			   max_cpus);
 	if (n < 1)
 		n = 1;
 	if (max_nodes && n > max_nodes)
@@ -460,7 +473,8 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		snprintf(why, whylen, "%s", bad);
 		goto out;
 	}
-	req.nnodes = _nodes_wanted(job_ptr, min_nodes, max_nodes, req_nodes);
+	req.nnodes = _nodes_wanted(job_ptr, min_nodes, max_nodes, req_nodes,
+				   r.max_cpus);
 	req.required = r.required;
 	req.hint = hint;
 	/* --switches=N[@T]: cons_tres enforces the wait if we cannot. */

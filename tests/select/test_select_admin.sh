@@ -130,6 +130,18 @@ else
 	echo "note: SPANK plugin with --ml-comm not built; hint test skipped"
 fi
 
+# ---- a job sized by tasks (-n 8, no -N) on 4-CPU nodes: 2 nodes, one leaf
+t=$(submit -p real -n8)
+nt=$(sel_wait_start "$t") || cluster_fail "-n8 job did not start"
+[ "$(scontrol show hostnames "$nt" | wc -l)" = 2 ] || cluster_fail "-n8 on $nt"
+case "$(sel_comment "$t")" in
+"topoml: placed=topoml hint=allreduce leaves=1/1 "*) ;;
+*) cluster_fail "-n8 job: $(sel_comment "$t")" ;;
+esac
+scancel "$t"
+sel_wait_gone "$t"
+echo "ok: -n8 job placed by the engine on $nt"
+
 # ---- reconfigure with a changed topology file ----
 # n1 busy; leaves now {n1,n2,n5,n6} and {n3,n4,n7,n8}: a 4-node job moves.
 topo_a | sed -e 's/^SwitchName=r0 .*/SwitchName=r0 Nodes=n[1-2,5-6]/' \
