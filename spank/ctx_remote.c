@@ -6,7 +6,9 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <netdb.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +120,33 @@ out:
 	return rc;
 }
 
+/*
+ * MASTER_ADDR for a node name.  Node names are usually host names; where
+ * they are not (NodeAddr= in slurm.conf, as on a local test cluster), use
+ * the address slurmstepd's own Slurm configuration gives the node.  Looked
+ * up at run time so that the plugin links no Slurm library.
+ */
+static void _master_addr(const char *node, char *out, size_t len)
+{
+	char *(*get_addr)(const char *);
+	void (*xfree_fn)(void **);
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	char *addr;
+
+	snprintf(out, len, "%s", node);
+	if (!getaddrinfo(node, NULL, &hints, &res)) {
+		freeaddrinfo(res);
+		return;
+	}
+	get_addr = (char *(*)(const char *))dlsym(RTLD_DEFAULT,
+						  "slurm_conf_get_address");
+	xfree_fn = (void (*)(void **))dlsym(RTLD_DEFAULT, "slurm_xfree");
+	if (!get_addr || !xfree_fn || !(addr = get_addr(node)))
+		return;
+	snprintf(out, len, "%s", addr);
+	xfree_fn((void **)&addr);
+}
+
 /* MASTER_ADDR, ranks and sizes of this node's tasks. */
 static int _job(spank_t sp, uint32_t jobid)
 {
@@ -147,8 +176,7 @@ static int _job(spank_t sp, uint32_t jobid)
 		goto out;
 	}
 	snprintf(ml.node_name, sizeof(ml.node_name), "%s", names[nodeid]);
-	snprintf(ml.job.master_addr, sizeof(ml.job.master_addr), "%s",
-		 names[0]);
+	_master_addr(names[0], ml.job.master_addr, sizeof(ml.job.master_addr));
 	if (ml.val[ML_OPT_RANK_ORDER] != ML_RANK_TOPOLOGY || n < 2) {
 		rc = 0;
 		goto out;
@@ -179,8 +207,8 @@ static int _job(spank_t sp, uint32_t jobid)
 		}
 		first += counts[order[i]];
 	}
-	snprintf(ml.job.master_addr, sizeof(ml.job.master_addr), "%s",
-		 names[order[0]]);
+	_master_addr(names[order[0]], ml.job.master_addr,
+		     sizeof(ml.job.master_addr));
 	rc = 0;
 out:
 	free(counts);

@@ -192,8 +192,10 @@ SlurmctldParameters=power_save_interval=1,power_save_min_interval=0
 PrivateData=cloud
 EOF
 	if [ "$CLUSTER_SLURMD" -gt 0 ]; then
+		# Node nI listens on 127.0.0.I: one loopback address each,
+		# so a node's address tells which node it is.
 		echo "NodeName=n[1-$CLUSTER_SLURMD] NodeHostname=localhost" \
-			"NodeAddr=127.0.0.1" \
+			"NodeAddr=127.0.0.[1-$CLUSTER_SLURMD]" \
 			"Port=[$((CLUSTER_PORT + 1))-$((CLUSTER_PORT + CLUSTER_SLURMD))]" \
 			"CPUs=${CLUSTER_CPUS:-4} ${CLUSTER_NODE_EXTRA:-}" \
 			"State=UNKNOWN" >>"$d/slurm.conf"

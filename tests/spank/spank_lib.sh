@@ -60,7 +60,7 @@ spank_check() {
 			"NCCL_NET_GDR_LEVEL=PIX" \
 			"NCCL_IGNORE_CPU_AFFINITY=1" \
 			"NCCL_TOPO_FILE=$SPANK_CACHE/n$((n + 1)).nccl_topo.xml" \
-			"MASTER_ADDR=n1" "MASTER_PORT=$port" \
+			"MASTER_ADDR=127.0.0.1" "MASTER_PORT=$port" \
 			"WORLD_SIZE=$((nodes * per))" "RANK=$t" "LOCAL_RANK=$l" \
 			"LOCAL_WORLD_SIZE=$per" "NODE_RANK=$n" "GROUP_RANK=$n" \
 			"CPUS=$cpus"; do
