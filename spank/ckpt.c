@@ -183,6 +183,7 @@ out:
 
 #define CKPT_MIN_RUN	10	/* s a run lasts at least before the warning */
 #define CKPT_POLL_NS	(200 * 1000 * 1000)
+#define CKPT_QUIET	2	/* s without RPCs after the timer starts */
 
 static struct {
 	bool active;
@@ -543,23 +544,45 @@ static void _kill_stale(void)
 	}
 }
 
+/* The current run's start and expected end, from slurmctld. */
+static int _job_times(time_t *start, time_t *end)
+{
+	job_info_msg_t *info = NULL;
+	int rc = -1;
+
+	if (slurm_load_job(&info, _st.job_id, SHOW_ALL) == SLURM_SUCCESS &&
+	    info && info->record_count > 0) {
+		*start = info->job_array[0].start_time;
+		*end = info->job_array[0].end_time;
+		rc = 0;
+	}
+	if (info)
+		slurm_free_job_info_msg(info);
+	return rc;
+}
+
 static void *_timer(void *arg)
 {
 	struct topoml_ckpt_page *p = _st.page;
 	struct timespec ts = { 0, CKPT_POLL_NS };
 	bool batch = _st.step_id == SLURM_BATCH_SCRIPT;
 	bool warned = false, requeued = false, fenced = false;
-	time_t next_poll = 0, next_epoch = 0, end = 0;
+	time_t next_poll = 0, next_epoch = 0, end = 0, begin = 0;
 	int rpc_failed = 0;
 
 	(void)arg;
+	/*
+	 * slurmstepd forks the tasks right after user_init: keep out of
+	 * Slurm's RPC and log code (and their locks) until that is done.
+	 */
+	next_poll = next_epoch = time(NULL) + CKPT_QUIET;
 	while (!_st.stop) {
 		time_t now = time(NULL), warn_at, base;
 
 		if (_st.lead > 0 && now >= next_poll) {
-			time_t e = 0;
+			time_t e = 0, b = 0;
 
-			if (slurm_get_end_time(_st.job_id, &e) != SLURM_SUCCESS) {
+			if (_job_times(&b, &e) < 0) {
 				if (!rpc_failed++)
 					slurm_info("topoml: --ml-ckpt: job %u: "
 						   "end time: %s (retrying)",
@@ -570,6 +593,7 @@ static void *_timer(void *arg)
 			}
 			/* No time limit: a date years away. */
 			end = (e > now && e - now < 10L * 365 * 86400) ? e : 0;
+			begin = b;
 			p->end_time = end;
 			/*
 			 * The end moves only with scontrol update: ask again
@@ -583,9 +607,14 @@ static void *_timer(void *arg)
 				next_poll = now + 300;
 		}
 poll_done:
+		/*
+		 * From the job's times, the same on every node, so that all
+		 * nodes warn at the same moment.
+		 */
 		warn_at = end - _st.lead;
-		if (warn_at < p->start_time + CKPT_MIN_RUN)
-			warn_at = p->start_time + CKPT_MIN_RUN;
+		if (warn_at < (begin ? begin : p->start_time) + CKPT_MIN_RUN)
+			warn_at = (begin ? begin : p->start_time) +
+				  CKPT_MIN_RUN;
 		if (end && !warned && now >= warn_at) {
 			warned = true;
 			slurm_info("topoml: --ml-ckpt: job %u ends in %lds: "
@@ -653,6 +682,20 @@ requeue_done:
 					    _st.job_id, _read_epoch(_st.dir));
 				_kill_stale();
 			}
+		}
+		ts.tv_sec = 0;
+		ts.tv_nsec = CKPT_POLL_NS;
+		if (end && !warned) {
+			struct timespec rt;
+			long long left;
+
+			/* Wake on the second of the warning, not up to a
+			 * poll period after it. */
+			clock_gettime(CLOCK_REALTIME, &rt);
+			left = ((long long)warn_at - rt.tv_sec) * 1000000000LL -
+			       rt.tv_nsec;
+			if (left > 0 && left < CKPT_POLL_NS)
+				ts.tv_nsec = left;
 		}
 		nanosleep(&ts, NULL);
 	}

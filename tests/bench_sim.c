@@ -4,7 +4,8 @@
  * on 4096-node machines of each family with each applicable policy, on a
  * synthetic ML-like trace and, when REALDATA is set, the ANL Theta trace.
  *
- * usage: bench_sim [JOBS]   (default 20000)
+ * usage: bench_sim [JOBS]   (default 20000; a tenth of that on the torus,
+ *                          whose placements each score the largest free box)
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <math.h>
@@ -64,7 +65,7 @@ static void _bench(const char *name, const topoml_topo_t *t,
 			topoml_errors_clear(&err);
 			continue;
 		}
-		printf("%-28s %-16s %7d %9.3f %11.0f %8.1f %6.3f\n", name,
+		printf("%-30s %-16s %7d %9.3f %11.0f %8.1f %6.3f\n", name,
 		       topoml_policy_name(p[i]), m.jobs, m.cpu_s,
 		       m.cpu_s > 0 ? m.jobs / m.cpu_s : 0,
 		       m.cpu_s > 0 ? m.placements / m.cpu_s / 1000 : 0,
@@ -93,10 +94,10 @@ int main(int argc, char **argv)
 		topoml_gen_dragonfly(NULL, 16, 16, 16, TOPOML_DF_ALL_TO_ALL),
 		topoml_gen_torus(NULL, 16, 16, 16, true),
 	};
-	const char *names[3] = { "fat-tree 4096 (32/leaf, 3)",
-				 "dragonfly 16x16x16", "torus 16x16x16" };
+	const char *names[3] = { "fat-tree 4096", "dragonfly 16x16x16",
+				 "torus 16x16x16" };
 	const enum topoml_policy *pols[3] = { ft, df, to };
-	struct topoml_trace *syn, *real = NULL;
+	struct topoml_trace *syn, *syn_torus, *real = NULL;
 	char path[4096], label[64];
 
 	if (njobs < 1)
@@ -108,6 +109,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	syn = _synthetic(njobs, 4096);
+	syn_torus = _synthetic(njobs / 10 > 0 ? njobs / 10 : 1, 4096);
 	if (realdata) {
 		struct topoml_trace_opts o = { .machine_nodes = 4096 };
 		topoml_errors_t err = { 0 };
@@ -119,14 +121,13 @@ int main(int argc, char **argv)
 	}
 	printf("simulator throughput: FCFS + EASY backfill, fragmentation at "
 	       "every event\n");
-	printf("%-28s %-16s %7s %9s %11s %8s %6s\n", "machine", "policy",
+	printf("%-30s %-16s %7s %9s %11s %8s %6s\n", "machine", "policy",
 	       "jobs", "seconds", "jobs/s", "kplace/s", "util");
 	for (int i = 0; i < 3; i++) {
-		snprintf(label, sizeof(label), "%s", names[i]);
-		_bench(label, topo[i], syn, pols[i], 3);
+		snprintf(label, sizeof(label), "%s, synthetic", names[i]);
+		_bench(label, topo[i], i == 2 ? syn_torus : syn, pols[i], 3);
 		if (real) {
-			snprintf(label, sizeof(label), "%.16s, Theta",
-				 names[i]);
+			snprintf(label, sizeof(label), "%s, Theta", names[i]);
 			_bench(label, topo[i], real, pols[i], 3);
 		}
 	}
@@ -134,6 +135,7 @@ int main(int argc, char **argv)
 		printf("(REALDATA not set or unreadable: Theta trace "
 		       "skipped)\n");
 	topoml_trace_free(syn);
+	topoml_trace_free(syn_torus);
 	topoml_trace_free(real);
 	for (int i = 0; i < 3; i++)
 		topoml_free(topo[i]);

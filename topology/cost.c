@@ -112,6 +112,29 @@ static int _ft_units_needed(const topoml_topo_t *t, int l, int n)
 	return k;
 }
 
+/* Nodes of a dragonfly group, from its routers (no bitmap weights). */
+static int _group_size(const topoml_topo_t *t, int g)
+{
+	int n = 0;
+
+	for (int k = 0; k < t->groups[g].nrouters; k++)
+		n += t->switches[t->groups[g].routers[k]].nnodes;
+	return n;
+}
+
+/* A node of group g, -1 if it has none. */
+static int _group_node(const topoml_topo_t *t, int g)
+{
+	for (int k = 0; k < t->groups[g].nrouters; k++) {
+		const struct topoml_switch *sw =
+			&t->switches[t->groups[g].routers[k]];
+
+		if (sw->nnodes)
+			return sw->nodes[0];
+	}
+	return -1;
+}
+
 static double _ring_lb(const topoml_topo_t *t, int n)
 {
 	double lb = 2.0 * n;
@@ -137,7 +160,7 @@ static double _ring_lb(const topoml_topo_t *t, int n)
 			cap[s] = t->switches[s].nnodes;
 		mr = _min_cover(cap, t->nswitches, n);
 		for (int g = 0; g < t->ngroups; g++)
-			cap[g] = hwloc_bitmap_weight(t->groups[g].desc);
+			cap[g] = _group_size(t, g);
 		mg = _min_cover(cap, t->ngroups, n);
 		free(cap);
 		if (mr > 1)
@@ -241,7 +264,7 @@ static int _span_lb(const topoml_topo_t *t, int n)
 		return 1;
 	if (t->family == TOPOML_DRAGONFLY) {
 		for (int g = 0; g < t->ngroups; g++)
-			cap[m++] = hwloc_bitmap_weight(t->groups[g].desc);
+			cap[m++] = _group_size(t, g);
 	} else {
 		for (int s = 0; s < t->nswitches; s++)
 			if (!t->switches[s].nchildren)
@@ -306,31 +329,18 @@ static double _mean_pair_hops(const topoml_topo_t *t, const int *nodes,
 		sum = 2 * same_r + 3 * (same_g - same_r);
 		/* across groups: 3 + 2 * global hops, per group pair */
 		for (int a = 0; a < t->ngroups; a++) {
-			int na, ra = -1;
+			int ra;
 
 			if (!gc[a])
 				continue;
-			na = gc[a];
-			for (int s = 0; s < t->nswitches && ra < 0; s++)
-				if (t->switches[s].group == a)
-					ra = s;
+			ra = _group_node(t, a);
 			for (int b = a + 1; b < t->ngroups; b++) {
-				int gh = 1;
+				int gh;
 
 				if (!gc[b])
 					continue;
-				/* representative nodes give the distance */
-				if (ra >= 0 && t->switches[ra].nnodes) {
-					for (int s = 0; s < t->nswitches; s++)
-						if (t->switches[s].group == b &&
-						    t->switches[s].nnodes) {
-							gh = topoml_global_hops(t,
-								t->switches[ra].nodes[0],
-								t->switches[s].nodes[0]);
-							break;
-						}
-				}
-				sum += (double)na * gc[b] * (3 + 2 * gh);
+				gh = topoml_global_hops(t, ra, _group_node(t, b));
+				sum += (double)gc[a] * gc[b] * (3 + 2 * gh);
 			}
 		}
 		free(rc);

@@ -40,6 +40,10 @@ static void _line_col(const struct jsrc *js, size_t off, int *line, int *col)
 			bol = i + 1;
 		}
 	*col = (int)(off - bol) + 1;
+	/* an editor does not show a byte order mark as a column */
+	if (*line == 1 && off >= 3 && js->len >= 3 &&
+	    !memcmp(js->buf, "\xef\xbb\xbf", 3))
+		*col -= 3;
 }
 
 static bool _ws(char c)
@@ -762,16 +766,19 @@ static json_object *_parse(struct jsrc *js)
 	struct json_tokener *tok = json_tokener_new();
 	enum json_tokener_error jerr;
 	json_object *root;
-	size_t end;
+	size_t end, bom = 0;
 	int line, col;
 
 	if (!tok) {
 		topoml_errors_add(js->err, "%s: out of memory", js->path);
 		return NULL;
 	}
-	root = json_tokener_parse_ex(tok, js->buf, (int)js->len);
+	/* a UTF-8 byte order mark, as some editors write, is not JSON */
+	if (js->len >= 3 && !memcmp(js->buf, "\xef\xbb\xbf", 3))
+		bom = 3;
+	root = json_tokener_parse_ex(tok, js->buf + bom, (int)(js->len - bom));
 	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
+	end = json_tokener_get_parse_end(tok) + bom;
 	if (jerr == json_tokener_success) {
 		while (end < js->len && (_ws(js->buf[end]) || !js->buf[end]))
 			end++;

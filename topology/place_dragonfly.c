@@ -267,6 +267,7 @@ int topoml__place_dragonfly(const struct place_in *in,
 	for (int p = 0; p < npass; p++) {
 		bool clean = isolate && p == 0;
 		struct dcand c = { .pass = p, .clean = clean };
+		int before = nc;
 
 		for (int s = 0; s < ns; s++) {
 			if (d.rfree[s] < in->n || d.rreq[s] < in->nreq ||
@@ -278,7 +279,11 @@ int topoml__place_dragonfly(const struct place_in *in,
 			c.free = d.rfree[s];
 			_push(&cv, &nc, &cap, c);
 		}
-		for (int g = 0; g < ng; g++) {
+		/* A router that holds the job beats any group, a group any
+		 * set of groups: only alternatives (attempts) need more. */
+		int nr = nc - before, ngc;
+
+		for (int g = 0; g < ng && !(nr && !req->attempt); g++) {
 			int k;
 
 			if (d.gfree[g] < in->n || d.greq[g] < in->nreq)
@@ -293,12 +298,16 @@ int topoml__place_dragonfly(const struct place_in *in,
 			c.free = d.gfree[g];
 			_push(&cv, &nc, &cap, c);
 		}
+		ngc = nc - before;
 		c.level = 2;
 		c.id = -1;
 		c.free = 0;
 		for (int sp = spread ? 1 : 0; sp >= 0; sp--) {
-			int *quota = calloc(ng + 1, sizeof(int)), kg, kr = 0;
+			int *quota, kg, kr = 0;
 
+			if (!sp && ngc && !req->attempt)
+				break;
+			quota = calloc(ng + 1, sizeof(int));
 			if (!quota)
 				goto oom;
 			kg = _machine_quota(&d, clean, sp, quota);
@@ -322,11 +331,18 @@ int topoml__place_dragonfly(const struct place_in *in,
 			 in->n);
 		goto out;
 	}
-	qsort(cv, nc, sizeof(*cv), _dcmp);
-	for (int i = 0; i < nc; i++) {
-		int kr;
+	/* Best first by repeated selection: few attempts, many routers. */
+	for (int left = nc; left > 0; left--) {
+		struct dcand cur;
+		int kr, b = -1;
 
-		if (_build(&d, &cv[i], set, &kr))
+		for (int i = 0; i < nc; i++)
+			if (cv[i].level >= 0 &&
+			    (b < 0 || _dcmp(&cv[i], &cv[b]) < 0))
+				b = i;
+		cur = cv[b];
+		cv[b].level = -1;
+		if (_build(&d, &cur, set, &kr))
 			continue;
 		if (req->max_leaves > 0 && kr > req->max_leaves)
 			continue;

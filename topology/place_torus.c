@@ -24,7 +24,7 @@
 struct grid {
 	const topoml_topo_t *t;
 	int d[3];		/* torus dims */
-	int e[3];		/* extended dims: 2x where wrapped */
+	int e[3];		/* prefix table dims (the torus') */
 	bool w[3];
 	int *busy;		/* prefix sums of not-free cells */
 	int *req;		/* prefix sums of required cells, or NULL */
@@ -65,9 +65,7 @@ static int *_prefix(const struct grid *g, hwloc_const_bitmap_t set,
 	for (int z = 1; z <= g->e[2]; z++)
 		for (int y = 1; y <= g->e[1]; y++)
 			for (int x = 1; x <= g->e[0]; x++) {
-				int c[3] = { (x - 1) % g->d[0],
-					     (y - 1) % g->d[1],
-					     (z - 1) % g->d[2] };
+				int c[3] = { x - 1, y - 1, z - 1 };
 				int node = t->coord_node[topoml__torus_pos(t, c)];
 				int in = node >= 0 &&
 					 hwloc_bitmap_isset(set, node);
@@ -85,17 +83,46 @@ static int *_prefix(const struct grid *g, hwloc_const_bitmap_t set,
 	return p;
 }
 
-/* Sum over the box at origin o (inside the extended grid) of sides s. */
+static int _sum1(const struct grid *g, const int *p, const int lo[3],
+		 const int hi[3])
+{
+	return p[_pi(g, hi[0], hi[1], hi[2])] - p[_pi(g, lo[0], hi[1], hi[2])] -
+	       p[_pi(g, hi[0], lo[1], hi[2])] - p[_pi(g, hi[0], hi[1], lo[2])] +
+	       p[_pi(g, lo[0], lo[1], hi[2])] + p[_pi(g, lo[0], hi[1], lo[2])] +
+	       p[_pi(g, hi[0], lo[1], lo[2])] - p[_pi(g, lo[0], lo[1], lo[2])];
+}
+
+/*
+ * Sum over the box at origin o (each o[d] < d[d]) of sides s: a box that
+ * wraps splits into up to 8 boxes inside the grid, so the prefix sums
+ * cover the torus once (an 8x smaller table than a doubled grid).
+ */
 static int _sum(const struct grid *g, const int *p, const int o[3],
 		const int s[3])
 {
-	int x0 = o[0], y0 = o[1], z0 = o[2];
-	int x1 = x0 + s[0], y1 = y0 + s[1], z1 = z0 + s[2];
+	int lo[3][2], hi[3][2], np[3], total = 0;
 
-	return p[_pi(g, x1, y1, z1)] - p[_pi(g, x0, y1, z1)] -
-	       p[_pi(g, x1, y0, z1)] - p[_pi(g, x1, y1, z0)] +
-	       p[_pi(g, x0, y0, z1)] + p[_pi(g, x0, y1, z0)] +
-	       p[_pi(g, x1, y0, z0)] - p[_pi(g, x0, y0, z0)];
+	for (int d = 0; d < 3; d++) {
+		lo[d][0] = o[d];
+		if (o[d] + s[d] <= g->d[d]) {
+			hi[d][0] = o[d] + s[d];
+			np[d] = 1;
+		} else {
+			hi[d][0] = g->d[d];
+			lo[d][1] = 0;
+			hi[d][1] = o[d] + s[d] - g->d[d];
+			np[d] = 2;
+		}
+	}
+	for (int a = 0; a < np[0]; a++)
+		for (int b = 0; b < np[1]; b++)
+			for (int c = 0; c < np[2]; c++) {
+				int l[3] = { lo[0][a], lo[1][b], lo[2][c] };
+				int h[3] = { hi[0][a], hi[1][b], hi[2][c] };
+
+				total += _sum1(g, p, l, h);
+			}
+	return total;
 }
 
 /* Busy cells (or mesh edge) on the six faces just outside the box. */
@@ -122,7 +149,6 @@ static int _contact(const struct grid *g, const int o[3], const int s[3])
 				continue;
 			}
 			fo[d] = pos;
-			/* faces use the extended grid for the other dims */
 			c += _sum(g, g->busy, fo, fs);
 		}
 	}
@@ -297,7 +323,7 @@ int topoml__place_torus(const struct place_in *in,
 	for (int d = 0; d < 3; d++) {
 		g.d[d] = t->dims[d];
 		g.w[d] = t->wrap[d] && t->dims[d] > 1;
-		g.e[d] = g.w[d] ? 2 * g.d[d] : g.d[d];
+		g.e[d] = g.d[d];
 	}
 	vol = g.d[0] * g.d[1] * g.d[2];
 	g.busy = _prefix(&g, in->avail, false);
@@ -316,15 +342,28 @@ int topoml__place_torus(const struct place_in *in,
 			struct tcand *cv;
 			int nc;
 
-			/* Bound the search for odd sizes on a full machine. */
-			if (phase && tried > 256)
+			/* Bound the search for boxes larger than the job on a
+			 * busy machine: about 8 scans of the whole torus, then
+			 * the compact fallback. */
+			if (phase && tried > 8)
 				break;
 			tried++;
 			cv = _origins(&g, &sv[i], in->n, in->nreq, &nc);
-			qsort(cv, nc, sizeof(*cv), _tcand_cmp);
-			for (int k = 0; k < nc; k++) {
-				if (_box_set(&g, in, &sv[i], cv[k].o, set))
+			/* best origin first, by repeated selection: a small
+			 * job has thousands of origins, attempts are few */
+			for (int left = nc; left > 0; left--) {
+				int k = -1;
+
+				for (int j = 0; j < nc; j++)
+					if (cv[j].busy >= 0 &&
+					    (k < 0 || _tcand_cmp(&cv[j],
+								 &cv[k]) < 0))
+						k = j;
+				if (_box_set(&g, in, &sv[i], cv[k].o, set)) {
+					cv[k].busy = -1;
 					continue;
+				}
+				cv[k].busy = -1;
 				if (!topoml__seen_add(&seen, set))
 					continue;
 				if (found++ == in->req->attempt) {
@@ -375,6 +414,33 @@ static int _dn_cmp(const void *a, const void *b)
 	return x->node - y->node;
 }
 
+/* Stable counting sort: hop counts are small, node order breaks ties. */
+static void _sort_by_distance(struct dn *dv, int n)
+{
+	int maxd = 0, *cnt;
+	struct dn *tmp;
+
+	for (int i = 0; i < n; i++)
+		maxd = dv[i].d > maxd ? dv[i].d : maxd;
+	cnt = calloc(maxd + 2, sizeof(int));
+	tmp = malloc((n ? n : 1) * sizeof(*tmp));
+	if (!cnt || !tmp) {
+		free(cnt);
+		free(tmp);
+		qsort(dv, n, sizeof(*dv), _dn_cmp);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		cnt[dv[i].d + 1]++;
+	for (int d = 0; d <= maxd; d++)
+		cnt[d + 1] += cnt[d];
+	for (int i = 0; i < n; i++)
+		tmp[cnt[dv[i].d]++] = dv[i];
+	memcpy(dv, tmp, n * sizeof(*dv));
+	free(cnt);
+	free(tmp);
+}
+
 /*
  * Around each of a few seeds spread over the free nodes, the n nearest
  * free nodes (required ones forced in); keep the set with the least total
@@ -412,7 +478,7 @@ int topoml__place_compact(const struct place_in *in,
 			dv[k].node = fl[k];
 			dv[k].d = topoml_hops(t, seed, fl[k]);
 		}
-		qsort(dv, nfree, sizeof(*dv), _dn_cmp);
+		_sort_by_distance(dv, nfree);
 		hwloc_bitmap_copy(cur, in->required);
 		for (int k = 0; k < nfree && want > 0; k++) {
 			if (hwloc_bitmap_isset(cur, dv[k].node))

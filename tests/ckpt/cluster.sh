@@ -10,6 +10,8 @@
 #   user               an unprivileged user's job: files and page are the
 #                      user's, warning and requeue work the same
 #   baddir             a DIR the user cannot write: sbatch fails, saying why
+#   ranks              2 nodes x 2 ranks in lockstep: all ranks checkpoint
+#                      the same steps, warning and requeue included
 # CKPT_PLUGIN=shim tests spank/ckpt.c through tests/ckpt/ckpt_shim.c instead
 # of topoml.so.
 # SPDX-License-Identifier: GPL-2.0-or-later
@@ -39,7 +41,9 @@ mkdir -p "$BASE/bin"
 cp "$TOP_BUILDDIR/tests/ckpt/.libs/train_c" \
 	"$TOP_BUILDDIR/contrib/ckpt/.libs/libtopoml-ckpt.so.0" \
 	"$TOP_SRCDIR/tests/ckpt/train_py.py" \
-	"$TOP_SRCDIR/contrib/ckpt/topoml_ckpt.py" "$BASE/bin/"
+	"$TOP_SRCDIR/contrib/ckpt/topoml_ckpt.py" \
+	"$TOP_SRCDIR/tests/ckpt/train_ring.py" \
+	"$TOP_SRCDIR/contrib/demo/ring.py" "$BASE/bin/"
 chmod -R a+rX "$BASE/bin"
 created_user=0
 if ! id "$CK_USER" >/dev/null 2>&1; then
@@ -189,6 +193,14 @@ id_nf=$(submit nodefail root c 2500 20 "every=20" --time=10) ||
 	fail "sbatch nodefail"
 id_us=$(submit user user c 400 50 "every=10,lead=50" --time=1) ||
 	fail "sbatch user"
+# Two nodes, four ranks in lockstep (ring all-reduce per step).
+mkdir -p "$BASE/ranks"
+printf '#!/bin/sh\nexec srun %s %s/bin/train_ring.py 400 50 %s/ranks\n' \
+	"$PY" "$BASE" "$BASE" >"$BASE/ranks/job.sh"
+id_rk=$(sbatch --parsable -N2 --ntasks-per-node=2 --time=1 \
+	-o "$BASE/ranks/slurm-%j.out" \
+	--ml-ckpt="$BASE/ranks/ck,every=5,lead=50" "$BASE/ranks/job.sh") ||
+	fail "sbatch ranks"
 REF_C1500=$(reference c 1500)
 REF_C2500=$(reference c 2500)
 REF_C400=$(reference c 400)
@@ -237,7 +249,7 @@ newnode=$(squeue -h -j "$id_nf" -o %N)
 [ "$newnode" != "$node" ] || fail "nodefail: restarted on the dead $node"
 echo "nodefail: $node down, job $id_nf runs again on $newnode"
 
-for id in $id_lc $id_lp $id_rq $id_nf $id_us; do
+for id in $id_lc $id_lp $id_rq $id_nf $id_us $id_rk; do
 	wait_gone "$id" 400 || fail "job $id did not finish: $(squeue -j "$id")"
 done
 cluster_slurmd_start "$node"
@@ -246,6 +258,17 @@ check_resume limit_c 3 "$REF_C700"
 check_resume limit_py 3 "$REF_PY700"
 check_resume requeue 2 "$REF_C1500"
 check_resume user 1 "$REF_C400"
+check_resume ranks 1 "$(reference py 400)"
+# All four ranks on two nodes checkpointed the same steps, in every run.
+for f in "$BASE"/ranks/ckpts.*.0; do
+	for r in 1 2 3; do
+		cmp -s "$f" "${f%.0}.$r" ||
+			fail "ranks: rank $r disagrees with rank 0 in ${f##*/}:" \
+				"$(paste -sd, "$f") / $(paste -sd, "${f%.0}.$r")"
+	done
+done
+echo "ranks: 4 ranks on 2 nodes agreed: $(for f in "$BASE"/ranks/ckpts.*.0; do
+	paste -sd, "$f"; done | paste -sd'|')"
 # The node failure killed the run without warning: it resumes from the
 # last periodic checkpoint, and the stale run never finished.
 [ -e "$BASE/nodefail/result.0" ] &&

@@ -125,7 +125,16 @@ if [ "$spank" = 1 ] && sbatch --help 2>&1 | grep -q -- '--ml-comm'; then
 	esac
 	scancel "$m"
 	sel_wait_gone "$m"
-	echo "ok: --ml-comm=alltoall reached select/topoml"
+	# The environment twin, through spank_job_control_setenv.
+	m=$(TOPOML_COMM=isolate submit -p real -N2)
+	sel_wait_start "$m" >/dev/null || cluster_fail "TOPOML_COMM job"
+	case "$(sel_comment "$m")" in
+	*hint=isolate*) ;;
+	*) cluster_fail "TOPOML_COMM=isolate not seen: $(sel_comment "$m")" ;;
+	esac
+	scancel "$m"
+	sel_wait_gone "$m"
+	echo "ok: --ml-comm=alltoall and TOPOML_COMM=isolate reached select/topoml"
 else
 	echo "note: SPANK plugin with --ml-comm not built; hint test skipped"
 fi

@@ -11,7 +11,7 @@ set -eu
 [ $# = 3 ] || { echo "usage: $0 TOPOML REALDATA OUTDIR" >&2; exit 2; }
 topoml=$1 swf=$2/swf out=$3
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=topologies.sh
+# shellcheck source-path=SCRIPTDIR source=topologies.sh
 . "$here/topologies.sh"
 mkdir -p "$out"
 sim_topologies "$out"

@@ -297,6 +297,20 @@ START_TEST(test_accepted_forms)
 	ck_assert_str_eq(t->source, path);
 	topoml_free(t);
 	free(path);
+
+	/* a UTF-8 byte order mark is skipped, and not counted as a column */
+	path = _write("bom.json", "\xef\xbb\xbf{\"family\": \"torus\", \"dims\": [1, 1, 1],"
+		      " \"node_pattern\": {\"prefix\": \"c\"}}");
+	t = topoml_load_json(path, &e);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_str_eq(t->nodes[0].name, "c1");
+	topoml_free(t);
+	free(path);
+	path = _write("bombad.json", "\xef\xbb\xbf{\"family\" 1}");
+	ck_assert_ptr_null(topoml_load_json(path, &e));
+	ck_assert_int_eq(e.n, 1);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "bombad.json:1:11: "));
+	free(path);
 	topoml_errors_clear(&e);
 }
 END_TEST
