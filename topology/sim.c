@@ -67,6 +67,7 @@ struct state {
 	struct topoml_placement pl;
 	unsigned char *occ;	/* torus bounding boxes */
 	int *prefix;		/* torus: busy counts, see _free_box_exists */
+	unsigned char *busy_at;	/* torus: by position, 1 = busy or no node */
 
 	double now;
 	bool dirty;		/* free set changed since frag_val */
@@ -341,6 +342,15 @@ static void _frag_update(struct state *s)
 
 /* ---- torus: could an exact box be had? ----------------------------- */
 
+static void _mark_busy(struct state *s, const int *nodes, int n, int busy)
+{
+	if (!s->busy_at)
+		return;
+	for (int i = 0; i < n; i++)
+		s->busy_at[_coord_index(s->t, s->t->nodes[nodes[i]].coord)] =
+			busy;
+}
+
 /*
  * Is there a box of exactly n nodes (any extents a x b x c = n that fit
  * the dimensions, wrapping where the torus wraps) all of whose nodes are
@@ -359,25 +369,26 @@ static bool _free_box_exists(struct state *s, int n)
 		e[d] = t->wrap[d] && t->dims[d] > 1 ? 2 * t->dims[d] :
 			t->dims[d];
 #define P(x, y, z) p[((size_t)(z) * (e[1] + 1) + (y)) * (e[0] + 1) + (x)]
-	for (int z = 0; z <= e[2]; z++)
-		for (int y = 0; y <= e[1]; y++)
-			for (int x = 0; x <= e[0]; x++) {
-				int c[3], v, busy;
+	memset(p, 0, (size_t)(e[0] + 1) * (e[1] + 1) * sizeof(int));
+	for (int z = 1; z <= e[2]; z++) {
+		int cz = (z - 1) % d2;
 
-				if (!x || !y || !z) {
-					P(x, y, z) = 0;
-					continue;
-				}
-				c[0] = (x - 1) % d0;
-				c[1] = (y - 1) % d1;
-				c[2] = (z - 1) % d2;
-				v = t->coord_node[_coord_index(t, c)];
-				busy = v < 0 || !hwloc_bitmap_isset(s->avail, v);
-				P(x, y, z) = busy + P(x - 1, y, z) +
-					P(x, y - 1, z) + P(x, y, z - 1) -
-					P(x - 1, y - 1, z) - P(x - 1, y, z - 1) -
-					P(x, y - 1, z - 1) + P(x - 1, y - 1, z - 1);
+		for (int x = 0; x <= e[0]; x++)
+			P(x, 0, z) = 0;
+		for (int y = 1; y <= e[1]; y++) {
+			const unsigned char *row = &s->busy_at[d0 *
+				((y - 1) % d1 + d1 * cz)];
+			int line = 0;
+
+			P(0, y, z) = 0;
+			/* running sum along x, then add the (y, z) planes */
+			for (int x = 1; x <= e[0]; x++) {
+				line += row[(x - 1) % d0];
+				P(x, y, z) = line + P(x, y - 1, z) +
+					P(x, y, z - 1) - P(x, y - 1, z - 1);
 			}
+		}
+	}
 	for (int a = 1; a <= d0 && a <= n && !found; a++) {
 		if (n % a)
 			continue;
@@ -449,6 +460,7 @@ static bool _try_start(struct state *s, int job, bool backfill)
 		hwloc_bitmap_clr(s->avail, r->nodes[i]);
 		s->owner[r->nodes[i]] = job + 1;
 	}
+	_mark_busy(s, r->nodes, r->n, 1);
 	s->nfree -= r->n;
 	s->dirty = true;
 	r->start = s->now;
@@ -504,6 +516,7 @@ static void _end(struct state *s, int job)
 		hwloc_bitmap_set(s->avail, r->nodes[i]);
 		s->owner[r->nodes[i]] = 0;
 	}
+	_mark_busy(s, r->nodes, r->n, 0);
 	s->nfree += r->n;
 	s->dirty = true;
 	_est_remove(s, job);
@@ -671,6 +684,7 @@ static void _state_free(struct state *s)
 	free(s->owner);
 	free(s->occ);
 	free(s->prefix);
+	free(s->busy_at);
 	if (s->avail)
 		hwloc_bitmap_free(s->avail);
 	topoml_placement_clear(&s->pl);
@@ -701,14 +715,22 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 	s.waits = malloc((nj ? nj : 1) * sizeof(double));
 	s.owner = calloc(t->nnodes ? t->nnodes : 1, sizeof(uint32_t));
 	s.occ = malloc(occlen);
-	if (t->family == TOPOML_TORUS && t->coord_node)
+	if (t->family == TOPOML_TORUS && t->coord_node) {
+		size_t vol = (size_t)t->dims[0] * t->dims[1] * t->dims[2];
+
 		s.prefix = malloc((size_t)(2 * t->dims[0] + 1) *
 				  (2 * t->dims[1] + 1) *
 				  (2 * t->dims[2] + 1) * sizeof(int));
+		s.busy_at = malloc(vol ? vol : 1);
+		/* positions without a node are never free */
+		for (size_t i = 0; s.busy_at && i < vol; i++)
+			s.busy_at[i] = t->coord_node[i] < 0;
+	}
 	s.avail = hwloc_bitmap_alloc();
 	if (!s.runs || !s.heap || !s.by_est || !s.queue || !s.multi ||
 	    !s.waits || !s.owner || !s.occ || !s.avail ||
-	    (t->family == TOPOML_TORUS && t->coord_node && !s.prefix)) {
+	    (t->family == TOPOML_TORUS && t->coord_node &&
+	     (!s.prefix || !s.busy_at))) {
 		topoml_errors_add(err, "simulator: out of memory");
 		goto out;
 	}
