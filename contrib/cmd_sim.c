@@ -35,7 +35,6 @@ struct metric {
 	const char *fmt;
 	double (*get)(const struct topoml_sim_metrics *m);
 	bool in_svg;
-	bool lower_is_better;
 };
 
 #define GET(field) \
@@ -66,42 +65,36 @@ GET(placements)
 #undef GET
 
 static const struct metric _metrics[] = {
-	{ "jobs", "jobs", "%.0f", _get_jobs, false, false },
-	{ "unplaced", "unplaced", "%.0f", _get_unplaced, false, true },
-	{ "backfilled", "backfilled", "%.0f", _get_backfilled, false, false },
-	{ "mean_wait_s", "mean wait (s)", "%.1f", _get_mean_wait_s, true,
-	  true },
-	{ "p95_wait_s", "p95 wait (s)", "%.1f", _get_p95_wait_s, true, true },
-	{ "max_wait_s", "max wait (s)", "%.1f", _get_max_wait_s, false,
-	  true },
-	{ "utilization", "utilization", "%.4f", _get_utilization, true,
-	  false },
-	{ "makespan_s", "makespan (s)", "%.0f", _get_makespan_s, true, true },
+	{ "jobs", "jobs", "%.0f", _get_jobs, false },
+	{ "unplaced", "unplaced", "%.0f", _get_unplaced, false },
+	{ "backfilled", "backfilled", "%.0f", _get_backfilled, false },
+	{ "mean_wait_s", "mean wait (s)", "%.1f", _get_mean_wait_s, true },
+	{ "p95_wait_s", "p95 wait (s)", "%.1f", _get_p95_wait_s, true },
+	{ "max_wait_s", "max wait (s)", "%.1f", _get_max_wait_s, false },
+	{ "utilization", "utilization", "%.4f", _get_utilization, true },
+	{ "makespan_s", "makespan (s)", "%.0f", _get_makespan_s, true },
 	{ "span_over_lower_bound", "span / lower bound", "%.4f",
-	  _get_span_over_lower_bound, true, true },
-	{ "mean_span", "mean span", "%.3f", _get_mean_span, false, true },
-	{ "ring_cost", "ring cost (hop.s)", "%.4g", _get_ring_cost, false,
-	  true },
+	  _get_span_over_lower_bound, true },
+	{ "mean_span", "mean span", "%.3f", _get_mean_span, false },
+	{ "ring_cost", "ring cost (hop.s)", "%.4g", _get_ring_cost, false },
 	{ "ring_cost_over_lower_bound", "ring cost / lower bound", "%.4f",
-	  _get_ring_cost_over_lower_bound, true, true },
+	  _get_ring_cost_over_lower_bound, true },
 	{ "global_ring_hops", "global ring hops (hop.s)", "%.4g",
-	  _get_global_ring_hops, false, true },
+	  _get_global_ring_hops, false },
 	{ "mean_pair_hops", "mean pair hops", "%.3f", _get_mean_pair_hops,
-	  false, true },
-	{ "sharing", "sharing (node.h)", "%.1f", _get_sharing, true, true },
+	  false },
+	{ "sharing", "sharing (node.h)", "%.1f", _get_sharing, true },
 	{ "sharing_fraction", "sharing fraction", "%.4f",
-	  _get_sharing_fraction, false, true },
+	  _get_sharing_fraction, false },
 	{ "contiguous_isolated", "isolated boxes", "%.4f",
-	  _get_contiguous_isolated, false, false },
+	  _get_contiguous_isolated, false },
 	{ "box_possible", "exact box was free", "%.0f", _get_box_possible,
-	  false, false },
+	  false },
 	{ "contiguous_isolated_when_possible", "isolated when possible",
-	  "%.4f", _get_contiguous_isolated_when_possible, false, false },
-	{ "fragmentation", "fragmentation", "%.4f", _get_fragmentation, true,
-	  true },
-	{ "placements", "placement calls", "%.0f", _get_placements, false,
-	  true },
-	{ "cpu_s", "simulation time (s)", "%.3f", _get_cpu_s, false, true },
+	  "%.4f", _get_contiguous_isolated_when_possible, false },
+	{ "fragmentation", "fragmentation", "%.4f", _get_fragmentation, true },
+	{ "placements", "placement calls", "%.0f", _get_placements, false },
+	{ "cpu_s", "simulation time (s)", "%.3f", _get_cpu_s, false },
 };
 #define NMETRICS (sizeof(_metrics) / sizeof(_metrics[0]))
 
@@ -343,11 +336,11 @@ static void _print_json(const struct sim_cli *c, const topoml_topo_t *t,
 
 		for (size_t i = 0; i < NMETRICS; i++) {
 			double v = _metrics[i].get(&m[p]);
+			json_object *jv = !strcmp(_metrics[i].fmt, "%.0f") ?
+				json_object_new_int64(llround(v)) :
+				json_object_new_double(v);
 
-			json_object_object_add(o, _metrics[i].key,
-					       !strcmp(_metrics[i].fmt, "%.0f") ?
-					       json_object_new_int64(llround(v)) :
-					       json_object_new_double(v));
+			json_object_object_add(o, _metrics[i].key, jv);
 		}
 		json_object_object_add(pols, topoml_policy_name(c->pol[p]), o);
 	}

@@ -56,7 +56,7 @@ static void _check_small_swf(const struct topoml_trace *tr)
 	ck_assert_uint_eq(tr->jobs[0].id, 2);
 	ck_assert_double_eq(tr->jobs[0].submit, 0);
 	ck_assert_double_eq(tr->jobs[0].runtime, 120);
-	ck_assert_double_eq(tr->jobs[0].walltime, 120);	/* -1: run time */
+	ck_assert_double_eq(tr->jobs[0].walltime, 120);	/* -1 */
 	ck_assert_int_eq(tr->jobs[0].size, 8);
 	ck_assert_int_eq(tr->jobs[0].nodes, 2);	/* 8 procs / 4 */
 	ck_assert_int_eq(tr->jobs[0].line, 6);
@@ -214,7 +214,8 @@ START_TEST(bad_lines)
 		const char *where;
 		const char *what;
 	} cases[] = {
-		{ "bad.swf", "bad.swf:3: ", "expected 18 SWF fields, found 17" },
+		{ "bad.swf", "bad.swf:3: ",
+		  "expected 18 SWF fields, found 17" },
 		{ "bad.swf", "bad.swf:4: ", "field 4 (run time): 'ten'" },
 		{ "bad.csv", "bad.csv:3: ", "nodes: 'x' is not a number" },
 		{ "bad.csv", "bad.csv:4: ", "expected 3 CSV fields" },

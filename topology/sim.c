@@ -66,8 +66,8 @@ struct state {
 
 	struct topoml_placement pl;
 	unsigned char *occ;	/* torus bounding boxes */
-	int *prefix;		/* torus: busy counts, see _free_box_exists */
-	unsigned char *busy_at;	/* torus: by position, 1 = busy or no node */
+	int *prefix;		/* torus: busy counts (_free_box_exists) */
+	unsigned char *busy_at;	/* torus, by position: busy or no node */
 
 	double now;
 	bool dirty;		/* free set changed since frag_val */
@@ -351,6 +351,17 @@ static void _mark_busy(struct state *s, const int *nodes, int n, int busy)
 			busy;
 }
 
+/* Busy positions in the box [x, x+a) x [y, y+b) x [z, z+c). */
+static int _box_busy(const int *p, const int e[3], int x, int y, int z,
+		     int a, int b, int c)
+{
+#define P(x, y, z) p[((size_t)(z) * (e[1] + 1) + (y)) * (e[0] + 1) + (x)]
+	return P(x + a, y + b, z + c) - P(x, y + b, z + c) -
+		P(x + a, y, z + c) - P(x + a, y + b, z) + P(x, y, z + c) +
+		P(x, y + b, z) + P(x + a, y, z) - P(x, y, z);
+#undef P
+}
+
 /*
  * Is there a box of exactly n nodes (any extents a x b x c = n that fit
  * the dimensions, wrapping where the torus wraps) all of whose nodes are
@@ -402,16 +413,8 @@ static bool _free_box_exists(struct state *s, int n)
 				     !found; y++)
 					for (int x = 0; x + a <= e[0] &&
 					     x < d0; x++) {
-						int busy = P(x + a, y + b, z + c) -
-							P(x, y + b, z + c) -
-							P(x + a, y, z + c) -
-							P(x + a, y + b, z) +
-							P(x, y, z + c) +
-							P(x, y + b, z) +
-							P(x + a, y, z) -
-							P(x, y, z);
-
-						if (!busy) {
+						if (!_box_busy(p, e, x, y, z,
+							       a, b, c)) {
 							found = true;
 							break;
 						}
@@ -599,7 +602,8 @@ static bool _schedule(struct state *s)
 			const struct topoml_job *j = &jobs[job];
 			bool before = s->now + j->walltime <= shadow;
 
-			if (j->nodes > s->nfree || (!before && j->nodes > extra))
+			if (j->nodes > s->nfree ||
+			    (!before && j->nodes > extra))
 				continue;
 			if (!_try_start(s, job, true))
 				continue;
@@ -627,13 +631,14 @@ static int _cmp_double(const void *a, const void *b)
 static void _metrics(struct state *s, struct topoml_sim_metrics *m)
 {
 	int n = s->started;
-	double sum = 0;
 
 	m->jobs = n;
 	m->unplaced = s->unplaced;
 	m->backfilled = s->backfilled;
 	m->placements = s->placements;
 	if (n) {
+		double sum = 0;
+
 		qsort(s->waits, n, sizeof(double), _cmp_double);
 		for (int i = 0; i < n; i++)
 			sum += s->waits[i];

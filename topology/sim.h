@@ -20,7 +20,7 @@ enum topoml_trace_format {
 	TOPOML_TRACE_AUTO = 0,	/* by content, see trace.c */
 	TOPOML_TRACE_SWF,	/* Standard Workload Format, gzip too */
 	TOPOML_TRACE_CSV,	/* submit,nodes,runtime[,walltime][,hint] */
-	TOPOML_TRACE_MTECH,	/* Job_name Submit Runtime Nodes Comment Perc */
+	TOPOML_TRACE_MTECH,	/* Job_name Submit Runtime Nodes ... */
 };
 
 struct topoml_job {
@@ -28,7 +28,7 @@ struct topoml_job {
 	double submit;		/* seconds after the first submission */
 	double runtime;		/* seconds actually run */
 	double walltime;	/* requested limit, >= runtime: the estimate */
-	int size;		/* processors (SWF) or nodes, as in the trace */
+	int size;		/* processors (SWF) or nodes, as traced */
 	int nodes;		/* whole nodes after scaling */
 	enum topoml_hint hint;
 	int line;		/* line in the trace file */
@@ -39,7 +39,7 @@ struct topoml_trace {
 	enum topoml_trace_format format;
 	int njobs;
 	struct topoml_job *jobs;	/* sorted by submit time (stable) */
-	int nskipped;		/* no processors or no run time in the trace */
+	int nskipped;		/* no processors or no run time */
 	int ntoo_large;		/* dropped: larger than the machine */
 	double scale;		/* factor applied to job sizes */
 };
@@ -74,7 +74,7 @@ int topoml_trace_format_parse(const char *s, enum topoml_trace_format *f);
 struct topoml_sim_opts {
 	bool df_spread_alltoall;	/* passed to topoml_place */
 	bool no_backfill;		/* plain FCFS */
-	bool no_fragmentation;		/* skip the per-event largest-free */
+	bool no_fragmentation;		/* skip the per-event metric */
 };
 
 /*
@@ -128,7 +128,7 @@ struct topoml_sim_metrics {
 					 * an all-free exact box existed */
 	double contiguous_isolated_when_possible;	/* of those */
 	double fragmentation;
-	int backfilled;			/* jobs started out of FCFS order */
+	int backfilled;			/* started out of FCFS order */
 	long placements;		/* topoml_place calls */
 	double cpu_s;			/* simulation time */
 };

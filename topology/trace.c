@@ -100,7 +100,8 @@ static void _error(struct reader *r, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (r->nerr == TRACE_MAX_ERRORS)
-		topoml_errors_add(r->err, "%s:%d: %s (further errors not shown)",
+		topoml_errors_add(r->err,
+				  "%s:%d: %s (further errors not shown)",
 				  r->path, r->line, msg);
 	else
 		topoml_errors_add(r->err, "%s:%d: %s", r->path, r->line, msg);
