@@ -329,16 +329,23 @@ static void _print_json(const struct sim_cli *c, const topoml_topo_t *t,
 			       json_object_new_int(tr->nskipped));
 	json_object_object_add(jt, "too_large",
 			       json_object_new_int(tr->ntoo_large));
-	json_object_object_add(jt, "scale", json_object_new_double(tr->scale));
+	snprintf(summary, sizeof(summary), "%.10g", tr->scale);
+	json_object_object_add(jt, "scale",
+			       json_object_new_double_s(tr->scale, summary));
 	json_object_object_add(root, "trace", jt);
 	for (int p = 0; p < c->npol; p++) {
 		json_object *o = json_object_new_object();
 
 		for (size_t i = 0; i < NMETRICS; i++) {
 			double v = _metrics[i].get(&m[p]);
-			json_object *jv = !strcmp(_metrics[i].fmt, "%.0f") ?
+			json_object *jv;
+			char txt[32];
+
+			/* ten significant digits, not json-c's seventeen */
+			snprintf(txt, sizeof(txt), "%.10g", v);
+			jv = !strcmp(_metrics[i].fmt, "%.0f") ?
 				json_object_new_int64(llround(v)) :
-				json_object_new_double(v);
+				json_object_new_double_s(v, txt);
 
 			json_object_object_add(o, _metrics[i].key, jv);
 		}
