@@ -7,11 +7,18 @@
  *      origin (wrap-around respected); among origins of the best shape the
  *      one touching the most busy nodes or mesh edges (the tightest fit,
  *      keeping large free regions whole), then the lowest origin;
- *   2. else the most cube-like box of volume > N holding N free nodes;
- *   3. else the most compact free set (topoml__place_compact).
+ *   2. else the most cube-like all-free box of volume > N (up to 2N):
+ *      no other job inside the job's bounding box;
+ *   3. else the most cube-like box of volume > N holding N free nodes,
+ *      the fewest busy ones inside first;
+ *   4. else the most compact free set (topoml__place_compact): around
+ *      each of up to 64 seeds the nearest free nodes; the set whose
+ *      bounding box holds the fewest other jobs' nodes, then the
+ *      smallest box, then the least total distance.
  * The ring follows a Hamiltonian cycle of the box when one exists (one hop
- * per step, ring closed), else a snake.  Box tests are O(1) through 3D
- * prefix sums of the busy nodes.
+ * per step, ring closed; any box with an even side), else a snake; a set
+ * with holes then gets 2-opt.  Box tests are O(1) through 3D prefix sums of
+ * the busy nodes (a wrapping box splits into up to 8).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <limits.h>
@@ -232,7 +239,7 @@ static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
 
 /* Feasible origins of shape sh: all free (exact) or >= n free nodes. */
 static struct tcand *_origins(const struct grid *g, const struct shape *sh,
-			      int n, int nreq, int *nc)
+			      int n, int nreq, bool all_free, int *nc)
 {
 	struct tcand *cv = NULL;
 	int cnt = 0, cap = 0, lim[3];
@@ -249,7 +256,7 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 				int o[3] = { x, y, z };
 				int b = _sum(g, g->busy, o, sh->s);
 
-				if (sh->vol - b < n)
+				if (sh->vol - b < n || (all_free && b))
 					continue;
 				if (nreq && _sum(g, g->req, o, sh->s) < nreq)
 					continue;
@@ -318,7 +325,7 @@ int topoml__place_torus(const struct place_in *in,
 	struct place_seen seen = { 0 };
 	struct shape *sv = NULL;
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	int nsh = 0, found = 0, rc = -1, vol;
+	int nsh = 0, found = 0, rc = -1, vol, budget;
 
 	for (int d = 0; d < 3; d++) {
 		g.d[d] = t->dims[d];
@@ -326,29 +333,35 @@ int topoml__place_torus(const struct place_in *in,
 		g.e[d] = g.d[d];
 	}
 	vol = g.d[0] * g.d[1] * g.d[2];
+	budget = (1 << 20) / vol;
+	budget = budget < 8 ? 8 : budget > 64 ? 64 : budget;
 	g.busy = _prefix(&g, in->avail, false);
 	g.req = in->nreq ? _prefix(&g, in->required, true) : NULL;
 	if (!set || !g.busy || (in->nreq && !g.req))
 		goto oom;
-	/* 1: exact boxes, then 2: larger boxes up to twice the volume. */
-	for (int phase = 0; phase < 2; phase++) {
+	/* 0: exact boxes; 1: larger boxes, all free (no other job inside
+	 * the job's box); 2: larger boxes holding n free nodes. */
+	for (int phase = 0; phase < 3; phase++) {
 		int vmin = phase ? in->n + 1 : in->n;
 		int vmax = phase ? (2 * in->n < vol ? 2 * in->n : vol) : in->n;
 		int tried = 0;
 
-		free(sv);
-		sv = _shapes(&g, vmin, vmax, &nsh);
+		if (phase < 2) {
+			free(sv);
+			sv = _shapes(&g, vmin, vmax, &nsh);
+		}
 		for (int i = 0; i < nsh; i++) {
 			struct tcand *cv;
 			int nc;
 
 			/* Bound the search for boxes larger than the job on a
-			 * busy machine: about 8 scans of the whole torus, then
-			 * the compact fallback. */
-			if (phase && tried > 8)
+			 * busy machine (each shape scans the whole torus):
+			 * about a million box tests, then the next phase. */
+			if (phase && tried > budget)
 				break;
 			tried++;
-			cv = _origins(&g, &sv[i], in->n, in->nreq, &nc);
+			cv = _origins(&g, &sv[i], in->n, in->nreq, phase == 1,
+				      &nc);
 			/* best origin first, by repeated selection: a small
 			 * job has thousands of origins, attempts are few */
 			for (int left = nc; left > 0; left--) {
@@ -378,7 +391,7 @@ int topoml__place_torus(const struct place_in *in,
 			free(cv);
 		}
 	}
-	/* 3: no box: the most compact free set (attempts 0 only). */
+	/* 4: no box: the most compact free set (attempts 0 only). */
 	if (in->req->attempt == found) {
 		rc = topoml__place_compact(in, out, why, whylen);
 		goto out;
@@ -412,6 +425,81 @@ static int _dn_cmp(const void *a, const void *b)
 	if (x->d != y->d)
 		return x->d - y->d;
 	return x->node - y->node;
+}
+
+/* Wrap-aware extent of the used coordinates occ[0..size) of one axis. */
+static int _axis_extent(const char *occ, int size, bool wrap, int *start)
+{
+	int lo = -1, hi = -1, gap = -1, gap_end = 0;
+
+	for (int c = 0; c < size; c++)
+		if (occ[c]) {
+			if (lo < 0)
+				lo = c;
+			hi = c;
+		}
+	if (lo < 0) {
+		*start = 0;
+		return 0;
+	}
+	if (!wrap) {
+		*start = lo;
+		return hi - lo + 1;
+	}
+	/* skip the largest circular gap of unused coordinates */
+	for (int k = 1, run = 0; k <= size; k++) {
+		int c = (lo + k) % size;
+
+		if (!occ[c]) {
+			run++;
+			continue;
+		}
+		if (run > gap) {
+			gap = run;
+			gap_end = c;
+		}
+		run = 0;
+	}
+	*start = gap_end;
+	return size - gap;
+}
+
+/*
+ * Smallest wrap-aware box around a set: its volume, and in *busy the
+ * nodes inside it that are not free (other jobs' nodes: their links and
+ * this job's would cross).
+ */
+static long _bbox(const topoml_topo_t *t, hwloc_const_bitmap_t set,
+		  hwloc_const_bitmap_t avail, long *busy)
+{
+	long vol = 1;
+	int v, start[3], ext[3];
+
+	*busy = 0;
+	for (int d = 0; d < 3; d++) {
+		char *occ = calloc(t->dims[d], 1);
+
+		if (!occ)
+			return LONG_MAX >> 33;
+		hwloc_bitmap_foreach_begin(v, set)
+			occ[t->nodes[v].coord[d]] = 1;
+		hwloc_bitmap_foreach_end();
+		ext[d] = _axis_extent(occ, t->dims[d], t->wrap[d], &start[d]);
+		vol *= ext[d];
+		free(occ);
+	}
+	for (int z = 0; z < ext[2]; z++)
+		for (int y = 0; y < ext[1]; y++)
+			for (int x = 0; x < ext[0]; x++) {
+				int c[3] = { (start[0] + x) % t->dims[0],
+					     (start[1] + y) % t->dims[1],
+					     (start[2] + z) % t->dims[2] };
+				int n = t->coord_node[topoml__torus_pos(t, c)];
+
+				if (n >= 0 && !hwloc_bitmap_isset(avail, n))
+					(*busy)++;
+			}
+	return vol;
 }
 
 /* Stable counting sort: hop counts are small, node order breaks ties. */
@@ -466,7 +554,10 @@ int topoml__place_compact(const struct place_in *in,
 	hwloc_bitmap_foreach_begin(v, in->avail)
 		fl[i++] = v;
 	hwloc_bitmap_foreach_end();
-	nseeds = nfree < 16 ? nfree : 16;
+	/* as many seeds as about 4M distance computations allow */
+	nseeds = nfree ? (1 << 22) / nfree : 0;
+	nseeds = nseeds < 16 ? 16 : nseeds > 64 ? 64 : nseeds;
+	nseeds = nseeds > nfree ? nfree : nseeds;
 	step = nseeds ? nfree / nseeds : 1;
 	for (int s = 0; s < nseeds; s++) {
 		int seed = fl[s * step], want = in->n - in->nreq;
@@ -486,6 +577,13 @@ int topoml__place_compact(const struct place_in *in,
 			hwloc_bitmap_set(cur, dv[k].node);
 			cost += dv[k].d;
 			want--;
+		}
+		/* fewest other jobs' nodes in the bounding box (shared
+		 * links), then the smallest box, then the least distance */
+		{
+			long busy, vol = _bbox(t, cur, in->avail, &busy);
+
+			cost += (busy << 44) + (vol << 24);
 		}
 		if (want <= 0 && cost < best_cost) {
 			best_cost = cost;
@@ -524,6 +622,50 @@ static long _cycle_index(int x, int m, int r, int c)
 	return c + (long)(r - 1) * (c - 1) + (r - 1 - x);
 }
 
+/*
+ * 2-opt on the closed ring: reverse a segment whenever that shortens the
+ * ring, until no move helps or about 2^24 pair tests are spent.
+ * Deterministic.
+ */
+static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
+{
+	long budget = 1L << 24;
+	bool better = true;
+
+	if (n < 4)
+		return;
+	while (better && budget > 0) {
+		better = false;
+		for (int i = 0; i < n - 1 && budget > 0; i++) {
+			int a = nodes[i], b = nodes[i + 1];
+			int dab = topoml_hops(t, a, b);
+
+			for (int j = i + 2; j < n && budget > 0; j++) {
+				int c = nodes[j], d = nodes[(j + 1) % n];
+				int gain;
+
+				budget--;
+				if (d == a)
+					continue;
+				gain = dab + topoml_hops(t, c, d) -
+				       topoml_hops(t, a, c) -
+				       topoml_hops(t, b, d);
+				if (gain <= 0)
+					continue;
+				for (int l = i + 1, r = j; l < r; l++, r--) {
+					int x = nodes[l];
+
+					nodes[l] = nodes[r];
+					nodes[r] = x;
+				}
+				b = nodes[i + 1];
+				dab = topoml_hops(t, a, b);
+				better = true;
+			}
+		}
+	}
+}
+
 struct tord {
 	long key;
 	int node;
@@ -546,75 +688,61 @@ void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n)
 
 	if (n < 2)
 		return;
-	/* Smallest box around the nodes, wrap-aware: per dimension skip the
-	 * largest circular gap of unused coordinates. */
+	/* Smallest box around the nodes, wrap-aware. */
 	for (int d = 0; d < 3; d++) {
-		int size = t->dims[d], best_gap = -1, gap_end = 0, first = -1;
-
-		occ = calloc(size, 1);
+		occ = calloc(t->dims[d], 1);
 		if (!occ)
 			return;
 		for (int i = 0; i < n; i++)
 			occ[t->nodes[nodes[i]].coord[d]] = 1;
-		if (!t->wrap[d]) {
-			int lo = size, hi = -1;
-
-			for (int c = 0; c < size; c++)
-				if (occ[c]) {
-					lo = c < lo ? c : lo;
-					hi = c;
-				}
-			start[d] = lo;
-			ext[d] = hi - lo + 1;
-			free(occ);
-			continue;
-		}
-		for (int c = 0; c < size; c++)
-			if (occ[c]) {
-				first = c;
-				break;
-			}
-		/* walk the circle from the first used coordinate */
-		for (int k = 1, run = 0; k <= size; k++) {
-			int c = (first + k) % size;
-
-			if (!occ[c]) {
-				run++;
-				continue;
-			}
-			if (run > best_gap) {
-				best_gap = run;
-				gap_end = c;
-			}
-			run = 0;
-		}
-		start[d] = gap_end;
-		ext[d] = size - best_gap;
+		ext[d] = _axis_extent(occ, t->dims[d], t->wrap[d], &start[d]);
 		free(occ);
 	}
 	o = malloc(n * sizeof(*o));
 	if (!o)
 		return;
+	/*
+	 * The tour: rows along dimension d0, columns along a snake through
+	 * the other two (d1 fastest), so consecutive columns are neighbours.
+	 * A closed tour needs an even side: take d0 even when one is (a box
+	 * with an even side and two sides >= 2 has a Hamiltonian cycle).
+	 */
+	int d0 = -1, d1, d2;
+
+	for (int d = 0; d < 3 && d0 < 0; d++)
+		if (ext[d] >= 2 && !(ext[d] & 1))
+			d0 = d;
+	for (int d = 0; d < 3 && d0 < 0; d++)
+		if (ext[d] >= 2)
+			d0 = d;
+	if (d0 < 0)
+		d0 = 0;
+	d1 = d0 == 0 ? 1 : 0;
+	d2 = 3 - d0 - d1;
 	for (int i = 0; i < n; i++) {
 		const int *c = t->nodes[nodes[i]].coord;
-		int r[3], m, M = ext[1] * ext[2];
+		int r[3], m, M = ext[d1] * ext[d2], R = ext[d0];
 
 		for (int d = 0; d < 3; d++)
 			r[d] = ((c[d] - start[d]) % t->dims[d] + t->dims[d]) %
 			       t->dims[d];
-		/* snake through the (y, z) plane: consecutive m adjacent */
-		m = r[2] * ext[1] + ((r[2] & 1) ? ext[1] - 1 - r[1] : r[1]);
-		if (ext[0] >= 2 && M >= 2 && !(ext[0] & 1))
-			o[i].key = _cycle_index(r[0], m, ext[0], M);
-		else if (ext[0] >= 2 && M >= 2 && !(M & 1))
-			o[i].key = _cycle_index(m, r[0], M, ext[0]);
+		m = r[d2] * ext[d1] +
+		    ((r[d2] & 1) ? ext[d1] - 1 - r[d1] : r[d1]);
+		if (R >= 2 && M >= 2 && !(R & 1))
+			o[i].key = _cycle_index(r[d0], m, R, M);
+		else if (R >= 2 && M >= 2 && !(M & 1))
+			o[i].key = _cycle_index(m, r[d0], M, R);
 		else
-			o[i].key = (long)m * ext[0] +
-				   ((m & 1) ? ext[0] - 1 - r[0] : r[0]);
+			o[i].key = (long)m * R +
+				   ((m & 1) ? R - 1 - r[d0] : r[d0]);
 		o[i].node = nodes[i];
 	}
 	qsort(o, n, sizeof(*o), _tord_cmp);
 	for (int i = 0; i < n; i++)
 		nodes[i] = o[i].node;
 	free(o);
+	/* Holes in the box (a fallback placement): the tour jumps over
+	 * them; 2-opt takes the worst detours out. */
+	if ((long)ext[0] * ext[1] * ext[2] > n)
+		_two_opt(t, nodes, n);
 }

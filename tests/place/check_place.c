@@ -495,6 +495,18 @@ START_TEST(torus_cube_box_and_hamiltonian_ring)
 	for (int i = 0; i < p.n; i++)
 		ck_assert(hwloc_bitmap_isset(a, p.nodes[i]));
 	topoml_placement_clear(&p);
+	/* the ring of a flat 1x2x4 box closes too: 8 steps of one hop */
+	{
+		int flat[8], k = 0;
+		struct topoml_placement q = { .n = 8, .nodes = flat };
+
+		for (int z = 4; z >= 1; z--)
+			for (int y = 0; y < 2; y++)
+				flat[k++] = 5 + 8 * (y + 8 * z);
+		topoml_ring_order(t, flat, 8);
+		topoml_score(t, NULL, &q);
+		ck_assert_double_eq(q.score.ring_cost, 8);
+	}
 	/* 7 nodes (prime): a 1x1x7 line is the smallest box */
 	r.nnodes = 7;
 	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
