@@ -580,7 +580,7 @@ int topoml__place_compact(const struct place_in *in,
 		}
 		/* fewest other jobs' nodes in the bounding box (shared
 		 * links), then the smallest box, then the least distance */
-		{
+		if (t->family == TOPOML_TORUS) {
 			long busy, vol = _bbox(t, cur, in->avail, &busy);
 
 			cost += (busy << 44) + (vol << 24);
