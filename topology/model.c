@@ -627,6 +627,8 @@ static int _fat_tree_cache(topoml_topo_t *t, struct topoml_cache *c)
 				queue[tail++] = p;
 			}
 		}
+		if (tail == 1)
+			continue;	/* a leaf without parents */
 		if (total + tail - 1 > cap) {
 			int *n;
 
