@@ -389,9 +389,10 @@ int topoml_attach_node(topoml_topo_t *t, int sw, int node,
 	if (n->leaf >= 0) {
 		o = &t->switches[n->leaf];
 		topoml_errors_add(err,
-			"%s: node %s is on two leaf switches: %s (line %d) and %s (line %d)",
+			"%s: node %s is on two %s: %s (line %d) and %s (line %d)",
 			topoml_where(t, s->line, w, sizeof(w)), n->name,
-			o->name, o->line, s->name, s->line);
+			t->family == TOPOML_DRAGONFLY ? "routers" :
+			"leaf switches", o->name, o->line, s->name, s->line);
 		return -1;
 	}
 	if (_push_int(&s->nodes, &s->nnodes, node)) {

@@ -140,6 +140,10 @@ static const struct bad {
 	  "{\"name\": \"g0\", \"routers\": [{\"name\": \"r0\", \"nodes\": \"n1\"}]},\n"
 	  "{\"name\": \"g1\", \"routers\": [{\"name\": \"r0\", \"nodes\": \"n2\"}]}]}",
 	  ":3: router r0: duplicate name (first at line 2)" },
+	{ "{\"family\": \"dragonfly\", \"groups\": [\n"
+	  "{\"name\": \"g0\", \"routers\": [{\"name\": \"r0\", \"nodes\": \"n[1-2]\"}]},\n"
+	  "{\"name\": \"g1\", \"routers\": [{\"name\": \"r1\", \"nodes\": \"n2\"}]}]}",
+	  ":3: node n2 is on two routers: r0 (line 2) and r1 (line 3)" },
 	{ DF ", \"global_links\": \"ring\"}",
 	  "\"global_links\": unknown arrangement \"ring\"" },
 	{ DF ", \"global_links\": 3}", "\"global_links\" must be an arrangement name" },
