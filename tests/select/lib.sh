@@ -131,8 +131,8 @@ sel_totals() {
 	} END { printf "%d %d %d %d %d %d\n", n, span, ring, slb, rlb, gh }' "$1"
 }
 
-# sel_sequence SEED COUNT MAXSIZE: a mixed job sequence with cancellations
-# (holes).  Deterministic: an LCG on SEED.
+# sel_sequence SEED COUNT NODES: a mixed job sequence with cancellations
+# (holes) that keeps NODES under 90% full.  Deterministic: an LCG on SEED.
 sel_sequence() {
 	awk -v seed="$1" -v count="$2" -v max="$3" 'BEGIN {
 		split("1 2 4 8 16 32 3 6 12 24 48 64 96 5 128", sz, " ")
@@ -147,7 +147,8 @@ sel_sequence() {
 				name[k] = name[live]; size[k] = size[live]; live--
 				continue
 			}
-			n = sz[int(s / 13) % 15 + 1]
+			# sizes scale with the machine (x4 at 4096 nodes)
+			n = sz[int(s / 13) % 15 + 1] * (max >= 2048 ? int(max / 1024) : 1)
 			if (n > max) n = max
 			# keep the machine under 90% full: every job fits
 			while (live > 0 && total + n > max * 0.9) {
