@@ -546,24 +546,29 @@ int topoml__choose(const int *f, const int *reqc, const unsigned char *ok,
 		hist[f[i] > maxv ? maxv : f[i]]++;
 		m++;
 	}
-	/* Counting sort, decreasing free; among equals the higher index
-	 * first, so the tight pick (which takes the last fitting position)
-	 * prefers the lowest index. */
+	/* Counting sort, decreasing free; among equals the preferred items
+	 * (ok 2) last, then the higher index first, so the tight pick (which
+	 * takes the last fitting position) prefers them, then the lowest
+	 * index. */
 	for (int v = maxv, pos = 0; v >= 1; v--) {
 		int c = hist[v];
 
 		hist[v] = pos;
 		pos += c;
 	}
-	for (int i = n - 1; i >= 0; i--) {
-		int v;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = n - 1; i >= 0; i--) {
+			int v;
 
-		if ((reqc && reqc[i] > 0) || f[i] <= 0 || (ok && !ok[i]))
-			continue;
-		v = f[i] > maxv ? maxv : f[i];
-		idx[hist[v]] = i;
-		sf[hist[v]++] = f[i];
-	}
+			if ((reqc && reqc[i] > 0) || f[i] <= 0 ||
+			    (ok && !ok[i]))
+				continue;
+			if ((ok && ok[i] == 2) != (pass == 1))
+				continue;
+			v = f[i] > maxv ? maxv : f[i];
+			idx[hist[v]] = i;
+			sf[hist[v]++] = f[i];
+		}
 	ke = topoml__min_items(sf, m, rem);
 	if (ke < 0)
 		goto out;

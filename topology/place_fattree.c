@@ -7,10 +7,11 @@
  *   3. the tightest fit: the candidate subtree with the fewest free nodes,
  *      and inside it the smallest leaves that still do with that many
  *      leaves, so whole empty leaves and subtrees stay free for large jobs.
- * With job owners known, a multi-leaf job avoids leaves that already carry
- * another multi-leaf job when that costs no extra leaf (their uplink
- * traffic would compete); the isolate hint goes further and uses only
- * leaves with no other job when it can, even at the price of more leaves.
+ * With job owners known, a multi-leaf job prefers, among equally tight
+ * leaves, those that carry no other multi-leaf job (their uplink traffic
+ * would compete); avoiding them outright leaves fragments that cost later
+ * jobs more leaves.  The isolate hint goes further and uses only leaves
+ * with no other job when it can, even at the price of more leaves.
  *
  * Work is per switch and per leaf (free counts from one pass over the
  * words of the free set), never per node pair.
@@ -30,7 +31,8 @@ enum {
 enum {
 	FILTER_NONE = 0,
 	FILTER_CLEAN,		/* isolate: leaves without other jobs */
-	FILTER_NOSHARE,		/* no leaf of another multi-leaf job */
+	FILTER_PREFER,		/* multi-leaf: leaves of no other multi-leaf
+				 * job first among equals */
 };
 
 struct cand {
@@ -202,8 +204,11 @@ static int _load(struct ft *ft, int sw, int filter, int *freesum,
 
 		ft->f[n] = ft->free[l];
 		ft->r[n] = ft->reqc[l];
-		ft->ok[n] = !((filter == FILTER_CLEAN && (c & LEAF_DIRTY)) ||
-			      (filter == FILTER_NOSHARE && (c & LEAF_SHARED)));
+		ft->ok[n] = !(filter == FILTER_CLEAN && (c & LEAF_DIRTY));
+		/* a multi-leaf job: among equally tight leaves, those with
+		 * no other multi-leaf job (their uplinks are free) */
+		if (ft->ok[n] && filter == FILTER_PREFER && !(c & LEAF_SHARED))
+			ft->ok[n] = 2;
 		fs += ft->free[l];
 		rs += ft->reqc[l];
 		if (ft->ok[n] && ft->free[l] > mx)
@@ -384,9 +389,11 @@ int topoml__place_fat_tree(const struct place_in *in,
 		}
 		c.pass = req->hint == TOPOML_HINT_ISOLATE ? 1 : 0;
 		c.k = k;
-		if (k > 1 && req->owner &&
-		    _count(&ft, s, FILTER_NOSHARE, &fs) == k)
-			c.filter = FILTER_NOSHARE;
+		/* Avoiding leaves of other multi-leaf jobs outright costs
+		 * fragments (more leaves for later jobs, measured on real
+		 * traces): only among equally tight choices. */
+		if (k > 1 && req->owner)
+			c.filter = FILTER_PREFER;
 		_add(&cv, &nc, &ccap, c);
 	}
 	if (!nc) {

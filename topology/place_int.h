@@ -85,8 +85,9 @@ int topoml__min_items(const int *freev, int nitems, int need);
 /*
  * Choose among items (leaves, routers, groups) for need nodes beyond the
  * required ones: items holding required nodes (reqc > 0) are always used
- * and filled first; then the fewest other allowed items (ok[i], NULL = all),
- * picked tightly.  maxv bounds freev (for a counting sort).  Returns the
+ * and filled first; then the fewest other allowed items (ok[i] nonzero,
+ * NULL = all), picked tightly; among items of equal free count those with
+ * ok[i] == 2 are taken first.  maxv bounds freev (for a counting sort).  Returns the
  * number of items used, or -1; take (may be NULL: count only) gets the
  * nodes used per item, required ones included.
  */
