@@ -391,14 +391,43 @@ static int _write_epoch(const char *dir, long restart)
 	return 0;
 }
 
-/* Create (or join) the node's page; the file belongs to the job's user. */
+/* A process that runs (a zombie does not). */
+static bool _alive(pid_t pid)
+{
+	char path[64], buf[256], *s;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 1 || (kill(pid, 0) < 0 && errno != EPERM))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	s = strrchr(buf, ')');
+	return !(s && s[1] == ' ' && (s[2] == 'Z' || s[2] == 'X'));
+}
+
+/*
+ * Create (or join) the node's page; the file belongs to the job's user.
+ * It is shared by the job's slurmstepds on the node (batch step and srun
+ * steps), which list themselves in it; a page left by slurmstepds that died
+ * without their exit hook (none of them alive) is reset.
+ */
 static int _open_page(void)
 {
 	struct topoml_ckpt_page *p;
-	struct stat st;
+	struct stat st, st2;
+	uint32_t i, n;
+	bool live = false;
 	void *m;
 	int fd;
 
+again:
 	fd = open(_st.page_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
 		  0600);
 	if (fd < 0)
@@ -409,18 +438,32 @@ static int _open_page(void)
 	if (st.st_uid == 0 && _st.uid != 0 && geteuid() == 0 &&
 	    st.st_size == 0 && fchown(fd, _st.uid, _st.gid) == 0)
 		st.st_uid = _st.uid;
-	if (st.st_uid != _st.uid) {
+	if (st.st_uid != _st.uid || !S_ISREG(st.st_mode)) {
 		errno = EPERM;
 		goto fail;
 	}
 	flock(fd, LOCK_EX);
+	/* The last user may have unlinked it between open and flock. */
+	if (stat(_st.page_path, &st2) < 0 || st2.st_ino != st.st_ino) {
+		close(fd);
+		goto again;
+	}
 	if ((st.st_size < TOPOML_CKPT_PAGE_SIZE &&
 	     ftruncate(fd, TOPOML_CKPT_PAGE_SIZE) < 0) ||
 	    (m = mmap(NULL, TOPOML_CKPT_PAGE_SIZE, PROT_READ | PROT_WRITE,
 		      MAP_SHARED, fd, 0)) == MAP_FAILED)
 		goto fail;
 	p = m;
-	if (p->magic != TOPOML_CKPT_PAGE_MAGIC) {
+	if (p->magic == TOPOML_CKPT_PAGE_MAGIC) {
+		/* Keep only the slurmstepds still alive. */
+		for (i = n = 0; i < p->nstepd && i < TOPOML_CKPT_PAGE_STEPDS;
+		     i++)
+			if (_alive(p->stepd[i]))
+				p->stepd[n++] = p->stepd[i];
+		p->nstepd = n;
+		live = n > 0;
+	}
+	if (!live) {
 		memset(p, 0, TOPOML_CKPT_PAGE_SIZE);
 		p->version = TOPOML_CKPT_PAGE_VERSION;
 		p->size = TOPOML_CKPT_PAGE_SIZE;
@@ -430,7 +473,8 @@ static int _open_page(void)
 		__atomic_store_n(&p->magic, TOPOML_CKPT_PAGE_MAGIC,
 				 __ATOMIC_RELEASE);
 	}
-	p->refs++;
+	if (p->nstepd < TOPOML_CKPT_PAGE_STEPDS)
+		p->stepd[p->nstepd++] = getpid();
 	flock(fd, LOCK_UN);
 	_st.page_fd = fd;
 	_st.page = p;
@@ -567,7 +611,7 @@ static void *_timer(void *arg)
 	struct timespec ts = { 0, CKPT_POLL_NS };
 	bool batch = _st.step_id == SLURM_BATCH_SCRIPT;
 	bool warned = false, requeued = false, fenced = false;
-	time_t next_poll = 0, next_epoch = 0, end = 0, begin = 0;
+	time_t next_poll = 0, next_epoch = 0, end = 0, begin = 0, warn_at = 0;
 	int rpc_failed = 0;
 
 	(void)arg;
@@ -577,9 +621,11 @@ static void *_timer(void *arg)
 	 */
 	next_poll = next_epoch = time(NULL) + CKPT_QUIET;
 	while (!_st.stop) {
-		time_t now = time(NULL), warn_at, base;
+		time_t now = time(NULL), base;
 
-		if (_st.lead > 0 && now >= next_poll) {
+		/* No RPC in the second before the warning: it could delay it. */
+		if (_st.lead > 0 && now >= next_poll &&
+		    !(end && !warned && warn_at >= now && warn_at - now <= 1)) {
 			time_t e = 0, b = 0;
 
 			if (_job_times(&b, &e) < 0) {
@@ -617,10 +663,10 @@ poll_done:
 				  CKPT_MIN_RUN;
 		if (end && !warned && now >= warn_at) {
 			warned = true;
+			_raise(TOPOML_CKPT_R_LIMIT);
 			slurm_info("topoml: --ml-ckpt: job %u ends in %lds: "
 				   "checkpoint warning", _st.job_id,
 				   (long)(end - now));
-			_raise(TOPOML_CKPT_R_LIMIT);
 		}
 		/*
 		 * Requeue once a checkpoint answered the warning; failing
@@ -730,6 +776,15 @@ static long _restart_count(spank_t sp)
 	return n;
 }
 
+static uint32_t _fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
 static void _setenv_long(spank_t sp, const char *name, long v)
 {
 	char buf[32];
@@ -792,13 +847,26 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o)
 			    "%m", _st.dir, (unsigned)_st.uid);
 		return -1;
 	}
-	if (spank_getenv(sp, "SLURMD_NODENAME", buf, sizeof(buf)) !=
-	    ESPANK_SUCCESS || strchr(buf, '/'))
-		snprintf(buf, sizeof(buf), "n%u", _st.node_id);
+	/*
+	 * The host, not the Slurm node name: SLURMD_NODENAME is in the
+	 * environment of srun steps but not yet in the batch step's at
+	 * user_init, and both must find the same page.
+	 */
+	if (gethostname(buf, sizeof(buf)) < 0 || !buf[0])
+		strcpy(buf, "host");
+	buf[sizeof(buf) - 1] = '\0';
+	for (char *c = buf; *c; c++)
+		if (*c == '/' || *c == '.')
+			*c = '\0';
 	shm = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	/*
+	 * One page per run of the job and node: a run stranded behind a dead
+	 * slurmd must not share it with the next run.  DIR in the name too:
+	 * job ids repeat across clusters on a host.
+	 */
 	snprintf(_st.page_path, sizeof(_st.page_path),
-		 "%s/topoml-ckpt.%u.%u.%s", shm, (unsigned)_st.uid,
-		 _st.job_id, buf);
+		 "%s/topoml-ckpt.%u.%u.%ld.%s.%08x", shm, (unsigned)_st.uid,
+		 _st.job_id, _st.restart, buf, _fnv1a(_st.dir));
 	if (_open_page() < 0)
 		goto page_fail;
 	spank_setenv(sp, "TOPOML_CKPT_DIR", _st.dir, 1);
@@ -837,10 +905,19 @@ int ml_ckpt_exit(spank_t sp, const struct ml_ckpt_opts *o)
 	_st.stop = 1;
 	pthread_join(_st.timer, NULL);
 	flock(_st.page_fd, LOCK_EX);
-	if (_st.page->refs > 0)
-		_st.page->refs--;
-	if (_st.page->refs == 0)
-		unlink(_st.page_path);
+	{
+		struct topoml_ckpt_page *p = _st.page;
+		uint32_t i, n;
+
+		for (i = n = 0; i < p->nstepd && i < TOPOML_CKPT_PAGE_STEPDS;
+		     i++)
+			if (p->stepd[i] != getpid() && _alive(p->stepd[i]))
+				p->stepd[n++] = p->stepd[i];
+		p->nstepd = n;
+		/* The last one out removes it, still holding the lock. */
+		if (n == 0)
+			unlink(_st.page_path);
+	}
 	flock(_st.page_fd, LOCK_UN);
 	munmap(_st.page, TOPOML_CKPT_PAGE_SIZE);
 	close(_st.page_fd);

@@ -18,6 +18,7 @@
 #define TOPOML_CKPT_PAGE_VERSION 1
 #define TOPOML_CKPT_PAGE_SIZE	4096
 #define TOPOML_CKPT_PAGE_PIDS	64
+#define TOPOML_CKPT_PAGE_STEPDS	32
 
 /* Why an event was raised (bits of `reason`). */
 #define TOPOML_CKPT_R_INTERVAL	0x1	/* interval= elapsed */
@@ -39,13 +40,14 @@ struct topoml_ckpt_page {
 	int64_t commit_time;	/*  56 its time (unix s), 0 none */
 	uint64_t commit_gen;	/*  64 gen seen by the last commit */
 	uint32_t commit_reason;	/*  72 reason answered by the last commit */
-	uint32_t refs;		/*  76 slurmstepds using the page */
+	uint32_t nstepd;	/*  76 entries of stepd[] */
 	int64_t start_time;	/*  80 page created (interval base) */
 	int64_t end_time;	/*  88 job end time, 0 unknown */
 	int64_t interval_time;	/*  96 last interval event (unix s) */
 	int32_t npids;		/* 104 */
 	int32_t pad;		/* 108 */
 	int32_t pids[TOPOML_CKPT_PAGE_PIDS];	/* 112 hook processes */
+	int32_t stepd[TOPOML_CKPT_PAGE_STEPDS];	/* 368 slurmstepds using it */
 };
 
 #endif

@@ -308,6 +308,41 @@ START_TEST(plugin_user_init)
 	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
 	ck_assert_int_eq(stat(page, &st), -1);
 
+	/*
+	 * A page left by a slurmstepd killed without its exit hook, with a
+	 * stop warning in it: the next run must not inherit the warning.
+	 */
+	{
+		struct topoml_ckpt_page stale;
+		pid_t dead = fork();
+
+		if (dead == 0)
+			_exit(0);
+		waitpid(dead, NULL, 0);
+		memset(&stale, 0, sizeof(stale));
+		stale.magic = TOPOML_CKPT_PAGE_MAGIC;
+		stale.version = TOPOML_CKPT_PAGE_VERSION;
+		stale.reason = TOPOML_CKPT_R_LIMIT;
+		stale.gen = 5;
+		stale.nstepd = 1;
+		stale.stepd[0] = dead;
+		ck_assert_int_ge(fd = open(page, O_RDWR | O_CREAT, 0600), 0);
+		ck_assert_int_eq(ftruncate(fd, TOPOML_CKPT_PAGE_SIZE), 0);
+		ck_assert_int_eq(pwrite(fd, &stale, sizeof(stale), 0),
+				 (ssize_t)sizeof(stale));
+		ck_assert_int_eq(ml_ckpt_user_init(NULL, &o), 0);
+		ck_assert_str_eq(_stub_env("TOPOML_CKPT_PAGE"), page);
+		ck_assert_int_eq(pread(fd, &stale, sizeof(stale), 0),
+				 (ssize_t)sizeof(stale));
+		ck_assert_int_eq(stale.reason, 0);
+		ck_assert_int_eq(stale.gen, 0);
+		ck_assert_int_eq(stale.nstepd, 1);
+		ck_assert_int_eq(stale.stepd[0], getpid());
+		close(fd);
+		ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+		ck_assert_int_eq(stat(page, &st), -1);
+	}
+
 	/* Second start with a checkpoint: TOPOML_RESUME names it. */
 	snprintf(arg, sizeof(arg), "%s/step-000000000030", want);
 	ck_assert_int_eq(mkdir(arg, 0755), 0);

@@ -53,9 +53,32 @@ if ! id "$CK_USER" >/dev/null 2>&1; then
 fi
 CK_UID=$(id -u "$CK_USER")
 
+# Pages of our jobs that cluster_stop's SIGKILL left in /dev/shm (their
+# names end with a hash of the job's checkpoint directory).
+remove_pages() {
+	"$PY" - "$BASE" <<'PYEOF'
+import glob, os, sys
+def fnv(s):
+    h = 2166136261
+    for b in s.encode():
+        h = ((h ^ b) * 16777619) & 0xffffffff
+    return "%08x" % h
+dirs = glob.glob(os.path.join(sys.argv[1], "*", "ck", "*"))
+hashes = {fnv(d) for d in dirs}
+for p in glob.glob("/dev/shm/topoml-ckpt.*"):
+    if p.rsplit(".", 1)[-1] in hashes:
+        os.unlink(p)
+PYEOF
+}
+
 cleanup() {
 	cluster_stop
-	rm -rf "$BASE"
+	remove_pages
+	if [ -n "${CLUSTER_KEEP:-}" ]; then
+		echo "kept $BASE"
+	else
+		rm -rf "$BASE"
+	fi
 	[ $created_user = 1 ] && userdel "$CK_USER" 2>/dev/null
 }
 

@@ -54,13 +54,15 @@ def main():
         if ms:
             time.sleep(ms / 1000.0)
         if ck and ck.should_checkpoint(step):
-            if ck.stopping():
+            d = ck.begin(step)
+            with open(os.path.join(d, "state"), "w") as f:
+                f.write("%d %x %x\n" % (step, x, s))
+            rc = ck.commit()
+            print("ckpt step=%d%s" % (step, " stop" if rc else ""),
+                  flush=True)
+            if rc == topoml_ckpt.STOP:
                 append(rdir, "runs", "stop %s at %d\n" % (restart, step))
-            # save() exits after a checkpoint answering a stop warning.
-            print("ckpt step=%d" % step, flush=True)
-            with ck.save(step) as d:
-                with open(os.path.join(d, "state"), "w") as f:
-                    f.write("%d %x %x\n" % (step, x, s))
+                return
     line = "final steps=%d state=%016x%016x\n" % (step, x, s)
     print(line, end="", flush=True)
     append(rdir, "result." + restart, line)
