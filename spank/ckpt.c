@@ -4,7 +4,7 @@
  * Route for the warning and the requeue (a SPANK plugin cannot change the
  * job record): every slurmstepd of the job runs a timer thread from
  * user_init to exit.  It learns the job's end time from slurmctld
- * (slurm_get_end_time, resolved from libslurmfull inside slurmstepd; no
+ * (slurm_load_job, resolved from libslurmfull inside slurmstepd; no
  * Slurm library is linked), raises the warning `lead` seconds before it in
  * the node's shared page (contrib/ckpt/topoml_ckpt_page.h), and the batch
  * step's timer requeues the job (slurm_requeue) as soon as a checkpoint
