@@ -49,6 +49,7 @@
  * one too; in slurmctld its own definitions take precedence.
  */
 bitstr_t *idle_node_bitmap;
+List job_list;
 
 const char plugin_name[] = "Topology-aware ML placement (wraps cons_tres)";
 const char plugin_type[] = "select/topoml";
@@ -231,10 +232,14 @@ out:
 		topoml_siteconf_clear(&conf);
 		free(topo_path);
 	} else {
-		char sum[256] = "placement off";
+		char sum[256];
 
 		if (topo)
 			topoml_summary(topo, sum, sizeof(sum));
+		else
+			snprintf(sum, sizeof(sum), "%s",
+				 conf.placement ? "no topology, plain cons_tres"
+						: "Placement=off, plain cons_tres");
 		info("select/topoml: %s: %s%s%s", path, sum,
 		     topo_path ? " from " : "", topo_path ? topo_path : "");
 		slurm_mutex_lock(&g_lock);
@@ -341,6 +346,36 @@ static void _job_req_free(struct _job_req *r)
 }
 
 /*
+ * Which job holds each topology node (0 = none), as the simulator keeps it:
+ * the engine keeps multi-leaf jobs apart and honours the isolate hint with
+ * it.  One pass over each allocated job's node range.
+ */
+static void _owners(job_record_t *self, uint32_t *owner)
+{
+	ListIterator it;
+	job_record_t *j;
+
+	if (!job_list)
+		return;
+	it = list_iterator_create(job_list);
+	while ((j = list_next(it))) {
+		int i, last;
+
+		if (j == self || !j->node_bitmap ||
+		    !(IS_JOB_RUNNING(j) || IS_JOB_SUSPENDED(j) ||
+		      IS_JOB_COMPLETING(j)))
+			continue;
+		last = bit_fls(j->node_bitmap);
+		for (i = bit_ffs(j->node_bitmap); i >= 0 && i <= last; i++) {
+			if (i < g_map_count && g_map[i] >= 0 &&
+			    bit_test(j->node_bitmap, i))
+				owner[g_map[i]] = j->job_id;
+		}
+	}
+	list_iterator_destroy(it);
+}
+
+/*
  * Translate the candidate bitmap and the job's required nodes to engine
  * node sets.  Returns NULL on success, else why the engine is not used.
  */
@@ -368,9 +403,8 @@ static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
 		hwloc_bitmap_set(r->avail_all, t);
 		if (idle_node_bitmap && bit_test(idle_node_bitmap, i))
 			hwloc_bitmap_set(r->avail_idle, t);
-		else
-			r->owner[t] = 1;	/* some other job */
 	}
+	_owners(job_ptr, r->owner);
 	if (!req || bit_set_count(req) == 0)
 		return NULL;
 	r->required = hwloc_bitmap_alloc();
@@ -487,7 +521,7 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	 */
 	for (pass = 0; pass < 2 && result < 0; pass++) {
 		req.avail = pass ? r.avail_all : r.avail_idle;
-		req.owner = pass ? r.owner : NULL;
+		req.owner = r.owner;
 		if (pass && hwloc_bitmap_isequal(r.avail_all, r.avail_idle))
 			break;
 		if (g_conf.debug > 1) {

@@ -66,17 +66,23 @@ sel_same_nodes() {
 	[ "$a" = "$b" ]
 }
 
-# sel_expected TOPO N BUSY [HINT]: the engine's answer (topoml place).
+# sel_expected TOPO N BUSY [HINT [JOBID=NODES ...]]: the engine's answer
+# for the request select/topoml makes (owners of the busy nodes included).
 sel_expected() {
-	local topo=$1 n=$2 busy=$3 hint=${4:-allreduce} out
-	if [ -x "$SEL_TOPOML" ] && "$SEL_TOPOML" place --help >/dev/null 2>&1
-	then
-		out=$("$SEL_TOPOML" place --topology "$topo" --nodes "$n" --hint "$hint" \
-			${busy:+--busy "$busy"} 2>/dev/null) || return 1
-		echo "$out" | sed -n 's/^nodes[=: ]*//p' | head -1
-	else
-		"$SEL_SCORE" --place "$topo" "$n" "$busy" "$hint"
-	fi
+	"$SEL_SCORE" --place "$@"
+}
+
+# sel_cli_place TOPO N BUSY [HINT]: `topoml place`'s answer (no owners).
+sel_cli_place() {
+	local topo=$1 n=$2 busy=$3 hint=${4:-allreduce}
+	[ -x "$SEL_TOPOML" ] || return 1
+	"$SEL_TOPOML" place --topology "$topo" --nodes "$n" --hint "$hint" \
+		${busy:+--busy "$busy"} 2>/dev/null | sed -n 's/^nodes: *//p'
+}
+
+# sel_owners: "JOBID=NODES" for every job holding nodes.
+sel_owners() {
+	squeue -h -t R,CF -o '%i=%N' | grep -v '=$'
 }
 
 # sel_run_sequence SEQFILE OUTFILE EXTRA_SBATCH_ARGS TOPO CHECK_ENGINE
@@ -85,16 +91,21 @@ sel_expected() {
 # With CHECK_ENGINE=1 every allocation must equal `topoml place`'s answer.
 sel_run_sequence() {
 	local seq=$1 out=$2 extra=$3 topo=$4 check=${5:-0}
-	local op name size id nodes busy want sc
+	local op name size id nodes busy want sc cli
 	declare -A ids=()
+	SEL_CLI_DIFF=0
 	: >"$out"
 	while read -r op name size; do
 		case "$op" in
 		submit)
 			busy=$(cluster_nodes_allocated)
 			if [ "$check" = 1 ]; then
-				want=$(sel_expected "$topo" "$size" "$busy") ||
-					want=NONE
+				# shellcheck disable=SC2046
+				want=$(sel_expected "$topo" "$size" "$busy" \
+					allreduce $(sel_owners)) || want=NONE
+				cli=$(sel_cli_place "$topo" "$size" "$busy")
+				sel_same_nodes "$want" "$cli" ||
+					SEL_CLI_DIFF=$((SEL_CLI_DIFF + 1))
 			fi
 			# shellcheck disable=SC2086
 			id=$(sbatch --parsable -N "$size" $extra -J "$name" \

@@ -5,7 +5,7 @@
 # cancellations making holes) runs under stock cons_tres (with the topology
 # support Slurm has for that family) and under select/topoml.  Every
 # select/topoml allocation must equal `topoml place`'s answer for the same
-# busy nodes; totals must match or beat stock.
+# busy nodes and their jobs; totals must match or beat stock.
 #
 #   FAMILY=fat-tree|dragonfly|torus . scenario.sh
 #
@@ -123,7 +123,9 @@ CLUSTER_SLURMD=8 CLUSTER_CLOUD=$CLOUD_NODES CLUSTER_SELECT=topoml \
 DebugFlags=SelectType" cluster_start "topoml-$FAMILY" || exit $?
 t0=$(date +%s)
 sel_run_sequence "$work/seq" "$work/topoml.out" "-p cloud" "$TOPO" 1
-echo "topoml: $(wc -l <"$work/topoml.out") jobs in $(($(date +%s) - t0)) s"
+echo "topoml: $(wc -l <"$work/topoml.out") jobs in $(($(date +%s) - t0)) s," \
+	"all as the engine says; $SEL_CLI_DIFF differ from \`topoml place\`" \
+	"(which knows busy nodes, not which job holds them)"
 
 # The plugin's own score is what users see.
 last=$(squeue -h -t R,CF -o '%i' | sort -n | tail -1)

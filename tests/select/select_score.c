@@ -12,10 +12,11 @@
  * with the ring in the engine's ring order and the lower bounds for the
  * free nodes (every topology node not in BUSY).
  *
- *   select_score --place TOPOLOGY_FILE N BUSY [HINT]
+ *   select_score --place TOPOLOGY_FILE N BUSY [HINT [JOBID=NODES ...]]
  *
- * prints the engine's choice for N nodes (the request select/topoml makes
- * for an exclusive job), for when the topoml CLI is not built.
+ * prints the engine's choice for N nodes: the request select/topoml makes
+ * for an exclusive job, owners included (which job holds which busy node,
+ * as the plugin and the simulator pass them; `topoml place` has --busy only).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -33,10 +34,12 @@ static int _place(int argc, char **argv)
 	hwloc_bitmap_t busy = NULL, avail = NULL;
 	topoml_topo_t *t;
 	char why[256] = "", *s;
+	uint32_t *owner = NULL;
 	int rc = 2;
 
-	if (argc < 5 || argc > 6) {
-		fprintf(stderr, "usage: %s --place TOPOLOGY N BUSY [HINT]\n",
+	if (argc < 5) {
+		fprintf(stderr,
+			"usage: %s --place TOPOLOGY N BUSY [HINT [JOBID=NODES ...]]\n",
 			argv[0]);
 		return 2;
 	}
@@ -52,9 +55,30 @@ static int _place(int argc, char **argv)
 	hwloc_bitmap_andnot(avail, avail, busy);
 	req.nnodes = atoi(argv[3]);
 	req.avail = avail;
-	if (argc == 6 && topoml_hint_parse(argv[5], &req.hint)) {
+	if (argc >= 6 && topoml_hint_parse(argv[5], &req.hint)) {
 		fprintf(stderr, "bad hint %s\n", argv[5]);
 		goto out;
+	}
+	if (argc > 6) {
+		owner = calloc(t->nnodes + 1, sizeof(uint32_t));
+		for (int a = 6; a < argc; a++) {
+			char *eq = strchr(argv[a], '=');
+			hwloc_bitmap_t js;
+			int i;
+
+			if (!eq) {
+				fprintf(stderr, "bad owner %s\n", argv[a]);
+				goto out;
+			}
+			js = topoml_nodeset_parse(t, eq + 1, &err);
+			if (!js)
+				goto out;
+			hwloc_bitmap_foreach_begin(i, js)
+				owner[i] = (uint32_t)strtoul(argv[a], NULL, 10);
+			hwloc_bitmap_foreach_end();
+			hwloc_bitmap_free(js);
+		}
+		req.owner = owner;
 	}
 	if (topoml_place(t, TOPOML_POLICY_TOPOML, &req, &p, why,
 			 sizeof(why))) {
@@ -76,6 +100,7 @@ out:
 		hwloc_bitmap_free(avail);
 	if (t)
 		topoml_free(t);
+	free(owner);
 	return rc;
 }
 

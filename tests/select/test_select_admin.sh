@@ -59,12 +59,16 @@ submit() {	# submit ARGS...: job id
 a=$(submit -p real -N1)
 na=$(sel_wait_start "$a") || cluster_fail "job a did not start"
 busy="$(cluster_nodes_allocated),$cloud"
-want=$(sel_expected "$work/net.conf" 4 "$busy") ||
-	cluster_fail "topoml place failed"
+# shellcheck disable=SC2046
+want=$(sel_expected "$work/net.conf" 4 "$busy" allreduce $(sel_owners)) ||
+	cluster_fail "engine failed"
+cli=$(sel_cli_place "$work/net.conf" 4 "$busy") || cluster_fail "topoml place"
 b=$(submit -p real -N4)
 nb=$(sel_wait_start "$b") || cluster_fail "job b did not start"
 sel_same_nodes "$nb" "$want" ||
-	cluster_fail "job b on $nb, topoml place says $want (a on $na)"
+	cluster_fail "job b on $nb, the engine says $want (a on $na)"
+sel_same_nodes "$nb" "$cli" ||
+	cluster_fail "job b on $nb, topoml place says $cli (a on $na)"
 case "$(scontrol show hostnames "$nb" | paste -sd,)" in
 n1,n2,n3,n4|n5,n6,n7,n8) ;;
 *) cluster_fail "4-node job spans two leaves: $nb (a on $na)" ;;
