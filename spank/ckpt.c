@@ -346,7 +346,8 @@ static int _mkdir_p(const char *dir)
 	}
 	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
 		return -1;
-	return access(buf, W_OK | X_OK);
+	/* Effective ids: slurmstepd's real uid is still root here. */
+	return faccessat(AT_FDCWD, buf, W_OK | X_OK, AT_EACCESS);
 }
 
 static long _read_epoch(const char *dir)

@@ -54,6 +54,8 @@ struct topoml_ckpt {
 };
 
 static struct topoml_ckpt_page *volatile _sig_page;
+static struct sigaction _old_term, _old_usr1;
+static bool _have_term, _have_usr1;
 
 static void _on_signal(int sig)
 {
@@ -82,10 +84,29 @@ static void _install_signals(struct topoml_ckpt_page *p)
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		if (sigaction(sigs[i], NULL, &old) == 0 &&
-		    old.sa_handler == SIG_DFL)
-			sigaction(sigs[i], &sa, NULL);
+		if (sigaction(sigs[i], NULL, &old) < 0 ||
+		    old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+			continue;
+		if (sigaction(sigs[i], &sa, NULL) < 0)
+			continue;
+		if (sigs[i] == SIGTERM) {
+			_old_term = old;
+			_have_term = true;
+		} else {
+			_old_usr1 = old;
+			_have_usr1 = true;
+		}
 	}
+}
+
+/* Give the signals back their default action when the hook goes. */
+static void _restore_signals(void)
+{
+	if (_have_term)
+		sigaction(SIGTERM, &_old_term, NULL);
+	if (_have_usr1)
+		sigaction(SIGUSR1, &_old_usr1, NULL);
+	_have_term = _have_usr1 = false;
 }
 
 static void _lock(topoml_ckpt_t *c)
@@ -380,8 +401,10 @@ void topoml_ckpt_close(topoml_ckpt_t *c)
 		c->timer_stop = 1;
 		pthread_join(c->timer, NULL);
 	}
-	if (_sig_page == c->page)
+	if (_sig_page == c->page) {
+		_restore_signals();
 		_sig_page = NULL;
+	}
 	if (c->cstep >= 0)
 		topoml_ckpt_abort(c);
 	munmap(c->page, TOPOML_CKPT_PAGE_SIZE);

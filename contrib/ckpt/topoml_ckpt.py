@@ -219,10 +219,12 @@ class Checkpointer:
     def _install_signals(self):
         if threading.current_thread() is not threading.main_thread():
             return
+        self._old_signals = {}
         for sig, why in ((signal.SIGTERM, R_TERM),
                          (signal.SIGUSR1, R_REQUEST)):
             if signal.getsignal(sig) == signal.SIG_DFL:
-                signal.signal(sig, self._make_handler(why))
+                self._old_signals[sig] = signal.signal(
+                    sig, self._make_handler(why))
 
     def _make_handler(self, why):
         def handler(signum, frame):
@@ -240,6 +242,10 @@ class Checkpointer:
                 self._raise_event(R_INTERVAL)
 
     def close(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig, old in getattr(self, "_old_signals", {}).items():
+                signal.signal(sig, old)
+        self._old_signals = {}
         if self._timer:
             self._stop_timer.set()
             self._timer.join()

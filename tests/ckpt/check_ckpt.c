@@ -565,6 +565,13 @@ START_TEST(signal_is_event)
 	ck_assert_ptr_nonnull(topoml_ckpt_begin(c, 32));
 	ck_assert_int_eq(topoml_ckpt_commit(c), TOPOML_CKPT_STOP);
 	topoml_ckpt_close(c);
+	/* Closed: SIGTERM terminates again. */
+	{
+		struct sigaction sa;
+
+		ck_assert_int_eq(sigaction(SIGTERM, NULL, &sa), 0);
+		ck_assert(sa.sa_handler == SIG_DFL);
+	}
 	_rmtmp();
 }
 END_TEST

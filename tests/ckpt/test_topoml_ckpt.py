@@ -141,6 +141,9 @@ class Decide(Base):
             self.assertTrue(ck.should_checkpoint(32))
             ck.begin(32)
             self.assertEqual(ck.commit(), tc.STOP)
+            ck.close()
+            self.assertEqual(signal.getsignal(signal.SIGTERM),
+                             signal.SIG_DFL)
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
