@@ -156,6 +156,11 @@ sleep 2
 scontrol ping | grep -q UP || cluster_fail "slurmctld down"
 scancel "$big"
 
+# Every allocation equals the engine's answer with owners (checked above)
+# and, on these sequences, `topoml place`'s answer from busy nodes alone.
+[ "$SEL_CLI_DIFF" = 0 ] ||
+	cluster_fail "$SEL_CLI_DIFF allocations differ from topoml place"
+
 # ---- compare ----
 read -r sn sspan sring sslb srlb sgh <<<"$(sel_totals "$work/stock.out")"
 read -r tn tspan tring tslb trlb tgh <<<"$(sel_totals "$work/topoml.out")"
