@@ -15,6 +15,8 @@
  *      each of up to 64 seeds the nearest free nodes; the set whose
  *      bounding box holds the fewest other jobs' nodes, then the
  *      smallest box, then the least total distance.
+ * Boxes avoid free nodes inside the bounding box of a running job that
+ * is no box itself (req->owner): links there would be shared.
  * The ring follows a Hamiltonian cycle of the box when one exists (one hop
  * per step, ring closed; any box with an even side), else a snake; a set
  * with holes then gets 2-opt.  Box tests are O(1) through 3D prefix sums of
@@ -35,6 +37,7 @@ struct grid {
 	bool w[3];
 	int *busy;		/* prefix sums of not-free cells */
 	int *req;		/* prefix sums of required cells, or NULL */
+	int *shadow;		/* prefix sums of shadowed free cells, or NULL */
 };
 
 struct shape {
@@ -48,7 +51,10 @@ struct tcand {
 	int o[3];
 	int contact;
 	int busy;
+	int shadow;
 };
+
+static int _axis_extent(const char *occ, int size, bool wrap, int *start);
 
 static inline size_t _pi(const struct grid *g, int x, int y, int z)
 {
@@ -184,6 +190,8 @@ static int _tcand_cmp(const void *a, const void *b)
 
 	if (x->busy != y->busy)
 		return x->busy - y->busy;
+	if (x->shadow != y->shadow)
+		return x->shadow - y->shadow;
 	if (x->contact != y->contact)
 		return y->contact - x->contact;
 	for (int d = 2; d >= 0; d--)
@@ -275,6 +283,8 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 				cv[cnt].o[1] = y;
 				cv[cnt].o[2] = z;
 				cv[cnt].busy = b;
+				cv[cnt].shadow = g->shadow ?
+					_sum(g, g->shadow, o, sh->s) : 0;
 				cv[cnt].contact = _contact(g, o, sh->s);
 				cnt++;
 			}
@@ -316,6 +326,82 @@ static int _box_set(const struct grid *g, const struct place_in *in,
 	return want > 0 ? -1 : 0;
 }
 
+struct on {
+	uint32_t job;
+	int node;
+};
+
+static int _on_cmp(const void *a, const void *b)
+{
+	const struct on *x = a, *y = b;
+
+	if (x->job != y->job)
+		return x->job < y->job ? -1 : 1;
+	return x->node - y->node;
+}
+
+/*
+ * Free nodes inside the bounding box of a running job that is not a box
+ * itself (a fallback placement): a box placed there would share links
+ * with that job.  Boxes avoid them when they can.
+ */
+static hwloc_bitmap_t _shadowed(const topoml_topo_t *t,
+				const struct place_in *in)
+{
+	const uint32_t *owner = in->req->owner;
+	hwloc_bitmap_t sh = hwloc_bitmap_alloc();
+	struct on *v = malloc(t->nnodes * sizeof(*v));
+	char *occ[3] = { NULL };
+	int n = 0;
+
+	for (int d = 0; d < 3; d++)
+		occ[d] = malloc(t->dims[d]);
+	if (!sh || !v || !occ[0] || !occ[1] || !occ[2])
+		goto out;
+	for (int i = 0; i < t->nnodes; i++)
+		if (owner[i]) {
+			v[n].job = owner[i];
+			v[n++].node = i;
+		}
+	qsort(v, n, sizeof(*v), _on_cmp);
+	for (int i = 0; i < n;) {
+		int j = i, start[3], ext[3];
+		long vol = 1;
+
+		while (j < n && v[j].job == v[i].job)
+			j++;
+		for (int d = 0; d < 3; d++) {
+			memset(occ[d], 0, t->dims[d]);
+			for (int k = i; k < j; k++)
+				occ[d][t->nodes[v[k].node].coord[d]] = 1;
+			ext[d] = _axis_extent(occ[d], t->dims[d], t->wrap[d],
+					      &start[d]);
+			vol *= ext[d];
+		}
+		if (vol > j - i)
+			for (int z = 0; z < ext[2]; z++)
+				for (int y = 0; y < ext[1]; y++)
+					for (int x = 0; x < ext[0]; x++) {
+						int c[3] = {
+							(start[0] + x) % t->dims[0],
+							(start[1] + y) % t->dims[1],
+							(start[2] + z) % t->dims[2] };
+						int nd = t->coord_node[
+							topoml__torus_pos(t, c)];
+
+						if (nd >= 0 &&
+						    hwloc_bitmap_isset(in->avail, nd))
+							hwloc_bitmap_set(sh, nd);
+					}
+		i = j;
+	}
+out:
+	free(v);
+	for (int d = 0; d < 3; d++)
+		free(occ[d]);
+	return sh;
+}
+
 int topoml__place_torus(const struct place_in *in,
 			struct topoml_placement *out, char *why,
 			size_t whylen)
@@ -339,6 +425,13 @@ int topoml__place_torus(const struct place_in *in,
 	g.req = in->nreq ? _prefix(&g, in->required, true) : NULL;
 	if (!set || !g.busy || (in->nreq && !g.req))
 		goto oom;
+	if (in->req->owner) {
+		hwloc_bitmap_t sh = _shadowed(t, in);
+
+		if (sh && !hwloc_bitmap_iszero(sh))
+			g.shadow = _prefix(&g, sh, true);
+		hwloc_bitmap_free(sh);
+	}
 	/* 0: exact boxes; 1: larger boxes, all free (no other job inside
 	 * the job's box); 2: larger boxes holding n free nodes. */
 	for (int phase = 0; phase < 3; phase++) {
@@ -408,6 +501,7 @@ out:
 	free(sv);
 	free(g.busy);
 	free(g.req);
+	free(g.shadow);
 	return rc;
 }
 
