@@ -521,6 +521,55 @@ START_TEST(torus_cube_box_and_hamiltonian_ring)
 }
 END_TEST
 
+START_TEST(torus_boxes_avoid_other_jobs_boxes)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 8, 8, 8, true);
+	hwloc_bitmap_t a;
+	uint32_t *owner;
+	struct topoml_placement p;
+	char why[256];
+	int c0 = 0, c1 = 3 + 8 * (3 + 8 * 3);
+
+	ck_assert_ptr_nonnull(t);
+	a = _all(t);
+	owner = calloc(t->nnodes, sizeof(uint32_t));
+	/* job 9 holds (0,0,0) and (3,3,3): no box, its bounding box is
+	 * [0,3]^3; a box placed in there would share its links */
+	owner[c0] = owner[c1] = 9;
+	hwloc_bitmap_clr(a, c0);
+	hwloc_bitmap_clr(a, c1);
+	struct topoml_place_req r = { .nnodes = 8, .avail = a,
+				      .owner = owner };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(p.score.span, 8);
+	for (int i = 0; i < p.n; i++) {
+		const int *c = t->nodes[p.nodes[i]].coord;
+
+		ck_assert(c[0] > 3 || c[1] > 3 || c[2] > 3);
+	}
+	topoml_placement_clear(&p);
+	/* blind to owners, the tightest box touches the busy nodes */
+	r.owner = NULL;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	{
+		bool inside = true;
+
+		for (int i = 0; i < p.n; i++) {
+			const int *c = t->nodes[p.nodes[i]].coord;
+
+			if (c[0] > 3 || c[1] > 3 || c[2] > 3)
+				inside = false;
+		}
+		ck_assert(inside);
+	}
+	topoml_placement_clear(&p);
+	free(owner);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(torus_wraps_and_falls_back)
 {
 	topoml_topo_t *t = topoml_gen_torus("t", 8, 1, 1, true);
@@ -867,6 +916,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, df_fewest_groups_then_routers);
 	tcase_add_test(tc, df_alltoall_spread_is_a_site_choice);
 	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
+	tcase_add_test(tc, torus_boxes_avoid_other_jobs_boxes);
 	tcase_add_test(tc, torus_wraps_and_falls_back);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cost");
