@@ -10,6 +10,7 @@
 #   user               an unprivileged user's job: files and page are the
 #                      user's, warning and requeue work the same
 #   baddir             a DIR the user cannot write: sbatch fails, saying why
+#   interval           interval=2 through the TOPOML_CKPT environment twin
 #   ranks              2 nodes x 2 ranks in lockstep: all ranks checkpoint
 #                      the same steps, warning and requeue included
 # CKPT_PLUGIN=shim tests spank/ckpt.c through tests/ckpt/ckpt_shim.c instead
@@ -216,6 +217,13 @@ id_nf=$(submit nodefail root c 2500 20 "every=20" --time=10) ||
 	fail "sbatch nodefail"
 id_us=$(submit user user c 400 50 "every=10,lead=50" --time=1) ||
 	fail "sbatch user"
+# interval= through the TOPOML_CKPT twin of the option; keep=0 keeps all.
+mkdir -p "$BASE/interval"
+printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/bin exec %s/bin/train_c 400 20 %s/interval\n' \
+	"$BASE" "$BASE" "$BASE" >"$BASE/interval/job.sh"
+id_iv=$(cd "$BASE/interval" && TOPOML_CKPT="$BASE/interval/ck,interval=2,keep=0" \
+	sbatch --parsable -N1 --time=5 -o "$BASE/interval/slurm-%j.out" \
+	"$BASE/interval/job.sh") || fail "sbatch interval"
 # Two nodes, four ranks in lockstep (ring all-reduce per step).
 mkdir -p "$BASE/ranks"
 printf '#!/bin/sh\nexec srun %s %s/bin/train_ring.py 400 50 %s/ranks\n' \
@@ -272,7 +280,7 @@ newnode=$(squeue -h -j "$id_nf" -o %N)
 [ "$newnode" != "$node" ] || fail "nodefail: restarted on the dead $node"
 echo "nodefail: $node down, job $id_nf runs again on $newnode"
 
-for id in $id_lc $id_lp $id_rq $id_nf $id_us $id_rk; do
+for id in $id_lc $id_lp $id_rq $id_nf $id_us $id_rk $id_iv; do
 	wait_gone "$id" 400 || fail "job $id did not finish: $(squeue -j "$id")"
 done
 cluster_slurmd_start "$node"
@@ -281,6 +289,13 @@ check_resume limit_c 3 "$REF_C700"
 check_resume limit_py 3 "$REF_PY700"
 check_resume requeue 2 "$REF_C1500"
 check_resume user 1 "$REF_C400"
+check_resume interval 0 "$REF_C400"
+# 400 steps of 20 ms: about 8 s, so 2 to 5 checkpoints 2 s apart.
+n=$(ls -d "$BASE/interval/ck/$id_iv"/step-* 2>/dev/null | wc -l)
+[ "$n" -ge 2 ] && [ "$n" -le 5 ] ||
+	fail "interval: $n checkpoints in ~8 s with interval=2"
+echo "interval: $n checkpoints: $(cd "$BASE/interval/ck/$id_iv" &&
+	ls -d step-* | paste -sd' ')"
 check_resume ranks 1 "$(reference py 400)"
 # All four ranks on two nodes checkpointed the same steps, in every run.
 for f in "$BASE"/ranks/ckpts.*.0; do
