@@ -126,21 +126,20 @@ struct jl {
 	int leaf;
 };
 
-static int _jl_cmp(const void *a, const void *b)
-{
-	const struct jl *x = a, *y = b;
-
-	if (x->job != y->job)
-		return x->job < y->job ? -1 : 1;
-	return x->leaf - y->leaf;
-}
+struct jh {
+	uint32_t job;
+	int leaf;		/* first leaf seen */
+	bool multi;		/* seen on another leaf too */
+};
 
 static void _classify(struct ft *ft)
 {
 	const topoml_topo_t *t = ft->t;
 	const uint32_t *owner = ft->in->req->owner;
 	struct jl *pairs = NULL;
-	int np = 0, cap = 0;
+	struct jh *h = NULL;
+	int np = 0, pcap = 0;
+	size_t cap, mask;
 
 	for (int s = 0; s < ft->ns; s++) {
 		const struct topoml_switch *sw = &t->switches[s];
@@ -150,19 +149,19 @@ static void _classify(struct ft *ft)
 			continue;
 		if (ft->free[s] < sw->nnodes)
 			ft->cls[s] |= LEAF_DIRTY;
-		if (!owner)
-			continue;
+		if (!owner || ft->free[s] == sw->nnodes)
+			continue;	/* an all-free leaf has no job */
 		for (int k = 0; k < sw->nnodes; k++) {
 			uint32_t j = owner[sw->nodes[k]];
 
 			if (!j || j == last)
 				continue;
 			last = j;
-			if (np >= cap) {
+			if (np >= pcap) {
 				void *n;
 
-				cap = cap * 2 + 64;
-				n = realloc(pairs, cap * sizeof(*pairs));
+				pcap = pcap * 2 + 64;
+				n = realloc(pairs, pcap * sizeof(*pairs));
 				if (!n)
 					goto out;
 				pairs = n;
@@ -173,22 +172,37 @@ static void _classify(struct ft *ft)
 	}
 	if (!np)
 		goto out;
-	/* Sort by job, then mark the leaves of jobs on two leaves or more. */
-	qsort(pairs, np, sizeof(*pairs), _jl_cmp);
-	for (int i = 0; i < np;) {
-		int j = i, nl = 0;
+	/* Jobs seen on two leaves or more, by open addressing on the job id
+	 * (no sort: thousands of pairs on a large machine). */
+	cap = 16;
+	while (cap < 2 * (size_t)np)
+		cap <<= 1;
+	mask = cap - 1;
+	h = calloc(cap, sizeof(*h));
+	if (!h)
+		goto out;
+	for (int i = 0; i < np; i++) {
+		size_t k = (pairs[i].job * 2654435761u) & mask;
 
-		while (j < np && pairs[j].job == pairs[i].job) {
-			if (j == i || pairs[j].leaf != pairs[j - 1].leaf)
-				nl++;
-			j++;
+		while (h[k].job && h[k].job != pairs[i].job)
+			k = (k + 1) & mask;
+		if (!h[k].job) {
+			h[k].job = pairs[i].job;
+			h[k].leaf = pairs[i].leaf;
+		} else if (h[k].leaf != pairs[i].leaf) {
+			h[k].multi = true;
 		}
-		if (nl >= 2)
-			for (int x = i; x < j; x++)
-				ft->cls[pairs[x].leaf] |= LEAF_SHARED;
-		i = j;
+	}
+	for (int i = 0; i < np; i++) {
+		size_t k = (pairs[i].job * 2654435761u) & mask;
+
+		while (h[k].job != pairs[i].job)
+			k = (k + 1) & mask;
+		if (h[k].multi)
+			ft->cls[pairs[i].leaf] |= LEAF_SHARED;
 	}
 out:
+	free(h);
 	free(pairs);
 }
 

@@ -718,12 +718,12 @@ static long _cycle_index(int x, int m, int r, int c)
 
 /*
  * 2-opt on the closed ring: reverse a segment whenever that shortens the
- * ring, until no move helps or about 2^24 pair tests are spent.
+ * ring, until no move helps or about 4M pair tests are spent.
  * Deterministic.
  */
 static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 {
-	long budget = 1L << 24;
+	long budget = 1L << 22;
 	bool better = true;
 
 	if (n < 4)
