@@ -26,7 +26,8 @@ topo_a() {
 # reads its own copy, net.conf, so a broken topoml file leaves Slurm's intact.
 topo_a >"$work/topology.conf"
 topo_a >"$work/net.conf"
-printf 'TopologyFile=%s\nDefaultHint=allreduce\n' "$work/net.conf" \
+printf 'TopologyFile=%s\nDefaultHint=allreduce\n%s\n%s\n' "$work/net.conf" \
+	"PartitionName=moe Hint=alltoall" "PartitionName=plain Placement=off" \
 	>"$work/topoml.conf"
 
 spank=0
@@ -37,6 +38,8 @@ CLUSTER_SLURMD=8 CLUSTER_CLOUD=256 CLUSTER_SELECT=topoml \
 	CLUSTER_TOPOLOGY=$work/topology.conf \
 	CLUSTER_TOPOML_CONF=$work/topoml.conf CLUSTER_SPANK=$spank \
 	CLUSTER_CONF_EXTRA="PartitionName=real Nodes=n[1-8] MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE
+PartitionName=moe Nodes=n[1-8] MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE
+PartitionName=plain Nodes=n[1-8] MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE
 DebugFlags=SelectType" cluster_start sel-admin || exit $?
 log=$CLUSTER_DIR/log/slurmctld.log
 cloud="c[1-256]"	# not in partition real: never a candidate there
@@ -142,6 +145,27 @@ if [ "$spank" = 1 ] && sbatch --help 2>&1 | grep -q -- '--ml-comm'; then
 else
 	echo "note: SPANK plugin with --ml-comm not built; hint test skipped"
 fi
+
+# ---- per-partition overrides in topoml.conf ----
+m=$(submit -p moe -N2)
+sel_wait_start "$m" >/dev/null || cluster_fail "moe job"
+case "$(sel_comment "$m")" in
+*placed=topoml\ hint=alltoall*) ;;
+*) cluster_fail "partition moe (Hint=alltoall): $(sel_comment "$m")" ;;
+esac
+scancel "$m"
+sel_wait_gone "$m"
+m=$(submit -p plain -N2)
+sel_wait_start "$m" >/dev/null || cluster_fail "plain job"
+case "$(sel_comment "$m")" in
+"topoml: placed=cons_tres "*) ;;
+*) cluster_fail "partition plain (Placement=off): $(sel_comment "$m")" ;;
+esac
+grep -q "JobId=$m .*fallback: placement off for partition plain" "$log" ||
+	cluster_fail "Placement=off reason not logged"
+scancel "$m"
+sel_wait_gone "$m"
+echo "ok: partition overrides (Hint=alltoall, Placement=off)"
 
 # ---- a job sized by tasks (-n 8, no -N) on 4-CPU nodes: 2 nodes, one leaf
 t=$(submit -p real -n8)
