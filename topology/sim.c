@@ -644,7 +644,7 @@ static void _metrics(struct state *s, struct topoml_sim_metrics *m)
 			sum += s->waits[i];
 		m->mean_wait_s = sum / n;
 		/* nearest rank */
-		m->p95_wait_s = s->waits[(int)ceil(0.95 * n) - 1];
+		m->p95_wait_s = s->waits[(95L * n + 99) / 100 - 1];
 		m->max_wait_s = s->waits[n - 1];
 		m->span_over_lower_bound = s->span_ratio / n;
 		m->mean_span = s->span_sum / n;

@@ -133,6 +133,33 @@ for name in ["%s-%s" % (f, t) for f in ("fattree", "dragonfly", "torus")
               "%.1f %% of %d (linear %.1f %%, hilbert %.1f %%); of all jobs %.1f %%" % (
                   100 * t[w], t["box_possible"], 100 * lin[w], 100 * base[w],
                   100 * t["contiguous_isolated"]))
+print("### Summary (Theta trace)\n")
+print("| machine (4096 nodes) | metric | topoml | Slurm | linear |")
+print("|---|---|---:|---:|---:|")
+summary = [
+    ("fattree", "fat-tree, 3 levels, 32/leaf", "slurm-tree", [
+        ("ring_cost_over_lower_bound", "ring cost / lower bound", "%.4f"),
+        ("span_over_lower_bound", "leaves / lower bound", "%.3f"),
+        ("sharing", "inter-job sharing (node-h)", "%.0f"),
+        ("mean_wait_s", "mean wait (s)", "%.0f"),
+        ("utilization", "utilisation", "%.3f")]),
+    ("dragonfly", "dragonfly, 16 groups", "slurm-dragonfly", [
+        ("mean_span", "groups spanned (mean)", "%.2f"),
+        ("global_ring_hops", "global-link ring hops (hop.s)", "%.3g"),
+        ("ring_cost_over_lower_bound", "ring cost / lower bound", "%.3f")]),
+    ("torus", "torus 16x16x16", "slurm-hilbert", [
+        ("ring_cost_over_lower_bound", "ring hops / lower bound", "%.3f"),
+        ("mean_pair_hops", "mean pair hops", "%.2f"),
+        ("span_over_lower_bound", "bounding box / N", "%.2f"),
+        ("contiguous_isolated_when_possible",
+         "isolated exact box, when one was free", "%.2f")])]
+for fam, label, base, mets in summary:
+    d = json.load(open(os.path.join(out, fam + "-theta.json")))["policies"]
+    for i, (k, l, f) in enumerate(mets):
+        b = f % d[base][k] + (" (%s)" % base if not i else "")
+        print("| %s | %s | %s | %s | %s |" % (label, l, f % d["topoml"][k], b,
+                                            f % d["linear"][k]))
+print()
 print("### Targets\n")
 print("| run | target | measured (topoml vs baseline) | |")
 print("|---|---|---|---|")
