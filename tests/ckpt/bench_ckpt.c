@@ -126,7 +126,9 @@ static void _write_data(const char *dir, size_t size, int do_fsync)
 		memset(buf, 'x', size);
 		have = size;
 	}
+	/* A new file each time, as in a checkpoint directory. */
 	snprintf(p, sizeof(p), "%s/model.bin", dir);
+	unlink(p);
 	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0 || write(fd, buf, size) != (ssize_t)size) {
 		perror(p);
