@@ -1,0 +1,84 @@
+#!/bin/bash
+# topoml sim on the hand-made fixtures (no real data needed): JSON keys and
+# values for a trace whose schedule is known, usage errors (exit 2), bad
+# files (exit 1, FILE:LINE messages), gzip traces, text output.
+set -u
+topoml=${TOP_BUILDDIR:-../..}/contrib/topoml
+fix=${TESTS_DIR:-$(dirname "$0")/..}/fixtures/sim
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_sim_cli.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# 8 nodes, 2 leaves of 4.
+printf 'SwitchName=l0 Nodes=c[1-4]\nSwitchName=l1 Nodes=c[5-8]\n' >"$tmp/t.conf"
+printf 'SwitchName=top Switches=l[0-1]\n' >>"$tmp/t.conf"
+# The backfill example of check_sim: C backfills, D must wait for B.
+cat >"$tmp/bf.csv" <<'CSV'
+submit,nodes,runtime,walltime
+0,4,100,100
+1,8,10,10
+2,2,50,50
+3,2,50,200
+CSV
+
+"$topoml" sim -t "$tmp/t.conf" -T "$tmp/bf.csv" --json >"$tmp/out.json" ||
+	fail "sim --json"
+python3 - "$tmp/out.json" <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+pols = d["policies"]
+if sorted(pols) != ["linear", "slurm-tree", "topoml"]:
+    sys.exit("default fat-tree policies: %s" % sorted(pols))
+for p, m in pols.items():
+    want = {"jobs": 4, "backfilled": 1, "mean_wait_s": 206 / 4,
+            "max_wait_s": 107, "makespan_s": 160,
+            "utilization": (4 * 100 + 8 * 10 + 2 * 50 + 2 * 50) / (8 * 160)}
+    for k, v in want.items():
+        if abs(m[k] - v) > 1e-6:
+            sys.exit("%s: %s = %s, want %s" % (p, k, m[k], v))
+if d["trace"]["jobs"] != 4 or d["trace"]["format"] != "csv":
+    sys.exit("trace: %s" % d["trace"])
+PY
+
+# --no-backfill: C waits behind B as well.
+"$topoml" sim -t "$tmp/t.conf" -T "$tmp/bf.csv" -p linear --no-backfill \
+	--json >"$tmp/fcfs.json" || fail "sim --no-backfill"
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["policies"]["linear"]; sys.exit(m["backfilled"] != 0 or m["mean_wait_s"] != (0+99+108+107)/4)' \
+	"$tmp/fcfs.json" || fail "FCFS waits: $(cat "$tmp/fcfs.json")"
+
+# gzip trace, --max-jobs, --cores-per-node on the SWF fixture.
+gzip -c "$fix/small.swf" >"$tmp/small.swf.gz"
+"$topoml" sim -t "$tmp/t.conf" -T "$tmp/small.swf.gz" -c 4 -n 2 -p topoml \
+	--json >"$tmp/gz.json" || fail "sim on gzip SWF"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["trace"]["jobs"] != 2 or d["trace"]["format"] != "swf" or d["policies"]["topoml"]["jobs"] != 2)' \
+	"$tmp/gz.json" || fail "gzip SWF: $(cat "$tmp/gz.json")"
+
+# Text table: one column per policy, in the order given.
+"$topoml" sim -t "$tmp/t.conf" -T "$tmp/bf.csv" -p linear,topoml \
+	>"$tmp/table" || fail "sim table"
+grep -Eq '^ +linear +topoml$' "$tmp/table" || fail "table header: $(cat "$tmp/table")"
+grep -Eq '^backfilled +1 +1$' "$tmp/table" || fail "table rows"
+
+# Usage errors exit 2 and say what is wrong.
+usage() {	# MESSAGE ARGS...
+	local msg=$1
+	shift
+	"$topoml" sim "$@" >/dev/null 2>"$tmp/err"
+	[ $? = 2 ] || fail "sim $*: exit status not 2"
+	grep -q -- "$msg" "$tmp/err" || fail "sim $*: $(cat "$tmp/err")"
+}
+usage "unknown policy 'best'" -t "$tmp/t.conf" -T "$tmp/bf.csv" -p best
+usage "'-1' is not 'fit' or a positive number" -t "$tmp/t.conf" \
+	-T "$tmp/bf.csv" --scale -1
+usage "--max-jobs: 'x'" -t "$tmp/t.conf" -T "$tmp/bf.csv" -n x
+usage "--topology and --trace are required" -T "$tmp/bf.csv"
+usage "'xml' is not auto" -t "$tmp/t.conf" -T "$tmp/bf.csv" -f xml
+
+# Bad files exit 1 with FILE:LINE.
+"$topoml" sim -t "$tmp/t.conf" -T "$fix/bad.swf" 2>"$tmp/err" >/dev/null
+[ $? = 1 ] || fail "bad trace: exit status not 1"
+grep -q "bad.swf:3: expected 18 SWF fields, found 17" "$tmp/err" ||
+	fail "bad trace: $(cat "$tmp/err")"
+"$topoml" sim -t "$tmp/none.conf" -T "$tmp/bf.csv" 2>/dev/null >/dev/null
+[ $? = 1 ] || fail "missing topology: exit status not 1"
+exit 0
