@@ -444,12 +444,12 @@ static uint32_t _nodes_wanted(job_record_t *job_ptr, uint32_t min_nodes,
  * One engine choice: ask topoml_place and turn the answer into a Slurm
  * node bitmap.  NULL when the engine has no (further) choice.
  */
-static bitstr_t *_engine_choice(struct topoml_place_req *req, int nbits,
+static bitstr_t *_engine_choice(struct topoml_place_req *req, bitstr_t *cand,
 				char *why, size_t whylen)
 {
 	struct topoml_placement pl = { 0 };
 	bitstr_t *narrow = NULL;
-	int i;
+	int i, nbits = bit_size(cand);
 
 	if (topoml_place(g_topo, TOPOML_POLICY_TOPOML, req, &pl, why, whylen))
 		goto out;
@@ -457,7 +457,10 @@ static bitstr_t *_engine_choice(struct topoml_place_req *req, int nbits,
 	for (i = 0; i < pl.n; i++) {
 		int s = g_rmap[pl.nodes[i]];
 
-		if (s < 0 || s >= nbits) {
+		if (s < 0 || s >= nbits || !bit_test(cand, s)) {
+			/* An engine bug, not a busy machine: say so once. */
+			_error_once("engine chose node %d, which is not a candidate Slurm node",
+				    pl.nodes[i]);
 			snprintf(why, whylen, "engine node %d is not a Slurm node",
 				 pl.nodes[i]);
 			FREE_NULL_BITMAP(narrow);
@@ -500,7 +503,7 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 {
 	struct _job_req r = { 0 };
 	struct topoml_place_req req = { 0 };
-	int nbits = bit_size(bitmap), attempt, result = -1, pass, tried = 0;
+	int attempt, result = -1, pass, tried = 0;
 	const char *bad;
 
 	if ((bad = _job_req_build(job_ptr, bitmap, &r))) {
@@ -537,7 +540,7 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 
 			req.attempt = attempt;
 			why[0] = '\0';
-			narrow = _engine_choice(&req, nbits, why, whylen);
+			narrow = _engine_choice(&req, bitmap, why, whylen);
 			if (!narrow)
 				break;
 			if (_cons_tres_test(job_ptr, narrow, min_nodes,
@@ -615,9 +618,9 @@ extern int select_p_state_restore(char *dir_name)
 	return (*(ops.state_restore))(dir_name);
 }
 
-extern int select_p_job_init(List job_list)
+extern int select_p_job_init(List jobs)
 {
-	return (*(ops.job_init))(job_list);
+	return (*(ops.job_init))(jobs);
 }
 
 extern int select_p_node_init(void)
