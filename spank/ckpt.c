@@ -181,7 +181,7 @@ out:
 }
 
 
-#define CKPT_MIN_RUN	10	/* s a run lasts at least before the warning */
+#define CKPT_MIN_RUN	10	/* s of a run before its warning, at least */
 #define CKPT_POLL_NS	(200 * 1000 * 1000)
 #define CKPT_QUIET	2	/* s without RPCs after the timer starts */
 
@@ -624,7 +624,7 @@ static void *_timer(void *arg)
 	while (!_st.stop) {
 		time_t now = time(NULL), base;
 
-		/* No RPC in the second before the warning: it could delay it. */
+		/* No RPC in the second before the warning: it may delay it. */
 		if (_st.lead > 0 && now >= next_poll &&
 		    !(end && !warned && warn_at >= now && warn_at - now <= 1)) {
 			time_t e = 0, b = 0;

@@ -43,7 +43,7 @@ struct topoml_ckpt {
 	long restart;
 	char resume[PATH_MAX];
 	long resume_step;
-	long pending;			/* agreed step of an event, -1 none */
+	long pending;			/* agreed step of an event or -1 */
 	int (*reduce)(int, void *);
 	void *reduce_arg;
 	long cstep;			/* checkpoint begun, -1 none */

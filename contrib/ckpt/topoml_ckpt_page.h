@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define TOPOML_CKPT_PAGE_MAGIC	0x4b43504c4d4f5054ULL	/* "TOPOMLPCK" */
+#define TOPOML_CKPT_PAGE_MAGIC	0x4b43504c4d4f5054ULL	/* "TPOMLPCK" */
 #define TOPOML_CKPT_PAGE_VERSION 1
 #define TOPOML_CKPT_PAGE_SIZE	4096
 #define TOPOML_CKPT_PAGE_PIDS	64
@@ -23,7 +23,7 @@
 /* Why an event was raised (bits of `reason`). */
 #define TOPOML_CKPT_R_INTERVAL	0x1	/* interval= elapsed */
 #define TOPOML_CKPT_R_REQUEST	0x2	/* SIGUSR1: checkpoint, go on */
-#define TOPOML_CKPT_R_LIMIT	0x4	/* lead= seconds before the limit */
+#define TOPOML_CKPT_R_LIMIT	0x4	/* lead= s before the time limit */
 #define TOPOML_CKPT_R_TERM	0x8	/* SIGTERM: requeue, preemption */
 #define TOPOML_CKPT_R_STOP	(TOPOML_CKPT_R_LIMIT | TOPOML_CKPT_R_TERM)
 
@@ -39,7 +39,7 @@ struct topoml_ckpt_page {
 	int64_t commit_step;	/*  48 last committed step, -1 none */
 	int64_t commit_time;	/*  56 its time (unix s), 0 none */
 	uint64_t commit_gen;	/*  64 gen seen by the last commit */
-	uint32_t commit_reason;	/*  72 reason answered by the last commit */
+	uint32_t commit_reason;	/*  72 reason the last commit answered */
 	uint32_t nstepd;	/*  76 entries of stepd[] */
 	int64_t start_time;	/*  80 page created (interval base) */
 	int64_t end_time;	/*  88 job end time, 0 unknown */
@@ -47,7 +47,8 @@ struct topoml_ckpt_page {
 	int32_t npids;		/* 104 */
 	int32_t pad;		/* 108 */
 	int32_t pids[TOPOML_CKPT_PAGE_PIDS];	/* 112 hook processes */
-	int32_t stepd[TOPOML_CKPT_PAGE_STEPDS];	/* 368 slurmstepds using it */
+	/* 368: the slurmstepds using the page */
+	int32_t stepd[TOPOML_CKPT_PAGE_STEPDS];
 };
 
 #endif

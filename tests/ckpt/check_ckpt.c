@@ -445,6 +445,13 @@ static void _bump(int fd, uint32_t why)
 	ck_assert_int_eq(pwrite(fd, &p.reason, 4, 24), 4);
 }
 
+static void _add_step(char *buf, size_t len, long step)
+{
+	size_t n = strlen(buf);
+
+	snprintf(buf + n, len - n, "%ld,", step);
+}
+
 /*
  * Two processes of one node on one page, b one step behind a (a loop with
  * a collective per step): the event seen first by either gives both the
@@ -481,18 +488,15 @@ START_TEST(should_event_agree)
 			/* b is evaluated first half the time */
 			if (_i % 2 && s > 1 &&
 			    topoml_ckpt_should_checkpoint(b, s - 1))
-				snprintf(sb + strlen(sb), sizeof(sb) - strlen(sb), "%ld,",
-					 last_b = s - 1);
+				_add_step(sb, sizeof(sb), last_b = s - 1);
 			if (topoml_ckpt_should_checkpoint(a, s))
-				snprintf(sa + strlen(sa), sizeof(sa) - strlen(sa), "%ld,",
-					 last_a = s);
+				_add_step(sa, sizeof(sa), last_a = s);
 			if (!(_i % 2) && s > 1 &&
 			    topoml_ckpt_should_checkpoint(b, s - 1))
-				snprintf(sb + strlen(sb), sizeof(sb) - strlen(sb), "%ld,",
-					 last_b = s - 1);
+				_add_step(sb, sizeof(sb), last_b = s - 1);
 		}
 		if (topoml_ckpt_should_checkpoint(b, 41))
-			snprintf(sb + strlen(sb), sizeof(sb) - strlen(sb), "%ld,", 41L);
+			_add_step(sb, sizeof(sb), 41);
 		ck_assert_msg(!strcmp(sa, sb), "every=%ld event at %ld: a %s "
 			      "b %s", every[k], at, sa, sb);
 		/* The event was answered within two `every` periods. */
@@ -527,7 +531,8 @@ START_TEST(should_reduce)
 	topoml_ckpt_set_reduce(c, _reduce_or, &other);
 	_or_calls = 0;
 	for (s = 1; s <= 100; s++) {
-		other = (s == 30);	/* another node's rank wants step 30 */
+		/* another node's rank wants step 30 */
+		other = (s == 30);
 		if (topoml_ckpt_should_checkpoint(c, s))
 			ck_assert_int_eq(s % 10, 0);
 	}

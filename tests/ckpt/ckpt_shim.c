@@ -38,7 +38,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_remote(sp))
 		return 0;
-	if (!_o.set && getenv("TOPOML_CKPT") && _opt(0, getenv("TOPOML_CKPT"), 0))
+	if (!_o.set && getenv("TOPOML_CKPT") &&
+	    _opt(0, getenv("TOPOML_CKPT"), 0))
 		return -1;
 	return ml_ckpt_local(sp, &_o);
 }
