@@ -8,7 +8,8 @@
 #      against slurm-tree (_eval_nodes_topo);
 #   2. the same with TopologyParam=dragonfly on a dragonfly-shaped
 #      topology.conf (routers as leaves, one switch per group, one root),
-#      against slurm-dragonfly (_eval_nodes_dfly).
+#      against slurm-dragonfly (_eval_nodes_dfly);
+#   3. no topology at all, against linear (_eval_nodes' best fit).
 # Slurm prefers nodes that are already powered up (a cancelled job leaves
 # its CLOUD nodes "idle#") over powered-down ones ("idle~"); the test hands
 # that state to topoml with --powered-down.
@@ -151,8 +152,21 @@ grep -q '^TopologyParam=dragonfly' "$SLURM_CONF" ||
 run_sequence slurm-dragonfly "$WORK/dfly.conf"
 echo "slurm-dragonfly: $CHECKED placements compared ($NREQ with -w, both), $MULTI on several leaves, $FAILS mismatches (both)"
 cluster_stop
+
+# 3. no topology (topology/none): cons_tres's plain best fit, against
+#    linear (the node names come from the tree file; linear ignores its
+#    switches)
+dfly_checked=$CHECKED dfly_multi=$MULTI
+CHECKED=0 MULTI=0
+CLUSTER_SLURMD=0 CLUSTER_CLOUD=1024 CLUSTER_TOPOLOGY_PLUGIN=topology/none \
+	cluster_start baseline-linear
+run_sequence linear "$WORK/tree.conf"
+echo "linear: $CHECKED placements compared ($NREQ with -w, all), $FAILS mismatches (all)"
+cluster_stop
 rm -rf "$WORK"
 
+[ "$CHECKED" -ge 10 ] || { echo "FAIL: too few linear placements"; exit 1; }
+CHECKED=$dfly_checked MULTI=$dfly_multi
 [ "$tree_checked" -ge 10 ] && [ "$CHECKED" -ge 10 ] ||
 	{ echo "FAIL: too few placements compared"; exit 1; }
 [ "$tree_multi" -ge 3 ] && [ "$MULTI" -ge 3 ] ||
