@@ -574,12 +574,23 @@ out:
 	return result;
 }
 
+/*
+ * slurmctld loads every select plugin in PluginDir, the configured one or
+ * not: only the configured one reads topoml.conf, so that a site file meant
+ * for select/topoml never stops a cluster that runs plain cons_tres.
+ */
+static bool _placing_here(void)
+{
+	return running_in_slurmctld() &&
+	       !xstrcmp(slurm_conf.select_type, plugin_type);
+}
+
 extern int init(void)
 {
 	if (_ctx_init() != SLURM_SUCCESS)
 		return SLURM_ERROR;
 	topoml_siteconf_init(&g_conf);
-	if (running_in_slurmctld())
+	if (_placing_here())
 		_load_conf(true);
 	return SLURM_SUCCESS;
 }
@@ -941,7 +952,7 @@ extern int select_p_update_node_config(int index)
 /* scontrol reconfigure: reread topoml.conf and the topology file. */
 extern int select_p_reconfigure(void)
 {
-	if (running_in_slurmctld())
+	if (_placing_here())
 		_load_conf(false);
 	return (*(ops.reconfigure))();
 }

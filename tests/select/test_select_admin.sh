@@ -235,7 +235,18 @@ cp "$CLUSTER_DIR/topoml.conf" "$work/topoml.good"
 printf 'TopologyFile=%s\nDefaultHint=ring\n' "$work/net.conf" \
 	>"$CLUSTER_DIR/topoml.conf"
 start_fails "topoml.conf:2:1: DefaultHint=ring"
+# slurmctld loads select_topoml.so even when another select plugin is
+# configured: then the same broken topoml.conf must not matter.
+sed -i 's|^SelectType=.*|SelectType=select/cons_tres|' "$SLURM_CONF"
+_cluster_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
+: >"$log"
+_cluster_start_ctld
+grep -q "topoml.conf" "$log" &&
+	cluster_fail "select/topoml read topoml.conf while not configured"
+echo "ok: a broken topoml.conf does not affect SelectType=select/cons_tres"
+sed -i 's|^SelectType=.*|SelectType=select/topoml|' "$SLURM_CONF"
 cp "$work/topoml.good" "$CLUSTER_DIR/topoml.conf"
+_cluster_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
 _cluster_start_ctld
 echo "ok: broken topology.conf and topoml.conf stop slurmctld's start"
 
