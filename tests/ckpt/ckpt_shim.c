@@ -26,11 +26,19 @@ static int _opt(int val, const char *arg, int remote)
 	return 0;
 }
 
-struct spank_option spank_options[] = {
-	{ "ml-ckpt", "DIR[,every=N][,interval=S][,keep=K][,lead=S]",
-	  "checkpoint directory and policy", 1, 0, _opt },
-	SPANK_OPTIONS_TABLE_END
+static struct spank_option _ckpt_opt = {
+	"ml-ckpt", "DIR[,every=N][,interval=S][,keep=K][,lead=S]",
+	"checkpoint directory and policy", 1, 0, _opt
 };
+
+/* Registered here, not by a spank_options table, which sbatch ignores. */
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_option_register(sp, &_ckpt_opt) == ESPANK_SUCCESS ? 0 :
+	       -1;
+}
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {

@@ -85,14 +85,10 @@ cleanup() {
 	[ $created_user = 1 ] && userdel "$CK_USER" 2>/dev/null
 }
 
-if [ "$plugin" = shim ]; then
-	echo "required $so" >"$BASE/plugstack.conf"
-	chmod 644 "$BASE/plugstack.conf"
-	CLUSTER_CONF_EXTRA="PlugStackConfig=$BASE/plugstack.conf"
-else
-	CLUSTER_SPANK=1
-fi
+[ "$plugin" = shim ] || CLUSTER_SPANK=1
 CLUSTER_SLURMD=8 cluster_start ckpt
+# sbatch and slurmstepd read plugstack.conf afresh each time.
+[ "$plugin" = shim ] && echo "required $so" >"$CLUSTER_DIR/plugstack.conf"
 trap 'cleanup' EXIT
 trap 'cleanup; exit 130' INT TERM
 # A requeued job waits cred_expire (default 1200 s) before it starts again;
