@@ -14,6 +14,7 @@ SPDX-License-Identifier: GPL-2.0-or-later
 """
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -23,6 +24,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "ckpt"))
 
 from ring import Ring  # noqa: E402
+
+try:
+    import topoml_ckpt  # contrib/ckpt/topoml_ckpt.py
+except ImportError:  # installed without contrib/ckpt
+    topoml_ckpt = None
 
 DIM = 16
 SAMPLES_PER_RANK = 64
@@ -63,8 +69,26 @@ def main():
     rank = int(env.get("RANK", env.get("SLURM_PROCID", 0)))
     world = int(env.get("WORLD_SIZE", env.get("SLURM_NTASKS", 1)))
     ring = Ring(rank, world)
+    print("rank %d of %d on %s" % (rank, world,
+                                   env.get("SLURMD_NODENAME", "local")),
+          flush=True)
     data = shard(rank, world)
     w, step = [0.0] * DIM, 0
+
+    # The checkpoint hook: every rank asks on every step (free); the ranks
+    # agree through the ring at `every` boundaries only.
+    ck = None
+    if topoml_ckpt and env.get("TOPOML_CKPT_DIR"):
+        ck = topoml_ckpt.Checkpointer(
+            reduce=lambda flag: ring.allreduce([float(flag)])[0] > 0,
+            exit_on_stop=False)
+        if ck.resume_path:
+            with open(os.path.join(ck.resume_path, "state.json")) as f:
+                state = json.load(f)
+            w, step = state["w"], state["step"]
+            if rank == 0:
+                print("resumed at step %d from %s" % (step, ck.resume_path),
+                      flush=True)
 
     while step < args.steps:
         g, loss = gradient(w, data)
@@ -75,12 +99,26 @@ def main():
         if rank == 0 and (step % 50 == 0 or step == args.steps):
             print("step %d loss %.6f" % (step, total[DIM] / world),
                   flush=True)
+        if ck and ck.should_checkpoint(step):
+            if rank == 0:   # the model is replicated: one rank writes it
+                d = ck.begin(step)
+                with open(os.path.join(d, "state.json"), "w") as f:
+                    json.dump({"step": step, "w": w}, f)
+                ck.commit()
+            # A stop warning (time limit, requeue, preemption) seen on any
+            # node stops every rank right after this checkpoint.
+            if ring.allreduce([float(ck.stopping())])[0] > 0:
+                if rank == 0:
+                    print("stopping after checkpoint %d" % step, flush=True)
+                ring.close()
+                return
     ring.close()
     if rank == 0:
         print("final loss %.6f over %d ranks (%s)" %
               (total[DIM] / world, world,
                env.get("SLURM_JOB_NODELIST", "local")), flush=True)
-
+        print("final weights %s" % " ".join("%.6f" % v for v in w),
+              flush=True)
 
 if __name__ == "__main__":
     main()
