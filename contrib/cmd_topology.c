@@ -62,9 +62,54 @@ static void _check_usage(FILE *f)
 {
 	fprintf(f,
 "usage: topoml check [-q] [--format auto|conf|json|ibnet] FILE...\n"
+"       topoml check [-q] --site-conf topoml.conf [FILE...]\n"
 "Validate site topology files: one summary line per file and exit 0, or\n"
 "every error found (FILE:LINE[:COL]: what is wrong) and exit 1.\n"
-"Warnings (what Slurm accepts but only logs) go to stderr; -q hides them.\n");
+"Warnings (what Slurm accepts but only logs) go to stderr; -q hides them.\n"
+"--site-conf also validates select/topoml's topoml.conf and the topology\n"
+"file it names, as slurmctld will read them.\n");
+}
+
+/* topoml.conf and the topology it names, as select/topoml loads them. */
+static int _check_site_conf(const char *path)
+{
+	struct topoml_siteconf sc;
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t = NULL;
+	char *dir = strdup(path), *slash, sum[512];
+	int rc = 1;
+
+	if (!dir)
+		return 1;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	if (topoml_siteconf_read(path, &sc, &err))
+		goto out;
+	if (sc.placement &&
+	    !(t = topoml_siteconf_load_topology(&sc, dir, &err)))
+		goto out;
+	printf("%s: DefaultHint=%s Placement=%s, %d partition override(s)\n",
+	       path, topoml_hint_name(sc.default_hint),
+	       sc.placement ? "topoml" : "off", sc.nparts);
+	if (t) {
+		char *topo = topoml_siteconf_topology_path(&sc, dir);
+
+		topoml_summary(t, sum, sizeof(sum));
+		printf("%s: %s\n", topo ? topo : "?", sum);
+		free(topo);
+	}
+	rc = 0;
+out:
+	topoml_errors_print(&err, stderr);
+	topoml_errors_clear(&err);
+	if (t)
+		topoml_free(t);
+	topoml_siteconf_clear(&sc);
+	free(dir);
+	return rc;
 }
 
 int cmd_check(int argc, char **argv)
@@ -72,16 +117,21 @@ int cmd_check(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "site-conf", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	enum topoml_format fmt = TOPOML_FMT_AUTO;
+	const char *site_conf = NULL;
 	bool quiet = false;
 	int c, i, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:qc:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'c':
+			site_conf = optarg;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -100,10 +150,12 @@ int cmd_check(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind >= argc) {
+	if (optind >= argc && !site_conf) {
 		_check_usage(stderr);
 		return 2;
 	}
+	if (site_conf)
+		rc = _check_site_conf(site_conf);
 	for (i = optind; i < argc; i++) {
 		topoml_topo_t *t = _load(argv[i], fmt, quiet);
 		char sum[512];
