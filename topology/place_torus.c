@@ -12,9 +12,12 @@
  *   3. else the most cube-like box of volume > N holding N free nodes,
  *      the fewest busy ones inside first;
  *   4. else the most compact free set (topoml__place_compact): around
- *      each of up to 64 seeds the nearest free nodes; the set whose
- *      bounding box holds the fewest other jobs' nodes, then the
- *      smallest box, then the least total distance.
+ *      each of up to 64 seeds a region grown breadth-first through free
+ *      neighbours (then the nearest free nodes); the set whose bounding
+ *      box holds the fewest other jobs' nodes, then the smallest box,
+ *      then the least total distance; replaced by a run of free nodes
+ *      along Slurm's Hilbert curve when that ring is shorter with no
+ *      more of other jobs' nodes in its box.
  * Boxes avoid free nodes inside the bounding box of a running job that
  * is no box itself (req->owner): links there would be shared.
  * The ring follows a Hamiltonian cycle of the box when one exists (one hop
@@ -623,6 +626,96 @@ static void _sort_by_distance(struct dn *dv, int n)
 	free(tmp);
 }
 
+static double _ring(const topoml_topo_t *t, const int *nodes, int n)
+{
+	double c = 0;
+
+	for (int i = 0; n > 1 && i < n; i++)
+		c += topoml_hops(t, nodes[i], nodes[(i + 1) % n]);
+	return c;
+}
+
+/*
+ * On a fragmented torus a run of free nodes along Slurm's Hilbert curve
+ * is sometimes the shorter ring: it replaces the compact set when its
+ * bounding box holds no more of other jobs' nodes and its ring is shorter.
+ */
+static void _or_hilbert(const struct place_in *in, hwloc_const_bitmap_t mine,
+			struct topoml_placement *out)
+{
+	struct topoml_placement h = { 0 };
+	hwloc_bitmap_t hs = hwloc_bitmap_alloc();
+	long hb, mb;
+	char why[128];
+
+	if (!hs || topoml__place_slurm_linear(in, true, &h, why, sizeof(why)))
+		goto out;
+	for (int i = 0; i < h.n; i++)
+		hwloc_bitmap_set(hs, h.nodes[i]);
+	topoml_ring_order(in->t, h.nodes, h.n);
+	_bbox(in->t, hs, in->avail, &hb);
+	_bbox(in->t, mine, in->avail, &mb);
+	if (h.n == out->n && hb <= mb &&
+	    _ring(in->t, h.nodes, h.n) < _ring(in->t, out->nodes, out->n)) {
+		free(out->nodes);
+		out->nodes = h.nodes;
+		h.nodes = NULL;
+	}
+out:
+	topoml_placement_clear(&h);
+	hwloc_bitmap_free(hs);
+}
+
+/*
+ * Breadth-first from seed through free torus neighbours: add up to want
+ * free nodes to cur (depth summed into *cost).  Returns how many are still
+ * wanted (the seed's free region was too small).
+ */
+static int _grow(const topoml_topo_t *t, const struct place_in *in,
+		 int seed, int want, hwloc_bitmap_t cur, struct dn *q,
+		 long *cost)
+{
+	hwloc_bitmap_t seen = hwloc_bitmap_alloc();
+	int head = 0, tail = 0;
+
+	if (!seen)
+		return want;
+	q[tail].node = seed;
+	q[tail++].d = 0;
+	hwloc_bitmap_set(seen, seed);
+	while (head < tail && want > 0) {
+		struct dn x = q[head++];
+		const int *c = t->nodes[x.node].coord;
+
+		if (!hwloc_bitmap_isset(cur, x.node)) {
+			hwloc_bitmap_set(cur, x.node);
+			*cost += x.d;
+			want--;
+		}
+		for (int d = 0; d < 3; d++)
+			for (int dir = -1; dir <= 1; dir += 2) {
+				int nc[3] = { c[0], c[1], c[2] }, nb;
+
+				nc[d] += dir;
+				if (nc[d] < 0 || nc[d] >= t->dims[d]) {
+					if (!t->wrap[d])
+						continue;
+					nc[d] = (nc[d] + t->dims[d]) %
+						t->dims[d];
+				}
+				nb = t->coord_node[topoml__torus_pos(t, nc)];
+				if (nb < 0 || hwloc_bitmap_isset(seen, nb) ||
+				    !hwloc_bitmap_isset(in->avail, nb))
+					continue;
+				hwloc_bitmap_set(seen, nb);
+				q[tail].node = nb;
+				q[tail++].d = x.d + 1;
+			}
+	}
+	hwloc_bitmap_free(seen);
+	return want;
+}
+
 /*
  * Around each of a few seeds spread over the free nodes, the n nearest
  * free nodes (required ones forced in); keep the set with the least total
@@ -638,6 +731,7 @@ int topoml__place_compact(const struct place_in *in,
 	int *fl = malloc((nfree ? nfree : 1) * sizeof(int));
 	struct dn *dv = malloc((nfree ? nfree : 1) * sizeof(*dv));
 	hwloc_bitmap_t best = hwloc_bitmap_alloc(), cur = hwloc_bitmap_alloc();
+	struct dn *qv = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*qv));
 	long best_cost = LONG_MAX;
 	int rc = -1;
 
@@ -659,18 +753,24 @@ int topoml__place_compact(const struct place_in *in,
 
 		if (in->nreq)
 			seed = hwloc_bitmap_first(in->required);
-		for (int k = 0; k < nfree; k++) {
-			dv[k].node = fl[k];
-			dv[k].d = topoml_hops(t, seed, fl[k]);
-		}
-		_sort_by_distance(dv, nfree);
 		hwloc_bitmap_copy(cur, in->required);
-		for (int k = 0; k < nfree && want > 0; k++) {
-			if (hwloc_bitmap_isset(cur, dv[k].node))
-				continue;
-			hwloc_bitmap_set(cur, dv[k].node);
-			cost += dv[k].d;
-			want--;
+		/* torus: grow a connected region through free neighbours,
+		 * breadth first (a ring through it steps one hop at a time) */
+		if (t->family == TOPOML_TORUS && qv)
+			want = _grow(t, in, seed, want, cur, qv, &cost);
+		if (want > 0) {
+			for (int k = 0; k < nfree; k++) {
+				dv[k].node = fl[k];
+				dv[k].d = topoml_hops(t, seed, fl[k]);
+			}
+			_sort_by_distance(dv, nfree);
+			for (int k = 0; k < nfree && want > 0; k++) {
+				if (hwloc_bitmap_isset(cur, dv[k].node))
+					continue;
+				hwloc_bitmap_set(cur, dv[k].node);
+				cost += dv[k].d;
+				want--;
+			}
 		}
 		/* fewest other jobs' nodes in the bounding box (shared
 		 * links), then the smallest box, then the least distance */
@@ -691,7 +791,10 @@ int topoml__place_compact(const struct place_in *in,
 		goto out;
 	}
 	rc = topoml__placement_from_set(t, best, out);
+	if (!rc && t->family == TOPOML_TORUS)
+		_or_hilbert(in, best, out);
 out:
+	free(qv);
 	free(fl);
 	free(dv);
 	hwloc_bitmap_free(best);
