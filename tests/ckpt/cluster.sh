@@ -10,6 +10,7 @@
 #   user               an unprivileged user's job: files and page are the
 #                      user's, warning and requeue work the same
 #   baddir             a DIR the user cannot write: sbatch fails, saying why
+#   preempt            preempted (PreemptMode=REQUEUE) by a higher tier job
 #   interval           interval=2 through the TOPOML_CKPT environment twin
 #   ranks              2 nodes x 2 ranks in lockstep: all ranks checkpoint
 #                      the same steps, warning and requeue included
@@ -86,17 +87,22 @@ cleanup() {
 }
 
 [ "$plugin" = shim ] || CLUSTER_SPANK=1
-CLUSTER_SLURMD=8 cluster_start ckpt
+CLUSTER_SLURMD=10
+cluster_start ckpt
 # sbatch and slurmstepd read plugstack.conf afresh each time.
 [ "$plugin" = shim ] && echo "required $so" >"$CLUSTER_DIR/plugstack.conf"
 trap 'cleanup' EXIT
 trap 'cleanup; exit 130' INT TERM
 # A requeued job waits cred_expire (default 1200 s) before it starts again;
 # a node is declared down after SlurmdTimeout.
+# Preemption: jobs of partition "high" requeue those of "main".
 cat >>"$SLURM_CONF" <<EOF
 AuthInfo=socket=$CLUSTER_DIR/munge/munge.socket,cred_expire=5
 SlurmdTimeout=5
 DebugFlags=NO_CONF_HASH
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+PartitionName=high Nodes=n[1-$CLUSTER_SLURMD] PriorityTier=10 State=UP OverSubscribe=EXCLUSIVE
 EOF
 cluster_restart_ctld
 
@@ -215,6 +221,8 @@ id_nf=$(submit nodefail root c 2500 20 "every=20" --time=10) ||
 	fail "sbatch nodefail"
 id_us=$(submit user user c 400 50 "every=10,lead=50" --time=1) ||
 	fail "sbatch user"
+id_pe=$(submit preempt root c 1500 20 "every=20" --time=10) ||
+	fail "sbatch preempt"
 # interval= through the TOPOML_CKPT twin of the option; keep=0 keeps all.
 mkdir -p "$BASE/interval"
 printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/bin exec %s/bin/train_c 400 20 %s/interval\n' \
@@ -266,6 +274,13 @@ grep -q '^restart 1' "$BASE/requeue/runs" || fail "requeue: no second run"
 sleep 3
 scontrol requeue "$id_rq" || fail "second scontrol requeue $id_rq"
 
+# Preemption: a job of the higher tier takes the node.
+d=$BASE/preempt/ck/$id_pe
+wait_latest "$d" 60 || fail "preempt: no checkpoint"
+pnode=$(squeue -h -j "$id_pe" -o %N)
+id_hi=$(sbatch --parsable -p high -w "$pnode" -o /dev/null --wrap 'sleep 3') ||
+	fail "sbatch -p high"
+
 # Node failure: stop the slurmd of the node the job runs on.
 d=$BASE/nodefail/ck/$id_nf
 wait_latest "$d" 60 || fail "nodefail: no checkpoint"
@@ -283,7 +298,7 @@ newnode=$(squeue -h -j "$id_nf" -o %N)
 [ "$newnode" != "$node" ] || fail "nodefail: restarted on the dead $node"
 echo "nodefail: $node down, job $id_nf runs again on $newnode"
 
-for id in $id_lc $id_lp $id_rq $id_nf $id_us $id_rk $id_iv; do
+for id in $id_lc $id_lp $id_rq $id_nf $id_us $id_rk $id_iv $id_pe $id_hi; do
 	wait_gone "$id" 400 || fail "job $id did not finish: $(squeue -j "$id")"
 done
 cluster_slurmd_start "$node"
@@ -293,6 +308,7 @@ check_resume limit_py 3 "$REF_PY700"
 check_resume requeue 2 "$REF_C1500"
 check_resume user 1 "$REF_C400"
 check_resume interval 0 "$REF_C400"
+check_resume preempt 1 "$REF_C1500"
 # 400 steps of 20 ms: about 8 s, so 2 to 5 checkpoints 2 s apart.
 n=$(ls -d "$BASE/interval/ck/$id_iv"/step-* 2>/dev/null | wc -l)
 [ "$n" -ge 2 ] && [ "$n" -le 5 ] ||
@@ -327,5 +343,6 @@ grep -q "Stale file handle" "$BASE"/nodefail/slurm-*.out ||
 check_resume nodefail 0 "$REF_C2500"
 grep -q '^restart 1 from [1-9]' "$BASE/nodefail/runs" ||
 	fail "nodefail: not resumed from a checkpoint: $(cat "$BASE/nodefail/runs")"
-echo "PASS: warning+requeue (C, Python, unprivileged user), scontrol" \
-	"requeue, node failure: same final state as uninterrupted runs"
+echo "PASS: warning+requeue (C, Python, unprivileged user, 2x2 ranks)," \
+	"scontrol requeue, preemption, node failure: same final state as" \
+	"uninterrupted runs"
