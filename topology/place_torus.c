@@ -7,6 +7,10 @@
  *      origin (wrap-around respected); among origins of the best shape the
  *      one touching the most busy nodes or mesh edges (the tightest fit,
  *      keeping large free regions whole), then the lowest origin;
+ *   (a size that no box of the torus has, 43 on 16^3, goes along Slurm's
+ *   Hilbert curve instead: a run of consecutive free curve nodes, so that
+ *   such jobs keep to compact curve segments; measured on the Mira trace
+ *   this beats steps 2-4, which fragment the machine for the next jobs);
  *   2. else the most cube-like all-free box of volume > N (up to 2N):
  *      no other job inside the job's bounding box;
  *   3. else the most cube-like box of volume > N holding N free nodes,
@@ -58,6 +62,9 @@ struct tcand {
 };
 
 static int _axis_extent(const char *occ, int size, bool wrap, int *start);
+static void _or_hilbert(const struct place_in *in,
+			struct topoml_placement *out, bool ring_only);
+static void _best_ring(const topoml_topo_t *t, int *nodes, int n);
 
 static inline size_t _pi(const struct grid *g, int x, int y, int z)
 {
@@ -415,6 +422,7 @@ int topoml__place_torus(const struct place_in *in,
 	struct shape *sv = NULL;
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
 	int nsh = 0, found = 0, rc = -1, vol, budget;
+	bool exact_shape = false;
 
 	for (int d = 0; d < 3; d++) {
 		g.d[d] = t->dims[d];
@@ -445,6 +453,31 @@ int topoml__place_torus(const struct place_in *in,
 		if (phase < 2) {
 			free(sv);
 			sv = _shapes(&g, vmin, vmax, &nsh);
+		}
+		if (phase == 0)
+			exact_shape = nsh > 0;
+		/* A size no box of this torus has (43 on 16^3): along the
+		 * Hilbert curve, as Slurm would; such jobs then keep to
+		 * compact curve segments instead of fragmenting the boxes. */
+		if (phase == 1 && !exact_shape) {
+			struct place_in hin = *in;
+			struct topoml_place_req hreq = *in->req;
+
+			hreq.attempt = 0;
+			hin.req = &hreq;
+			if (!topoml__place_slurm_linear(&hin, true, out, why,
+							whylen)) {
+				_best_ring(t, out->nodes, out->n);
+				if (found++ == in->req->attempt) {
+					rc = 0;
+					goto out;
+				}
+				hwloc_bitmap_zero(set);
+				for (int k = 0; k < out->n; k++)
+					hwloc_bitmap_set(set, out->nodes[k]);
+				topoml__seen_add(&seen, set);
+				topoml_placement_clear(out);
+			}
 		}
 		for (int i = 0; i < nsh; i++) {
 			struct tcand *cv;
@@ -490,6 +523,8 @@ int topoml__place_torus(const struct place_in *in,
 	/* 4: no box: the most compact free set (attempts 0 only). */
 	if (in->req->attempt == found) {
 		rc = topoml__place_compact(in, out, why, whylen);
+		if (!rc)
+			_or_hilbert(in, out, !exact_shape);
 		goto out;
 	}
 	snprintf(why, whylen, "no candidate placement left (attempt %d, %d distinct)",
@@ -635,26 +670,46 @@ static double _ring(const topoml_topo_t *t, const int *nodes, int n)
 	return c;
 }
 
+/* The shorter of the given order and topoml_ring_order()'s. */
+static void _best_ring(const topoml_topo_t *t, int *nodes, int n)
+{
+	int *o = malloc((n ? n : 1) * sizeof(int));
+
+	if (!o)
+		return;
+	memcpy(o, nodes, n * sizeof(int));
+	topoml_ring_order(t, o, n);
+	if (_ring(t, o, n) < _ring(t, nodes, n))
+		memcpy(nodes, o, n * sizeof(int));
+	free(o);
+}
+
 /*
  * On a fragmented torus a run of free nodes along Slurm's Hilbert curve
- * is sometimes the shorter ring: it replaces the compact set when its
- * bounding box holds no more of other jobs' nodes and its ring is shorter.
+ * is sometimes the shorter ring: it replaces the fallback set when its
+ * ring is shorter and its bounding box holds no more of other jobs' nodes
+ * (ring_only: a size no box can have, isolation is out of reach anyway).
  */
-static void _or_hilbert(const struct place_in *in, hwloc_const_bitmap_t mine,
-			struct topoml_placement *out)
+static void _or_hilbert(const struct place_in *in,
+			struct topoml_placement *out, bool ring_only)
 {
 	struct topoml_placement h = { 0 };
-	hwloc_bitmap_t hs = hwloc_bitmap_alloc();
-	long hb, mb;
+	hwloc_bitmap_t hs = hwloc_bitmap_alloc(), ms = hwloc_bitmap_alloc();
+	long hb = 0, mb = 0;
 	char why[128];
 
-	if (!hs || topoml__place_slurm_linear(in, true, &h, why, sizeof(why)))
+	if (!hs || !ms ||
+	    topoml__place_slurm_linear(in, true, &h, why, sizeof(why)))
 		goto out;
 	for (int i = 0; i < h.n; i++)
 		hwloc_bitmap_set(hs, h.nodes[i]);
+	for (int i = 0; i < out->n; i++)
+		hwloc_bitmap_set(ms, out->nodes[i]);
 	topoml_ring_order(in->t, h.nodes, h.n);
-	_bbox(in->t, hs, in->avail, &hb);
-	_bbox(in->t, mine, in->avail, &mb);
+	if (!ring_only) {
+		_bbox(in->t, hs, in->avail, &hb);
+		_bbox(in->t, ms, in->avail, &mb);
+	}
 	if (h.n == out->n && hb <= mb &&
 	    _ring(in->t, h.nodes, h.n) < _ring(in->t, out->nodes, out->n)) {
 		free(out->nodes);
@@ -664,6 +719,7 @@ static void _or_hilbert(const struct place_in *in, hwloc_const_bitmap_t mine,
 out:
 	topoml_placement_clear(&h);
 	hwloc_bitmap_free(hs);
+	hwloc_bitmap_free(ms);
 }
 
 /*
@@ -791,8 +847,6 @@ int topoml__place_compact(const struct place_in *in,
 		goto out;
 	}
 	rc = topoml__placement_from_set(t, best, out);
-	if (!rc && t->family == TOPOML_TORUS)
-		_or_hilbert(in, best, out);
 out:
 	free(qv);
 	free(fl);

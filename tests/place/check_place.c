@@ -570,6 +570,36 @@ START_TEST(torus_boxes_avoid_other_jobs_boxes)
 }
 END_TEST
 
+START_TEST(torus_size_without_box_follows_hilbert)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 4, 4, 4, true);
+	hwloc_bitmap_t a;
+	struct topoml_placement p;
+	char why[256];
+
+	ck_assert_ptr_nonnull(t);
+	a = _all(t);
+	/* no a x b x c = 7 fits in 4x4x4: the first 7 nodes of Slurm's
+	 * Hilbert curve, inside the 2x2x2 octant at the origin */
+	struct topoml_place_req r = { .nnodes = 7, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(p.n, 7);
+	for (int i = 0; i < p.n; i++)
+		for (int d = 0; d < 3; d++)
+			ck_assert_int_lt(t->nodes[p.nodes[i]].coord[d], 2);
+	ck_assert_int_eq(p.score.span, 8);
+	topoml_placement_clear(&p);
+	/* the next attempt is another placement */
+	r.attempt = 1;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(p.n, 7);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(torus_wraps_and_falls_back)
 {
 	topoml_topo_t *t = topoml_gen_torus("t", 8, 1, 1, true);
@@ -917,6 +947,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, df_alltoall_spread_is_a_site_choice);
 	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
 	tcase_add_test(tc, torus_boxes_avoid_other_jobs_boxes);
+	tcase_add_test(tc, torus_size_without_box_follows_hilbert);
 	tcase_add_test(tc, torus_wraps_and_falls_back);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cost");
