@@ -78,6 +78,10 @@ static void _print_json(const topoml_topo_t *t, enum topoml_policy pol,
 	json_object_object_add(sc, "span", json_object_new_int(p->score.span));
 	json_object_object_add(sc, "span_lower_bound",
 			json_object_new_int(p->score.span_lower_bound));
+	json_object_object_add(sc, "ring_lower_bound_free",
+			json_object_new_double(p->score.ring_lower_bound_free));
+	json_object_object_add(sc, "span_lower_bound_free",
+			json_object_new_int(p->score.span_lower_bound_free));
 	json_object_object_add(sc, "global_hops",
 			       json_object_new_int(p->score.global_hops));
 	json_object_object_add(sc, "mean_pair_hops",
@@ -105,11 +109,14 @@ static void _print_text(const topoml_topo_t *t,
 	ring = topoml_nodes_format(t, p->nodes, p->n);
 	printf("nodes: %s\n", list ? list : "");
 	printf("ring:  %s\n", ring ? ring : "");
-	printf("score: ring_cost=%g (lower bound %g) span=%d (lower bound %d) "
+	printf("score: ring_cost=%g (lower bound %g, %g on the free nodes) "
+	       "span=%d (lower bound %d, %d on the free nodes) "
 	       "global_hops=%d mean_pair_hops=%.3f largest_free_after=%d\n",
-	       p->score.ring_cost, p->score.ring_lower_bound, p->score.span,
-	       p->score.span_lower_bound, p->score.global_hops,
-	       p->score.mean_pair_hops, p->score.largest_free_after);
+	       p->score.ring_cost, p->score.ring_lower_bound,
+	       p->score.ring_lower_bound_free, p->score.span,
+	       p->score.span_lower_bound, p->score.span_lower_bound_free,
+	       p->score.global_hops, p->score.mean_pair_hops,
+	       p->score.largest_free_after);
 	free(list);
 	free(ring);
 	hwloc_bitmap_free(set);

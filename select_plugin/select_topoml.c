@@ -732,8 +732,12 @@ static void _publish(job_record_t *job_ptr)
 		pl.nodes[n++] = g_map[i];
 		hwloc_bitmap_set(avail, g_map[i]);
 	}
+	/* The bounds count what the job could have had: idle nodes of its
+	 * partition. */
 	for (i = 0; idle_node_bitmap && i < g_map_count; i++)
-		if (g_map[i] >= 0 && bit_test(idle_node_bitmap, i))
+		if (g_map[i] >= 0 && bit_test(idle_node_bitmap, i) &&
+		    (!job_ptr->part_ptr || !job_ptr->part_ptr->node_bitmap ||
+		     bit_test(job_ptr->part_ptr->node_bitmap, i)))
 			hwloc_bitmap_set(avail, g_map[i]);
 	pl.n = n;
 	topoml_ring_order(g_topo, pl.nodes, n);
@@ -751,8 +755,8 @@ static void _publish(job_record_t *job_ptr)
 			xstrfmtcat(msg, " choice=%d", g_last.attempt);
 	}
 	xstrfmtcat(msg, " %s=%d/%d ring=%.0f/%.0f", span_name[fam],
-		   pl.score.span, pl.score.span_lower_bound,
-		   pl.score.ring_cost, pl.score.ring_lower_bound);
+		   pl.score.span, pl.score.span_lower_bound_free,
+		   pl.score.ring_cost, pl.score.ring_lower_bound_free);
 	if (g_topo->family == TOPOML_DRAGONFLY)
 		xstrfmtcat(msg, " global_hops=%d", pl.score.global_hops);
 	if (order && strlen(order) < 1024)

@@ -20,6 +20,10 @@
  *                   (torus).
  * span_lower_bound  the fewest leaves / groups that can hold n nodes, or
  *                   the smallest box of volume >= n that fits the torus.
+ * ..._free          the same two bounds with only the nodes of avail
+ *                   counted (fat-tree and dragonfly; on a torus equal to
+ *                   the bounds above): 'leaves=2/2' then says the engine
+ *                   did the best the free nodes allow.
  * global_hops       dragonfly: global links crossed along the ring.
  * mean_pair_hops    mean hops over all rank pairs (what all-to-all pays),
  *                   computed per subtree / group / dimension, not per pair.
@@ -88,8 +92,10 @@ static int _unit(const topoml_topo_t *t, int leaf, int l)
 	return u;
 }
 
-/* M(l) of the fat-tree: fewest level-l units holding n nodes. */
-static int _ft_units_needed(const topoml_topo_t *t, int l, int n)
+/* M(l) of the fat-tree: fewest level-l units holding n nodes, leaf s
+ * holding leafcap[s] of them. */
+static int _ft_units_needed(const topoml_topo_t *t, int l, int n,
+			    const int *leafcap)
 {
 	int *cap = malloc(t->nswitches * sizeof(int)), m = 0, k;
 	int *sum = calloc(t->nswitches, sizeof(int));
@@ -99,10 +105,10 @@ static int _ft_units_needed(const topoml_topo_t *t, int l, int n)
 		free(sum);
 		return 1;
 	}
-	/* capacities from leaf sizes: no bitmap weights per switch */
+	/* capacities from leaf counts: no bitmap weights per switch */
 	for (int s = 0; s < t->nswitches; s++)
 		if (!t->switches[s].nchildren)
-			sum[_unit(t, s, l)] += t->switches[s].nnodes;
+			sum[_unit(t, s, l)] += leafcap[s];
 	for (int s = 0; s < t->nswitches; s++)
 		if (sum[s])
 			cap[m++] = sum[s];
@@ -112,14 +118,39 @@ static int _ft_units_needed(const topoml_topo_t *t, int l, int n)
 	return k;
 }
 
-/* Nodes of a dragonfly group, from its routers (no bitmap weights). */
-static int _group_size(const topoml_topo_t *t, int g)
+/* Nodes of a dragonfly group, router r holding cap[r] (no bitmap
+ * weights). */
+static int _group_size(const topoml_topo_t *t, int g, const int *cap)
 {
 	int n = 0;
 
 	for (int k = 0; k < t->groups[g].nrouters; k++)
-		n += t->switches[t->groups[g].routers[k]].nnodes;
+		n += cap[t->groups[g].routers[k]];
 	return n;
+}
+
+/*
+ * Nodes each leaf / router can give: all of them, or those in avail
+ * (one pass over avail, not one bitmap intersection per switch).
+ */
+static int *_switch_caps(const topoml_topo_t *t, hwloc_const_bitmap_t avail)
+{
+	int *cap = calloc(t->nswitches + 1, sizeof(int)), i;
+
+	if (!cap)
+		return NULL;
+	if (!avail) {
+		for (int s = 0; s < t->nswitches; s++)
+			cap[s] = t->switches[s].nnodes;
+		return cap;
+	}
+	hwloc_bitmap_foreach_begin(i, avail) {
+		if (i >= t->nnodes)
+			break;
+		if (t->nodes[i].leaf >= 0)
+			cap[t->nodes[i].leaf]++;
+	} hwloc_bitmap_foreach_end();
+	return cap;
 }
 
 /* A node of group g, -1 if it has none. */
@@ -135,7 +166,7 @@ static int _group_node(const topoml_topo_t *t, int g)
 	return -1;
 }
 
-static double _ring_lb(const topoml_topo_t *t, int n)
+static double _ring_lb(const topoml_topo_t *t, int n, const int *swcap)
 {
 	double lb = 2.0 * n;
 
@@ -144,7 +175,7 @@ static double _ring_lb(const topoml_topo_t *t, int n)
 	switch (t->family) {
 	case TOPOML_FAT_TREE:
 		for (int l = 1; l <= t->nlevels; l++) {
-			int m = _ft_units_needed(t, l - 1, n);
+			int m = _ft_units_needed(t, l - 1, n, swcap);
 
 			if (m > 1)
 				lb += 2.0 * m;
@@ -156,12 +187,11 @@ static double _ring_lb(const topoml_topo_t *t, int n)
 
 		if (!cap)
 			return lb;
-		for (int s = 0; s < t->nswitches; s++)
-			cap[s] = t->switches[s].nnodes;
-		mr = _min_cover(cap, t->nswitches, n);
 		for (int g = 0; g < t->ngroups; g++)
-			cap[g] = _group_size(t, g);
+			cap[g] = _group_size(t, g, swcap);
 		mg = _min_cover(cap, t->ngroups, n);
+		memcpy(cap, swcap, t->nswitches * sizeof(int));
+		mr = _min_cover(cap, t->nswitches, n);
 		free(cap);
 		if (mr > 1)
 			lb += mr;
@@ -244,7 +274,7 @@ static int _span(const topoml_topo_t *t, const int *nodes, int n)
 	return span;
 }
 
-static int _span_lb(const topoml_topo_t *t, int n)
+static int _span_lb(const topoml_topo_t *t, int n, const int *swcap)
 {
 	int *cap, m = 0, k, best;
 
@@ -264,11 +294,11 @@ static int _span_lb(const topoml_topo_t *t, int n)
 		return 1;
 	if (t->family == TOPOML_DRAGONFLY) {
 		for (int g = 0; g < t->ngroups; g++)
-			cap[m++] = _group_size(t, g);
+			cap[m++] = _group_size(t, g, swcap);
 	} else {
 		for (int s = 0; s < t->nswitches; s++)
 			if (!t->switches[s].nchildren)
-				cap[m++] = t->switches[s].nnodes;
+				cap[m++] = swcap[s];
 	}
 	k = _min_cover(cap, m, n);
 	free(cap);
@@ -543,7 +573,7 @@ void topoml_score(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 		  struct topoml_placement *p)
 {
 	struct topoml_score *s;
-	int n;
+	int n, *cap;
 
 	if (!t || !p)
 		return;
@@ -560,9 +590,20 @@ void topoml_score(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 			s->global_hops += topoml_global_hops(t, a, b);
 		}
 	}
-	s->ring_lower_bound = _ring_lb(t, n);
 	s->span = _span(t, p->nodes, n);
-	s->span_lower_bound = _span_lb(t, n);
+	if ((cap = _switch_caps(t, NULL))) {
+		s->ring_lower_bound = _ring_lb(t, n, cap);
+		s->span_lower_bound = _span_lb(t, n, cap);
+		free(cap);
+	}
+	s->ring_lower_bound_free = s->ring_lower_bound;
+	s->span_lower_bound_free = s->span_lower_bound;
+	if (avail && t->family != TOPOML_TORUS &&
+	    (cap = _switch_caps(t, avail))) {
+		s->ring_lower_bound_free = _ring_lb(t, n, cap);
+		s->span_lower_bound_free = _span_lb(t, n, cap);
+		free(cap);
+	}
 	s->mean_pair_hops = _mean_pair_hops(t, p->nodes, n);
 	if (avail)
 		s->largest_free_after = _largest_free_after(t, avail,

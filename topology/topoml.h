@@ -247,6 +247,10 @@ struct topoml_score {
 	int global_hops;		/* dragonfly ring global-link hops */
 	double mean_pair_hops;		/* mean over all rank pairs */
 	int largest_free_after;		/* fragmentation: see cost.c */
+	/* The same bounds for the nodes of avail only: what the best
+	 * placement possible now reaches (= the above without avail). */
+	double ring_lower_bound_free;
+	int span_lower_bound_free;
 };
 
 struct topoml_placement {

@@ -679,6 +679,41 @@ START_TEST(cost_fat_tree_by_hand)
 }
 END_TEST
 
+/* Bounds on the free nodes: only 2 free nodes on each of leaves 0 and 1
+ * (and nothing else free), a 4-node job cannot do better than 2 leaves
+ * and ring 2 + 4 + 2 + 4 = 12, while the topology's bounds stay 1 and 8. */
+START_TEST(cost_bounds_on_free_nodes)
+{
+	topoml_topo_t *t = _tree1024();
+	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+	int nodes[4] = { 0, 1, 32, 33 };
+	struct topoml_placement p = { .n = 4, .nodes = nodes };
+
+	for (int i = 0; i < 4; i++)
+		hwloc_bitmap_set(a, nodes[i]);
+	topoml_score(t, a, &p);
+	ck_assert_int_eq(p.score.span_lower_bound, 1);
+	ck_assert_int_eq(p.score.span_lower_bound_free, 2);
+	ck_assert_double_eq(p.score.ring_lower_bound, 8);
+	ck_assert_double_eq(p.score.ring_lower_bound_free, 12);
+	ck_assert_double_eq(p.score.ring_cost, 12);
+	/* a third free node on leaf 0 does not change the bounds; a whole
+	 * free leaf brings them back to the topology's */
+	hwloc_bitmap_set(a, 2);
+	topoml_score(t, a, &p);
+	ck_assert_int_eq(p.score.span_lower_bound_free, 2);
+	hwloc_bitmap_set_range(a, 64, 95);
+	topoml_score(t, a, &p);
+	ck_assert_int_eq(p.score.span_lower_bound_free, 1);
+	ck_assert_double_eq(p.score.ring_lower_bound_free, 8);
+	/* without avail the free bounds are the topology's */
+	topoml_score(t, NULL, &p);
+	ck_assert_int_eq(p.score.span_lower_bound_free, 1);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(cost_dragonfly_and_torus_by_hand)
 {
 	topoml_topo_t *t = _dfly();
@@ -952,6 +987,7 @@ static Suite *_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cost");
 	tcase_add_test(tc, cost_fat_tree_by_hand);
+	tcase_add_test(tc, cost_bounds_on_free_nodes);
 	tcase_add_test(tc, cost_dragonfly_and_torus_by_hand);
 	tcase_add_test(tc, ring_order_groups_leaves);
 	suite_add_tcase(s, tc);
