@@ -48,9 +48,11 @@ GET(max_wait_s)
 GET(utilization)
 GET(makespan_s)
 GET(span_over_lower_bound)
+GET(span_over_free_lower_bound)
 GET(mean_span)
 GET(ring_cost)
 GET(ring_cost_over_lower_bound)
+GET(ring_cost_over_free_lower_bound)
 GET(global_ring_hops)
 GET(mean_pair_hops)
 GET(sharing)
@@ -75,10 +77,14 @@ static const struct metric _metrics[] = {
 	{ "makespan_s", "makespan (s)", "%.0f", _get_makespan_s, true },
 	{ "span_over_lower_bound", "span / lower bound", "%.4f",
 	  _get_span_over_lower_bound, true },
+	{ "span_over_free_lower_bound", "span / bound on free nodes", "%.4f",
+	  _get_span_over_free_lower_bound, false },
 	{ "mean_span", "mean span", "%.3f", _get_mean_span, false },
 	{ "ring_cost", "ring cost (hop.s)", "%.4g", _get_ring_cost, false },
 	{ "ring_cost_over_lower_bound", "ring cost / lower bound", "%.4f",
 	  _get_ring_cost_over_lower_bound, true },
+	{ "ring_cost_over_free_lower_bound", "ring cost / bound on free",
+	  "%.4f", _get_ring_cost_over_free_lower_bound, false },
 	{ "global_ring_hops", "global ring hops (hop.s)", "%.4g",
 	  _get_global_ring_hops, false },
 	{ "mean_pair_hops", "mean pair hops", "%.3f", _get_mean_pair_hops,

@@ -437,6 +437,8 @@ START_TEST(p95_nearest_rank)
 	/* the whole single leaf: every ring at its bound */
 	ck_assert_double_eq(m.ring_cost_over_lower_bound, 1);
 	ck_assert_double_eq(m.span_over_lower_bound, 1);
+	ck_assert_double_eq(m.ring_cost_over_free_lower_bound, 1);
+	ck_assert_double_eq(m.span_over_free_lower_bound, 1);
 	ck_assert_double_eq(m.sharing, 0);
 	topoml_trace_free(tr);
 	topoml_free(t);

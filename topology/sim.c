@@ -81,9 +81,11 @@ struct state {
 	double *waits;
 	double busy;		/* node-seconds */
 	double span_ratio;
+	double span_ratio_free;
 	double span_sum;
 	double ring;
 	double ring_lb;
+	double ring_lb_free;
 	double global;
 	double pair_hops;
 	int multi_node_jobs;
@@ -481,6 +483,9 @@ static bool _try_start(struct state *s, int job, bool backfill)
 		(double)sc->span / sc->span_lower_bound : 1.0;
 	s->ring += sc->ring_cost * j->runtime;
 	s->ring_lb += sc->ring_lower_bound * j->runtime;
+	s->span_ratio_free += sc->span_lower_bound_free > 0 ?
+		(double)sc->span / sc->span_lower_bound_free : 1.0;
+	s->ring_lb_free += sc->ring_lower_bound_free * j->runtime;
 	s->global += (double)sc->global_hops * j->runtime;
 	if (r->n > 1) {
 		s->pair_hops += sc->mean_pair_hops;
@@ -647,6 +652,7 @@ static void _metrics(struct state *s, struct topoml_sim_metrics *m)
 		m->p95_wait_s = s->waits[(95L * n + 99) / 100 - 1];
 		m->max_wait_s = s->waits[n - 1];
 		m->span_over_lower_bound = s->span_ratio / n;
+		m->span_over_free_lower_bound = s->span_ratio_free / n;
 		m->mean_span = s->span_sum / n;
 	}
 	m->makespan_s = s->last_end;
@@ -659,6 +665,8 @@ static void _metrics(struct state *s, struct topoml_sim_metrics *m)
 	m->ring_lower_bound = s->ring_lb;
 	m->ring_cost_over_lower_bound = s->ring_lb > 0 ? s->ring / s->ring_lb :
 		1.0;
+	m->ring_cost_over_free_lower_bound = s->ring_lb_free > 0 ?
+		s->ring / s->ring_lb_free : 1.0;
 	m->global_ring_hops = s->global;
 	m->mean_pair_hops = s->multi_node_jobs ?
 		s->pair_hops / s->multi_node_jobs : 0;

@@ -88,6 +88,9 @@ struct topoml_sim_opts {
  * - ring_cost = sum over jobs of score.ring_cost x run time (hop-seconds);
  *   ring_cost_over_lower_bound divides it by the same sum of
  *   score.ring_lower_bound (1 when every job is at its bound).
+ * - ..._over_free_lower_bound: the same against the bounds on the nodes
+ *   free when the job started (score.*_lower_bound_free): what the best
+ *   placement possible then would have reached.
  * - sharing: node-hours during which a multi-unit job shares a unit with
  *   another running multi-unit job.  Units: leaf switches (fat-tree),
  *   groups (dragonfly); on a torus every job of >= 2 nodes is multi-unit
@@ -113,10 +116,12 @@ struct topoml_sim_metrics {
 	double utilization;
 	double makespan_s;
 	double span_over_lower_bound;
+	double span_over_free_lower_bound;
 	double mean_span;
 	double ring_cost;
 	double ring_lower_bound;
 	double ring_cost_over_lower_bound;
+	double ring_cost_over_free_lower_bound;
 	double global_ring_hops;	/* dragonfly: sum x run time */
 	double mean_pair_hops;		/* mean over multi-node jobs */
 	double sharing;			/* node-hours */

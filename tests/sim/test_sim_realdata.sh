@@ -49,6 +49,10 @@ for p, m in got.items():
         bad.append("span/lb %g" % m["span_over_lower_bound"])
     if not (m["ring_cost"] >= 0 and m["ring_cost_over_lower_bound"] >= 1 - 1e-9):
         bad.append("ring %g / lb %g" % (m["ring_cost"], m["ring_cost_over_lower_bound"]))
+    # the bound on the free nodes lies between the bound and the cost
+    if not (1 - 1e-9 <= m["ring_cost_over_free_lower_bound"] <=
+            m["ring_cost_over_lower_bound"] + 1e-9):
+        bad.append("ring / free lb %g" % m["ring_cost_over_free_lower_bound"])
     if not 0 <= m["sharing"] or not 0 <= m["sharing_fraction"] <= 1:
         bad.append("sharing %g" % m["sharing"])
     if not 0 <= m["fragmentation"] <= 1:
