@@ -14,7 +14,7 @@ WANT_SOURCE=1
 PKGS="build-essential autoconf automake libtool pkg-config
       libslurm-dev slurmctld slurmd slurm-client munge
       libhwloc-dev hwloc libibverbs-dev libjson-c-dev check zlib1g-dev
-      python3 valgrind dpkg-dev"
+      python3 valgrind dpkg-dev procps"
 
 log() { echo "install-deps: $*"; }
 

@@ -36,4 +36,22 @@ done
 scontrol show job "$id" | grep -q "NumNodes=64" ||
 	cluster_fail "scontrol does not show NumNodes=64"
 scancel "$id"
-echo "PASS: srun -N8 on $nodes nodes, 64-node job on $nl"
+
+# cluster_stop leaves nothing running, not even a job's slurmstepd and
+# tasks that slurmd detached: stop with a batch job still running.
+run=$(sbatch --parsable -N1 -w n1 --wrap 'sleep 300') || cluster_fail "sbatch"
+for i in $(seq 1 100); do
+	[ "$(squeue -h -j "$run" -o %t)" = R ] && break
+	sleep 0.1
+done
+dir=$CLUSTER_DIR
+daemons="$(cat "$dir"/run/*.pid "$dir/munge/munged.pid")"
+stepds=$(_cluster_stepds "$dir")
+[ -n "$stepds" ] || cluster_fail "no slurmstepd found for job $run"
+cluster_stop
+sleep 0.5
+for p in $daemons $stepds; do
+	_cluster_alive "$p" && { echo "FAIL: pid $p still running"; exit 1; }
+done
+[ ! -d "$dir" ] || { echo "FAIL: $dir left behind"; exit 1; }
+echo "PASS: srun -N8 on $nodes nodes, 64-node job on $nl, clean stop"

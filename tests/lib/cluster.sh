@@ -314,6 +314,15 @@ cluster_nodes_allocated() {
 	squeue -h -t R,CF -o '%N' | paste -sd, -
 }
 
+# slurmstepd processes of this cluster: slurmd detaches them (their parent
+# is init), but each keeps the cluster's slurmd log open.
+_cluster_stepds() {
+	local p
+	for p in $(pgrep -x slurmstepd); do
+		ls -l "/proc/$p/fd" 2>/dev/null | grep -q " -> $1/" && echo "$p"
+	done
+}
+
 cluster_stop() {
 	local d=${CLUSTER_DIR:-} f pids=""
 	[ -n "$d" ] && [ -d "$d/run" ] || return 0
@@ -322,7 +331,8 @@ cluster_stop() {
 		[ -f "$f" ] && pids="$pids $(cat "$f")"
 	done
 	# slurmstepd and tasks outlive slurmd: collect them first.
-	pids=$(_cluster_descendants $pids)
+	pids="$(_cluster_stepds "$d") $pids"
+	pids="$pids $(_cluster_descendants $pids)"
 	for f in "$d"/run/slurmd-*.pid "$d/run/slurmctld.pid"; do
 		_cluster_kill_pidfile "$f"
 	done
