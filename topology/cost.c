@@ -569,6 +569,13 @@ out:
 	return best;
 }
 
+int topoml_largest_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail)
+{
+	if (!t || !avail)
+		return 0;
+	return _largest_free_after(t, avail, NULL, 0);
+}
+
 void topoml_score(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 		  struct topoml_placement *p)
 {

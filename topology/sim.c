@@ -304,22 +304,6 @@ static void _share_dec(struct state *s, int job)
 
 /* ---- fragmentation ------------------------------------------------- */
 
-/*
- * Largest job still placeable at the best level on the free nodes: the
- * engine's largest_free_after of a one-node placement on a busy node,
- * which leaves the free set as it is (an empty placement is not scored).
- * With every node free it is the whole machine.
- */
-static int _largest_free(struct state *s)
-{
-	int busy = hwloc_bitmap_first_unset(s->avail);
-	struct topoml_placement p = { .n = 1, .nodes = &busy };
-
-	if (busy < 0 || busy >= s->t->nnodes)
-		return s->nfree;
-	topoml_score(s->t, s->avail, &p);
-	return p.score.largest_free_after;
-}
 
 static void _frag_update(struct state *s)
 {
@@ -331,7 +315,8 @@ static void _frag_update(struct state *s)
 		return;
 	s->dirty = false;
 	if (s->nfree > 0) {
-		int l = _largest_free(s);
+		/* the engine's own figure, as select/topoml reports it */
+		int l = topoml_largest_free(s->t, s->avail);
 
 		if (l > s->nfree)
 			l = s->nfree;

@@ -267,6 +267,9 @@ void topoml_placement_clear(struct topoml_placement *p);
 /* Fill p->score for p->nodes (in their order) against avail. */
 void topoml_score(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 		  struct topoml_placement *p);
+/* Fragmentation of a free set: the largest job placeable at the best level
+ * (one leaf / subtree / group / box) on the nodes of avail. */
+int topoml_largest_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail);
 /* Reorder nodes into the engine's ring order (used by rank ordering). */
 void topoml_ring_order(const topoml_topo_t *t, int *nodes, int n);
 
