@@ -46,6 +46,7 @@
 
 #include "ckpt.h"
 #include "../contrib/ckpt/topoml_ckpt_page.h"
+#include "../contrib/ckpt/ckpt_layout.h"
 
 #define CKPT_DEFAULT_KEEP	3
 #define CKPT_DEFAULT_LEAD	60
@@ -329,67 +330,19 @@ int ml_ckpt_local(spank_t sp, const struct ml_ckpt_opts *o)
 	return 0;
 }
 
-static int _mkdir_p(const char *dir)
+/* DIR created and usable by the job's user. */
+static int _mkdir_user(const char *dir)
 {
-	char buf[PATH_MAX], *s;
-
-	if (strlen(dir) >= sizeof(buf))
-		return errno = ENAMETOOLONG, -1;
-	strcpy(buf, dir);
-	for (s = buf + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+	if (topoml_ckpt__mkdir_p(dir) < 0)
 		return -1;
 	/* Effective ids: slurmstepd's real uid is still root here. */
-	return faccessat(AT_FDCWD, buf, W_OK | X_OK, AT_EACCESS);
+	return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS);
 }
 
-static long _read_epoch(const char *dir)
+/* DIR/latest's path, or "" when there is no complete checkpoint. */
+static void _resume_path(const char *dir, char *out, size_t len)
 {
-	char p[PATH_MAX + 8], buf[32];
-	ssize_t n;
-	int fd;
-
-	snprintf(p, sizeof(p), "%s/epoch", dir);
-	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
-}
-
-static int _write_epoch(const char *dir, long restart)
-{
-	char p[PATH_MAX + 32], t[PATH_MAX + 32], buf[32];
-	int fd, n;
-
-	if (_read_epoch(dir) >= restart)
-		return 0;
-	snprintf(p, sizeof(p), "%s/epoch", dir);
-	snprintf(t, sizeof(t), "%s/.epoch.%d", dir, (int)getpid());
-	if ((fd = open(t, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-		return -1;
-	n = snprintf(buf, sizeof(buf), "%ld\n", restart);
-	if (write(fd, buf, n) != n || fsync(fd) < 0) {
-		close(fd);
-		unlink(t);
-		return -1;
-	}
-	close(fd);
-	if (rename(t, p) < 0) {
-		unlink(t);
-		return -1;
-	}
-	return 0;
+	topoml_ckpt__read_latest(dir, out, len);
 }
 
 /* A process that runs (a zombie does not). */
@@ -485,26 +438,6 @@ fail:
 	return -1;
 }
 
-/* Read DIR/latest: its path, or "" when there is no complete checkpoint. */
-static void _read_latest(const char *dir, char *out, size_t len)
-{
-	char link[PATH_MAX], lp[PATH_MAX + 8];
-	struct stat st;
-	ssize_t n;
-
-	out[0] = '\0';
-	snprintf(lp, sizeof(lp), "%s/latest", dir);
-	n = readlink(lp, link, sizeof(link) - 1);
-	if (n <= 0)
-		return;
-	link[n] = '\0';
-	if (strncmp(link, "step-", 5) || strchr(link, '/'))
-		return;
-	if ((size_t)snprintf(out, len, "%s/%s", dir, link) >= len ||
-	    stat(out, &st) < 0 || !S_ISDIR(st.st_mode))
-		out[0] = '\0';
-}
-
 /* File work as the job's user: directly when slurmstepd already is. */
 static int _user_setup(char *resume, size_t len)
 {
@@ -512,10 +445,10 @@ static int _user_setup(char *resume, size_t len)
 	int status, rc = -1, pfd[2];
 
 	if (geteuid() == _st.uid) {
-		if (_mkdir_p(_st.dir) < 0)
+		if (_mkdir_user(_st.dir) < 0)
 			return -1;
-		_write_epoch(_st.dir, _st.restart);
-		_read_latest(_st.dir, resume, len);
+		topoml_ckpt__write_epoch(_st.dir, _st.restart);
+		_resume_path(_st.dir, resume, len);
 		return 0;
 	}
 	if (pipe(pfd) < 0)
@@ -531,11 +464,11 @@ static int _user_setup(char *resume, size_t len)
 
 		close(pfd[0]);
 		if (setgroups(0, NULL) < 0 || setgid(_st.gid) < 0 ||
-		    setuid(_st.uid) < 0 || _mkdir_p(_st.dir) < 0)
+		    setuid(_st.uid) < 0 || _mkdir_user(_st.dir) < 0)
 			e = errno ? errno : EPERM;
 		if (!e) {
-			_write_epoch(_st.dir, _st.restart);
-			_read_latest(_st.dir, buf, sizeof(buf));
+			topoml_ckpt__write_epoch(_st.dir, _st.restart);
+			_resume_path(_st.dir, buf, sizeof(buf));
 		}
 		if (write(pfd[1], &e, sizeof(e)) != sizeof(e) ||
 		    write(pfd[1], buf, sizeof(buf)) != sizeof(buf))
@@ -721,12 +654,12 @@ requeue_done:
 		}
 		if (!fenced && now >= next_epoch) {
 			next_epoch = now + 2;
-			if (_read_epoch(_st.dir) > _st.restart) {
+			if (topoml_ckpt__read_epoch(_st.dir) > _st.restart) {
 				fenced = true;
 				slurm_error("topoml: --ml-ckpt: job %u runs "
 					    "again elsewhere (restart %ld): "
 					    "killing this stale run",
-					    _st.job_id, _read_epoch(_st.dir));
+					    _st.job_id, topoml_ckpt__read_epoch(_st.dir));
 				_kill_stale();
 			}
 		}

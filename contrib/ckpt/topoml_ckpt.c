@@ -32,6 +32,7 @@
 
 #include "topoml_ckpt.h"
 #include "topoml_ckpt_page.h"
+#include "ckpt_layout.h"
 
 struct topoml_ckpt {
 	struct topoml_ckpt_hot hot;	/* first: the inline path casts */
@@ -202,91 +203,6 @@ static void _register_pid(topoml_ckpt_t *c)
 	_unlock(c);
 }
 
-/* Read DIR/latest: the step it names, its path; -1 when there is none. */
-static long _read_latest(const char *dir, char *path, size_t len)
-{
-	char link[PATH_MAX], lp[PATH_MAX + 8];
-	struct stat st;
-	ssize_t n;
-	long step;
-	char *end;
-
-	snprintf(lp, sizeof(lp), "%s/latest", dir);
-	n = readlink(lp, link, sizeof(link) - 1);
-	if (n <= 0)
-		return -1;
-	link[n] = '\0';
-	if (strncmp(link, "step-", 5))
-		return -1;
-	step = strtol(link + 5, &end, 10);
-	if (*end || step < 0)
-		return -1;
-	if ((size_t)snprintf(path, len, "%s/%s", dir, link) >= len ||
-	    stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-		return -1;
-	return step;
-}
-
-static int _mkdir_p(const char *dir)
-{
-	char buf[PATH_MAX], *s;
-
-	if (strlen(dir) >= sizeof(buf))
-		return errno = ENAMETOOLONG, -1;
-	strcpy(buf, dir);
-	for (s = buf + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
-static long _read_epoch(const char *dir)
-{
-	char p[PATH_MAX + 8], buf[32];
-	ssize_t n;
-	int fd;
-
-	snprintf(p, sizeof(p), "%s/epoch", dir);
-	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
-}
-
-/* Raise DIR/epoch to our restart count: older runs of the job are fenced. */
-static void _write_epoch(const char *dir, long restart)
-{
-	char p[PATH_MAX + 32], t[PATH_MAX + 32], buf[32];
-	int fd, n;
-
-	if (_read_epoch(dir) >= restart)
-		return;
-	snprintf(p, sizeof(p), "%s/epoch", dir);
-	snprintf(t, sizeof(t), "%s/.epoch.%d", dir, (int)getpid());
-	if ((fd = open(t, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-		return;
-	n = snprintf(buf, sizeof(buf), "%ld\n", restart);
-	if (write(fd, buf, n) != n || fsync(fd) < 0) {
-		close(fd);
-		unlink(t);
-		return;
-	}
-	close(fd);
-	if (rename(t, p) < 0)
-		unlink(t);
-}
-
 static void *_timer(void *arg)
 {
 	topoml_ckpt_t *c = arg;
@@ -363,7 +279,7 @@ topoml_ckpt_t *topoml_ckpt_open(const char *dir, char *err, size_t errlen)
 			       errlen, &bad);
 	if (bad)
 		goto fail;
-	if (_mkdir_p(c->dir) < 0) {
+	if (topoml_ckpt__mkdir_p(c->dir) < 0) {
 		snprintf(err, errlen, "%s: %s", c->dir, strerror(errno));
 		goto fail;
 	}
@@ -375,11 +291,11 @@ topoml_ckpt_t *topoml_ckpt_open(const char *dir, char *err, size_t errlen)
 		goto fail;
 	c->hot.gen = &c->page->gen;
 	c->hot.seen = 0;
-	c->resume_step = _read_latest(c->dir, c->resume, sizeof(c->resume));
+	c->resume_step = topoml_ckpt__read_latest(c->dir, c->resume, sizeof(c->resume));
 	if (c->resume_step < 0)
 		c->resume[0] = '\0';
 	if (c->restart > 0)
-		_write_epoch(c->dir, c->restart);
+		topoml_ckpt__write_epoch(c->dir, c->restart);
 	_register_pid(c);
 	_install_signals(c->page);
 	if (c->page_fd < 0 && c->interval > 0) {
@@ -701,7 +617,7 @@ int topoml_ckpt_commit(topoml_ckpt_t *c)
 		goto out;
 	if (_fsync_tree(tfd) < 0)
 		goto out;
-	epoch = _read_epoch(c->dir);
+	epoch = topoml_ckpt__read_epoch(c->dir);
 	if (epoch > c->restart) {
 		errno = ESTALE;
 		goto out;

@@ -1,0 +1,23 @@
+/*
+ * The checkpoint directory layout, shared by the hook library (the
+ * training process) and the SPANK plugin (slurmstepd):
+ *   DIR/step-N/     complete checkpoints
+ *   DIR/latest      symlink to the newest complete step-N
+ *   DIR/epoch       restart count of the run that owns DIR (fencing)
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_CKPT_LAYOUT_H
+#define TOPOML_CKPT_LAYOUT_H
+
+#include <stddef.h>
+
+/* mkdir -p with mode 0755; 0 or -1 with errno. */
+int topoml_ckpt__mkdir_p(const char *dir);
+/* The step DIR/latest names and its path; -1 (path "") when none. */
+long topoml_ckpt__read_latest(const char *dir, char *path, size_t len);
+/* DIR/epoch, -1 when absent. */
+long topoml_ckpt__read_epoch(const char *dir);
+/* Raise DIR/epoch to restart (never lower it), atomically; 0 or -1. */
+int topoml_ckpt__write_epoch(const char *dir, long restart);
+
+#endif
