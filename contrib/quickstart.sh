@@ -14,13 +14,7 @@ build=${BUILD_DIR:-$top/build}
 keep=0
 [ "${1:-}" = "--keep" ] && keep=1
 
-bash "$top/contrib/install-deps.sh"
-cd "$top"
-[ -x configure ] && [ configure -nt configure.ac ] || autoreconf -fi
-mkdir -p "$build"
-cd "$build"
-[ -f Makefile ] || "$top/configure" -q
-make -j2 >make.log 2>&1 || { tail -40 make.log; exit 1; }
+BUILD_DIR=$build bash "$top/contrib/build.sh"
 topoml=$build/contrib/topoml
 work=$(mktemp -d /tmp/topoml-quickstart-work.XXXXXX)
 chmod 755 "$work"

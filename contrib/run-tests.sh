@@ -10,13 +10,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
 jobs=${JOBS:-2}
 
-bash "$top/contrib/install-deps.sh"
-cd "$top"
-[ -x configure ] && [ configure -nt configure.ac ] || autoreconf -fi
-mkdir -p "$build"
+BUILD_DIR=$build JOBS=$jobs bash "$top/contrib/build.sh"
 cd "$build"
-[ -f Makefile ] || "$top/configure" -q
-make -j"$jobs" >make.log 2>&1 || { tail -40 make.log; exit 1; }
 
 rc=0
 make -j"$jobs" check "$@" >check.log 2>&1 || rc=$?

@@ -57,10 +57,10 @@ _cluster_kill_pidfile() {
 	[ -f "$f" ] || return 0
 	pid=$(cat "$f" 2>/dev/null)
 	[ -n "$pid" ] || return 0
-	kill -TERM "$pid" 2>/dev/null
+	kill -TERM "$pid" 2>/dev/null || true
 	for i in $(seq 1 100); do
 		_cluster_alive "$pid" || break
-		[ "$i" = 50 ] && kill -KILL "$pid" 2>/dev/null
+		[ "$i" = 50 ] && { kill -KILL "$pid" 2>/dev/null || true; }
 		sleep 0.1
 	done
 	rm -f "$f"
@@ -82,6 +82,7 @@ _cluster_descendants() {
 			_cluster_descendants "$c"
 		done
 	done
+	return 0
 }
 
 _cluster_port_free() {
@@ -321,6 +322,7 @@ _cluster_stepds() {
 	for p in $(pgrep -x slurmstepd); do
 		ls -l "/proc/$p/fd" 2>/dev/null | grep -q " -> $1/" && echo "$p"
 	done
+	return 0	# callers may run under set -e
 }
 
 cluster_stop() {
@@ -337,7 +339,7 @@ cluster_stop() {
 		_cluster_kill_pidfile "$f"
 	done
 	for f in $pids; do
-		kill -KILL "$f" 2>/dev/null
+		kill -KILL "$f" 2>/dev/null || true
 	done
 	_cluster_kill_pidfile "$d/munge/munged.pid"
 	[ -n "${CLUSTER_SLOT:-}" ] && rm -rf "$CLUSTER_SLOT"
