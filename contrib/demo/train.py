@@ -19,9 +19,12 @@ import os
 import random
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "ckpt"))
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, _here)
+# topoml_ckpt.py: beside the source tree's demo, or as installed
+for _d in (os.path.join(_here, "..", "ckpt"),
+           os.path.join(_here, "..", "python")):
+    sys.path.insert(0, _d)
 
 from ring import Ring  # noqa: E402
 
