@@ -18,7 +18,8 @@ static void _usage(FILE *f)
 "                    [--required HOSTLIST] [--hint allreduce|alltoall|isolate]\n"
 "                    [--policy topoml|slurm-tree|slurm-dragonfly|slurm-hilbert|linear]\n"
 "                    [--switches K] [--spread] [--attempt K]\n"
-"                    [--powered-down HOSTLIST] [--json]\n"
+"                    [--powered-down HOSTLIST] [--job ID=HOSTLIST]...\n"
+"                    [--json]\n"
 "Place a job of N whole nodes on the free nodes of a topology (all but\n"
 "--busy) and print the node list, the ring (rank) order and the score.\n"
 "  --required HOSTLIST  nodes the job must include (srun -w)\n"
@@ -27,6 +28,9 @@ static void _usage(FILE *f)
 "  --attempt K          the K-th best distinct placement (0 = best)\n"
 "  --powered-down HOSTLIST  nodes Slurm would have to boot: the Slurm\n"
 "                       baselines use them last, as slurmctld does\n"
+"  --job ID=HOSTLIST    nodes busy with job ID (repeatable): the engine\n"
+"                       keeps multi-leaf jobs apart and honours isolate\n"
+"                       by job, as select/topoml does\n"
 "Exit status: 0 placed, 1 cannot place, 2 usage or file error.\n");
 }
 
@@ -122,6 +126,46 @@ static void _print_text(const topoml_topo_t *t,
 	hwloc_bitmap_free(set);
 }
 
+/*
+ * --job ID=HOSTLIST: owner[node] = ID and the nodes leave avail.  Nodes
+ * busy through --busy alone belong to an unknown job (UINT32_MAX).
+ */
+static int _parse_jobs(const topoml_topo_t *t, char **jobs, int njobs,
+		       hwloc_bitmap_t avail, uint32_t **owner_out)
+{
+	uint32_t *owner = calloc(t->nnodes, sizeof(*owner));
+	int v;
+
+	if (!owner)
+		return -1;
+	for (v = 0; v < t->nnodes; v++)
+		if (!hwloc_bitmap_isset(avail, v))
+			owner[v] = UINT32_MAX;
+	for (int j = 0; j < njobs; j++) {
+		char *eq = strchr(jobs[j], '='), *end;
+		unsigned long id = eq ? strtoul(jobs[j], &end, 10) : 0;
+		hwloc_bitmap_t set;
+
+		if (!eq || end != eq || !id || id >= UINT32_MAX) {
+			fprintf(stderr, "topoml place: --job: '%s' is not ID=HOSTLIST with a job id > 0\n",
+				jobs[j]);
+			free(owner);
+			return -1;
+		}
+		if (!(set = _parse_set(t, "--job", eq + 1))) {
+			free(owner);
+			return -1;
+		}
+		hwloc_bitmap_foreach_begin(v, set)
+			owner[v] = (uint32_t)id;
+		hwloc_bitmap_foreach_end();
+		hwloc_bitmap_andnot(avail, avail, set);
+		hwloc_bitmap_free(set);
+	}
+	*owner_out = owner;
+	return 0;
+}
+
 int cmd_place(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -135,10 +179,14 @@ int cmd_place(int argc, char **argv)
 		{ "spread", no_argument, NULL, 'S' },
 		{ "attempt", required_argument, NULL, 'a' },
 		{ "powered-down", required_argument, NULL, 'P' },
+		{ "job", required_argument, NULL, 'J' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char **jobs = NULL;
+	int njobs = 0;
+	uint32_t *owner = NULL;
 	const char *topo = NULL, *busy = NULL, *required = NULL, *down = NULL;
 	struct topoml_place_req req = { 0 };
 	enum topoml_policy pol = TOPOML_POLICY_TOPOML;
@@ -151,9 +199,18 @@ int cmd_place(int argc, char **argv)
 	int c, rc = 2;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "t:N:b:w:H:p:s:Sa:P:jh", opts,
+	while ((c = getopt_long(argc, argv, "t:N:b:w:H:p:s:Sa:P:J:jh", opts,
 				NULL)) != -1) {
 		switch (c) {
+		case 'J': {
+			char **n = realloc(jobs, (njobs + 1) * sizeof(*jobs));
+
+			if (!n)
+				goto out;
+			jobs = n;
+			jobs[njobs++] = optarg;
+			break;
+		}
 		case 't':
 			topo = optarg;
 			break;
@@ -242,6 +299,9 @@ int cmd_place(int argc, char **argv)
 			goto out;
 		hwloc_bitmap_andnot(avail, avail, bset);
 	}
+	if (njobs && _parse_jobs(t, jobs, njobs, avail, &owner))
+		goto out;
+	req.owner = owner;
 	if (required) {
 		rset = _parse_set(t, "--required", required);
 		if (!rset)
@@ -280,6 +340,8 @@ out:
 	hwloc_bitmap_free(rset);
 	hwloc_bitmap_free(dset);
 	free(weight);
+	free(owner);
+	free(jobs);
 	topoml_free(t);
 	return rc;
 }

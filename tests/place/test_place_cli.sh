@@ -1,0 +1,51 @@
+#!/bin/bash
+# topoml place from the command line: the answer, its JSON, job owners
+# (--job), exit statuses and error messages.
+set -u
+bld=${TOP_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)/build}
+topoml=$bld/contrib/topoml
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# 1024 nodes c1..c1024, 32 per leaf, 8 leaves per middle switch.
+"$topoml" generate fat-tree --nodes 1024 --per-leaf 32 --radix 8 \
+	--prefix c -o "$work/t.conf" || fail "generate"
+t=$work/t.conf
+
+out=$("$topoml" place --topology "$t" --nodes 8 --busy 'c[1-28]') ||
+	fail "place: $out"
+# tightest fit: the 4 free nodes of leaf 1 cannot hold 8, leaf 2 can
+echo "$out" | grep -qx 'nodes: c\[33-40\]' || fail "8 nodes: $out"
+echo "$out" | grep -q 'span=1 (lower bound 1, 1 on the free nodes)' ||
+	fail "score line: $out"
+
+json=$("$topoml" place --topology "$t" --nodes 40 --json) || fail "json"
+for k in nodes ring ring_cost ring_lower_bound ring_lower_bound_free \
+	span span_lower_bound span_lower_bound_free largest_free_after; do
+	echo "$json" | grep -q "\"$k\"" || fail "--json lacks $k: $json"
+done
+
+# Job 5 on leaves 0 and 1, job 6 on leaf 2 (8 free on each): a 40-node
+# job takes leaf 2's 8 (no other multi-leaf job there) when it knows the
+# owners, the lowest 8 when it only knows the nodes are busy.
+owned=$("$topoml" place --topology "$t" --nodes 40 \
+	--job '5=c[9-32,41-64]' --job '6=c[73-96]') || fail "--job"
+echo "$owned" | grep -qx 'nodes: c\[65-72,97-128\]' || fail "--job: $owned"
+blind=$("$topoml" place --topology "$t" --nodes 40 \
+	--busy 'c[9-32,41-64,73-96]') || fail "--busy"
+echo "$blind" | grep -qx 'nodes: c\[1-8,97-128\]' || fail "--busy: $blind"
+
+# cannot place: exit 1 with the reason; usage errors: exit 2
+err=$("$topoml" place --topology "$t" --nodes 2000 2>&1)
+[ $? = 1 ] || fail "2000 nodes: exit status"
+echo "$err" | grep -q 'cannot place 2000 nodes' || fail "reason: $err"
+err=$("$topoml" place --topology "$t" --nodes 4 --job 'x=c1' 2>&1)
+[ $? = 2 ] && echo "$err" | grep -q "'x=c1' is not ID=HOSTLIST" ||
+	fail "--job x=c1: $err"
+err=$("$topoml" place --topology "$t" --nodes 4 --busy 'zz[1-2]' 2>&1)
+[ $? = 2 ] && echo "$err" | grep -q -- '--busy' || fail "unknown node: $err"
+err=$("$topoml" place --topology "$t" --nodes 4 --hint ring 2>&1)
+[ $? = 2 ] && echo "$err" | grep -q "unknown hint 'ring'" ||
+	fail "--hint ring: $err"
+echo "PASS: topoml place CLI"
