@@ -196,16 +196,12 @@ out:
 
 static void _push(struct dcand **cv, int *nc, int *cap, struct dcand c)
 {
-	if (*nc >= *cap) {
-		struct dcand *n;
+	struct dcand *n = topoml__grow(*cv, *nc, cap, sizeof(*n));
 
-		*cap = *cap * 2 + 16;
-		n = realloc(*cv, *cap * sizeof(*n));
-		if (!n)
-			return;
-		*cv = n;
-	}
-	(*cv)[(*nc)++] = c;
+	if (!n)
+		return;
+	*cv = n;
+	n[(*nc)++] = c;
 }
 
 int topoml__place_dragonfly(const struct place_in *in,

@@ -63,7 +63,7 @@ static int _collect_leaves(struct ft *ft, int **sub, int *len, int *cap,
 			   int *stamp, int *stack)
 {
 	const topoml_topo_t *t = ft->t;
-	int ns = ft->ns;
+	int ns = ft->ns, *n;
 
 	ft->sub_off[0] = 0;
 	for (int s = 0; s <= ns; s++) {
@@ -73,16 +73,11 @@ static int _collect_leaves(struct ft *ft, int **sub, int *len, int *cap,
 			for (int l = 0; l < ns; l++) {
 				if (t->switches[l].nchildren)
 					continue;
-				if (*len >= *cap) {
-					int *n;
-
-					*cap = *cap * 2 + 16;
-					n = realloc(*sub, *cap * sizeof(int));
-					if (!n)
-						return -1;
-					*sub = n;
-				}
-				(*sub)[(*len)++] = l;
+				if (!(n = topoml__grow(*sub, *len, cap,
+						       sizeof(int))))
+					return -1;
+				*sub = n;
+				n[(*len)++] = l;
 			}
 			ft->sub_off[s + 1] = *len;
 			break;
@@ -94,16 +89,11 @@ static int _collect_leaves(struct ft *ft, int **sub, int *len, int *cap,
 			const struct topoml_switch *sw = &t->switches[x];
 
 			if (!sw->nchildren) {
-				if (*len >= *cap) {
-					int *n;
-
-					*cap = *cap * 2 + 16;
-					n = realloc(*sub, *cap * sizeof(int));
-					if (!n)
-						return -1;
-					*sub = n;
-				}
-				(*sub)[(*len)++] = x;
+				if (!(n = topoml__grow(*sub, *len, cap,
+						       sizeof(int))))
+					return -1;
+				*sub = n;
+				n[(*len)++] = x;
 				continue;
 			}
 			/* reversed: leaves come out in switch order */
@@ -136,7 +126,7 @@ static void _classify(struct ft *ft)
 {
 	const topoml_topo_t *t = ft->t;
 	const uint32_t *owner = ft->in->req->owner;
-	struct jl *pairs = NULL;
+	struct jl *pairs = NULL, *n;
 	struct jh *h = NULL;
 	int np = 0, pcap = 0;
 	size_t cap, mask;
@@ -157,15 +147,10 @@ static void _classify(struct ft *ft)
 			if (!j || j == last)
 				continue;
 			last = j;
-			if (np >= pcap) {
-				void *n;
-
-				pcap = pcap * 2 + 64;
-				n = realloc(pairs, pcap * sizeof(*pairs));
-				if (!n)
-					goto out;
-				pairs = n;
-			}
+			if (!(n = topoml__grow(pairs, np, &pcap,
+					       sizeof(*pairs))))
+				goto out;
+			pairs = n;
 			pairs[np].job = j;
 			pairs[np++].leaf = s;
 		}
@@ -293,16 +278,12 @@ static int _cand_cmp(const void *a, const void *b)
 
 static void _add(struct cand **cv, int *nc, int *cap, struct cand c)
 {
-	if (*nc >= *cap) {
-		struct cand *n;
+	struct cand *n = topoml__grow(*cv, *nc, cap, sizeof(*n));
 
-		*cap = *cap * 2 + 16;
-		n = realloc(*cv, *cap * sizeof(*n));
-		if (!n)
-			return;
-		*cv = n;
-	}
-	(*cv)[(*nc)++] = c;
+	if (!n)
+		return;
+	*cv = n;
+	n[(*nc)++] = c;
 }
 
 int topoml__place_fat_tree(const struct place_in *in,

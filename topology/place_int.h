@@ -47,6 +47,12 @@ int topoml__place_compact(const struct place_in *in,
 
 /* |a & b| without allocating. */
 int topoml__and_weight(hwloc_const_bitmap_t a, hwloc_const_bitmap_t b);
+/*
+ * Room for element n of a growing array v of *cap elements of size sz: v
+ * itself, a larger copy (*cap updated), or NULL when out of memory (v and
+ * *cap unchanged).
+ */
+void *topoml__grow(void *v, int n, int *cap, size_t sz);
 
 /*
  * Free nodes of every leaf / router (indexed by switch; 0 for upper

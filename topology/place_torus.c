@@ -214,7 +214,7 @@ static int _tcand_cmp(const void *a, const void *b)
 static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
 			     int *ns)
 {
-	struct shape *sv = NULL;
+	struct shape *sv = NULL, *x;
 	int n = 0, cap = 0;
 
 	for (int a = 1; a <= g->d[0]; a++)
@@ -230,18 +230,13 @@ static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
 
 				if (v > vmax)
 					break;
-				if (n >= cap) {
-					struct shape *x;
-
-					cap = cap * 2 + 64;
-					x = realloc(sv, cap * sizeof(*x));
-					if (!x) {
-						free(sv);
-						*ns = 0;
-						return NULL;
-					}
-					sv = x;
+				if (!(x = topoml__grow(sv, n, &cap,
+						       sizeof(*x)))) {
+					free(sv);
+					*ns = 0;
+					return NULL;
 				}
+				sv = x;
 				mx = a > b ? a : b;
 				mx = mx > c ? mx : c;
 				mn = a < b ? a : b;
@@ -259,7 +254,7 @@ static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
 static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 			      int n, int nreq, bool all_free, int *nc)
 {
-	struct tcand *cv = NULL;
+	struct tcand *cv = NULL, *nv;
 	int cnt = 0, cap = 0, lim[3];
 
 	for (int d = 0; d < 3; d++) {
@@ -278,17 +273,12 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 					continue;
 				if (nreq && _sum(g, g->req, o, sh->s) < nreq)
 					continue;
-				if (cnt >= cap) {
-					struct tcand *nv;
-
-					cap = cap * 2 + 64;
-					nv = realloc(cv, cap * sizeof(*nv));
-					if (!nv) {
-						*nc = cnt;
-						return cv;
-					}
-					cv = nv;
+				if (!(nv = topoml__grow(cv, cnt, &cap,
+							sizeof(*nv)))) {
+					*nc = cnt;
+					return cv;
 				}
+				cv = nv;
 				cv[cnt].o[0] = x;
 				cv[cnt].o[1] = y;
 				cv[cnt].o[2] = z;
