@@ -14,8 +14,6 @@
 #   interval           interval=2 through the TOPOML_CKPT environment twin
 #   ranks              2 nodes x 2 ranks in lockstep: all ranks checkpoint
 #                      the same steps, warning and requeue included
-# CKPT_PLUGIN=shim tests spank/ckpt.c through tests/ckpt/ckpt_shim.c instead
-# of topoml.so.
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 . "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
@@ -25,12 +23,7 @@ TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$TESTS_DIR/.." && pwd)}
 
 PY=/usr/bin/python3
 CK_USER=topomlckpt
-plugin=${CKPT_PLUGIN:-topoml}
-if [ "$plugin" = shim ]; then
-	so=$TOP_BUILDDIR/tests/ckpt/.libs/ckpt_shim.so
-else
-	so=$TOP_BUILDDIR/spank/.libs/topoml.so
-fi
+so=$TOP_BUILDDIR/spank/.libs/topoml.so
 for f in "$so" "$TOP_BUILDDIR/tests/ckpt/.libs/train_c" \
 	"$TOP_BUILDDIR/contrib/ckpt/.libs/libtopoml-ckpt.so.0" "$PY"; do
 	[ -e "$f" ] || { echo "SKIP: $f missing"; exit 77; }
@@ -86,11 +79,9 @@ cleanup() {
 	[ $created_user = 1 ] && userdel "$CK_USER" 2>/dev/null
 }
 
-[ "$plugin" = shim ] || CLUSTER_SPANK=1
+CLUSTER_SPANK=1
 CLUSTER_SLURMD=10
 cluster_start ckpt
-# sbatch and slurmstepd read plugstack.conf afresh each time.
-[ "$plugin" = shim ] && echo "required $so" >"$CLUSTER_DIR/plugstack.conf"
 trap 'cleanup' EXIT
 trap 'cleanup; exit 130' INT TERM
 # A requeued job waits cred_expire (default 1200 s) before it starts again;
