@@ -22,13 +22,7 @@
 #define ML_EXTERN_STEP	0xfffffffc	/* SLURM_EXTERN_CONT */
 #define ML_MAX_NODES	65536
 
-/* libtopoml's engine, for --ml-rank-order=topology.  Weak, so a plugin
- * built before the placement engine lands still loads (and says so). */
-#pragma weak topoml_load
-#pragma weak topoml_free
-#pragma weak topoml_node_by_name
-#pragma weak topoml_ring_order
-#pragma weak topoml_errors_clear
+/* libtopoml's engine, for --ml-rank-order=topology. */
 #include "topoml.h"
 
 static int _getenv(spank_t sp, const char *name, char *buf, size_t len)
@@ -73,11 +67,6 @@ static int _topology_order(char **names, int n, int *order)
 	topoml_topo_t *t = NULL;
 	int *idx = NULL, *slot = NULL, rc = -1;
 
-	if (!topoml_load || !topoml_ring_order || !topoml_node_by_name) {
-		ML_ERR(ML_OPT_RANK_ORDER, "this build has no placement engine, "
-		       "using Slurm's order");
-		return -1;
-	}
 	if (!ml.conf.topology[0]) {
 		ML_ERR(ML_OPT_RANK_ORDER, "no topology= in plugstack.conf, "
 		       "using Slurm's order");
@@ -113,10 +102,9 @@ static int _topology_order(char **names, int n, int *order)
 out:
 	free(idx);
 	free(slot);
-	if (t && topoml_free)
+	if (t)
 		topoml_free(t);
-	if (topoml_errors_clear)
-		topoml_errors_clear(&err);
+	topoml_errors_clear(&err);
 	return rc;
 }
 
