@@ -31,7 +31,8 @@
 # Functions: cluster_start, cluster_stop, cluster_wait_idle,
 #   cluster_restart_ctld, cluster_slurmd_stop NODE, cluster_slurmd_start NODE,
 #   cluster_write_conf (rewrite slurm.conf from the parameters),
-#   cluster_nodes_allocated (host list of nodes in use), cluster_fail MSG.
+#   cluster_nodes_allocated (host list of nodes in use), cluster_fail MSG,
+#   cluster_user NAME (an unprivileged user for the test; exit 77 if none).
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 
@@ -52,6 +53,19 @@ cluster_fail() {
 }
 
 # Wait until no process of the pid file runs (or it is only a zombie).
+# An unprivileged user for user-facing tests, created when missing; the
+# cluster directory is made traversable so that its clients find the conf.
+cluster_user() {
+	local u=$1
+	if ! id "$u" >/dev/null 2>&1; then
+		useradd -M -d /nonexistent -s /bin/sh "$u" 2>/dev/null ||
+			id "$u" >/dev/null 2>&1 ||
+			{ echo "SKIP: useradd $u failed" >&2; exit 77; }
+	fi
+	[ -n "${CLUSTER_DIR:-}" ] && chmod 755 "$CLUSTER_DIR"
+	return 0
+}
+
 _cluster_kill_pidfile() {
 	local f=$1 pid i
 	[ -f "$f" ] || return 0
