@@ -52,7 +52,6 @@ cluster_fail() {
 	exit 1
 }
 
-# Wait until no process of the pid file runs (or it is only a zombie).
 # An unprivileged user for user-facing tests, created when missing; the
 # cluster directory is made traversable so that its clients find the conf.
 cluster_user() {
@@ -66,6 +65,7 @@ cluster_user() {
 	return 0
 }
 
+# Wait until no process of the pid file runs (or it is only a zombie).
 _cluster_kill_pidfile() {
 	local f=$1 pid i
 	[ -f "$f" ] || return 0
