@@ -1,0 +1,83 @@
+/*
+ * File access from root contexts (slurmd, slurmstepd) that must not be
+ * turned against root by anything a user controls.
+ *
+ * - Root-owned places (cache_dir and below): every component of the path
+ *   is owned by root and writable by nobody else (a world-writable sticky
+ *   parent such as /tmp is allowed above a root-owned directory), so no
+ *   user can swap a component for a symlink; files there are written
+ *   under a random temporary name and renamed.
+ * - A user's places (checkpoint directory, the user's page directory):
+ *   opened with the user's credentials, per thread (fsuid, fsgid and
+ *   supplementary groups of the calling thread only), with O_NOFOLLOW and
+ *   O_NONBLOCK, and accepted only as a regular file the user owns.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_SPANK_SECURE_H
+#define TOPOML_SPANK_SECURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#define ML_CRED_MAX_GIDS 64
+
+/* A job user's file-system identity. */
+struct ml_cred {
+	uid_t uid;
+	gid_t gid;
+	int ngids;
+	gid_t gids[ML_CRED_MAX_GIDS];
+};
+
+/* What ml_cred_enter replaced, for ml_cred_leave. */
+struct ml_cred_saved {
+	bool switched;
+	uid_t fsuid;
+	gid_t fsgid;
+	int ngids;
+	gid_t gids[ML_CRED_MAX_GIDS];
+};
+
+/*
+ * The calling thread (only it) accesses files as the user until
+ * ml_cred_leave.  A no-op when the thread is not root (slurmstepd already
+ * dropped to the user).  0, or -1 with errno; on -1 nothing is changed.
+ */
+int ml_cred_enter(const struct ml_cred *u, struct ml_cred_saved *s);
+void ml_cred_leave(struct ml_cred_saved *s);
+
+/*
+ * Open the directory DIR that root trusts, creating the missing
+ * components (0755) when create is set.  Every component must be a
+ * directory owned by root, not writable by group or others (sticky
+ * world-writable parents excepted); symlinks are resolved first, so only
+ * root-owned ones can be on the path.  Returns a directory fd, or -1 with
+ * the reason in err.
+ */
+int ml_root_dir_open(const char *dir, bool create, char *err, size_t errlen);
+
+/*
+ * NAME in directory fd DIRFD, replaced atomically: written by fill() into
+ * a new file with a random name (O_EXCL, O_NOFOLLOW), fsynced, given MODE,
+ * renamed over NAME.  NAME must be a plain file name (no '/', not "." or
+ * "..").  0, or -1 with errno (fill returns non-zero to abort).
+ */
+int ml_write_atomic(int dirfd, const char *name, mode_t mode,
+		    int (*fill)(FILE *f, void *arg), void *arg);
+
+/*
+ * Open NAME relative to DIRFD (AT_FDCWD for a path) as a regular file
+ * owned by OWNER, never following a symlink and never blocking on a FIFO
+ * or device: -1 with errno ELOOP (symlink), EPERM (not a regular file or
+ * another owner) or open's errno.  FLAGS: O_RDONLY, O_RDWR, O_CREAT...
+ */
+int ml_open_owned(int dirfd, const char *name, int flags, mode_t mode,
+		  uid_t owner);
+
+/* NAME is a plain file name: not empty, no '/', not "." or "..". */
+bool ml_plain_name(const char *name);
+
+#endif

@@ -1,0 +1,295 @@
+/*
+ * spank/secure.c: root-trusted directories, atomic writes, per-thread user
+ * credentials and owner-checked opens.  The ownership cases need root
+ * (they chown to another uid); as another user they are skipped.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "secure.h"
+
+#define OTHER_UID 4242
+#define OTHER_GID 4242
+
+static char base[256];
+
+static void _setup(void)
+{
+	snprintf(base, sizeof(base), "/tmp/check_secure.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	chmod(base, 0755);
+}
+
+static void _teardown(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", base);
+}
+
+static void _path(char *buf, size_t len, const char *rel)
+{
+	snprintf(buf, len, "%s/%s", base, rel);
+}
+
+START_TEST(test_root_dir_create)
+{
+	char p[512], err[256];
+	struct stat st;
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	_path(p, sizeof(p), "a/b/c");
+	fd = ml_root_dir_open(p, true, err, sizeof(err));
+	ck_assert_msg(fd >= 0, "%s", err);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_eq(st.st_uid, 0);
+	close(fd);
+	/* Without create, a missing one is an error, not a mkdir. */
+	_path(p, sizeof(p), "a/missing");
+	ck_assert_int_lt(ml_root_dir_open(p, false, err, sizeof(err)), 0);
+	ck_assert_int_ne(access(p, F_OK), 0);
+	ck_assert_int_lt(ml_root_dir_open("relative", true, err,
+					  sizeof(err)), 0);
+}
+END_TEST
+
+START_TEST(test_root_dir_refuses)
+{
+	char p[512], q[512], err[256];
+
+	if (geteuid() != 0)
+		return;
+	/* Owned by a user. */
+	_path(p, sizeof(p), "user");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ck_assert_int_eq(chown(p, OTHER_UID, OTHER_GID), 0);
+	ck_assert_int_lt(ml_root_dir_open(p, true, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "not owned by root"), "%s", err);
+	/* A user-owned parent: the user could rename root's dir away. */
+	_path(p, sizeof(p), "user/sub");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ck_assert_int_lt(ml_root_dir_open(p, true, err, sizeof(err)), 0);
+	/* Writable by others, even sticky, as the last component. */
+	_path(p, sizeof(p), "open");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ck_assert_int_eq(chmod(p, 01777), 0);
+	ck_assert_int_lt(ml_root_dir_open(p, true, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "writable"), "%s", err);
+	/* ... but fine as a parent (like /tmp). */
+	_path(p, sizeof(p), "open/rootdir");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	{
+		int fd = ml_root_dir_open(p, false, err, sizeof(err));
+
+		ck_assert_msg(fd >= 0, "%s", err);
+		close(fd);
+	}
+	/* Group-writable without sticky as a parent. */
+	_path(p, sizeof(p), "grp");
+	ck_assert_int_eq(mkdir(p, 0775), 0);
+	ck_assert_int_eq(chmod(p, 0775), 0);
+	_path(q, sizeof(q), "grp/x");
+	ck_assert_int_lt(ml_root_dir_open(q, true, err, sizeof(err)), 0);
+	/* A user's symlink: resolves into the user's directory. */
+	_path(p, sizeof(p), "user/target");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	_path(q, sizeof(q), "link");
+	ck_assert_int_eq(symlink(p, q), 0);
+	ck_assert_int_lt(ml_root_dir_open(q, true, err, sizeof(err)), 0);
+}
+END_TEST
+
+static int _fill(FILE *f, void *arg)
+{
+	return fputs(arg, f) < 0;
+}
+
+START_TEST(test_write_atomic)
+{
+	char p[512], secret[512], buf[64] = "";
+	struct stat st;
+	int dfd, fd;
+	ssize_t n;
+
+	dfd = open(base, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	/* A symlink planted at the name is replaced, its target kept. */
+	_path(secret, sizeof(secret), "secret");
+	fd = open(secret, O_WRONLY | O_CREAT, 0600);
+	ck_assert_int_eq(write(fd, "root only\n", 10), 10);
+	close(fd);
+	_path(p, sizeof(p), "node.xml");
+	ck_assert_int_eq(symlink(secret, p), 0);
+	ck_assert_int_eq(ml_write_atomic(dfd, "node.xml", 0644, _fill,
+					 "<xml/>\n"), 0);
+	ck_assert_int_eq(lstat(p, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 07777, 0644);
+	ck_assert_int_eq(stat(secret, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	fd = open(secret, O_RDONLY);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_eq(n, 10);
+	ck_assert_str_eq(buf, "root only\n");
+	/* No temporary file is left, and bad names are refused. */
+	ck_assert_int_eq(ml_write_atomic(dfd, "../x", 0644, _fill, "x"), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(ml_write_atomic(dfd, "..", 0644, _fill, "x"), -1);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s' | "
+			 "grep '^\\.')\"", base);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	close(dfd);
+}
+END_TEST
+
+static void _alarm(int sig)
+{
+	(void)sig;
+}
+
+START_TEST(test_open_owned)
+{
+	char p[512], q[512];
+	struct sigaction sa = { .sa_handler = _alarm };
+	int fd;
+
+	/* A FIFO never blocks the opener. */
+	_path(p, sizeof(p), "fifo");
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(5);
+	fd = ml_open_owned(AT_FDCWD, p, O_RDONLY, 0, geteuid());
+	alarm(0);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_int_eq(errno, EPERM);
+	/* A symlink is not followed. */
+	_path(q, sizeof(q), "file");
+	fd = open(q, O_WRONLY | O_CREAT, 0600);
+	close(fd);
+	_path(p, sizeof(p), "sym");
+	ck_assert_int_eq(symlink(q, p), 0);
+	ck_assert_int_eq(ml_open_owned(AT_FDCWD, p, O_RDONLY, 0, geteuid()),
+			 -1);
+	ck_assert_int_eq(errno, ELOOP);
+	/* Owned by someone else. */
+	ck_assert_int_eq(ml_open_owned(AT_FDCWD, q, O_RDONLY, 0,
+				       geteuid() + 1), -1);
+	ck_assert_int_eq(errno, EPERM);
+	/* The right file. */
+	fd = ml_open_owned(AT_FDCWD, q, O_RDWR, 0, geteuid());
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+	close(fd);
+}
+END_TEST
+
+struct thr {
+	const char *path;
+	int open_errno;		/* errno of open as the user, 0 = opened */
+	uid_t fsuid_after;
+};
+
+static void *_as_user(void *arg)
+{
+	struct thr *t = arg;
+	struct ml_cred u = { .uid = OTHER_UID, .gid = OTHER_GID, .ngids = 1,
+			     .gids = { OTHER_GID } };
+	struct ml_cred_saved s;
+	int fd;
+
+	if (ml_cred_enter(&u, &s) < 0) {
+		t->open_errno = -1;
+		return NULL;
+	}
+	fd = open(t->path, O_RDONLY);
+	t->open_errno = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	ml_cred_leave(&s);
+	fd = open(t->path, O_RDONLY);	/* root again */
+	t->fsuid_after = fd >= 0 ? 0 : 1;
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+START_TEST(test_cred_thread)
+{
+	char p[512];
+	struct thr t = { .path = p };
+	pthread_t th;
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	_path(p, sizeof(p), "rootonly");
+	fd = open(p, O_WRONLY | O_CREAT, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(pthread_create(&th, NULL, _as_user, &t), 0);
+	pthread_join(th, NULL);
+	/* As the user the root-only file is refused, CAP_DAC_OVERRIDE
+	 * included; root again afterwards. */
+	ck_assert_int_eq(t.open_errno, EACCES);
+	ck_assert_int_eq(t.fsuid_after, 0);
+	/* The other threads (here: this one) never changed. */
+	fd = open(p, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_plain_name)
+{
+	ck_assert(ml_plain_name("n1.model"));
+	ck_assert(!ml_plain_name(""));
+	ck_assert(!ml_plain_name("."));
+	ck_assert(!ml_plain_name(".."));
+	ck_assert(!ml_plain_name("../n1"));
+	ck_assert(!ml_plain_name("a/b"));
+	ck_assert(!ml_plain_name(NULL));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("secure");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int nf;
+
+	tcase_add_checked_fixture(tc, _setup, _teardown);
+	tcase_add_test(tc, test_root_dir_create);
+	tcase_add_test(tc, test_root_dir_refuses);
+	tcase_add_test(tc, test_write_atomic);
+	tcase_add_test(tc, test_open_owned);
+	tcase_add_test(tc, test_cred_thread);
+	tcase_add_test(tc, test_plain_name);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? 1 : 0;
+}
