@@ -42,6 +42,7 @@
 #include "src/slurmctld/slurmctld.h"
 
 #include "topoml.h"
+#include "comment.h"
 
 /*
  * Symbols that live only in the slurmctld binary.  Defined here so clients
@@ -715,7 +716,7 @@ static void _publish(job_record_t *job_ptr)
 	static const char *span_name[] = { "span", "leaves", "groups", "box" };
 	struct topoml_placement pl = { 0 };
 	hwloc_bitmap_t avail = NULL;
-	char *order = NULL, *msg = NULL, *placed;
+	char *order = NULL, *msg = NULL, *merged, *placed;
 	int i, n = 0, fam;
 
 	if (!g_topo || !job_ptr->node_bitmap)
@@ -761,13 +762,19 @@ static void _publish(job_record_t *job_ptr)
 		xstrfmtcat(msg, " global_hops=%d", pl.score.global_hops);
 	if (order && strlen(order) < 1024)
 		xstrfmtcat(msg, " order=%s", order);
-	xfree(job_ptr->system_comment);
-	job_ptr->system_comment = msg;
-	msg = NULL;
+	/*
+	 * Other plugins may have written their own part: replace only ours
+	 * (also when a requeued job begins again).
+	 */
+	merged = topoml_comment_merge(job_ptr->system_comment, msg);
+	if (merged) {
+		xfree(job_ptr->system_comment);
+		job_ptr->system_comment = xstrdup(merged);
+		free(merged);
+	}
 	if (g_conf.debug > 0 ||
 	    (slurm_conf.debug_flags & DEBUG_FLAG_SELECT_TYPE))
-		info("select/topoml: %pJ %s%s%s", job_ptr,
-		     job_ptr->system_comment,
+		info("select/topoml: %pJ %s%s%s", job_ptr, msg,
 		     (g_last.job_id == job_ptr->job_id && g_last.why[0] &&
 		      g_last.attempt < 0) ? " fallback: " : "",
 		     (g_last.job_id == job_ptr->job_id &&
