@@ -616,3 +616,39 @@ void topoml_score(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 		s->largest_free_after = _largest_free_after(t, avail,
 							    p->nodes, n);
 }
+
+int topoml_idle_leaves_broken(const topoml_topo_t *t,
+			      hwloc_const_bitmap_t avail,
+			      hwloc_const_bitmap_t partial, const int *nodes,
+			      int n)
+{
+	int *used, broken = 0;
+
+	if (!t || !avail || !nodes || n < 1 || t->family == TOPOML_TORUS)
+		return 0;
+	used = calloc(t->nswitches, sizeof(int));
+	if (!used)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		int l = nodes[i] >= 0 && nodes[i] < t->nnodes ?
+			t->nodes[nodes[i]].leaf : -1;
+
+		if (l >= 0)
+			used[l]++;
+	}
+	for (int s = 0; s < t->nswitches; s++) {
+		const struct topoml_switch *sw = &t->switches[s];
+		bool idle = true;
+
+		/* A leaf the job takes whole is used, not broken. */
+		if (!used[s] || used[s] >= sw->nnodes)
+			continue;
+		for (int k = 0; k < sw->nnodes && idle; k++)
+			idle = hwloc_bitmap_isset(avail, sw->nodes[k]) &&
+			       !(partial &&
+				 hwloc_bitmap_isset(partial, sw->nodes[k]));
+		broken += idle;
+	}
+	free(used);
+	return broken;
+}

@@ -398,6 +398,7 @@ int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
 	struct place_in in = { .t = t, .req = req };
 	hwloc_bitmap_t avail = NULL, required = NULL;
 	int rc = -1, navail;
+	bool shared;
 
 	if (why && whylen)
 		why[0] = '\0';
@@ -459,8 +460,14 @@ int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
 		goto out;
 	}
 
+	/* Jobs that share nodes: by free units, not whole nodes. */
+	shared = req->units > 0 && req->free_units && in.nreq == 0;
 	switch (policy) {
 	case TOPOML_POLICY_TOPOML:
+		if (shared) {
+			rc = topoml__place_shared(&in, out, why, whylen);
+			break;
+		}
 		switch (t->family) {
 		case TOPOML_FAT_TREE:
 			rc = topoml__place_fat_tree(&in, out, why, whylen);
@@ -500,14 +507,16 @@ int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
 		_why(why, whylen, "unknown policy %d", (int)policy);
 		break;
 	}
-	if (rc == 0 && out->n != in.n) {
+	if (rc == 0 && (shared ? out->n < in.n : out->n != in.n)) {
 		_why(why, whylen, "internal error: %d nodes placed, %d wanted",
 		     out->n, in.n);
 		rc = -1;
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		topoml_score(t, req->avail, out);
-	else
+		out->score.idle_leaves_broken = topoml_idle_leaves_broken(t,
+				req->avail, req->partial, out->nodes, out->n);
+	} else
 		topoml_placement_clear(out);
 out:
 	hwloc_bitmap_free(avail);

@@ -237,6 +237,19 @@ struct topoml_place_req {
 	 * read it.  NULL = all equal.
 	 */
 	const uint64_t *weight;
+	/*
+	 * Jobs that share nodes (issue 18).  units > 0: the job needs units
+	 * (CPUs, or GPUs) in all on at least nnodes nodes, not whole nodes;
+	 * free_units[i] is what node i still offers (0: the node cannot
+	 * take the job).  partial: nodes of avail that other jobs already
+	 * use in part (NULL = none).  Such a job goes onto partly used
+	 * nodes first (best fit), then onto the fewest and most used
+	 * leaves, keeping whole idle nodes and leaves for jobs that need
+	 * them.  units 0: whole nodes, as before.
+	 */
+	uint32_t units;
+	const uint32_t *free_units;
+	hwloc_const_bitmap_t partial;
 };
 
 struct topoml_score {
@@ -251,6 +264,10 @@ struct topoml_score {
 	 * placement possible now reaches (= the above without avail). */
 	double ring_lower_bound_free;
 	int span_lower_bound_free;
+	/* Leaves (routers) that were whole and idle (every node in avail,
+	 * none partial) and that the placement uses only in part: they no
+	 * longer hold a job of a whole leaf.  Set by topoml_place. */
+	int idle_leaves_broken;
 };
 
 struct topoml_placement {
@@ -264,6 +281,12 @@ int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
 		 const struct topoml_place_req *req,
 		 struct topoml_placement *out, char *why, size_t whylen);
 void topoml_placement_clear(struct topoml_placement *p);
+/* Idle leaves broken by nodes (see struct topoml_score); partial may be
+ * NULL. */
+int topoml_idle_leaves_broken(const topoml_topo_t *t,
+			      hwloc_const_bitmap_t avail,
+			      hwloc_const_bitmap_t partial, const int *nodes,
+			      int n);
 /* Fill p->score for p->nodes (in their order) against avail. */
 void topoml_score(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 		  struct topoml_placement *p);

@@ -82,6 +82,187 @@ static void _assert_set(const struct topoml_placement *p, const char *want)
 	hwloc_bitmap_free(w);
 }
 
+/* ---- jobs that share nodes (issue 18) ------------------------------- */
+
+/* State of a cluster whose nodes have cpus units each. */
+struct shared_state {
+	uint32_t fu[16];
+	hwloc_bitmap_t avail, partial;
+};
+
+static void _shared_init(struct shared_state *st, int n, uint32_t cpus)
+{
+	st->avail = hwloc_bitmap_alloc();
+	st->partial = hwloc_bitmap_alloc();
+	hwloc_bitmap_set_range(st->avail, 0, n - 1);
+	for (int i = 0; i < n; i++)
+		st->fu[i] = cpus;
+}
+
+static void _shared_use(struct shared_state *st, int node, uint32_t units)
+{
+	st->fu[node] -= units;
+	hwloc_bitmap_set(st->partial, node);
+}
+
+/*
+ * The issue's case: 8 nodes of 4 CPUs on two leaves, six one-CPU jobs,
+ * then a 4-node whole-node job.  cons_tres packs the six onto n1 (4) and
+ * n2 (2); so must the engine, and the whole-node job gets leaf 2 whole.
+ */
+START_TEST(shared_one_cpu_jobs_pack)
+{
+	topoml_topo_t *t = topoml_gen_fat_tree("n", 8, 4, 2, 0);
+	struct shared_state st;
+	const int want[6] = { 0, 0, 0, 0, 1, 1 };
+	hwloc_bitmap_t idle = hwloc_bitmap_alloc();
+	char why[256];
+
+	ck_assert_ptr_nonnull(t);
+	_shared_init(&st, 8, 4);
+	for (int j = 0; j < 6; j++) {
+		struct topoml_place_req r = { .nnodes = 1, .avail = st.avail,
+			.units = 1, .free_units = st.fu,
+			.partial = st.partial };
+		struct topoml_placement p = { 0 };
+
+		ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0,
+			      "%s", why);
+		ck_assert_int_eq(p.n, 1);
+		ck_assert_msg(p.nodes[0] == want[j], "job %d on node %d", j,
+			      p.nodes[0]);
+		/* Only the first job breaks an idle leaf. */
+		ck_assert_int_eq(p.score.idle_leaves_broken, j == 0);
+		_shared_use(&st, p.nodes[0], 1);
+		topoml_placement_clear(&p);
+	}
+	/* The whole-node job sees the idle nodes: n[3-8]. */
+	hwloc_bitmap_andnot(idle, st.avail, st.partial);
+	{
+		struct topoml_place_req r = { .nnodes = 4, .avail = idle };
+		struct topoml_placement p = { 0 };
+
+		ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+		_assert_set(&p, "4-7");
+		ck_assert_int_eq(p.score.idle_leaves_broken, 0);
+		topoml_placement_clear(&p);
+	}
+	hwloc_bitmap_free(idle);
+	hwloc_bitmap_free(st.avail);
+	hwloc_bitmap_free(st.partial);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * Multi-node jobs by units (sbatch -n 8 / -n 20 without --exclusive) on 16
+ * nodes of 4 CPUs, leaves of 4; node 0 has 2 CPUs left, node 5 one.  Leaf
+ * room: 14, 13, 16, 16.
+ */
+START_TEST(shared_multi_node_fewest_leaves_partial_first)
+{
+	topoml_topo_t *t = _tree16();
+	struct shared_state st;
+	struct topoml_place_req r = { 0 };
+	struct topoml_placement p = { 0 };
+	char why[256];
+
+	_shared_init(&st, 16, 4);
+	_shared_use(&st, 0, 2);
+	_shared_use(&st, 5, 3);
+	r.avail = st.avail;
+	r.free_units = st.fu;
+	r.partial = st.partial;
+	r.nnodes = 1;
+	/* 8 CPUs: one leaf, the tightest (leaf 1: 13), node 5 first. */
+	r.units = 8;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	_assert_set(&p, "4-6");
+	ck_assert_int_eq(_leaves(t, &p), 1);
+	ck_assert_int_eq(p.score.idle_leaves_broken, 0);
+	topoml_placement_clear(&p);
+	/* 20 CPUs: two leaves, both partly used; the idle ones stay whole. */
+	r.units = 20;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	_assert_set(&p, "0-2,4-7");
+	ck_assert_int_eq(p.score.idle_leaves_broken, 0);
+	topoml_placement_clear(&p);
+	/* -N 6 -n 6: at least six nodes, still on the two used leaves. */
+	r.units = 6;
+	r.nnodes = 6;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_ge(p.n, 6);
+	ck_assert_int_eq(_leaves(t, &p), 2);
+	ck_assert_int_eq(p.score.idle_leaves_broken, 0);
+	topoml_placement_clear(&p);
+	/* Attempt 1: the idle nodes only (one idle leaf for 8 CPUs). */
+	r.units = 8;
+	r.nnodes = 1;
+	r.attempt = 1;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(_leaves(t, &p), 1);
+	ck_assert(!hwloc_bitmap_isset(st.partial, p.nodes[0]));
+	topoml_placement_clear(&p);
+	r.attempt = 2;
+	ck_assert_int_ne(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	/* More than the free units: no placement, a reason. */
+	r.attempt = 0;
+	r.units = 62;
+	ck_assert_int_ne(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert(why[0]);
+	hwloc_bitmap_free(st.avail);
+	hwloc_bitmap_free(st.partial);
+	topoml_free(t);
+}
+END_TEST
+
+/* One GPU of eight per job: the partly used node first, best fit, and the
+ * next attempts give the next nodes in that order. */
+START_TEST(shared_gpus_best_fit_and_attempts)
+{
+	topoml_topo_t *t = _tree16();
+	struct shared_state st;
+	struct topoml_place_req r = { 0 };
+	struct topoml_placement p = { 0 };
+	int seen[3];
+	char why[256];
+
+	_shared_init(&st, 16, 8);
+	_shared_use(&st, 9, 6);		/* 2 GPUs left */
+	_shared_use(&st, 13, 3);	/* 5 GPUs left */
+	r.avail = st.avail;
+	r.free_units = st.fu;
+	r.partial = st.partial;
+	r.nnodes = 1;
+	r.units = 2;
+	for (int a = 0; a < 3; a++) {
+		r.attempt = a;
+		ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0,
+			      "%s", why);
+		ck_assert_int_eq(p.n, 1);
+		seen[a] = p.nodes[0];
+		topoml_placement_clear(&p);
+	}
+	ck_assert_int_eq(seen[0], 9);
+	ck_assert_int_eq(seen[1], 13);
+	/* then an idle node of a partly used leaf, not of an idle one */
+	ck_assert_int_eq(seen[2], 8);
+	/* 3 GPUs: node 9 cannot, node 13 can. */
+	r.attempt = 0;
+	r.units = 3;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(p.nodes[0], 13);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(st.avail);
+	hwloc_bitmap_free(st.partial);
+	topoml_free(t);
+}
+END_TEST
+
 /* ---- fat-tree engine ------------------------------------------------ */
 
 START_TEST(ft_tight_fit_half_busy_leaf)
@@ -984,6 +1165,11 @@ static Suite *_suite(void)
 	tcase_add_test(tc, torus_boxes_avoid_other_jobs_boxes);
 	tcase_add_test(tc, torus_size_without_box_follows_hilbert);
 	tcase_add_test(tc, torus_wraps_and_falls_back);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("shared");
+	tcase_add_test(tc, shared_one_cpu_jobs_pack);
+	tcase_add_test(tc, shared_multi_node_fewest_leaves_partial_first);
+	tcase_add_test(tc, shared_gpus_best_fit_and_attempts);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cost");
 	tcase_add_test(tc, cost_fat_tree_by_hand);
