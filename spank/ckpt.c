@@ -15,16 +15,28 @@
  * the new run raises DIR/epoch so that the old one, still running behind a
  * dead slurmd, can neither commit nor survive: its timer kills its tasks.
  *
- * Privileges: user_init runs after slurmstepd dropped its effective uid and
- * gids to the job's user (src/slurmd/slurmstepd/mgr.c: drop_privileges()
- * then spank_user()); the directory and the page are created there, and in
- * a child that setuid()s to the user when that is not so.
+ * Privileges: slurmstepd is root; user_init runs after it dropped its
+ * effective ids to the job's user (src/slurmd/slurmstepd/mgr.c:
+ * drop_privileges() then spank_user()), but it reclaims root after forking
+ * the tasks, so the timer thread and the exit hook are root.  Every file
+ * operation on the user's paths (DIR, DIR/epoch, the page) therefore runs
+ * with the user's file-system credentials (secure.h, per thread), never
+ * follows a symlink, never blocks on a FIFO.  The page lives in
+ * <cache_dir>/ckpt/<uid>/, a directory root makes for that user alone, so
+ * no other user can create, read or write it first.  The user can still
+ * truncate their own page under slurmstepd's mapping: a SIGBUS there stops
+ * the timer, not slurmstepd.  Ids, user name and restart count come from
+ * Slurm (SPANK items, passwd, slurmctld), never from the job's environment.
+ * Every failure is returned with a message; the caller reports it in the
+ * job's output and fails the job, never the node.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
+#include <dirent.h>
+#include <pwd.h>
+#include <setjmp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -44,6 +56,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "ckpt.h"
+#include "secure.h"
 #include "../contrib/ckpt/topoml_ckpt_page.h"
 #include "../contrib/ckpt/ckpt_layout.h"
 
@@ -60,8 +73,11 @@ static struct {
 	int lead;
 	long interval;
 	char dir[PATH_MAX];
+	char page_dir[PATH_MAX];	/* <cache_dir>/ckpt/<uid> */
 	char page_path[PATH_MAX];
+	struct ml_cred cred;
 	int page_fd;
+	volatile sig_atomic_t page_broken;
 	struct topoml_ckpt_page *page;
 	pthread_t timer;
 	volatile int stop;
@@ -232,49 +248,73 @@ static bool _alive(pid_t pid)
 }
 
 /*
- * Create (or join) the node's page; the file belongs to the job's user.
- * It is shared by the job's slurmstepds on the node (batch step and srun
- * steps), which list themselves in it; a page left by slurmstepds that died
- * without their exit hook (none of them alive) is reset.
+ * The page is the user's file, mapped by root: the user may truncate it,
+ * and a later access would raise SIGBUS in slurmstepd.  Accesses by root
+ * are made with the guard armed (one thread at a time: user_init and exit
+ * run while the timer does not); a SIGBUS inside the page jumps back, any
+ * other goes to the disposition slurmstepd had.
  */
-static int _open_page(void)
+static sigjmp_buf _bus_jmp;
+static volatile sig_atomic_t _bus_armed;
+static pthread_t _bus_thread;
+static struct sigaction _bus_old;
+static bool _bus_installed;
+
+static void _bus_handler(int sig, siginfo_t *si, void *uc)
 {
-	struct topoml_ckpt_page *p;
-	struct stat st, st2;
+	char *a = si ? si->si_addr : NULL, *pg = (char *)_st.page;
+
+	(void)uc;
+	if (_bus_armed && pg && a >= pg && a < pg + TOPOML_CKPT_PAGE_SIZE &&
+	    pthread_equal(pthread_self(), _bus_thread)) {
+		_bus_armed = 0;
+		siglongjmp(_bus_jmp, 1);
+	}
+	/* Not ours: the instruction faults again under the old action. */
+	sigaction(sig, &_bus_old, NULL);
+}
+
+static void _bus_install(void)
+{
+	struct sigaction sa = { .sa_sigaction = _bus_handler,
+				.sa_flags = SA_SIGINFO };
+
+	if (_bus_installed)
+		return;
+	sigemptyset(&sa.sa_mask);
+	if (!sigaction(SIGBUS, &sa, &_bus_old))
+		_bus_installed = true;
+}
+
+static void _bus_uninstall(void)
+{
+	if (_bus_installed)
+		sigaction(SIGBUS, &_bus_old, NULL);
+	_bus_installed = false;
+}
+
+/*
+ * Arm for this thread:
+ *	_bus_thread = pthread_self();
+ *	if (sigsetjmp(_bus_jmp, 1)) { the page was truncated }
+ *	_bus_armed = 1; ...page accesses...; _bus_armed = 0;
+ */
+
+/*
+ * Join the mapped page: keep the slurmstepds still alive, reset it when
+ * none is (left by slurmstepds killed without their exit hook), list this
+ * one.  -1 when the user truncated it meanwhile.
+ */
+static int _page_join(struct topoml_ckpt_page *p)
+{
 	uint32_t i, n;
 	bool live = false;
-	void *m;
-	int fd;
 
-again:
-	fd = open(_st.page_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0)
+	_bus_thread = pthread_self();
+	if (sigsetjmp(_bus_jmp, 1))
 		return -1;
-	if (fstat(fd, &st) < 0)
-		goto fail;
-	/* Made by root (privileges not dropped): give it to the user. */
-	if (st.st_uid == 0 && _st.uid != 0 && geteuid() == 0 &&
-	    st.st_size == 0 && fchown(fd, _st.uid, _st.gid) == 0)
-		st.st_uid = _st.uid;
-	if (st.st_uid != _st.uid || !S_ISREG(st.st_mode)) {
-		errno = EPERM;
-		goto fail;
-	}
-	flock(fd, LOCK_EX);
-	/* The last user may have unlinked it between open and flock. */
-	if (stat(_st.page_path, &st2) < 0 || st2.st_ino != st.st_ino) {
-		close(fd);
-		goto again;
-	}
-	if ((st.st_size < TOPOML_CKPT_PAGE_SIZE &&
-	     ftruncate(fd, TOPOML_CKPT_PAGE_SIZE) < 0) ||
-	    (m = mmap(NULL, TOPOML_CKPT_PAGE_SIZE, PROT_READ | PROT_WRITE,
-		      MAP_SHARED, fd, 0)) == MAP_FAILED)
-		goto fail;
-	p = m;
+	_bus_armed = 1;
 	if (p->magic == TOPOML_CKPT_PAGE_MAGIC) {
-		/* Keep only the slurmstepds still alive. */
 		for (i = n = 0; i < p->nstepd && i < TOPOML_CKPT_PAGE_STEPDS;
 		     i++)
 			if (_alive(p->stepd[i]))
@@ -294,69 +334,136 @@ again:
 	}
 	if (p->nstepd < TOPOML_CKPT_PAGE_STEPDS)
 		p->stepd[p->nstepd++] = getpid();
+	_bus_armed = 0;
+	return 0;
+}
+
+/*
+ * Create (or join) the node's page, as the user (credentials switched by
+ * the caller).  It is shared by the job's slurmstepds on the node (batch
+ * step and srun steps).
+ */
+static int _open_page(void)
+{
+	struct stat st, st2;
+	void *m;
+	int fd;
+
+again:
+	fd = ml_open_owned(AT_FDCWD, _st.page_path, O_RDWR | O_CREAT, 0600,
+			   _st.cred.uid);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	flock(fd, LOCK_EX);
+	/* The last user may have unlinked it between open and flock. */
+	if (lstat(_st.page_path, &st2) < 0 || st2.st_ino != st.st_ino) {
+		close(fd);
+		goto again;
+	}
+	if (fstat(fd, &st) < 0 ||
+	    (st.st_size != TOPOML_CKPT_PAGE_SIZE &&
+	     ftruncate(fd, TOPOML_CKPT_PAGE_SIZE) < 0) ||
+	    (m = mmap(NULL, TOPOML_CKPT_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_SHARED, fd, 0)) == MAP_FAILED)
+		goto fail;
+	_st.page = m;
+	if (_page_join(m) < 0) {
+		munmap(m, TOPOML_CKPT_PAGE_SIZE);
+		_st.page = NULL;
+		errno = EBUSY;
+		goto fail;
+	}
 	flock(fd, LOCK_UN);
 	_st.page_fd = fd;
-	_st.page = p;
 	return 0;
 fail:
 	close(fd);
 	return -1;
 }
 
-/* File work as the job's user: directly when slurmstepd already is. */
-static int _user_setup(char *resume, size_t len)
+/*
+ * Pages of this user's earlier jobs whose slurmstepds all died without
+ * their exit hook (slurmstepd killed, node rebooted without a tmpfs):
+ * removed, as the user, when nobody holds their lock.
+ */
+static void _clean_stale_pages(void)
 {
-	pid_t pid;
-	int status, rc = -1, pfd[2];
+	const char *mine = strrchr(_st.page_path, '/') + 1;
+	time_t now = time(NULL);
+	struct dirent *e;
+	DIR *d;
+	int dfd;
 
-	if (geteuid() == _st.uid) {
-		if (_mkdir_user(_st.dir) < 0)
-			return -1;
-		topoml_ckpt__write_epoch(_st.dir, _st.restart);
-		_resume_path(_st.dir, resume, len);
-		return 0;
+	if ((dfd = open(_st.page_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			O_CLOEXEC)) < 0)
+		return;
+	if (!(d = fdopendir(dfd))) {
+		close(dfd);
+		return;
 	}
-	if (pipe(pfd) < 0)
-		return -1;
-	if ((pid = fork()) < 0) {
-		close(pfd[0]);
-		close(pfd[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		char buf[PATH_MAX] = "";
-		int e = 0;
+	while ((e = readdir(d))) {
+		struct topoml_ckpt_page pg;
+		struct stat st;
+		bool live = false;
+		int fd;
 
-		close(pfd[0]);
-		if (setgroups(0, NULL) < 0 || setgid(_st.gid) < 0 ||
-		    setuid(_st.uid) < 0 || _mkdir_user(_st.dir) < 0)
-			e = errno ? errno : EPERM;
-		if (!e) {
-			topoml_ckpt__write_epoch(_st.dir, _st.restart);
-			_resume_path(_st.dir, buf, sizeof(buf));
+		if (strncmp(e->d_name, "job.", 4) || !strcmp(e->d_name, mine))
+			continue;
+		fd = ml_open_owned(dfd, e->d_name, O_RDONLY, 0, _st.cred.uid);
+		if (fd < 0)
+			continue;
+		/* Young or locked: being set up or used right now. */
+		if (fstat(fd, &st) < 0 || now - st.st_mtime < 60 ||
+		    flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			close(fd);
+			continue;
 		}
-		if (write(pfd[1], &e, sizeof(e)) != sizeof(e) ||
-		    write(pfd[1], buf, sizeof(buf)) != sizeof(buf))
-			_exit(2);
-		_exit(0);
+		if (pread(fd, &pg, sizeof(pg), 0) == (ssize_t)sizeof(pg) &&
+		    pg.magic == TOPOML_CKPT_PAGE_MAGIC)
+			for (uint32_t i = 0; i < pg.nstepd &&
+			     i < TOPOML_CKPT_PAGE_STEPDS; i++)
+				live = live || _alive(pg.stepd[i]);
+		if (!live)
+			unlinkat(dfd, e->d_name, 0);
+		close(fd);
 	}
-	close(pfd[1]);
-	{
-		int e = EIO;
-		char buf[PATH_MAX];
+	closedir(d);
+}
 
-		if (read(pfd[0], &e, sizeof(e)) == sizeof(e) &&
-		    read(pfd[0], buf, sizeof(buf)) == sizeof(buf)) {
-			if (!e) {
-				snprintf(resume, len, "%s", buf);
-				rc = 0;
-			}
-		}
-		errno = e;
+/*
+ * As the user: DIR, its epoch, the latest checkpoint, the page.  err says
+ * what went wrong, for the job's output.
+ */
+static int _user_setup(char *resume, size_t len, char *err, size_t errlen)
+{
+	struct ml_cred_saved saved;
+	int rc = -1;
+
+	if (ml_cred_enter(&_st.cred, &saved) < 0) {
+		snprintf(err, errlen, "cannot take uid %u's identity: %s",
+			 (unsigned)_st.cred.uid, strerror(errno));
+		return -1;
 	}
-	close(pfd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (_mkdir_user(_st.dir) < 0) {
+		snprintf(err, errlen, "cannot use %s as uid %u: %s", _st.dir,
+			 (unsigned)_st.cred.uid, strerror(errno));
+		goto out;
+	}
+	topoml_ckpt__write_epoch(_st.dir, _st.restart);
+	_resume_path(_st.dir, resume, len);
+	if (_open_page() < 0) {
+		snprintf(err, errlen, "shared page %s: %s", _st.page_path,
+			 errno == EPERM || errno == ELOOP ?
+			 "not a regular file of the job's user" :
+			 strerror(errno));
+		goto out;
+	}
+	_clean_stale_pages();
+	rc = 0;
+out:
+	ml_cred_leave(&saved);
 	return rc;
 }
 
@@ -370,21 +477,68 @@ static void _raise(uint32_t why)
 	flock(_st.page_fd, LOCK_UN);
 }
 
-/* A newer run of the job started elsewhere: stop this one's tasks. */
+/* PID's parent, from /proc; -1 when it is gone. */
+static pid_t _ppid(pid_t pid)
+{
+	char path[64], buf[512], *s;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) S ppid ...": comm may hold anything but not the last ')' */
+	if (!(s = strrchr(buf, ')')) || s[1] != ' ' || !s[2] || s[3] != ' ')
+		return -1;
+	return (pid_t)strtol(s + 4, NULL, 10);
+}
+
+/* PID was started by this slurmstepd (a task or a task's child). */
+static bool _ours(pid_t pid)
+{
+	pid_t me = getpid();
+
+	for (int depth = 0; pid > 1 && depth < 256; depth++) {
+		if ((pid = _ppid(pid)) == me)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A newer run of the job started elsewhere: stop this one's tasks.  The
+ * page's pid list is the user's to write, so only processes this
+ * slurmstepd started are killed.
+ */
 static void _kill_stale(void)
 {
 	struct topoml_ckpt_page *p = _st.page;
 	int i;
 
 	for (i = 0; i < p->npids && i < TOPOML_CKPT_PAGE_PIDS; i++) {
-		char path[64];
-		struct stat st;
+		pid_t pid = p->pids[i];
 
-		snprintf(path, sizeof(path), "/proc/%d", p->pids[i]);
-		if (p->pids[i] > 1 && stat(path, &st) == 0 &&
-		    st.st_uid == _st.uid)
-			kill(p->pids[i], SIGKILL);
+		if (pid > 1 && _ours(pid))
+			kill(pid, SIGKILL);
 	}
+}
+
+/* DIR/epoch, read with the user's credentials; -1 when unreadable. */
+static long _epoch(void)
+{
+	struct ml_cred_saved saved;
+	long e;
+
+	if (ml_cred_enter(&_st.cred, &saved) < 0)
+		return -1;
+	e = topoml_ckpt__read_epoch(_st.dir, _st.cred.uid);
+	ml_cred_leave(&saved);
+	return e;
 }
 
 /* The current run's start and expected end, from slurmctld. */
@@ -404,7 +558,7 @@ static int _job_times(time_t *start, time_t *end)
 	return rc;
 }
 
-static void *_timer(void *arg)
+static void _timer_loop(void)
 {
 	struct topoml_ckpt_page *p = _st.page;
 	struct timespec ts = { 0, CKPT_POLL_NS };
@@ -413,7 +567,6 @@ static void *_timer(void *arg)
 	time_t next_poll = 0, next_epoch = 0, end = 0, begin = 0, warn_at = 0;
 	int rpc_failed = 0;
 
-	(void)arg;
 	/*
 	 * slurmstepd forks the tasks right after user_init: keep out of
 	 * Slurm's RPC and log code (and their locks) until that is done.
@@ -518,13 +671,15 @@ requeue_done:
 			}
 		}
 		if (!fenced && now >= next_epoch) {
+			long e;
+
 			next_epoch = now + 2;
-			if (topoml_ckpt__read_epoch(_st.dir) > _st.restart) {
+			if ((e = _epoch()) > _st.restart) {
 				fenced = true;
 				slurm_error("topoml: --ml-ckpt: job %u runs "
 					    "again elsewhere (restart %ld): "
 					    "killing this stale run",
-					    _st.job_id, topoml_ckpt__read_epoch(_st.dir));
+					    _st.job_id, e);
 				_kill_stale();
 			}
 		}
@@ -544,36 +699,45 @@ requeue_done:
 		}
 		nanosleep(&ts, NULL);
 	}
+}
+
+static void *_timer(void *arg)
+{
+	(void)arg;
+	_bus_thread = pthread_self();
+	if (sigsetjmp(_bus_jmp, 1)) {
+		slurm_error("topoml: --ml-ckpt: job %u: %s was truncated: no "
+			    "more checkpoint warnings in this step",
+			    _st.job_id, _st.page_path);
+		return NULL;
+	}
+	_bus_armed = 1;
+	_timer_loop();
+	_bus_armed = 0;
 	return NULL;
 }
 
 /*
- * SLURM_RESTART_COUNT: srun steps inherit it from the batch script, but the
- * batch step gets it only in its task (setup_env() in exec_task(), after
- * user_init), so there ask slurmctld once.
+ * The job's restart count, from slurmctld: SLURM_RESTART_COUNT is in the
+ * job's environment (a user's srun can set anything there), and Slurm
+ * 22.05's S_SLURM_RESTART_COUNT item is never filled in slurmstepd.
+ * -1 when slurmctld does not answer.  A variable so that unit tests,
+ * without a slurmctld, can answer instead.
  */
-static long _restart_count(spank_t sp)
+static long _restart_from_ctld(uint32_t job_id)
 {
 	job_info_msg_t *info = NULL;
-	char buf[32];
-	long n = 0;
+	long n = -1;
 
-	if (spank_getenv(sp, "SLURM_RESTART_COUNT", buf, sizeof(buf)) ==
-	    ESPANK_SUCCESS)
-		return strtol(buf, NULL, 10);
-	if (_st.step_id != SLURM_BATCH_SCRIPT)
-		return 0;
-	if (slurm_load_job(&info, _st.job_id, SHOW_ALL) == SLURM_SUCCESS &&
+	if (slurm_load_job(&info, job_id, SHOW_ALL) == SLURM_SUCCESS &&
 	    info && info->record_count > 0)
 		n = info->job_array[0].restart_cnt;
-	else
-		slurm_info("topoml: --ml-ckpt: job %u: restart count unknown "
-			   "(%s), taking 0", _st.job_id,
-			   slurm_strerror(slurm_get_errno()));
 	if (info)
 		slurm_free_job_info_msg(info);
 	return n;
 }
+
+long (*ml_ckpt_restart_lookup)(uint32_t job_id) = _restart_from_ctld;
 
 static uint32_t _fnv1a(const char *s)
 {
@@ -592,11 +756,92 @@ static void _setenv_long(spank_t sp, const char *name, long v)
 	spank_setenv(sp, name, buf, 1);
 }
 
-int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o)
+/*
+ * Root, before user_init: <cache_dir>/ckpt/<uid>, the user's own page
+ * directory inside a root-owned one, so that nobody else can create,
+ * read or write the user's pages, and no user can redirect root there.
+ */
+int ml_ckpt_post_opt(spank_t sp, const struct ml_ckpt_opts *o,
+		     const char *cache_dir, char *err, size_t errlen)
+{
+	char base[PATH_MAX], name[32];
+	struct stat st;
+	uid_t uid;
+	gid_t gid;
+	int dfd, fd = -1, rc = -1;
+
+	_st.page_dir[0] = '\0';
+	if (!o || !o->set || !spank_remote(sp))
+		return 0;
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+		snprintf(err, errlen, "cannot read the job's ids");
+		return -1;
+	}
+	if ((size_t)snprintf(base, sizeof(base), "%s/ckpt", cache_dir) >=
+	    sizeof(base)) {
+		snprintf(err, errlen, "cache_dir too long");
+		return -1;
+	}
+	if ((dfd = ml_root_dir_open(base, true, err, errlen)) < 0)
+		return -1;
+	snprintf(name, sizeof(name), "%u", (unsigned)uid);
+	if (mkdirat(dfd, name, 0700) < 0 && errno != EEXIST)
+		goto fail;
+	/* Only root makes entries here: whatever it is, it is ours to set. */
+	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			 O_CLOEXEC)) < 0 || fstat(fd, &st) < 0 ||
+	    ((st.st_uid != uid || st.st_gid != gid) &&
+	     fchown(fd, uid, gid) < 0) ||
+	    ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0))
+		goto fail;
+	if ((size_t)snprintf(_st.page_dir, sizeof(_st.page_dir), "%s/%s",
+			     base, name) >= sizeof(_st.page_dir)) {
+		_st.page_dir[0] = '\0';
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
+	rc = 0;
+	goto out;
+fail:
+	snprintf(err, errlen, "page directory %s/%s: %s", base, name,
+		 strerror(errno));
+out:
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
+	return rc;
+}
+
+/* The user's credentials, from Slurm. */
+static int _job_cred(spank_t sp)
+{
+	gid_t *gids = NULL;
+	int n = 0;
+
+	memset(&_st.cred, 0, sizeof(_st.cred));
+	_st.cred.uid = _st.uid;
+	_st.cred.gid = _st.gid;
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &n) !=
+	    ESPANK_SUCCESS || !gids || n < 0)
+		n = 0;
+	if (n > ML_CRED_MAX_GIDS)
+		n = ML_CRED_MAX_GIDS;
+	for (int i = 0; i < n; i++)
+		_st.cred.gids[i] = gids[i];
+	if (!n)
+		_st.cred.gids[n++] = _st.gid;
+	_st.cred.ngids = n;
+	return 0;
+}
+
+int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o, char *err,
+		      size_t errlen)
 {
 	uint32_t array_job = 0, array_task = NO_VAL;
-	char buf[64], user[64] = "", dir[PATH_MAX], resume[PATH_MAX];
-	const char *shm;
+	char buf[64], user[256], dir[PATH_MAX], resume[PATH_MAX];
+	char pwbuf[4096];
+	struct passwd pw, *pwp = NULL;
 
 	if (!o || !o->set || !spank_remote(sp))
 		return 0;
@@ -604,36 +849,50 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o)
 	    spank_get_item(sp, S_JOB_GID, &_st.gid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_ID, &_st.job_id) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &_st.step_id) != ESPANK_SUCCESS) {
-		slurm_error("topoml: --ml-ckpt: cannot read the job's ids");
+		snprintf(err, errlen, "cannot read the job's ids");
 		return -1;
 	}
+	if (!_st.page_dir[0]) {
+		snprintf(err, errlen, "no page directory (cache_dir of "
+			 "plugstack.conf; see the slurmd log)");
+		return -1;
+	}
+	_job_cred(sp);
 	spank_get_item(sp, S_JOB_NODEID, &_st.node_id);
 	if (spank_get_item(sp, S_JOB_ARRAY_ID, &array_job) != ESPANK_SUCCESS)
 		array_job = 0;
 	if (spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) !=
 	    ESPANK_SUCCESS)
 		array_task = NO_VAL;
-	if (spank_getenv(sp, "SLURM_JOB_USER", user, sizeof(user)) !=
-	    ESPANK_SUCCESS)
+	/* %u: the uid's name in passwd, as Slurm's own %u. */
+	if (getpwuid_r(_st.uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 && pwp &&
+	    ml_plain_name(pw.pw_name))
+		snprintf(user, sizeof(user), "%s", pw.pw_name);
+	else
 		snprintf(user, sizeof(user), "%u", (unsigned)_st.uid);
-	_st.restart = _restart_count(sp);
+	if ((_st.restart = ml_ckpt_restart_lookup(_st.job_id)) < 0) {
+		snprintf(err, errlen, "job %u: slurmctld did not give the "
+			 "job's restart count: %s", _st.job_id,
+			 slurm_strerror(slurm_get_errno()));
+		return -1;
+	}
 	if (_expand_dir(o->dir, _st.job_id, array_job, array_task, user, dir,
 			sizeof(dir)) < 0) {
-		slurm_error("topoml: --ml-ckpt: %s: bad %%-pattern or too "
-			    "long", o->dir);
+		snprintf(err, errlen, "%s: bad %%-pattern or too long",
+			 o->dir);
 		return -1;
 	}
 	/* slurmstepd is in the job's working directory (mgr.c chdir). */
 	if (dir[0] != '/') {
 		char cwd[PATH_MAX];
-
 		int n = -1;
 
 		if (getcwd(cwd, sizeof(cwd)))
 			n = snprintf(_st.dir, sizeof(_st.dir), "%s/%s", cwd,
 				     dir);
 		if (n < 0 || (size_t)n >= sizeof(_st.dir)) {
-			slurm_error("topoml: --ml-ckpt: %s: %m", dir);
+			snprintf(err, errlen, "%s: %s", dir, n < 0 ?
+				 strerror(errno) : "path too long");
 			return -1;
 		}
 	} else {
@@ -641,11 +900,6 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o)
 	}
 	_st.lead = o->lead;
 	_st.interval = o->interval;
-	if (_user_setup(resume, sizeof(resume)) < 0) {
-		slurm_error("topoml: --ml-ckpt: cannot prepare %s as uid %u: "
-			    "%m", _st.dir, (unsigned)_st.uid);
-		return -1;
-	}
 	/*
 	 * The host, not the Slurm node name: SLURMD_NODENAME is in the
 	 * environment of srun steps but not yet in the batch step's at
@@ -657,17 +911,21 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o)
 	for (char *c = buf; *c; c++)
 		if (*c == '/' || *c == '.')
 			*c = '\0';
-	shm = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 	/*
 	 * One page per run of the job and node: a run stranded behind a dead
 	 * slurmd must not share it with the next run.  DIR in the name too:
 	 * job ids repeat across clusters on a host.
 	 */
-	snprintf(_st.page_path, sizeof(_st.page_path),
-		 "%s/topoml-ckpt.%u.%u.%ld.%s.%08x", shm, (unsigned)_st.uid,
-		 _st.job_id, _st.restart, buf, _fnv1a(_st.dir));
-	if (_open_page() < 0)
-		goto page_fail;
+	if ((size_t)snprintf(_st.page_path, sizeof(_st.page_path),
+			     "%s/job.%u.%ld.%s.%08x", _st.page_dir, _st.job_id,
+			     _st.restart, buf, _fnv1a(_st.dir)) >=
+	    sizeof(_st.page_path)) {
+		snprintf(err, errlen, "page path too long");
+		return -1;
+	}
+	_bus_install();
+	if (_user_setup(resume, sizeof(resume), err, errlen) < 0)
+		return -1;
 	spank_setenv(sp, "TOPOML_CKPT_DIR", _st.dir, 1);
 	_setenv_long(sp, "TOPOML_CKPT_EVERY", o->every);
 	_setenv_long(sp, "TOPOML_CKPT_INTERVAL", o->interval);
@@ -677,15 +935,13 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o)
 	spank_setenv(sp, "TOPOML_RESUME", resume, 1);
 	spank_setenv(sp, "TOPOML_CKPT_PAGE", _st.page_path, 1);
 	_st.stop = 0;
+	_st.page_broken = 0;
 	if (pthread_create(&_st.timer, NULL, _timer, NULL) != 0) {
-		slurm_error("topoml: --ml-ckpt: no timer thread: %m");
+		snprintf(err, errlen, "no timer thread: %s", strerror(errno));
 		return -1;
 	}
 	_st.active = true;
 	return 0;
-page_fail:
-	slurm_error("topoml: --ml-ckpt: shared page %s: %m", _st.page_path);
-	return -1;
 }
 
 int ml_ckpt_task_init(spank_t sp, const struct ml_ckpt_opts *o)
@@ -697,6 +953,9 @@ int ml_ckpt_task_init(spank_t sp, const struct ml_ckpt_opts *o)
 
 int ml_ckpt_exit(spank_t sp, const struct ml_ckpt_opts *o)
 {
+	struct ml_cred_saved saved;
+	struct topoml_ckpt_page *p = _st.page;
+
 	(void)o;
 	if (!_st.active || !spank_remote(sp))
 		return 0;
@@ -704,8 +963,11 @@ int ml_ckpt_exit(spank_t sp, const struct ml_ckpt_opts *o)
 	_st.stop = 1;
 	pthread_join(_st.timer, NULL);
 	flock(_st.page_fd, LOCK_EX);
+	_bus_thread = pthread_self();
+	if (sigsetjmp(_bus_jmp, 1))
+		goto unlock;	/* truncated by the user: just let go */
+	_bus_armed = 1;
 	{
-		struct topoml_ckpt_page *p = _st.page;
 		uint32_t i, n;
 
 		for (i = n = 0; i < p->nstepd && i < TOPOML_CKPT_PAGE_STEPDS;
@@ -713,13 +975,21 @@ int ml_ckpt_exit(spank_t sp, const struct ml_ckpt_opts *o)
 			if (p->stepd[i] != getpid() && _alive(p->stepd[i]))
 				p->stepd[n++] = p->stepd[i];
 		p->nstepd = n;
-		/* The last one out removes it, still holding the lock. */
-		if (n == 0)
+		_bus_armed = 0;
+		/* The last one out removes it, still holding the lock, as
+		 * the user (slurmstepd is root again here). */
+		if (n == 0 && ml_cred_enter(&_st.cred, &saved) == 0) {
 			unlink(_st.page_path);
+			ml_cred_leave(&saved);
+		}
 	}
+unlock:
+	_bus_armed = 0;
 	flock(_st.page_fd, LOCK_UN);
 	munmap(_st.page, TOPOML_CKPT_PAGE_SIZE);
+	_st.page = NULL;
 	close(_st.page_fd);
 	_st.page_fd = -1;
+	_bus_uninstall();
 	return 0;
 }

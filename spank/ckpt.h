@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <slurm/spank.h>
 
 struct ml_ckpt_opts {
@@ -26,8 +27,21 @@ int ml_ckpt_parse(const char *arg, struct ml_ckpt_opts *o, char *err,
 		  size_t errlen);
 /* local/allocator context, after options (srun, sbatch, salloc). */
 int ml_ckpt_local(spank_t sp, const struct ml_ckpt_opts *o);
-/* remote context, slurm_spank_user_init: runs as the job's user. */
-int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o);
+/*
+ * remote context, slurm_spank_init_post_opt (root): the user's page
+ * directory under CACHE_DIR.  0, or -1 with a message for the job's output.
+ */
+int ml_ckpt_post_opt(spank_t sp, const struct ml_ckpt_opts *o,
+		     const char *cache_dir, char *err, size_t errlen);
+/*
+ * remote context, slurm_spank_user_init (the job's user; root threads
+ * switch credentials): directory, epoch, page, timer.  0, or -1 with a
+ * message for the job's output.
+ */
+int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o, char *err,
+		      size_t errlen);
+/* Where the restart count comes from (slurmctld); tests replace it. */
+extern long (*ml_ckpt_restart_lookup)(uint32_t job_id);
 /* remote context, slurm_spank_task_init (per task, as the user). */
 int ml_ckpt_task_init(spank_t sp, const struct ml_ckpt_opts *o);
 /* remote context, slurm_spank_exit. */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,7 +278,10 @@ int ml_remote_post_opt(spank_t sp)
 	int *pool = NULL, npool;
 
 	if (ml_options_finish(sp, true))
-		return -1;
+		return 0;	/* the job's mistake: task_init reports it */
+	if (ml.ckpt.set && ml_ckpt_post_opt(sp, &ml.ckpt, ml.conf.cache_dir,
+					    err, sizeof(err)))
+		ml_user_error("--ml-ckpt: %s", err);
 	spank_get_item(sp, S_JOB_ID, &jobid);
 	spank_get_item(sp, S_JOB_STEPID, &stepid);
 	if (stepid == ML_BATCH_STEP || stepid == ML_EXTERN_STEP)
@@ -340,11 +344,27 @@ int ml_remote_post_opt(spank_t sp)
 	return 0;
 }
 
+void ml_user_error(const char *fmt, ...)
+{
+	char msg[sizeof(ml.user_error)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	slurm_error("topoml: %s", msg);
+	if (!ml.user_error[0])
+		snprintf(ml.user_error, sizeof(ml.user_error), "%s", msg);
+}
+
 int ml_remote_user_init(spank_t sp)
 {
-	if (ml.ckpt.set)
-		return ml_ckpt_user_init(sp, &ml.ckpt);
-	return 0;
+	char err[1024];
+
+	if (ml.ckpt.set && !ml.user_error[0] &&
+	    ml_ckpt_user_init(sp, &ml.ckpt, err, sizeof(err)))
+		ml_user_error("--ml-ckpt: %s", err);
+	return 0;	/* never an error here: see ml.user_error */
 }
 
 /* Bind within what Slurm already allowed; false when nothing is left. */
@@ -439,6 +459,14 @@ int ml_remote_task_init(spank_t sp)
 	int tid = -1, rc = 0;
 	bool bound = false;
 
+	/*
+	 * In the task, before exec: stderr is the job's output.  The task
+	 * exits 1 (Slurm's exec_task), so the job fails, with the reason.
+	 */
+	if (ml.user_error[0]) {
+		dprintf(STDERR_FILENO, "topoml: %s\n", ml.user_error);
+		return -1;
+	}
 	if (ml.ckpt.set && ml_ckpt_task_init(sp, &ml.ckpt))
 		rc = -1;
 	if (!ml.active)

@@ -33,18 +33,25 @@ static struct spank_option _table[ML_OPT_COUNT] = {
 		1, ML_OPT_CKPT, _cb },
 };
 
-static int _set(int opt, const char *arg, const char *what)
+/*
+ * In slurmstepd (remote) a bad value came with the job, past srun/sbatch
+ * (e.g. sbatch --export=TOPOML_NCCL=maybe): the job fails, not the node.
+ */
+static int _set(int opt, const char *arg, const char *what, bool remote)
 {
 	char err[512];
+	int rc;
 
-	if (opt == ML_OPT_CKPT) {
-		if (ml_ckpt_parse(arg, &ml.ckpt, err, sizeof(err))) {
+	if (opt == ML_OPT_CKPT)
+		rc = ml_ckpt_parse(arg, &ml.ckpt, err, sizeof(err));
+	else
+		rc = ml_opt_parse(&ml.conf, opt, arg, &ml.val[opt], err,
+				  sizeof(err));
+	if (rc) {
+		if (remote)
+			ml_user_error("%s: %s", what, err);
+		else
 			slurm_error("topoml: %s: %s", what, err);
-			return -1;
-		}
-	} else if (ml_opt_parse(&ml.conf, opt, arg, &ml.val[opt], err,
-				sizeof(err))) {
-		slurm_error("topoml: %s: %s", what, err);
 		return -1;
 	}
 	ml.set[opt] = true;
@@ -56,11 +63,10 @@ static int _cb(int val, const char *optarg, int remote)
 {
 	char what[64];
 
-	(void)remote;
 	if (val < 0 || val >= ML_OPT_COUNT)
 		return -1;
 	snprintf(what, sizeof(what), "--%s", ml_opt_name(val));
-	return _set(val, optarg ? optarg : "", what);
+	return _set(val, optarg ? optarg : "", what, remote);
 }
 
 int ml_options_register(spank_t sp)
@@ -94,7 +100,7 @@ int ml_options_finish(spank_t sp, bool remote)
 			v = getenv(ml_opt_env(i));
 		}
 		if (v && *v) {
-			if (_set(i, v, ml_opt_env(i)))
+			if (_set(i, v, ml_opt_env(i), remote))
 				return -1;
 			ml.by_env[i] = true;
 		}

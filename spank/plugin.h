@@ -36,6 +36,14 @@ struct ml_state {
 	int *node_first_rank;		/* unused when slurm order */
 	char topo_file[PATH_MAX + 64];
 	char node_name[256];
+	/*
+	 * A mistake of the job's (a bad option value in its environment, a
+	 * checkpoint directory it cannot use), found in slurmstepd before the
+	 * tasks start.  Returning an error from those callbacks would fail
+	 * the batch step and make slurmctld drain the node; task_init prints
+	 * it in the job's output and fails the tasks instead.
+	 */
+	char user_error[512];
 };
 
 extern struct ml_state ml;
@@ -57,6 +65,9 @@ int ml_remote_post_opt(spank_t sp);		/* ctx_remote.c */
 int ml_remote_user_init(spank_t sp);
 int ml_remote_task_init(spank_t sp);
 int ml_remote_exit(spank_t sp);
+/* Remote: record the job's mistake (the first one) for task_init. */
+void ml_user_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 
 /* ctx_slurmd.c: file names in the cache directory. */
 void ml_cache_path(const struct ml_conf *c, const char *node,

@@ -52,7 +52,7 @@ void ml_cred_leave(struct ml_cred_saved *s);
 /*
  * Open the directory DIR that root trusts, creating the missing
  * components (0755) when create is set.  Every component must be a
- * directory owned by root, not writable by group or others (sticky
+ * directory owned by root (or by the caller's euid), not writable by group or others (sticky
  * world-writable parents excepted); symlinks are resolved first, so only
  * root-owned ones can be on the path.  Returns a directory fd, or -1 with
  * the reason in err.
@@ -79,5 +79,13 @@ int ml_open_owned(int dirfd, const char *name, int flags, mode_t mode,
 
 /* NAME is a plain file name: not empty, no '/', not "." or "..". */
 bool ml_plain_name(const char *name);
+
+/*
+ * NODE may name files <cache_dir>/<NODE><suffix>: a plain name, at most
+ * ML_NODE_NAME_MAX bytes, no leading '.', only printable characters other
+ * than space (Slurm's node names are letters, digits, '-', '_' and '.').
+ */
+#define ML_NODE_NAME_MAX 200
+bool ml_node_name_ok(const char *node);
 
 #endif

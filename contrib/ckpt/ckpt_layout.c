@@ -60,15 +60,28 @@ long topoml_ckpt__read_latest(const char *dir, char *path, size_t len)
 	return step;
 }
 
-long topoml_ckpt__read_epoch(const char *dir)
+long topoml_ckpt__read_epoch(const char *dir, uid_t owner)
 {
 	char p[PATH_MAX + 8], buf[32];
+	struct stat st;
 	ssize_t n;
 	int fd;
 
 	snprintf(p, sizeof(p), "%s/epoch", dir);
-	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+	/*
+	 * slurmstepd's timer reads it too (as the user, but in a root
+	 * process): a symlink, FIFO or device there must neither redirect
+	 * nor block it.
+	 */
+	fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		  O_CLOEXEC);
+	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != owner) {
+		close(fd);
+		return -1;
+	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
@@ -82,11 +95,13 @@ int topoml_ckpt__write_epoch(const char *dir, long restart)
 	char p[PATH_MAX + 32], t[PATH_MAX + 32], buf[32];
 	int fd, n;
 
-	if (topoml_ckpt__read_epoch(dir) >= restart)
+	if (topoml_ckpt__read_epoch(dir, geteuid()) >= restart)
 		return 0;
 	snprintf(p, sizeof(p), "%s/epoch", dir);
 	snprintf(t, sizeof(t), "%s/.epoch.%d", dir, (int)getpid());
-	if ((fd = open(t, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+	unlink(t);	/* left by a killed run of the same pid */
+	if ((fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		       0644)) < 0)
 		return -1;
 	n = snprintf(buf, sizeof(buf), "%ld\n", restart);
 	if (write(fd, buf, n) != n || fsync(fd) < 0) {

@@ -10,14 +10,19 @@
 #define TOPOML_CKPT_LAYOUT_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* mkdir -p with mode 0755; 0 or -1 with errno. */
 int topoml_ckpt__mkdir_p(const char *dir);
 /* The step DIR/latest names and its path; -1 (path "") when none. */
 long topoml_ckpt__read_latest(const char *dir, char *path, size_t len);
-/* DIR/epoch, -1 when absent. */
-long topoml_ckpt__read_epoch(const char *dir);
-/* Raise DIR/epoch to restart (never lower it), atomically; 0 or -1. */
+/*
+ * DIR/epoch, -1 when absent or not a regular file owned by OWNER (never
+ * follows a symlink, never blocks on a FIFO).
+ */
+long topoml_ckpt__read_epoch(const char *dir, uid_t owner);
+/* Raise DIR/epoch to restart (never lower it), atomically; 0 or -1.
+ * Runs as the directory's owner (the job's user). */
 int topoml_ckpt__write_epoch(const char *dir, long restart);
 
 #endif

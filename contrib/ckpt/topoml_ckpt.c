@@ -617,7 +617,7 @@ int topoml_ckpt_commit(topoml_ckpt_t *c)
 		goto out;
 	if (_fsync_tree(tfd) < 0)
 		goto out;
-	epoch = topoml_ckpt__read_epoch(c->dir);
+	epoch = topoml_ckpt__read_epoch(c->dir, geteuid());
 	if (epoch > c->restart) {
 		errno = ESTALE;
 		goto out;

@@ -24,6 +24,7 @@ import contextlib
 import fcntl
 import mmap
 import os
+import stat
 import shutil
 import signal
 import struct
@@ -86,11 +87,22 @@ def _read_latest(directory):
 
 
 def _read_epoch(directory):
+    # The same rule as the C layout: a regular file of ours, never a
+    # symlink, never a FIFO that would block.
     try:
-        with open(os.path.join(directory, "epoch")) as f:
-            return int(f.read().strip() or -1)
+        fd = os.open(os.path.join(directory, "epoch"),
+                     os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return -1
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            return -1
+        return int(os.read(fd, 32).strip() or -1)
     except (OSError, ValueError):
         return -1
+    finally:
+        os.close(fd)
 
 
 def _write_epoch(directory, restart):

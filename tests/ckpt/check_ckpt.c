@@ -25,6 +25,7 @@
 #include <slurm/spank.h>
 
 #include "../spank/ckpt.h"
+#include "../contrib/ckpt/ckpt_layout.h"
 #include "../contrib/ckpt/topoml_ckpt.h"
 #include "../contrib/ckpt/topoml_ckpt_page.h"
 
@@ -113,6 +114,15 @@ spank_err_t spank_setenv(spank_t sp, const char *var, const char *val,
 	snprintf(_env[i][0], PATH_MAX, "%s", var);
 	snprintf(_env[i][1], PATH_MAX, "%s", val);
 	return ESPANK_SUCCESS;
+}
+
+/* slurmctld's answer for the restart count. */
+static long _stub_restarts = 2;
+
+static long _stub_restart(uint32_t job_id)
+{
+	(void)job_id;
+	return _stub_restarts;
 }
 
 /* ---- helpers --------------------------------------------------------- */
@@ -275,17 +285,26 @@ START_TEST(plugin_user_init)
 	struct ml_ckpt_opts o;
 	char err[256], arg[PATH_MAX + 64], want[PATH_MAX + 64];
 	struct stat st;
-	char page[PATH_MAX];
+	char page[PATH_MAX], cache[PATH_MAX], udir[PATH_MAX + 64];
 	int fd;
 
 	_mktmp();
 	_nenv = 0;
-	spank_setenv(NULL, "SLURM_RESTART_COUNT", "2", 1);
+	/* The job's environment is the user's: never the restart count. */
+	spank_setenv(NULL, "SLURM_RESTART_COUNT", "9", 1);
 	spank_setenv(NULL, "SLURMD_NODENAME", "n1", 1);
+	ml_ckpt_restart_lookup = _stub_restart;
+	_stub_restarts = 2;
+	snprintf(cache, sizeof(cache), "%s/cache", _tmpdir);
 	snprintf(arg, sizeof(arg), "%s/ck,every=10,keep=4,lead=0,interval=0",
 		 _tmpdir);
 	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
-	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o), 0);
+	/* No page directory (post_opt not run or failed): an error. */
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "page directory"), "%s", err);
+	ck_assert_int_eq(ml_ckpt_post_opt(NULL, &o, cache, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), 0);
 	snprintf(want, sizeof(want), "%s/ck/4242", _tmpdir);
 	ck_assert_str_eq(_stub_env("TOPOML_CKPT_DIR"), want);
 	ck_assert_int_eq(stat(want, &st), 0);
@@ -295,6 +314,12 @@ START_TEST(plugin_user_init)
 	ck_assert_str_eq(_stub_env("TOPOML_RESTART_COUNT"), "2");
 	ck_assert_str_eq(_stub_env("TOPOML_RESUME"), "");
 	snprintf(page, sizeof(page), "%s", _stub_env("TOPOML_CKPT_PAGE"));
+	/* The page is in the user's own 0700 directory of cache_dir. */
+	snprintf(udir, sizeof(udir), "%s/ckpt/%u/", cache, (unsigned)getuid());
+	ck_assert_msg(!strncmp(page, udir, strlen(udir)), "%s", page);
+	ck_assert_int_eq(stat(udir, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0700);
+	ck_assert_int_eq(st.st_uid, getuid());
 	ck_assert_int_eq(stat(page, &st), 0);
 	ck_assert_int_eq(st.st_uid, getuid());
 	ck_assert_int_eq(st.st_size, TOPOML_CKPT_PAGE_SIZE);
@@ -330,7 +355,7 @@ START_TEST(plugin_user_init)
 		ck_assert_int_eq(ftruncate(fd, TOPOML_CKPT_PAGE_SIZE), 0);
 		ck_assert_int_eq(pwrite(fd, &stale, sizeof(stale), 0),
 				 (ssize_t)sizeof(stale));
-		ck_assert_int_eq(ml_ckpt_user_init(NULL, &o), 0);
+		ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), 0);
 		ck_assert_str_eq(_stub_env("TOPOML_CKPT_PAGE"), page);
 		ck_assert_int_eq(pread(fd, &stale, sizeof(stale), 0),
 				 (ssize_t)sizeof(stale));
@@ -348,7 +373,7 @@ START_TEST(plugin_user_init)
 	ck_assert_int_eq(mkdir(arg, 0755), 0);
 	snprintf(arg, sizeof(arg), "%s/latest", want);
 	ck_assert_int_eq(symlink("step-000000000030", arg), 0);
-	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o), 0);
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), 0);
 	snprintf(arg, sizeof(arg), "%s/step-000000000030", want);
 	ck_assert_str_eq(_stub_env("TOPOML_RESUME"), arg);
 	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
@@ -359,22 +384,105 @@ START_TEST(plugin_user_init)
 	snprintf(arg, sizeof(arg), "%s/ar", _tmpdir);
 	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
 	o.lead = 0;
-	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o), 0);
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), 0);
 	snprintf(want, sizeof(want), "%s/ar/77_3", _tmpdir);
 	ck_assert_str_eq(_stub_env("TOPOML_CKPT_DIR"), want);
 	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
 	snprintf(arg, sizeof(arg), "%s/p/%%A-%%a-%%j%%%%", _tmpdir);
 	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
 	o.lead = 0;
-	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o), 0);
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), 0);
 	snprintf(want, sizeof(want), "%s/p/77-3-4242%%", _tmpdir);
 	ck_assert_str_eq(_stub_env("TOPOML_CKPT_DIR"), want);
 	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
 	snprintf(arg, sizeof(arg), "%s/p/%%q", _tmpdir);
 	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
-	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o), -1);
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), -1);
 	_stub_array_job = 0;
 	_stub_array_task = NO_VAL;
+	_rmtmp();
+}
+END_TEST
+
+/*
+ * What a user can do to the files the plugin's root threads touch: a FIFO
+ * or symlink as DIR/epoch neither blocks nor redirects the read; a page
+ * truncated under slurmstepd's mapping stops the timer, not the process;
+ * a squatted or loosened page directory is taken back; a cache_dir owned
+ * by somebody else is refused.
+ */
+START_TEST(plugin_hostile_files)
+{
+	struct ml_ckpt_opts o;
+	char err[256], arg[PATH_MAX + 64], cache[PATH_MAX], p2[PATH_MAX + 64];
+	char page[PATH_MAX];
+	struct stat st;
+	time_t t0;
+	int fd;
+
+	_mktmp();
+	_nenv = 0;
+	ml_ckpt_restart_lookup = _stub_restart;
+	_stub_restarts = 0;
+	snprintf(cache, sizeof(cache), "%s/cache", _tmpdir);
+
+	/* epoch: a FIFO (no writer: a blocking open would hang) ... */
+	snprintf(arg, sizeof(arg), "%s/epoch", _tmpdir);
+	ck_assert_int_eq(mkfifo(arg, 0600), 0);
+	t0 = time(NULL);
+	ck_assert_int_eq(topoml_ckpt__read_epoch(_tmpdir, geteuid()), -1);
+	ck_assert_int_le(time(NULL) - t0, 1);
+	unlink(arg);
+	/* ... a symlink to a file with a number in it ... */
+	snprintf(p2, sizeof(p2), "%s/secret", _tmpdir);
+	_write_file(_tmpdir, "secret", "424242\n");
+	ck_assert_int_eq(symlink(p2, arg), 0);
+	ck_assert_int_eq(topoml_ckpt__read_epoch(_tmpdir, geteuid()), -1);
+	unlink(arg);
+	/* ... a file of another owner; and the real thing. */
+	_write_file(_tmpdir, "epoch", "7\n");
+	ck_assert_int_eq(topoml_ckpt__read_epoch(_tmpdir, geteuid() + 1), -1);
+	ck_assert_int_eq(topoml_ckpt__read_epoch(_tmpdir, geteuid()), 7);
+
+	/* The page directory: loosened (as if squatted) is taken back. */
+	snprintf(arg, sizeof(arg), "%s/ckpt/%u", cache, (unsigned)getuid());
+	snprintf(p2, sizeof(p2), "mkdir -p '%s' && chmod 0777 '%s'", arg,
+		 arg);
+	ck_assert_int_eq(system(p2), 0);
+	snprintf(arg, sizeof(arg), "%s/ck,every=10,lead=0,interval=1",
+		 _tmpdir);
+	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(ml_ckpt_post_opt(NULL, &o, cache, err, sizeof(err)),
+			 0);
+	snprintf(arg, sizeof(arg), "%s/ckpt/%u", cache, (unsigned)getuid());
+	ck_assert_int_eq(stat(arg, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0700);
+
+	/* A page truncated under the timer: the process lives on. */
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), 0);
+	snprintf(page, sizeof(page), "%s", _stub_env("TOPOML_CKPT_PAGE"));
+	ck_assert_int_eq(truncate(page, 0), 0);
+	sleep(2);	/* interval=1: the timer reads the page */
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	/* Fresh start after that works. */
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+
+	/* A cache_dir somebody else owns is refused (root only). */
+	if (geteuid() == 0) {
+		snprintf(arg, sizeof(arg), "%s/theirs", _tmpdir);
+		ck_assert_int_eq(mkdir(arg, 0755), 0);
+		ck_assert_int_eq(chown(arg, 4242, 4242), 0);
+		ck_assert_int_eq(ml_ckpt_post_opt(NULL, &o, arg, err,
+						  sizeof(err)), -1);
+		ck_assert_msg(strstr(err, "not owned by root"), "%s", err);
+		ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err,
+						   sizeof(err)), -1);
+		ck_assert_int_ne(stat(arg, &st), -1);
+		snprintf(p2, sizeof(p2), "%s/ckpt", arg);
+		ck_assert_int_eq(stat(p2, &st), -1);
+	}
+	(void)fd;
 	_rmtmp();
 }
 END_TEST
@@ -843,6 +951,7 @@ int main(void)
 			    sizeof(bad_args) / sizeof(bad_args[0]));
 	tcase_add_test(tp, plugin_local_check);
 	tcase_add_test(tp, plugin_user_init);
+	tcase_add_test(tp, plugin_hostile_files);
 	suite_add_tcase(s, tp);
 	tcase_add_test(tl, should_every);
 	tcase_add_loop_test(tl, should_event_agree, 0, 34);
