@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include <slurm/slurm.h>
 
 #include "plugin.h"
+#include "secure.h"
 
 #define ML_BATCH_STEP	0xfffffffb	/* SLURM_BATCH_SCRIPT */
 #define ML_EXTERN_STEP	0xfffffffc	/* SLURM_EXTERN_CONT */
@@ -136,11 +138,40 @@ static void _master_addr(const char *node, char *out, size_t len)
 	xfree_fn((void **)&addr);
 }
 
-/* MASTER_ADDR, ranks and sizes of this node's tasks. */
+/*
+ * This node's Slurm name, for root's paths (<cache_dir>/<name>.model).
+ * Not from the job's environment (SLURM_STEP_NODELIST, SLURMD_NODENAME
+ * there are the user's to set) and SPANK 22.05 has no item for it:
+ * slurmstepd receives slurmd's conf->node_name from slurmd over its pipe
+ * and sets SLURMD_NODENAME in its own process environment
+ * (slurmstepd.c, _init_from_slurmd) before any plugin runs; the job's
+ * variables live in a separate array (spank_getenv) and reach a process
+ * environment only in the forked task.  Right with several slurmd on one
+ * host (slurmd -N).  Checked as a plain file name all the same.
+ */
+static void _node_name(void)
+{
+	const char *n = getenv("SLURMD_NODENAME");
+
+	ml.node_name[0] = '\0';
+	if (ml_node_name_ok(n))
+		snprintf(ml.node_name, sizeof(ml.node_name), "%s", n);
+	else
+		slurm_error("topoml: slurmstepd has no usable SLURMD_NODENAME "
+			    "('%.64s'): node model by host name only",
+			    n ? n : "");
+}
+
+/*
+ * MASTER_ADDR, ranks and sizes of this node's tasks.  The node list and
+ * the reserved ports come from the job's environment (the user may set
+ * them); they only become the tasks' own variables, as if the user had
+ * exported MASTER_ADDR or MASTER_PORT, never a path or a file root opens.
+ */
 static int _job(spank_t sp, uint32_t jobid)
 {
-	char list[65536], tpn[8192];
-	uint32_t nodeid = 0, nnodes = 0, ntasks = 0, local = 0;
+	char list[65536], tpn[8192], resv[256];
+	uint32_t nodeid = 0, nnodes = 0, ntasks = 0, local = 0, stepid = 0;
 	int n = 0, *counts = NULL, *order = NULL, rc = -1;
 	char **names = NULL;
 
@@ -148,12 +179,17 @@ static int _job(spank_t sp, uint32_t jobid)
 	spank_get_item(sp, S_JOB_NNODES, &nnodes);
 	spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks);
 	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local);
+	spank_get_item(sp, S_JOB_STEPID, &stepid);
 	ml.job.jobid = jobid;
 	ml.job.nnodes = nnodes;
 	ml.job.node_rank = nodeid;
 	ml.job.world_size = ntasks;
 	ml.job.local_size = local;
-	ml.job.master_port = ml_master_port(&ml.conf, jobid);
+	/* Per step: concurrent steps of a job need their own port. */
+	if (_getenv(sp, "SLURM_STEP_RESV_PORTS", resv, sizeof(resv)))
+		resv[0] = '\0';
+	ml.job.master_port = ml_master_port(&ml.conf, jobid, stepid, resv);
+	_node_name();
 	if (_getenv(sp, "SLURM_STEP_NODELIST", list, sizeof(list)) &&
 	    _getenv(sp, "SLURM_JOB_NODELIST", list, sizeof(list)) &&
 	    _getenv(sp, "SLURM_NODELIST", list, sizeof(list))) {
@@ -164,7 +200,6 @@ static int _job(spank_t sp, uint32_t jobid)
 		slurm_error("topoml: cannot expand node list '%s'", list);
 		goto out;
 	}
-	snprintf(ml.node_name, sizeof(ml.node_name), "%s", names[nodeid]);
 	_master_addr(names[0], ml.job.master_addr, sizeof(ml.job.master_addr));
 	if (ml.val[ML_OPT_RANK_ORDER] != ML_RANK_TOPOLOGY || n < 2) {
 		rc = 0;
@@ -231,44 +266,79 @@ static int _pool(spank_t sp, int *pool, int max)
 /*
  * The model slurmd cached for this node (by its Slurm name, or by host name
  * when NodeName differs from it); else the XML slurmd exported or the
- * admin's XML: parsing XML is cheap, discovering hardware is not.
+ * admin's XML: parsing XML is cheap, discovering hardware is not.  Cache
+ * files are read as root, so only from a cache_dir that nobody but root
+ * can change, and only as regular files owned by root (no symlink, FIFO or
+ * device: ml_open_owned).
  */
 static int _load_model(struct hw_node *n, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 64], host[256], *dot;
-	const char *xml[2];
-	hwloc_topology_t topo;
-	int rc;
+	char name[300], host[256], *dot, derr[512];
+	hwloc_topology_t topo = NULL;
+	int rc, dfd;
 
-	ml_cache_path(&ml.conf, ml.node_name, ".model", path, sizeof(path));
-	if (!hw_node_load(n, path, err, errlen))
-		return 0;
-	if (!gethostname(host, sizeof(host))) {
+	dfd = ml_root_dir_open(ml.conf.cache_dir, false, derr, sizeof(derr));
+	if (dfd < 0)
+		slurm_error("topoml: cache_dir not used: %s", derr);
+	if (dfd >= 0 && ml.node_name[0]) {
+		snprintf(name, sizeof(name), "%s.model", ml.node_name);
+		if (!hw_node_loadat(n, dfd, name, 0, err, errlen))
+			goto found;
+	}
+	if (dfd >= 0 && !gethostname(host, sizeof(host))) {
 		host[sizeof(host) - 1] = '\0';
 		if ((dot = strchr(host, '.')))
 			*dot = '\0';
-		ml_cache_path(&ml.conf, host, ".model", path, sizeof(path));
-		if (!hw_node_load(n, path, err, errlen))
-			return 0;
+		snprintf(name, sizeof(name), "%s.model", host);
+		if (ml_node_name_ok(host) &&
+		    !hw_node_loadat(n, dfd, name, 0, err, errlen))
+			goto found;
 	}
-	ml_cache_path(&ml.conf, ml.node_name, ".xml", path, sizeof(path));
-	xml[0] = path;
-	xml[1] = ml.conf.hwloc_xml[0] ? ml.conf.hwloc_xml : NULL;
-	for (int i = 0; i < 2; i++) {
-		if (!xml[i] || access(xml[i], R_OK))
-			continue;
-		if (!(topo = hw_hwloc_load(xml[i], err, errlen)))
-			continue;
+	if (dfd >= 0 && ml.node_name[0]) {
+		snprintf(name, sizeof(name), "%s.xml", ml.node_name);
+		topo = hw_hwloc_loadat(dfd, name, 0, err, errlen);
+	}
+	/* The admin's own file, named in plugstack.conf. */
+	if (!topo && ml.conf.hwloc_xml[0] && !access(ml.conf.hwloc_xml, R_OK))
+		topo = hw_hwloc_load(ml.conf.hwloc_xml, err, errlen);
+	if (topo) {
 		rc = hw_node_from_hwloc(n, topo, err, errlen);
 		hwloc_topology_destroy(topo);
 		if (!rc) {
 			hw_ib_default_ports(n);
-			return 0;
+			goto found;
 		}
 	}
+	if (dfd >= 0)
+		close(dfd);
 	snprintf(err, errlen, "no %.200s/%.100s.model (slurmd caches it when it "
 		 "starts with the plugin)", ml.conf.cache_dir, ml.node_name);
 	return -1;
+found:
+	if (dfd >= 0)
+		close(dfd);
+	return 0;
+}
+
+/* <cache_dir>/<node><suffix> is a regular file of root in a trusted
+ * cache_dir: its path may go to the tasks (NCCL_TOPO_FILE). */
+static bool _cache_file_ok(const char *suffix)
+{
+	char name[300], derr[512];
+	int dfd, fd;
+
+	if (!ml.node_name[0])
+		return false;
+	dfd = ml_root_dir_open(ml.conf.cache_dir, false, derr, sizeof(derr));
+	if (dfd < 0)
+		return false;
+	snprintf(name, sizeof(name), "%s%s", ml.node_name, suffix);
+	fd = ml_open_owned(dfd, name, O_RDONLY, 0, 0);
+	close(dfd);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 int ml_remote_post_opt(spank_t sp)
@@ -315,7 +385,7 @@ int ml_remote_post_opt(spank_t sp)
 		 * describe the machine with an XML file. */
 		ml_cache_path(&ml.conf, ml.node_name, ".nccl_topo.xml", path,
 			      sizeof(path));
-		if (!access(path, R_OK))
+		if (_cache_file_ok(".nccl_topo.xml"))
 			snprintf(ml.topo_file, sizeof(ml.topo_file), "%s",
 				 path);
 	}

@@ -63,11 +63,64 @@ void ml_env_clear(struct ml_env *e)
 	memset(e, 0, sizeof(*e));
 }
 
-/* Same port for every task of a job, different for most job pairs. */
-int ml_master_port(const struct ml_conf *c, uint32_t jobid)
+int ml_resv_port(const char *resv)
 {
-	return c->port_lo + (int)(jobid % (uint32_t)(c->port_hi - c->port_lo
-						      + 1));
+	long v = 0;
+	int digits = 0;
+
+	if (!resv)
+		return -1;
+	if (*resv == '[')
+		resv++;
+	for (; *resv >= '0' && *resv <= '9' && digits < 6; resv++, digits++)
+		v = v * 10 + (*resv - '0');
+	if (!digits || v < 1 || v > 65535 ||
+	    (*resv && *resv != ',' && *resv != '-' && *resv != ']'))
+		return -1;
+	return (int)v;
+}
+
+static uint32_t _gcd(uint32_t a, uint32_t b)
+{
+	while (b) {
+		uint32_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * Slurm's reserved ports are the only guarantee: slurmctld hands each srun
+ * step ports that no other running step holds on any of its nodes (every
+ * step gets them once slurm.conf sets MpiParams=ports=LO-HI), so steps and
+ * jobs sharing a master node never meet.  Without them, with SIZE ports:
+ *	LO + (job id + step id * STRIDE) mod SIZE,
+ * STRIDE coprime with SIZE, near SIZE * 0.618.  Step 0 keeps the former
+ * per-job port (LO + job id mod SIZE), so the first step of jobs whose ids
+ * differ by less than SIZE never collide, and neither do up to SIZE steps
+ * of one job.  What remains: job ids that differ by a multiple of SIZE, or
+ * step s of job j against step t of job k when j - k = (t - s) * STRIDE
+ * mod SIZE; the golden-ratio stride puts those pairs far apart in job id.
+ */
+int ml_master_port(const struct ml_conf *c, uint32_t jobid, uint32_t stepid,
+		   const char *resv)
+{
+	uint32_t size = (uint32_t)(c->port_hi - c->port_lo + 1), stride;
+	int port = ml_resv_port(resv);
+
+	if (port > 0)
+		return port;
+	if (c->port_hi < c->port_lo)
+		return c->port_lo;
+	stride = (uint32_t)(size * 0.6180339887);
+	if (!stride)
+		stride = 1;
+	while (_gcd(stride, size) != 1)
+		stride++;
+	return c->port_lo + (int)(((uint64_t)(jobid % size) +
+				   (uint64_t)(stepid % size) * stride) % size);
 }
 
 void ml_env_torch(const struct ml_job *j, struct ml_env *e)

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdio.h>
 #include <hwloc.h>
 
@@ -73,10 +74,23 @@ int hw_node_from_hwloc(struct hw_node *n, hwloc_topology_t topo,
 /* Load hwloc from an XML file (NULL: discover this machine) with every
  * I/O object kept.  NULL + err on failure. */
 hwloc_topology_t hw_hwloc_load(const char *xml, char *err, size_t errlen);
+/* The same from NAME in DIRFD, a regular file owned by OWNER, opened
+ * without following a symlink or blocking (ml_open_owned). */
+hwloc_topology_t hw_hwloc_loadat(int dirfd, const char *name, uid_t owner,
+				 char *err, size_t errlen);
 /* The model as a small text file and back (the task launch path reads it;
- * no hwloc parsing there).  0 or -1 + err ("FILE:LINE: ..."). */
+ * no hwloc parsing there).  0 or -1 + err ("FILE:LINE: ...").
+ * hw_node_write is an ml_write_atomic fill callback (ARG: the node);
+ * saving replaces the file atomically (random temporary name, rename).
+ * Loading opens only a regular file owned by OWNER (hw_node_load: by the
+ * caller), never a symlink, FIFO or device. */
+int hw_node_write(FILE *f, void *node);
+int hw_node_saveat(const struct hw_node *n, int dirfd, const char *name,
+		   char *err, size_t errlen);
 int hw_node_save(const struct hw_node *n, const char *path, char *err,
 		 size_t errlen);
+int hw_node_loadat(struct hw_node *n, int dirfd, const char *path,
+		   uid_t owner, char *err, size_t errlen);
 int hw_node_load(struct hw_node *n, const char *path, char *err,
 		 size_t errlen);
 void hw_node_print(const struct hw_node *n, FILE *f);

@@ -5,12 +5,18 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "hw.h"
+#include "secure.h"
+
+#define HW_XML_MAX	(64L << 20)	/* larger is no hwloc export */
 
 #define NVIDIA_VENDOR	0x10de
 
@@ -105,32 +111,68 @@ int hw_gpu_by_busid(const struct hw_node *n, const char *busid)
 
 /*
  * hwloc 3.x exports say version="3.0", which hwloc 2.x refuses although it
- * reads the rest: retry such a file from memory as "2.0".
+ * reads the rest: retry such a buffer as "2.0".  BUF is NUL-terminated.
  */
-static int _load_v3(hwloc_topology_t topo, const char *xml)
+static int _load_v3_buf(hwloc_topology_t topo, char *buf, size_t len)
 {
 	static const char v3[] = "<topology version=\"3.0\">";
-	char *buf = NULL, *p;
-	long len;
-	FILE *f = fopen(xml, "r");
-	int rc = -1;
+	char *p = strstr(buf, v3);
 
-	if (!f)
+	if (!p)
 		return -1;
-	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) <= 0 ||
-	    len > (64L << 20) || fseek(f, 0, SEEK_SET) ||
-	    !(buf = malloc(len + 1)) || fread(buf, 1, len, f) != (size_t)len)
-		goto out;
-	buf[len] = '\0';
-	if (!(p = strstr(buf, v3)))
-		goto out;
 	p[sizeof(v3) - 6] = '2';	/* the "3" of "3.0" */
-	if (hwloc_topology_set_xmlbuffer(topo, buf, len + 1) ||
+	if (hwloc_topology_set_xmlbuffer(topo, buf, (int)len + 1) ||
 	    hwloc_topology_load(topo))
-		goto out;
-	rc = 0;
-out:
-	fclose(f);
+		return -1;
+	return 0;
+}
+
+/* The whole of FD (at most HW_XML_MAX), NUL-terminated; NULL + errno. */
+static char *_read_all(int fd, size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap), *nb;
+	ssize_t r;
+
+	while (buf) {
+		if (n + 1 >= cap) {
+			if (cap >= (size_t)HW_XML_MAX) {
+				free(buf);
+				errno = EFBIG;
+				return NULL;
+			}
+			cap *= 2;
+			if (!(nb = realloc(buf, cap)))
+				break;
+			buf = nb;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		if (r == 0) {
+			buf[n] = '\0';
+			*len = n;
+			return buf;
+		}
+		n += (size_t)r;
+	}
+	free(buf);
+	return NULL;
+}
+
+static int _load_v3(hwloc_topology_t topo, const char *xml)
+{
+	int fd = open(xml, O_RDONLY | O_CLOEXEC | O_NONBLOCK), rc = -1;
+	size_t len;
+	char *buf;
+
+	if (fd < 0)
+		return -1;
+	if ((buf = _read_all(fd, &len)))
+		rc = _load_v3_buf(topo, buf, len);
+	close(fd);
 	free(buf);
 	return rc;
 }
@@ -174,6 +216,53 @@ hwloc_topology_t hw_hwloc_load(const char *xml, char *err, size_t errlen)
 fail:
 	hwloc_topology_destroy(topo);
 	return NULL;
+}
+
+hwloc_topology_t hw_hwloc_loadat(int dirfd, const char *name, uid_t owner,
+				 char *err, size_t errlen)
+{
+	hwloc_topology_t topo = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, e;
+
+	fd = ml_open_owned(dirfd, name, O_RDONLY, 0, owner);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", name, errno == EPERM ?
+			 "not a regular file of its owner" : strerror(errno));
+		return NULL;
+	}
+	buf = _read_all(fd, &len);
+	e = errno;
+	close(fd);
+	if (!buf) {
+		snprintf(err, errlen, "%s: %s", name, strerror(e));
+		return NULL;
+	}
+	if (hwloc_topology_init(&topo)) {
+		snprintf(err, errlen, "hwloc_topology_init: %s",
+			 strerror(errno));
+		free(buf);
+		return NULL;
+	}
+	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (!hwloc_topology_set_xmlbuffer(topo, buf, (int)len + 1) &&
+	    !hwloc_topology_load(topo))
+		goto out;
+	hwloc_topology_destroy(topo);
+	if (hwloc_topology_init(&topo)) {
+		topo = NULL;
+		goto out;
+	}
+	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (_load_v3_buf(topo, buf, len)) {
+		snprintf(err, errlen, "%s: hwloc could not load it", name);
+		hwloc_topology_destroy(topo);
+		topo = NULL;
+	}
+out:
+	free(buf);
+	return topo;
 }
 
 static void _busid(hwloc_obj_t pci, char *out, size_t len)
@@ -371,18 +460,11 @@ static void _list(hwloc_const_bitmap_t s, char *buf, size_t len)
 		hwloc_bitmap_list_snprintf(buf, len, s);
 }
 
-int hw_node_save(const struct hw_node *n, const char *path, char *err,
-		 size_t errlen)
+int hw_node_write(FILE *f, void *node)
 {
-	char tmp[4096], buf[8192];
-	FILE *f;
-	int rc = -1;
+	const struct hw_node *n = node;
+	char buf[8192];
 
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	if (!(f = fopen(tmp, "w"))) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		return -1;
-	}
 	fprintf(f, "# topoml node model, written by the slurmd context\n");
 	fprintf(f, "version 1\nsource %s\nnvml %d\n",
 		n->source[0] ? n->source : "-", n->nvml);
@@ -416,19 +498,38 @@ int hw_node_save(const struct hw_node *n, const char *path, char *err,
 			fprintf(f, " %s", hw_path_name(n->path[i * n->nnics + j]));
 		fprintf(f, "\n");
 	}
-	if (fclose(f)) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		goto out;
+	return ferror(f) ? -1 : 0;
+}
+
+int hw_node_saveat(const struct hw_node *n, int dirfd, const char *name,
+		   char *err, size_t errlen)
+{
+	if (ml_write_atomic(dirfd, name, 0644, hw_node_write, (void *)n)) {
+		snprintf(err, errlen, "%s: %s", name, strerror(errno));
+		return -1;
 	}
-	f = NULL;
-	if (rename(tmp, path)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto out;
+	return 0;
+}
+
+/* PATH's directory is the caller's (tools, tests): no ownership check. */
+int hw_node_save(const struct hw_node *n, const char *path, char *err,
+		 size_t errlen)
+{
+	char d[PATH_MAX], b[PATH_MAX];
+	int dfd, rc;
+
+	if (snprintf(d, sizeof(d), "%s", path) >= (int)sizeof(d)) {
+		snprintf(err, errlen, "%.200s: path too long", path);
+		return -1;
 	}
-	rc = 0;
-out:
-	if (rc)
-		unlink(tmp);
+	snprintf(b, sizeof(b), "%s", path);
+	dfd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", d, strerror(errno));
+		return -1;
+	}
+	rc = hw_node_saveat(n, dfd, basename(b), err, errlen);
+	close(dfd);
 	return rc;
 }
 
@@ -456,13 +557,24 @@ static int _parse_set(const char *s, hwloc_bitmap_t *out)
 int hw_node_load(struct hw_node *n, const char *path, char *err,
 		 size_t errlen)
 {
+	return hw_node_loadat(n, AT_FDCWD, path, geteuid(), err, errlen);
+}
+
+int hw_node_loadat(struct hw_node *n, int dirfd, const char *path,
+		   uid_t owner, char *err, size_t errlen)
+{
 	char line[16384], a[256], b[256], c[256], d[8192];
 	FILE *f;
-	int lineno = 0, rc = -1, prow = 0, version = 0;
+	int lineno = 0, rc = -1, prow = 0, version = 0, fd;
 
 	_node_clear(n);
-	if (!(f = fopen(path, "r"))) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	/* Never a symlink, FIFO or device, and only the owner's file. */
+	fd = ml_open_owned(dirfd, path, O_RDONLY, 0, owner);
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		snprintf(err, errlen, "%s: %s", path, errno == EPERM ?
+			 "not a regular file of its owner" : strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {

@@ -115,7 +115,15 @@ void ml_env_add(struct ml_env *e, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 const char *ml_env_get(const struct ml_env *e, const char *name);
 void ml_env_clear(struct ml_env *e);
-int ml_master_port(const struct ml_conf *c, uint32_t jobid);
+/*
+ * MASTER_PORT of a step: the first of Slurm's reserved ports (RESV, the
+ * step's SLURM_STEP_RESV_PORTS, with MpiParams=ports= in slurm.conf) when
+ * it holds one, else from job and step id within the site range.
+ */
+int ml_master_port(const struct ml_conf *c, uint32_t jobid, uint32_t stepid,
+		   const char *resv);
+/* The first port of a reserved-port list ("12000-12003,12010"), or -1. */
+int ml_resv_port(const char *resv);
 /* Rank of each node and the first task of each, for --ml-rank-order. */
 void ml_env_torch(const struct ml_job *j, struct ml_env *e);
 void ml_env_gpu(const struct ml_task_bind *b, struct ml_env *e);

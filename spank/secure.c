@@ -71,6 +71,17 @@ bool ml_plain_name(const char *name)
 	       strcmp(name, "..");
 }
 
+bool ml_node_name_ok(const char *node)
+{
+	if (!ml_plain_name(node) || node[0] == '.' ||
+	    strlen(node) > ML_NODE_NAME_MAX)
+		return false;
+	for (const char *p = node; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f)
+			return false;
+	return true;
+}
+
 /*
  * A directory root may trust; last: no write bit for others at all.  The
  * owner is root, or whoever runs this when that is not root (the unit

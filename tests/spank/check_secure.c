@@ -272,6 +272,29 @@ START_TEST(test_plain_name)
 }
 END_TEST
 
+START_TEST(test_node_name)
+{
+	char longname[ML_NODE_NAME_MAX + 2];
+
+	ck_assert(ml_node_name_ok("n1"));
+	ck_assert(ml_node_name_ok("gpu-node_07.rack3"));
+	ck_assert(!ml_node_name_ok(NULL));
+	ck_assert(!ml_node_name_ok(""));
+	ck_assert(!ml_node_name_ok(".."));
+	ck_assert(!ml_node_name_ok(".hidden"));
+	ck_assert(!ml_node_name_ok("../../etc/shadow"));
+	ck_assert(!ml_node_name_ok("n1/../x"));
+	ck_assert(!ml_node_name_ok("n 1"));
+	ck_assert(!ml_node_name_ok("n1\n"));
+	ck_assert(!ml_node_name_ok("n\xc3\xa9"));
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	ck_assert(!ml_node_name_ok(longname));
+	longname[ML_NODE_NAME_MAX] = '\0';
+	ck_assert(ml_node_name_ok(longname));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("secure");
@@ -286,6 +309,7 @@ int main(void)
 	tcase_add_test(tc, test_open_owned);
 	tcase_add_test(tc, test_cred_thread);
 	tcase_add_test(tc, test_plain_name);
+	tcase_add_test(tc, test_node_name);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

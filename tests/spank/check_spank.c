@@ -8,9 +8,11 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ml.h"
@@ -193,18 +195,63 @@ START_TEST(master_port)
 {
 	struct ml_conf c;
 	char err[256];
+	int seen[10];
 
 	ck_assert_int_eq(_parse(&c, "master_port=20000-20009", err,
 				sizeof(err)), 0);
-	ck_assert_int_eq(ml_master_port(&c, 0), 20000);
-	ck_assert_int_eq(ml_master_port(&c, 10), 20000);
-	ck_assert_int_eq(ml_master_port(&c, 1234), 20004);
-	for (uint32_t j = 1; j < 5000; j += 7) {
-		int p = ml_master_port(&c, j);
+	/* Step 0: the former per-job port, LO + job id mod SIZE. */
+	ck_assert_int_eq(ml_master_port(&c, 0, 0, NULL), 20000);
+	ck_assert_int_eq(ml_master_port(&c, 10, 0, ""), 20000);
+	ck_assert_int_eq(ml_master_port(&c, 1234, 0, NULL), 20004);
+	for (uint32_t j = 1; j < 5000; j += 7)
+		for (uint32_t st = 0; st < 30; st += 3) {
+			int p = ml_master_port(&c, j, st, NULL);
 
-		ck_assert(p >= 20000 && p <= 20009);
-		ck_assert_int_eq(p, ml_master_port(&c, j));
+			ck_assert(p >= 20000 && p <= 20009);
+			ck_assert_int_eq(p, ml_master_port(&c, j, st, NULL));
+		}
+	/* SIZE concurrent steps of one job: SIZE different ports. */
+	for (uint32_t j = 0; j < 300; j++) {
+		memset(seen, 0, sizeof(seen));
+		for (uint32_t st = 0; st < 10; st++)
+			ck_assert_int_eq(seen[ml_master_port(&c, j, st, NULL) -
+					      20000]++, 0);
 	}
+	/* Step 0 of SIZE consecutive jobs: different ports. */
+	memset(seen, 0, sizeof(seen));
+	for (uint32_t j = 4711; j < 4721; j++)
+		ck_assert_int_eq(seen[ml_master_port(&c, j, 0, NULL) -
+				      20000]++, 0);
+	/* Step 1 of a job is not step 0 of the next one. */
+	for (uint32_t j = 0; j < 300; j++)
+		ck_assert_int_ne(ml_master_port(&c, j, 1, NULL),
+				 ml_master_port(&c, j + 1, 0, NULL));
+	/* Slurm's reserved ports win, whatever the range. */
+	ck_assert_int_eq(ml_master_port(&c, 7, 3, "12000-12004"), 12000);
+	ck_assert_int_eq(ml_master_port(&c, 7, 3, "12007,12001-12002"),
+			 12007);
+	ck_assert_int_eq(ml_master_port(&c, 7, 3, "[13000-13001]"), 13000);
+	ck_assert_int_eq(ml_master_port(&c, 7, 3, "65535"), 65535);
+	/* Not a port list: the formula. */
+	ck_assert_int_eq(ml_master_port(&c, 7, 0, "x12000"), 20007);
+	ck_assert_int_eq(ml_master_port(&c, 7, 0, "0"), 20007);
+	ck_assert_int_eq(ml_master_port(&c, 7, 0, "65536"), 20007);
+	ck_assert_int_eq(ml_master_port(&c, 7, 0, "1200000"), 20007);
+	ck_assert_int_eq(ml_master_port(&c, 7, 0, "12000x"), 20007);
+	ck_assert_int_eq(ml_master_port(&c, 7, 0, "-5"), 20007);
+	ck_assert_int_eq(ml_resv_port("29500-29503"), 29500);
+	ck_assert_int_eq(ml_resv_port(NULL), -1);
+	/* A one-port range. */
+	ck_assert_int_eq(_parse(&c, "master_port=30000-30000", err,
+				sizeof(err)), 0);
+	ck_assert_int_eq(ml_master_port(&c, 99, 5, NULL), 30000);
+	/* The default range: steps of one job still differ. */
+	ck_assert_int_eq(_parse(&c, "cache_dir=/run/topoml", err,
+				sizeof(err)), 0);
+	ck_assert_int_eq(ml_master_port(&c, 1000, 0, NULL), 29500);
+	ck_assert_int_ne(ml_master_port(&c, 1000, 1, NULL), 29500);
+	ck_assert_int_ne(ml_master_port(&c, 1000, 1, NULL),
+			 ml_master_port(&c, 1001, 0, NULL));
 }
 END_TEST
 
@@ -355,6 +402,87 @@ START_TEST(model_cache_errors)
 	ck_assert_int_eq(hw_node_load(m, "/nonexistent/x.model", err,
 				      sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "No such file"), "%s", err);
+	hw_node_free(m);
+}
+END_TEST
+
+/* The cache is read as root: never through a symlink, never blocking on
+ * a FIFO, never a file of another owner; saving replaces a planted
+ * symlink instead of writing through it. */
+START_TEST(model_cache_untrusted)
+{
+	struct hw_node *n = _node(_fixture("synth-2s4g2n.xml"), _sysfs);
+	struct hw_node *m = hw_node_new();
+	char dir[] = "/tmp/check_spank_cache.XXXXXX", p[4400], q[512];
+	char err[512], buf[64] = "";
+	hwloc_topology_t topo;
+	struct stat st;
+	FILE *f;
+	int dfd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	/* A planted symlink at the model's name, to a private file. */
+	snprintf(q, sizeof(q), "%s/secret", dir);
+	f = fopen(q, "w");
+	fputs("secret\n", f);
+	fclose(f);
+	chmod(q, 0600);
+	ck_assert_int_eq(symlinkat("secret", dfd, "n1.model"), 0);
+	ck_assert_int_eq(hw_node_loadat(m, dfd, "n1.model", geteuid(), err,
+					sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "n1.model: Too many levels"), "%s", err);
+	ck_assert_msg(!hw_node_saveat(n, dfd, "n1.model", err, sizeof(err)),
+		      "%s", err);
+	ck_assert_int_eq(fstatat(dfd, "n1.model", &st, AT_SYMLINK_NOFOLLOW),
+			 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 07777, 0644);
+	ck_assert_int_eq(stat(q, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	f = fopen(q, "r");
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	ck_assert_str_eq(buf, "secret\n");
+	ck_assert_msg(!hw_node_loadat(m, dfd, "n1.model", geteuid(), err,
+				      sizeof(err)), "%s", err);
+	ck_assert_int_eq(m->ngpus, 4);
+	/* Another owner's file is refused. */
+	ck_assert_int_eq(hw_node_loadat(m, dfd, "n1.model", geteuid() + 1,
+					err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "not a regular file of its owner"), "%s",
+		      err);
+	/* A FIFO: refused at once, no reader blocks (the test would hang). */
+	ck_assert_int_eq(mkfifoat(dfd, "n2.model", 0644), 0);
+	ck_assert_int_eq(hw_node_loadat(m, dfd, "n2.model", geteuid(), err,
+					sizeof(err)), -1);
+	ck_assert_int_eq(mkfifoat(dfd, "n2.xml", 0644), 0);
+	ck_assert_ptr_null(hw_hwloc_loadat(dfd, "n2.xml", geteuid(), err,
+					   sizeof(err)));
+	/* hwloc XML through the directory fd. */
+	snprintf(p, sizeof(p), "%s", _fixture("synth-2s4g2n.xml"));
+	ck_assert_int_eq(symlinkat(p, dfd, "n3.xml"), 0);
+	ck_assert_ptr_null(hw_hwloc_loadat(dfd, "n3.xml", geteuid(), err,
+					   sizeof(err)));
+	topo = hw_hwloc_loadat(AT_FDCWD, p, geteuid(), err, sizeof(err));
+	ck_assert_msg(topo != NULL, "%s", err);
+	hwloc_topology_destroy(topo);
+	/* No temporary file is left behind. */
+	{
+		DIR *d = opendir(dir);
+		struct dirent *e;
+
+		while ((e = readdir(d)))
+			ck_assert_msg(strncmp(e->d_name, ".n1", 3) &&
+				      !strstr(e->d_name, "tmp"),
+				      "left over: %s", e->d_name);
+		closedir(d);
+	}
+	close(dfd);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(p), 0);
+	hw_node_free(n);
 	hw_node_free(m);
 }
 END_TEST
@@ -948,6 +1076,7 @@ static Suite *_suite(void)
 	tcase_add_test(t, model_verbs);
 	tcase_add_test(t, model_cache_roundtrip);
 	tcase_add_test(t, model_cache_errors);
+	tcase_add_test(t, model_cache_untrusted);
 	tcase_add_test(t, hwloc_bad_xml);
 	tcase_add_test(t, bind_pool_and_sharing);
 	tcase_add_test(t, bind_no_gpu);
