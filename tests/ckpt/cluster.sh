@@ -50,27 +50,8 @@ if ! id "$CK_USER" >/dev/null 2>&1; then
 fi
 CK_UID=$(id -u "$CK_USER")
 
-# Pages of our jobs that cluster_stop's SIGKILL left in /dev/shm (their
-# names end with a hash of the job's checkpoint directory).
-remove_pages() {
-	"$PY" - "$BASE" <<'PYEOF'
-import glob, os, sys
-def fnv(s):
-    h = 2166136261
-    for b in s.encode():
-        h = ((h ^ b) * 16777619) & 0xffffffff
-    return "%08x" % h
-dirs = glob.glob(os.path.join(sys.argv[1], "*", "ck", "*"))
-hashes = {fnv(d) for d in dirs}
-for p in glob.glob("/dev/shm/topoml-ckpt.*"):
-    if p.rsplit(".", 1)[-1] in hashes:
-        os.unlink(p)
-PYEOF
-}
-
 cleanup() {
 	cluster_stop
-	remove_pages
 	if [ -n "${CLUSTER_KEEP:-}" ]; then
 		echo "kept $BASE"
 	else
@@ -80,6 +61,8 @@ cleanup() {
 }
 
 CLUSTER_SPANK=1
+# Pages go to CACHE/ckpt/<uid>/: inside BASE, removed with it.
+CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
 CLUSTER_SLURMD=10
 cluster_start ckpt
 trap 'cleanup' EXIT
@@ -238,15 +221,18 @@ REF_C1500=$(reference c 1500)
 REF_C2500=$(reference c 2500)
 REF_C400=$(reference c 400)
 
-# The user's job: its page in /dev/shm and its directory are the user's.
+# The user's job: its page (in the user's own directory of cache_dir) and
+# its checkpoint directory are the user's.
 for i in $(seq 1 60); do
-	page=$(ls /dev/shm/topoml-ckpt."$CK_UID"."$id_us".* 2>/dev/null |
+	page=$(ls "$BASE/cache/ckpt/$CK_UID/job.$id_us".* 2>/dev/null |
 		head -1)
 	[ -n "$page" ] && break
 	sleep 0.5
 done
 [ -n "$page" ] || fail "user: no shared page for job $id_us"
 [ "$(stat -c %u "$page")" = "$CK_UID" ] || fail "user: page $page not the user's"
+[ "$(stat -c %u:%a "$BASE/cache/ckpt/$CK_UID")" = "$CK_UID:700" ] ||
+	fail "user: page directory not the user's alone"
 wait_latest "$BASE/user/ck/$id_us" 60 || fail "user: no checkpoint"
 [ "$(stat -c %U "$BASE/user/ck/$id_us")" = "$CK_USER" ] ||
 	fail "user: checkpoint directory not the user's"
