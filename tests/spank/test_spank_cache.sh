@@ -8,7 +8,8 @@
 #     client, do not choose the model slurmstepd reads;
 #  3. a cache_dir owned by a user, writable by others, or below a user's
 #     directory is refused (slurmd's log says why), nothing is written
-#     there, slurmd keeps running and jobs run unbound, node not drained.
+#     there, slurmd keeps running and jobs run unbound, node not drained;
+#  4. slurmd without -N: the model is named by slurm.conf's node name.
 # Jobs run as an unprivileged user the test creates.
 . "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
 
@@ -182,4 +183,26 @@ done
 cp "$out.plugstack" "$CLUSTER_DIR/plugstack.conf"
 restart_n1
 [ -f "$SPANK_CACHE/n1.model" ] || cluster_fail "no model after restore"
+
+# 4. slurmd without -N names itself from slurm.conf (NodeHostname=localhost
+# here: the first such node, n1); the model gets that name, not the host's.
+cluster_slurmd_stop n1
+rm -f "$SPANK_CACHE/n1.model"
+slurmd -f "$SLURM_CONF" >>"$CLUSTER_DIR/log/slurmd.out" 2>&1 ||
+	cluster_fail "slurmd without -N did not start"
+cluster_wait_idle
+for i in $(seq 1 100); do
+	[ -s "$SPANK_CACHE/n1.model" ] && break
+	sleep 0.1
+done
+[ -s "$SPANK_CACHE/n1.model" ] ||
+	cluster_fail "slurmd without -N: no n1.model: $(ls "$SPANK_CACHE")"
+[ ! -e "$SPANK_CACHE/$(hostname -s).model" ] ||
+	cluster_fail "slurmd without -N: model named after the host"
+as_user timeout 60 srun -l -w n1 -N1 -n1 --ml-gpu-bind=auto bash -c \
+	"$SPANK_TASK" >"$out" 2>"$out.err" ||
+	cluster_fail "srun on slurmd without -N: $(cat "$out.err")"
+[ "$(spank_var "$out" 0 CUDA_VISIBLE_DEVICES)" = 0,1,2,3 ] ||
+	cluster_fail "slurmd without -N: task not bound"
+echo "ok: slurmd without -N: the model has slurm.conf's node name"
 echo "PASS: cache_dir and the node name are root's"
