@@ -631,6 +631,19 @@ poll_done:
 		      TOPOML_CKPT_R_LIMIT) ||
 		     now >= end - (_st.lead / 4 > 2 ? _st.lead / 4 : 2))) {
 			requeued = true;
+			/*
+			 * The program ended its loop (topoml_ckpt_finish, or
+			 * a commit of its last step, which sets `finished`
+			 * before commit_reason): a requeue would run no step.
+			 */
+			if (__atomic_load_n(&p->finished, __ATOMIC_SEQ_CST)) {
+				slurm_info("topoml: --ml-ckpt: job %u finished "
+					   "its loop: not requeued",
+					   _st.job_id);
+				__atomic_store_n(&p->requeued, 2,
+						 __ATOMIC_SEQ_CST);
+				goto requeue_done;
+			}
 			if (!(__atomic_load_n(&p->commit_reason,
 					      __ATOMIC_SEQ_CST) &
 			      TOPOML_CKPT_R_LIMIT) && p->commit_time <= 0) {

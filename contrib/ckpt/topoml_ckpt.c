@@ -48,6 +48,9 @@ struct topoml_ckpt {
 	int (*reduce)(int, void *);
 	void *reduce_arg;
 	long cstep;			/* checkpoint begun, -1 none */
+	long last_step;			/* the loop's last step, -1 unknown */
+	int rank, nranks;		/* sharded commits when nranks > 1 */
+	long shard_timeout;		/* seconds */
 	char tmp[PATH_MAX + 64];
 	pthread_t timer;
 	bool timer_on;
@@ -257,6 +260,7 @@ topoml_ckpt_t *topoml_ckpt_open(const char *dir, char *err, size_t errlen)
 	c->page_fd = -1;
 	c->pending = -1;
 	c->cstep = -1;
+	c->last_step = -1;
 	if (!dir)
 		dir = getenv("TOPOML_CKPT_DIR");
 	if (!dir || !*dir) {
@@ -277,6 +281,8 @@ topoml_ckpt_t *topoml_ckpt_open(const char *dir, char *err, size_t errlen)
 				 &bad);
 	c->restart = _env_long("TOPOML_RESTART_COUNT", 0, INT_MAX, err,
 			       errlen, &bad);
+	c->shard_timeout = _env_long("TOPOML_CKPT_SHARD_TIMEOUT", 600,
+				     365L * 86400, err, errlen, &bad);
 	if (bad)
 		goto fail;
 	if (topoml_ckpt__mkdir_p(c->dir) < 0) {
@@ -354,6 +360,27 @@ void topoml_ckpt_set_reduce(topoml_ckpt_t *c, int (*fn)(int, void *),
 	c->reduce = fn;
 	c->reduce_arg = arg;
 	_update_next(c, 0);
+}
+
+void topoml_ckpt_set_last_step(topoml_ckpt_t *c, long step)
+{
+	c->last_step = step >= 0 ? step : -1;
+}
+
+void topoml_ckpt_finish(topoml_ckpt_t *c)
+{
+	__atomic_store_n(&c->page->finished, 1, __ATOMIC_SEQ_CST);
+}
+
+void topoml_ckpt_set_shards(topoml_ckpt_t *c, int rank, int nranks)
+{
+	if (nranks > 1 && rank >= 0 && rank < nranks) {
+		c->rank = rank;
+		c->nranks = nranks;
+	} else {
+		c->rank = 0;
+		c->nranks = 0;
+	}
 }
 
 const char *topoml_ckpt_resume_path(const topoml_ckpt_t *c)
@@ -599,6 +626,113 @@ out:
 	free(steps);
 }
 
+/*
+ * Publish a commit in the node's page; the reason it answered.  `finished`
+ * is stored before commit_reason: the plugin's timer reads them in the
+ * other order, so it never requeues after a commit of the last step.
+ */
+static uint32_t _record_commit(topoml_ckpt_t *c, bool final)
+{
+	struct topoml_ckpt_page *p = c->page;
+	uint32_t reason;
+
+	_lock(c);
+	if (final)
+		__atomic_store_n(&p->finished, 1, __ATOMIC_SEQ_CST);
+	reason = __atomic_load_n(&p->reason, __ATOMIC_SEQ_CST);
+	p->commit_step = c->cstep;
+	p->commit_time = time(NULL);
+	__atomic_store_n(&p->commit_reason, reason, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&p->commit_gen, c->hot.seen, __ATOMIC_SEQ_CST);
+	_unlock(c);
+	return reason;
+}
+
+#define SHARD_POLL_NS (20 * 1000 * 1000)
+
+/*
+ * Shards (set_shards): a rank marks its shard complete with an empty
+ * `.shard-R` in the temporary directory, after closing its files (rank 0
+ * fsyncs the whole tree before the rename).
+ */
+static int _shard_mark(const topoml_ckpt_t *c, int tfd)
+{
+	char name[32];
+	int fd;
+
+	snprintf(name, sizeof(name), ".shard-%d", c->rank);
+	fd = openat(tfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return fsync(tfd);
+}
+
+/* Rank 0: wait for every other rank's marker, then drop the markers. */
+static int _shards_wait_marks(const topoml_ckpt_t *c, int tfd)
+{
+	struct timespec ts = { 0, SHARD_POLL_NS };
+	time_t until = time(NULL) + c->shard_timeout;
+	char name[32];
+	int r = 1;
+
+	while (r < c->nranks) {
+		snprintf(name, sizeof(name), ".shard-%d", r);
+		/* Markers never go away before the commit: count on. */
+		if (faccessat(tfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+			r++;
+			continue;
+		}
+		if (time(NULL) >= until) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+	}
+	for (r = 1; r < c->nranks; r++) {
+		snprintf(name, sizeof(name), ".shard-%d", r);
+		unlinkat(tfd, name, 0);
+	}
+	return 0;
+}
+
+/*
+ * Other ranks: wait until rank 0 committed the step (`latest` names it);
+ * ECANCELED when rank 0 gave it up (the temporary directory went away
+ * without becoming step-N).
+ */
+static int _shards_wait_commit(const topoml_ckpt_t *c, int dfd)
+{
+	struct timespec ts = { 0, SHARD_POLL_NS };
+	time_t until = time(NULL) + c->shard_timeout;
+	char name[64], path[PATH_MAX];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "step-%012ld", c->cstep);
+	for (;;) {
+		if (topoml_ckpt__read_latest(c->dir, path, sizeof(path)) >=
+		    c->cstep)
+			return 0;
+		if (topoml_ckpt__read_epoch(c->dir, geteuid()) > c->restart) {
+			errno = ESTALE;
+			return -1;
+		}
+		if (faccessat(AT_FDCWD, c->tmp, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    errno == ENOENT &&
+		    (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		     !S_ISDIR(st.st_mode))) {
+			errno = ECANCELED;
+			return -1;
+		}
+		if (time(NULL) >= until) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
 int topoml_ckpt_commit(topoml_ckpt_t *c)
 {
 	struct topoml_ckpt_page *p = c->page;
@@ -606,6 +740,7 @@ int topoml_ckpt_commit(topoml_ckpt_t *c)
 	int dfd = -1, tfd = -1, rc = -1, saved;
 	uint32_t reason;
 	long epoch;
+	bool final;
 
 	if (c->cstep < 0) {
 		errno = EINVAL;
@@ -614,6 +749,18 @@ int topoml_ckpt_commit(topoml_ckpt_t *c)
 	if ((dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		goto out;
 	if ((tfd = open(c->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		goto out;
+	final = c->last_step >= 0 && c->cstep >= c->last_step;
+	if (c->nranks > 1 && c->rank > 0) {
+		if (_shard_mark(c, tfd) < 0 || _shards_wait_commit(c, dfd) < 0)
+			goto out;
+		reason = _record_commit(c, final);
+		c->cstep = -1;
+		rc = (reason & TOPOML_CKPT_R_STOP) && !final ?
+		     TOPOML_CKPT_STOP : 0;
+		goto out;
+	}
+	if (c->nranks > 1 && _shards_wait_marks(c, tfd) < 0)
 		goto out;
 	if (_fsync_tree(tfd) < 0)
 		goto out;
@@ -643,17 +790,12 @@ int topoml_ckpt_commit(topoml_ckpt_t *c)
 	}
 	if (fsync(dfd) < 0)
 		goto out;
-	_lock(c);
-	reason = __atomic_load_n(&p->reason, __ATOMIC_SEQ_CST);
-	p->commit_step = c->cstep;
-	p->commit_time = time(NULL);
-	p->commit_reason = reason;
-	__atomic_store_n(&p->commit_gen, c->hot.seen, __ATOMIC_SEQ_CST);
-	_unlock(c);
+	reason = _record_commit(c, final);
 	_prune(c, dfd, c->cstep);
 	c->cstep = -1;
 	rc = 0;
-	if (reason & TOPOML_CKPT_R_STOP) {
+	/* The last step: nothing left to run, the loop just ends. */
+	if ((reason & TOPOML_CKPT_R_STOP) && !final) {
 		/*
 		 * Before the time limit the plugin requeues the job once it
 		 * sees this commit; exiting first would end the job instead.

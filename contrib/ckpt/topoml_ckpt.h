@@ -65,6 +65,31 @@ void topoml_ckpt_set_keep(topoml_ckpt_t *c, int keep);
 void topoml_ckpt_set_reduce(topoml_ckpt_t *c, int (*fn)(int local, void *arg),
 			    void *arg);
 
+/*
+ * The loop's last step: a commit of this step (or a later one) marks the
+ * job finished, so a stop warning that arrives meanwhile does not requeue
+ * a job that has nothing left to do; that commit returns 0, not
+ * TOPOML_CKPT_STOP.  Negative: unknown (the default).
+ */
+void topoml_ckpt_set_last_step(topoml_ckpt_t *c, long step);
+/*
+ * The training loop is over (call it after the loop, on every rank or at
+ * least on the batch script's node): the plugin no longer requeues the job
+ * before its time limit.
+ */
+void topoml_ckpt_finish(topoml_ckpt_t *c);
+
+/*
+ * Sharded checkpoints: every one of `nranks` ranks calls begin() and
+ * commit() for the same step and writes its own files into the same
+ * directory.  commit() on a rank other than 0 marks its shard complete and
+ * waits until rank 0 has committed the step; rank 0's commit() waits until
+ * every shard is complete, then commits once.  Both fail with ETIMEDOUT
+ * after TOPOML_CKPT_SHARD_TIMEOUT seconds (default 600) and with ESTALE
+ * when a newer run owns the directory.  nranks <= 1: off (the default).
+ */
+void topoml_ckpt_set_shards(topoml_ckpt_t *c, int rank, int nranks);
+
 /* Latest complete checkpoint at open time: path and step, NULL/-1 none. */
 const char *topoml_ckpt_resume_path(const topoml_ckpt_t *c);
 long topoml_ckpt_resume_step(const topoml_ckpt_t *c);
@@ -103,8 +128,9 @@ const char *topoml_ckpt_begin(topoml_ckpt_t *c, long step);
 /*
  * fsync the files and the directory, rename it to step-N, point `latest`
  * at it (symlink + rename + fsync), prune to `keep`.  0, TOPOML_CKPT_STOP
- * when the job is stopping (the caller should exit), or -1 + errno (ESTALE:
- * a newer run of the job owns the directory).
+ * when the job is stopping (the caller should exit; never for the last
+ * step, see topoml_ckpt_set_last_step), or -1 + errno (ESTALE: a newer run
+ * of the job owns the directory; ETIMEDOUT: a shard never came).
  */
 int topoml_ckpt_commit(topoml_ckpt_t *c);
 /* Drop the checkpoint begun (remove the temporary directory). */

@@ -12,6 +12,7 @@
 #ifndef TOPOML_CKPT_PAGE_H
 #define TOPOML_CKPT_PAGE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define TOPOML_CKPT_PAGE_MAGIC	0x4b43504c4d4f5054ULL	/* "TPOMLPCK" */
@@ -49,6 +50,20 @@ struct topoml_ckpt_page {
 	int32_t pids[TOPOML_CKPT_PAGE_PIDS];	/* 112 hook processes */
 	/* 368: the slurmstepds using the page */
 	int32_t stepd[TOPOML_CKPT_PAGE_STEPDS];
+	/*
+	 * 496: the program ended its training loop (topoml_ckpt_finish(),
+	 * a commit of the last step): the plugin must not requeue the job,
+	 * the next run would have no step to do.  Added in the spare space
+	 * after version 1's fields (zero there), so the version stays 1.
+	 */
+	uint32_t finished;
 };
+
+_Static_assert(sizeof(struct topoml_ckpt_page) <= TOPOML_CKPT_PAGE_SIZE,
+	       "the page is one 4096-byte file");
+/* topoml_ckpt.py reads the page at fixed offsets. */
+_Static_assert(offsetof(struct topoml_ckpt_page, stepd) == 368 &&
+	       offsetof(struct topoml_ckpt_page, finished) == 496,
+	       "page offsets are mirrored in topoml_ckpt.py");
 
 #endif

@@ -781,6 +781,161 @@ START_TEST(commit_fenced)
 }
 END_TEST
 
+/*
+ * A stop warning that lands on the loop's last step: that commit marks the
+ * page finished (before commit_reason, which the plugin's timer reads
+ * first) and returns 0, so the loop ends and the job is not requeued only
+ * to run no step.  An earlier step answering the same warning stops.
+ */
+START_TEST(commit_last_step)
+{
+	struct topoml_ckpt_page pg;
+	char err[256], page[PATH_MAX + 16];
+	topoml_ckpt_t *c;
+	uint32_t one = 1;
+	int fd;
+
+	_mktmp();
+	snprintf(page, sizeof(page), "%s/page", _tmpdir);
+	fd = _make_page(page);
+	/* The plugin already requeued: commit() does not wait for it. */
+	ck_assert_int_eq(pwrite(fd, &one, 4, 28), 4);
+	_clear_env();
+	setenv("TOPOML_CKPT_PAGE", page, 1);
+	ck_assert_ptr_nonnull(c = topoml_ckpt_open(_tmpdir, err, sizeof(err)));
+	topoml_ckpt_set_last_step(c, 20);
+	_bump(fd, TOPOML_CKPT_R_LIMIT);
+	ck_assert_ptr_nonnull(topoml_ckpt_begin(c, 10));
+	ck_assert_int_eq(topoml_ckpt_commit(c), TOPOML_CKPT_STOP);
+	ck_assert_int_eq(pread(fd, &pg, sizeof(pg), 0), (ssize_t)sizeof(pg));
+	ck_assert_uint_eq(pg.finished, 0);
+	ck_assert_ptr_nonnull(topoml_ckpt_begin(c, 20));
+	ck_assert_int_eq(topoml_ckpt_commit(c), 0);
+	ck_assert_int_eq(pread(fd, &pg, sizeof(pg), 0), (ssize_t)sizeof(pg));
+	ck_assert_uint_eq(pg.finished, 1);
+	ck_assert_int_eq(pg.commit_step, 20);
+	ck_assert(pg.commit_reason & TOPOML_CKPT_R_LIMIT);
+	topoml_ckpt_close(c);
+	close(fd);
+
+	/* finish() after the loop marks it too; open() alone does not. */
+	fd = _make_page(page);
+	ck_assert_ptr_nonnull(c = topoml_ckpt_open(_tmpdir, err, sizeof(err)));
+	ck_assert_int_eq(pread(fd, &pg, sizeof(pg), 0), (ssize_t)sizeof(pg));
+	ck_assert_uint_eq(pg.finished, 0);
+	topoml_ckpt_finish(c);
+	ck_assert_int_eq(pread(fd, &pg, sizeof(pg), 0), (ssize_t)sizeof(pg));
+	ck_assert_uint_eq(pg.finished, 1);
+	topoml_ckpt_close(c);
+	close(fd);
+	_rmtmp();
+}
+END_TEST
+
+/*
+ * Sharded commit, 4 processes: every rank writes its own shard into the
+ * same directory, the last ones slowly; rank 0 commits only when all are
+ * complete, and every rank's commit() returns after that commit.
+ */
+#define SHARD_RANKS 4
+START_TEST(commit_shards)
+{
+	char p[PATH_MAX + 64], buf[64];
+	pid_t pid[SHARD_RANKS];
+	int r, st, k;
+	long s;
+
+	_mktmp();
+	for (r = 0; r < SHARD_RANKS; r++) {
+		ck_assert_int_ge(pid[r] = fork(), 0);
+		if (pid[r] == 0) {
+			topoml_ckpt_t *c = _open(0);
+			struct timespec ts = { 0, 30 * 1000 * 1000 * r };
+			const char *d;
+			FILE *f;
+
+			topoml_ckpt_set_shards(c, r, SHARD_RANKS);
+			for (s = 10; s <= 30; s += 10) {
+				if (!(d = topoml_ckpt_begin(c, s)))
+					_exit(10);
+				snprintf(p, sizeof(p), "%s/shard-%d", d, r);
+				if (!(f = fopen(p, "w")))
+					_exit(11);
+				fprintf(f, "%ld ", s);
+				fflush(f);
+				/* Later ranks are still writing when rank 0
+				 * has finished its shard. */
+				nanosleep(&ts, NULL);
+				fprintf(f, "%d\n", r);
+				if (fclose(f))
+					_exit(12);
+				if (topoml_ckpt_commit(c) != 0)
+					_exit(13);
+				/* Returned: every shard is complete. */
+				for (k = 0; k < SHARD_RANKS; k++) {
+					snprintf(p, sizeof(p),
+						 "%s/step-%012ld/shard-%d",
+						 _tmpdir, s, k);
+					if (!(f = fopen(p, "r")))
+						_exit(14);
+					if (!fgets(buf, sizeof(buf), f) ||
+					    atol(strchr(buf, ' ') ?
+						 strchr(buf, ' ') + 1 : "-1")
+					    != k)
+						_exit(15);
+					fclose(f);
+				}
+			}
+			topoml_ckpt_close(c);
+			_exit(0);
+		}
+	}
+	for (r = 0; r < SHARD_RANKS; r++) {
+		ck_assert_int_eq(waitpid(pid[r], &st, 0), pid[r]);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			      "rank %d: status %#x", r, st);
+	}
+	for (s = 10; s <= 30; s += 10) {
+		for (k = 0; k < SHARD_RANKS; k++) {
+			FILE *f;
+
+			snprintf(p, sizeof(p), "%s/step-%012ld/shard-%d",
+				 _tmpdir, s, k);
+			ck_assert_ptr_nonnull(f = fopen(p, "r"));
+			ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+			fclose(f);
+			snprintf(p, sizeof(p), "%ld %d\n", s, k);
+			ck_assert_str_eq(buf, p);
+		}
+		/* The markers are not part of the checkpoint. */
+		snprintf(p, sizeof(p), "%s/step-%012ld/.shard-1", _tmpdir, s);
+		ck_assert_int_eq(access(p, F_OK), -1);
+	}
+	ck_assert_int_eq(topoml_ckpt__read_latest(_tmpdir, p, sizeof(p)), 30);
+	_rmtmp();
+}
+END_TEST
+
+/* A shard that never comes: rank 0 gives up after the timeout. */
+START_TEST(commit_shard_timeout)
+{
+	topoml_ckpt_t *c;
+	char p[PATH_MAX + 64];
+
+	_mktmp();
+	setenv("TOPOML_CKPT_SHARD_TIMEOUT", "1", 1);
+	c = _open(0);
+	unsetenv("TOPOML_CKPT_SHARD_TIMEOUT");
+	topoml_ckpt_set_shards(c, 0, 2);
+	ck_assert_ptr_nonnull(topoml_ckpt_begin(c, 5));
+	ck_assert_int_eq(topoml_ckpt_commit(c), -1);
+	ck_assert_int_eq(errno, ETIMEDOUT);
+	ck_assert_int_eq(topoml_ckpt__read_latest(_tmpdir, p, sizeof(p)), -1);
+	topoml_ckpt_close(c);
+	_rmtmp();
+}
+END_TEST
+
 START_TEST(open_errors)
 {
 	char err[256];
@@ -960,6 +1115,9 @@ int main(void)
 	tcase_add_test(tl, interval_private);
 	tcase_add_test(tl, commit_layout);
 	tcase_add_test(tl, commit_fenced);
+	tcase_add_test(tl, commit_last_step);
+	tcase_add_test(tl, commit_shards);
+	tcase_add_test(tl, commit_shard_timeout);
 	tcase_add_test(tl, open_errors);
 	suite_add_tcase(s, tl);
 	tcase_set_timeout(tk, 300);

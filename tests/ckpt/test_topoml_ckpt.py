@@ -244,6 +244,200 @@ while True:
               "step %d" % (n, torn, prev), file=sys.stderr)
 
 
+def page_u32(path, off):
+    with open(path, "rb") as f:
+        return struct.unpack_from("<I", f.read(), off)[0]
+
+
+class Finish(Base):
+    """A job whose loop is over is never requeued (page `finished`)."""
+
+    def test_last_step_commit_does_not_stop(self):
+        page = os.path.join(self.tmp, "page")
+        make_page(page)
+        with open(page, "r+b") as f:     # the plugin already requeued
+            f.seek(28)
+            f.write(struct.pack("<I", 1))
+        os.environ["TOPOML_CKPT_PAGE"] = page
+        ck = tc.Checkpointer(os.path.join(self.tmp, "ck"), every=10,
+                             last_step=20)
+        bump(page, tc.R_LIMIT)
+        self.assertTrue(ck.should_checkpoint(10))
+        ck.begin(10)
+        self.assertEqual(ck.commit(), tc.STOP)
+        self.assertEqual(page_u32(page, tc._FINISHED), 0)
+        # The warning's step is the last one: save() returns, no exit.
+        self.assertTrue(ck.should_checkpoint(20))
+        with ck.save(20) as d:
+            open(os.path.join(d, "state"), "w").close()
+        self.assertEqual(page_u32(page, tc._FINISHED), 1)
+        self.assertTrue(ck.finished())
+        ck.close()
+
+    def test_with_block_finishes_only_on_success(self):
+        page = os.path.join(self.tmp, "page")
+        make_page(page)
+        os.environ["TOPOML_CKPT_PAGE"] = page
+        with self.assertRaises(KeyError):
+            with tc.Checkpointer(self.tmp):
+                raise KeyError("x")
+        self.assertEqual(page_u32(page, tc._FINISHED), 0)
+        ck = tc.Checkpointer(self.tmp)
+        ck.close()
+        self.assertEqual(page_u32(page, tc._FINISHED), 0)
+        with tc.Checkpointer(self.tmp) as ck:
+            self.assertFalse(ck.finished())
+        self.assertEqual(page_u32(page, tc._FINISHED), 1)
+
+    def test_page_offset_matches_c(self):
+        # struct topoml_ckpt_page: stepd[32] at 368, then `finished`.
+        self.assertEqual(tc._FINISHED, 368 + 4 * 32)
+
+
+SHARD_CODE = r"""
+import os, sys, time
+sys.path.insert(0, %r)
+import topoml_ckpt as tc
+rank, world, d0 = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+ck = tc.Checkpointer(d0, shards=True, rank=rank, world_size=world,
+                     keep=0)
+for step in (10, 20, 30):
+    with ck.save(step) as d:
+        with open(os.path.join(d, "shard-%%d" %% rank), "w") as f:
+            f.write("%%d " %% step)
+            f.flush()
+            time.sleep(0.05 * rank)      # the last ranks write slowly
+            f.write("%%d\n" %% rank)
+    # save() returned: every rank's shard of this step is complete.
+    for k in range(world):
+        with open(os.path.join(d0, "step-%%012d" %% step,
+                               "shard-%%d" %% k)) as f:
+            assert f.read() == "%%d %%d\n" %% (step, k), (step, k)
+print("ok", rank)
+"""
+
+
+class Shards(Base):
+    """Every rank calls save(): one commit, after the last shard."""
+
+    def spawn(self, world, extra_env=None):
+        code = SHARD_CODE % os.path.dirname(tc.__file__)
+        env = dict(os.environ, **(extra_env or {}))
+        ps = [subprocess.Popen([sys.executable, "-c", code, str(r),
+                                str(world), self.tmp], env=env,
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+              for r in range(world)]
+        return [(p.wait(),) + p.communicate() for p in ps]
+
+    def test_every_rank_saves(self):
+        res = self.spawn(4)
+        for r, (rc, out, err) in enumerate(res):
+            self.assertEqual(rc, 0, "rank %d: %s" % (r, err))
+            self.assertEqual(out.strip(), "ok %d" % r)
+        self.assertEqual(tc._read_latest(self.tmp)[0], 30)
+        for step in (10, 20, 30):
+            names = sorted(os.listdir(os.path.join(
+                self.tmp, "step-%012d" % step)))
+            self.assertEqual(names, ["shard-%d" % k for k in range(4)])
+        self.assertFalse([n for n in os.listdir(self.tmp)
+                          if n.startswith(".tmp-")])
+
+    def test_c_rank_and_python_ranks(self):
+        """Same markers in C and Python: ranks of both commit together."""
+        # The C twin of SHARD_CODE is check_ckpt's commit_shards; here the
+        # interchange: rank 1 is the C library through ctypes.
+        lib = os.environ.get("TOPOML_CKPT_LIB", "")
+        if not lib or not os.path.exists(lib):
+            self.skipTest("TOPOML_CKPT_LIB not set")
+        code = r"""
+import ctypes, os, sys
+lib = ctypes.CDLL(%r)
+lib.topoml_ckpt_open.restype = ctypes.c_void_p
+lib.topoml_ckpt_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                 ctypes.c_size_t]
+lib.topoml_ckpt_begin.restype = ctypes.c_char_p
+lib.topoml_ckpt_begin.argtypes = [ctypes.c_void_p, ctypes.c_long]
+lib.topoml_ckpt_commit.argtypes = [ctypes.c_void_p]
+lib.topoml_ckpt_set_shards.argtypes = [ctypes.c_void_p, ctypes.c_int,
+                                       ctypes.c_int]
+err = ctypes.create_string_buffer(256)
+c = lib.topoml_ckpt_open(sys.argv[1].encode(), err, 256)
+assert c, err.value
+lib.topoml_ckpt_set_shards(c, 1, 2)
+for step in (10, 20, 30):
+    d = lib.topoml_ckpt_begin(c, step).decode()
+    with open(os.path.join(d, "shard-1"), "w") as f:
+        f.write("%%d 1\n" %% step)
+    assert lib.topoml_ckpt_commit(c) == 0
+print("ok 1")
+""" % lib
+        c_rank = subprocess.Popen([sys.executable, "-c", code, self.tmp],
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        py_code = SHARD_CODE % os.path.dirname(tc.__file__)
+        py_rank = subprocess.run([sys.executable, "-c", py_code, "0", "2",
+                                  self.tmp], capture_output=True,
+                                 text=True, timeout=120)
+        out, err = c_rank.communicate(timeout=120)
+        self.assertEqual(py_rank.returncode, 0, py_rank.stderr)
+        self.assertEqual(c_rank.returncode, 0, err)
+        self.assertEqual(tc._read_latest(self.tmp)[0], 30)
+
+    def test_other_rank_refused_without_shards(self):
+        ck = tc.Checkpointer(self.tmp, rank=1, world_size=2)
+        with self.assertRaises(RuntimeError) as cm:
+            with ck.save(10):
+                self.fail("save() on rank 1 ran its body")
+        self.assertIn("rank 0 only", str(cm.exception))
+        self.assertIn("shards=True", str(cm.exception))
+        self.assertEqual(os.listdir(self.tmp), [])
+        # From the environment torchrun / the plugin export.
+        os.environ["RANK"], os.environ["WORLD_SIZE"] = "3", "4"
+        try:
+            ck = tc.Checkpointer(self.tmp)
+            self.assertEqual((ck.rank, ck.world_size), (3, 4))
+            with self.assertRaises(RuntimeError):
+                with ck.save(10):
+                    pass
+        finally:
+            del os.environ["RANK"], os.environ["WORLD_SIZE"]
+        # Rank 0 alone still saves.
+        ck = tc.Checkpointer(self.tmp, rank=0, world_size=2)
+        with ck.save(10) as d:
+            open(os.path.join(d, "state"), "w").close()
+        self.assertEqual(tc._read_latest(self.tmp)[0], 10)
+
+    def test_missing_shard_times_out(self):
+        ck = tc.Checkpointer(self.tmp, shards=True, rank=0, world_size=2,
+                             shard_timeout=0.5)
+        t0 = time.monotonic()
+        with self.assertRaises(TimeoutError) as cm:
+            with ck.save(10):
+                pass
+        self.assertIn("rank 1", str(cm.exception))
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertEqual(tc._read_latest(self.tmp)[0], -1)
+        self.assertFalse([n for n in os.listdir(self.tmp)
+                          if n.startswith(".tmp-")])
+
+
+class Module(unittest.TestCase):
+    def test_version_and_docs(self):
+        want = os.environ.get("TOPOML_VERSION")
+        if want:
+            self.assertEqual(tc.__version__, want)
+        self.assertRegex(tc.__version__, r"^\d+\.\d+\.\d+")
+        for name in tc.__all__:
+            obj = getattr(tc, name)
+            if callable(obj):
+                self.assertTrue(obj.__doc__, name)
+        for name, member in vars(tc.Checkpointer).items():
+            if not name.startswith("_") and callable(member):
+                self.assertTrue(member.__doc__, name)
+                self.assertIn("return", member.__annotations__, name)
+
+
 def run(prog, steps, ms, env, rdir):
     cmd = ([TRAIN_C] if prog == "c" else [sys.executable, TRAIN_PY])
     return subprocess.Popen(cmd + [str(steps), str(ms), rdir], env=env,
