@@ -31,6 +31,8 @@
 #include "src/common/slurm_xlator.h"
 
 #include "src/common/bitstring.h"
+#include "src/common/gres.h"
+#include "src/common/job_resources.h"
 #include "src/common/log.h"
 #include "src/common/node_conf.h"
 #include "src/common/plugin.h"
@@ -331,8 +333,13 @@ struct _job_req {
 	uint16_t max_cpus;		/* most CPUs of a candidate node */
 	hwloc_bitmap_t avail_idle;	/* candidates with no job */
 	hwloc_bitmap_t avail_all;	/* every candidate */
+	hwloc_bitmap_t partial;		/* candidates other jobs use in part */
 	hwloc_bitmap_t required;
 	uint32_t *owner;
+	uint32_t *used_cpus;		/* per engine node */
+	uint32_t *free_units;		/* per engine node: CPUs or GPUs */
+	uint64_t units;			/* shared job: CPUs or GPUs; 0 = whole
+					 * nodes */
 };
 
 static void _job_req_free(struct _job_req *r)
@@ -341,9 +348,78 @@ static void _job_req_free(struct _job_req *r)
 		hwloc_bitmap_free(r->avail_idle);
 	if (r->avail_all)
 		hwloc_bitmap_free(r->avail_all);
+	if (r->partial)
+		hwloc_bitmap_free(r->partial);
 	if (r->required)
 		hwloc_bitmap_free(r->required);
 	xfree(r->owner);
+	xfree(r->used_cpus);
+	xfree(r->free_units);
+}
+
+/*
+ * Does the job take whole nodes?  --exclusive, an OverSubscribe=EXCLUSIVE
+ * partition (slurmctld has set whole_node for it before job_test) or a
+ * node reboot.  Other jobs share nodes and are placed by CPUs or GPUs.
+ */
+static bool _whole_nodes(job_record_t *job_ptr)
+{
+	if (job_ptr->reboot || !job_ptr->details)
+		return true;
+	if (job_ptr->part_ptr && job_ptr->part_ptr->max_share == 0)
+		return true;
+	return job_ptr->details->whole_node == WHOLE_NODE_REQUIRED;
+}
+
+/* GPUs (GRES "gpu") the job asks for in all; 0 = none. */
+static uint64_t _job_gpus(job_record_t *job_ptr, uint32_t nodes)
+{
+	ListIterator it;
+	gres_state_t *gs;
+	uint64_t n = 0, tasks;
+
+	if (!job_ptr->gres_list_req)
+		return 0;
+	tasks = job_ptr->details && job_ptr->details->num_tasks ?
+		job_ptr->details->num_tasks : 1;
+	it = list_iterator_create(job_ptr->gres_list_req);
+	while ((gs = list_next(it))) {
+		gres_job_state_t *js = gs->gres_data;
+
+		if (!js || xstrcmp(gs->gres_name, "gpu"))
+			continue;
+		if (js->gres_per_job)
+			n += js->gres_per_job;
+		else if (js->gres_per_node)
+			n += js->gres_per_node * MAX(nodes, 1);
+		else if (js->gres_per_task)
+			n += js->gres_per_task * tasks;
+		else if (js->total_gres && js->total_gres != NO_VAL64)
+			n += js->total_gres;
+	}
+	list_iterator_destroy(it);
+	return n;
+}
+
+/* GPUs of a node not held by a job. */
+static uint32_t _node_free_gpus(node_record_t *node_ptr)
+{
+	ListIterator it;
+	gres_state_t *gs;
+	uint64_t n = 0;
+
+	if (!node_ptr->gres_list)
+		return 0;
+	it = list_iterator_create(node_ptr->gres_list);
+	while ((gs = list_next(it))) {
+		gres_node_state_t *ns = gs->gres_data;
+
+		if (ns && !xstrcmp(gs->gres_name, "gpu") &&
+		    ns->gres_cnt_avail > ns->gres_cnt_alloc)
+			n += ns->gres_cnt_avail - ns->gres_cnt_alloc;
+	}
+	list_iterator_destroy(it);
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 /*
@@ -351,7 +427,7 @@ static void _job_req_free(struct _job_req *r)
  * the engine keeps multi-leaf jobs apart and honours the isolate hint with
  * it.  One pass over each allocated job's node range.
  */
-static void _owners(job_record_t *self, uint32_t *owner)
+static void _owners(job_record_t *self, uint32_t *owner, uint32_t *used)
 {
 	ListIterator it;
 	job_record_t *j;
@@ -360,7 +436,8 @@ static void _owners(job_record_t *self, uint32_t *owner)
 		return;
 	it = list_iterator_create(job_list);
 	while ((j = list_next(it))) {
-		int i, last;
+		job_resources_t *jr = j->job_resrcs;
+		int i, last, k = 0;
 
 		if (j == self || !j->node_bitmap ||
 		    !(IS_JOB_RUNNING(j) || IS_JOB_SUSPENDED(j) ||
@@ -371,6 +448,18 @@ static void _owners(job_record_t *self, uint32_t *owner)
 			if (i < g_map_count && g_map[i] >= 0 &&
 			    bit_test(j->node_bitmap, i))
 				owner[g_map[i]] = j->job_id;
+		}
+		/* CPUs it holds per node, as cons_tres allocated them. */
+		if (!used || !jr || !jr->node_bitmap || !jr->cpus)
+			continue;
+		last = bit_fls(jr->node_bitmap);
+		for (i = bit_ffs(jr->node_bitmap); i >= 0 && i <= last; i++) {
+			if (!bit_test(jr->node_bitmap, i))
+				continue;
+			if ((uint32_t)k < jr->nhosts && i < g_map_count &&
+			    g_map[i] >= 0)
+				used[g_map[i]] += jr->cpus[k];
+			k++;
 		}
 	}
 	list_iterator_destroy(it);
@@ -386,26 +475,47 @@ static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
 	bitstr_t *req = job_ptr->details ? job_ptr->details->req_node_bitmap
 					 : NULL;
 	int i, n = bit_size(bitmap);
+	bool gpus = false;
 
 	r->avail_idle = hwloc_bitmap_alloc();
 	r->avail_all = hwloc_bitmap_alloc();
+	r->partial = hwloc_bitmap_alloc();
 	r->owner = xcalloc(g_topo->nnodes, sizeof(uint32_t));
+	r->used_cpus = xcalloc(g_topo->nnodes, sizeof(uint32_t));
+	r->free_units = xcalloc(g_topo->nnodes, sizeof(uint32_t));
+	_owners(job_ptr, r->owner, r->used_cpus);
+	if (!_whole_nodes(job_ptr)) {
+		uint32_t nodes = MAX(job_ptr->details->min_nodes, 1);
+
+		r->units = _job_gpus(job_ptr, nodes);
+		gpus = r->units > 0;
+		if (!gpus)
+			r->units = MAX(job_ptr->details->min_cpus, 1);
+	}
 	for (i = bit_ffs(bitmap); i >= 0 && i < n; i++) {
+		node_record_t *node_ptr = node_record_table_ptr[i];
+		uint32_t cpus;
 		int t;
 
 		if (!bit_test(bitmap, i))
 			continue;
 		t = (i < g_map_count) ? g_map[i] : -1;
-		if (t < 0)
+		if (t < 0 || !node_ptr)
 			continue;
-		if (node_record_table_ptr[i] &&
-		    node_record_table_ptr[i]->cpus > r->max_cpus)
-			r->max_cpus = node_record_table_ptr[i]->cpus;
+		if (node_ptr->cpus > r->max_cpus)
+			r->max_cpus = node_ptr->cpus;
 		hwloc_bitmap_set(r->avail_all, t);
 		if (idle_node_bitmap && bit_test(idle_node_bitmap, i))
 			hwloc_bitmap_set(r->avail_idle, t);
+		else
+			hwloc_bitmap_set(r->partial, t);
+		/* What the node still offers a job that shares it. */
+		cpus = node_ptr->cpus_efctv ? node_ptr->cpus_efctv
+					    : node_ptr->cpus;
+		cpus = cpus > r->used_cpus[t] ? cpus - r->used_cpus[t] : 0;
+		r->free_units[t] = (gpus && cpus) ? _node_free_gpus(node_ptr)
+						  : cpus;
 	}
-	_owners(job_ptr, r->owner);
 	if (!req || bit_set_count(req) == 0)
 		return NULL;
 	r->required = hwloc_bitmap_alloc();
@@ -519,21 +629,36 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	if (job_ptr->req_switch && job_ptr->req_switch < INFINITE16)
 		req.max_leaves = job_ptr->req_switch;
 	req.df_spread_alltoall = g_conf.df_spread_alltoall;
+	req.partial = r.partial;
+	if (r.units && !r.required && hint != TOPOML_HINT_ISOLATE) {
+		/*
+		 * A job that shares nodes: by CPUs or GPUs, partly used
+		 * nodes first, on every candidate (one pass).  Isolate
+		 * keeps to idle nodes first, as whole-node jobs do.
+		 */
+		req.nnodes = MAX(MAX(min_nodes, req_nodes), 1);
+		if (max_nodes && (uint32_t)req.nnodes > max_nodes)
+			req.nnodes = max_nodes;
+		req.units = r.units > UINT32_MAX ? UINT32_MAX : r.units;
+		req.free_units = r.free_units;
+	}
 	/*
-	 * Idle nodes first (no sharing with other jobs), then every
-	 * candidate for jobs that may share nodes.
+	 * Whole-node jobs: idle nodes first (no sharing with other jobs),
+	 * then every candidate for jobs that may share nodes.
 	 */
-	for (pass = 0; pass < 2 && result < 0; pass++) {
+	for (pass = req.units ? 1 : 0; pass < 2 && result < 0; pass++) {
 		req.avail = pass ? r.avail_all : r.avail_idle;
 		req.owner = r.owner;
-		if (pass && hwloc_bitmap_isequal(r.avail_all, r.avail_idle))
+		if (pass && !req.units &&
+		    hwloc_bitmap_isequal(r.avail_all, r.avail_idle))
 			break;
 		if (g_conf.debug > 1) {
 			char *av = topoml_nodeset_format(g_topo, req.avail);
 
-			info("select/topoml: %pJ pass %d: %d nodes of %s, hint %s, max_leaves %d",
+			info("select/topoml: %pJ pass %d: %d nodes of %s, hint %s, max_leaves %d, units %u",
 			     job_ptr, pass, req.nnodes, av,
-			     topoml_hint_name(req.hint), req.max_leaves);
+			     topoml_hint_name(req.hint), req.max_leaves,
+			     req.units);
 			free(av);
 		}
 		for (attempt = 0; attempt < TOPOML_ATTEMPTS; attempt++) {
@@ -552,7 +677,8 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 					    ct_usec) == SLURM_SUCCESS) {
 				bit_copybits(bitmap, narrow);
 				FREE_NULL_BITMAP(narrow);
-				result = attempt + pass * TOPOML_ATTEMPTS;
+				result = attempt + (req.units ? 0 :
+						    pass * TOPOML_ATTEMPTS);
 				break;
 			}
 			FREE_NULL_BITMAP(narrow);
@@ -561,9 +687,11 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	}
 	if (result < 0 && tried) {
 		char engine[128];
+		size_t n = strnlen(why, sizeof(engine) - 1);
 
-		snprintf(engine, sizeof(engine), "%s", why);
 		/* A long engine reason may be cut: the count comes first. */
+		memcpy(engine, why, n);
+		engine[n] = '\0';
 		if (snprintf(why, whylen,
 			     "cons_tres could not fit the job on the engine's %d choice(s)%s%s",
 			     tried, engine[0] ? "; engine: " : "",

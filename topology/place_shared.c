@@ -149,7 +149,10 @@ struct li {
 	bool idle;
 };
 
-/* Most room first; among equals the partly used leaves first. */
+/*
+ * Most room first; among equals the idle leaves first, because the tight
+ * pick takes the last of equal leaves: the partly used one.
+ */
 static int _leaf_cmp(const void *pa, const void *pb)
 {
 	const struct li *a = pa, *b = pb;
@@ -157,8 +160,8 @@ static int _leaf_cmp(const void *pa, const void *pb)
 	if (a->cap != b->cap)
 		return a->cap > b->cap ? -1 : 1;
 	if (a->idle != b->idle)
-		return a->idle ? 1 : -1;
-	return a->leaf - b->leaf;
+		return a->idle ? -1 : 1;
+	return b->leaf - a->leaf;
 }
 
 /* Take nodes of leaf l, partly used ones first (most room first), until

@@ -25,6 +25,8 @@
 #   CLUSTER_SPANK         1: load topoml.so through plugstack.conf
 #   CLUSTER_SPANK_ARGS    arguments of topoml.so in plugstack.conf
 #   CLUSTER_CONF_EXTRA    extra slurm.conf lines (later lines win)
+#   CLUSTER_PARTITION_EXTRA  parameters of partition main (default
+#                         OverSubscribe=EXCLUSIVE; empty: nodes are shared)
 #   CLUSTER_GRES_CONF     gres.conf content
 #   TOP_BUILDDIR          build tree whose plugins are used
 # Sets: CLUSTER_DIR, SLURM_CONF (exported), CLUSTER_PLUGINDIR, CLUSTER_PORT.
@@ -226,7 +228,8 @@ EOF
 		n="${n:+$n,}c[1-$CLUSTER_CLOUD]"
 	fi
 	echo "PartitionName=main Nodes=$n Default=YES MaxTime=INFINITE" \
-		"State=UP OverSubscribe=EXCLUSIVE" >>"$d/slurm.conf"
+		"State=UP ${CLUSTER_PARTITION_EXTRA-OverSubscribe=EXCLUSIVE}" \
+		>>"$d/slurm.conf"
 	[ -n "${CLUSTER_CONF_EXTRA:-}" ] &&
 		printf '%s\n' "$CLUSTER_CONF_EXTRA" >>"$d/slurm.conf"
 	[ -n "${CLUSTER_GRES_CONF:-}" ] &&

@@ -257,6 +257,24 @@ START_TEST(shared_gpus_best_fit_and_attempts)
 	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
 	ck_assert_int_eq(p.nodes[0], 13);
 	topoml_placement_clear(&p);
+	/* 12 GPUs, two nodes: leaf 0 (all idle) and leaf 1, whose node 5
+	 * runs a CPU-only job, offer 32 each: leaf 1, keeping leaf 0 idle. */
+	hwloc_bitmap_free(st.avail);
+	hwloc_bitmap_free(st.partial);
+	_shared_init(&st, 16, 8);
+	hwloc_bitmap_set(st.partial, 5);
+	r.avail = st.avail;
+	r.partial = st.partial;
+	for (int i = 8; i < 16; i++)
+		st.fu[i] = 0;
+	r.units = 12;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(_leaves(t, &p), 1);
+	ck_assert_int_eq(t->nodes[p.nodes[0]].leaf,
+			 t->nodes[5].leaf);
+	ck_assert_int_eq(p.score.idle_leaves_broken, 0);
+	topoml_placement_clear(&p);
 	hwloc_bitmap_free(st.avail);
 	hwloc_bitmap_free(st.partial);
 	topoml_free(t);
