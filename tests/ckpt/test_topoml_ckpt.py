@@ -18,6 +18,12 @@ sys.path.insert(0, os.environ.get("TOPOML_CKPT_PY", os.path.join(
     "ckpt")))
 import topoml_ckpt as tc  # noqa: E402
 
+# The sys.path entry that holds the module (a package: topoml_ckpt/), for
+# the child processes of the tests.
+PY_PATH = os.path.dirname(os.path.abspath(tc.__file__))
+if os.path.basename(tc.__file__) == "__init__.py":
+    PY_PATH = os.path.dirname(PY_PATH)
+
 TRAIN_C = os.environ.get("TRAIN_C", "")
 TRAIN_PY = os.environ.get("TRAIN_PY", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "train_py.py"))
@@ -213,7 +219,7 @@ while True:
         for i in range(3):
             with open(os.path.join(d, "part%%d" %% i), "w") as f:
                 f.write("%%d\n" %% s + ("x" * 200000 if i == 2 else ""))
-""" % (os.path.dirname(tc.__file__), self.tmp)
+""" % (PY_PATH, self.tmp)
         prev, torn = -1, 0
         rng = random.Random()
         for _ in range(n):
@@ -321,7 +327,7 @@ class Shards(Base):
     """Every rank calls save(): one commit, after the last shard."""
 
     def spawn(self, world, extra_env=None):
-        code = SHARD_CODE % os.path.dirname(tc.__file__)
+        code = SHARD_CODE % PY_PATH
         env = dict(os.environ, **(extra_env or {}))
         ps = [subprocess.Popen([sys.executable, "-c", code, str(r),
                                 str(world), self.tmp], env=env,
@@ -375,7 +381,7 @@ print("ok 1")
         c_rank = subprocess.Popen([sys.executable, "-c", code, self.tmp],
                                   stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
-        py_code = SHARD_CODE % os.path.dirname(tc.__file__)
+        py_code = SHARD_CODE % PY_PATH
         py_rank = subprocess.run([sys.executable, "-c", py_code, "0", "2",
                                   self.tmp], capture_output=True,
                                  text=True, timeout=120)
@@ -423,6 +429,12 @@ print("ok 1")
 
 
 class Module(unittest.TestCase):
+    def test_typed_package(self):
+        # PEP 561: the marker sits in the package the checker imports.
+        self.assertEqual(os.path.basename(tc.__file__), "__init__.py")
+        self.assertTrue(os.path.exists(os.path.join(
+            os.path.dirname(tc.__file__), "py.typed")))
+
     def test_version_and_docs(self):
         want = os.environ.get("TOPOML_VERSION")
         if want:
