@@ -435,6 +435,52 @@ class Module(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(
             os.path.dirname(tc.__file__), "py.typed")))
 
+    def test_pip_install(self):
+        """contrib/ckpt/pyproject.toml builds offline and installs the
+        typed package."""
+        src = os.path.join(os.environ.get("TOP_SRCDIR", os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "..")),
+            "contrib", "ckpt")
+        if not os.path.exists(os.path.join(src, "pyproject.toml")):
+            self.skipTest("no contrib/ckpt/pyproject.toml")
+        # A wheel build needs bdist_wheel: setuptools >= 70.1 or `wheel`.
+        probes = (["-c", "import setuptools\ntry:\n"
+                   "    import setuptools.command.bdist_wheel\n"
+                   "except ImportError:\n    import wheel"],
+                  ["-m", "pip", "--version"])
+        if any(subprocess.run([sys.executable] + a,
+                              capture_output=True).returncode
+               for a in probes):
+            self.skipTest("pip, setuptools or wheel missing")
+        tmp = tempfile.mkdtemp(prefix="ckpt-pip.")
+        try:
+            # setuptools writes build/ and *.egg-info beside the sources:
+            # build from a copy, never in the source tree.
+            shutil.copytree(src, os.path.join(tmp, "src"), symlinks=True,
+                            ignore=shutil.ignore_patterns(
+                                "Makefile*", "*.c", "*.h", "*.7",
+                                "__pycache__", ".libs", ".deps"))
+            r = subprocess.run([sys.executable, "-m", "pip", "install",
+                                "-q", "--no-build-isolation", "--no-index",
+                                "--no-deps", "--target",
+                                os.path.join(tmp, "t"),
+                                os.path.join(tmp, "src")],
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            pkg = os.path.join(tmp, "t", "topoml_ckpt")
+            self.assertEqual(sorted(n for n in os.listdir(pkg)
+                                    if n != "__pycache__"),
+                             ["__init__.py", "py.typed"])
+            r = subprocess.run([sys.executable, "-c", "import sys; "
+                                "sys.path.insert(0, sys.argv[1]); "
+                                "import topoml_ckpt as t; "
+                                "print(t.__version__)",
+                                os.path.join(tmp, "t")],
+                               capture_output=True, text=True)
+            self.assertEqual(r.stdout.strip(), tc.__version__, r.stderr)
+        finally:
+            shutil.rmtree(tmp, True)
+
     def test_version_and_docs(self):
         want = os.environ.get("TOPOML_VERSION")
         if want:
