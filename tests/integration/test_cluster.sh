@@ -6,6 +6,9 @@ set -u
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
 
 CLUSTER_SLURMD=8 CLUSTER_CLOUD=1024 cluster_start harness
+# Batch jobs write slurm-%j.out into the working directory: the cluster's,
+# never the build tree (make distcheck checks it is left clean).
+cd "$CLUSTER_DIR" || exit 1
 
 # A real step on all 8 slurmd: each node runs one task and names itself.
 out=$(timeout 60 srun -N8 -n8 -p main -w 'n[1-8]' \

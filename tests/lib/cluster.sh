@@ -29,6 +29,9 @@
 #                         OverSubscribe=EXCLUSIVE; empty: nodes are shared)
 #   CLUSTER_GRES_CONF     gres.conf content
 #   TOP_BUILDDIR          build tree whose plugins are used
+#   CLUSTER_INSTALLED     1: the installed plugins only (packages): no copy
+#                         from TOP_BUILDDIR, PluginDir is Slurm's own and
+#                         plugstack.conf includes /etc/slurm/plugstack.conf.d
 # Sets: CLUSTER_DIR, SLURM_CONF (exported), CLUSTER_PLUGINDIR, CLUSTER_PORT.
 # Functions: cluster_start, cluster_stop, cluster_wait_idle,
 #   cluster_restart_ctld, cluster_slurmd_stop NODE, cluster_slurmd_start NODE,
@@ -139,6 +142,7 @@ _cluster_pick_port() {
 _cluster_install_plugins() {
 	local so
 	mkdir -p "$CLUSTER_PLUGINDIR"
+	[ "${CLUSTER_INSTALLED:-0}" = 1 ] && return 0
 	for so in select_plugin/.libs/select_topoml.so spank/.libs/topoml.so; do
 		if [ -f "$TOP_BUILDDIR/$so" ]; then
 			cp -f "$TOP_BUILDDIR/$so" "$CLUSTER_PLUGINDIR/"
@@ -175,7 +179,7 @@ SlurmctldLogFile=$d/log/slurmctld.log
 SlurmdLogFile=$d/log/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
-PluginDir=$CLUSTER_PLUGINDIR:$CLUSTER_SLURM_PLUGINDIR
+PluginDir=$([ "${CLUSTER_INSTALLED:-0}" = 1 ] || echo "$CLUSTER_PLUGINDIR:")$CLUSTER_SLURM_PLUGINDIR
 PlugStackConfig=$d/plugstack.conf
 SlurmdParameters=config_overrides
 ProctrackType=proctrack/linuxproc
@@ -235,7 +239,12 @@ EOF
 	[ -n "${CLUSTER_GRES_CONF:-}" ] &&
 		printf '%s\n' "$CLUSTER_GRES_CONF" >"$d/gres.conf"
 	: >"$d/plugstack.conf"
-	if [ "${CLUSTER_SPANK:-0}" = 1 ]; then
+	if [ "${CLUSTER_INSTALLED:-0}" = 1 ]; then
+		# What Debian's /etc/slurm/plugstack.conf says: the packages'
+		# drop-ins.
+		echo "include /etc/slurm/plugstack.conf.d/*.conf" \
+			>"$d/plugstack.conf"
+	elif [ "${CLUSTER_SPANK:-0}" = 1 ]; then
 		echo "required $CLUSTER_PLUGINDIR/topoml.so ${CLUSTER_SPANK_ARGS:-}" \
 			>"$d/plugstack.conf"
 	fi
