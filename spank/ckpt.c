@@ -57,6 +57,7 @@
 
 #include "ckpt.h"
 #include "secure.h"
+#include "slurm_compat.h"
 #include "../contrib/ckpt/topoml_ckpt_page.h"
 #include "../contrib/ckpt/ckpt_layout.h"
 
@@ -547,7 +548,7 @@ static int _job_times(time_t *start, time_t *end)
 	job_info_msg_t *info = NULL;
 	int rc = -1;
 
-	if (slurm_load_job(&info, _st.job_id, SHOW_ALL) == SLURM_SUCCESS &&
+	if (ml_load_job(&info, _st.job_id) == SLURM_SUCCESS &&
 	    info && info->record_count > 0) {
 		*start = info->job_array[0].start_time;
 		*end = info->job_array[0].end_time;
@@ -656,7 +657,7 @@ poll_done:
 						 __ATOMIC_SEQ_CST);
 				goto requeue_done;
 			}
-			if (slurm_requeue(_st.job_id, 0) != SLURM_SUCCESS) {
+			if (ml_requeue(_st.job_id) != SLURM_SUCCESS) {
 				slurm_error("topoml: --ml-ckpt: requeue of job "
 					    "%u failed: %s (is the job "
 					    "requeue-able? JobRequeue=1 or "
@@ -742,7 +743,7 @@ static long _restart_from_ctld(uint32_t job_id)
 	job_info_msg_t *info = NULL;
 	long n = -1;
 
-	if (slurm_load_job(&info, job_id, SHOW_ALL) == SLURM_SUCCESS &&
+	if (ml_load_job(&info, job_id) == SLURM_SUCCESS &&
 	    info && info->record_count > 0)
 		n = info->job_array[0].restart_cnt;
 	if (info)

@@ -20,6 +20,7 @@
 
 #include "plugin.h"
 #include "secure.h"
+#include "slurm_compat.h"
 
 #define ML_BATCH_STEP	0xfffffffb	/* SLURM_BATCH_SCRIPT */
 #define ML_EXTERN_STEP	0xfffffffc	/* SLURM_EXTERN_CONT */
@@ -37,7 +38,7 @@ static int _getenv(spank_t sp, const char *name, char *buf, size_t len)
  * slurmstepd: no library linked into the plugin). */
 static char **_hosts(const char *list, int *n)
 {
-	hostlist_t hl = slurm_hostlist_create(list);
+	ml_hostlist_t hl = slurm_hostlist_create(list);
 	char **names = NULL, *h;
 	int k = 0, count;
 

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Build one upstream Slurm release from source into a cache, for building
+# and testing topoml against releases other than the installed one:
+#
+#   $TOPOML_CACHE/slurm-VERSION/src      the unpacked source
+#   $TOPOML_CACHE/slurm-VERSION/build    configured and built out of tree
+#   $TOPOML_CACHE/slurm-VERSION/inst     installed: bin, sbin, lib, include
+#
+# Reused when present (a second run only checks).  Sources: an archive of
+# the release tag in ../shared/slurm-src (slurm-MAJ-MIN-MICRO-1.tar.gz), or
+# SRC_TARBALL=FILE.
+#
+# usage: contrib/slurm-release.sh VERSION      e.g. 26.05.3
+# env:   TOPOML_CACHE (default /var/cache/topoml), JOBS (default 2),
+#        SHARED (default ../shared beside the source tree)
+# prints the install prefix on its last line.
+set -euo pipefail
+ver=${1:?usage: $0 VERSION (e.g. 26.05.3)}
+top=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${TOPOML_CACHE:-/var/cache/topoml}
+SHARED=${SHARED:-$top/../shared}
+d=$CACHE/slurm-$ver
+inst=$d/inst
+log() { echo "slurm-release: $*" >&2; }
+
+if [ -x "$inst/sbin/slurmctld" ] && [ -f "$d/build/.topoml-done" ]; then
+	log "$ver ready in $inst"
+	echo "$inst"
+	exit 0
+fi
+
+tarball=${SRC_TARBALL:-$SHARED/slurm-src/slurm-${ver//./-}-1.tar.gz}
+[ -f "$tarball" ] || { log "no source for $ver ($tarball)"; exit 77; }
+mkdir -p "$d"
+if [ ! -f "$d/src/configure" ]; then
+	log "unpacking $tarball"
+	rm -rf "$d/src"
+	mkdir -p "$d/src"
+	tar -xzf "$tarball" -C "$d/src" --strip-components=1
+fi
+
+# Build dependencies of the daemons and clients a test cluster runs.
+need="build-essential libmunge-dev munge libhwloc-dev libjson-c-dev
+      libyaml-dev libjwt-dev libssl-dev pkg-config python3"
+missing=""
+for p in $need; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	log "installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+mkdir -p "$d/build"
+cd "$d/build"
+if [ ! -f config.status ]; then
+	log "configuring $ver (about 1.5 min on 2 cores)"
+	"$d/src/configure" -q --prefix="$inst" --sysconfdir="$inst/etc" \
+		--disable-static --disable-debug --without-rpath \
+		--enable-multiple-slurmd --with-munge --with-hwloc \
+		>configure.log 2>&1 || { tail -30 configure.log; exit 1; }
+fi
+log "building $ver (src/ only; about 10 min on 2 cores)"
+make -j"${JOBS:-2}" -C src >make.log 2>&1 || { tail -40 make.log; exit 1; }
+make -C src install >install.log 2>&1 || { tail -40 install.log; exit 1; }
+# slurm_version.h and the other public headers.
+make -C slurm install >>install.log 2>&1 || true
+touch .topoml-done
+log "$ver installed in $inst"
+echo "$inst"

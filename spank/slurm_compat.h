@@ -1,0 +1,53 @@
+/*
+ * The few public Slurm API calls whose signature changed between the
+ * releases topoml.so builds against (22.05 to 26.05), behind one name
+ * each, so that the plugin's code reads the same for every release.
+ *   - hostlist_t became the struct itself in 23.02 (functions take
+ *     hostlist_t *); the ABI (a pointer) did not change.
+ *   - slurm_load_job() and slurm_requeue() take a slurm_step_id_t in 26.05.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_SPANK_SLURM_COMPAT_H
+#define TOPOML_SPANK_SLURM_COMPAT_H
+
+#include <stdint.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_version.h>
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+typedef hostlist_t *ml_hostlist_t;
+#else
+typedef hostlist_t ml_hostlist_t;
+#endif
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+static inline slurm_step_id_t ml_job_step_id(uint32_t job_id)
+{
+	slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
+
+	id.job_id = job_id;
+	return id;
+}
+
+static inline int ml_load_job(job_info_msg_t **info, uint32_t job_id)
+{
+	return slurm_load_job(info, ml_job_step_id(job_id), SHOW_ALL);
+}
+
+static inline int ml_requeue(uint32_t job_id)
+{
+	return slurm_requeue(ml_job_step_id(job_id), 0);
+}
+#else
+static inline int ml_load_job(job_info_msg_t **info, uint32_t job_id)
+{
+	return slurm_load_job(info, job_id, SHOW_ALL);
+}
+
+static inline int ml_requeue(uint32_t job_id)
+{
+	return slurm_requeue(job_id, 0);
+}
+#endif
+
+#endif
