@@ -1,0 +1,39 @@
+#!/bin/bash
+# contrib/topoml.spec as far as Debian's rpm tools read it: rpmspec parses
+# and expands it (both with and without select/topoml's Slurm source),
+# every subpackage is declared, and rpmlint finds no error or warning
+# (contrib/topoml-rpmlint.toml filters other distributions' conventions).
+# SPDX-License-Identifier: GPL-2.0-or-later
+set -u
+TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$TESTS_DIR/.." && pwd)}
+spec=$TOP_SRCDIR/contrib/topoml.spec
+command -v rpmspec >/dev/null ||
+	{ echo "SKIP: rpmspec missing (apt-get install rpm)"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+out=$(rpmspec -P "$spec" 2>&1) || fail "rpmspec -P: $out"
+ver=$(sed -n 's/^AC_INIT(\[topoml\], \[\([^]]*\)\].*/\1/p' \
+	"$TOP_SRCDIR/configure.ac")
+[ -n "$ver" ] || fail "no version in configure.ac"
+echo "$out" | grep -q "^Version: *$ver\$" ||
+	fail "spec version is not configure.ac's $ver"
+names=$(rpmspec -q --qf '%{NAME}\n' "$spec" 2>/dev/null | sort | paste -sd' ')
+want="libtopoml-ckpt libtopoml-ckpt-devel python3-topoml-ckpt slurm-topoml-spank topoml"
+[ "$names" = "$want" ] || fail "packages without slurm_source: $names"
+names=$(rpmspec -q --qf '%{NAME}\n' --define 'slurm_source /x' "$spec" \
+	2>/dev/null | sort | paste -sd' ')
+want="libtopoml-ckpt libtopoml-ckpt-devel python3-topoml-ckpt slurm-topoml-select slurm-topoml-spank topoml"
+[ "$names" = "$want" ] || fail "packages with slurm_source: $names"
+# The plugins require exactly the Slurm they are built against.
+req=$(rpmspec -q --requires --define 'slurm_source /x' "$spec" 2>/dev/null)
+echo "$req" | grep -Eq '^slurm(\(x86-64\))? = ' ||
+	fail "no exact Slurm requirement: $req"
+if command -v rpmlint >/dev/null; then
+	lint=$(rpmlint -c "$TOP_SRCDIR/contrib/topoml-rpmlint.toml" "$spec" 2>&1)
+	echo "$lint" | grep -q ' 0 errors, 0 warnings' ||
+		fail "rpmlint: $lint"
+else
+	echo "rpmlint missing: lint not checked"
+fi
+echo "PASS: $spec parses, version $ver, 6 subpackages, rpmlint clean"
