@@ -29,6 +29,9 @@
 #                         OverSubscribe=EXCLUSIVE; empty: nodes are shared)
 #   CLUSTER_GRES_CONF     gres.conf content
 #   TOP_BUILDDIR          build tree whose plugins are used
+#   CLUSTER_SLURM_PREFIX  another Slurm release (contrib/slurm-release.sh
+#                         prints its prefix): its daemons, clients and
+#                         plugins instead of the installed ones
 #   CLUSTER_INSTALLED     1: the installed plugins only (packages): no copy
 #                         from TOP_BUILDDIR, PluginDir is Slurm's own and
 #                         plugstack.conf includes /etc/slurm/plugstack.conf.d
@@ -41,8 +44,16 @@
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 
+if [ -n "${CLUSTER_SLURM_PREFIX:-}" ]; then
+	export PATH=$CLUSTER_SLURM_PREFIX/bin:$CLUSTER_SLURM_PREFIX/sbin:$PATH
+	CLUSTER_SLURM_PLUGINDIR=${CLUSTER_SLURM_PLUGINDIR:-$CLUSTER_SLURM_PREFIX/lib/slurm}
+fi
 CLUSTER_SLURM_PLUGINDIR=${CLUSTER_SLURM_PLUGINDIR:-/usr/lib/$(gcc \
 	-print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/slurm-wlm}
+# The running release as MMmm (2205, 2411, 2605): slurm.conf differs.
+CLUSTER_SLURM_VERSION=$(slurmctld -V 2>/dev/null |
+	awk '{ split($2, v, "."); printf "%d%02d", v[1], v[2] }')
+: "${CLUSTER_SLURM_VERSION:=2205}"
 _cluster_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${TOP_BUILDDIR:=$(cd "$_cluster_lib_dir/../.." && pwd)}"
 
@@ -184,7 +195,8 @@ PlugStackConfig=$d/plugstack.conf
 SlurmdParameters=config_overrides
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
+$([ "$CLUSTER_SLURM_VERSION" -lt 2411 ] &&
+	echo JobAcctGatherType=jobacct_gather/none)
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 MpiDefault=none
@@ -238,6 +250,10 @@ EOF
 		printf '%s\n' "$CLUSTER_CONF_EXTRA" >>"$d/slurm.conf"
 	[ -n "${CLUSTER_GRES_CONF:-}" ] &&
 		printf '%s\n' "$CLUSTER_GRES_CONF" >"$d/gres.conf"
+	# 24.11+ start cgroup plugins in slurmd even with proctrack/linuxproc;
+	# this host's cgroup v1 tree does not suit them.
+	[ "$CLUSTER_SLURM_VERSION" -ge 2411 ] &&
+		echo "CgroupPlugin=disabled" >"$d/cgroup.conf"
 	: >"$d/plugstack.conf"
 	if [ "${CLUSTER_INSTALLED:-0}" = 1 ]; then
 		# What Debian's /etc/slurm/plugstack.conf says: the packages'
