@@ -3,10 +3,13 @@
  *
  * CUDA_VISIBLE_DEVICES never hides a task's peers (NVIDIA/nccl#1066,
  * nccl-tests#300): with one GPU per task every task of the node gets the
- * same list, ordered so that entry LOCAL_RANK (LOCAL_RANK % GPUs when tasks
- * share GPUs) is its own GPU; with several GPUs per task its own come first
- * and the others follow.  NCCL still finds every peer for P2P/NVLink, and
- * torch's cuda:LOCAL_RANK / cuda:0 conventions both pick the right device.
+ * same list, ordered so that entry LOCAL_RANK is its own GPU; with several
+ * GPUs per task its own come first and the others follow.  NCCL still
+ * finds every peer for P2P/NVLink, and torch's cuda:LOCAL_RANK / cuda:0
+ * conventions both pick the right device.  More tasks than GPUs: blocks of
+ * consecutive local ranks share a GPU.  AMD (ROCR_VISIBLE_DEVICES): the
+ * list is always in order.  In every case TOPOML_LOCAL_GPUS says where the
+ * task's own GPUs are in the list, and TOPOML_DEVICE the first of them.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
@@ -116,6 +119,18 @@ static void _hca(const struct hw_node *n, struct ml_task_bind *b)
 			continue;
 		seen[j] = 1;
 		c = &n->nics[j];
+		if (c->kind == HW_NIC_CXI) {
+			/* libfabric's cxi domain: no verbs ports. */
+			_append(b->cxi, sizeof(b->cxi), "%s", 0, c->name);
+			if (b->nic < 0) {
+				b->nic = j;
+				b->cxi_primary = true;
+				b->gdr_path = n->path[b->gpus[k] * n->nnics + j];
+				snprintf(b->netdev, sizeof(b->netdev), "%s",
+					 c->netdev);
+			}
+			continue;
+		}
 		for (int p = 0; p < c->nports; p++)
 			if (_port_usable(&c->ports[p])) {
 				_append(b->ib_hca, sizeof(b->ib_hca), "%s:%d",
@@ -190,6 +205,7 @@ int ml_bind_compute(const struct hw_node *n, enum ml_gpu_bind mode,
 		    struct ml_task_bind *out, char *err, size_t errlen)
 {
 	int *order = NULL, *group = NULL, G, rc = -1;
+	bool amd;
 
 	memset(out, 0, sizeof(*out) * ntasks);
 	for (int t = 0; t < ntasks; t++) {
@@ -224,6 +240,7 @@ int ml_bind_compute(const struct hw_node *n, enum ml_gpu_bind mode,
 
 	if (ntasks <= G)
 		_chunks(n, mode, order, G, ntasks, group);
+	amd = hw_node_amd(n);
 	for (int t = 0, pos = 0; t < ntasks; t++) {
 		struct ml_task_bind *b = &out[t];
 		int start, k;
@@ -234,9 +251,17 @@ int ml_bind_compute(const struct hw_node *n, enum ml_gpu_bind mode,
 			start = pos;
 			pos += k;
 		} else {
+			/* Blocks of consecutive local ranks per GPU (the
+			 * first T % G GPUs one more), as mpibind and Slurm's
+			 * --ntasks-per-gpu: neighbours share a GPU and its
+			 * socket. */
+			int q = ntasks / G, r = ntasks % G;
+
 			k = 1;
-			start = t % G;
+			start = t < r * (q + 1) ? t / (q + 1) :
+				r + (t - r * (q + 1)) / q;
 		}
+		b->amd = amd;
 		b->ngpus = k;
 		b->gpus = malloc(sizeof(int) * k);
 		if (!b->gpus)
@@ -245,12 +270,15 @@ int ml_bind_compute(const struct hw_node *n, enum ml_gpu_bind mode,
 			b->gpus[i] = order[start + i];
 
 		p = b->cuda_visible;
-		if (k == 1) {
+		/* ROCm: the step's GPUs in order (ROCR_VISIBLE_DEVICES is
+		 * not relied on to reorder), own ones found by position. */
+		if (k == 1 || amd) {
 			for (int i = 0; i < G; i++)
 				_append(b->cuda_visible, sizeof(b->cuda_visible),
 					"%d", n->gpus[order[i]].index, NULL);
-			snprintf(b->local_gpus, sizeof(b->local_gpus), "%d",
-				 start);
+			for (int i = 0; i < k; i++)
+				_append(b->local_gpus, sizeof(b->local_gpus),
+					"%d", start + i, NULL);
 		} else {
 			for (int i = 0; i < k; i++) {
 				_append(p, sizeof(b->cuda_visible), "%d",
@@ -354,10 +382,14 @@ void ml_bind_print(const struct hw_node *n, const struct ml_task_bind *b,
 		else
 			hwloc_bitmap_list_snprintf(buf, sizeof(buf),
 						   b[t].cpuset);
-		fprintf(f, " cuda=%s local=%s cpus=%s hca=%s gdr=%s\n",
+		fprintf(f, " %s=%s local=%s cpus=%s hca=%s gdr=%s",
+			b[t].amd ? "rocr" : "cuda",
 			b[t].cuda_visible[0] ? b[t].cuda_visible : "-",
 			b[t].local_gpus[0] ? b[t].local_gpus : "-", buf,
 			b[t].ib_hca[0] ? b[t].ib_hca : "-",
 			b[t].nic >= 0 ? hw_path_name(b[t].gdr_path) : "-");
+		if (b[t].cxi[0])
+			fprintf(f, " cxi=%s", b[t].cxi);
+		fputc('\n', f);
 	}
 }

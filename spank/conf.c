@@ -125,6 +125,7 @@ void ml_conf_init(struct ml_conf *c)
 	memset(c, 0, sizeof(*c));
 	snprintf(c->cache_dir, sizeof(c->cache_dir), "/run/topoml");
 	snprintf(c->nvml_lib, sizeof(c->nvml_lib), "libnvidia-ml.so.1");
+	snprintf(c->rsmi_lib, sizeof(c->rsmi_lib), "librocm_smi64.so");
 	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "/sys");
 	c->port_lo = 29500;
 	c->port_hi = 30499;
@@ -237,6 +238,12 @@ static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
 		if (!*v || strlen(v) >= sizeof(c->nvml_lib))
 			goto bad;
 		snprintf(c->nvml_lib, sizeof(c->nvml_lib), "%s", v);
+		return 0;
+	}
+	if (!strcmp(key, "rsmi_lib")) {
+		if (!*v || strlen(v) >= sizeof(c->rsmi_lib))
+			goto bad;
+		snprintf(c->rsmi_lib, sizeof(c->rsmi_lib), "%s", v);
 		return 0;
 	}
 	if (!strcmp(key, "master_port")) {

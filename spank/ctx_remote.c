@@ -242,21 +242,36 @@ out:
 	return rc;
 }
 
+/* The step's GPU pool, kept for task_init (_keep_visible). */
+static int *_step_pool;
+static int _step_npool = -1;
+static bool _pool_slurm;		/* from SLURM_STEP_GPUS/JOB_GPUS */
+
 /* The GPUs this step may use: Slurm's GRES lists, else the node's. */
 static int _pool(spank_t sp, int *pool, int max)
 {
 	static const char *const vars[] = { "SLURM_STEP_GPUS",
 					    "SLURM_JOB_GPUS",
-					    "CUDA_VISIBLE_DEVICES" };
+					    "CUDA_VISIBLE_DEVICES",
+					    "ROCR_VISIBLE_DEVICES" };
 	char buf[1024];
 
+	_pool_slurm = false;
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		int k;
 
+		/* A node's own vendor's list only (Slurm's default GRES
+		 * environment sets both on any node). */
+		if (i >= 2 && strcmp(vars[i], hw_node_amd(ml.node) ?
+				     "ROCR_VISIBLE_DEVICES" :
+				     "CUDA_VISIBLE_DEVICES"))
+			continue;
 		if (_getenv(sp, vars[i], buf, sizeof(buf)))
 			continue;
-		if ((k = ml_parse_gpu_list(ml.node, buf, pool, max)) >= 0)
+		if ((k = ml_parse_gpu_list(ml.node, buf, pool, max)) >= 0) {
+			_pool_slurm = i < 2;
 			return k;
+		}
 		slurm_info("topoml: %s=%s is not a list of GPU indices of "
 			   "this node: all GPUs", vars[i], buf);
 		return -1;
@@ -400,10 +415,18 @@ int ml_remote_post_opt(spank_t sp)
 	}
 	if (ml.val[ML_OPT_GPU_BIND] == ML_GPU_BIND_NVLINK && !ml.node->nvml &&
 	    ml.node->ngpus > 1)
-		slurm_info("topoml: --ml-gpu-bind=nvlink: no NVLink islands "
-			   "known on %s (NVML), binding by PCI locality",
-			   ml.node_name);
+		slurm_info("topoml: --ml-gpu-bind=nvlink: no %s islands "
+			   "known on %s, binding by PCI locality",
+			   hw_node_amd(ml.node) ? "xGMI (ROCm SMI)" :
+			   "NVLink (NVML)", ml.node_name);
 	npool = _pool(sp, pool, ml.node->ngpus);
+	free(_step_pool);
+	_step_pool = NULL;
+	_step_npool = -1;
+	if (npool >= 0 && (_step_pool = malloc(sizeof(int) * (npool + 1)))) {
+		memcpy(_step_pool, pool, sizeof(int) * npool);
+		_step_npool = npool;
+	}
 	if (ml_bind_compute(ml.node, ml.val[ML_OPT_GPU_BIND], ml.ntasks,
 			    npool >= 0 ? pool : NULL, npool, ml.binds, err,
 			    sizeof(err))) {
@@ -467,42 +490,31 @@ static bool _bind_cpus(hwloc_const_bitmap_t want)
 }
 
 /*
- * CUDA_VISIBLE_DEVICES already set (by the user, or Slurm's GRES): it
- * stays, CUDA_DEVICE_ORDER too, and TOPOML_LOCAL_GPUS points into that
- * list, or is left out when the task's GPUs are not all in it.
+ * CUDA_VISIBLE_DEVICES (ROCR_VISIBLE_DEVICES on AMD) already set, by the
+ * user or Slurm's GRES: it stays, CUDA_DEVICE_ORDER too, and
+ * TOPOML_LOCAL_GPUS / TOPOML_DEVICE point into that list (by position
+ * when Slurm renumbered it), or are left out when the list does not say
+ * where the task's GPUs are.
  */
 static void _keep_visible(spank_t sp, const struct ml_task_bind *b,
 			  struct ml_env *e)
 {
-	char cur[1024], own[256] = "";
-	int list[64], n = 0;
-	size_t off = 0;
+	char cur[1024], own[256];
 
-	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", cur, sizeof(cur)) !=
+	if (spank_getenv(sp, ml_visible_var(b), cur, sizeof(cur)) !=
 	    ESPANK_SUCCESS)
 		return;
-	for (char *p = cur, *end; *p && n < 64; p = *end ? end + 1 : end) {
-		list[n++] = (int)strtol(p, &end, 10);
-		if (end == p || (*end && *end != ','))
-			n = -1;
-		if (n < 0)
-			break;
-	}
-	for (int k = 0; n > 0 && k < b->ngpus; k++) {
-		int pos = -1;
-
-		for (int i = 0; i < n; i++)
-			if (list[i] == ml.node->gpus[b->gpus[k]].index)
-				pos = i;
-		if (pos < 0) {
-			n = -1;
-			break;
-		}
-		off += snprintf(own + off, sizeof(own) - off, "%s%d",
-				k ? "," : "", pos);
+	if (ml_own_in_visible(ml.node, b, cur, _step_pool,
+			      _step_npool > 0 ? _step_npool : 0,
+			      _pool_slurm, own, sizeof(own))) {
+		slurm_info("topoml: %s=%s does not say where this task's "
+			   "GPUs are: no TOPOML_DEVICE", ml_visible_var(b),
+			   cur);
+		own[0] = '\0';
 	}
 	/* An empty value: _apply leaves the variable out. */
-	ml_env_add(e, "TOPOML_LOCAL_GPUS", "%s", n > 0 ? own : "");
+	ml_env_add(e, "TOPOML_LOCAL_GPUS", "%s", own);
+	ml_env_device(own, e);
 	ml_env_add(e, "CUDA_DEVICE_ORDER", "%s", "");
 }
 
@@ -572,10 +584,11 @@ int ml_remote_task_init(spank_t sp)
 		if (bound)
 			hwloc_bitmap_list_snprintf(cpus, sizeof(cpus),
 						   b->cpuset);
-		slurm_verbose("topoml: task %d: CUDA_VISIBLE_DEVICES=%s own=%s "
-			      "cpus=%s hca=%s", tid, b->cuda_visible,
-			      b->local_gpus, cpus,
-			      b->ib_hca[0] ? b->ib_hca : "-");
+		slurm_verbose("topoml: task %d: %s=%s own=%s cpus=%s hca=%s "
+			      "cxi=%s", tid, ml_visible_var(b),
+			      b->cuda_visible, b->local_gpus, cpus,
+			      b->ib_hca[0] ? b->ib_hca : "-",
+			      b->cxi[0] ? b->cxi : "-");
 	}
 	ml_env_clear(&env);
 	return rc;
@@ -593,6 +606,8 @@ int ml_remote_exit(spank_t sp)
 	ml.binds = NULL;
 	hw_node_free(ml.node);
 	ml.node = NULL;
+	free(_step_pool);
+	_step_pool = NULL;
 	free(ml.node_first_rank);
 	ml.node_first_rank = NULL;
 	return rc;

@@ -191,9 +191,16 @@ int ml_slurmd_init(spank_t sp)
 		 c->hwloc_xml[0] ? c->hwloc_xml : "hwloc discovery");
 	/* Test hook and site override, as the issue asks: env first. */
 	nvml = getenv("TOPOML_NVML_LIB");
-	if (n->ngpus && hw_nvml_islands(n, nvml && *nvml ? nvml : c->nvml_lib,
-					err, sizeof(err)))
+	if (n->ngpus && !hw_node_amd(n) &&
+	    hw_nvml_islands(n, nvml && *nvml ? nvml : c->nvml_lib, err,
+			    sizeof(err)))
 		slurm_info("topoml: no NVLink islands: %s", err);
+	/* AMD: ROCm SMI (rsmi_lib= only: an admin's path) over what
+	 * hwloc's RSMI backend recorded. */
+	if (hw_node_amd(n) && hw_rsmi_islands(n, c->rsmi_lib, err,
+					      sizeof(err)))
+		slurm_info("topoml: no xGMI islands from ROCm SMI: %s%s", err,
+			   n->nvml ? " (hwloc's kept)" : "");
 	if (hw_ib_verbs(n, err, sizeof(err)))
 		slurm_info("topoml: %s", err);
 	hw_ib_sysfs(n, c->sysfs_root, err, sizeof(err));

@@ -136,14 +136,129 @@ void ml_env_torch(const struct ml_job *j, struct ml_env *e)
 	ml_env_add(e, "GROUP_RANK", "%d", j->node_rank);
 }
 
+const char *ml_visible_var(const struct ml_task_bind *b)
+{
+	return b->amd ? "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
+}
+
+/*
+ * TOPOML_DEVICE: the one index that is right in every case (issue 15.7):
+ * with Slurm's GRES list (--gres=gpu:4 -n2: task 1 sees 0,1,2,3 and owns
+ * entries 2,3) LOCAL_RANK is not, nor with more tasks than GPUs.
+ */
+void ml_env_device(const char *local_gpus, struct ml_env *e)
+{
+	char *end;
+	long v = local_gpus ? strtol(local_gpus, &end, 10) : -1;
+
+	if (local_gpus && end != local_gpus && v >= 0 &&
+	    (*end == ',' || !*end))
+		ml_env_add(e, "TOPOML_DEVICE", "%ld", v);
+	else
+		ml_env_add(e, "TOPOML_DEVICE", "%s", "");
+}
+
 void ml_env_gpu(const struct ml_task_bind *b, struct ml_env *e)
 {
 	if (!b->cuda_visible[0])
 		return;
-	ml_env_add(e, "CUDA_VISIBLE_DEVICES", "%s", b->cuda_visible);
+	/*
+	 * ROCm: ROCR_VISIBLE_DEVICES only, as Slurm's GRES with
+	 * Flags=amd_gpu_env; HIP_VISIBLE_DEVICES (and HIP's reading of
+	 * CUDA_VISIBLE_DEVICES) would index a second time into what ROCr
+	 * left visible.
+	 */
+	ml_env_add(e, ml_visible_var(b), "%s", b->cuda_visible);
 	/* Our indices are PCI bus order, as NVML's. */
-	ml_env_add(e, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+	if (!b->amd)
+		ml_env_add(e, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
 	ml_env_add(e, "TOPOML_LOCAL_GPUS", "%s", b->local_gpus);
+	ml_env_device(b->local_gpus, e);
+}
+
+/* "0,1,3" -> list; -1 when it is not a plain list of indices. */
+static int _int_list(const char *s, int *list, int max)
+{
+	int n = 0;
+
+	while (*s) {
+		char *end;
+		long v = strtol(s, &end, 10);
+
+		if (end == s || v < 0 || v > 1 << 20 || n >= max ||
+		    (*end && *end != ','))
+			return -1;
+		list[n++] = (int)v;
+		s = *end ? end + 1 : end;
+	}
+	return n;
+}
+
+int ml_own_in_visible(const struct hw_node *n, const struct ml_task_bind *b,
+		      const char *visible, const int *pool, int npool,
+		      bool from_slurm, char *own, size_t ownlen)
+{
+	int list[256], nl, *sorted = NULL, rc = -1;
+	bool same = true, by_pos;
+	size_t off = 0;
+
+	own[0] = '\0';
+	nl = _int_list(visible, list, 256);
+	if (nl <= 0 || !b->ngpus)
+		return -1;
+	/*
+	 * Slurm lists the step's GPUs (SLURM_STEP_GPUS, global indices) and
+	 * the task's visible devices in the same order; with
+	 * ConstrainDevices the latter are renumbered from 0.  So when the
+	 * visible list is not the step's indices themselves, entry i is
+	 * the step's i-th GPU.
+	 */
+	if (from_slurm && npool == nl) {
+		sorted = malloc(sizeof(int) * npool);
+		if (!sorted)
+			return -1;
+		memcpy(sorted, pool, sizeof(int) * npool);
+		for (int i = 1; i < npool; i++)
+			for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+				int t = sorted[j];
+
+				sorted[j] = sorted[j - 1];
+				sorted[j - 1] = t;
+			}
+		for (int i = 0; i < nl; i++) {
+			bool found = false;
+
+			for (int j = 0; j < npool; j++)
+				found |= n->gpus[sorted[j]].index == list[i];
+			same &= found;
+		}
+	}
+	by_pos = sorted && !same;
+	for (int k = 0; k < b->ngpus; k++) {
+		int pos = -1, want = n->gpus[b->gpus[k]].index;
+
+		for (int i = 0; i < nl && pos < 0; i++)
+			if (by_pos ? sorted[i] == b->gpus[k] : list[i] == want)
+				pos = i;
+		if (pos < 0 && nl == 1 && !k) {
+			/* One device only (Slurm's --gpu-bind, or the
+			 * user's choice): whatever it is, it is entry 0. */
+			snprintf(own, ownlen, "0");
+			rc = 0;
+			goto out_keep;
+		}
+		if (pos < 0)
+			goto out;
+		off += snprintf(own + off, off < ownlen ? ownlen - off : 0,
+				"%s%d", k ? "," : "", pos);
+	}
+	rc = off < ownlen ? 0 : -1;
+out:
+	if (rc)
+		own[0] = '\0';
+out_keep:
+	free(sorted);
+	return rc;
 }
 
 void ml_env_nccl(const struct ml_conf *c, const struct hw_node *n,
@@ -153,15 +268,27 @@ void ml_env_nccl(const struct ml_conf *c, const struct hw_node *n,
 	(void)n;
 	if (b->ib_hca[0])
 		ml_env_add(e, "NCCL_IB_HCA", "=%s", b->ib_hca);
+	/*
+	 * Slingshot: RCCL/NCCL reach it through the OFI (libfabric) net
+	 * plugin: the cxi provider, restricted to the NICs nearest to the
+	 * task's GPUs (one per GPU, as NCCL_IB_HCA for verbs); its hsn
+	 * interface carries NCCL's bootstrap.  GPUDirect RDMA through the
+	 * host bridge is what HPE and AMD recommend (PHB).
+	 */
+	if (b->cxi[0]) {
+		ml_env_add(e, "FI_PROVIDER", "cxi");
+		ml_env_add(e, "FI_CXI_DEVICE_NAME", "%s", b->cxi);
+	}
 	if (c->socket_ifname[0])
 		ml_env_add(e, "NCCL_SOCKET_IFNAME", "%s", c->socket_ifname);
-	else if (b->roce && b->netdev[0])
+	else if ((b->roce || b->cxi_primary) && b->netdev[0])
 		ml_env_add(e, "NCCL_SOCKET_IFNAME", "=%s", b->netdev);
 	if (c->gdr_level > 0)
 		ml_env_add(e, "NCCL_NET_GDR_LEVEL", "%s",
 			   hw_path_name(c->gdr_level));
 	else if (c->gdr_level < 0 && b->nic >= 0 &&
-		 (b->gdr_path == HW_PATH_PIX || b->gdr_path == HW_PATH_PXB))
+		 (b->gdr_path == HW_PATH_PIX || b->gdr_path == HW_PATH_PXB ||
+		  (b->cxi_primary && b->gdr_path == HW_PATH_PHB)))
 		ml_env_add(e, "NCCL_NET_GDR_LEVEL", "%s",
 			   hw_path_name(b->gdr_path));
 	if (b->roce && c->gid_index >= 0)

@@ -29,6 +29,13 @@ enum hw_path {
 
 enum hw_link_layer { HW_LL_UNKNOWN = 0, HW_LL_IB, HW_LL_ETH };
 
+/* What drives a NIC: verbs (IB/RoCE HCA, NCCL_IB_HCA) or HPE Slingshot
+ * through libfabric's cxi provider (RCCL/NCCL's OFI plugin). */
+enum hw_nic_kind { HW_NIC_VERBS = 0, HW_NIC_CXI };
+
+#define HW_VENDOR_NVIDIA	0x10de
+#define HW_VENDOR_AMD		0x1002
+
 struct hw_port {
 	int num;
 	int state;		/* 4 = ACTIVE as in sysfs / ibverbs, 0 = unknown */
@@ -37,8 +44,9 @@ struct hw_port {
 };
 
 struct hw_nic {
-	char name[HW_NAME_LEN];		/* mlx5_0 */
-	char netdev[HW_NAME_LEN];	/* ib0 / eth2, "" if none */
+	char name[HW_NAME_LEN];		/* mlx5_0, cxi0 */
+	char netdev[HW_NAME_LEN];	/* ib0 / eth2 / hsn0, "" if none */
+	int kind;			/* enum hw_nic_kind */
 	char busid[HW_BUSID_LEN];
 	hwloc_bitmap_t cpuset;		/* CPUs local to it */
 	int nports;
@@ -47,9 +55,11 @@ struct hw_nic {
 
 struct hw_gpu {
 	char busid[HW_BUSID_LEN];
-	int index;			/* PCI bus order = NVML/CUDA PCI_BUS_ID order */
+	int index;			/* PCI bus order = NVML/CUDA PCI_BUS_ID
+					 * order = ROCm's (KFD) order */
 	hwloc_bitmap_t cpuset;		/* CPUs local to it */
-	int island;			/* NVLink island, -1 unknown */
+	int island;			/* NVLink / xGMI island, -1 unknown */
+	int vendor;			/* HW_VENDOR_NVIDIA or HW_VENDOR_AMD */
 };
 
 struct hw_node {
@@ -61,7 +71,7 @@ struct hw_node {
 	hwloc_bitmap_t cpuset;		/* every PU of the node */
 	hwloc_bitmap_t *cores;		/* ncores PU sets, in order */
 	int ncores;
-	bool nvml;			/* islands came from NVML */
+	bool nvml;			/* islands came from NVML or ROCm SMI */
 	char source[256];		/* where the model came from */
 };
 
@@ -105,6 +115,14 @@ int hw_busid_normalize(const char *in, char *out, size_t outlen);
  * when islands were set, -1 + err when NVML is absent or unusable (islands
  * stay -1: the caller degrades to PCI locality). */
 int hw_nvml_islands(struct hw_node *n, const char *libpath, char *err,
+		    size_t errlen);
+
+/* All GPUs are AMD's: the node speaks ROCm (ROCR_VISIBLE_DEVICES). */
+bool hw_node_amd(const struct hw_node *n);
+
+/* hw_rsmi.c: xGMI islands of AMD GPUs through dlopen(librocm_smi64.so),
+ * as hw_nvml_islands (GPUs linked by xGMI share an island). */
+int hw_rsmi_islands(struct hw_node *n, const char *libpath, char *err,
 		    size_t errlen);
 
 /* hw_ib.c: HCA ports.  hw_ib_sysfs reads ROOT/class/infiniband/<hca>/ports

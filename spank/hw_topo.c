@@ -18,8 +18,6 @@
 
 #define HW_XML_MAX	(64L << 20)	/* larger is no hwloc export */
 
-#define NVIDIA_VENDOR	0x10de
-
 static const char *const _path_names[] = { "UNKNOWN", "PIX", "PXB", "PHB",
 					   "SYS" };
 
@@ -340,11 +338,171 @@ static int _cmp_nic(const void *a, const void *b)
 			  ((const struct hw_nic *)b)->name);
 }
 
+bool hw_node_amd(const struct hw_node *n)
+{
+	for (int i = 0; i < n->ngpus; i++)
+		if (n->gpus[i].vendor != HW_VENDOR_AMD)
+			return false;
+	return n->ngpus > 0;
+}
+
+/* An OS device ROCm or OpenCL made for an AMD GPU (rsmiN, openclXdY). */
+static bool _amd_gpu_osdev(hwloc_obj_t pci)
+{
+	for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling)
+		if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
+		    (!strncmp(c->name, "rsmi", 4) ||
+		     !strncmp(c->name, "opencl", 6)))
+			return true;
+	return false;
+}
+
+/*
+ * A GPU: NVIDIA's VGA/3D controllers; AMD's VGA/3D/display controllers
+ * (MI250X GCDs are class 0x0380) and processing accelerators (MI300X,
+ * 0x1200), or any AMD device ROCm or OpenCL lists.
+ */
+static int _gpu_vendor(hwloc_obj_t o)
+{
+	unsigned cls = o->attr->pcidev.class_id;
+
+	if (o->attr->pcidev.vendor_id == HW_VENDOR_NVIDIA &&
+	    (cls == 0x0302 || cls == 0x0300))
+		return HW_VENDOR_NVIDIA;
+	if (o->attr->pcidev.vendor_id == HW_VENDOR_AMD &&
+	    (cls == 0x0300 || cls == 0x0302 || cls == 0x0380 ||
+	     cls == 0x1200 || _amd_gpu_osdev(o)))
+		return HW_VENDOR_AMD;
+	return 0;
+}
+
+static bool _has_openfabrics(hwloc_obj_t pci)
+{
+	for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling)
+		if (c->type == HWLOC_OBJ_OS_DEVICE &&
+		    c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS)
+			return true;
+	return false;
+}
+
+static bool _slingshot_netdev(const char *name)
+{
+	return !strncmp(name, "hsn", 3) || !strncmp(name, "hsi", 3) ||
+	       !strncmp(name, "cxi", 3);
+}
+
+/*
+ * The NIC an OS device stands for, or false.  Verbs HCAs are OpenFabrics
+ * devices (mlx5_0; hwloc names Slingshot's cxiN so too, subtype
+ * "Slingshot").  Without the cxi device, a Slingshot NIC is its network
+ * device hsnN (hsiN at LLNL) on a PCI device with no verbs device (an
+ * IPoIB interface may be called hsi0 too): its libfabric domain is cxiN,
+ * the cxi driver numbering both alike.
+ */
+static bool _nic_of(hwloc_obj_t o, struct hw_nic *c)
+{
+	const char *sub;
+
+	if (!o->name)
+		return false;
+	memset(c, 0, sizeof(*c));
+	if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
+		sub = hwloc_obj_get_info_by_name(o, "Subtype");
+		if (!sub)
+			sub = o->subtype;
+		c->kind = !strncmp(o->name, "cxi", 3) ||
+			  (sub && !strcasecmp(sub, "Slingshot")) ?
+			  HW_NIC_CXI : HW_NIC_VERBS;
+		snprintf(c->name, sizeof(c->name), "%s", o->name);
+		return true;
+	}
+	if (o->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK ||
+	    !_slingshot_netdev(o->name) || !o->parent ||
+	    o->parent->type != HWLOC_OBJ_PCI_DEVICE ||
+	    _has_openfabrics(o->parent))
+		return false;
+	c->kind = HW_NIC_CXI;
+	snprintf(c->name, sizeof(c->name), "cxi%s",
+		 o->name + strcspn(o->name, "0123456789"));
+	snprintf(c->netdev, sizeof(c->netdev), "%s", o->name);
+	return true;
+}
+
+/* Union-find for islands. */
+static int _find(int *up, int x)
+{
+	while (up[x] != x)
+		x = up[x] = up[up[x]];
+	return x;
+}
+
+/*
+ * xGMI islands from what hwloc's RSMI backend recorded (XGMIPeers of each
+ * rsmiN device): GPUs that are xGMI peers share an island.  Without that
+ * information islands stay unknown (ROCm SMI may still tell at slurmd).
+ */
+static void _xgmi_islands(struct hw_node *n, hwloc_topology_t topo,
+			  hwloc_obj_t *gobj)
+{
+	int *up = malloc(sizeof(int) * (n->ngpus + 1)), seen = 0;
+	char rsmi[64][16];
+	int nr = n->ngpus < 64 ? n->ngpus : 64;
+
+	(void)topo;
+	if (!up)
+		return;
+	for (int i = 0; i < n->ngpus; i++) {
+		up[i] = i;
+		if (i < nr)
+			rsmi[i][0] = '\0';
+		for (hwloc_obj_t c = gobj[i]->io_first_child; c && i < nr;
+		     c = c->next_sibling)
+			if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
+			    !strncmp(c->name, "rsmi", 4))
+				snprintf(rsmi[i], sizeof(rsmi[i]), "%s",
+					 c->name);
+	}
+	for (int i = 0; i < nr; i++) {
+		const char *peers = NULL;
+		char buf[1024], *tok, *save = NULL;
+
+		for (hwloc_obj_t c = gobj[i]->io_first_child; c;
+		     c = c->next_sibling)
+			if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
+			    !strcmp(c->name, rsmi[i]))
+				peers = hwloc_obj_get_info_by_name(c,
+								   "XGMIPeers");
+		if (!rsmi[i][0] || !peers)
+			continue;
+		seen++;
+		snprintf(buf, sizeof(buf), "%s", peers);
+		for (tok = strtok_r(buf, " ", &save); tok;
+		     tok = strtok_r(NULL, " ", &save))
+			for (int j = 0; j < nr; j++)
+				if (!strcmp(rsmi[j], tok)) {
+					int a = _find(up, i), b = _find(up, j);
+
+					if (a != b)
+						up[a > b ? a : b] = a < b ? a : b;
+				}
+	}
+	if (seen) {
+		for (int i = 0, next = 0; i < n->ngpus; i++) {
+			int r = _find(up, i);
+
+			n->gpus[i].island = r == i ? next++ :
+					    n->gpus[r].island;
+		}
+		n->nvml = true;
+	}
+	free(up);
+}
+
 int hw_node_from_hwloc(struct hw_node *n, hwloc_topology_t topo,
 		       char *err, size_t errlen)
 {
 	hwloc_obj_t o, *gobj = NULL, *nobj = NULL;
-	int depth, ng = 0, nn = 0, rc = -1;
+	int depth, ng = 0, nn = 0, rc = -1, nv = 0, k = 0;
 
 	_node_clear(n);
 	hwloc_bitmap_copy(n->cpuset, hwloc_topology_get_topology_cpuset(topo));
@@ -369,31 +527,38 @@ int hw_node_from_hwloc(struct hw_node *n, hwloc_topology_t topo,
 		goto nomem;
 
 	for (o = NULL; (o = hwloc_get_next_pcidev(topo, o));) {
-		unsigned cls = o->attr->pcidev.class_id;
+		int vendor = _gpu_vendor(o);
 		struct hw_gpu *g;
 
-		if (o->attr->pcidev.vendor_id != NVIDIA_VENDOR ||
-		    (cls != 0x0302 && cls != 0x0300))
+		if (!vendor)
 			continue;
 		g = &n->gpus[n->ngpus++];
 		_busid(o, g->busid, sizeof(g->busid));
 		g->island = -1;
+		g->vendor = vendor;
 	}
+	/* One stack per node: beside NVIDIA GPUs an AMD one is a display
+	 * card CUDA cannot use (and the reverse); keep NVIDIA's. */
+	for (int i = 0; i < n->ngpus; i++)
+		nv += n->gpus[i].vendor == HW_VENDOR_NVIDIA;
+	for (int i = 0; i < n->ngpus; i++)
+		if (!nv || n->gpus[i].vendor == HW_VENDOR_NVIDIA)
+			n->gpus[k++] = n->gpus[i];
+	n->ngpus = k;
 	qsort(n->gpus, n->ngpus, sizeof(*n->gpus), _cmp_gpu);
 
 	for (o = NULL; (o = hwloc_get_next_osdev(topo, o));) {
-		struct hw_nic *c;
+		struct hw_nic nic, *c;
 		hwloc_obj_t sib;
 
-		if (o->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS ||
-		    !o->name || hw_nic_index(n, o->name) >= 0)
+		if (!_nic_of(o, &nic) || hw_nic_index(n, nic.name) >= 0)
 			continue;
 		c = &n->nics[n->nnics++];
-		snprintf(c->name, sizeof(c->name), "%s", o->name);
+		*c = nic;
 		if (o->parent && o->parent->type == HWLOC_OBJ_PCI_DEVICE) {
 			_busid(o->parent, c->busid, sizeof(c->busid));
-			for (sib = o->parent->io_first_child; sib;
-			     sib = sib->next_sibling)
+			for (sib = o->parent->io_first_child;
+			     sib && !c->netdev[0]; sib = sib->next_sibling)
 				if (sib->type == HWLOC_OBJ_OS_DEVICE &&
 				    sib->attr->osdev.type ==
 					HWLOC_OBJ_OSDEV_NETWORK && sib->name) {
@@ -420,10 +585,11 @@ int hw_node_from_hwloc(struct hw_node *n, hwloc_topology_t topo,
 			gobj[i] = o;
 	}
 	for (o = NULL; (o = hwloc_get_next_osdev(topo, o));) {
+		struct hw_nic nic;
 		int i;
 
-		if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS &&
-		    o->name && (i = hw_nic_index(n, o->name)) >= 0 && !nobj[i])
+		if (_nic_of(o, &nic) && (i = hw_nic_index(n, nic.name)) >= 0 &&
+		    !nobj[i])
 			nobj[i] = o;
 	}
 	for (int i = 0; i < n->ngpus; i++) {
@@ -440,6 +606,8 @@ int hw_node_from_hwloc(struct hw_node *n, hwloc_topology_t topo,
 		for (int j = 0; j < n->nnics; j++)
 			n->path[i * n->nnics + j] = _pci_path(topo, gobj[i],
 				nobj[j]->parent ? nobj[j]->parent : nobj[j]);
+	if (hw_node_amd(n))
+		_xgmi_islands(n, topo, gobj);
 	rc = 0;
 	goto out;
 nomem:
@@ -476,8 +644,9 @@ int hw_node_write(FILE *f, void *node)
 	}
 	for (int i = 0; i < n->ngpus; i++) {
 		_list(n->gpus[i].cpuset, buf, sizeof(buf));
-		fprintf(f, "gpu %s %d %s\n", n->gpus[i].busid,
-			n->gpus[i].island, buf);
+		fprintf(f, "gpu %s %d %s%s\n", n->gpus[i].busid,
+			n->gpus[i].island, buf,
+			n->gpus[i].vendor == HW_VENDOR_AMD ? " amd" : "");
 	}
 	for (int j = 0; j < n->nnics; j++) {
 		const struct hw_nic *c = &n->nics[j];
@@ -490,7 +659,7 @@ int hw_node_write(FILE *f, void *node)
 			fprintf(f, " %d:%d:%d:%d", c->ports[p].num,
 				c->ports[p].state, c->ports[p].link_layer,
 				c->ports[p].gid_index);
-		fprintf(f, "\n");
+		fprintf(f, "%s\n", c->kind == HW_NIC_CXI ? " cxi" : "");
 	}
 	for (int i = 0; i < n->ngpus; i++) {
 		fprintf(f, "path");
@@ -601,12 +770,17 @@ int hw_node_loadat(struct hw_node *n, int dirfd, const char *path,
 				goto bad;
 		} else if (!strncmp(p, "gpu ", 4)) {
 			struct hw_gpu *g;
-			int island;
+			int island, k;
 
-			if (sscanf(p, "gpu %255s %d %8191s", a, &island, d) != 3 ||
+			/* An optional vendor last: "amd" (older models: none,
+			 * all NVIDIA). */
+			k = sscanf(p, "gpu %255s %d %8191s %255s", a, &island, d,
+				   b);
+			if (k < 3 || (k == 4 && strcmp(b, "amd")) ||
 			    _grow((void **)&n->gpus, n->ngpus, sizeof(*g)))
 				goto bad;
 			g = &n->gpus[n->ngpus];
+			g->vendor = k == 4 ? HW_VENDOR_AMD : HW_VENDOR_NVIDIA;
 			if (hw_busid_normalize(a, g->busid, sizeof(g->busid)) ||
 			    _parse_set(d, &g->cpuset))
 				goto bad;
@@ -632,6 +806,10 @@ int hw_node_loadat(struct hw_node *n, int dirfd, const char *path,
 			while ((tok = strtok_r(NULL, " ", &save))) {
 				struct hw_port *pt = &x->ports[x->nports];
 
+				if (!strcmp(tok, "cxi")) {
+					x->kind = HW_NIC_CXI;
+					continue;
+				}
 				if (x->nports >= HW_MAX_PORTS ||
 				    sscanf(tok, "%d:%d:%d:%d", &pt->num,
 					   &pt->state, &pt->link_layer,
@@ -695,17 +873,20 @@ void hw_node_print(const struct hw_node *n, FILE *f)
 
 	_list(n->cpuset, buf, sizeof(buf));
 	fprintf(f, "node: %d cores, cpus %s, %d GPUs, %d HCAs%s\n", n->ncores,
-		buf, n->ngpus, n->nnics, n->nvml ? ", NVML islands" : "");
+		buf, n->ngpus, n->nnics, !n->nvml ? "" : hw_node_amd(n) ?
+		", xGMI islands" : ", NVML islands");
 	for (int i = 0; i < n->ngpus; i++) {
 		_list(n->gpus[i].cpuset, buf, sizeof(buf));
-		fprintf(f, "gpu %d %s island %d cpus %s\n", i, n->gpus[i].busid,
-			n->gpus[i].island, buf);
+		fprintf(f, "gpu %d %s island %d cpus %s%s\n", i,
+			n->gpus[i].busid, n->gpus[i].island, buf,
+			n->gpus[i].vendor == HW_VENDOR_AMD ? " amd" : "");
 	}
 	for (int j = 0; j < n->nnics; j++) {
 		const struct hw_nic *c = &n->nics[j];
 
 		_list(c->cpuset, buf, sizeof(buf));
-		fprintf(f, "hca %s netdev %s cpus %s ports", c->name,
+		fprintf(f, "%s %s netdev %s cpus %s ports",
+			c->kind == HW_NIC_CXI ? "nic" : "hca", c->name,
 			c->netdev[0] ? c->netdev : "-", buf);
 		for (int p = 0; p < c->nports; p++)
 			fprintf(f, " %d(state %d, %s, gid %d)", c->ports[p].num,

@@ -38,6 +38,7 @@ struct ml_conf {
 	char cache_dir[PATH_MAX];	/* model cache written by slurmd */
 	char topology[PATH_MAX];	/* site topology for rank order */
 	char nvml_lib[PATH_MAX];
+	char rsmi_lib[PATH_MAX];	/* ROCm SMI, for xGMI islands */
 	char sysfs_root[PATH_MAX];
 	int port_lo, port_hi;		/* MASTER_PORT range */
 	int def[ML_OPT_COUNT];		/* site defaults, -1 = none */
@@ -70,11 +71,14 @@ const char *ml_opt_arginfo(int opt);
 struct ml_task_bind {
 	int ngpus;
 	int *gpus;			/* model GPU indices, own first */
-	char cuda_visible[1024];	/* CUDA_VISIBLE_DEVICES, "" = none */
+	bool amd;			/* ROCR_VISIBLE_DEVICES, not CUDA_ */
+	char cuda_visible[1024];	/* CUDA_/ROCR_VISIBLE_DEVICES, "" = none */
 	char local_gpus[256];		/* own devices within that list */
 	hwloc_bitmap_t cpuset;		/* empty = do not bind */
 	int nic;			/* primary HCA, -1 none */
 	char ib_hca[1024];		/* NCCL_IB_HCA value */
+	char cxi[256];			/* FI_CXI_DEVICE_NAME (Slingshot) */
+	bool cxi_primary;		/* the primary NIC is Slingshot */
 	int gdr_path;			/* GPU <-> primary HCA */
 	char netdev[HW_NAME_LEN];
 	bool roce;
@@ -127,6 +131,20 @@ int ml_resv_port(const char *resv);
 /* Rank of each node and the first task of each, for --ml-rank-order. */
 void ml_env_torch(const struct ml_job *j, struct ml_env *e);
 void ml_env_gpu(const struct ml_task_bind *b, struct ml_env *e);
+/* The variable that lists a task's devices on this node. */
+const char *ml_visible_var(const struct ml_task_bind *b);
+/* TOPOML_DEVICE from a TOPOML_LOCAL_GPUS value: its first entry. */
+void ml_env_device(const char *local_gpus, struct ml_env *e);
+/*
+ * Own GPUs of a task within a visible-devices list someone else set
+ * (Slurm's GRES or the user): VISIBLE as found in the task's environment,
+ * POOL/NPOOL the step's GPUs (model indices, from SLURM_STEP_GPUS etc.;
+ * FROM_SLURM when they came from Slurm's lists).  Writes "2,3" to OWN.
+ * 0, or -1 when the list does not say where the task's GPUs are.
+ */
+int ml_own_in_visible(const struct hw_node *n, const struct ml_task_bind *b,
+		      const char *visible, const int *pool, int npool,
+		      bool from_slurm, char *own, size_t ownlen);
 void ml_env_nccl(const struct ml_conf *c, const struct hw_node *n,
 		 const struct ml_task_bind *b, bool cpus_bound,
 		 const char *topo_file, struct ml_env *e);

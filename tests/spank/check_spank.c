@@ -18,6 +18,7 @@
 #include "ml.h"
 
 static char _fixtures[2048], _realdata[2048], _fake[4096], _fake_nosym[4096];
+static char _fake_rsmi[4096];
 static char _sysfs[4096];
 
 static void _paths(void)
@@ -31,11 +32,13 @@ static void _paths(void)
 	snprintf(_realdata, sizeof(_realdata), "%s", r ? r : "");
 	snprintf(_fake, sizeof(_fake), "%s/tests/spank/fakenvml.so",
 		 b ? b : "..");
+	snprintf(_fake_rsmi, sizeof(_fake_rsmi), "%s/tests/spank/fakersmi.so",
+		 b ? b : "..");
 	snprintf(_fake_nosym, sizeof(_fake_nosym),
 		 "%s/tests/spank/fakenvml_nosym.so", b ? b : "..");
 }
 
-static char *_argv[16];
+static char *_argv[32];
 
 static int _parse(struct ml_conf *c, const char *line, char *err,
 		  size_t len)
@@ -44,7 +47,7 @@ static int _parse(struct ml_conf *c, const char *line, char *err,
 	int ac = 0;
 
 	snprintf(buf, sizeof(buf), "%s", line);
-	for (char *tok = strtok(buf, " "); tok && ac < 16;
+	for (char *tok = strtok(buf, " "); tok && ac < 32;
 	     tok = strtok(NULL, " "))
 		_argv[ac++] = tok;
 	ml_conf_init(c);
@@ -84,10 +87,13 @@ START_TEST(conf_all_keys)
 			      "nccl_topo_file=/etc/nccl.xml "
 			      "nccl_env=NCCL_DEBUG=WARN bind_cpus=no "
 			      "nvml_lib=/opt/libnvidia-ml.so.1 "
+			      "rsmi_lib=/opt/rocm/lib/librocm_smi64.so "
 			      "sysfs_root=/tmp/sys", err, sizeof(err)),
 		      "%s", err);
 	ck_assert_str_eq(c.hwloc_xml, "/etc/x.xml");
 	ck_assert_str_eq(c.cache_dir, "/var/c");
+	ck_assert_str_eq(c.rsmi_lib, "/opt/rocm/lib/librocm_smi64.so");
+	ck_assert_str_eq(c.sysfs_root, "/tmp/sys");
 	ck_assert_int_eq(c.port_lo, 20000);
 	ck_assert_int_eq(c.port_hi, 20009);
 	ck_assert_int_eq(c.def[ML_OPT_GPU_BIND], ML_GPU_BIND_AUTO);
@@ -516,11 +522,14 @@ START_TEST(bind_pool_and_sharing)
 	ck_assert_str_eq(b[1].local_gpus, "1");
 	ml_bind_free(b, 2);
 
-	/* 16 tasks on 8 GPUs: task t uses entry t % 8, cores split. */
+	/* 16 tasks on 8 GPUs: blocks (mpibind, --ntasks-per-gpu), task t
+	 * uses GPU t / 2, so local ranks 8-15 stay on socket 1; cores
+	 * split. */
 	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 16, NULL, 0, b, err,
 				   sizeof(err)));
-	ck_assert_int_eq(b[9].gpus[0], 1);
-	ck_assert_str_eq(b[9].local_gpus, "1");
+	for (int t = 0; t < 16; t++)
+		ck_assert_int_eq(b[t].gpus[0], t / 2);
+	ck_assert_str_eq(b[9].local_gpus, "4");
 	ck_assert_str_eq(b[9].cuda_visible, "0,1,2,3,4,5,6,7");
 	for (int t = 0; t < 16; t++) {
 		ck_assert_int_eq(hwloc_bitmap_weight(b[t].cpuset), 2);
@@ -583,6 +592,7 @@ static int _expected_file(const char *path, char *why, size_t whylen)
 {
 	char line[4096], xml[8192] = "", sysfs[8192] = "", nvml[1024] = "";
 	char busids[1024] = "", mode[1024] = "auto", err[1024];
+	char rsmi[1024] = "", rbusids[1024] = "";
 	char *want = NULL, *got;
 	size_t wlen = 0;
 	int ntasks = 1, m, rc = 1;
@@ -613,6 +623,10 @@ static int _expected_file(const char *path, char *why, size_t whylen)
 				snprintf(nvml, sizeof(nvml), "%s", v);
 			else if (!strcmp(k, "nvml_busids"))
 				snprintf(busids, sizeof(busids), "%s", v);
+			else if (!strcmp(k, "rsmi"))
+				snprintf(rsmi, sizeof(rsmi), "%s", v);
+			else if (!strcmp(k, "rsmi_busids"))
+				snprintf(rbusids, sizeof(rbusids), "%s", v);
 			continue;
 		}
 		if (line[0] != '#')
@@ -640,6 +654,12 @@ static int _expected_file(const char *path, char *why, size_t whylen)
 		setenv("FAKE_NVML", nvml, 1);
 		setenv("FAKE_NVML_BUSIDS", busids, 1);
 		ck_assert_msg(!hw_nvml_islands(n, _fake, err, sizeof(err)),
+			      "%s: %s", path, err);
+	}
+	if (rsmi[0]) {
+		setenv("FAKE_RSMI", rsmi, 1);
+		setenv("FAKE_RSMI_BUSIDS", rbusids, 1);
+		ck_assert_msg(!hw_rsmi_islands(n, _fake_rsmi, err, sizeof(err)),
 			      "%s: %s", path, err);
 	}
 	b = calloc(ntasks, sizeof(*b));
@@ -791,6 +811,274 @@ START_TEST(nvml_failures)
 	ck_assert(!n->nvml);
 	for (int i = 0; i < n->ngpus; i++)
 		ck_assert_int_eq(n->gpus[i].island, -1);
+	hw_node_free(n);
+}
+END_TEST
+
+
+/* ---- AMD GPUs, xGMI, Slingshot (issue 17) --------------------------- */
+
+START_TEST(amd_model)
+{
+	struct hw_node *n = _node(_fixture("synth-mi250x.xml"), NULL);
+	struct hw_node *m = hw_node_new();
+	char path[] = "/tmp/check_spank_amd.XXXXXX", err[512], buf[64];
+	char *a, *b;
+	int fd = mkstemp(path);
+
+	/* 8 GCDs of class 0380, one xGMI hive from hwloc's XGMIPeers. */
+	ck_assert_int_eq(n->ngpus, 8);
+	ck_assert(hw_node_amd(n));
+	ck_assert(n->nvml);
+	for (int i = 0; i < 8; i++) {
+		ck_assert_int_eq(n->gpus[i].vendor, HW_VENDOR_AMD);
+		ck_assert_int_eq(n->gpus[i].island, 0);
+	}
+	/* Slingshot: hsnN network devices are the NICs cxiN, on the GCDs'
+	 * PCIe switch. */
+	ck_assert_int_eq(n->nnics, 4);
+	ck_assert_str_eq(n->nics[3].name, "cxi3");
+	ck_assert_str_eq(n->nics[3].netdev, "hsn3");
+	ck_assert_int_eq(n->nics[3].kind, HW_NIC_CXI);
+	ck_assert_int_eq(n->path[7 * 4 + 3], HW_PATH_PIX);
+	hwloc_bitmap_list_snprintf(buf, sizeof(buf), n->gpus[7].cpuset);
+	ck_assert_str_eq(buf, "48-63");
+
+	/* Vendor and NIC kind survive the cache file. */
+	ck_assert(fd >= 0);
+	close(fd);
+	ck_assert_msg(!hw_node_save(n, path, err, sizeof(err)), "%s", err);
+	ck_assert_msg(!hw_node_load(m, path, err, sizeof(err)), "%s", err);
+	a = _print(n, NULL, 0);
+	b = _print(m, NULL, 0);
+	ck_assert_str_eq(a, b);
+	ck_assert(hw_node_amd(m));
+	ck_assert_int_eq(m->nics[0].kind, HW_NIC_CXI);
+	free(a);
+	free(b);
+	unlink(path);
+	hw_node_free(n);
+	hw_node_free(m);
+
+	/* MI300X: class 1200, verbs HCAs. */
+	n = _node(_fixture("synth-mi300x.xml"), NULL);
+	ck_assert_int_eq(n->ngpus, 8);
+	ck_assert(hw_node_amd(n));
+	ck_assert_int_eq(n->nnics, 8);
+	ck_assert_int_eq(n->nics[0].kind, HW_NIC_VERBS);
+	hw_node_free(n);
+
+	/* An NVIDIA node is not AMD's. */
+	n = _node(_fixture("synth-2s8g4n.xml"), NULL);
+	ck_assert(!hw_node_amd(n));
+	ck_assert_int_eq(n->gpus[0].vendor, HW_VENDOR_NVIDIA);
+	hw_node_free(n);
+}
+END_TEST
+
+START_TEST(amd_rsmi)
+{
+	struct hw_node *n = _node(_fixture("synth-mi250x.xml"), NULL);
+	struct ml_task_bind b[4];
+	char err[512];
+
+	setenv("FAKE_RSMI_BUSIDS", "0000:12:00.0,0000:13:00.0,0000:32:00.0,"
+	       "0000:33:00.0,0000:52:00.0,0000:53:00.0,0000:72:00.0,"
+	       "0000:73:00.0", 1);
+	/* ROCm SMI overrides hwloc's hive: xGMI within pairs only. */
+	setenv("FAKE_RSMI", "pairs", 1);
+	ck_assert_msg(!hw_rsmi_islands(n, _fake_rsmi, err, sizeof(err)), "%s",
+		      err);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(n->gpus[i].island, i / 2);
+	/* nvlink mode keeps a task's GPUs in one xGMI island. */
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_NVLINK, 4, NULL, 0, b, err,
+				   sizeof(err)));
+	for (int t = 0; t < 4; t++)
+		ck_assert_int_eq(n->gpus[b[t].gpus[0]].island,
+				 n->gpus[b[t].gpus[1]].island);
+	ml_bind_free(b, 4);
+	setenv("FAKE_RSMI", "hive8", 1);
+	ck_assert(!hw_rsmi_islands(n, _fake_rsmi, err, sizeof(err)));
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(n->gpus[i].island, 0);
+	setenv("FAKE_RSMI", "pcie", 1);
+	ck_assert(!hw_rsmi_islands(n, _fake_rsmi, err, sizeof(err)));
+	ck_assert_int_eq(n->gpus[7].island, 7);
+	/* Failures leave the islands as they were. */
+	setenv("FAKE_RSMI", "noinit", 1);
+	ck_assert_int_eq(hw_rsmi_islands(n, _fake_rsmi, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "rsmi_init: RSMI_STATUS_INIT_ERROR"), "%s",
+		      err);
+	ck_assert_int_eq(hw_rsmi_islands(n, "/nonexistent/librocm_smi64.so",
+					 err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "ROCm SMI not available"), "%s", err);
+	ck_assert_int_eq(hw_rsmi_islands(n, _fake, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "symbol rsmi_init missing"), "%s", err);
+	ck_assert_int_eq(n->gpus[7].island, 7);
+	hw_node_free(n);
+}
+END_TEST
+
+START_TEST(amd_env)
+{
+	struct hw_node *n = _node(_fixture("synth-mi250x.xml"), NULL);
+	struct ml_task_bind b[16];
+	struct ml_env e = { 0 };
+	struct ml_conf c;
+	char err[512];
+
+	ml_conf_init(&c);
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 4, NULL, 0, b, err,
+				   sizeof(err)));
+	ml_env_gpu(&b[1], &e);
+	ml_env_nccl(&c, n, &b[1], true, NULL, &e);
+	/* ROCm: ROCR_VISIBLE_DEVICES in order, own ones by position; no
+	 * CUDA_ or HIP_VISIBLE_DEVICES (HIP would index a second time). */
+	ck_assert_str_eq(ml_env_get(&e, "ROCR_VISIBLE_DEVICES"),
+			 "0,1,2,3,4,5,6,7");
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_LOCAL_GPUS"), "2,3");
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_DEVICE"), "2");
+	ck_assert_ptr_null(ml_env_get(&e, "CUDA_VISIBLE_DEVICES"));
+	ck_assert_ptr_null(ml_env_get(&e, "HIP_VISIBLE_DEVICES"));
+	ck_assert_ptr_null(ml_env_get(&e, "CUDA_DEVICE_ORDER"));
+	/* Slingshot through libfabric: cxi provider, the task's NIC, its
+	 * hsn interface for bootstrap, GDR on the shared switch; no
+	 * verbs variables. */
+	ck_assert_str_eq(ml_env_get(&e, "FI_PROVIDER"), "cxi");
+	ck_assert_str_eq(ml_env_get(&e, "FI_CXI_DEVICE_NAME"), "cxi1");
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_SOCKET_IFNAME"), "=hsn1");
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_NET_GDR_LEVEL"), "PIX");
+	ck_assert_ptr_null(ml_env_get(&e, "NCCL_IB_HCA"));
+	ml_env_clear(&e);
+	ml_bind_free(b, 4);
+
+	/* Two GCDs per task across NICs: one NIC each, in GPU order. */
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 3, NULL, 0, b, err,
+				   sizeof(err)));
+	ml_env_nccl(&c, n, &b[0], true, NULL, &e);
+	ck_assert_str_eq(ml_env_get(&e, "FI_CXI_DEVICE_NAME"), "cxi0,cxi1");
+	ml_env_clear(&e);
+	ml_bind_free(b, 3);
+
+	/* 16 tasks on 8 GCDs: blocks; TOPOML_DEVICE is the index. */
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 16, NULL, 0, b, err,
+				   sizeof(err)));
+	ml_env_gpu(&b[11], &e);
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_DEVICE"), "5");
+	ml_env_clear(&e);
+	ml_bind_free(b, 16);
+
+	/* A site's NCCL_SOCKET_IFNAME wins over the hsn interface. */
+	ck_assert(!_parse(&c, "nccl_socket_ifname=hsn", err, sizeof(err)));
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 8, NULL, 0, b, err,
+				   sizeof(err)));
+	ml_env_nccl(&c, n, &b[0], true, NULL, &e);
+	ck_assert_str_eq(ml_env_get(&e, "NCCL_SOCKET_IFNAME"), "hsn");
+	ml_env_clear(&e);
+	ml_bind_free(b, 8);
+	hw_node_free(n);
+}
+END_TEST
+
+/* Blocks when tasks outnumber GPUs: the first T % G GPUs get one more. */
+START_TEST(bind_blocks_uneven)
+{
+	struct hw_node *n = _node(_fixture("synth-1s4g0n.xml"), NULL);
+	struct ml_task_bind b[10];
+	int want[10] = { 0, 0, 0, 1, 1, 1, 2, 2, 3, 3 };
+	char err[256];
+
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 10, NULL, 0, b, err,
+				   sizeof(err)));
+	for (int t = 0; t < 10; t++) {
+		char d[8];
+
+		ck_assert_int_eq(b[t].gpus[0], want[t]);
+		snprintf(d, sizeof(d), "%d", want[t]);
+		ck_assert_str_eq(b[t].local_gpus, d);
+	}
+	ml_bind_free(b, 10);
+	hw_node_free(n);
+}
+END_TEST
+
+/*
+ * Issue 15.7: one device index right in every case.  Slurm's GRES
+ * (--gres=gpu:4 -n2) gives both tasks CUDA_VISIBLE_DEVICES=0,1,2,3 and
+ * task 1 owns 2,3: LOCAL_RANK=1 would be task 0's GPU, TOPOML_DEVICE=2
+ * is its own.
+ */
+START_TEST(device_index)
+{
+	struct hw_node *n = _node(_fixture("synth-2s8g4n.xml"), NULL);
+	struct ml_task_bind b[8];
+	struct ml_env e = { 0 };
+	int pool[4] = { 0, 1, 2, 3 }, pool2[4] = { 4, 5, 6, 7 };
+	char err[256], own[64];
+
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 2, pool, 4, b, err,
+				   sizeof(err)));
+	/* The plugin's own list: own GPUs first, device 0. */
+	ml_env_gpu(&b[1], &e);
+	ck_assert_str_eq(ml_env_get(&e, "CUDA_VISIBLE_DEVICES"), "2,3,0,1");
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_DEVICE"), "0");
+	ml_env_clear(&e);
+	/* Slurm's list (SLURM_STEP_GPUS=0,1,2,3). */
+	ck_assert(!ml_own_in_visible(n, &b[1], "0,1,2,3", pool, 4, true, own,
+				     sizeof(own)));
+	ck_assert_str_eq(own, "2,3");
+	ml_env_device(own, &e);
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_DEVICE"), "2");
+	ml_env_clear(&e);
+	ck_assert(!ml_own_in_visible(n, &b[0], "0,1,2,3", pool, 4, true, own,
+				     sizeof(own)));
+	ck_assert_str_eq(own, "0,1");
+	ml_bind_free(b, 2);
+
+	/* ConstrainDevices: SLURM_STEP_GPUS=4,5,6,7 but the task sees
+	 * 0,1,2,3 (renumbered): by position. */
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 4, pool2, 4, b, err,
+				   sizeof(err)));
+	ck_assert(!ml_own_in_visible(n, &b[3], "0,1,2,3", pool2, 4, true, own,
+				     sizeof(own)));
+	ck_assert_str_eq(own, "3");
+	/* Not renumbered: by value. */
+	ck_assert(!ml_own_in_visible(n, &b[3], "4,5,6,7", pool2, 4, true, own,
+				     sizeof(own)));
+	ck_assert_str_eq(own, "3");
+	/* The user's own order: by value. */
+	ck_assert(!ml_own_in_visible(n, &b[3], "7,6,5,4", pool2, 4, false,
+				     own, sizeof(own)));
+	ck_assert_str_eq(own, "0");
+	/* One device only (Slurm's --gpu-bind): entry 0 whatever it is. */
+	ck_assert(!ml_own_in_visible(n, &b[2], "0", pool2, 4, true, own,
+				     sizeof(own)));
+	ck_assert_str_eq(own, "0");
+	/* A list without the task's GPU says nothing. */
+	ck_assert_int_eq(ml_own_in_visible(n, &b[3], "4,5", pool2, 4, true,
+					   own, sizeof(own)), -1);
+	ck_assert_str_eq(own, "");
+	ck_assert_int_eq(ml_own_in_visible(n, &b[3], "x", pool2, 4, true, own,
+					   sizeof(own)), -1);
+	ml_env_device(own, &e);
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_DEVICE"), "");
+	ml_env_clear(&e);
+	ml_bind_free(b, 4);
+
+	/* One GPU per task, the plugin's list: LOCAL_RANK and TOPOML_DEVICE
+	 * agree. */
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 8, NULL, 0, b, err,
+				   sizeof(err)));
+	for (int t = 0; t < 8; t++) {
+		char d[8];
+
+		ml_env_gpu(&b[t], &e);
+		snprintf(d, sizeof(d), "%d", t);
+		ck_assert_str_eq(ml_env_get(&e, "TOPOML_DEVICE"), d);
+		ml_env_clear(&e);
+	}
+	ml_bind_free(b, 8);
 	hw_node_free(n);
 }
 END_TEST
@@ -1085,6 +1373,11 @@ static Suite *_suite(void)
 	tcase_add_test(t, nvml_pairs);
 	tcase_add_test(t, nvml_down_links);
 	tcase_add_test(t, nvml_failures);
+	tcase_add_test(t, amd_model);
+	tcase_add_test(t, amd_rsmi);
+	tcase_add_test(t, amd_env);
+	tcase_add_test(t, bind_blocks_uneven);
+	tcase_add_test(t, device_index);
 	tcase_add_test(t, env_nccl);
 	tcase_add_test(t, env_torch);
 	tcase_add_test(t, nccl_topo_synthetic);

@@ -8,12 +8,46 @@ R=${2:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/realdata}
 F=$(cd "$(dirname "$0")/../fixtures/spank" && pwd)
 DUMP=$B/tests/spank/spank_dump
 FAKE=$B/tests/spank/fakenvml.so
+FAKER=$B/tests/spank/fakersmi.so
+A8=0000:12:00.0,0000:13:00.0,0000:32:00.0,0000:33:00.0,0000:52:00.0,0000:53:00.0,0000:72:00.0,0000:73:00.0
 B8=0000:12:00.0,0000:13:00.0,0000:22:00.0,0000:23:00.0,0000:42:00.0,0000:43:00.0,0000:52:00.0,0000:53:00.0
 B4=0000:12:00.0,0000:13:00.0,0000:14:00.0,0000:15:00.0
 
-# name xml tasks mode [sysfs|-] [nvml-mode busids]
-# (eas-tioga has AMD MI250X GCDs only and Slingshot NICs: the
-# plugin must leave its tasks unbound, not guess)
+# name xml tasks mode [sysfs|-] [nvml-mode|rsmi:MODE busids]
+# (eas-tioga: 8 MI250X GCDs, xGMI peers recorded by hwloc, Slingshot
+# NICs hsi0-3, each shared by the GCD pair of its host bridge; epyc-corona:
+# 4 MI50 seen through OpenCL only, an IB HCA whose netdev is hsi0)
+# Why a file expects what it does, where that is not obvious.
+why() {
+	case $1 in
+	synth-2s8g4n.16.auto|real-eas-tioga.16.auto|synth-mi250x.16.auto|\
+	real-coral-lassen.8.auto|real-epyc-corona.8.auto)
+		echo "# why: more tasks than GPUs: blocks of consecutive local" \
+			"ranks share a GPU and split its cores (as mpibind and" \
+			"Slurm's --ntasks-per-gpu); on epyc-corona this is" \
+			"mpibind's own answer" ;;
+	real-eas-tioga.*)
+		echo "# why: MI250X GCDs (class 0380, rsmiN with XGMIPeers: one" \
+			"xGMI island) and Slingshot NICs hsi0-3 as cxi0-3, each" \
+			"the NIC of the two GCDs on its host bridge;" \
+			"ROCR_VISIBLE_DEVICES lists the step's GPUs in order" ;;
+	real-epyc-corona.*)
+		echo "# why: MI50s seen as AMD class 0300 devices with OpenCL" \
+			"devices; hsi0 is the netdev of the IB HCA mlx5_0," \
+			"not a Slingshot NIC" ;;
+	real-pci-normalio.*)
+		echo "# why: the AMD Radeon beside the Teslas is left out:" \
+			"one GPU stack per node, NVIDIA's when there are both" ;;
+	synth-mi250x.4.nvlink-rsmi-pairs)
+		echo "# why: ROCm SMI (fake, xGMI in pairs) overrides the one" \
+			"hive hwloc recorded: each task gets one pair" ;;
+	synth-mi250x.*|synth-mi300x.*)
+		echo "# why: AMD GPUs bound by PCI locality as NVIDIA's; the" \
+			"NIC on a GPU's PCIe switch (Slingshot cxiN on MI250X," \
+			"mlx5 on MI300X) is its NIC, GDR level PIX" ;;
+	esac
+}
+
 while read -r name xml tasks mode sysfs nvml busids; do
 	[ -n "$name" ] || continue
 	case $xml in
@@ -29,13 +63,25 @@ while read -r name xml tasks mode sysfs nvml busids; do
 		echo "# xml: $xml"
 		echo "# tasks: $tasks"
 		echo "# mode: $mode"
+		why "$name"
 		[ "${sysfs:--}" != - ] && echo "# sysfs: $sysfs"
-		if [ -n "${nvml:-}" ]; then
+		rsmi=
+		case ${nvml:-} in
+		rsmi:*)
+			rsmi=${nvml#rsmi:}
+			nvml=
+			echo "# rsmi: $rsmi"
+			echo "# rsmi_busids: $busids"
+			args+=(-r "$FAKER")
+			;;
+		?*)
 			echo "# nvml: $nvml"
 			echo "# nvml_busids: $busids"
 			args+=(-n "$FAKE")
-		fi
+			;;
+		esac
 		FAKE_NVML=${nvml:-} FAKE_NVML_BUSIDS=${busids:-} \
+		FAKE_RSMI=$rsmi FAKE_RSMI_BUSIDS=${busids:-} \
 			"$DUMP" "${args[@]}" "$path" "$tasks" "$mode" | grep -v '^#'
 	} >"$out"
 	echo "wrote $out"
@@ -54,6 +100,10 @@ real-jwc09n003.4.auto realdata/hwloc_xml/psmgmt_topo.jwc09n003.xml 4 auto
 real-jwc09n003.2.auto realdata/hwloc_xml/psmgmt_topo.jwc09n003.xml 2 auto
 real-mel2001.4.auto realdata/hwloc_xml/psmgmt_topo.mel2001.xml 4 auto
 real-eas-tioga.8.auto realdata/hwloc_xml/mpibind_topo-xml_eas-tioga.xml 8 auto
+real-eas-tioga.4.nvlink realdata/hwloc_xml/mpibind_topo-xml_eas-tioga.xml 4 nvlink
+real-eas-tioga.16.auto realdata/hwloc_xml/mpibind_topo-xml_eas-tioga.xml 16 auto
+real-epyc-corona.4.auto realdata/hwloc_xml/mpibind_topo-xml_epyc-corona.xml 4 auto
+real-epyc-corona.8.auto realdata/hwloc_xml/mpibind_topo-xml_epyc-corona.xml 8 auto
 real-j3c053.2.auto realdata/hwloc_xml/psmgmt_topo.j3c053.xml 2 auto
 synth-2s8g4n.8.auto hwloc/synth-2s8g4n.xml 8 auto sysfs
 synth-2s8g4n.4.auto hwloc/synth-2s8g4n.xml 4 auto sysfs
@@ -63,4 +113,11 @@ synth-2s8g4n.4.nvlink-downlinks hwloc/synth-2s8g4n.xml 4 nvlink sysfs downlinks 
 synth-2s4g2n.4.auto hwloc/synth-2s4g2n.xml 4 auto sysfs
 synth-1s4g0n.2.auto hwloc/synth-1s4g0n.xml 2 auto -
 synth-1s4g0n.2.nvlink-pairs hwloc/synth-1s4g0n.xml 2 nvlink - pairs4 $B4
+synth-mi250x.8.auto hwloc/synth-mi250x.xml 8 auto -
+synth-mi250x.4.auto hwloc/synth-mi250x.xml 4 auto -
+synth-mi250x.16.auto hwloc/synth-mi250x.xml 16 auto -
+synth-mi250x.3.auto hwloc/synth-mi250x.xml 3 auto -
+synth-mi250x.4.nvlink-rsmi-pairs hwloc/synth-mi250x.xml 4 nvlink - rsmi:pairs $A8
+synth-mi300x.8.auto hwloc/synth-mi300x.xml 8 auto -
+synth-mi300x.2.auto hwloc/synth-mi300x.xml 2 auto -
 LIST

@@ -75,7 +75,7 @@ static int _bench(const char *model, int ntasks, int mode, int iters)
 
 int main(int argc, char **argv)
 {
-	const char *nvml = NULL, *sysfs = NULL;
+	const char *nvml = NULL, *sysfs = NULL, *rsmi = NULL;
 	bool topo_xml = false, env = false;
 	struct ml_task_bind *b;
 	struct hw_node *n;
@@ -84,10 +84,11 @@ int main(int argc, char **argv)
 	char err[1024];
 	int c, ntasks, mode, iters = 0;
 
-	while ((c = getopt(argc, argv, "n:s:xeb:")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:s:xeb:")) != -1) {
 		switch (c) {
 		case 'b': iters = atoi(optarg); break;
 		case 'n': nvml = optarg; break;
+		case 'r': rsmi = optarg; break;
 		case 's': sysfs = optarg; break;
 		case 'x': topo_xml = true; break;
 		case 'e': env = true; break;
@@ -95,7 +96,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 3) {
-		fprintf(stderr, "usage: spank_dump [-n NVML] [-s SYSFS] [-x] "
+		fprintf(stderr, "usage: spank_dump [-n NVML] [-r RSMI] [-s SYSFS] [-x] "
 			"[-e] XML NTASKS auto|nvlink|none\n");
 		return 2;
 	}
@@ -119,6 +120,8 @@ int main(int argc, char **argv)
 	}
 	if (nvml && hw_nvml_islands(n, nvml, err, sizeof(err)))
 		printf("# nvml: %s\n", err);
+	if (rsmi && hw_rsmi_islands(n, rsmi, err, sizeof(err)))
+		printf("# rsmi: %s\n", err);
 	if (sysfs)
 		hw_ib_sysfs(n, sysfs, err, sizeof(err));
 	hw_ib_default_ports(n);
