@@ -14,8 +14,12 @@ static bool _is_gpu(hwloc_obj_t o)
 {
 	unsigned c = o->attr->pcidev.class_id;
 
-	return o->type == HWLOC_OBJ_PCI_DEVICE &&
-	       o->attr->pcidev.vendor_id == 0x10de &&
+	if (o->type != HWLOC_OBJ_PCI_DEVICE)
+		return false;
+	if (o->attr->pcidev.vendor_id == HW_VENDOR_AMD)	/* RCCL reads it */
+		return c == 0x0302 || c == 0x0300 || c == 0x0380 ||
+		       c == 0x1200;
+	return o->attr->pcidev.vendor_id == HW_VENDOR_NVIDIA &&
 	       (c == 0x0302 || c == 0x0300);
 }
 
@@ -23,6 +27,10 @@ static bool _is_nic(hwloc_obj_t o)
 {
 	if (o->type != HWLOC_OBJ_PCI_DEVICE)
 		return false;
+	/* HPE Slingshot (Cassini), reached through libfabric. */
+	if (o->attr->pcidev.vendor_id == 0x17db &&
+	    o->attr->pcidev.class_id == 0x0200)
+		return true;
 	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
 		if (c->type == HWLOC_OBJ_OS_DEVICE &&
 		    c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS)

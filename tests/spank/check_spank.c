@@ -1217,6 +1217,16 @@ START_TEST(nccl_topo_synthetic)
 	ck_assert(strstr(x, "link_speed=\"16 GT/s\" link_width=\"16\""));
 	free(x);
 	hw_node_free(n);
+
+	/* RCCL reads the same file: AMD GCDs and Slingshot NICs in it. */
+	x = _nccl_xml(_fixture("synth-mi250x.xml"), &n);
+	ck_assert_int_eq(_count(x, "<cpu numaid="), 4);
+	ck_assert_int_eq(_count(x, "class=\"0x038000\" vendor=\"0x1002\""),
+			 8);
+	ck_assert_int_eq(_count(x, "class=\"0x020000\" vendor=\"0x17db\""),
+			 4);
+	free(x);
+	hw_node_free(n);
 }
 END_TEST
 
