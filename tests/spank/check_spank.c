@@ -721,6 +721,215 @@ START_TEST(expected_bindings)
 }
 END_TEST
 
+
+/* ---- LLNL mpibind's expected mappings (issue 17 item 5) -------------- */
+
+/* The i-th ';'-separated field of a quoted mapping line, as a bitmap. */
+static hwloc_bitmap_t _mpibind_field(const char *line, int i)
+{
+	hwloc_bitmap_t s = hwloc_bitmap_alloc();
+	const char *p = strchr(line, '"'), *end;
+	char buf[4096];
+
+	for (p = p ? p + 1 : line; i > 0 && p; i--)
+		if ((p = strchr(p, ';')))
+			p++;
+	if (!p)
+		return s;
+	end = p + strcspn(p, ";\"");
+	snprintf(buf, sizeof(buf), "%.*s", (int)(end - p), p);
+	if (buf[0])
+		hwloc_bitmap_list_sscanf(s, buf);
+	return s;
+}
+
+/* The cores (model indices) a PU set touches. */
+static hwloc_bitmap_t _cores_of(const struct hw_node *n, hwloc_const_bitmap_t pus)
+{
+	hwloc_bitmap_t c = hwloc_bitmap_alloc();
+
+	for (int i = 0; i < n->ncores; i++)
+		if (hwloc_bitmap_intersects(n->cores[i], pus))
+			hwloc_bitmap_set(c, i);
+	return c;
+}
+
+struct _agree {
+	char key[128];		/* "coral-lassen 1" */
+	char line[512];
+	bool seen;
+};
+
+/*
+ * Every case of mpibind's expected files with GPU optimisation, no
+ * restriction and no thread count (the cases topoml has an equivalent
+ * for) on the machines whose hwloc XML realdata has: topoml's GPUs and
+ * cores per task against mpibind's.  What agrees and what does not, and
+ * why, is tests/fixtures/spank/mpibind-agreement.txt; a change either way
+ * fails here.
+ */
+START_TEST(mpibind_expected)
+{
+	char dir[4200], path[8400], xml[8400], line[8192], agreef[4200];
+	static char maps[4][8192];
+	char err[512];
+	struct _agree *ag = calloc(256, sizeof(*ag));
+	int nag = 0, compared = 0, machines = 0;
+	struct dirent **list;
+	FILE *f;
+	int nent;
+
+	snprintf(agreef, sizeof(agreef), "%s/mpibind-agreement.txt",
+		 _fixtures);
+	f = fopen(agreef, "r");
+	ck_assert_msg(f != NULL, "%s", agreef);
+	while (ag && nag < 256 && fgets(line, sizeof(line), f)) {
+		char m[64];
+		int c;
+
+		if (line[0] == '#' || sscanf(line, "%63s %d", m, &c) != 2)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(ag[nag].key, sizeof(ag[nag].key), "%s %d", m, c);
+		snprintf(ag[nag++].line, sizeof(ag[0].line), "%.500s", line);
+	}
+	fclose(f);
+	snprintf(dir, sizeof(dir), "%s/test_suites/mpibind_expected",
+		 _realdata);
+	if (!_realdata[0] || (nent = scandir(dir, &list, NULL,
+					     alphasort)) < 0) {
+		printf("SKIP mpibind_expected: no %s (REALDATA, ../shared "
+		       "absent)\n", dir);
+		free(ag);
+		return;
+	}
+	for (int i = 0; i < nent; i++) {
+		const char *mach = list[i]->d_name + 9;
+		struct hw_node *n = NULL;
+		int caseno = 0;
+
+		if (strncmp(list[i]->d_name, "expected.", 9) ||
+		    strstr(list[i]->d_name, ".v1")) {
+			free(list[i]);
+			continue;	/* .v1: the old format, no parameters */
+		}
+		snprintf(xml, sizeof(xml),
+			 "%s/hwloc_xml/mpibind_topo-xml_%s.xml", _realdata,
+			 mach);
+		if (access(xml, R_OK)) {
+			printf("mpibind %s: no hwloc XML in realdata, not "
+			       "compared\n", mach);
+			free(list[i]);
+			continue;
+		}
+		machines++;
+		n = _node(xml, NULL);
+		snprintf(path, sizeof(path), "%s/%s", dir, list[i]->d_name);
+		f = fopen(path, "r");
+		ck_assert_msg(f != NULL, "%s", path);
+		while (fgets(line, sizeof(line), f)) {
+			int ntasks = -1, nth = -1, optim = -1, k = 0, smt = 0;
+			bool restr, gpus_ok = true, cores_ok = true;
+			char *p, why[1024] = "", got[512], key[128];
+			struct ml_task_bind *b;
+
+			if (sscanf(line, "# %d:", &k) == 1)
+				caseno = k;
+			if (strncmp(line, "# {\"params\"", 11))
+				continue;
+			p = strstr(line, "\"ntasks\":");
+			ntasks = p ? atoi(p + 9) : -1;
+			p = strstr(line, "\"in_nthreads\":");
+			nth = p ? atoi(p + 14) : -1;
+			p = strstr(line, "\"gpu_optim\":");
+			optim = p ? atoi(p + 12) : -1;
+			p = strstr(line, "\"smt\":");
+			smt = p ? atoi(p + 6) : 0;
+			restr = !strstr(line, "\"restr_set\": null");
+			/* description, threads, cpus, gpus */
+			for (k = 0; k < 4 && fgets(maps[k], sizeof(maps[0]),
+						   f);)
+				if (maps[k][0] != '#' && maps[k][0] != '\n')
+					k++;
+			if (k < 4 || optim != 1 || nth != 0 || restr ||
+			    ntasks < 1 || !n->ngpus)
+				continue;
+			b = calloc(ntasks, sizeof(*b));
+			ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, ntasks,
+						   NULL, 0, b, err,
+						   sizeof(err)));
+			for (int t = 0; t < ntasks; t++) {
+				hwloc_bitmap_t mg = _mpibind_field(maps[3], t);
+				hwloc_bitmap_t mc = _mpibind_field(maps[2], t);
+				hwloc_bitmap_t tg = hwloc_bitmap_alloc();
+				hwloc_bitmap_t a = _cores_of(n, mc);
+				hwloc_bitmap_t c = _cores_of(n, b[t].cpuset);
+
+				for (int g = 0; g < b[t].ngpus; g++)
+					hwloc_bitmap_set(tg, b[t].gpus[g]);
+				if (gpus_ok && !hwloc_bitmap_isequal(mg, tg)) {
+					gpus_ok = false;
+					snprintf(why + strlen(why),
+						 sizeof(why) - strlen(why),
+						 " first GPU difference task %d",
+						 t);
+				}
+				if (cores_ok && !hwloc_bitmap_isequal(a, c)) {
+					char x[128], y[128];
+
+					cores_ok = false;
+					hwloc_bitmap_list_snprintf(x, sizeof(x),
+								   a);
+					hwloc_bitmap_list_snprintf(y, sizeof(y),
+								   c);
+					snprintf(why + strlen(why),
+						 sizeof(why) - strlen(why),
+						 " task %d cores mpibind %s "
+						 "topoml %s", t, x, y);
+				}
+				hwloc_bitmap_free(mg);
+				hwloc_bitmap_free(mc);
+				hwloc_bitmap_free(tg);
+				hwloc_bitmap_free(a);
+				hwloc_bitmap_free(c);
+			}
+			ml_bind_free(b, ntasks);
+			free(b);
+			compared++;
+			snprintf(key, sizeof(key), "%.64s %d", mach, caseno);
+			snprintf(got, sizeof(got), "%.64s %d %s smt=%d gpus=%s "
+				 "cores=%s", mach, caseno, ntasks < n->ngpus ?
+				 "fewer" : ntasks == n->ngpus ? "one-each" :
+				 "more", smt, gpus_ok ? "agree" : "differ",
+				 cores_ok ? "agree" : "differ");
+			printf("mpibind %s:%s\n", got, why);
+			k = -1;
+			for (int j = 0; j < nag; j++)
+				if (!strcmp(ag[j].key, key))
+					k = j;
+			ck_assert_msg(k >= 0, "%s: case not in %s", got, agreef);
+			ag[k].seen = true;
+			ck_assert_msg(!strncmp(ag[k].line, got, strlen(got)) &&
+				      (!ag[k].line[strlen(got)] ||
+				       ag[k].line[strlen(got)] == ' '),
+				      "mpibind agreement changed:\n got:  %s\n"
+				      " want: %s\n%s", got, ag[k].line, why);
+		}
+		fclose(f);
+		hw_node_free(n);
+		free(list[i]);
+	}
+	free(list);
+	for (int j = 0; j < nag; j++)
+		ck_assert_msg(ag[j].seen, "%s: listed, not compared",
+			      ag[j].line);
+	printf("mpibind: %d cases compared on %d machines\n", compared,
+	       machines);
+	ck_assert_int_gt(compared, 0);
+	free(ag);
+}
+END_TEST
+
 /* ---- NVML ---------------------------------------------------------- */
 
 static const char *_busids8 = "0000:12:00.0,0000:13:00.0,0000:22:00.0,"
@@ -1383,6 +1592,7 @@ static Suite *_suite(void)
 	tcase_add_test(t, nvml_pairs);
 	tcase_add_test(t, nvml_down_links);
 	tcase_add_test(t, nvml_failures);
+	tcase_add_test(t, mpibind_expected);
 	tcase_add_test(t, amd_model);
 	tcase_add_test(t, amd_rsmi);
 	tcase_add_test(t, amd_env);
