@@ -142,7 +142,8 @@ START_TEST(shared_one_cpu_jobs_pack)
 		struct topoml_place_req r = { .nnodes = 4, .avail = idle };
 		struct topoml_placement p = { 0 };
 
-		ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+		ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why),
+				 0);
 		_assert_set(&p, "4-7");
 		ck_assert_int_eq(p.score.idle_leaves_broken, 0);
 		topoml_placement_clear(&p);
