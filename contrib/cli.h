@@ -5,7 +5,46 @@
 #ifndef TOPOML_CLI_H
 #define TOPOML_CLI_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
 #include "topoml.h"
+
+/*
+ * Exit status of every command: done, invalid input or cannot place,
+ * usage error or a file that cannot be read or written.
+ */
+enum { CLI_OK = 0, CLI_INVALID = 1, CLI_USAGE = 2 };
+
+/* The running command, for the "topoml COMMAND: " prefix of messages. */
+extern const char *cli_cmd;
+
+/* Progress on stderr: on a terminal unless --quiet, always with --progress. */
+enum cli_progress { CLI_PROGRESS_AUTO, CLI_PROGRESS_ON, CLI_PROGRESS_OFF };
+extern enum cli_progress cli_progress_mode;
+
+/* getopt values of --progress and --quiet/-q in every command. */
+#define CLI_OPT_PROGRESS 0x1000
+#define CLI_OPT_QUIET 'q'
+#define CLI_COMMON_OPTS \
+	{ "progress", no_argument, NULL, CLI_OPT_PROGRESS }, \
+	{ "quiet", no_argument, NULL, CLI_OPT_QUIET }
+/* 1 when c was --progress or --quiet (and is now applied). */
+int cli_common_opt(int c);
+
+/* "topoml COMMAND: message" on stderr (clears a progress line first). */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Each message of e, prefixed, after what (may be NULL). */
+void cli_errors(const topoml_errors_t *e, const char *what);
+/* 0 when path can be opened for reading, else -1 with a message. */
+int cli_readable(const char *path);
+/* A progress line, at most 10 a second (a terminal) or 1 (a log). */
+void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same, never throttled: the start of a phase. */
+void cli_progress_step(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+/* Erase the progress line on a terminal. */
+void cli_progress_end(void);
 
 struct topoml_cmd {
 	const char *name;
@@ -13,11 +52,25 @@ struct topoml_cmd {
 	const char *summary;
 };
 
-/* Load a site file or print its errors to stderr; NULL on failure. */
-topoml_topo_t *cli_load_topology(const char *path);
+/*
+ * Load a site file or print its errors to stderr; NULL on failure, with
+ * *rc (may be NULL) CLI_USAGE when it cannot be read, else CLI_INVALID.
+ */
+topoml_topo_t *cli_load_topology(const char *path, int *rc);
 
-/* SVG picture of t; node_job (job id per node, 0 = idle) may be NULL. */
+/* The topology's fields for --json: family, nodes, switches, ... */
+struct json_object *cli_topology_json(const topoml_topo_t *t);
+
+/*
+ * SVG picture of t; node_job (job id per node, 0 = idle) may be NULL.
+ * CLI_JOB_NEW marks the job being placed, CLI_JOB_BUSY nodes busy with an
+ * unknown job.  title NULL: the topology's summary.
+ */
+#define CLI_JOB_NEW (UINT32_MAX - 1)
+#define CLI_JOB_BUSY UINT32_MAX
 int cli_write_svg(const topoml_topo_t *t, FILE *f, const uint32_t *node_job);
+int cli_write_svg_titled(const topoml_topo_t *t, FILE *f,
+			 const uint32_t *node_job, const char *title);
 
 int cmd_check(int argc, char **argv);
 int cmd_show(int argc, char **argv);

@@ -3,6 +3,7 @@
  * reproduced as a baseline) where a job of N nodes would go.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@ static void _usage(FILE *f)
 "                    [--policy topoml|slurm-tree|slurm-dragonfly|slurm-hilbert|linear]\n"
 "                    [--switches K] [--spread] [--attempt K]\n"
 "                    [--powered-down HOSTLIST] [--job ID=HOSTLIST]...\n"
-"                    [--json]\n"
+"                    [--json] [--svg FILE] [--progress|-q]\n"
 "Place a job of N whole nodes on the free nodes of a topology (all but\n"
 "--busy) and print the node list, the ring (rank) order and the score.\n"
 "  --required HOSTLIST  nodes the job must include (srun -w)\n"
@@ -31,21 +32,53 @@ static void _usage(FILE *f)
 "  --job ID=HOSTLIST    nodes busy with job ID (repeatable): the engine\n"
 "                       keeps multi-leaf jobs apart and honours isolate\n"
 "                       by job, as select/topoml does\n"
-"Exit status: 0 placed, 1 cannot place, 2 usage or file error.\n");
+"  --svg FILE           draw the machine: the job, the busy nodes (by job)\n"
+"Exit status: 0 placed, 1 invalid topology, unknown node or cannot place,\n"
+"2 usage error (a malformed host list too) or unreadable file.\n");
 }
 
+/*
+ * Slurm reads "node[1-" as the host "node[1-]" (and the engine follows
+ * it), which then shows up as an unknown node: brackets that do not pair
+ * up are a typo in a host list, never a node name.
+ */
+static bool _brackets_pair(const char *list)
+{
+	int depth = 0;
+
+	for (; *list; list++) {
+		if (*list == '[' && depth++)
+			return false;
+		if (*list == ']' && --depth < 0)
+			return false;
+	}
+	return !depth;
+}
+
+/* NULL with *rc 2 for a malformed host list, 1 for unknown nodes. */
 static hwloc_bitmap_t _parse_set(const topoml_topo_t *t, const char *opt,
-				 const char *list)
+				 const char *list, int *rc)
 {
 	topoml_errors_t err = { 0 };
-	hwloc_bitmap_t set = topoml_nodeset_parse(t, list, &err);
+	hwloc_bitmap_t set;
+
+	if (!_brackets_pair(list)) {
+		cli_err("%s: malformed host list '%s' (unbalanced brackets)",
+			opt, list);
+		*rc = 2;
+		return NULL;
+	}
+	set = topoml_nodeset_parse(t, list, &err);
 
 	if (!set || err.n) {
-		fprintf(stderr, "topoml place: %s: ", opt);
-		topoml_errors_print(&err, stderr);
+		char what[64];
+
+		snprintf(what, sizeof(what), "%s: ", opt);
+		cli_errors(&err, what);
 		if (!err.n)
-			fprintf(stderr, "invalid host list '%s'\n", list);
+			cli_err("%s: invalid host list '%s'", opt, list);
 		topoml_errors_clear(&err);
+		*rc = set ? 1 : 2;
 		hwloc_bitmap_free(set);
 		return NULL;
 	}
@@ -131,7 +164,7 @@ static void _print_text(const topoml_topo_t *t,
  * busy through --busy alone belong to an unknown job (UINT32_MAX).
  */
 static int _parse_jobs(const topoml_topo_t *t, char **jobs, int njobs,
-		       hwloc_bitmap_t avail, uint32_t **owner_out)
+		       hwloc_bitmap_t avail, uint32_t **owner_out, int *rc)
 {
 	uint32_t *owner = calloc(t->nnodes, sizeof(*owner));
 	int v;
@@ -147,12 +180,13 @@ static int _parse_jobs(const topoml_topo_t *t, char **jobs, int njobs,
 		hwloc_bitmap_t set;
 
 		if (!eq || end != eq || !id || id >= UINT32_MAX) {
-			fprintf(stderr, "topoml place: --job: '%s' is not ID=HOSTLIST with a job id > 0\n",
+			cli_err("--job: '%s' is not ID=HOSTLIST with a job id > 0",
 				jobs[j]);
+			*rc = 2;
 			free(owner);
 			return -1;
 		}
-		if (!(set = _parse_set(t, "--job", eq + 1))) {
+		if (!(set = _parse_set(t, "--job", eq + 1, rc))) {
 			free(owner);
 			return -1;
 		}
@@ -164,6 +198,40 @@ static int _parse_jobs(const topoml_topo_t *t, char **jobs, int njobs,
 	}
 	*owner_out = owner;
 	return 0;
+}
+
+/* --svg: the machine with the new job, the busy nodes by job, the free. */
+static int _write_svg(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+		      const uint32_t *owner, const struct topoml_placement *p,
+		      enum topoml_policy pol, const char *path)
+{
+	uint32_t *job = calloc(t->nnodes ? t->nnodes : 1, sizeof(*job));
+	char title[256];
+	FILE *f;
+	int rc = 0;
+
+	if (!job)
+		return 1;
+	for (int v = 0; v < t->nnodes; v++)
+		if (!hwloc_bitmap_isset(avail, v))
+			job[v] = owner && owner[v] ? owner[v] : CLI_JOB_BUSY;
+	for (int i = 0; i < p->n; i++)
+		job[p->nodes[i]] = CLI_JOB_NEW;
+	snprintf(title, sizeof(title), "%d-node job placed by %s: span %d "
+		 "(lower bound %d), ring cost %g (lower bound %g)", p->n,
+		 topoml_policy_name(pol), p->score.span,
+		 p->score.span_lower_bound, p->score.ring_cost,
+		 p->score.ring_lower_bound);
+	errno = 0;
+	f = fopen(path, "w");
+	if (!f || cli_write_svg_titled(t, f, job, title) || ferror(f))
+		rc = 2;
+	if (f && fclose(f))
+		rc = 2;
+	if (rc)
+		cli_err("%s: %s", path, strerror(errno ? errno : EIO));
+	free(job);
+	return rc;
 }
 
 int cmd_place(int argc, char **argv)
@@ -181,9 +249,12 @@ int cmd_place(int argc, char **argv)
 		{ "powered-down", required_argument, NULL, 'P' },
 		{ "job", required_argument, NULL, 'J' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "svg", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *svg = NULL;
 	char **jobs = NULL;
 	int njobs = 0;
 	uint32_t *owner = NULL;
@@ -199,9 +270,14 @@ int cmd_place(int argc, char **argv)
 	int c, rc = 2;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "t:N:b:w:H:p:s:Sa:P:J:jh", opts,
+	while ((c = getopt_long(argc, argv, "t:N:b:w:H:p:s:Sa:P:J:jqh", opts,
 				NULL)) != -1) {
+		if (cli_common_opt(c))
+			continue;
 		switch (c) {
+		case 'G':
+			svg = optarg;
+			break;
 		case 'J': {
 			char **n = realloc(jobs, (njobs + 1) * sizeof(*jobs));
 
@@ -217,7 +293,7 @@ int cmd_place(int argc, char **argv)
 		case 'N':
 			req.nnodes = (int)strtol(optarg, &end, 10);
 			if (*end || req.nnodes < 1) {
-				fprintf(stderr, "topoml place: --nodes: '%s' is not a positive number\n",
+				cli_err("--nodes: '%s' is not a positive number",
 					optarg);
 				return 2;
 			}
@@ -230,14 +306,14 @@ int cmd_place(int argc, char **argv)
 			break;
 		case 'H':
 			if (topoml_hint_parse(optarg, &req.hint)) {
-				fprintf(stderr, "topoml place: --hint: unknown hint '%s' (allreduce, alltoall, isolate)\n",
+				cli_err("--hint: unknown hint '%s' (allreduce, alltoall, isolate)",
 					optarg);
 				return 2;
 			}
 			break;
 		case 'p':
 			if (topoml_policy_parse(optarg, &pol)) {
-				fprintf(stderr, "topoml place: --policy: unknown policy '%s' (topoml, slurm-tree, slurm-dragonfly, slurm-hilbert, linear)\n",
+				cli_err("--policy: unknown policy '%s' (topoml, slurm-tree, slurm-dragonfly, slurm-hilbert, linear)",
 					optarg);
 				return 2;
 			}
@@ -245,7 +321,7 @@ int cmd_place(int argc, char **argv)
 		case 's':
 			req.max_leaves = (int)strtol(optarg, &end, 10);
 			if (*end || req.max_leaves < 0) {
-				fprintf(stderr, "topoml place: --switches: '%s' is not a number\n",
+				cli_err("--switches: '%s' is not a number",
 					optarg);
 				return 2;
 			}
@@ -256,7 +332,7 @@ int cmd_place(int argc, char **argv)
 		case 'a':
 			req.attempt = (int)strtol(optarg, &end, 10);
 			if (*end || req.attempt < 0) {
-				fprintf(stderr, "topoml place: --attempt: '%s' is not a number\n",
+				cli_err("--attempt: '%s' is not a number",
 					optarg);
 				return 2;
 			}
@@ -276,34 +352,35 @@ int cmd_place(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "topoml place: unexpected argument '%s'\n",
+		cli_err("unexpected argument '%s'",
 			argv[optind]);
 		_usage(stderr);
 		return 2;
 	}
 	if (!topo || !req.nnodes) {
-		fprintf(stderr, "topoml place: --topology and --nodes are required\n");
+		cli_err("--topology and --nodes are required");
 		_usage(stderr);
 		return 2;
 	}
-	t = cli_load_topology(topo);
+	t = cli_load_topology(topo, &rc);
 	if (!t)
 		goto out;
+	rc = 2;
 	avail = hwloc_bitmap_alloc();
 	if (!avail)
 		goto out;
 	hwloc_bitmap_set_range(avail, 0, t->nnodes - 1);
 	if (busy) {
-		bset = _parse_set(t, "--busy", busy);
+		bset = _parse_set(t, "--busy", busy, &rc);
 		if (!bset)
 			goto out;
 		hwloc_bitmap_andnot(avail, avail, bset);
 	}
-	if (njobs && _parse_jobs(t, jobs, njobs, avail, &owner))
+	if (njobs && _parse_jobs(t, jobs, njobs, avail, &owner, &rc))
 		goto out;
 	req.owner = owner;
 	if (required) {
-		rset = _parse_set(t, "--required", required);
+		rset = _parse_set(t, "--required", required, &rc);
 		if (!rset)
 			goto out;
 		req.required = rset;
@@ -311,9 +388,11 @@ int cmd_place(int argc, char **argv)
 	if (down) {
 		int v;
 
-		dset = _parse_set(t, "--powered-down", down);
+		dset = _parse_set(t, "--powered-down", down, &rc);
+		if (!dset)
+			goto out;
 		weight = calloc(t->nnodes, sizeof(*weight));
-		if (!dset || !weight)
+		if (!weight)
 			goto out;
 		/* slurmctld's _set_sched_weight(): boot required */
 		hwloc_bitmap_foreach_begin(v, dset)
@@ -322,8 +401,9 @@ int cmd_place(int argc, char **argv)
 		req.weight = weight;
 	}
 	req.avail = avail;
+	cli_progress_step("placing %d nodes on %d", req.nnodes, t->nnodes);
 	if (topoml_place(t, pol, &req, &p, why, sizeof(why))) {
-		fprintf(stderr, "topoml place: cannot place %d nodes: %s\n",
+		cli_err("cannot place %d nodes: %s",
 			req.nnodes, why);
 		rc = 1;
 		goto out;
@@ -332,7 +412,7 @@ int cmd_place(int argc, char **argv)
 		_print_json(t, pol, req.hint, &p);
 	else
 		_print_text(t, &p);
-	rc = 0;
+	rc = svg ? _write_svg(t, avail, owner, &p, pol, svg) : 0;
 out:
 	topoml_placement_clear(&p);
 	hwloc_bitmap_free(avail);

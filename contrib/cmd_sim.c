@@ -126,8 +126,11 @@ static void _usage(FILE *f)
 "      --no-fragmentation  skip the fragmentation metric (faster)\n"
 "  -j, --json              print JSON\n"
 "      --svg FILE          draw the metrics per policy (normalised bars)\n"
+"      --progress          progress on stderr even when it is not a terminal\n"
+"  -q, --quiet             no progress, no warnings\n"
 "  -h, --help\n"
-"Metrics are defined in topoml-sim(1).\n");
+"Metrics are defined in topoml-sim(1).  Exit 0, 1 for an invalid topology\n"
+"or trace, 2 for a usage error or a file that cannot be read or written.\n");
 }
 
 static int _default_policies(const topoml_topo_t *t, enum topoml_policy *p)
@@ -163,13 +166,13 @@ static int _parse_policies(struct sim_cli *c, const char *arg)
 		enum topoml_policy p;
 
 		if (topoml_policy_parse(tok, &p)) {
-			fprintf(stderr, "topoml sim: --policy: unknown policy "
-				"'%s'\n", tok);
+			cli_err("--policy: unknown policy "
+				"'%s'", tok);
 			rc = -1;
 			break;
 		}
 		if (c->npol == SIM_MAX_POLICIES) {
-			fprintf(stderr, "topoml sim: --policy: at most %d\n",
+			cli_err("--policy: at most %d",
 				SIM_MAX_POLICIES);
 			rc = -1;
 			break;
@@ -177,7 +180,7 @@ static int _parse_policies(struct sim_cli *c, const char *arg)
 		c->pol[c->npol++] = p;
 	}
 	if (!rc && !c->npol) {
-		fprintf(stderr, "topoml sim: --policy: empty list\n");
+		cli_err("--policy: empty list");
 		rc = -1;
 	}
 	free(dup);
@@ -192,8 +195,8 @@ static int _parse_int(const char *opt, const char *s, int min, int *v)
 	errno = 0;
 	x = strtol(s, &end, 10);
 	if (end == s || *end || errno || x < min || x > INT32_MAX) {
-		fprintf(stderr, "topoml sim: %s: '%s' is not a whole number "
-			">= %d\n", opt, s, min);
+		cli_err("%s: '%s' is not a whole number "
+			">= %d", opt, s, min);
 		return -1;
 	}
 	*v = x;
@@ -218,13 +221,16 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		{ "spread-alltoall", no_argument, NULL, OPT_SPREAD },
 		{ "no-fragmentation", no_argument, NULL, OPT_NOFRAG },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "t:T:p:f:c:s:n:N:jh", longopts,
+	while ((opt = getopt_long(argc, argv, "t:T:p:f:c:s:n:N:jqh", longopts,
 				  NULL)) != -1) {
+		if (cli_common_opt(opt))
+			continue;
 		switch (opt) {
 		case 't':
 			c->topology = optarg;
@@ -239,8 +245,8 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		case 'f':
 			if (topoml_trace_format_parse(optarg,
 						      &c->topts.format)) {
-				fprintf(stderr, "topoml sim: --format: '%s' "
-					"is not auto, swf, csv or mtech\n",
+				cli_err("--format: '%s' "
+					"is not auto, swf, csv or mtech",
 					optarg);
 				return 2;
 			}
@@ -261,9 +267,9 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 				if (end == optarg || *end || errno ||
 				    !(c->topts.scale > 0) ||
 				    !isfinite(c->topts.scale)) {
-					fprintf(stderr, "topoml sim: --scale: "
+					cli_err("--scale: "
 						"'%s' is not 'fit' or a "
-						"positive number\n", optarg);
+						"positive number", optarg);
 					return 2;
 				}
 			}
@@ -302,13 +308,13 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "topoml sim: unexpected argument '%s'\n",
+		cli_err("unexpected argument '%s'",
 			argv[optind]);
 		return 2;
 	}
 	if (!c->topology || !c->trace) {
-		fprintf(stderr, "topoml sim: --topology and --trace are "
-			"required\n");
+		cli_err("--topology and --trace are "
+			"required");
 		_usage(stderr);
 		return 2;
 	}
@@ -324,9 +330,7 @@ static void _print_json(const struct sim_cli *c, const topoml_topo_t *t,
 	json_object *pols = json_object_new_object();
 	char summary[256];
 
-	topoml_summary(t, summary, sizeof(summary));
-	json_object_object_add(root, "topology",
-			       json_object_new_string(summary));
+	json_object_object_add(root, "topology", cli_topology_json(t));
 	json_object_object_add(jt, "file", json_object_new_string(c->trace));
 	json_object_object_add(jt, "format", json_object_new_string(
 		topoml_trace_format_name(tr->format)));
@@ -411,88 +415,129 @@ static const char *const _colors[] = {
 	"#a6761d", "#666666",
 };
 
-/* Grouped bars, one group per metric, each scaled to its largest value. */
+/* Metrics the picture shows for this family. */
+static bool _in_svg(const struct metric *mt, const topoml_topo_t *t)
+{
+	if (!strcmp(mt->key, "global_ring_hops"))
+		return t->family == TOPOML_DRAGONFLY;
+	if (!strcmp(mt->key, "contiguous_isolated_when_possible"))
+		return t->family == TOPOML_TORUS;
+	return mt->in_svg;
+}
+
+static void _svg_text(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		if (*s == '<')
+			fputs("&lt;", f);
+		else if (*s == '>')
+			fputs("&gt;", f);
+		else if (*s == '&')
+			fputs("&amp;", f);
+		else
+			fputc(*s, f);
+}
+
+/*
+ * Horizontal bars, one block per metric, each scaled to its largest
+ * value: the labels and values are horizontal text beside the bars, so
+ * nothing is rotated, clipped or drawn over the title.
+ */
 static int _write_svg(const struct sim_cli *c, const topoml_topo_t *t,
 		      const struct topoml_trace *tr,
 		      const struct topoml_sim_metrics *m)
 {
-	const int bar = 22, gap = 34, h = 260, top = 60, left = 40;
-	int nm = 0, width, x;
+	const int left = 230, barmax = 400, bh = 14, top = 78;
+	const int block = c->npol * (bh + 3) + 16, width = left + barmax + 110;
+	int nm = 0, y;
 	char summary[256];
 	FILE *f;
 
 	for (size_t i = 0; i < NMETRICS; i++)
-		nm += _metrics[i].in_svg;
-	width = left * 2 + nm * (c->npol * bar + gap) + 160;
+		nm += _in_svg(&_metrics[i], t);
 	f = fopen(c->svg, "w");
 	if (!f) {
-		fprintf(stderr, "topoml sim: %s: %s\n", c->svg,
-			strerror(errno));
+		cli_err("%s: %s", c->svg, strerror(errno));
 		return -1;
 	}
 	topoml_summary(t, summary, sizeof(summary));
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		"height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
-		width, top + h + 110);
+		width, top + nm * block + 10);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"14\">topoml sim: "
-		"%d jobs, each metric scaled to its largest value "
-		"(lower is better except utilization)</text>\n", left,
-		tr->njobs);
-	fprintf(f, "<text x=\"%d\" y=\"38\">", left);
-	for (const char *p = summary; *p; p++)
-		if (*p == '<' || *p == '>' || *p == '&')
-			fputc(' ', f);
-		else
-			fputc(*p, f);
-	fprintf(f, "</text>\n");
-	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-		"stroke=\"black\"/>\n", left, top + h, width - 160, top + h);
-	x = left + gap / 2;
+	fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"14\" "
+		"font-weight=\"bold\">topoml sim: ");
+	_svg_text(f, summary);
+	fprintf(f, "</text>\n<text x=\"10\" y=\"38\">trace ");
+	_svg_text(f, c->trace);
+	fprintf(f, " (%d jobs); each metric's bars are scaled to its largest "
+		"value</text>\n", tr->njobs);
+	for (int p = 0, x = 10; p < c->npol; p++) {
+		const char *name = topoml_policy_name(c->pol[p]);
+
+		fprintf(f, "<rect x=\"%d\" y=\"48\" width=\"12\" "
+			"height=\"12\" fill=\"%s\"/>\n<text x=\"%d\" "
+			"y=\"58\">%s</text>\n", x, _colors[p % 8], x + 16,
+			name);
+		x += 16 + 7 * (int)strlen(name) + 20;
+	}
+	y = top;
 	for (size_t i = 0; i < NMETRICS; i++) {
+		const struct metric *mt = &_metrics[i];
 		double max = 0;
 
-		if (!_metrics[i].in_svg)
+		if (!_in_svg(mt, t))
 			continue;
 		for (int p = 0; p < c->npol; p++)
-			max = fmax(max, fabs(_metrics[i].get(&m[p])));
+			max = fmax(max, fabs(mt->get(&m[p])));
+		fprintf(f, "<text x=\"10\" y=\"%d\" font-size=\"12\">",
+			y + 12);
+		_svg_text(f, mt->label);
+		fprintf(f, "</text>\n<text x=\"10\" y=\"%d\" fill=\"#777\" "
+			"font-size=\"10\">%s is better</text>\n", y + 25,
+			!strcmp(mt->key, "utilization") ||
+			!strcmp(mt->key, "contiguous_isolated_when_possible") ?
+			"higher" : "lower");
 		for (int p = 0; p < c->npol; p++) {
-			double v = _metrics[i].get(&m[p]);
-			int bh = max > 0 ? (int)lround(h * fabs(v) / max) : 0;
+			double v = mt->get(&m[p]);
+			int w = max > 0 ? (int)lround(barmax * fabs(v) / max) : 0;
+			int by = y + p * (bh + 3);
 			char label[64];
 
-			snprintf(label, sizeof(label), _metrics[i].fmt, v);
+			snprintf(label, sizeof(label), mt->fmt, v);
 			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" "
-				"height=\"%d\" fill=\"%s\"><title>%s %s: %s"
-				"</title></rect>\n", x, top + h - bh, bar - 2,
-				bh, _colors[p % 8],
-				topoml_policy_name(c->pol[p]),
-				_metrics[i].key, label);
-			fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\" "
-				"transform=\"rotate(-90 %d %d)\">%s</text>\n",
-				x + bar / 2 + 3, top + h - bh - 3,
-				x + bar / 2 + 3, top + h - bh - 3, label);
-			x += bar;
+				"height=\"%d\" fill=\"%s\"><title>%s: %s"
+				"</title></rect>\n", left, by, w, bh,
+				_colors[p % 8], topoml_policy_name(c->pol[p]),
+				label);
+			fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n",
+				left + w + 4, by + bh - 3, label);
 		}
-		fprintf(f, "<text x=\"%d\" y=\"%d\" transform=\"rotate(30 %d "
-			"%d)\">%s</text>\n", x - c->npol * bar, top + h + 14,
-			x - c->npol * bar, top + h + 14, _metrics[i].key);
-		x += gap;
-	}
-	for (int p = 0; p < c->npol; p++) {
-		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" "
-			"fill=\"%s\"/>\n", width - 150, top + 20 * p,
-			_colors[p % 8]);
-		fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", width - 132,
-			top + 20 * p + 10, topoml_policy_name(c->pol[p]));
+		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+			"stroke=\"#999\"/>\n", left, y - 2, left,
+			y + c->npol * (bh + 3) - 1);
+		y += block;
 	}
 	fprintf(f, "</svg>\n");
 	if (fclose(f)) {
-		fprintf(stderr, "topoml sim: %s: %s\n", c->svg,
-			strerror(errno));
+		cli_err("%s: %s", c->svg, strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+struct sim_progress {
+	enum topoml_policy pol;
+	int p, npol;
+};
+
+static void _progress(void *arg, int submitted, int queued, int njobs)
+{
+	const struct sim_progress *sp = arg;
+
+	cli_progress("%s (%d/%d): %d of %d jobs submitted, %d waiting",
+		     topoml_policy_name(sp->pol), sp->p + 1, sp->npol, submitted,
+		     njobs, queued);
 }
 
 int cmd_sim(int argc, char **argv)
@@ -506,33 +551,46 @@ int cmd_sim(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	rc = 1;
-	t = cli_load_topology(c.topology);
+	if (cli_readable(c.trace))
+		return 2;
+	t = cli_load_topology(c.topology, &rc);
 	if (!t)
 		goto out;
+	rc = 1;
 	if (!c.npol)
 		c.npol = _default_policies(t, c.pol);
 	c.topts.machine_nodes = t->nnodes;
+	cli_progress_step("reading %s", c.trace);
 	tr = topoml_trace_read(c.trace, &c.topts, &err);
 	if (!tr) {
-		topoml_errors_print(&err, stderr);
+		cli_errors(&err, NULL);
 		goto out;
 	}
 	m = calloc(c.npol, sizeof(*m));
 	if (!m)
 		goto out;
-	for (int p = 0; p < c.npol; p++)
+	c.sopts.progress = _progress;
+	for (int p = 0; p < c.npol; p++) {
+		struct sim_progress sp = { c.pol[p], p, c.npol };
+
+		c.sopts.progress_arg = &sp;
+		cli_progress_step("%s (%d/%d): %d jobs", topoml_policy_name(
+				  c.pol[p]), p + 1, c.npol, tr->njobs);
 		if (topoml_sim_run(t, tr, c.pol[p], &c.sopts, &m[p], NULL,
 				   &err)) {
-			topoml_errors_print(&err, stderr);
+			cli_errors(&err, NULL);
 			goto out;
 		}
+	}
+	cli_progress_end();
 	if (c.json)
 		_print_json(&c, t, tr, m);
 	else
 		_print_table(&c, t, tr, m);
-	if (c.svg && _write_svg(&c, t, tr, m))
+	if (c.svg && _write_svg(&c, t, tr, m)) {
+		rc = 2;
 		goto out;
+	}
 	rc = 0;
 out:
 	free(m);

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <json-c/json.h>
 
 #include "cli.h"
 #include "model_int.h"
@@ -31,29 +32,132 @@ static int _format_parse(const char *s, enum topoml_format *fmt)
 	return 0;
 }
 
-/* Errors (and warnings, unless quiet) go to stderr. */
-static topoml_topo_t *_load(const char *path, enum topoml_format fmt,
-			    bool quiet)
+/*
+ * Load path; *rc is CLI_USAGE when it cannot be read (nothing in err),
+ * CLI_INVALID when it is not a valid topology.
+ */
+static topoml_topo_t *_load_quiet(const char *path, enum topoml_format fmt,
+				  topoml_errors_t *err, topoml_errors_t *warn,
+				  int *rc)
 {
-	topoml_errors_t err = { 0 }, warn = { 0 };
-	topoml_topo_t *t = topoml_load_ex(path, fmt, &err, &warn);
-	int i;
+	FILE *f = fopen(path, "r");
+	topoml_topo_t *t;
 
-	for (i = 0; !quiet && i < warn.n; i++)
-		fprintf(stderr, "warning: %s\n", warn.msg[i]);
-	if (!t) {
-		if (!err.n)
-			fprintf(stderr, "%s: cannot load topology\n", path);
-		topoml_errors_print(&err, stderr);
+	if (!f) {
+		topoml_errors_add(err, "%s: %s", path, strerror(errno));
+		*rc = CLI_USAGE;
+		return NULL;
 	}
-	topoml_errors_clear(&err);
-	topoml_errors_clear(&warn);
+	fclose(f);
+	cli_progress_step("loading %s", path);
+	t = topoml_load_ex(path, fmt, err, warn);
+	cli_progress_end();
+	if (!t && !err->n)
+		topoml_errors_add(err, "%s: cannot load topology", path);
+	*rc = t ? CLI_OK : CLI_INVALID;
 	return t;
 }
 
-topoml_topo_t *cli_load_topology(const char *path)
+/* Errors (and warnings, unless quiet) go to stderr. */
+static topoml_topo_t *_load(const char *path, enum topoml_format fmt,
+			    bool quiet, int *rc)
 {
-	return _load(path, TOPOML_FMT_AUTO, false);
+	topoml_errors_t err = { 0 }, warn = { 0 };
+	topoml_topo_t *t;
+	int r;
+
+	t = _load_quiet(path, fmt, &err, &warn, &r);
+	if (!quiet)
+		cli_errors(&warn, "warning: ");
+	cli_errors(&err, NULL);
+	topoml_errors_clear(&err);
+	topoml_errors_clear(&warn);
+	if (rc)
+		*rc = r;
+	return t;
+}
+
+topoml_topo_t *cli_load_topology(const char *path, int *rc)
+{
+	return _load(path, TOPOML_FMT_AUTO,
+		     cli_progress_mode == CLI_PROGRESS_OFF, rc);
+}
+
+static const char *_family_name(const topoml_topo_t *t)
+{
+	switch (t->family) {
+	case TOPOML_FAT_TREE:
+		return "fat-tree";
+	case TOPOML_DRAGONFLY:
+		return "dragonfly";
+	case TOPOML_TORUS:
+		return t->wrap[0] || t->wrap[1] || t->wrap[2] ? "torus" :
+								"mesh";
+	}
+	return "unknown";
+}
+
+json_object *cli_topology_json(const topoml_topo_t *t)
+{
+	static const char *const arr[] = { "explicit", "all-to-all",
+					   "absolute", "relative" };
+	json_object *o = json_object_new_object();
+	char sum[512];
+	int i, leaves = 0;
+
+	topoml_summary(t, sum, sizeof(sum));
+	json_object_object_add(o, "family",
+			       json_object_new_string(_family_name(t)));
+	json_object_object_add(o, "nodes", json_object_new_int(t->nnodes));
+	json_object_object_add(o, "switches",
+			       json_object_new_int(t->nswitches));
+	switch (t->family) {
+	case TOPOML_FAT_TREE:
+		for (i = 0; i < t->nswitches; i++)
+			leaves += !t->switches[i].level;
+		json_object_object_add(o, "leaves", json_object_new_int(leaves));
+		json_object_object_add(o, "levels",
+				       json_object_new_int(t->nlevels));
+		break;
+	case TOPOML_DRAGONFLY:
+		json_object_object_add(o, "groups",
+				       json_object_new_int(t->ngroups));
+		json_object_object_add(o, "arrangement", json_object_new_string(
+			arr[t->df_arrangement <= TOPOML_DF_RELATIVE ?
+			    t->df_arrangement : 0]));
+		break;
+	case TOPOML_TORUS: {
+		json_object *d = json_object_new_array();
+		json_object *w = json_object_new_array();
+
+		for (i = 0; i < 3; i++) {
+			json_object_array_add(d, json_object_new_int(t->dims[i]));
+			json_object_array_add(w,
+					json_object_new_boolean(t->wrap[i]));
+		}
+		json_object_object_add(o, "dims", d);
+		json_object_object_add(o, "wrap", w);
+		break;
+	}
+	}
+	json_object_object_add(o, "summary", json_object_new_string(sum));
+	return o;
+}
+
+static json_object *_errors_json(const topoml_errors_t *e)
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < e->n; i++)
+		json_object_array_add(a, json_object_new_string(e->msg[i]));
+	return a;
+}
+
+static void _json_print(json_object *o)
+{
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+					    JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
 }
 
 /* ---- check --------------------------------------------------------- */
@@ -61,26 +165,31 @@ topoml_topo_t *cli_load_topology(const char *path)
 static void _check_usage(FILE *f)
 {
 	fprintf(f,
-"usage: topoml check [-q] [--format auto|conf|json|ibnet] FILE...\n"
-"       topoml check [-q] --site-conf topoml.conf [FILE...]\n"
+"usage: topoml check [-q] [--json] [--format auto|conf|json|ibnet] FILE...\n"
+"       topoml check [-q] [--json] --site-conf topoml.conf [FILE...]\n"
 "Validate site topology files: one summary line per file and exit 0, or\n"
-"every error found (FILE:LINE[:COL]: what is wrong) and exit 1.\n"
+"every error found (FILE:LINE[:COL]: what is wrong) and exit 1; exit 2 for\n"
+"a file that cannot be read or a usage error.\n"
+"--json prints one object per file: valid, topology fields, errors,\n"
+"warnings.  --progress shows what is loading (default on a terminal).\n"
 "Warnings (what Slurm accepts but only logs) go to stderr; -q hides them.\n"
 "--site-conf also validates select/topoml's topoml.conf and the topology\n"
 "file it names, as slurmctld will read them.\n");
 }
 
 /* topoml.conf and the topology it names, as select/topoml loads them. */
-static int _check_site_conf(const char *path)
+static int _check_site_conf(const char *path, json_object *jarr)
 {
 	struct topoml_siteconf sc;
 	topoml_errors_t err = { 0 };
 	topoml_topo_t *t = NULL;
-	char *dir = strdup(path), *slash, sum[512];
-	int rc = 1;
+	char *dir, *slash, sum[512];
+	int rc = CLI_INVALID;
 
-	if (!dir)
-		return 1;
+	if (cli_readable(path))
+		return CLI_USAGE;
+	if (!(dir = strdup(path)))
+		return CLI_INVALID;
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
@@ -91,6 +200,31 @@ static int _check_site_conf(const char *path)
 	if (sc.placement &&
 	    !(t = topoml_siteconf_load_topology(&sc, dir, &err)))
 		goto out;
+	rc = CLI_OK;
+	if (jarr) {
+		json_object *o = json_object_new_object();
+		char *topo = topoml_siteconf_topology_path(&sc, dir);
+
+		json_object_object_add(o, "file", json_object_new_string(path));
+		json_object_object_add(o, "kind",
+				       json_object_new_string("topoml.conf"));
+		json_object_object_add(o, "valid", json_object_new_boolean(1));
+		json_object_object_add(o, "default_hint", json_object_new_string(
+			topoml_hint_name(sc.default_hint)));
+		json_object_object_add(o, "placement", json_object_new_string(
+			sc.placement ? "topoml" : "off"));
+		json_object_object_add(o, "partition_overrides",
+				       json_object_new_int(sc.nparts));
+		if (topo)
+			json_object_object_add(o, "topology_file",
+					       json_object_new_string(topo));
+		if (t)
+			json_object_object_add(o, "topology",
+					       cli_topology_json(t));
+		json_object_array_add(jarr, o);
+		free(topo);
+		goto out;
+	}
 	printf("%s: DefaultHint=%s Placement=%s, %d partition override(s)\n",
 	       path, topoml_hint_name(sc.default_hint),
 	       sc.placement ? "topoml" : "off", sc.nparts);
@@ -101,9 +235,18 @@ static int _check_site_conf(const char *path)
 		printf("%s: %s\n", topo ? topo : "?", sum);
 		free(topo);
 	}
-	rc = 0;
 out:
-	topoml_errors_print(&err, stderr);
+	if (rc && jarr) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "file", json_object_new_string(path));
+		json_object_object_add(o, "kind",
+				       json_object_new_string("topoml.conf"));
+		json_object_object_add(o, "valid", json_object_new_boolean(0));
+		json_object_object_add(o, "errors", _errors_json(&err));
+		json_object_array_add(jarr, o);
+	}
+	cli_errors(&err, NULL);
 	topoml_errors_clear(&err);
 	if (t)
 		topoml_free(t);
@@ -118,56 +261,92 @@ int cmd_check(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "site-conf", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "progress", no_argument, NULL, CLI_OPT_PROGRESS },
 		{ NULL, 0, NULL, 0 }
 	};
 	enum topoml_format fmt = TOPOML_FMT_AUTO;
 	const char *site_conf = NULL;
+	json_object *jarr = NULL;
 	bool quiet = false;
 	int c, i, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:qc:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:qc:jh", opts, NULL)) != -1) {
+		if (cli_common_opt(c)) {
+			quiet = quiet || c == CLI_OPT_QUIET;
+			continue;
+		}
 		switch (c) {
 		case 'c':
 			site_conf = optarg;
 			break;
-		case 'q':
-			quiet = true;
+		case 'j':
+			jarr = jarr ? jarr : json_object_new_array();
 			break;
 		case 'f':
 			if (_format_parse(optarg, &fmt)) {
-				fprintf(stderr, "topoml check: unknown format '%s'\n",
-					optarg);
+				cli_err("unknown format '%s'", optarg);
+				json_object_put(jarr);
 				return 2;
 			}
 			break;
 		case 'h':
 			_check_usage(stdout);
+			json_object_put(jarr);
 			return 0;
 		default:
 			_check_usage(stderr);
+			json_object_put(jarr);
 			return 2;
 		}
 	}
 	if (optind >= argc && !site_conf) {
 		_check_usage(stderr);
+		json_object_put(jarr);
 		return 2;
 	}
 	if (site_conf)
-		rc = _check_site_conf(site_conf);
+		rc = _check_site_conf(site_conf, jarr);
 	for (i = optind; i < argc; i++) {
-		topoml_topo_t *t = _load(argv[i], fmt, quiet);
+		topoml_errors_t err = { 0 }, warn = { 0 };
+		topoml_topo_t *t;
 		char sum[512];
+		int r;
 
-		if (!t) {
-			rc = 1;
-			continue;
+		t = _load_quiet(argv[i], fmt, &err, &warn, &r);
+		/* an unreadable file (2) outranks an invalid one (1) */
+		rc = r > rc ? r : rc;
+		if (jarr) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "file",
+					       json_object_new_string(argv[i]));
+			json_object_object_add(o, "valid",
+					       json_object_new_boolean(t != NULL));
+			if (t)
+				json_object_object_add(o, "topology",
+						       cli_topology_json(t));
+			json_object_object_add(o, "errors", _errors_json(&err));
+			json_object_object_add(o, "warnings",
+					       _errors_json(&warn));
+			json_object_array_add(jarr, o);
+		} else {
+			if (!quiet)
+				cli_errors(&warn, "warning: ");
+			cli_errors(&err, NULL);
+			if (t) {
+				topoml_summary(t, sum, sizeof(sum));
+				printf("%s: %s\n", argv[i], sum);
+			}
 		}
-		topoml_summary(t, sum, sizeof(sum));
-		printf("%s: %s\n", argv[i], sum);
+		topoml_errors_clear(&err);
+		topoml_errors_clear(&warn);
 		topoml_free(t);
 	}
+	if (jarr)
+		_json_print(jarr);
 	return rc;
 }
 
@@ -318,9 +497,119 @@ static void _show_torus(const topoml_topo_t *t, bool all)
 static void _show_usage(FILE *f)
 {
 	fprintf(f,
-"usage: topoml show [--svg OUT] [--all] [--format auto|conf|json|ibnet] FILE\n"
+"usage: topoml show [--svg OUT] [--all] [--json] [--format auto|conf|json|ibnet]\n"
+"                   [--progress|-q] FILE\n"
 "A readable description of a site topology; --svg also draws it (switch\n"
-"tree, dragonfly groups, torus planes, with node counts).\n");
+"tree, dragonfly groups, torus planes, with node counts).  --json prints\n"
+"the same as an object: topology fields and every switch, group or plane.\n"
+"Exit 0, 1 for an invalid topology, 2 for a file that cannot be read or\n"
+"written or a usage error.\n");
+}
+
+static json_object *_set_json(const topoml_topo_t *t, hwloc_const_bitmap_t set)
+{
+	char *s = topoml_nodeset_format(t, set);
+	json_object *o = json_object_new_string(s ? s : "");
+
+	free(s);
+	return o;
+}
+
+/* show --json: the topology fields and its parts, by family. */
+static void _show_json(const topoml_topo_t *t, const char *path)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	int i, k;
+
+	json_object_object_add(o, "file", json_object_new_string(path));
+	json_object_object_add(o, "topology", cli_topology_json(t));
+	switch (t->family) {
+	case TOPOML_FAT_TREE:
+		for (i = 0; i < t->nswitches; i++) {
+			const struct topoml_switch *s = &t->switches[i];
+			json_object *j = json_object_new_object();
+			json_object *p = json_object_new_array();
+
+			json_object_object_add(j, "name",
+					       json_object_new_string(s->name));
+			json_object_object_add(j, "level",
+					       json_object_new_int(s->level));
+			json_object_object_add(j, "nodes", json_object_new_int(
+					hwloc_bitmap_weight(s->desc)));
+			json_object_object_add(j, "nodelist",
+					       _set_json(t, s->desc));
+			for (k = 0; k < s->nparents; k++)
+				json_object_array_add(p, json_object_new_string(
+					t->switches[s->parents[k]].name));
+			json_object_object_add(j, "parents", p);
+			if (s->link_speed > 0)
+				json_object_object_add(j, "link_speed",
+					json_object_new_double(s->link_speed));
+			json_object_array_add(a, j);
+		}
+		json_object_object_add(o, "switches", a);
+		break;
+	case TOPOML_DRAGONFLY:
+		for (i = 0; i < t->ngroups; i++) {
+			const struct topoml_group *g = &t->groups[i];
+			json_object *j = json_object_new_object();
+			json_object *r = json_object_new_array();
+			json_object *gl = json_object_new_object();
+
+			json_object_object_add(j, "name",
+					       json_object_new_string(g->name));
+			json_object_object_add(j, "nodes", json_object_new_int(
+					hwloc_bitmap_weight(g->desc)));
+			json_object_object_add(j, "nodelist",
+					       _set_json(t, g->desc));
+			for (k = 0; k < g->nrouters; k++) {
+				const struct topoml_switch *s =
+					&t->switches[g->routers[k]];
+				json_object *rj = json_object_new_object();
+
+				json_object_object_add(rj, "name",
+					json_object_new_string(s->name));
+				json_object_object_add(rj, "nodes",
+					json_object_new_int(s->nnodes));
+				json_object_object_add(rj, "nodelist",
+					_set_json(t, s->desc));
+				json_object_array_add(r, rj);
+			}
+			json_object_object_add(j, "routers", r);
+			for (k = 0; t->global_links && k < t->ngroups; k++) {
+				int c = t->global_links[i * t->ngroups + k];
+
+				if (k != i && c > 0)
+					json_object_object_add(gl,
+						t->groups[k].name,
+						json_object_new_int(c));
+			}
+			json_object_object_add(j, "global_links", gl);
+			json_object_array_add(a, j);
+		}
+		json_object_object_add(o, "groups", a);
+		break;
+	case TOPOML_TORUS: {
+		int X = t->dims[0], Y = t->dims[1], Z = t->dims[2], x, y, z;
+
+		for (z = 0; z < Z; z++) {
+			json_object *j = json_object_new_object();
+			int count = 0;
+
+			for (y = 0; y < Y; y++)
+				for (x = 0; x < X; x++)
+					count += t->coord_node[x + X *
+							       (y + Y * z)] >= 0;
+			json_object_object_add(j, "z", json_object_new_int(z));
+			json_object_object_add(j, "nodes",
+					       json_object_new_int(count));
+			json_object_array_add(a, j);
+		}
+		json_object_object_add(o, "planes", a);
+		break;
+	}
+	}
+	_json_print(o);
 }
 
 int cmd_show(int argc, char **argv)
@@ -329,19 +618,28 @@ int cmd_show(int argc, char **argv)
 		{ "svg", required_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	enum topoml_format fmt = TOPOML_FMT_AUTO;
 	const char *svg = NULL;
 	topoml_topo_t *t;
-	bool all = false;
+	bool all = false, json = false, quiet = false;
 	char sum[512];
 	int c, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:af:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:af:jqh", opts, NULL)) != -1) {
+		if (cli_common_opt(c)) {
+			quiet = quiet || c == CLI_OPT_QUIET;
+			continue;
+		}
 		switch (c) {
+		case 'j':
+			json = true;
+			break;
 		case 's':
 			svg = optarg;
 			break;
@@ -350,8 +648,7 @@ int cmd_show(int argc, char **argv)
 			break;
 		case 'f':
 			if (_format_parse(optarg, &fmt)) {
-				fprintf(stderr, "topoml show: unknown format '%s'\n",
-					optarg);
+				cli_err("unknown format '%s'", optarg);
 				return 2;
 			}
 			break;
@@ -367,12 +664,15 @@ int cmd_show(int argc, char **argv)
 		_show_usage(stderr);
 		return 2;
 	}
-	t = _load(argv[optind], fmt, false);
+	t = _load(argv[optind], fmt, quiet, &rc);
 	if (!t)
-		return 1;
+		return rc;
 	topoml_summary(t, sum, sizeof(sum));
-	printf("%s: %s\n", argv[optind], sum);
-	switch (t->family) {
+	if (json)
+		_show_json(t, argv[optind]);
+	else
+		printf("%s: %s\n", argv[optind], sum);
+	switch (json ? -1 : (int)t->family) {
 	case TOPOML_FAT_TREE:
 		_show_fat_tree(t, all);
 		break;
@@ -384,18 +684,20 @@ int cmd_show(int argc, char **argv)
 		break;
 	}
 	if (svg) {
-		FILE *f = fopen(svg, "w");
+		FILE *f;
 
+		cli_progress_step("drawing %s", svg);
+		errno = 0;
+		f = fopen(svg, "w");
 		if (!f || cli_write_svg(t, f, NULL) || ferror(f)) {
-			fprintf(stderr, "topoml show: %s: %s\n", svg,
-				strerror(errno ? errno : EIO));
-			rc = 1;
+			cli_err("%s: %s", svg, strerror(errno ? errno : EIO));
+			rc = CLI_USAGE;
 		}
 		if (f && fclose(f) && !rc) {
-			fprintf(stderr, "topoml show: %s: %s\n", svg,
-				strerror(errno));
-			rc = 1;
+			cli_err("%s: %s", svg, strerror(errno));
+			rc = CLI_USAGE;
 		}
+		cli_progress_end();
 	}
 	topoml_free(t);
 	return rc;
@@ -410,7 +712,7 @@ static void _generate_usage(FILE *f)
 "       topoml generate dragonfly --groups G --routers R --per-router P\n"
 "                                 [--arrangement all-to-all|absolute|relative]\n"
 "       topoml generate torus --dims XxYxZ [--no-wrap]\n"
-"   common: [--prefix NAME] [--format conf|json] [-o OUT]\n"
+"   common: [--prefix NAME] [--format conf|json] [-o OUT] [--progress|-q]\n"
 "Nodes are named NAME1..NAMEn (default prefix \"node\").  Default format:\n"
 "conf (Slurm topology.conf) for fat-trees, json otherwise; a torus is\n"
 "json only.\n");
@@ -424,7 +726,7 @@ static int _int_arg(const char *opt, const char *s, int min, int *out)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > INT_MAX) {
-		fprintf(stderr, "topoml generate: --%s: '%s' is not an integer >= %d\n",
+		cli_err("--%s: '%s' is not an integer >= %d",
 			opt, s, min);
 		return -1;
 	}
@@ -438,7 +740,7 @@ static int _dims_arg(const char *s, int d[3])
 
 	if (sscanf(s, "%dx%dx%d%c", &d[0], &d[1], &d[2], &extra) != 3 ||
 	    d[0] < 1 || d[1] < 1 || d[2] < 1) {
-		fprintf(stderr, "topoml generate: --dims: '%s' is not XxYxZ (each >= 1)\n",
+		cli_err("--dims: '%s' is not XxYxZ (each >= 1)",
 			s);
 		return -1;
 	}
@@ -462,6 +764,7 @@ int cmd_generate(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	int nodes = 0, per_leaf = 0, radix = 0, levels = 0;
@@ -479,8 +782,10 @@ int cmd_generate(int argc, char **argv)
 	}
 	family = argv[1];
 	optind = 1;
-	while ((c = getopt_long(argc - 1, argv + 1, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc - 1, argv + 1, "o:qh", opts, NULL)) != -1) {
 		rc = 0;
+		if (cli_common_opt(c))
+			continue;
 		switch (c) {
 		case 'n':
 			rc = _int_arg("nodes", optarg, 1, &nodes);
@@ -511,7 +816,7 @@ int cmd_generate(int argc, char **argv)
 			else if (!strcmp(optarg, "relative"))
 				arr = TOPOML_DF_RELATIVE;
 			else {
-				fprintf(stderr, "topoml generate: --arrangement: '%s' is not all-to-all, absolute or relative\n",
+				cli_err("--arrangement: '%s' is not all-to-all, absolute or relative",
 					optarg);
 				rc = -1;
 			}
@@ -546,23 +851,24 @@ int cmd_generate(int argc, char **argv)
 		return 2;
 	}
 	if (format && strcmp(format, "conf") && strcmp(format, "json")) {
-		fprintf(stderr, "topoml generate: --format: '%s' is not conf or json\n",
+		cli_err("--format: '%s' is not conf or json",
 			format);
 		return 2;
 	}
+	cli_progress_step("building the %s", family);
 	if (!strcmp(family, "fat-tree")) {
 		if (!nodes || !per_leaf) {
-			fprintf(stderr, "topoml generate fat-tree: --nodes and --per-leaf are required\n");
+			cli_err("fat-tree: --nodes and --per-leaf are required");
 			return 2;
 		}
 		t = topoml_gen_fat_tree(prefix, nodes, per_leaf, radix, levels);
 	} else if (!strcmp(family, "dragonfly")) {
 		if (!groups || !routers || !per_router) {
-			fprintf(stderr, "topoml generate dragonfly: --groups, --routers and --per-router are required\n");
+			cli_err("dragonfly: --groups, --routers and --per-router are required");
 			return 2;
 		}
 		if ((long)groups * routers * per_router > INT_MAX / 2) {
-			fprintf(stderr, "topoml generate dragonfly: too many nodes\n");
+			cli_err("dragonfly: too many nodes");
 			return 2;
 		}
 		t = topoml_gen_dragonfly(prefix, groups, routers, per_router,
@@ -570,36 +876,38 @@ int cmd_generate(int argc, char **argv)
 		format = format ? format : "json";
 	} else if (!strcmp(family, "torus")) {
 		if (!dims[0]) {
-			fprintf(stderr, "topoml generate torus: --dims XxYxZ is required\n");
+			cli_err("torus: --dims XxYxZ is required");
 			return 2;
 		}
 		if (format && !strcmp(format, "conf")) {
-			fprintf(stderr, "topoml generate torus: topology.conf cannot describe a torus: use --format json\n");
+			cli_err("torus: topology.conf cannot describe a torus: use --format json");
 			return 2;
 		}
 		t = topoml_gen_torus(prefix, dims[0], dims[1], dims[2], wrap);
 		format = "json";
 	} else {
-		fprintf(stderr, "topoml generate: unknown family '%s' (fat-tree, dragonfly, torus)\n",
+		cli_err("unknown family '%s' (fat-tree, dragonfly, torus)",
 			family);
 		return 2;
 	}
 	if (!t) {
-		fprintf(stderr, "topoml generate %s: cannot build this topology (sizes too large or inconsistent)\n",
+		cli_err("%s: cannot build this topology (sizes too large or inconsistent)",
 			family);
 		return 1;
 	}
 	if (out && !(f = fopen(out, "w"))) {
-		fprintf(stderr, "topoml generate: %s: %s\n", out, strerror(errno));
+		cli_err("%s: %s", out, strerror(errno));
 		topoml_free(t);
-		return 1;
+		return 2;
 	}
+	cli_progress_step("writing %s", out ? out : "stdout");
 	rc = (format && !strcmp(format, "json")) ? topoml_write_json(t, f) :
 						   topoml_write_conf(t, f);
 	if (out && fclose(f))
 		rc = -1;
+	cli_progress_end();
 	if (rc) {
-		fprintf(stderr, "topoml generate: %s: write failed\n",
+		cli_err("%s: write failed",
 			out ? out : "stdout");
 	} else if (out) {
 		char sum[512];
@@ -608,5 +916,5 @@ int cmd_generate(int argc, char **argv)
 		printf("%s: %s\n", out, sum);
 	}
 	topoml_free(t);
-	return rc ? 1 : 0;
+	return rc ? 2 : 0;
 }

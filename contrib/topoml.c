@@ -49,8 +49,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (const struct topoml_cmd *c = commands; c->name; c++)
-		if (!strcmp(argv[1], c->name))
-			return c->run(argc - 1, argv + 1);
+		if (!strcmp(argv[1], c->name)) {
+			int rc;
+
+			cli_cmd = c->name;
+			rc = c->run(argc - 1, argv + 1);
+			cli_progress_end();
+			return rc;
+		}
 	fprintf(stderr, "topoml: unknown command '%s'\n", argv[1]);
 	_usage(stderr);
 	return 2;

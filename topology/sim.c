@@ -763,6 +763,8 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 			s.queue[s.nqueue++] = next++;
 		_schedule(&s);
 		_frag_update(&s);
+		if (o && o->progress)
+			o->progress(o->progress_arg, next, s.nqueue, nj);
 	}
 	s.now = s.last_end;
 	_frag_update(&s);

@@ -75,6 +75,12 @@ struct topoml_sim_opts {
 	bool df_spread_alltoall;	/* passed to topoml_place */
 	bool no_backfill;		/* plain FCFS */
 	bool no_fragmentation;		/* skip the per-event metric */
+	/*
+	 * Called after every event with the jobs submitted so far and those
+	 * waiting, for a progress display (may be NULL; must be cheap).
+	 */
+	void (*progress)(void *arg, int submitted, int queued, int njobs);
+	void *progress_arg;
 };
 
 /*

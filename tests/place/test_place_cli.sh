@@ -43,8 +43,48 @@ echo "$err" | grep -q 'cannot place 2000 nodes' || fail "reason: $err"
 err=$("$topoml" place --topology "$t" --nodes 4 --job 'x=c1' 2>&1)
 [ $? = 2 ] && echo "$err" | grep -q "'x=c1' is not ID=HOSTLIST" ||
 	fail "--job x=c1: $err"
+# exit statuses: 1 for an unknown node (invalid input), 2 for a malformed
+# host list (a typo Slurm would read as a node name) or a missing file
 err=$("$topoml" place --topology "$t" --nodes 4 --busy 'zz[1-2]' 2>&1)
-[ $? = 2 ] && echo "$err" | grep -q -- '--busy' || fail "unknown node: $err"
+[ $? = 1 ] && echo "$err" | grep -q -- '^topoml place: --busy: unknown nodes zz\[1-2\]' ||
+	fail "unknown node: $err"
+for bad in 'c[1-' 'c1]' 'c[[1-2]]'; do
+	err=$("$topoml" place --topology "$t" --nodes 4 --busy "$bad" 2>&1)
+	[ $? = 2 ] && echo "$err" | grep -qF -- "topoml place: --busy: malformed host list '$bad'" ||
+		fail "malformed --busy $bad: $err"
+done
+err=$("$topoml" place --topology "$t" --nodes 4 --required 'c[3-1]' 2>&1)
+[ $? = 2 ] && echo "$err" | grep -qF -- "--required: invalid host list 'c[3-1]'" ||
+	fail "invalid range: $err"
+err=$("$topoml" place --topology "$work/none.conf" --nodes 4 2>&1)
+[ $? = 2 ] && echo "$err" | grep -q "^topoml place: $work/none.conf: No such file" ||
+	fail "missing topology: $err"
+printf 'SwitchName=s1 Nodes=a[1-2]\nSwitchName=s2 Switches=s9\n' >"$work/bad.conf"
+"$topoml" place --topology "$work/bad.conf" --nodes 1 >/dev/null 2>&1
+[ $? = 1 ] || fail "invalid topology: exit status not 1"
+
+# --svg: the machine with the job, busy nodes by job and a legend
+"$topoml" place --topology "$t" --nodes 40 --job '5=c[9-32,41-64]' \
+	--busy 'c[200-210]' --svg "$work/p.svg" >/dev/null || fail "place --svg"
+python3 - "$work/p.svg" <<'PY' || fail "place --svg picture: $(head -c 600 "$work/p.svg")"
+import sys, xml.dom.minidom as m
+d = m.parse(sys.argv[1])
+text = " ".join(t.firstChild.data for t in d.getElementsByTagName("text")
+                if t.firstChild)
+for want in ("40-node job placed by topoml", "this job", "job 5", "busy",
+             "free"):
+    assert want in text, (want, text)
+PY
+"$topoml" place --topology "$t" --nodes 4 --svg /nonexistent/x.svg \
+	>/dev/null 2>&1
+[ $? = 2 ] || fail "--svg into a missing directory: exit status not 2"
+
+# progress only when asked (stderr is not a terminal here)
+err=$("$topoml" place --topology "$t" --nodes 4 2>&1 >/dev/null)
+[ -z "$err" ] || fail "progress without a terminal: $err"
+err=$("$topoml" place --topology "$t" --nodes 4 --progress 2>&1 >/dev/null)
+echo "$err" | grep -q "^topoml place: placing 4 nodes on 1024" ||
+	fail "--progress: $err"
 err=$("$topoml" place --topology "$t" --nodes 4 --hint ring 2>&1)
 [ $? = 2 ] && echo "$err" | grep -q "unknown hint 'ring'" ||
 	fail "--hint ring: $err"

@@ -79,6 +79,60 @@ usage "'xml' is not auto" -t "$tmp/t.conf" -T "$tmp/bf.csv" -f xml
 [ $? = 1 ] || fail "bad trace: exit status not 1"
 grep -q "bad.swf:3: expected 18 SWF fields, found 17" "$tmp/err" ||
 	fail "bad trace: $(cat "$tmp/err")"
-"$topoml" sim -t "$tmp/none.conf" -T "$tmp/bf.csv" 2>/dev/null >/dev/null
-[ $? = 1 ] || fail "missing topology: exit status not 1"
+# Unreadable files exit 2 (the usage/file convention of every command).
+"$topoml" sim -t "$tmp/none.conf" -T "$tmp/bf.csv" 2>"$tmp/err" >/dev/null
+[ $? = 2 ] || fail "missing topology: exit status not 2"
+grep -q "^topoml sim: $tmp/none.conf: No such file" "$tmp/err" ||
+	fail "missing topology: $(cat "$tmp/err")"
+"$topoml" sim -t "$tmp/t.conf" -T "$tmp/none.csv" 2>"$tmp/err" >/dev/null
+[ $? = 2 ] || fail "missing trace: exit status not 2"
+printf 'SwitchName=s1 Switches=s9\n' >"$tmp/bad.conf"
+"$topoml" sim -t "$tmp/bad.conf" -T "$tmp/bf.csv" 2>/dev/null >/dev/null
+[ $? = 1 ] || fail "invalid topology: exit status not 1"
+
+# JSON "topology": fields, not prose.
+python3 - "$tmp/out.json" <<'PY' || exit 1
+import json, sys
+t = json.load(open(sys.argv[1]))["topology"]
+want = {"family": "fat-tree", "nodes": 8, "switches": 3, "leaves": 2,
+        "levels": 2}
+for k, v in want.items():
+    if t.get(k) != v:
+        sys.exit("topology %s = %s, want %s: %s" % (k, t.get(k), v, t))
+PY
+
+# Progress: with --progress on stderr (one line per policy at least), none
+# by default when stderr is not a terminal, none with --quiet.
+"$topoml" sim -t "$tmp/t.conf" -T "$tmp/bf.csv" --progress >/dev/null \
+	2>"$tmp/err" || fail "sim --progress"
+grep -q '^topoml sim: topoml (1/3): 4 jobs' "$tmp/err" &&
+	grep -q '^topoml sim: linear (3/3)' "$tmp/err" ||
+	fail "--progress: $(cat "$tmp/err")"
+"$topoml" sim -t "$tmp/t.conf" -T "$tmp/bf.csv" >/dev/null 2>"$tmp/err"
+[ -s "$tmp/err" ] && fail "progress off a terminal: $(cat "$tmp/err")"
+"$topoml" sim -t "$tmp/t.conf" -T "$tmp/bf.csv" --progress -q >/dev/null \
+	2>"$tmp/err"
+[ -s "$tmp/err" ] && fail "--quiet: $(cat "$tmp/err")"
+
+# The SVG: readable labels (not JSON keys), every value in full, no
+# rotated text that could run into the title.
+"$topoml" sim -t "$tmp/t.conf" -T "$tmp/bf.csv" --svg "$tmp/m.svg" \
+	>/dev/null || fail "sim --svg"
+python3 - "$tmp/m.svg" <<'PY' || exit 1
+import sys, xml.dom.minidom as m
+d = m.parse(sys.argv[1])
+texts = [t.firstChild.data for t in d.getElementsByTagName("text")
+         if t.firstChild]
+for want in ("mean wait (s)", "utilization", "51.5", "160", "topoml",
+             "slurm-tree", "lower is better", "higher is better"):
+    if want not in texts and not any(want in t for t in texts):
+        sys.exit("SVG lacks %r: %s" % (want, texts))
+if "mean_wait_s" in texts:
+    sys.exit("raw JSON key as a label")
+if any(t.getAttribute("transform") for t in d.getElementsByTagName("text")):
+    sys.exit("rotated text in the SVG")
+PY
+"$topoml" sim -t "$tmp/t.conf" -T "$tmp/bf.csv" --svg /nonexistent/m.svg \
+	>/dev/null 2>&1
+[ $? = 2 ] || fail "--svg into a missing directory: exit status not 2"
 exit 0

@@ -62,13 +62,40 @@ run "$TOPOML" check "$T/syntax.json"
 expect_rc 1 "syntax error"
 expect_err "$T/syntax.json:2:22: " "syntax error FILE:LINE:COL"
 run "$TOPOML" check /nonexistent.json
-expect_rc 1 "missing file"
+expect_rc 2 "missing file"
+expect_err "topoml check: /nonexistent.json: No such file or directory" "missing file message"
+run "$TOPOML" check /nonexistent.json "$T/bad.json"
+expect_rc 2 "unreadable outranks invalid"
+expect_err "topoml check: $T/bad.json:3: node n2" "errors prefixed with the command"
 run "$TOPOML" check
 expect_rc 2 "check without files"
 run "$TOPOML" check --format xml "$EX/mesh.json"
 expect_rc 2 "unknown format"
 run "$TOPOML" check --format json "$EX/fat-tree.conf"
 expect_rc 1 "forced format that does not fit"
+
+# --- check --json: one object per file, fields not prose
+run "$TOPOML" check --json "$EX/torus.json" "$T/bad.json"
+expect_rc 1 "check --json with a bad file"
+if python3 - "$T/out" "$EX/torus.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+good, bad = d
+t = good["topology"]
+assert good["file"] == sys.argv[2] and good["valid"] is True, good
+assert t["family"] == "torus" and t["nodes"] == 512, t
+assert t["dims"] == [8, 8, 8] and t["wrap"] == [True, True, True], t
+assert bad["valid"] is False and "topology" not in bad, bad
+assert any("node n2 is on two leaf switches" in e for e in bad["errors"]), bad
+PY
+then ok "check --json fields"; else fail "check --json: $out"; fi
+[ -s "$T/err" ] && fail "check --json also wrote to stderr: $err" || ok "check --json: errors only in JSON"
+sed "s|^TopologyFile=.*|TopologyFile=$EX/fat-tree.conf|" \
+	"$SRC/contrib/examples/topoml.conf" >"$T/topoml.conf"
+run "$TOPOML" check --json --site-conf "$T/topoml.conf"
+expect_rc 0 "check --json --site-conf"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))[0]; sys.exit(not (o["kind"] == "topoml.conf" and o["placement"] == "topoml" and o["topology"]["leaves"] == 4))' "$T/out" &&
+	ok "site-conf JSON" || fail "site-conf JSON: $out"
 
 # --- generate
 run "$TOPOML" generate fat-tree --nodes 4096 --per-leaf 32 --prefix c -o "$T/ft.conf"
@@ -101,6 +128,30 @@ run "$TOPOML" generate torus --dims 4x4
 expect_rc 2 "bad dims"
 run "$TOPOML" generate ring --nodes 3
 expect_rc 2 "unknown family"
+expect_err "topoml generate: unknown family 'ring'" "generate messages prefixed"
+run "$TOPOML" generate fat-tree --nodes 64 --per-leaf 8 -o /nonexistent/dir/x.conf
+expect_rc 2 "generate into an unwritable file"
+
+# --- progress: on stderr with --progress (stderr is no terminal here),
+# never with --quiet, never by default when stderr is not a terminal
+run "$TOPOML" generate fat-tree --nodes 4096 --per-leaf 32 --progress -o "$T/p.conf"
+expect_rc 0 "generate --progress"
+expect_err "topoml generate: building the fat-tree" "progress: building"
+expect_err "topoml generate: writing $T/p.conf" "progress: writing"
+run "$TOPOML" generate fat-tree --nodes 4096 --per-leaf 32 -o "$T/p.conf"
+[ -s "$T/err" ] && fail "progress without a terminal: $err" || ok "no progress by default off a terminal"
+run "$TOPOML" show --progress --quiet "$T/p.conf" --svg "$T/p.svg"
+[ -s "$T/err" ] && fail "--quiet after --progress still talks: $err" || ok "--quiet silences progress"
+run "$TOPOML" show --progress "$T/p.conf" --svg "$T/p.svg"
+expect_err "topoml show: loading $T/p.conf" "show progress: loading"
+expect_err "topoml show: drawing $T/p.svg" "show progress: drawing"
+if command -v script >/dev/null; then
+	# a terminal on stderr: progress by default, erased at the end
+	script -qec "$TOPOML show $T/p.conf --svg $T/p.svg >/dev/null" /dev/null >"$T/tty" 2>&1
+	grep -q 'topoml show: drawing' "$T/tty" && ok "progress on a terminal" ||
+		fail "no progress on a terminal: $(cat -v "$T/tty")"
+fi
+
 
 # --- show
 for f in "$EX/fat-tree.json" "$EX/dragonfly.json" "$EX/torus.json" "$T/ft.conf" "$T/mesh.json"; do
@@ -127,7 +178,48 @@ expect_out "(265 switches: --all prints the whole tree)" "large tree summarised"
 run "$TOPOML" show "$T/big.conf" --all
 [ "$(grep -c 'level 0,' "$T/out")" -eq 256 ] && ok "--all prints every leaf" || fail "--all"
 run "$TOPOML" show "$EX/mesh.json" --svg /nonexistent/dir/x.svg
-expect_rc 1 "unwritable SVG"
+expect_rc 2 "unwritable SVG"
+expect_err "topoml show: /nonexistent/dir/x.svg: No such file or directory" "unwritable SVG message"
+run "$TOPOML" show /nonexistent.json
+expect_rc 2 "show a missing file"
+run "$TOPOML" show "$T/bad.json"
+expect_rc 1 "show an invalid file"
+
+# --- show --json
+run "$TOPOML" show --json "$EX/fat-tree.json"
+expect_rc 0 "show --json fat-tree"
+python3 - "$T/out" <<'PY' && ok "show --json switches" || fail "show --json: $out"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["topology"]["family"] == "fat-tree" and d["topology"]["leaves"] == 8
+sw = {s["name"]: s for s in d["switches"]}
+assert sw["leaf1"]["nodes"] == 16 and sw["leaf1"]["nodelist"] == "gpu[001-016]"
+assert "agg2" in sw["leaf1"]["parents"] and sw["leaf1"]["level"] == 0
+PY
+run "$TOPOML" show --json "$EX/dragonfly.json"
+python3 - "$T/out" <<'PY' && ok "show --json groups" || fail "show --json dragonfly: $out"
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = {x["name"]: x for x in d["groups"]}["g2"]
+assert g["nodes"] == 16 and len(g["routers"]) == 4
+assert sum(g["global_links"].values()) == 6 and len(g["global_links"]) == 3
+PY
+run "$TOPOML" show --json "$EX/torus.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (len(d["planes"]) == 8 and d["planes"][0]["nodes"] == 64))' "$T/out" &&
+	ok "show --json planes" || fail "show --json torus: $out"
+
+# --- bash completion: installed file, and it completes
+comp=$SRC/contrib/bash-completion/topoml
+bash -n "$comp" && ok "completion parses" || fail "completion syntax"
+got=$(bash -c '_init_completion() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+_filedir() { :; }
+. "$1"
+COMP_WORDS=(topoml place --pol); COMP_CWORD=2; _topoml; echo "${COMPREPLY[*]}"
+COMP_WORDS=(topoml place --policy sl); COMP_CWORD=3; _topoml; echo "${COMPREPLY[*]}"
+COMP_WORDS=(topoml s); COMP_CWORD=1; _topoml; echo "${COMPREPLY[*]}"' _ "$comp")
+[ "$got" = "--policy
+slurm-tree slurm-dragonfly slurm-hilbert
+show sim" ] && ok "completion of commands, options and values" || fail "completion: $got"
 
 # --- real site files: each is loaded or rejected, never a crash
 if [ -d "${REALDATA:-/nonexistent}/topology_conf" ]; then

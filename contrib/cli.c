@@ -1,0 +1,146 @@
+/*
+ * What every topoml command shares: messages prefixed "topoml COMMAND:",
+ * the exit-status convention, and progress on stderr.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const char *cli_cmd = "";
+enum cli_progress cli_progress_mode = CLI_PROGRESS_AUTO;
+
+static bool _progress_on, _progress_tty, _progress_shown;
+static double _progress_last;
+
+static void _prefix(FILE *f)
+{
+	fprintf(f, "topoml%s%s: ", *cli_cmd ? " " : "", cli_cmd);
+}
+
+void cli_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	cli_progress_end();
+	_prefix(stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_errors(const topoml_errors_t *e, const char *what)
+{
+	int i;
+
+	if (!e)
+		return;
+	cli_progress_end();
+	for (i = 0; i < e->n && i < 20; i++) {
+		_prefix(stderr);
+		fprintf(stderr, "%s%s\n", what ? what : "", e->msg[i]);
+	}
+	if (e->n > 20) {
+		_prefix(stderr);
+		fprintf(stderr, "... and %d more\n", e->n - 20);
+	}
+}
+
+int cli_readable(const char *path)
+{
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		cli_err("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	fclose(f);
+	return 0;
+}
+
+static double _now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Decided once per command, after its options. */
+static void _progress_setup(void)
+{
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
+	_progress_tty = isatty(STDERR_FILENO);
+	_progress_on = cli_progress_mode == CLI_PROGRESS_ON ||
+		       (cli_progress_mode == CLI_PROGRESS_AUTO && _progress_tty);
+}
+
+static void _vprogress(bool force, const char *fmt, va_list ap)
+{
+	double now;
+
+	_progress_setup();
+	if (!_progress_on)
+		return;
+	now = _now();
+	/* a terminal line is redrawn 10 times a second, a log line once */
+	if (!force && now - _progress_last < (_progress_tty ? 0.1 : 1.0))
+		return;
+	_progress_last = now;
+	if (_progress_tty)
+		fputs("\r\033[K", stderr);
+	_prefix(stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc(_progress_tty ? ' ' : '\n', stderr);
+	fflush(stderr);
+	_progress_shown = _progress_tty;
+}
+
+void cli_progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	_vprogress(false, fmt, ap);
+	va_end(ap);
+}
+
+void cli_progress_step(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	_vprogress(true, fmt, ap);
+	va_end(ap);
+}
+
+void cli_progress_end(void)
+{
+	if (_progress_shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		_progress_shown = false;
+	}
+}
+
+int cli_common_opt(int c)
+{
+	switch (c) {
+	case CLI_OPT_PROGRESS:
+		cli_progress_mode = CLI_PROGRESS_ON;
+		return 1;
+	case CLI_OPT_QUIET:
+		cli_progress_mode = CLI_PROGRESS_OFF;
+		return 1;
+	}
+	return 0;
+}
