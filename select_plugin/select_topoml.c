@@ -475,7 +475,7 @@ static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
 	bitstr_t *req = job_ptr->details ? job_ptr->details->req_node_bitmap
 					 : NULL;
 	int i, n = bit_size(bitmap);
-	bool gpus = false;
+	bool gpus = false, whole;
 
 	r->avail_idle = hwloc_bitmap_alloc();
 	r->avail_all = hwloc_bitmap_alloc();
@@ -483,8 +483,10 @@ static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
 	r->owner = xcalloc(g_topo->nnodes, sizeof(uint32_t));
 	r->used_cpus = xcalloc(g_topo->nnodes, sizeof(uint32_t));
 	r->free_units = xcalloc(g_topo->nnodes, sizeof(uint32_t));
-	_owners(job_ptr, r->owner, r->used_cpus);
-	if (!_whole_nodes(job_ptr)) {
+	whole = _whole_nodes(job_ptr);
+	/* CPUs in use matter only to a job that shares nodes. */
+	_owners(job_ptr, r->owner, whole ? NULL : r->used_cpus);
+	if (!whole) {
 		uint32_t nodes = MAX(job_ptr->details->min_nodes, 1);
 
 		r->units = _job_gpus(job_ptr, nodes);
