@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "topoml.h"
+#include "model_int.h"
 
 /* Beyond this many messages a broken 100k-node file would flood the screen. */
 #define ERRORS_PRINT_MAX 200
@@ -26,8 +27,9 @@ void topoml_errors_add(topoml_errors_t *e, const char *fmt, ...)
 	va_end(ap);
 	if (!msg)
 		return;
-	m = realloc(e->msg, (e->n + 1) * sizeof(*m));
-	if (!m) {
+	/* Doubling: a file with 100k errors must not copy the list 100k times. */
+	m = e->msg;
+	if (topoml_grow((void **)&m, e->n, sizeof(*m))) {
 		free(msg);
 		return;
 	}

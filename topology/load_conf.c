@@ -78,6 +78,10 @@ struct _rec {
 	const char *file;
 	int line;
 	struct _pos nodes_at, switches_at;
+	/* Switches= resolved once: record index of each child, -1 unknown */
+	int nkids;
+	int *kid;
+	char **kidname;
 };
 
 struct _reader {
@@ -89,6 +93,8 @@ struct _reader {
 	int nsyntax;		/* syntax errors so far */
 	topoml_errors_t *err;
 	topoml_errors_t *warn;
+	struct topoml_hl_budget budget;	/* for all host lists of the file */
+	topoml_topo_t *names;	/* switch name -> record index + 1 (line) */
 };
 
 static int _lline_put(struct _lline *l, char c, int line, int col)
@@ -404,6 +410,10 @@ static void _rec_free(struct _rec *rec)
 	free(rec->name);
 	free(rec->nodes);
 	free(rec->switches);
+	for (int i = 0; i < rec->nkids; i++)
+		free(rec->kidname[i]);
+	free(rec->kidname);
+	free(rec->kid);
 }
 
 static int _add_rec(struct _reader *r, struct _rec *rec)
@@ -600,59 +610,82 @@ out:
 
 /* ---- semantics: _validate_switches() ------------------------------ */
 
-/* Host list through libslurm, as Slurm does; NULL when it refuses it. */
-static hostlist_t _hostlist(struct _reader *r, const struct _rec *rec,
-			    const char *what, const char *list,
-			    struct _pos at)
+/*
+ * fn for every host of a host list, as Slurm reads it; -1 (reported) when
+ * Slurm refuses it.  The file's budget bounds what all its lists expand to
+ * (nodeset.c); b NULL: a list already charged.
+ */
+static int _hostlist(struct _reader *r, const struct _rec *rec,
+		     const char *what, const char *list, struct _pos at,
+		     struct topoml_hl_budget *b,
+		     int (*fn)(const char *host, void *arg), void *arg)
 {
-	hostlist_t hl = slurm_hostlist_create(list);
+	int rc = topoml_hostlist_foreach(list, b, fn, arg);
 
-	if (!hl)
+	if (rc < 0)
 		topoml_errors_add(r->err, "%s:%d:%d: switch %s: invalid host "
-				  "list '%s' in %s", rec->file, at.line,
-				  at.col, rec->name, list, what);
-	return hl;
+				  "list '%s' in %s%s", rec->file, at.line,
+				  at.col, rec->name, list, what,
+				  topoml_hostlist_why(errno));
+	return rc;
 }
 
-/* Find and report one loop through switch i (colour: 0 new, 1 on path). */
+/* Report the loop closed by path[depth] -> c. */
+static void _report_loop(const topoml_topo_t *t, const struct _rec *recs,
+			 const int *rec_of, const int *path, int depth, int c,
+			 topoml_errors_t *err)
+{
+	char buf[1024];
+	size_t len = 0;
+	int d = depth;
+
+	while (d > 0 && path[d] != c)
+		d--;
+	for (; d <= depth && len < sizeof(buf) - 64; d++)
+		len += snprintf(buf + len, sizeof(buf) - len,
+				"%s (line %d) -> ", t->switches[path[d]].name,
+				recs[rec_of[path[d]]].line);
+	snprintf(buf + len, sizeof(buf) - len, "%s", t->switches[c].name);
+	topoml_errors_add(err, "%s:%d: switch %s: switch loop %s: Switches= "
+			  "must form a tree (Slurm: \"Switch configuration "
+			  "is not a tree\")", recs[rec_of[c]].file,
+			  recs[rec_of[c]].line, t->switches[c].name, buf);
+}
+
+/*
+ * Find and report one loop through switch i (colour: 0 new, 1 on path).
+ * Depth-first without recursion: a chain of switches as long as the file
+ * allows must not overflow the stack (slurmctld's).  next[d] is the next
+ * child to visit of path[d].
+ */
 static bool _find_loop(const topoml_topo_t *t, const struct _rec *recs,
 		       const int *rec_of, int i, char *colour, int *path,
-		       int depth, topoml_errors_t *err)
+		       int *next, topoml_errors_t *err)
 {
-	const struct topoml_switch *sw = &t->switches[i];
-	int k, c;
+	int depth = 0;
 
 	colour[i] = 1;
-	path[depth] = i;
-	for (k = 0; k < sw->nchildren; k++) {
-		c = sw->children[k];
-		if (colour[c] == 1) {
-			char buf[1024];
-			size_t len = 0;
-			int d = depth;
+	path[0] = i;
+	next[0] = 0;
+	while (depth >= 0) {
+		const struct topoml_switch *sw = &t->switches[path[depth]];
+		int c;
 
-			while (d > 0 && path[d] != c)
-				d--;
-			for (; d <= depth && len < sizeof(buf) - 64; d++)
-				len += snprintf(buf + len, sizeof(buf) - len,
-						"%s (line %d) -> ",
-						t->switches[path[d]].name,
-						recs[rec_of[path[d]]].line);
-			snprintf(buf + len, sizeof(buf) - len, "%s",
-				 t->switches[c].name);
-			topoml_errors_add(err, "%s:%d: switch %s: switch loop "
-					  "%s: Switches= must form a tree "
-					  "(Slurm: \"Switch configuration is "
-					  "not a tree\")", recs[rec_of[c]].file,
-					  recs[rec_of[c]].line,
-					  t->switches[c].name, buf);
+		if (next[depth] == sw->nchildren) {
+			colour[path[depth--]] = 2;
+			continue;
+		}
+		c = sw->children[next[depth]++];
+		if (colour[c] == 1) {
+			_report_loop(t, recs, rec_of, path, depth, c, err);
 			return true;
 		}
-		if (colour[c] == 0 && _find_loop(t, recs, rec_of, c, colour,
-						 path, depth + 1, err))
-			return true;
+		if (colour[c] == 0) {
+			colour[c] = 1;
+			path[++depth] = c;
+			next[depth] = 0;
+		}
 	}
-	colour[i] = 2;
 	return false;
 }
 
@@ -666,7 +699,7 @@ static int _check_tree(struct _reader *r, const topoml_topo_t *t,
 {
 	int n = t->nswitches, pass, i, k, rc = 0;
 	char *resolved = calloc(n ? n : 1, 1), *colour = NULL;
-	int *path = NULL;
+	int *path = NULL, *next = NULL;
 	bool done = false, looped = false;
 
 	if (!resolved)
@@ -694,11 +727,13 @@ static int _check_tree(struct _reader *r, const topoml_topo_t *t,
 	rc = -1;
 	colour = calloc(n, 1);
 	path = calloc(n, sizeof(*path));
-	if (!colour || !path)
+	next = calloc(n, sizeof(*next));
+	if (!colour || !path || !next)
 		goto out;
 	for (i = 0; i < n; i++)
 		if (!resolved[i] && !colour[i] &&
-		    _find_loop(t, r->recs, rec_of, i, colour, path, 0, r->err))
+		    _find_loop(t, r->recs, rec_of, i, colour, path, next,
+			       r->err))
 			looped = true;
 	if (!looped)
 		topoml_errors_add(r->err, "%s: the switch hierarchy needs more "
@@ -711,6 +746,7 @@ out:
 	free(resolved);
 	free(colour);
 	free(path);
+	free(next);
 	return rc;
 }
 
@@ -721,178 +757,304 @@ out:
  * leaf left with no node of its own is dropped.  Bad host lists are
  * reported here.  Returns the number of errors.
  */
+struct _claim {
+	struct _reader *r;
+	topoml_topo_t *seen;
+	int **owner;
+	int i, own, listed;
+};
+
+static int _claim_one(const char *name, void *arg)
+{
+	struct _claim *c = arg;
+	const struct _rec *rec = &c->r->recs[c->i];
+	int k = topoml_node_by_name(c->seen, name);
+
+	c->listed++;
+	if (k < 0) {
+		k = topoml_add_node(c->seen, name, rec->line, NULL);
+		if (k >= 0 && topoml_grow((void **)c->owner, k,
+					  sizeof(int)) == 0)
+			(*c->owner)[k] = c->i;
+		c->own++;	/* a bad name is reported later */
+	} else if ((*c->owner)[k] != c->i) {
+		const struct _rec *o = &c->r->recs[(*c->owner)[k]];
+
+		topoml_errors_add(c->r->warn, "%s:%d: node %s is on leaf "
+			"switches %s (line %d) and %s (line %d); Slurm 22.05 "
+			"only warns (\"Multiple leaf switches contain "
+			"nodes\"); topoml keeps it under %s", rec->file,
+			rec->line, name, o->name, o->line, rec->name,
+			rec->line, o->name);
+	}
+	return 0;
+}
+
 static int _claim_nodes(struct _reader *r, bool *dropped, int *ndropped)
 {
-	topoml_topo_t *seen = topoml_new(TOPOML_FAT_TREE, "claims");
-	int *owner = NULL, i, k, nerr = 0;
-	hostlist_t hl;
-	char *name;
+	struct _claim c = { .r = r };
+	int *owner = NULL, i, nerr = 0;
 
-	if (!seen) {
+	c.seen = topoml_new(TOPOML_FAT_TREE, "claims");
+	c.owner = &owner;
+	if (!c.seen) {
 		topoml_errors_add(r->err, "%s: out of memory", r->recs[0].file);
 		return 1;
 	}
 	for (i = 0; i < r->nrecs; i++) {
 		struct _rec *rec = &r->recs[i];
-		int own = 0, listed;
 
 		if (!rec->nodes)
 			continue;
-		hl = _hostlist(r, rec, "Nodes", rec->nodes, rec->nodes_at);
-		if (!hl) {
+		c.i = i;
+		c.own = c.listed = 0;
+		if (_hostlist(r, rec, "Nodes", rec->nodes, rec->nodes_at,
+			      &r->budget, _claim_one, &c) < 0) {
 			nerr++;
 			continue;
 		}
-		listed = slurm_hostlist_count(hl);
-		while ((name = slurm_hostlist_shift(hl))) {
-			k = topoml_node_by_name(seen, name);
-			if (k < 0) {
-				k = topoml_add_node(seen, name, rec->line,
-						    NULL);
-				if (k >= 0 && topoml_grow((void **)&owner, k,
-							  sizeof(int)) == 0) {
-					owner[k] = i;
-					own++;
-				} else {
-					own++;	/* reported later */
-				}
-			} else if (owner[k] != i) {
-				const struct _rec *o = &r->recs[owner[k]];
-
-				topoml_errors_add(r->warn, "%s:%d: node %s is "
-					"on leaf switches %s (line %d) and %s "
-					"(line %d); Slurm 22.05 only warns "
-					"(\"Multiple leaf switches contain "
-					"nodes\"); topoml keeps it under %s",
-					rec->file, rec->line, name, o->name,
-					o->line, rec->name, rec->line,
-					o->name);
-			}
-			free(name);
-		}
-		slurm_hostlist_destroy(hl);
-		if (!own) {
+		if (!c.own) {
 			dropped[i] = true;
 			(*ndropped)++;
 			topoml_errors_add(r->warn, "%s:%d: switch %s has %s; "
 					  "left out", rec->file, rec->line,
-					  rec->name, listed ?
+					  rec->name, c.listed ?
 					  "no node that an earlier leaf does "
 					  "not list" : "an empty node list");
 		}
 	}
 	free(owner);
-	topoml_free(seen);
+	topoml_free(c.seen);
 	return nerr;
 }
 
 /* Leaves: attach each node to its owner, the first leaf listing it. */
-static int _attach_nodes(struct _reader *r, topoml_topo_t *t, int sw,
-			 const struct _rec *rec, hostlist_t hl)
-{
-	char *name;
-	int n, rc = 0;
+struct _attach {
+	struct _reader *r;
+	topoml_topo_t *t;
+	const struct _rec *rec;
+	int sw, rc;
+};
 
-	while ((name = slurm_hostlist_shift(hl))) {
-		n = topoml_node_by_name(t, name);
-		if (n < 0) {
-			n = topoml_add_node(t, name, rec->line, r->err);
-			if (n < 0 || topoml_attach_node(t, sw, n, r->err))
-				rc = -1;
-		}
-		free(name);
+static int _attach_one(const char *name, void *arg)
+{
+	struct _attach *a = arg;
+	int n = topoml_node_by_name(a->t, name);
+
+	if (n < 0) {
+		n = topoml_add_node(a->t, name, a->rec->line, a->r->err);
+		if (n < 0 || topoml_attach_node(a->t, a->sw, n, a->r->err))
+			a->rc = -1;
 	}
-	return rc;
+	return 0;
 }
 
-/* A switch left out (no nodes of its own): not in the model. */
-static bool _dropped_name(const struct _reader *r, const char *name)
+static int _attach_nodes(struct _reader *r, topoml_topo_t *t, int sw,
+			 const struct _rec *rec)
 {
-	int i;
+	struct _attach a = { .r = r, .t = t, .rec = rec, .sw = sw };
 
-	for (i = 0; i < r->nrecs; i++)
-		if (!strcmp(r->recs[i].name, name))
-			return true;
-	return false;
+	/* Checked and charged to the budget in _claim_nodes(). */
+	if (_hostlist(r, rec, "Nodes", rec->nodes, rec->nodes_at, NULL,
+		      _attach_one, &a) < 0)
+		return -1;
+	return a.rc;
 }
 
-/* Upper switches: link children; unknown or self children are fatal. */
+/*
+ * Switches= of every switch not already left out, read once (the file's
+ * budget is charged once) into record indices.  Returns the number of bad
+ * host lists, each reported.
+ */
+static int _kid_one(const char *name, void *arg)
+{
+	struct _reader *r = ((void **)arg)[0];
+	struct _rec *rec = ((void **)arg)[1];
+	int k = topoml_switch_by_name(r->names, name);
+	char *copy = strdup(name);
+
+	if (!copy || topoml_grow((void **)&rec->kid, rec->nkids,
+				 sizeof(*rec->kid)) ||
+	    topoml_grow((void **)&rec->kidname, rec->nkids,
+			sizeof(*rec->kidname))) {
+		free(copy);
+		errno = ENOMEM;
+		return -1;
+	}
+	/* names holds record index + 1 as its line */
+	rec->kid[rec->nkids] = k < 0 ? -1 : r->names->switches[k].line - 1;
+	rec->kidname[rec->nkids++] = copy;
+	return 0;
+}
+
+static int _resolve_kids(struct _reader *r, const bool *dropped)
+{
+	int i, nbad = 0;
+
+	for (i = 0; i < r->nrecs; i++) {
+		struct _rec *rec = &r->recs[i];
+		void *arg[2] = { r, rec };
+		int rc;
+
+		if (dropped[i] || !rec->switches)
+			continue;
+		/* an empty list still marks the record as resolved */
+		if (topoml_grow((void **)&rec->kid, 0, sizeof(*rec->kid)))
+			rc = -1;
+		else
+			rc = _hostlist(r, rec, "Switches", rec->switches,
+				       rec->switches_at, &r->budget, _kid_one,
+				       arg);
+		if (rc)
+			nbad++;
+	}
+	return nbad;
+}
+
+/*
+ * Upper switches: link children; unknown or self children are fatal.  A
+ * child that is a record but not a switch of the model was left out (an
+ * empty leaf, already warned).  linked[c] == sw: c already a child of sw.
+ */
 static int _link_children(const struct _reader *r, topoml_topo_t *t, int sw,
-			  const struct _rec *rec, hostlist_t hl)
+			  const struct _rec *rec, const int *sw_of,
+			  int *linked)
 {
-	char *name;
 	int c, k, rc = 0;
-	const struct topoml_switch *s;
 
-	while ((name = slurm_hostlist_shift(hl))) {
-		c = topoml_switch_by_name(t, name);
-		if (c < 0 && _dropped_name(r, name)) {
-			free(name);
+	for (k = 0; k < rec->nkids; k++) {
+		c = rec->kid[k] < 0 ? -1 : sw_of[rec->kid[k]];
+		if (c < 0 && rec->kid[k] >= 0)
 			continue;	/* an empty leaf, already warned */
-		}
 		if (c < 0 || c == sw) {
 			topoml_errors_add(r->err, "%s:%d:%d: switch %s: child "
 					  "switch '%s' %s (Slurm: \"invalid "
 					  "child\")", rec->file,
 					  rec->switches_at.line,
 					  rec->switches_at.col, rec->name,
-					  name, c < 0 ? "is not defined" :
+					  rec->kidname[k], c < 0 ?
+					  "is not defined" :
 					  "is the switch itself");
 			rc = -1;
-		} else {
-			s = &t->switches[sw];
-			for (k = 0; k < s->nchildren; k++)
-				if (s->children[k] == c)
-					break;
-			if (k == s->nchildren)
-				topoml_link_switches(t, sw, c);
+		} else if (linked[c] != sw) {
+			linked[c] = sw;
+			topoml_link_switches(t, sw, c);
 		}
-		free(name);
 	}
 	return rc;
 }
 
+/* Order of the drop warnings: by Slurm-like pass, then file order. */
+struct _drop {
+	int pass, rec;
+};
+
+static int _drop_cmp(const void *a, const void *b)
+{
+	const struct _drop *x = a, *y = b;
+
+	if (x->pass != y->pass)
+		return x->pass < y->pass ? -1 : 1;
+	return (x->rec > y->rec) - (x->rec < y->rec);
+}
+
 /*
  * Switches whose children were all left out (empty leaves) go too; Slurm
- * keeps them, with an empty node set that no job can use.
+ * keeps them, with an empty node set that no job can use.  Each child
+ * entry counts once towards its parent's live children; a child left out
+ * decrements it, a parent reaching 0 goes: linear in the entries.  The
+ * warnings come in the order of the repeated passes over the file this
+ * replaces: pass(i) = max over children k of pass(k) (+ 1 when k comes
+ * after i), at least 1.
  */
 static void _drop_empty_parents(struct _reader *r, bool *dropped)
 {
-	bool changed = true;
-	int i;
+	int n = r->nrecs, i, k, nq = 0, nd = 0, nent = 0;
+	int *live = calloc(n, sizeof(int)), *pass = calloc(n, sizeof(int));
+	int *first = malloc((n + 1) * sizeof(int)), *queue = NULL;
+	int *parent = NULL, *fill = NULL;
+	struct _drop *out = NULL;
 
-	while (changed) {
-		changed = false;
-		for (i = 0; i < r->nrecs; i++) {
-			struct _rec *rec = &r->recs[i];
-			hostlist_t hl;
-			char *name;
-			bool any = false;
-			int k;
+	if (!live || !pass || !first)
+		goto oom;
+	/* Parents of each record (CSR): first[k] .. first[k + 1]. */
+	memset(first, 0, (n + 1) * sizeof(int));
+	for (i = 0; i < n; i++)
+		for (k = 0; k < r->recs[i].nkids; k++)
+			if (r->recs[i].kid[k] >= 0) {
+				first[r->recs[i].kid[k] + 1]++;
+				nent++;
+			}
+	for (i = 0; i < n; i++)
+		first[i + 1] += first[i];
+	parent = malloc((nent ? nent : 1) * sizeof(int));
+	fill = calloc(n, sizeof(int));
+	queue = malloc(n * sizeof(int));
+	out = malloc(n * sizeof(*out));
+	if (!parent || !fill || !queue || !out)
+		goto oom;
+	for (i = 0; i < n; i++) {
+		const struct _rec *rec = &r->recs[i];
 
-			if (dropped[i] || !rec->switches)
+		for (k = 0; k < rec->nkids; k++) {
+			int c = rec->kid[k];
+
+			if (c >= 0)
+				parent[first[c] + fill[c]++] = i;
+			live[i]++;	/* until that child is dequeued */
+		}
+		if (dropped[i])
+			queue[nq++] = i;
+	}
+	/* Records with an empty (but valid) Switches= go in the first pass. */
+	for (i = 0; i < n; i++)
+		if (!dropped[i] && r->recs[i].kid && live[i] == 0) {
+			dropped[i] = true;
+			pass[i] = 1;
+			out[nd++] = (struct _drop){ 1, i };
+			queue[nq++] = i;
+		}
+	for (int q = 0; q < nq; q++) {
+		int c = queue[q];
+
+		for (k = first[c]; k < first[c + 1]; k++) {
+			int p = parent[k], pp;
+
+			if (dropped[p] || !r->recs[p].kid || --live[p] > 0)
 				continue;
-			hl = slurm_hostlist_create(rec->switches);
-			if (!hl)
-				continue;
-			while (!any && (name = slurm_hostlist_shift(hl))) {
-				for (k = 0; k < r->nrecs; k++)
-					if (!strcmp(r->recs[k].name, name))
-						break;
-				if (k == r->nrecs || !dropped[k])
-					any = true;
-				free(name);
+			/* all children gone: p goes, in this pass */
+			pp = 1;
+			for (int j = 0; j < r->recs[p].nkids; j++) {
+				int kc = r->recs[p].kid[j];
+				int kp = pass[kc] + (kc > p);
+
+				pp = kp > pp ? kp : pp;
 			}
-			slurm_hostlist_destroy(hl);
-			if (!any) {
-				dropped[i] = changed = true;
-				topoml_errors_add(r->warn, "%s:%d: switch %s "
-						  "has no nodes below it; "
-						  "left out", rec->file,
-						  rec->line, rec->name);
-			}
+			pass[p] = pp;
+			dropped[p] = true;
+			out[nd++] = (struct _drop){ pp, p };
+			queue[nq++] = p;
 		}
 	}
+	qsort(out, nd, sizeof(*out), _drop_cmp);
+	for (i = 0; i < nd; i++) {
+		const struct _rec *rec = &r->recs[out[i].rec];
+
+		topoml_errors_add(r->warn, "%s:%d: switch %s has no nodes "
+				  "below it; left out", rec->file, rec->line,
+				  rec->name);
+	}
+	goto out;
+oom:
+	topoml_errors_add(r->err, "%s: out of memory", r->recs[0].file);
+out:
+	free(live);
+	free(pass);
+	free(first);
+	free(parent);
+	free(fill);
+	free(queue);
+	free(out);
 }
 
 /* Duplicate switch names are fatal in Slurm: report every one. */
@@ -924,16 +1086,16 @@ static int _duplicates(struct _reader *r)
 				  first->line, rec->name);
 		nerr++;
 	}
-	topoml_free(seen);
+	r->names = seen;	/* kept: Switches= are resolved with it */
 	return nerr;
 }
 
 static topoml_topo_t *_build(struct _reader *r, const char *path)
 {
 	topoml_topo_t *t = NULL;
-	int *sw_of = NULL, *rec_of = NULL, i, s, nbad = 0, ndropped = 0;
+	int *sw_of = NULL, *rec_of = NULL, *linked = NULL, i, s, nbad = 0;
+	int ndropped = 0;
 	bool *dropped = NULL, *is_leaf = NULL;
-	hostlist_t hl;
 
 	if (r->nrecs == 0) {
 		topoml_errors_add(r->err, "%s: no switches configured: a "
@@ -948,11 +1110,16 @@ static topoml_topo_t *_build(struct _reader *r, const char *path)
 	rec_of = malloc(r->nrecs * sizeof(*rec_of));
 	dropped = calloc(r->nrecs, sizeof(*dropped));
 	is_leaf = calloc(r->nrecs, sizeof(*is_leaf));
-	if (!t || !sw_of || !rec_of || !dropped || !is_leaf) {
+	linked = malloc(r->nrecs * sizeof(*linked));
+	if (!t || !sw_of || !rec_of || !dropped || !is_leaf || !linked) {
 		topoml_errors_add(r->err, "%s: out of memory", path);
 		goto fail;
 	}
-	nbad = _duplicates(r) + _claim_nodes(r, dropped, &ndropped);
+	nbad = _duplicates(r);
+	if (nbad)
+		goto fail;
+	nbad = _claim_nodes(r, dropped, &ndropped);
+	nbad += _resolve_kids(r, dropped);
 	if (nbad)
 		goto fail;
 	if (ndropped)
@@ -972,6 +1139,7 @@ static topoml_topo_t *_build(struct _reader *r, const char *path)
 		}
 		sw_of[i] = s;
 		rec_of[s] = i;
+		linked[s] = -1;
 		is_leaf[s] = rec->nodes != NULL;
 		if (rec->has_speed)
 			t->switches[s].link_speed = rec->link_speed;
@@ -985,17 +1153,13 @@ static topoml_topo_t *_build(struct _reader *r, const char *path)
 
 		if (dropped[i])
 			continue;
-		hl = leaf ? slurm_hostlist_create(rec->nodes) :
-		     _hostlist(r, rec, "Switches", rec->switches,
-			       rec->switches_at);
-		if (!hl) {
-			nbad++;
+		if (!leaf) {
+			if (_link_children(r, t, sw_of[i], rec, sw_of, linked))
+				nbad++;
 			continue;
 		}
-		if (leaf ? _attach_nodes(r, t, sw_of[i], rec, hl) :
-		    _link_children(r, t, sw_of[i], rec, hl))
+		if (_attach_nodes(r, t, sw_of[i], rec))
 			nbad++;
-		slurm_hostlist_destroy(hl);
 	}
 	if (nbad || _check_tree(r, t, rec_of, is_leaf))
 		goto fail;
@@ -1010,6 +1174,7 @@ out:
 	free(rec_of);
 	free(dropped);
 	free(is_leaf);
+	free(linked);
 	return t;
 }
 
@@ -1023,6 +1188,7 @@ topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
 	memset(&r, 0, sizeof(r));
 	r.err = err;
 	r.warn = warn;
+	topoml_hl_budget_init(&r.budget);
 	if (regcomp(&r.re, _kv_pattern, REG_EXTENDED)) {
 		topoml_errors_add(err, "%s: internal error: regcomp", path);
 		return NULL;
@@ -1035,6 +1201,8 @@ topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
 	for (i = 0; i < r.nfiles; i++)
 		free(r.files[i]);
 	free(r.files);
+	if (r.names)
+		topoml_free(r.names);
 	regfree(&r.re);
 	return t;
 }

@@ -25,7 +25,26 @@ struct jsrc {
 	topoml_topo_t *t;
 	topoml_errors_t *err;
 	int nerr_start;
+	struct topoml_hl_budget budget;	/* for all host lists of the file */
+	/*
+	 * Bytes the line lookups below may still scan: a lookup that misses
+	 * (a name written with escapes, an error per array element) scans
+	 * the file, so without a bound many of them are quadratic.  When it
+	 * runs out, messages lose their line number, nothing else.
+	 */
+	size_t scan_left;
 };
+
+/* Charge n scanned bytes; false when the lookup budget is spent. */
+static bool _scan(struct jsrc *js, size_t n)
+{
+	if (js->scan_left < n) {
+		js->scan_left = 0;
+		return false;
+	}
+	js->scan_left -= n;
+	return true;
+}
 
 static void _line_col(const struct jsrc *js, size_t off, int *line, int *col)
 {
@@ -52,7 +71,7 @@ static bool _ws(char c)
 }
 
 /* Is the quoted string at pos the value of key "key"? */
-static bool _is_value_of(const struct jsrc *js, size_t pos, const char *key)
+static bool _is_value_of(struct jsrc *js, size_t pos, const char *key)
 {
 	size_t kl = strlen(key);
 
@@ -68,7 +87,7 @@ static bool _is_value_of(const struct jsrc *js, size_t pos, const char *key)
 	return !memcmp(js->buf + pos - kl - 1, key, kl);
 }
 
-static size_t _search(const struct jsrc *js, size_t from, const char *key,
+static size_t _search(struct jsrc *js, size_t from, const char *key,
 		      const char *value)
 {
 	size_t vl = strlen(value);
@@ -82,14 +101,17 @@ static size_t _search(const struct jsrc *js, size_t from, const char *key,
 	memcpy(pat + 1, value, vl);
 	pat[vl + 1] = '"';
 	pat[vl + 2] = '\0';
-	while (from < js->len &&
+	while (from < js->len && js->scan_left &&
 	       (p = memmem(js->buf + from, js->len - from, pat, vl + 2))) {
+		_scan(js, p - js->buf - from + 1);
 		if (_is_value_of(js, p - js->buf, key)) {
 			found = p - js->buf;
 			break;
 		}
 		from = p - js->buf + 1;
 	}
+	if (found == (size_t)-1 && from < js->len)
+		_scan(js, js->len - from);	/* the miss read the rest */
 	free(pat);
 	return found;
 }
@@ -110,6 +132,8 @@ static int _line_of(struct jsrc *js, const char *key, const char *value)
 		js->cur = 0;
 		js->cur_line = 1;
 	}
+	if (!_scan(js, pos - js->cur))
+		return 0;
 	for (i = js->cur; i < pos; i++)
 		if (js->buf[i] == '\n')
 			js->cur_line++;
@@ -119,27 +143,32 @@ static int _line_of(struct jsrc *js, const char *key, const char *value)
 }
 
 /* Line of the first "key": (for objects without a name). */
-static int _key_line(const struct jsrc *js, const char *key)
+static int _key_line(struct jsrc *js, const char *key)
 {
 	size_t kl = strlen(key), from = 0;
 	const char *p;
 	int line, col;
 
-	while (from < js->len &&
+	while (from < js->len && js->scan_left &&
 	       (p = memmem(js->buf + from, js->len - from, key, kl))) {
 		size_t pos = p - js->buf, e = pos + kl;
 
+		if (!_scan(js, pos - from + 1))
+			return 0;
 		if (pos > 0 && js->buf[pos - 1] == '"' && e < js->len &&
 		    js->buf[e] == '"') {
 			for (e++; e < js->len && _ws(js->buf[e]); e++)
 				;
-			if (e < js->len && js->buf[e] == ':') {
+			/* _line_col() reads from the start of the file */
+			if (e < js->len && js->buf[e] == ':' && _scan(js, pos)) {
 				_line_col(js, pos - 1, &line, &col);
 				return line;
 			}
 		}
 		from = pos + 1;
 	}
+	if (from < js->len)
+		_scan(js, js->len - from);	/* the miss read the rest */
 	return 0;
 }
 
@@ -200,21 +229,27 @@ static char *_hostlist(struct jsrc *js, json_object *o, const char *key,
 	if (!json_object_is_type(v, json_type_array))
 		goto bad;
 	n = json_object_array_length(v);
-	out = strdup("");
-	for (i = 0; out && i < n; i++) {
+	/* Sized first: growing per element is quadratic in the array. */
+	for (i = 0; i < n; i++) {
 		json_object *e = json_object_array_get_idx(v, i);
-		const char *s;
-		char *grown;
 
 		if (!json_object_is_type(e, json_type_string))
 			goto bad;
-		s = json_object_get_string(e);
-		grown = realloc(out, len + strlen(s) + 2);
-		if (!grown)
-			break;
-		out = grown;
-		len += sprintf(out + len, "%s%s", len ? "," : "", s);
+		len += strlen(json_object_get_string(e)) + 1;
 	}
+	out = malloc(len + 1);
+	if (!out)
+		return NULL;
+	for (len = 0, i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(v, i);
+		size_t l = strlen(json_object_get_string(e));
+
+		if (len)
+			out[len++] = ',';
+		memcpy(out + len, json_object_get_string(e), l);
+		len += l;
+	}
+	out[len] = '\0';
 	return out;
 bad:
 	free(out);
@@ -278,9 +313,9 @@ static void _attach_nodes(struct jsrc *js, json_object *o, int sw, int line)
 	hl = _hostlist(js, o, "nodes", label, line);
 	if (!hl)
 		return;
-	if (topoml_hostlist_foreach(hl, _attach_one, &c) < 0)
-		_err(js, line, "%s: invalid host list \"%s\" in \"nodes\"",
-		     label, hl);
+	if (topoml_hostlist_foreach(hl, &js->budget, _attach_one, &c) < 0)
+		_err(js, line, "%s: invalid host list \"%s\" in \"nodes\"%s",
+		     label, hl, topoml_hostlist_why(errno));
 	free(hl);
 }
 
@@ -392,10 +427,11 @@ static void _fat_tree(struct jsrc *js, json_object *root)
 		snprintf(what, sizeof(what), "switch %s",
 			 js->t->switches[sw[i]].name);
 		hl = _hostlist(js, o, "switches", what, line[i]);
-		if (hl && topoml_hostlist_foreach(hl, _link_child, &c) < 0)
+		if (hl && topoml_hostlist_foreach(hl, &js->budget, _link_child,
+						  &c) < 0)
 			_err(js, line[i],
-			     "%s: invalid host list \"%s\" in \"switches\"",
-			     what, hl);
+			     "%s: invalid host list \"%s\" in \"switches\"%s",
+			     what, hl, topoml_hostlist_why(errno));
 		/* as Slurm's reader: a switch needs nodes or children */
 		if ((!hl || !*hl) && !_nonempty(o, "nodes"))
 			_err(js, line[i],
@@ -407,13 +443,32 @@ out:
 	free(line);
 }
 
-static int _group_by_name(const topoml_topo_t *t, const char *name)
+/* Groups by name for global_links: sorted once, a scan per link is
+ * quadratic in the file. */
+static int _group_cmp(const void *a, const void *b, void *arg)
 {
-	int i;
+	const topoml_topo_t *t = arg;
 
-	for (i = 0; i < t->ngroups; i++)
-		if (!strcmp(t->groups[i].name, name))
-			return i;
+	return strcmp(t->groups[*(const int *)a].name,
+		      t->groups[*(const int *)b].name);
+}
+
+static int _group_by_name(const topoml_topo_t *t, const int *sorted,
+			  const char *name)
+{
+	int lo = 0, hi = t->ngroups - 1;
+
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+		int c = strcmp(name, t->groups[sorted[mid]].name);
+
+		if (!c)
+			return sorted[mid];
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
 	return -1;
 }
 
@@ -421,6 +476,7 @@ static void _global_links(struct jsrc *js, json_object *root)
 {
 	topoml_topo_t *t = js->t;
 	int g = t->ngroups, i, n, line = _key_line(js, "global_links");
+	int *sorted = NULL;
 	json_object *v;
 
 	if (!json_object_object_get_ex(root, "global_links", &v)) {
@@ -450,10 +506,16 @@ static void _global_links(struct jsrc *js, json_object *root)
 	t->df_arrangement = TOPOML_DF_EXPLICIT;
 	t->global_links = calloc((size_t)(g ? g : 1) * (g ? g : 1),
 				 sizeof(int));
-	if (!t->global_links) {
+	sorted = malloc((g ? g : 1) * sizeof(int));
+	if (!t->global_links || !sorted) {
+		free(sorted);
 		_err(js, 0, "out of memory");
 		return;
 	}
+	for (i = 0; i < g; i++)
+		sorted[i] = i;
+	/* group names are unique (topoml_add_group) */
+	qsort_r(sorted, g, sizeof(int), _group_cmp, t);
 	n = json_object_array_length(v);
 	for (i = 0; i < n; i++) {
 		json_object *e = json_object_array_get_idx(v, i), *c;
@@ -471,9 +533,9 @@ static void _global_links(struct jsrc *js, json_object *root)
 			     i);
 			continue;
 		}
-		a = _group_by_name(t, json_object_get_string(
+		a = _group_by_name(t, sorted, json_object_get_string(
 					json_object_array_get_idx(e, 0)));
-		b = _group_by_name(t, json_object_get_string(
+		b = _group_by_name(t, sorted, json_object_get_string(
 					json_object_array_get_idx(e, 1)));
 		if (len == 3) {
 			c = json_object_array_get_idx(e, 2);
@@ -496,6 +558,7 @@ static void _global_links(struct jsrc *js, json_object *root)
 		t->global_links[a * g + b] += count;
 		t->global_links[b * g + a] += count;
 	}
+	free(sorted);
 }
 
 static void _dragonfly(struct jsrc *js, json_object *root)
@@ -821,8 +884,10 @@ topoml_topo_t *topoml_load_json(const char *path, topoml_errors_t *err)
 	const char *family;
 
 	js.err = err ? err : &local;
+	topoml_hl_budget_init(&js.budget);
 	js.nerr_start = js.err->n;
 	js.buf = _read_file(path, &js.len, js.err);
+	js.scan_left = 16 * js.len + (1 << 20);
 	if (!js.buf)
 		goto out;
 	root = _parse(&js);

@@ -26,11 +26,41 @@ const char *topoml_where(const topoml_topo_t *t, int line, char *buf,
 char *topoml_names_format(const char *const *names, int n, bool sort);
 
 /*
- * Call fn for every host of a Slurm host list string, in order.  -1 when
- * the string is not a valid host list (nothing called), else 0 or the
- * first non-zero value fn returned.
+ * What the host lists of one file (or one command line) may expand to:
+ * "n[1-65536]" is 10 bytes for 64k names, so a bound on the input alone
+ * bounds nothing.  Real sites stay far below (100k nodes, short names).
  */
-int topoml_hostlist_foreach(const char *hostlist,
+#define TOPOML_HOSTLIST_MAX_HOSTS (1L << 18)
+#define TOPOML_HOSTLIST_MAX_BYTES (16L << 20)
+/* Bracket groups in one host name ("rack[1-4]-n[1-8]" has 2). */
+#define TOPOML_HOSTLIST_MAX_GROUPS 16
+struct topoml_hl_budget {
+	long hosts;		/* host names left */
+	long bytes;		/* bytes of host names left */
+};
+/* TOPOML_HOSTLIST_MAX_HOSTS; fuzz targets lower it to stay fast. */
+extern long topoml_hostlist_max_hosts;
+void topoml_hl_budget_init(struct topoml_hl_budget *b);
+
+/* Slurm ranges one host name may expand to (see nodeset.c). */
+#define TOPOML_HOSTLIST_MAX_TOKEN_RANGES 16384
+
+/*
+ * Call fn for every host of a Slurm host list string, in order, as
+ * slurm_hostlist_create() and slurm_hostlist_shift() would give them, but
+ * linear in the string, never leaking and never reaching libslurm's
+ * fatal(); see nodeset.c.  b (NULL: a fresh budget) is charged.  -1 when
+ * the string is refused (nothing called), with errno EINVAL (not a host
+ * list Slurm accepts), EDOM (one Slurm would take only partly, dropping
+ * hosts without a word), E2BIG (over the budget, TOPOML_HOSTLIST_MAX_GROUPS
+ * or TOPOML_HOSTLIST_MAX_TOKEN_RANGES), ERANGE (a number of ULONG_MAX or
+ * more, on which Slurm loops), EILSEQ (a line break or other white space
+ * but blank and tab in a name: Slurm may merge such a name with the one
+ * before) or ENOMEM; else 0 or the first non-zero value fn returned.
+ */
+int topoml_hostlist_foreach(const char *hostlist, struct topoml_hl_budget *b,
 			    int (*fn)(const char *host, void *arg), void *arg);
+/* "" or " (why)" for an errno of topoml_hostlist_foreach(), for messages. */
+const char *topoml_hostlist_why(int e);
 
 #endif

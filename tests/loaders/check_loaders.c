@@ -17,14 +17,18 @@
  */
 #define _GNU_SOURCE
 #include <check.h>
+#include <errno.h>
 #include <glob.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "topoml.h"
 #include "loaders.h"
+#include "model_int.h"
 
 static glob_t conf_fixtures;
 static char tmpdir[] = "/tmp/check_loaders.XXXXXX";
@@ -615,6 +619,268 @@ START_TEST(test_detect_format)
 }
 END_TEST
 
+
+/* ---- linear time: each case was super-linear before its fix ---------- */
+
+/* CPU seconds of this process (the test's fork). */
+static double _cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A growing string of about 100 KB built by the cases below. */
+struct _big {
+	char *s;
+	size_t n, cap;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void _add(struct _big *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->cap - b->n < 256) {
+		b->cap = b->cap ? 2 * b->cap : 1 << 17;
+		b->s = realloc(b->s, b->cap);
+		ck_assert_ptr_nonnull(b->s);
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+	va_end(ap);
+	ck_assert_int_lt(n, 256);
+	b->n += n;
+}
+
+/*
+ * Load content as topology.conf; it must take under a second of CPU (the
+ * cases took 3 to 10 s under ASan before their fix) and fail or succeed
+ * as told, with want in some error when given.
+ */
+static void _load_fast(const char *name, const char *content, bool ok,
+		       const char *want)
+{
+	topoml_errors_t err = { 0 };
+	char *path = _write(name, content);
+	topoml_topo_t *t;
+	double t0 = _cpu(), dt;
+
+	t = topoml_load_conf(path, &err);
+	dt = _cpu() - t0;
+	ck_assert_msg(dt < 1.0, "%s (%zu bytes): %.2f s of CPU", name,
+		      strlen(content), dt);
+	ck_assert_msg(!t == !ok, "%s: %s:%s", name, ok ? "did not load" :
+		      "loaded", _joined(&err));
+	if (want) {
+		bool found = false;
+
+		for (int i = 0; i < err.n && !found; i++)
+			found = strstr(err.msg[i], want) != NULL;
+		ck_assert_msg(found, "%s: no '%s' in:%s", name, want,
+			      _joined(&err));
+	}
+	if (t)
+		topoml_free(t);
+	topoml_errors_clear(&err);
+	free(path);
+}
+
+/* libslurm's tokenizer looks for ']' to the end for every "[" token. */
+START_TEST(test_linear_bracket_tokens)
+{
+	struct _big b = { 0 };
+
+	_add(&b, "SwitchName=s1 Nodes=n1,");
+	while (b.n < 100000)
+		_add(&b, "[,");
+	_add(&b, "n2\n");
+	_load_fast("brackets.conf", b.s, false, "invalid node name");
+	free(b.s);
+}
+END_TEST
+
+/*
+ * The issue's case: ~100k '[' and undefined child switches, one error
+ * each (the error list grew one entry at a time).
+ */
+START_TEST(test_linear_child_errors)
+{
+	struct _big b = { 0 };
+
+	_add(&b, "SwitchName=s1 Nodes=n1\nSwitchName=s2 Switches=");
+	while (b.n < 100000)
+		_add(&b, "[,");
+	_add(&b, "u\n");
+	_load_fast("children.conf", b.s, false, "is not defined");
+	free(b.s);
+}
+END_TEST
+
+/*
+ * Empty leaves under a chain of parents listed before their children:
+ * one parent left out per pass over the file before.
+ */
+START_TEST(test_linear_empty_parents)
+{
+	struct _big b = { 0 };
+	int i = 0;
+
+	while (b.n < 100000) {
+		_add(&b, "SwitchName=p%d Switches=p%d\n", i, i + 1);
+		i++;
+	}
+	_add(&b, "SwitchName=p%d Nodes=\"\"\nSwitchName=real Nodes=n1\n", i);
+	/* every p is left out: only "real" stays */
+	_load_fast("parents.conf", b.s, true, NULL);
+	free(b.s);
+}
+END_TEST
+
+/* Many distinct hosts in one list: Slurm grows a list 16 ranges at a time. */
+START_TEST(test_linear_many_ranges)
+{
+	struct _big b = { 0 };
+	int i = 0;
+
+	_add(&b, "SwitchName=s1 Nodes=");
+	while (b.n < 100000)
+		_add(&b, "%c%d,", 'a' + i % 26, i), i++;
+	_add(&b, "z\n");
+	_load_fast("ranges.conf", b.s, true, NULL);
+	free(b.s);
+}
+END_TEST
+
+/*
+ * A chain of switches too deep for Slurm's 21 passes: the loop finder
+ * walked it recursively (1 KB of stack per switch) and overflowed.
+ */
+START_TEST(test_deep_chain)
+{
+	struct _big b = { 0 };
+	int i;
+
+	for (i = 0; i < 30000; i++)
+		_add(&b, "SwitchName=c%d Switches=c%d\n", i, i + 1);
+	_add(&b, "SwitchName=c%d Nodes=n1\n", i);
+	_load_fast("chain.conf", b.s, false, "passes to resolve");
+	free(b.s);
+}
+END_TEST
+
+/*
+ * Host lists Slurm leaks on (a bad range), expands without bound or
+ * loops on are refused before libslurm sees them, each with its reason;
+ * under ASan's leak checker a leak fails this test.
+ */
+static const struct {
+	const char *list, *why;
+} bad_lists[] = {
+	{ "n[1-2x]", "invalid host list 'n[1-2x]' in Nodes" },
+	{ "n[2-1]", "invalid host list" },
+	{ "n[--1]", "invalid host list" },
+	{ "n[]", "invalid host list" },
+	{ "n[1]x", "invalid host list" },
+	{ "a[x]b[1-2]c[1]", "Slurm would silently drop part of it" },
+	{ "n[1-18446744073709551615]", "a number too large for Slurm" },
+	{ "n[18446744073709551615]", "a number too large for Slurm" },
+	{ "a[0-99]b[0-99]c[0-99]", "too many hosts" },
+	{ "n[1-65536],m[1-65536],o[1-65536],p[1-65536],q[1-1]",
+	  "too many hosts" },
+	{ "a[1]b[1]c[1]d[1]e[1]f[1]g[1]h[1]i[1]j[1]k[1]l[1]m[1]n[1]o[1]p[1]"
+	  "q[1]", "bracket groups" },
+};
+
+START_TEST(test_bad_hostlist)
+{
+	char content[256], name[32];
+
+	snprintf(content, sizeof(content), "SwitchName=s1 Nodes=%s\n",
+		 bad_lists[_i].list);
+	snprintf(name, sizeof(name), "badlist%d.conf", _i);
+	_load_fast(name, content, false, bad_lists[_i].why);
+}
+END_TEST
+
+/* What Slurm takes, topoml takes, with the same hosts. */
+static const struct {
+	const char *list;
+	int nodes;
+	const char *first, *last;
+} good_lists[] = {
+	{ "n[1-3]", 3, "n1", "n3" },
+	{ "n[001-003]", 3, "n001", "n003" },
+	{ "rack[1-2]-n[1-4]", 8, "rack1-n1", "rack2-n4" },
+	{ "n[1, 3]", 2, "n1", "n03" },	/* Slurm: " 3" is 2 wide */
+	{ "n[5-]", 1, "n5", "n5" },
+	{ "n[1-2],m1 m2\tm3", 5, "n1", "m3" },
+	{ "x[", 1, "x]", "x]" },	/* Slurm adds the ']' */
+};
+
+static int _collect(const char *host, void *arg)
+{
+	char ***v = arg;
+	int n = 0;
+
+	while ((*v)[n])
+		n++;
+	*v = realloc(*v, (n + 2) * sizeof(char *));
+	(*v)[n] = strdup(host);
+	(*v)[n + 1] = NULL;
+	return 0;
+}
+
+START_TEST(test_good_hostlist)
+{
+	char **v = calloc(1, sizeof(char *));
+	int n = 0;
+
+	ck_assert_int_eq(topoml_hostlist_foreach(good_lists[_i].list, NULL,
+						 _collect, &v), 0);
+	while (v[n])
+		n++;
+	ck_assert_int_eq(n, good_lists[_i].nodes);
+	ck_assert_str_eq(v[0], good_lists[_i].first);
+	ck_assert_str_eq(v[n - 1], good_lists[_i].last);
+	for (n = 0; v[n]; n++)
+		free(v[n]);
+	free(v);
+}
+END_TEST
+
+/*
+ * White space other than blank and tab in a name: Slurm merges it with the
+ * name before ("\r0,1" gives "\r0", "\r1"), so it is refused.
+ */
+START_TEST(test_hostlist_control)
+{
+	char **v = calloc(1, sizeof(char *));
+
+	errno = 0;
+	ck_assert_int_eq(topoml_hostlist_foreach("\r0,1", NULL, _collect,
+						 &v), -1);
+	ck_assert_int_eq(errno, EILSEQ);
+	ck_assert_ptr_null(v[0]);
+	free(v);
+}
+END_TEST
+
+/* The budget is per file: many lists each under it, together over it. */
+START_TEST(test_hostlist_budget)
+{
+	struct _big b = { 0 };
+	int i;
+
+	for (i = 0; i < 8; i++)
+		_add(&b, "SwitchName=s%d Nodes=n%d[1-65536]\n", i, i);
+	_load_fast("budget.conf", b.s, false, "too many hosts");
+	free(b.s);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("loaders");
@@ -636,6 +902,21 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_conf_missing_file);
 	tcase_add_loop_test(tc, test_real_conf, 0,
 			    sizeof(real_confs) / sizeof(real_confs[0]));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("linear");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_linear_bracket_tokens);
+	tcase_add_test(tc, test_linear_child_errors);
+	tcase_add_test(tc, test_linear_empty_parents);
+	tcase_add_test(tc, test_linear_many_ranges);
+	tcase_add_test(tc, test_deep_chain);
+	tcase_add_loop_test(tc, test_bad_hostlist, 0,
+			    sizeof(bad_lists) / sizeof(bad_lists[0]));
+	tcase_add_loop_test(tc, test_good_hostlist, 0,
+			    sizeof(good_lists) / sizeof(good_lists[0]));
+	tcase_add_test(tc, test_hostlist_budget);
+	tcase_add_test(tc, test_hostlist_control);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ibnet");
