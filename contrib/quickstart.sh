@@ -17,6 +17,7 @@ keep=0
 BUILD_DIR=$build bash "$top/contrib/build.sh"
 topoml=$build/contrib/topoml
 work=$(mktemp -d /tmp/topoml-quickstart-work.XXXXXX)
+pics=$build/quickstart	# the pictures stay after the run
 chmod 755 "$work"
 
 step() { printf '\n== %s\n' "$*"; }
@@ -67,11 +68,23 @@ for i in $(seq 1 50); do
 	[ -n "$c" ] && break
 	sleep 0.2
 done
-echo "job $job: $(squeue -h -j "$job" -o '%N')"
+nodes=$(squeue -h -j "$job" -o '%N')
+echo "job $job: $nodes"
 echo "  $c"
 echo "stock Slurm (cons_tres + topology/tree) would choose:"
 "$topoml" place --topology "$work/topology.conf" --nodes 64 \
 	--busy "$busy" --policy slurm-tree | sed 's/^/  /'
+# the job where select/topoml put it, with the busy nodes (--required
+# pins the picture to the cluster's answer)
+mkdir -p "$pics"
+"$topoml" place -q --topology "$work/topology.conf" --nodes 64 \
+	--busy "$busy" --required "$nodes" --svg "$pics/cluster-job.svg" \
+	>/dev/null && echo "picture: $pics/cluster-job.svg"
+
+step "where it matters: the same jobs on a dragonfly and a torus"
+# On this fat-tree both choose alike; on a dragonfly stock Slurm spreads
+# the job over every group, on a torus it takes nodes in name order.
+bash "$top/contrib/demo/compare-placement.sh" "$topoml" "$pics"
 
 step "demo training job on the GPU partition (16 ranks, ring order = network)"
 out=$work/train.out

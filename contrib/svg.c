@@ -64,9 +64,12 @@ static int _cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* f NULL: only measure. */
 static double _swatch(FILE *f, double x, double y, const char *col,
 		      const char *label)
 {
+	if (!f)
+		return x + (col ? 15 : 0) + 6.2 * strlen(label) + 16;
 	if (col)
 		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"11\" "
 			"height=\"11\" fill=\"%s\" stroke=\"#333\" "
@@ -79,11 +82,12 @@ static double _swatch(FILE *f, double x, double y, const char *col,
 }
 
 /*
- * The colour key at (x, y): with node_job, this job, up to 6 other jobs,
- * busy and free nodes with their counts; without, what the shapes are.
+ * The colour key at (x, y): with node_job, this job, up to 5 other jobs,
+ * busy and free nodes with their counts; without, a node.  f NULL: only
+ * measure.  Returns where it ends.
  */
-static void _legend(FILE *f, const topoml_topo_t *t, const uint32_t *node_job,
-		    double x, double y, const char *shapes)
+static double _legend(FILE *f, const topoml_topo_t *t,
+		      const uint32_t *node_job, double x, double y)
 {
 	struct { uint32_t id; int n; } *run;
 	uint32_t *ids;
@@ -92,9 +96,7 @@ static void _legend(FILE *f, const topoml_topo_t *t, const uint32_t *node_job,
 
 	if (!node_job) {
 		_job_colour(col, sizeof(col), 0);
-		x = _swatch(f, x, y, col, "node");
-		_swatch(f, x, y, NULL, shapes);
-		return;
+		return _swatch(f, x, y, col, "node");
 	}
 	ids = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*ids));
 	run = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*run));
@@ -121,7 +123,7 @@ static void _legend(FILE *f, const topoml_topo_t *t, const uint32_t *node_job,
 	for (i = 0; i < nrun; i++) {
 		if (!run[i].id || run[i].id >= CLI_JOB_NEW)
 			continue;
-		if (jobs++ >= 6) {
+		if (jobs++ >= 5) {
 			more++;
 			continue;
 		}
@@ -145,10 +147,32 @@ static void _legend(FILE *f, const topoml_topo_t *t, const uint32_t *node_job,
 		_job_colour(col, sizeof(col), 0);
 		x = _swatch(f, x, y, col, label);
 	}
-	_swatch(f, x, y, NULL, shapes);
 out:
 	free(ids);
 	free(run);
+	return x;
+}
+
+static void _header(FILE *f, double w, double h, const char *title,
+		    const char *subtitle);
+
+/*
+ * Title, a line with the topology's summary (when the title is something
+ * else) and what the shapes are, and the colour key; *w grows to fit them.
+ */
+static void _top(FILE *f, double *w, double h, const char *title,
+		 const char *sub, const char *shapes, const topoml_topo_t *t,
+		 const uint32_t *node_job)
+{
+	char line[640];
+
+	snprintf(line, sizeof(line), "%s%s%s", sub ? sub : "",
+		 sub ? "; " : "", shapes);
+	*w = fmax(*w, 8.6 * strlen(title) + 20);
+	*w = fmax(*w, 6.2 * strlen(line) + 20);
+	*w = fmax(*w, _legend(NULL, t, node_job, 10, 44) + 10);
+	_header(f, *w, h, title, line);
+	_legend(f, t, node_job, 10, 44);
 }
 
 static void _header(FILE *f, double w, double h, const char *title,
@@ -264,8 +288,8 @@ static int _svg_tree_small(const topoml_topo_t *t, FILE *f,
 	width = fmax(560, maxw * (bw + gap) + 40);
 	height = top + (nl - 1) * rowh + 38 + ceil((double)maxn / cols) * cell +
 		 14;
-	_header(f, width, height, title, sub);
-	_legend(f, t, node_job, 10, 44, "boxes: switches (green: leaves)");
+	_top(f, &width, height, title, sub, "boxes: switches (green: leaves)",
+	     t, node_job);
 #define BOX_X(sw) (20 + ((width - 40) / count[t->switches[sw].level]) * \
 		   (pos[sw] + 0.5) - bw / 2)
 #define BOX_Y(sw) (top + (nl - 1 - t->switches[sw].level) * rowh)
@@ -312,7 +336,7 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 	int ucount[64] = { 0 };
 	bool cells = t->nnodes <= SVG_MAX_CELLS, has_orphans = false;
 	double cell = t->nnodes > 4096 ? 3 : 5, tw, th, pw, ph, top = 62;
-	double width, height, uy, podtop, ubw = 110;
+	double width, height, uy, podtop, ubw = 110, podx;
 	int cols, tpr, ppr, rows;
 	char col[32];
 
@@ -358,7 +382,7 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 	th = (cells ? ceil((double)maxleaf / cols) * cell : 10) + 16;
 	tpr = (int)ceil(sqrt(maxpl * th / tw));
 	tpr = tpr < 1 ? 1 : tpr > maxpl ? maxpl : tpr;
-	pw = tpr * tw + 12;
+	pw = fmax(tpr * tw + 12, 200);	/* room for the pod's label */
 	ph = ceil((double)maxpl / tpr) * th + 28;
 	ppr = (int)fmax(1, floor(1800 / (pw + 14)));
 	ppr = ppr > npods ? npods : ppr;
@@ -368,11 +392,12 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 	uy = top;
 	podtop = top + (nl > 2 ? (nl - 2) * 64 : 0) + 10;
 	height = podtop + rows * (ph + 14) + 10;
-	_header(f, width, height, title, sub);
-	_legend(f, t, node_job, 10, 44, cells ?
-		"tiles: leaf switches; boxes: the level-1 switch above them" :
-		"tiles: leaf switches (coloured by most of their nodes)");
-#define POD_X(p) (20 + ((p) % ppr) * (pw + 14))
+	_top(f, &width, height, title, sub, cells ?
+	     "tiles: leaf switches; boxes: the level-1 switch above them" :
+	     "tiles: leaf switches (coloured by most of their nodes)", t,
+	     node_job);
+	podx = (width - ppr * (pw + 14) + 14) / 2;
+#define POD_X(p) (podx + ((p) % ppr) * (pw + 14))
 #define POD_Y(p) (podtop + ((p) / ppr) * (ph + 14))
 	/* levels above the pods: a line from every switch to each parent */
 #define UP_X(sw) (ucount[t->switches[sw].level] <= 12 ? \
@@ -558,9 +583,13 @@ static int _svg_dragonfly(const topoml_topo_t *t, FILE *f,
 	size = 2 * radius + gw + 60;
 	cx = size / 2;
 	cy = size / 2 + 56;
-	_header(f, size, size + 70, title, sub);
-	_legend(f, t, node_job, 10, 44,
-		"boxes: groups (routers with their nodes); lines: global links");
+	{
+		double w = size;
+
+		_top(f, &w, size + 70, title, sub, "boxes: groups, a row of "
+		     "nodes per router; lines: global links", t, node_job);
+		cx = w / 2;
+	}
 	fprintf(f, "<g stroke=\"#c05050\" stroke-opacity=\"0.55\" "
 		"stroke-linecap=\"round\">\n");
 	for (i = 0; i < g; i++) {
@@ -652,7 +681,7 @@ static int _svg_torus(const topoml_topo_t *t, FILE *f,
 	int X = t->dims[0], Y = t->dims[1], Z = t->dims[2], x, y, z;
 	double cell = fmax(3, fmin(16, 150.0 / (X > Y ? X : Y)));
 	double pw = X * cell + 34, ph = Y * cell + 44, top = 80;
-	int per_row = (int)fmax(1, fmin(Z, floor(1500 / pw)));
+	int per_row = (int)fmax(1, fmin(Z, floor(1000 / pw)));
 	int rows = (Z + per_row - 1) / per_row;
 	char col[32], note[160];
 
@@ -661,9 +690,12 @@ static int _svg_torus(const topoml_topo_t *t, FILE *f,
 		 "across, y down; wrap-around: x %s, y %s, z %s", Z - 1,
 		 t->wrap[0] ? "yes" : "no", t->wrap[1] ? "yes" : "no",
 		 t->wrap[2] ? "yes" : "no");
-	_header(f, fmax(560, per_row * pw + 20), top + rows * ph + 10, title,
-		sub);
-	_legend(f, t, node_job, 10, 44, "cells: nodes");
+	{
+		double w = fmax(560, per_row * pw + 20);
+
+		_top(f, &w, top + rows * ph + 10, title, sub, "cells: nodes",
+		     t, node_job);
+	}
 	fprintf(f, "<text x=\"10\" y=\"%.1f\" font-size=\"11\" " FONT ">",
 		top - 12);
 	_text(f, note);
