@@ -335,11 +335,16 @@ static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
 	if (!strcmp(key, "nccl_env")) {
 		const char *e2 = strchr(v, '=');
 
-		if (!e2 || e2 == v || strncmp(v, "NCCL_", 5) ||
+		/* NCCL's (and RCCL's) variables, and on Slingshot those of
+		 * libfabric and of its NCCL/RCCL net plugin. */
+		if (!e2 || e2 == v || (strncmp(v, "NCCL_", 5) &&
+				       strncmp(v, "FI_", 3) &&
+				       strncmp(v, "OFI_NCCL_", 9)) ||
 		    c->ndefaults >= ML_MAX_DEFAULTS ||
 		    strlen(v) >= sizeof(c->defaults[0])) {
 			snprintf(err, errlen, "nccl_env: '%s' is not "
-				 "NCCL_NAME=VALUE (at most %d)", v,
+				 "NCCL_NAME=VALUE, FI_NAME=VALUE or "
+				 "OFI_NCCL_NAME=VALUE (at most %d)", v,
 				 ML_MAX_DEFAULTS);
 			return -1;
 		}

@@ -1178,13 +1178,20 @@ START_TEST(amd_env)
 	ml_env_clear(&e);
 	ml_bind_free(b, 16);
 
-	/* A site's NCCL_SOCKET_IFNAME wins over the hsn interface. */
-	ck_assert(!_parse(&c, "nccl_socket_ifname=hsn", err, sizeof(err)));
+	/* A site's NCCL_SOCKET_IFNAME wins over the hsn interface, and
+	 * libfabric tunables come from nccl_env=. */
+	ck_assert(!_parse(&c, "nccl_socket_ifname=hsn nccl_env=FI_CXI_ATS=0 "
+			  "nccl_env=OFI_NCCL_NIC_DUP_CONNS=2", err,
+			  sizeof(err)));
 	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 8, NULL, 0, b, err,
 				   sizeof(err)));
 	ml_env_nccl(&c, n, &b[0], true, NULL, &e);
 	ck_assert_str_eq(ml_env_get(&e, "NCCL_SOCKET_IFNAME"), "hsn");
+	ck_assert_str_eq(ml_env_get(&e, "FI_CXI_ATS"), "0");
+	ck_assert_str_eq(ml_env_get(&e, "OFI_NCCL_NIC_DUP_CONNS"), "2");
 	ml_env_clear(&e);
+	ck_assert_int_eq(_parse(&c, "nccl_env=LD_PRELOAD=/x.so", err,
+				sizeof(err)), -1);
 	ml_bind_free(b, 8);
 	hw_node_free(n);
 }
