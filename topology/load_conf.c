@@ -44,6 +44,7 @@
 
 /* Slurm recurses without a limit; a self-include would overflow its stack. */
 #define CONF_INCLUDE_DEPTH 16
+#define CONF_MAX_INCLUDES 64
 /* Slurm gives up ("Switch configuration is not a tree") after 21 passes. */
 #define SLURM_LEVEL_PASSES 21
 
@@ -91,6 +92,7 @@ struct _reader {
 	char **files;		/* file names the records point to */
 	int nfiles;
 	int nsyntax;		/* syntax errors so far */
+	int nincludes;		/* Include lines followed so far */
 	topoml_errors_t *err;
 	topoml_errors_t *warn;
 	struct topoml_hl_budget budget;	/* for all host lists of the file */
@@ -489,6 +491,12 @@ static int _include(struct _reader *r, const struct _lline *l,
 	}
 	if (!full)
 		goto out;
+	/* Two Includes of itself per level would read it 2^16 times. */
+	if (r->nincludes++ >= CONF_MAX_INCLUDES) {
+		_syntax(r, file, _at(l, fn - s), "Include %s: more than %d "
+			"Include lines in all", name, CONF_MAX_INCLUDES);
+		goto out;
+	}
 	if (depth >= CONF_INCLUDE_DEPTH) {
 		_syntax(r, file, _at(l, fn - s), "Include %s: nested more "
 			"than %d deep (an include loop?)", name,
@@ -575,9 +583,10 @@ static int _parse_file(struct _reader *r, const char *path, int depth)
 	int lineno = 1, n, rc = -1;
 	const char *file;
 
-	if (stat(path, &st) < 0 || !(f = fopen(path, "r"))) {
+	/* Include of a FIFO or device must not hang slurmctld. */
+	if (!(f = topoml_fopen_regular(path)) || fstat(fileno(f), &st) < 0) {
 		topoml_errors_add(r->err, "%s: cannot read: %s", path,
-				  strerror(errno));
+				  topoml_open_error(errno));
 		r->nsyntax++;
 		goto out;
 	}

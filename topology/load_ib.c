@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <slurm/slurm.h>
+#include "hostlist_compat.h"
 
 #include "topoml.h"
 #include "loaders.h"
@@ -360,7 +360,7 @@ static bool _header(const char *s, const char *w)
 
 static int _parse(struct ib_reader *r)
 {
-	FILE *f = fopen(r->path, "r");
+	FILE *f = topoml_fopen_regular(r->path);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -370,7 +370,7 @@ static int _parse(struct ib_reader *r)
 
 	if (!f) {
 		topoml_errors_add(r->err, "%s: cannot read: %s", r->path,
-				  strerror(errno));
+				  topoml_open_error(errno));
 		return -1;
 	}
 	while ((len = getline(&line, &cap, f)) >= 0) {
@@ -1017,7 +1017,7 @@ static int _add_hosts(struct ib_reader *r, struct ib_build *b,
 {
 	int *order = malloc((r->nhosts ? r->nhosts : 1) * sizeof(int));
 	int i = 0, j, node, rc = -1;
-	hostlist_t hl = NULL;
+	topoml_hl_t hl = NULL;
 	char *name;
 
 	if (!order)

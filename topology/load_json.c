@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "topoml.h"
+#include "loaders.h"
 #include "model_int.h"
 
 /* The text being loaded, to turn offsets and names back into lines. */
@@ -786,13 +787,14 @@ static void _torus(struct jsrc *js, json_object *root)
 
 static char *_read_file(const char *path, size_t *len, topoml_errors_t *err)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = topoml_fopen_regular(path);
 	char *buf = NULL, *grown;
 	size_t cap = 0, n;
 
 	*len = 0;
 	if (!f) {
-		topoml_errors_add(err, "%s: %s", path, strerror(errno));
+		topoml_errors_add(err, "%s: %s", path,
+				  topoml_open_error(errno));
 		return NULL;
 	}
 	for (;;) {

@@ -17,6 +17,17 @@ topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
 				   topoml_errors_t *warn);
 topoml_topo_t *topoml_load_ibnet_ex(const char *path, topoml_errors_t *err,
 				    topoml_errors_t *warn);
+/*
+ * fopen(path, "r") for a site file, refusing what is not a regular file
+ * (errno EINVAL): opening a FIFO blocks until a writer comes, and a
+ * character device never ends, which would hang slurmctld.  Never blocks.
+ */
+FILE *topoml_fopen_regular(const char *path);
+/* The same as a descriptor (read-only, close-on-exec), or -1. */
+int topoml_open_regular(const char *path);
+/* "not a regular file" for EINVAL from the above, else strerror(). */
+const char *topoml_open_error(int e);
+
 /* TOPOML_FMT_CONF, _JSON or _IBNET from the first bytes of the file. */
 enum topoml_format topoml_detect_format(const char *path);
 

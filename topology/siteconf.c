@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "topoml.h"
+#include "loaders.h"
 
 void topoml_siteconf_init(struct topoml_siteconf *c)
 {
@@ -337,9 +338,10 @@ int topoml_siteconf_read(const char *path, struct topoml_siteconf *c,
 	FILE *f;
 
 	topoml_siteconf_init(c);
-	f = fopen(path, "r");
+	f = topoml_fopen_regular(path);
 	if (!f) {
-		topoml_errors_add(err, "%s: %s", path, strerror(errno));
+		topoml_errors_add(err, "%s: %s", path,
+				  topoml_open_error(errno));
 		return -1;
 	}
 	c->path = strdup(path);

@@ -24,9 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "sim.h"
+#include "loaders.h"
 
 #define TRACE_MAX_FIELDS 32
 #define TRACE_MAX_ERRORS 20
@@ -478,6 +480,7 @@ struct topoml_trace *topoml_trace_read(const char *path,
 	enum topoml_trace_format fmt = o ? o->format : TOPOML_TRACE_AUTO;
 	bool header = false;
 	char *s;
+	int fd;
 
 	r.tr = calloc(1, sizeof(*r.tr));
 	r.buf = malloc(TRACE_LINE_MAX);
@@ -485,8 +488,16 @@ struct topoml_trace *topoml_trace_read(const char *path,
 		topoml_errors_add(err, "%s: out of memory", path);
 		goto fail;
 	}
-	r.gz = gzopen(path, "rb");
+	/* gzopen() would block on a FIFO: a regular file only */
+	fd = topoml_open_regular(path);
+	if (fd < 0) {
+		topoml_errors_add(err, "%s: cannot open: %s", path,
+				  topoml_open_error(errno));
+		goto fail;
+	}
+	r.gz = gzdopen(fd, "rb");
 	if (!r.gz) {
+		close(fd);
 		topoml_errors_add(err, "%s: cannot open: %s", path,
 				  errno ? strerror(errno) : "out of memory");
 		goto fail;

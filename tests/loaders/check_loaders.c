@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -868,6 +869,45 @@ START_TEST(test_hostlist_control)
 }
 END_TEST
 
+/*
+ * A FIFO named by Include or as the file itself would block the loader
+ * (slurmctld) until a writer came: refused at once.
+ */
+START_TEST(test_fifo_refused)
+{
+	topoml_errors_t err = { 0 };
+	char *fifo = NULL, *inc;
+	topoml_topo_t *t;
+
+	ck_assert_int_ge(asprintf(&fifo, "%s/fifo.conf", tmpdir), 0);
+	unlink(fifo);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	inc = _write("inc-fifo.conf", "Include fifo.conf\n"
+		     "SwitchName=s1 Nodes=n1\n");
+	t = topoml_load_conf(inc, &err);
+	ck_assert_ptr_null(t);
+	ck_assert_msg(_any(&err, fifo, " cannot read: not a regular file"),
+		      "%s", _joined(&err));
+	topoml_errors_clear(&err);
+	ck_assert_ptr_null(topoml_load(fifo, TOPOML_FMT_AUTO, &err));
+	topoml_errors_clear(&err);
+	ck_assert_ptr_null(topoml_load(fifo, TOPOML_FMT_JSON, &err));
+	topoml_errors_clear(&err);
+	ck_assert_ptr_null(topoml_load(fifo, TOPOML_FMT_IBNET, &err));
+	topoml_errors_clear(&err);
+	free(inc);
+	free(fifo);
+}
+END_TEST
+
+/* A file that includes itself twice read itself 2^16 times. */
+START_TEST(test_include_fanout)
+{
+	_load_fast("fan.conf", "Include fan.conf\nInclude fan.conf\n"
+		   "SwitchName=s1 Nodes=n1\n", false, "Include lines in all");
+}
+END_TEST
+
 /* The budget is per file: many lists each under it, together over it. */
 START_TEST(test_hostlist_budget)
 {
@@ -917,6 +957,8 @@ static Suite *_suite(void)
 			    sizeof(good_lists) / sizeof(good_lists[0]));
 	tcase_add_test(tc, test_hostlist_budget);
 	tcase_add_test(tc, test_hostlist_control);
+	tcase_add_test(tc, test_fifo_refused);
+	tcase_add_test(tc, test_include_fanout);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ibnet");
