@@ -88,4 +88,21 @@ echo "$err" | grep -q "^topoml place: placing 4 nodes on 1024" ||
 err=$("$topoml" place --topology "$t" --nodes 4 --hint ring 2>&1)
 [ $? = 2 ] && echo "$err" | grep -q "unknown hint 'ring'" ||
 	fail "--hint ring: $err"
+# The quick-start's comparison: the same jobs through stock Slurm's node
+# choice and the engine, on three networks; topoml never worse, better on
+# the dragonfly and the torus, and a picture with all six placements.
+src=${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+cmp=$(bash "$src/contrib/demo/compare-placement.sh" "$topoml" "$work/cmp") ||
+	fail "compare-placement.sh: $cmp"
+echo "$cmp" | grep -Eq '^dragonfly \(8 groups\) +groups [2-8] \(best 1\).* groups 1 \(best 1\)' ||
+	fail "compare: dragonfly row: $cmp"
+echo "$cmp" | grep -Eq '^torus 16x8x8 +box ([0-9]{3,}) .* box 64 \(best 64\)' ||
+	fail "compare: torus row: $cmp"
+python3 - "$work/cmp/placement.svg" <<'PY' || fail "compare: picture"
+import sys, xml.dom.minidom as m
+d = m.parse(sys.argv[1])
+titles = [t.firstChild.data for t in d.getElementsByTagName("text")
+          if t.firstChild and "64-node job placed by" in t.firstChild.data]
+assert len(titles) == 6, titles
+PY
 echo "PASS: topoml place CLI"

@@ -80,7 +80,8 @@ for name in ["%s-%s" % (f, t) for f in ("fattree", "dragonfly", "torus")
     d = json.load(open(os.path.join(out, name + ".json")))
     fam = name.split("-")[0]
     pols = list(d["policies"])
-    print("### %s; %s\n" % (d["topology"], titles[name.split("-")[1]]))
+    # "topology" is an object of fields since issue 15; its summary line
+    print("### %s; %s\n" % (d["topology"]["summary"], titles[name.split("-")[1]]))
     print("`%s`\n" % open(os.path.join(out, name + ".cmd")).read().strip())
     print("| metric | " + " | ".join(pols) + " |")
     print("|---|" + "---:|" * len(pols))
