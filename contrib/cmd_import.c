@@ -321,7 +321,10 @@ int cmd_import_ib(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	cli_progress_step("writing %s", out ? out : "stdout");
+	if (out)
+		cli_progress_step("writing %s", out);
+	else
+		cli_progress_end();	/* the file goes to the terminal */
 	if ((json ? topoml_write_json(t, f) : topoml_write_conf(t, f)) ||
 	    fflush(f)) {
 		cli_err("writing %s failed", out ? out : "stdout");

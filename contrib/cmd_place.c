@@ -402,7 +402,9 @@ int cmd_place(int argc, char **argv)
 	}
 	req.avail = avail;
 	cli_progress_step("placing %d nodes on %d", req.nnodes, t->nnodes);
-	if (topoml_place(t, pol, &req, &p, why, sizeof(why))) {
+	rc = topoml_place(t, pol, &req, &p, why, sizeof(why));
+	cli_progress_end();	/* before the answer on a terminal's stdout */
+	if (rc) {
 		cli_err("cannot place %d nodes: %s",
 			req.nnodes, why);
 		rc = 1;

@@ -900,7 +900,10 @@ int cmd_generate(int argc, char **argv)
 		topoml_free(t);
 		return 2;
 	}
-	cli_progress_step("writing %s", out ? out : "stdout");
+	if (out)
+		cli_progress_step("writing %s", out);
+	else
+		cli_progress_end();	/* the file goes to the terminal */
 	rc = (format && !strcmp(format, "json")) ? topoml_write_json(t, f) :
 						   topoml_write_conf(t, f);
 	if (out && fclose(f))
