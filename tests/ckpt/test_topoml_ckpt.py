@@ -460,6 +460,9 @@ class Module(unittest.TestCase):
                             ignore=shutil.ignore_patterns(
                                 "Makefile*", "*.c", "*.h", "*.7",
                                 "__pycache__", ".libs", ".deps"))
+            # make distcheck's sources are read-only, and so the copy.
+            for root, dirs, _ in os.walk(os.path.join(tmp, "src")):
+                os.chmod(root, 0o755)
             r = subprocess.run([sys.executable, "-m", "pip", "install",
                                 "-q", "--no-build-isolation", "--no-index",
                                 "--no-deps", "--target",
