@@ -383,7 +383,7 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 	tpr = (int)ceil(sqrt(maxpl * th / tw));
 	tpr = tpr < 1 ? 1 : tpr > maxpl ? maxpl : tpr;
 	pw = fmax(tpr * tw + 12, 200);	/* room for the pod's label */
-	ph = ceil((double)maxpl / tpr) * th + 28;
+	ph = ceil((double)maxpl / tpr) * th + 40;
 	ppr = (int)fmax(1, floor(1800 / (pw + 14)));
 	ppr = ppr > npods ? npods : ppr;
 	rows = (npods + ppr - 1) / ppr;
@@ -412,6 +412,10 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 		if (!s->level)
 			continue;
 		if (s->level == 1) {
+			/* below one row of pods, lines would cross pods: each
+			 * pod names its parents instead */
+			if (rows > 1)
+				continue;
 			for (k = 0; k < npods && pods[k] != i; k++)
 				;
 			x1 = POD_X(k) + pw / 2;
@@ -476,6 +480,25 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 			px, py, pw, ph, px + 6, py + 15);
 		_text(f, sw >= 0 ? t->switches[sw].name : "other leaves");
 		fprintf(f, ": %d leaves, %d nodes</text>\n", nleaves[k], nodes);
+		if (sw >= 0 && t->switches[sw].nparents) {
+			const struct topoml_switch *ps = &t->switches[sw];
+			const char **names = malloc(ps->nparents *
+						    sizeof(*names));
+			char *list;
+
+			if (!names)
+				goto fail;
+			for (i = 0; i < ps->nparents; i++)
+				names[i] = t->switches[ps->parents[i]].name;
+			list = topoml_names_format(names, ps->nparents, true);
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" "
+				"font-size=\"9\" fill=\"#555\" " FONT ">under ",
+				px + 6, py + 27);
+			_text(f, list ? list : "?");
+			fprintf(f, "</text>\n");
+			free(list);
+			free(names);
+		}
 		for (i = 0; i < t->nswitches; i++) {
 			const struct topoml_switch *s = &t->switches[i];
 			double tx, ty;
@@ -483,7 +506,7 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 			if (s->level || pod_of[i] != k)
 				continue;
 			tx = px + 6 + (slot % tpr) * tw;
-			ty = py + 22 + (slot / tpr) * th;
+			ty = py + 33 + (slot / tpr) * th;
 			slot++;
 			fprintf(f, "<g><title>");
 			_text(f, s->name);
