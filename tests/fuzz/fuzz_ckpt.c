@@ -1,0 +1,26 @@
+/*
+ * libFuzzer target: the --ml-ckpt / TOPOML_CKPT value (ml_ckpt_parse in
+ * spank/ckpt_opts.c, linked alone: it is pure).  What it accepts must obey
+ * the documented limits: a directory fits PATH_MAX, counts not negative.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "fuzz_util.h"
+#include "ckpt.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ml_ckpt_opts o;
+	char err[512], *s;
+
+	s = fuzz_str(data, size);
+	memset(&o, 0, sizeof(o));
+	if (ml_ckpt_parse(s, &o, err, sizeof(err)) == 0) {
+		if (strnlen(o.dir, sizeof(o.dir)) == sizeof(o.dir) ||
+		    o.every < 0 || o.interval < 0 || o.keep < 0 || o.lead < 0)
+			abort();
+	} else if (!memchr(err, '\0', sizeof(err)) || !err[0]) {
+		abort();	/* a refusal must say why */
+	}
+	free(s);
+	return 0;
+}
