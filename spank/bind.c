@@ -200,6 +200,52 @@ static void _chunks(const struct hw_node *n, enum ml_gpu_bind mode,
 			       t < r);
 }
 
+/*
+ * Fewer tasks than GPUs (each task drives several, with data loaders to
+ * feed): the cores of a package that no GPU of the node is local to (an
+ * EPYC's GPU-less NUMA domains) go to the tasks whose GPUs are on that
+ * package, split without overlap, as mpibind's greedy mapping does.
+ */
+static int _greedy(const struct hw_node *n, struct ml_task_bind *out,
+		   int ntasks)
+{
+	hwloc_bitmap_t local = hwloc_bitmap_alloc(), spare = hwloc_bitmap_alloc();
+	int *members = malloc(sizeof(int) * (ntasks + 1));
+	int *cores = malloc(sizeof(int) * (n->ncores + 1)), rc = -1;
+
+	if (!local || !spare || !members || !cores)
+		goto out;
+	for (int i = 0; i < n->ngpus; i++)
+		hwloc_bitmap_or(local, local, n->gpus[i].cpuset);
+	for (int p = 0; p < n->npkgs; p++) {
+		int m = 0, C = 0;
+
+		hwloc_bitmap_andnot(spare, n->pkgs[p], local);
+		hwloc_bitmap_and(spare, spare, n->cpuset);
+		for (int c = 0; c < n->ncores; c++)
+			if (hwloc_bitmap_isincluded(n->cores[c], spare))
+				cores[C++] = c;
+		for (int t = 0; t < ntasks; t++)
+			if (hwloc_bitmap_intersects(out[t].cpuset, n->pkgs[p]))
+				members[m++] = t;
+		for (int j = 0; C && j < m; j++) {
+			int lo = j * C / m, hi = (j + 1) * C / m;
+
+			for (int c = lo; c < hi; c++)
+				hwloc_bitmap_or(out[members[j]].cpuset,
+						out[members[j]].cpuset,
+						n->cores[cores[c]]);
+		}
+	}
+	rc = 0;
+out:
+	hwloc_bitmap_free(local);
+	hwloc_bitmap_free(spare);
+	free(members);
+	free(cores);
+	return rc;
+}
+
 int ml_bind_compute(const struct hw_node *n, enum ml_gpu_bind mode,
 		    int ntasks, const int *pool, int npool,
 		    struct ml_task_bind *out, char *err, size_t errlen)
@@ -343,6 +389,8 @@ int ml_bind_compute(const struct hw_node *n, enum ml_gpu_bind mode,
 		free(members);
 		free(cores);
 	}
+	if (ntasks < G && _greedy(n, out, ntasks))
+		goto nomem;
 	rc = 0;
 	goto out;
 nomem:

@@ -71,6 +71,8 @@ struct hw_node {
 	hwloc_bitmap_t cpuset;		/* every PU of the node */
 	hwloc_bitmap_t *cores;		/* ncores PU sets, in order */
 	int ncores;
+	hwloc_bitmap_t *pkgs;		/* npkgs PU sets of the packages */
+	int npkgs;
 	bool nvml;			/* islands came from NVML or ROCm SMI */
 	char source[256];		/* where the model came from */
 };

@@ -53,6 +53,11 @@ static void _node_clear(struct hw_node *n)
 		hwloc_bitmap_free(n->nics[i].cpuset);
 	for (int i = 0; i < n->ncores; i++)
 		hwloc_bitmap_free(n->cores[i]);
+	for (int i = 0; i < n->npkgs; i++)
+		hwloc_bitmap_free(n->pkgs[i]);
+	free(n->pkgs);
+	n->pkgs = NULL;
+	n->npkgs = 0;
 	free(n->gpus);
 	free(n->nics);
 	free(n->cores);
@@ -516,6 +521,15 @@ int hw_node_from_hwloc(struct hw_node *n, hwloc_topology_t topo,
 	for (int i = 0; i < n->ncores; i++)
 		n->cores[i] = hwloc_bitmap_dup(
 			hwloc_get_obj_by_depth(topo, depth, i)->cpuset);
+	n->npkgs = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+	if (n->npkgs < 0)
+		n->npkgs = 0;
+	n->pkgs = calloc(n->npkgs + 1, sizeof(*n->pkgs));
+	if (!n->pkgs)
+		goto nomem;
+	for (int i = 0; i < n->npkgs; i++)
+		n->pkgs[i] = hwloc_bitmap_dup(hwloc_get_obj_by_type(topo,
+					HWLOC_OBJ_PACKAGE, i)->cpuset);
 
 	for (o = NULL; (o = hwloc_get_next_pcidev(topo, o));)
 		ng++;
@@ -642,6 +656,10 @@ int hw_node_write(FILE *f, void *node)
 		_list(n->cores[i], buf, sizeof(buf));
 		fprintf(f, "core %s\n", buf);
 	}
+	for (int i = 0; i < n->npkgs; i++) {
+		_list(n->pkgs[i], buf, sizeof(buf));
+		fprintf(f, "package %s\n", buf);
+	}
 	for (int i = 0; i < n->ngpus; i++) {
 		_list(n->gpus[i].cpuset, buf, sizeof(buf));
 		fprintf(f, "gpu %s %d %s%s\n", n->gpus[i].busid,
@@ -767,6 +785,11 @@ int hw_node_loadat(struct hw_node *n, int dirfd, const char *path,
 			if (_grow((void **)&n->cores, n->ncores,
 				  sizeof(*n->cores)) ||
 			    _parse_set(d, &n->cores[n->ncores++]))
+				goto bad;
+		} else if (sscanf(p, "package %8191s", d) == 1) {
+			if (_grow((void **)&n->pkgs, n->npkgs,
+				  sizeof(*n->pkgs)) ||
+			    _parse_set(d, &n->pkgs[n->npkgs++]))
 				goto bad;
 		} else if (!strncmp(p, "gpu ", 4)) {
 			struct hw_gpu *g;

@@ -1219,6 +1219,54 @@ START_TEST(bind_blocks_uneven)
 }
 END_TEST
 
+/* Fewer tasks than GPUs: GPU-less cores of a package go to its tasks. */
+START_TEST(bind_greedy)
+{
+	struct hw_node *n = _node(_fixture("synth-2s8g4n.xml"), NULL);
+	struct hw_node *m = hw_node_new();
+	char path[] = "/tmp/check_spank_pkg.XXXXXX", err[256], buf[64];
+	struct ml_task_bind b[8];
+	int fd = mkstemp(path);
+
+	ck_assert_int_eq(n->npkgs, 2);
+	/* GPUs 0-3 local to cores 0-3 (PUs 0-7) only: 8-15 are GPU-less. */
+	for (int i = 0; i < 4; i++)
+		hwloc_bitmap_list_sscanf(n->gpus[i].cpuset, "0-7");
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 2, NULL, 0, b, err,
+				   sizeof(err)));
+	hwloc_bitmap_list_snprintf(buf, sizeof(buf), b[0].cpuset);
+	ck_assert_str_eq(buf, "0-15");
+	hwloc_bitmap_list_snprintf(buf, sizeof(buf), b[1].cpuset);
+	ck_assert_str_eq(buf, "16-31");
+	ml_bind_free(b, 2);
+	/* Four tasks: two on package 0 split its spare cores. */
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 4, NULL, 0, b, err,
+				   sizeof(err)));
+	hwloc_bitmap_list_snprintf(buf, sizeof(buf), b[0].cpuset);
+	ck_assert_str_eq(buf, "0-3,8-11");
+	hwloc_bitmap_list_snprintf(buf, sizeof(buf), b[1].cpuset);
+	ck_assert_str_eq(buf, "4-7,12-15");
+	ml_bind_free(b, 4);
+	/* One GPU per task: GPU-local cores only. */
+	ck_assert(!ml_bind_compute(n, ML_GPU_BIND_AUTO, 8, NULL, 0, b, err,
+				   sizeof(err)));
+	for (int t = 0; t < 4; t++)
+		ck_assert(hwloc_bitmap_isincluded(b[t].cpuset,
+						  n->gpus[0].cpuset));
+	ml_bind_free(b, 8);
+	/* Packages survive the cache file. */
+	ck_assert(fd >= 0);
+	close(fd);
+	ck_assert_msg(!hw_node_save(n, path, err, sizeof(err)), "%s", err);
+	ck_assert_msg(!hw_node_load(m, path, err, sizeof(err)), "%s", err);
+	ck_assert_int_eq(m->npkgs, 2);
+	ck_assert(hwloc_bitmap_isequal(m->pkgs[1], n->pkgs[1]));
+	unlink(path);
+	hw_node_free(m);
+	hw_node_free(n);
+}
+END_TEST
+
 /*
  * Issue 15.7: one device index right in every case.  Slurm's GRES
  * (--gres=gpu:4 -n2) gives both tasks CUDA_VISIBLE_DEVICES=0,1,2,3 and
@@ -1604,6 +1652,7 @@ static Suite *_suite(void)
 	tcase_add_test(t, amd_rsmi);
 	tcase_add_test(t, amd_env);
 	tcase_add_test(t, bind_blocks_uneven);
+	tcase_add_test(t, bind_greedy);
 	tcase_add_test(t, device_index);
 	tcase_add_test(t, env_nccl);
 	tcase_add_test(t, env_torch);

@@ -31,6 +31,11 @@ why() {
 			"xGMI island) and Slingshot NICs hsi0-3 as cxi0-3, each" \
 			"the NIC of the two GCDs on its host bridge;" \
 			"ROCR_VISIBLE_DEVICES lists the step's GPUs in order" ;;
+	real-epyc-corona.2.auto|real-epyc-corona.3.auto)
+		echo "# why: fewer tasks than GPUs: a task also gets the" \
+			"GPU-less NUMA domains of its GPUs' sockets, split" \
+			"between the tasks there (mpibind's greedy mapping);" \
+			"MI50s seen through OpenCL devices only" ;;
 	real-epyc-corona.*)
 		echo "# why: MI50s seen as AMD class 0300 devices with OpenCL" \
 			"devices; hsi0 is the netdev of the IB HCA mlx5_0," \
@@ -104,6 +109,8 @@ real-eas-tioga.4.nvlink realdata/hwloc_xml/mpibind_topo-xml_eas-tioga.xml 4 nvli
 real-eas-tioga.16.auto realdata/hwloc_xml/mpibind_topo-xml_eas-tioga.xml 16 auto
 real-epyc-corona.4.auto realdata/hwloc_xml/mpibind_topo-xml_epyc-corona.xml 4 auto
 real-epyc-corona.8.auto realdata/hwloc_xml/mpibind_topo-xml_epyc-corona.xml 8 auto
+real-epyc-corona.2.auto realdata/hwloc_xml/mpibind_topo-xml_epyc-corona.xml 2 auto
+real-epyc-corona.3.auto realdata/hwloc_xml/mpibind_topo-xml_epyc-corona.xml 3 auto
 real-j3c053.2.auto realdata/hwloc_xml/psmgmt_topo.j3c053.xml 2 auto
 synth-2s8g4n.8.auto hwloc/synth-2s8g4n.xml 8 auto sysfs
 synth-2s8g4n.4.auto hwloc/synth-2s8g4n.xml 4 auto sysfs
