@@ -7,9 +7,11 @@
  *   1. when it fits on one node: onto the partly used node with the least
  *      room that still holds it (cons_tres's best fit), else onto an idle
  *      node of the most used leaf (a leaf that is already broken);
- *   2. else onto the fewest leaves that hold its units, picked tightly
- *      (the leaves with the least room that still do, which are the partly
- *      used ones), and on each leaf onto its partly used nodes first.
+ *   2. else onto the fewest leaves that hold its units, under the lowest
+ *      switch (fat-tree) or in one group, else the fewest groups
+ *      (dragonfly), picked tightly (the leaves with the least room that
+ *      still do, which are the partly used ones), and on each leaf onto
+ *      its partly used nodes first.
  * A torus has no leaves: it is one pool here.  cons_tres may refuse a
  * partly used node (memory, GRES the engine does not count): a one-node job
  * then gets the next node in this order, a multi-node job the same rule on
@@ -199,7 +201,13 @@ static long _take_leaf(struct sh *s, int l, long units, int *nodes,
 	return got;
 }
 
-static int _multi(struct sh *s, long units, int nnodes, hwloc_bitmap_t set)
+/*
+ * Fewest leaves among those allowed (NULL = all) that hold units on at
+ * least nnodes nodes, picked tightly; with set == NULL only count them.
+ * Returns the leaves used (and their room in *room), or -1.
+ */
+static int _multi(struct sh *s, const unsigned char *allowed, long units,
+		  int nnodes, hwloc_bitmap_t set, long *room)
 {
 	struct li *L = calloc(s->nl, sizeof(*L));
 	int *f = calloc(s->nl, sizeof(int)), *take = calloc(s->nl, sizeof(int));
@@ -210,7 +218,7 @@ static int _multi(struct sh *s, long units, int nnodes, hwloc_bitmap_t set)
 	if (!L || !f || !take || !scratch)
 		goto out;
 	for (int l = 0; l < s->nl; l++)
-		if (s->cnt[l]) {
+		if (s->cnt[l] && (!allowed || allowed[l])) {
 			L[m].cap = s->cap[l];
 			L[m].leaf = l;
 			L[m++].idle = s->idle[l];
@@ -243,6 +251,15 @@ static int _multi(struct sh *s, long units, int nnodes, hwloc_bitmap_t set)
 	if (!picked)	/* the node count decides: the k largest leaves */
 		for (int i = 0; i < k; i++)
 			take[i] = f[i];
+	if (room) {
+		*room = 0;
+		for (int i = 0; i < m; i++)
+			if (take[i])
+				*room += L[i].cap;
+	}
+	rc = k;
+	if (!set)
+		goto out;
 	/* Units per leaf as picked; then more nodes for -N if needed. */
 	for (int i = 0; i < m; i++)
 		if (take[i])
@@ -259,13 +276,157 @@ static int _multi(struct sh *s, long units, int nnodes, hwloc_bitmap_t set)
 				hwloc_bitmap_set(set, v);
 		hwloc_bitmap_foreach_end();
 	}
-	rc = hwloc_bitmap_weight(set) >= nnodes ? 0 : -1;
+	if (hwloc_bitmap_weight(set) < nnodes)
+		rc = -1;
 out:
 	free(L);
 	free(f);
 	free(take);
 	free(scratch);
 	return rc;
+}
+
+struct gi {
+	long cap;
+	int g;
+};
+
+/* Groups by room, most first. */
+static int _group_cmp(const void *pa, const void *pb)
+{
+	const struct gi *a = pa, *b = pb;
+
+	if (a->cap != b->cap)
+		return a->cap > b->cap ? -1 : 1;
+	return a->g - b->g;
+}
+
+/*
+ * Groups for a dragonfly job that no single group holds: the fewest
+ * groups that hold units, picked tightly; allowed gets their routers.
+ */
+static int _df_groups(struct sh *s, long units, int nnodes,
+		      unsigned char *allowed)
+{
+	const topoml_topo_t *t = s->t;
+	int ng = t->ngroups, k = -1, rc = -1;
+	int *take = calloc(ng + 1, sizeof(int));
+	int *sorted = calloc(ng + 1, sizeof(int));
+	struct gi *G = calloc(ng + 1, sizeof(*G));
+	long sum = 0, cnt = 0;
+
+	if (!take || !sorted || !G)
+		goto out;
+	for (int g = 0; g < ng; g++) {
+		G[g].g = g;
+		for (int r = 0; r < t->groups[g].nrouters; r++)
+			G[g].cap += s->cap[t->groups[g].routers[r]];
+	}
+	qsort(G, ng, sizeof(*G), _group_cmp);
+	for (int i = 0; i < ng; i++) {
+		const struct topoml_group *g = &t->groups[G[i].g];
+
+		for (int r = 0; r < g->nrouters; r++)
+			cnt += s->cnt[g->routers[r]];
+		sorted[i] = G[i].cap > 1 << 30 ? 1 << 30 : (int)G[i].cap;
+		sum += G[i].cap;
+		if (k < 0 && sum >= units && cnt >= nnodes)
+			k = i + 1;
+	}
+	if (k < 0)
+		goto out;
+	if (topoml__tight_pick(sorted, ng, k, (int)units, take))
+		for (int i = 0; i < k; i++)
+			take[i] = 1;
+	for (int i = 0; i < ng; i++) {
+		const struct topoml_group *g = &t->groups[G[i].g];
+
+		if (take[i])
+			for (int r = 0; r < g->nrouters; r++)
+				allowed[g->routers[r]] = 1;
+	}
+	rc = 0;
+out:
+	free(take);
+	free(sorted);
+	free(G);
+	return rc;
+}
+
+/*
+ * A job that needs several nodes: the candidate with the fewest leaves,
+ * then the lowest switch (fat-tree: any switch's subtree; dragonfly: one
+ * group, else the fewest groups), then the least room: leaves inside it
+ * as _multi picks them.
+ */
+static int _multi_best(struct sh *s, long units, int nnodes,
+		       hwloc_bitmap_t set)
+{
+	const topoml_topo_t *t = s->t;
+	unsigned char *ok = calloc(s->nl, 1), *best = calloc(s->nl, 1);
+	int bk = -1, blevel = 0, rc = -1;
+	long broom = 0;
+
+	if (!ok || !best)
+		goto out;
+	if (t->family == TOPOML_FAT_TREE) {
+		for (int sw = 0; sw < t->nswitches; sw++) {
+			const struct topoml_switch *x = &t->switches[sw];
+			long room;
+			int k;
+
+			if (!x->nchildren)
+				continue;
+			for (int l = 0; l < t->nswitches; l++)
+				ok[l] = !t->switches[l].nchildren &&
+					t->switches[l].nnodes &&
+					hwloc_bitmap_isset(x->desc,
+						t->switches[l].nodes[0]);
+			ok[s->nl - 1] = 0;
+			k = _multi(s, ok, units, nnodes, NULL, &room);
+			if (k < 0)
+				continue;
+			if (bk < 0 || k < bk || (k == bk &&
+			    (x->level < blevel || (x->level == blevel &&
+						   room < broom)))) {
+				bk = k;
+				blevel = x->level;
+				broom = room;
+				memcpy(best, ok, s->nl);
+			}
+		}
+	} else if (t->family == TOPOML_DRAGONFLY) {
+		for (int g = 0; g < t->ngroups; g++) {
+			const struct topoml_group *gr = &t->groups[g];
+			long room;
+			int k;
+
+			memset(ok, 0, s->nl);
+			for (int r = 0; r < gr->nrouters; r++)
+				ok[gr->routers[r]] = 1;
+			k = _multi(s, ok, units, nnodes, NULL, &room);
+			if (k >= 0 && (bk < 0 || room < broom)) {
+				bk = k;
+				broom = room;
+				memcpy(best, ok, s->nl);
+			}
+		}
+		if (bk < 0) {
+			memset(best, 0, s->nl);
+			if (_df_groups(s, units, nnodes, best) == 0)
+				bk = 0;
+		}
+	}
+	/* No subtree or group holds it (or a torus): every leaf. */
+	rc = _multi(s, bk >= 0 ? best : NULL, units, nnodes, set, NULL);
+	if (rc < 0 && bk >= 0) {
+		hwloc_bitmap_zero(set);
+		rc = _multi(s, NULL, units, nnodes, set, NULL);
+	}
+out:
+	free(ok);
+	free(best);
+	return rc < 0 ? -1 : 0;
 }
 
 int topoml__place_shared(const struct place_in *in,
@@ -301,7 +462,7 @@ int topoml__place_shared(const struct place_in *in,
 				goto clear;
 			}
 		}
-		rc = _multi(&s, units, in->n, set);
+		rc = _multi_best(&s, units, in->n, set);
 	}
 	if (rc) {
 		snprintf(why, whylen,

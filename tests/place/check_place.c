@@ -84,9 +84,12 @@ static void _assert_set(const struct topoml_placement *p, const char *want)
 
 /* ---- jobs that share nodes (issue 18) ------------------------------- */
 
+static topoml_topo_t *_dfly(void);
+static int _groups(const topoml_topo_t *t, const struct topoml_placement *p);
+
 /* State of a cluster whose nodes have cpus units each. */
 struct shared_state {
-	uint32_t fu[16];
+	uint32_t fu[256];
 	hwloc_bitmap_t avail, partial;
 };
 
@@ -275,6 +278,85 @@ START_TEST(shared_gpus_best_fit_and_attempts)
 	ck_assert_int_eq(t->nodes[p.nodes[0]].leaf,
 			 t->nodes[5].leaf);
 	ck_assert_int_eq(p.score.idle_leaves_broken, 0);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(st.avail);
+	hwloc_bitmap_free(st.partial);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * A job of two leaves stays under one level-1 switch (16 nodes of 4 CPUs,
+ * leaves of 4, two leaves per level-1 switch): nodes 0 and 12 have one CPU
+ * left, leaf room 13, 16, 16, 13; 20 CPUs.  The tightest two leaves of the
+ * whole tree (0 and 3) would cross the root.
+ */
+START_TEST(shared_fat_tree_lowest_switch)
+{
+	topoml_topo_t *t = _tree16();
+	struct shared_state st;
+	struct topoml_place_req r = { 0 };
+	struct topoml_placement p = { 0 };
+	char why[256];
+	int lo = 0;
+
+	_shared_init(&st, 16, 4);
+	_shared_use(&st, 0, 3);
+	_shared_use(&st, 12, 3);
+	r.avail = st.avail;
+	r.free_units = st.fu;
+	r.partial = st.partial;
+	r.nnodes = 1;
+	r.units = 20;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(_leaves(t, &p), 2);
+	for (int i = 0; i < p.n; i++)
+		lo += p.nodes[i] < 8;
+	ck_assert_msg(lo == 0 || lo == p.n, "crosses the root: %d of %d low",
+		      lo, p.n);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(st.avail);
+	hwloc_bitmap_free(st.partial);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * Dragonfly, 8 groups of 4 routers of 8 nodes, 4 CPUs a node: routers 4
+ * (group 1) and 8 (group 2) have 20 CPUs left.  40 CPUs need two routers:
+ * in one group (group 1, the tightest), not the two partly used routers
+ * of two groups.
+ */
+START_TEST(shared_dragonfly_one_group)
+{
+	topoml_topo_t *t = _dfly();
+	struct shared_state st;
+	struct topoml_place_req r = { 0 };
+	struct topoml_placement p = { 0 };
+	char why[256];
+
+	_shared_init(&st, 256, 4);
+	for (int i = 0; i < 3; i++) {
+		_shared_use(&st, 32 + i, 4);
+		_shared_use(&st, 64 + i, 4);
+	}
+	/* 3 nodes full: 5 x 4 = 20 CPUs left on each of the two routers */
+	r.avail = st.avail;
+	r.free_units = st.fu;
+	r.partial = st.partial;
+	r.nnodes = 1;
+	r.units = 40;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(_groups(t, &p), 1);
+	ck_assert_int_eq(t->nodes[p.nodes[0]].group, 1);
+	topoml_placement_clear(&p);
+	/* 200 CPUs: more than a group (128): the fewest groups, two. */
+	r.units = 200;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(_groups(t, &p), 2);
 	topoml_placement_clear(&p);
 	hwloc_bitmap_free(st.avail);
 	hwloc_bitmap_free(st.partial);
@@ -1189,6 +1271,8 @@ static Suite *_suite(void)
 	tcase_add_test(tc, shared_one_cpu_jobs_pack);
 	tcase_add_test(tc, shared_multi_node_fewest_leaves_partial_first);
 	tcase_add_test(tc, shared_gpus_best_fit_and_attempts);
+	tcase_add_test(tc, shared_fat_tree_lowest_switch);
+	tcase_add_test(tc, shared_dragonfly_one_group);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cost");
 	tcase_add_test(tc, cost_fat_tree_by_hand);
