@@ -23,7 +23,8 @@ d=$CACHE/slurm-$ver
 inst=$d/inst
 log() { echo "slurm-release: $*" >&2; }
 
-if [ -x "$inst/sbin/slurmctld" ] && [ -f "$d/build/.topoml-done" ]; then
+if [ -x "$inst/sbin/slurmctld" ] && [ -f "$d/build/.topoml-done" ] &&
+   [ -f "$inst/include/slurm/slurm_version.h" ]; then
 	log "$ver ready in $inst"
 	echo "$inst"
 	exit 0
@@ -66,8 +67,12 @@ fi
 log "building $ver (src/ only; about 10 min on 2 cores)"
 make -j"${JOBS:-2}" -C src >make.log 2>&1 || { tail -40 make.log; exit 1; }
 make -C src install >install.log 2>&1 || { tail -40 install.log; exit 1; }
-# slurm_version.h and the other public headers.
-make -C slurm install >>install.log 2>&1 || true
+# The public headers (slurm.h, spank.h, slurm_version.h, ...): the
+# top-level Makefile installs them.
+make install-pkgincludeHEADERS >>install.log 2>&1 ||
+	{ tail -20 install.log; exit 1; }
+[ -f "$inst/include/slurm/slurm_version.h" ] ||
+	{ log "headers not installed"; exit 1; }
 touch .topoml-done
 log "$ver installed in $inst"
 echo "$inst"

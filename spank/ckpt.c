@@ -586,7 +586,7 @@ static void _timer_loop(void)
 					slurm_info("topoml: --ml-ckpt: job %u: "
 						   "end time: %s (retrying)",
 						   _st.job_id, slurm_strerror(
-						   slurm_get_errno()));
+						   errno));
 				next_poll = now + 5;
 				goto poll_done;
 			}
@@ -662,7 +662,7 @@ poll_done:
 					    "%u failed: %s (is the job "
 					    "requeue-able? JobRequeue=1 or "
 					    "--requeue)", _st.job_id,
-					    slurm_strerror(slurm_get_errno()));
+					    slurm_strerror(errno));
 				__atomic_store_n(&p->requeued, 2,
 						 __ATOMIC_SEQ_CST);
 			} else {
@@ -887,7 +887,7 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o, char *err,
 	if ((_st.restart = ml_ckpt_restart_lookup(_st.job_id)) < 0) {
 		snprintf(err, errlen, "job %u: slurmctld did not give the "
 			 "job's restart count: %s", _st.job_id,
-			 slurm_strerror(slurm_get_errno()));
+			 slurm_strerror(errno));
 		return -1;
 	}
 	if (_expand_dir(o->dir, _st.job_id, array_job, array_task, user, dir,

@@ -38,7 +38,7 @@ static int _getenv(spank_t sp, const char *name, char *buf, size_t len)
  * slurmstepd: no library linked into the plugin). */
 static char **_hosts(const char *list, int *n)
 {
-	ml_hostlist_t hl = slurm_hostlist_create(list);
+	topoml_hl_t hl = slurm_hostlist_create(list);
 	char **names = NULL, *h;
 	int k = 0, count;
 

@@ -2,8 +2,7 @@
  * The few public Slurm API calls whose signature changed between the
  * releases topoml.so builds against (22.05 to 26.05), behind one name
  * each, so that the plugin's code reads the same for every release.
- *   - hostlist_t became the struct itself in 23.02 (functions take
- *     hostlist_t *); the ABI (a pointer) did not change.
+ *   - hostlist_t: topology/hostlist_compat.h.
  *   - slurm_load_job() and slurm_requeue() take a slurm_step_id_t in 26.05.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -14,11 +13,7 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_version.h>
 
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
-typedef hostlist_t *ml_hostlist_t;
-#else
-typedef hostlist_t ml_hostlist_t;
-#endif
+#include "hostlist_compat.h"	/* topoml_hl_t, from libtopoml */
 
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
 static inline slurm_step_id_t ml_job_step_id(uint32_t job_id)

@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <slurm/slurm.h>
+#include "hostlist_compat.h"
 
 #include "topoml.h"
 #include "model_int.h"
@@ -339,7 +339,7 @@ int topoml_hostlist_foreach(const char *hostlist, struct topoml_hl_budget *b,
 	tk.s = hostlist;
 	tk.len = strlen(hostlist);
 	while (!rc && _next_token(&tk, &start, &end)) {
-		hostlist_t hl;
+		topoml_hl_t hl;
 
 		memcpy(tok, hostlist + start, end - start);
 		tok[end - start] = '\0';
@@ -371,9 +371,36 @@ struct _parse_ctx {
 	const topoml_topo_t *t;
 	hwloc_bitmap_t set;
 	bool report;
-	hostlist_t unknown;
+	topoml_hl_t unknown;
 	long nunknown;
 };
+
+/*
+ * The bracketed string of HL in malloc()ed memory.  Not
+ * slurm_hostlist_ranged_string_malloc(): gone in Slurm 23.11, and the
+ * plugins that link this file load into every release's daemons; the
+ * fixed-buffer call exists in all of them.
+ */
+static char *_ranged(topoml_hl_t hl)
+{
+	size_t n = 256;
+	char *buf = NULL, *nb;
+
+	for (;;) {
+		if (!(nb = realloc(buf, n))) {
+			free(buf);
+			return NULL;
+		}
+		buf = nb;
+		if (slurm_hostlist_ranged_string(hl, n, buf) >= 0)
+			return buf;
+		if (n > ((size_t)1 << 30)) {
+			free(buf);
+			return NULL;
+		}
+		n *= 2;
+	}
+}
 
 static int _parse_one(const char *host, void *arg)
 {
@@ -411,7 +438,7 @@ hwloc_bitmap_t topoml_nodeset_parse(const topoml_topo_t *t,
 		return NULL;
 	}
 	if (c.unknown) {
-		char *s = slurm_hostlist_ranged_string_malloc(c.unknown);
+		char *s = _ranged(c.unknown);
 
 		if (c.nunknown > UNKNOWN_SHOWN)
 			topoml_errors_add(err, "unknown nodes %s and %ld more",
@@ -457,7 +484,7 @@ char *topoml_names_format(const char *const *names, int n, bool sort)
 	if (!out)
 		return NULL;
 	while (i < n) {
-		hostlist_t hl = slurm_hostlist_create(NULL);
+		topoml_hl_t hl = slurm_hostlist_create(NULL);
 		int end = i + TOPOML_HOSTLIST_MAX_RANGE;
 		char *s;
 
@@ -470,7 +497,7 @@ char *topoml_names_format(const char *const *names, int n, bool sort)
 				slurm_hostlist_push_host(hl, names[i]);
 		if (sort)
 			slurm_hostlist_uniq(hl);
-		s = slurm_hostlist_ranged_string_malloc(hl);
+		s = _ranged(hl);
 		slurm_hostlist_destroy(hl);
 		if (!s)
 			goto fail;
