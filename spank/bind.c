@@ -209,7 +209,8 @@ static void _chunks(const struct hw_node *n, enum ml_gpu_bind mode,
 static int _greedy(const struct hw_node *n, struct ml_task_bind *out,
 		   int ntasks)
 {
-	hwloc_bitmap_t local = hwloc_bitmap_alloc(), spare = hwloc_bitmap_alloc();
+	hwloc_bitmap_t local = hwloc_bitmap_alloc();
+	hwloc_bitmap_t spare = hwloc_bitmap_alloc();
 	int *members = malloc(sizeof(int) * (ntasks + 1));
 	int *cores = malloc(sizeof(int) * (n->ncores + 1)), rc = -1;
 

@@ -446,14 +446,12 @@ static int _find(int *up, int x)
  * rsmiN device): GPUs that are xGMI peers share an island.  Without that
  * information islands stay unknown (ROCm SMI may still tell at slurmd).
  */
-static void _xgmi_islands(struct hw_node *n, hwloc_topology_t topo,
-			  hwloc_obj_t *gobj)
+static void _xgmi_islands(struct hw_node *n, hwloc_obj_t *gobj)
 {
 	int *up = malloc(sizeof(int) * (n->ngpus + 1)), seen = 0;
 	char rsmi[64][16];
 	int nr = n->ngpus < 64 ? n->ngpus : 64;
 
-	(void)topo;
 	if (!up)
 		return;
 	for (int i = 0; i < n->ngpus; i++) {
@@ -621,7 +619,7 @@ int hw_node_from_hwloc(struct hw_node *n, hwloc_topology_t topo,
 			n->path[i * n->nnics + j] = _pci_path(topo, gobj[i],
 				nobj[j]->parent ? nobj[j]->parent : nobj[j]);
 	if (hw_node_amd(n))
-		_xgmi_islands(n, topo, gobj);
+		_xgmi_islands(n, gobj);
 	rc = 0;
 	goto out;
 nomem:
