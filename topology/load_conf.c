@@ -30,6 +30,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -55,6 +56,19 @@ static const char _kv_pattern[] =
 	"[[:space:]]*([-*+/]?)=[[:space:]]*"
 	"((\"([^\"]*)\")|([^[:space:]]+))"
 	"([[:space:]]|$)";
+
+/*
+ * Compiled once: regcomp() per load cost more than reading a small file.
+ * regexec() on a shared pattern is thread-safe (POSIX).
+ */
+static regex_t _kv_re;
+static bool _kv_ok;
+static pthread_once_t _kv_once = PTHREAD_ONCE_INIT;
+
+static void _kv_compile(void)
+{
+	_kv_ok = regcomp(&_kv_re, _kv_pattern, REG_EXTENDED) == 0;
+}
 
 struct _pos {
 	int line;
@@ -86,7 +100,7 @@ struct _rec {
 };
 
 struct _reader {
-	regex_t re;
+	const regex_t *re;	/* _kv_pattern, compiled once per process */
 	struct _rec *recs;
 	int nrecs;
 	char **files;		/* file names the records point to */
@@ -247,14 +261,20 @@ struct _kv {
 	size_t end;		/* where the rest of the line starts */
 };
 
-/* _keyvalue_regex(): one key=value at the start of s (offset base). */
-static int _match_kv(struct _reader *r, const char *s, size_t base,
-		     struct _kv *kv)
+/*
+ * _keyvalue_regex(): one key=value at the start of s (offset base), s
+ * being len bytes.  REG_STARTEND: regexec() would take strlen() of the
+ * rest of the line for every pair, quadratic in a long line.
+ */
+static int _match_kv(struct _reader *r, const char *s, size_t len,
+		     size_t base, struct _kv *kv)
 {
 	regmatch_t m[8];
 	int vi;
 
-	if (regexec(&r->re, s, 8, m, 0) == REG_NOMATCH)
+	m[0].rm_so = 0;
+	m[0].rm_eo = len;
+	if (regexec(r->re, s, 8, m, REG_STARTEND) == REG_NOMATCH)
 		return -1;
 	kv->key = strndup(s + m[1].rm_so, m[1].rm_eo - m[1].rm_so);
 	vi = m[5].rm_so != -1 ? 5 : 6;
@@ -339,7 +359,7 @@ static int _parse_switch_keys(struct _reader *r, const struct _lline *l,
 	size_t off = *rest;
 	bool seen_nodes = false, seen_sw = false, seen_speed = false;
 
-	while (_match_kv(r, l->s + off, off, &kv) == 0) {
+	while (_match_kv(r, l->s + off, l->n - off, off, &kv) == 0) {
 		struct _pos kp = _at(l, kv.key_off);
 		bool *seen = NULL;
 		const char *why;
@@ -422,12 +442,11 @@ static int _add_rec(struct _reader *r, struct _rec *rec)
 {
 	struct _rec *a;
 
-	if (r->nrecs % 64 == 0) {
-		a = realloc(r->recs, (r->nrecs + 64) * sizeof(*a));
-		if (!a)
-			return -1;
-		r->recs = a;
-	}
+	/* doubling: 64 more at a time was quadratic in the switches */
+	a = r->recs;
+	if (topoml_grow((void **)&a, r->nrecs, sizeof(*a)))
+		return -1;
+	r->recs = a;
 	r->recs[r->nrecs++] = *rec;
 	return 0;
 }
@@ -531,7 +550,7 @@ static void _parse_line(struct _reader *r, const struct _lline *l,
 
 	if (_include(r, l, file, depth))
 		return;
-	if (_match_kv(r, l->s, 0, &kv)) {
+	if (_match_kv(r, l->s, l->n, 0, &kv)) {
 		if (!_is_space(l->s)) {
 			size_t off = strspn(l->s, " \t\r\n\v\f");
 
@@ -1198,7 +1217,9 @@ topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
 	r.err = err;
 	r.warn = warn;
 	topoml_hl_budget_init(&r.budget);
-	if (regcomp(&r.re, _kv_pattern, REG_EXTENDED)) {
+	pthread_once(&_kv_once, _kv_compile);
+	r.re = _kv_ok ? &_kv_re : NULL;
+	if (!r.re) {
 		topoml_errors_add(err, "%s: internal error: regcomp", path);
 		return NULL;
 	}
@@ -1212,7 +1233,6 @@ topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
 	free(r.files);
 	if (r.names)
 		topoml_free(r.names);
-	regfree(&r.re);
 	return t;
 }
 
