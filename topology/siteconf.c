@@ -17,6 +17,7 @@
 
 #include "topoml.h"
 #include "loaders.h"
+#include "model_int.h"
 
 void topoml_siteconf_init(struct topoml_siteconf *c)
 {
@@ -208,23 +209,84 @@ static void _bad_value(topoml_errors_t *err, const char *path, int line,
 			  w->col, w->key, w->val, expect);
 }
 
-static int _partition_line(struct topoml_siteconf *c, struct _word *w, int n,
-			   const char *path, int line, topoml_errors_t *err)
+/*
+ * Partitions read so far by name, for the duplicate check (a scan per
+ * line was quadratic): open addressing, slot = index in c->parts + 1.
+ */
+struct _names {
+	int *slot;
+	size_t cap;		/* a power of two, or 0 */
+};
+
+static size_t _hash(const char *s)
+{
+	size_t h = 2166136261u;		/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* The index of name in c->parts, or -1. */
+static int _names_find(const struct _names *h,
+		       const struct topoml_siteconf *c, const char *name)
+{
+	size_t i;
+
+	if (!h->cap)
+		return -1;
+	for (i = _hash(name) & (h->cap - 1); h->slot[i];
+	     i = (i + 1) & (h->cap - 1))
+		if (!strcmp(c->parts[h->slot[i] - 1].name, name))
+			return h->slot[i] - 1;
+	return -1;
+}
+
+/* Index c->parts[idx] (kept under half full); -1 when out of memory. */
+static int _names_add(struct _names *h, const struct topoml_siteconf *c,
+		      int idx)
+{
+	size_t i;
+
+	if (2 * ((size_t)idx + 1) >= h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 64;
+		int *slot = calloc(cap, sizeof(*slot));
+
+		if (!slot)
+			return -1;
+		free(h->slot);
+		h->slot = slot;
+		h->cap = cap;
+		for (int k = 0; k < idx; k++) {
+			for (i = _hash(c->parts[k].name) & (cap - 1); slot[i];
+			     i = (i + 1) & (cap - 1))
+				;
+			slot[i] = k + 1;
+		}
+	}
+	for (i = _hash(c->parts[idx].name) & (h->cap - 1); h->slot[i];
+	     i = (i + 1) & (h->cap - 1))
+		;
+	h->slot[i] = idx + 1;
+	return 0;
+}
+
+static int _partition_line(struct topoml_siteconf *c, struct _names *h,
+			   struct _word *w, int n, const char *path, int line,
+			   topoml_errors_t *err)
 {
 	struct topoml_part_conf *pc, *np;
 	int i, bad = 0;
 
-	for (i = 0; i < c->nparts; i++) {
-		if (!strcmp(c->parts[i].name, w[0].val)) {
-			topoml_errors_add(err,
-				"%s:%d:%d: partition %s already configured at line %d",
-				path, line, w[0].col, w[0].val,
-				c->parts[i].line);
-			return -1;
-		}
+	i = _names_find(h, c, w[0].val);
+	if (i >= 0) {
+		topoml_errors_add(err,
+			"%s:%d:%d: partition %s already configured at line %d",
+			path, line, w[0].col, w[0].val, c->parts[i].line);
+		return -1;
 	}
-	np = realloc(c->parts, (c->nparts + 1) * sizeof(*np));
-	if (!np) {
+	np = c->parts;
+	if (topoml_grow((void **)&np, c->nparts, sizeof(*np))) {
 		topoml_errors_add(err, "%s:%d: out of memory", path, line);
 		return -1;
 	}
@@ -234,6 +296,11 @@ static int _partition_line(struct topoml_siteconf *c, struct _word *w, int n,
 	pc->placement = -1;
 	pc->line = line;
 	pc->name = strdup(w[0].val);
+	if (!pc->name || _names_add(h, c, c->nparts)) {
+		free(pc->name);
+		topoml_errors_add(err, "%s:%d: out of memory", path, line);
+		return -1;
+	}
 	c->nparts++;
 	for (i = 1; i < n; i++) {
 		if (!strcasecmp(w[i].key, "Hint")) {
@@ -332,6 +399,7 @@ int topoml_siteconf_read(const char *path, struct topoml_siteconf *c,
 			 topoml_errors_t *err)
 {
 	struct _word w[32];
+	struct _names names = { 0 };
 	char *buf = NULL, *dir = NULL;
 	size_t cap = 0;
 	int lineno = 0, rc = 0, n, i;
@@ -356,7 +424,8 @@ int topoml_siteconf_read(const char *path, struct topoml_siteconf *c,
 		if (n == 0)
 			continue;
 		if (!strcasecmp(w[0].key, "PartitionName")) {
-			if (_partition_line(c, w, n, path, lineno, err))
+			if (_partition_line(c, &names, w, n, path, lineno,
+					    err))
 				rc = -1;
 			continue;
 		}
@@ -379,6 +448,7 @@ int topoml_siteconf_read(const char *path, struct topoml_siteconf *c,
 	fclose(f);
 	free(buf);
 	free(dir);
+	free(names.slot);
 	return rc;
 }
 

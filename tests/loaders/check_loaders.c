@@ -900,6 +900,40 @@ START_TEST(test_fifo_refused)
 }
 END_TEST
 
+/*
+ * topoml.conf with 50k partitions (1.5 MB): each line was checked against
+ * every partition before it, and the array grew by one.
+ */
+START_TEST(test_linear_siteconf)
+{
+	struct topoml_siteconf c;
+	topoml_errors_t err = { 0 };
+	struct _big b = { 0 };
+	char *path;
+	double t0, dt;
+	int i;
+
+	for (i = 0; i < 50000; i++)
+		_add(&b, "PartitionName=p%d Hint=alltoall\n", i);
+	_add(&b, "PartitionName=p17 Hint=isolate\n");
+	path = _write("site.conf", b.s);
+	t0 = _cpu();
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), -1);
+	dt = _cpu() - t0;
+	ck_assert_msg(dt < 1.0, "%.2f s of CPU", dt);
+	ck_assert_int_eq(c.nparts, 50000);
+	ck_assert_int_eq(err.n, 1);
+	ck_assert_msg(strstr(err.msg[0], "partition p17 already configured "
+			     "at line 18"), "%s", err.msg[0]);
+	ck_assert_int_eq(topoml_siteconf_hint(&c, "p49999"),
+			 TOPOML_HINT_ALLTOALL);
+	topoml_siteconf_clear(&c);
+	topoml_errors_clear(&err);
+	free(path);
+	free(b.s);
+}
+END_TEST
+
 /* A file that includes itself twice read itself 2^16 times. */
 START_TEST(test_include_fanout)
 {
@@ -959,6 +993,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_hostlist_control);
 	tcase_add_test(tc, test_fifo_refused);
 	tcase_add_test(tc, test_include_fanout);
+	tcase_add_test(tc, test_linear_siteconf);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ibnet");
