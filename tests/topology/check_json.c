@@ -8,6 +8,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <slurm/slurm.h>
 
@@ -739,6 +740,75 @@ START_TEST(test_nodeset_large)
 }
 END_TEST
 
+
+/* ---- linear time: each case took 1 to 6 s under ASan before its fix -- */
+
+static double _cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* "{family, HEAD" + ITEM(i) for i < n joined by SEP + "TAIL}" */
+static char *_gen(const char *head, const char *item, const char *sep,
+		  int n, const char *tail)
+{
+	size_t cap = strlen(head) + strlen(tail) + (size_t)n * 64 + 64;
+	char *s = malloc(cap), *p = s;
+
+	ck_assert_ptr_nonnull(s);
+	p += sprintf(p, "{\"family\": \"fat-tree\", %s", head);
+	for (int i = 0; i < n; i++)
+		p += sprintf(p, "%s", i ? sep : ""), p += sprintf(p, item, i);
+	sprintf(p, "%s}", tail);
+	return s;
+}
+
+static const struct {
+	const char *what, *head, *item, *sep, *tail;
+	int n;
+	bool ok;
+} linear[] = {
+	/* an error per element, each looked up the line from the start */
+	{ "non-object switches", "\"switches\": [", "%1$d", ",", "]",
+	  50000, false },
+	/* the host array was joined by one realloc per element */
+	{ "long nodes array", "\"switches\": [{\"name\": \"s1\", \"nodes\": [",
+	  "\"n%1$d\"", ",", "]}]", 40000, true },
+	/* names written with escapes are never found in the text */
+	{ "escaped names", "\"switches\": [",
+	  "{\"name\": \"s\\u0030%1$d\", \"nodes\": \"n%1$d\"}", ",", "]",
+	  8000, true },
+	/* an unknown key per line lookup */
+	{ "unknown keys", "", "\"k%1$d\": 0", ",", ", \"switches\": []",
+	  30000, false },
+};
+
+START_TEST(test_linear)
+{
+	char *text = _gen(linear[_i].head, linear[_i].item, linear[_i].sep,
+			  linear[_i].n, linear[_i].tail);
+	char *path = _write("linear.json", text);
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t;
+	double t0 = _cpu(), dt;
+
+	t = topoml_load_json(path, &err);
+	dt = _cpu() - t0;
+	ck_assert_msg(dt < 1.0, "%s (%zu bytes): %.2f s of CPU",
+		      linear[_i].what, strlen(text), dt);
+	ck_assert_msg(!t == !linear[_i].ok, "%s: %s (%d errors)",
+		      linear[_i].what, t ? "loaded" : "did not load", err.n);
+	if (t)
+		topoml_free(t);
+	topoml_errors_clear(&err);
+	free(path);
+	free(text);
+}
+END_TEST
+
 Suite *json_suite(void)
 {
 	Suite *s = suite_create("json");
@@ -761,6 +831,8 @@ Suite *json_suite(void)
 	tcase_add_test(tc, test_gen_torus);
 	tcase_add_test(tc, test_nodeset);
 	tcase_add_test(tc, test_nodeset_large);
+	tcase_add_loop_test(tc, test_linear, 0,
+			    sizeof(linear) / sizeof(linear[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }
