@@ -11,10 +11,13 @@ CACHE=${TOPOML_CACHE:-/var/cache/topoml}
 WANT_SOURCE=1
 [ "${1:-}" = "--no-slurm-source" ] && WANT_SOURCE=0
 
+# clang + libclang-rt-14-dev: libFuzzer and clang's ASan/UBSan runtimes
+# for the fuzz targets (configure --enable-fuzz); gcc's sanitizer
+# runtimes come with build-essential.
 PKGS="build-essential autoconf automake libtool pkg-config
       libslurm-dev slurmctld slurmd slurm-client munge
       libhwloc-dev hwloc libibverbs-dev libjson-c-dev check zlib1g-dev
-      python3 valgrind dpkg-dev procps"
+      python3 valgrind dpkg-dev procps clang libclang-rt-14-dev"
 
 log() { echo "install-deps: $*"; }
 
