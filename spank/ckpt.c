@@ -788,8 +788,20 @@ int ml_ckpt_post_opt(spank_t sp, const struct ml_ckpt_opts *o,
 	if (!o || !o->set || !spank_remote(sp))
 		return 0;
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ID, &_st.job_id) != ESPANK_SUCCESS) {
 		snprintf(err, errlen, "cannot read the job's ids");
+		return -1;
+	}
+	/*
+	 * Here, not in user_init: from Slurm 23.11 on, slurmstepd holds the
+	 * auth plugin's lock while privileges are dropped for user_init, and
+	 * an RPC there is fatal.
+	 */
+	if ((_st.restart = ml_ckpt_restart_lookup(_st.job_id)) < 0) {
+		snprintf(err, errlen, "job %u: slurmctld did not give the "
+			 "job's restart count: %s", _st.job_id,
+			 slurm_strerror(errno));
 		return -1;
 	}
 	if ((size_t)snprintf(base, sizeof(base), "%s/ckpt", cache_dir) >=
@@ -884,12 +896,6 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o, char *err,
 		snprintf(user, sizeof(user), "%s", pw.pw_name);
 	else
 		snprintf(user, sizeof(user), "%u", (unsigned)_st.uid);
-	if ((_st.restart = ml_ckpt_restart_lookup(_st.job_id)) < 0) {
-		snprintf(err, errlen, "job %u: slurmctld did not give the "
-			 "job's restart count: %s", _st.job_id,
-			 slurm_strerror(errno));
-		return -1;
-	}
 	if (_expand_dir(o->dir, _st.job_id, array_job, array_task, user, dir,
 			sizeof(dir)) < 0) {
 		snprintf(err, errlen, "%s: bad %%-pattern or too long",
