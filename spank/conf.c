@@ -247,16 +247,27 @@ static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
 		return 0;
 	}
 	if (!strcmp(key, "master_port")) {
-		int lo, hi, end = 0;
+		long lo, hi;
+		char *end;
 
-		if (sscanf(v, "%d-%d%n", &lo, &hi, &end) != 2 || v[end] ||
-		    lo < 1024 || hi > 65535 || lo > hi) {
+		/*
+		 * strtol, not sscanf("%d"): that truncates to int, so
+		 * "4294968320-65535" read as 1024-65535.
+		 */
+		errno = 0;
+		lo = isdigit((unsigned char)*v) ? strtol(v, &end, 10) : -1;
+		if (lo >= 0 && *end == '-' && isdigit((unsigned char)end[1]))
+			hi = strtol(end + 1, &end, 10);
+		else
+			hi = -1;
+		if (errno || hi < 0 || *end || lo < 1024 || hi > 65535 ||
+		    lo > hi) {
 			snprintf(err, errlen, "master_port: '%s' is not a port "
 				 "range LO-HI within 1024-65535", v);
 			return -1;
 		}
-		c->port_lo = lo;
-		c->port_hi = hi;
+		c->port_lo = (int)lo;
+		c->port_hi = (int)hi;
 		return 0;
 	}
 	for (int o = 0; o < ML_OPT_COUNT; o++) {

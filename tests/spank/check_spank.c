@@ -119,6 +119,10 @@ static const struct {
 	{ "master_port=100-200", "not a port range" },
 	{ "master_port=30000-29000", "not a port range" },
 	{ "master_port=30000", "not a port range" },
+	/* sscanf("%d") truncated 4294968320 to 1024 */
+	{ "master_port=4294968320-65535", "not a port range" },
+	{ "master_port=1024-4294967296", "not a port range" },
+	{ "master_port=+2000-3000", "not a port range" },
 	{ "default_gpu_bind=fast",
 	  "default_gpu_bind: invalid value 'fast' (expected auto, nvlink or none)" },
 	{ "allowed_nccl=auto,maybe", "not a comma list of auto or off" },
