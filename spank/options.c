@@ -4,6 +4,7 @@
  * the twin over the site default of plugstack.conf).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,17 +86,25 @@ int ml_options_register(spank_t sp)
 
 int ml_options_finish(spank_t sp, bool remote)
 {
-	char buf[1024];
+	/* --ml-ckpt's DIR may be PATH_MAX - 32 long, with its options */
+	char buf[PATH_MAX + 256];
 
 	for (int i = 0; i < ML_OPT_COUNT; i++) {
 		const char *v = NULL;
+		spank_err_t rc;
 
 		if (ml.set[i])
 			continue;
 		if (remote) {
-			if (spank_getenv(sp, ml_opt_env(i), buf, sizeof(buf)) ==
-			    ESPANK_SUCCESS)
+			rc = spank_getenv(sp, ml_opt_env(i), buf, sizeof(buf));
+			if (rc == ESPANK_SUCCESS) {
 				v = buf;
+			} else if (rc == ESPANK_NOSPACE) {
+				/* not silently unset on the nodes only */
+				ml_user_error("%s: value too long",
+					      ml_opt_env(i));
+				return -1;
+			}
 		} else {
 			v = getenv(ml_opt_env(i));
 		}
