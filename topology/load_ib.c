@@ -42,6 +42,7 @@
 
 #include "topoml.h"
 #include "loaders.h"
+#include "model_int.h"
 
 enum ib_type { IB_SWITCH, IB_CA, IB_ROUTER };
 
@@ -246,12 +247,11 @@ static struct ib_node *_new_node(struct ib_reader *r)
 {
 	struct ib_node *n;
 
-	if (r->nnodes % 256 == 0) {
-		n = realloc(r->nodes, (r->nnodes + 256) * sizeof(*n));
-		if (!n)
-			return NULL;
-		r->nodes = n;
-	}
+	/* doubling: a fixed step is quadratic in the fabric's size */
+	n = r->nodes;
+	if (topoml_grow((void **)&n, r->nnodes, sizeof(*n)))
+		return NULL;
+	r->nodes = n;
 	n = &r->nodes[r->nnodes];
 	memset(n, 0, sizeof(*n));
 	n->host = -1;
@@ -330,14 +330,12 @@ static int _parse_link(struct ib_reader *r, struct ib_node *n,
 		       "\"PEER-ID\"[PORT] after the port number");
 		return -1;
 	}
-	if (n->nlinks % 8 == 0) {
-		l = realloc(n->links, (n->nlinks + 8) * sizeof(*l));
-		if (!l) {
-			free(peer);
-			return -1;
-		}
-		n->links = l;
+	l = n->links;
+	if (topoml_grow((void **)&l, n->nlinks, sizeof(*l))) {
+		free(peer);
+		return -1;
 	}
+	n->links = l;
 	l = &n->links[n->nlinks++];
 	l->peer = peer;
 	l->line = lineno;
@@ -557,12 +555,10 @@ static int _add_host(struct ib_reader *r, char *name)
 		free(name);
 		return h;
 	}
-	if (r->nhosts % 256 == 0) {
-		a = realloc(r->hosts, (r->nhosts + 256) * sizeof(*a));
-		if (!a)
-			goto oom;
-		r->hosts = a;
-	}
+	a = r->hosts;
+	if (topoml_grow((void **)&a, r->nhosts, sizeof(*a)))
+		goto oom;
+	r->hosts = a;
 	r->hosts[r->nhosts] = name;
 	if (_map_put(&r->host_ix, name, r->nhosts, r->nhosts))
 		goto oom;
