@@ -13,11 +13,15 @@ WANT_SOURCE=1
 
 # clang + libclang-rt-14-dev: libFuzzer and clang's ASan/UBSan runtimes
 # for the fuzz targets (configure --enable-fuzz); gcc's sanitizer
-# runtimes come with build-essential.
+# runtimes come with build-essential.  debhelper, dh-python, rpm, rpmlint
+# and python3-{pip,setuptools,wheel}: the package tests (debian/,
+# contrib/topoml.spec, contrib/ckpt/pyproject.toml).
 PKGS="build-essential autoconf automake libtool pkg-config
       libslurm-dev slurmctld slurmd slurm-client munge
       libhwloc-dev hwloc libibverbs-dev libjson-c-dev check zlib1g-dev
-      python3 valgrind dpkg-dev procps clang libclang-rt-14-dev"
+      python3 valgrind dpkg-dev procps clang libclang-rt-14-dev
+      debhelper dh-python rpm rpmlint python3-pip python3-setuptools
+      python3-wheel"
 
 log() { echo "install-deps: $*"; }
 
