@@ -224,18 +224,35 @@ static int _rate(const char *s)
 		{ "FDR", 14 }, { "EDR", 25 }, { "HDR", 50 }, { "NDR", 100 },
 		{ "XDR", 200 }, { NULL, 0 },
 	};
-	const char *p;
-	int width, i, rate = 0;
+	const char *p, *q;
+	int i, rate = 0;
 
-	/* The last WIDTHxSPEED of the line: descriptions come before it. */
+	/*
+	 * The last WIDTHxSPEED of the line: descriptions come before it.
+	 * By hand, not sscanf("%dx..."): that overflowed int on a long
+	 * width (then width * lane did too) and took strlen() of the rest
+	 * of the line at every number, quadratic in a long line.
+	 */
 	for (p = s; *p; p++) {
 		char sp[8];
+		long width = 0;
+		size_t n;
 
 		if (!isdigit((unsigned char)*p) ||
 		    (p > s && isalnum((unsigned char)p[-1])))
 			continue;
-		if (sscanf(p, "%dx%7[A-Z0-9]", &width, sp) != 2)
+		for (q = p; isdigit((unsigned char)*q); q++)
+			if (width <= 1000)
+				width = width * 10 + (*q - '0');
+		p = q - 1;	/* the next start is after this number */
+		/* IB links are 1x to 12x wide; anything else is no rate */
+		if (width < 1 || width > 64 || *q != 'x')
 			continue;
+		for (n = 0, q++; n < sizeof(sp) - 1 &&
+		     (isupper((unsigned char)q[n]) ||
+		      isdigit((unsigned char)q[n])); n++)
+			sp[n] = q[n];
+		sp[n] = '\0';
 		for (i = 0; speeds[i].name; i++)
 			if (!strcmp(sp, speeds[i].name))
 				rate = (int)(width * speeds[i].lane);

@@ -934,6 +934,47 @@ START_TEST(test_linear_siteconf)
 }
 END_TEST
 
+/*
+ * Link rates: "4xNDR" is 400 Gb/s; a width that overflowed int (UBSan:
+ * float-cast-overflow, found by fuzz_ibnet) is no rate; a line of 20k
+ * numbers took sscanf's strlen() at each.
+ */
+START_TEST(test_ib_rates)
+{
+	struct _big b = { 0 };
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t;
+	char *path;
+	double t0, dt;
+
+	_add(&b, "Switch\t36 \"S-01\"\t\t# \"sw1\" lid 1 lmc 0\n"
+	     "[1]\t\"H-01\"[1]\t\t# \"h1 mlx5_0\" lid 2 4xNDR\n"
+	     "[2]\t\"H-02\"[1]\t\t# \"h2 mlx5_0\" lid 3 "
+	     "200000004xNDR 99999999999999999999xEDR\n"
+	     "[3]\t\"H-03\"[1]\t\t# \"h3 mlx5_0\" lid 4 ");
+	while (b.n < 100000)
+		_add(&b, "1 ");
+	_add(&b, "\n\nCa\t1 \"H-01\"\t\t# \"h1 mlx5_0\"\n"
+	     "[1](1)\t\"S-01\"[1]\t\t# lid 2 lmc 0 \"sw1\" lid 1 4xNDR\n"
+	     "\nCa\t1 \"H-02\"\t\t# \"h2 mlx5_0\"\n"
+	     "[1](1)\t\"S-01\"[2]\t\t# lid 3 lmc 0 \"sw1\" lid 1\n"
+	     "\nCa\t1 \"H-03\"\t\t# \"h3 mlx5_0\"\n"
+	     "[1](1)\t\"S-01\"[3]\t\t# lid 4 lmc 0 \"sw1\" lid 1\n");
+	path = _write("rates.topo", b.s);
+	t0 = _cpu();
+	t = topoml_load_ibnet(path, &err);
+	dt = _cpu() - t0;
+	ck_assert_msg(t, "did not load:%s", _joined(&err));
+	ck_assert_msg(dt < 1.0, "%.2f s of CPU", dt);
+	ck_assert_int_eq(t->nnodes, 3);
+	ck_assert(t->switches[0].link_speed == 400);
+	topoml_free(t);
+	topoml_errors_clear(&err);
+	free(path);
+	free(b.s);
+}
+END_TEST
+
 /* A file that includes itself twice read itself 2^16 times. */
 START_TEST(test_include_fanout)
 {
@@ -994,6 +1035,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_fifo_refused);
 	tcase_add_test(tc, test_include_fanout);
 	tcase_add_test(tc, test_linear_siteconf);
+	tcase_add_test(tc, test_ib_rates);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ibnet");
