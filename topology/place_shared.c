@@ -405,7 +405,8 @@ static int _multi_best(struct sh *s, long units, int nnodes,
 			for (int r = 0; r < gr->nrouters; r++)
 				ok[gr->routers[r]] = 1;
 			k = _multi(s, ok, units, nnodes, NULL, &room);
-			if (k >= 0 && (bk < 0 || room < broom)) {
+			if (k >= 0 && (bk < 0 || k < bk ||
+				       (k == bk && room < broom))) {
 				bk = k;
 				broom = room;
 				memcpy(best, ok, s->nl);

@@ -102,6 +102,12 @@ static void _shared_init(struct shared_state *st, int n, uint32_t cpus)
 		st->fu[i] = cpus;
 }
 
+static void _shared_init_fu(struct shared_state *st, int n, uint32_t cpus)
+{
+	for (int i = 0; i < n; i++)
+		st->fu[i] = cpus;
+}
+
 static void _shared_use(struct shared_state *st, int node, uint32_t units)
 {
 	st->fu[node] -= units;
@@ -352,6 +358,23 @@ START_TEST(shared_dragonfly_one_group)
 	ck_assert_int_eq(_groups(t, &p), 1);
 	ck_assert_int_eq(t->nodes[p.nodes[0]].group, 1);
 	topoml_placement_clear(&p);
+	/* 25 CPUs: one router of group 2 beats two routers of group 1
+	 * (less room, but more routers). */
+	for (int i = 0; i < 256; i++)
+		st.fu[i] = 0;
+	for (int i = 32; i < 37; i++)
+		st.fu[i] = 4;		/* router 4: 20 */
+	st.fu[40] = st.fu[41] = 4;	/* router 5: 8 */
+	for (int i = 64; i < 72; i++)
+		st.fu[i] = 4;		/* router 8: 32 */
+	r.units = 25;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	for (int i = 0; i < p.n; i++)
+		ck_assert_int_eq(t->nodes[p.nodes[i]].leaf,
+				 t->nodes[64].leaf);
+	topoml_placement_clear(&p);
+	_shared_init_fu(&st, 256, 4);
 	/* 200 CPUs: more than a group (128): the fewest groups, two. */
 	r.units = 200;
 	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
