@@ -8,7 +8,8 @@
 #
 #   replay_shared.sh [TRACE]   (default: ../shared/realdata/swf/accasim...)
 #
-# Environment: FAMILY=fat-tree|dragonfly (fat-tree), NODES (32), CPN cores
+# Environment: FAMILY=fat-tree|dragonfly (fat-tree), SLURM_TOPO=tree|none
+# (Slurm's topology plugin under select/topoml too, or not), NODES (32), CPN cores
 # per node (4), PER_LEAF nodes per leaf / router (4), SUBMIT_SCALE and
 # RUN_SCALE divide the trace's submit gaps and run times (1: as traced;
 # larger SUBMIT_SCALE than RUN_SCALE raises the load), MAX_JOBS (all).
@@ -221,8 +222,17 @@ replay stock
 echo "stock: replayed in $(($(date +%s) - t0)) s"
 cluster_stop
 
+# select/topoml with Slurm's topology plugin kept, as the README advises
+# (backfill's will-run estimates are cons_tres's own); SLURM_TOPO=none
+# drops it.
+if [ "${SLURM_TOPO:-tree}" = none ]; then
+	topoml_topology='' topoml_param=''
+else
+	topoml_topology=$work/stock.conf topoml_param=$stock_param
+fi
 CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_CPUS=$CPN \
-	CLUSTER_SELECT=topoml CLUSTER_TOPOLOGY='' CLUSTER_TOPOLOGY_PARAM='' \
+	CLUSTER_SELECT=topoml CLUSTER_TOPOLOGY=$topoml_topology \
+	CLUSTER_TOPOLOGY_PARAM=$topoml_param \
 	CLUSTER_TOPOML_CONF=$work/topoml.conf CLUSTER_PARTITION_EXTRA="" \
 	cluster_start replay-topoml || exit $?
 t0=$(date +%s)
