@@ -7,8 +7,10 @@
 #   $TOPOML_CACHE/slurm-VERSION/inst     installed: bin, sbin, lib, include
 #
 # Reused when present (a second run only checks).  Sources: an archive of
-# the release tag in ../shared/slurm-src (slurm-MAJ-MIN-MICRO-1.tar.gz), or
-# SRC_TARBALL=FILE.
+# the release tag in ../shared/slurm-src (slurm-MAJ-MIN-MICRO-1.tar.gz),
+# SRC_TARBALL=FILE, or, for the release Debian 13 ships (24.11.5), its
+# orig tarball from Debian's mirror (a deb-src entry for trixie used only
+# for that download; its .dsc and debian tarball are not needed).
 #
 # usage: contrib/slurm-release.sh VERSION      e.g. 26.05.3
 # env:   TOPOML_CACHE (default /var/cache/topoml), JOBS (default 2),
@@ -31,6 +33,24 @@ if [ -x "$inst/sbin/slurmctld" ] && [ -f "$d/build/.topoml-done" ] &&
 fi
 
 tarball=${SRC_TARBALL:-$SHARED/slurm-src/slurm-${ver//./-}-1.tar.gz}
+if [ ! -f "$tarball" ] && [ "$ver" = 24.11.5 ]; then
+	tarball=$CACHE/debsrc/slurm-wlm_$ver.orig.tar.gz
+	if [ ! -f "$tarball" ]; then
+		log "fetching Debian 13's slurm-wlm $ver source"
+		list=/etc/apt/sources.list.d/topoml-trixie-src.sources
+		printf '%s\n' "Types: deb-src" \
+			"URIs: http://deb.debian.org/debian" "Suites: trixie" \
+			"Components: main" \
+			"Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" \
+			>"$list"
+		apt-get update -qq
+		mkdir -p "$CACHE/debsrc"
+		(cd "$CACHE/debsrc" && apt-get source --download-only -qq \
+			slurm-wlm >/dev/null 2>&1)	# the newest: trixie's
+		rm -f "$list"
+		apt-get update -qq
+	fi
+fi
 [ -f "$tarball" ] || { log "no source for $ver ($tarball)"; exit 77; }
 mkdir -p "$d"
 if [ ! -f "$d/src/configure" ]; then

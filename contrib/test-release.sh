@@ -1,0 +1,62 @@
+#!/bin/bash
+# The SPANK and checkpoint integration tests on real daemons of another
+# Slurm release: builds the release (contrib/slurm-release.sh, cached),
+# builds topoml.so and the test programs against its headers in
+# build-VERSION/, and runs the same test scripts as `make check` with that
+# release's slurmctld, slurmd, slurmstepd, srun and sbatch.
+#
+# usage: contrib/test-release.sh VERSION [TEST ...]
+#        (TEST: a path under tests/, default: the SPANK and ckpt cluster
+#        tests)
+# Closes with "N passed, N failed"; exit 0 when none failed.
+set -uo pipefail
+ver=${1:?usage: $0 VERSION [TEST ...]}
+shift
+top=$(cd "$(dirname "$0")/.." && pwd)
+prefix=$(bash "$top/contrib/slurm-release.sh" "$ver" | tail -1) || {
+	rc=$?
+	[ $rc = 77 ] && { echo "SKIP: no Slurm $ver source"; exit 77; }
+	exit $rc
+}
+build=$top/build-$ver
+mkdir -p "$build"
+cd "$build" || exit 1
+if [ ! -f Makefile ]; then
+	# Only the public headers of the release: the select plugin is not
+	# built here (it needs that release's internal headers).
+	"$top/configure" -q --without-slurm-source \
+		CPPFLAGS="-I$prefix/include" >configure.log 2>&1 ||
+		{ tail -20 configure.log; exit 1; }
+fi
+{
+	make -j"${JOBS:-2}" -C topology &&
+	make -j"${JOBS:-2}" -C contrib/ckpt &&
+	make -j"${JOBS:-2}" -C spank &&
+	make -j"${JOBS:-2}" -C tests check_ckpt ckpt/train_c spank/spank_dump \
+		spank/fakenvml.so spank/fakenvml_nosym.so spank/fakersmi.so \
+		spank/forge_env.so
+} >make.log 2>&1 || { tail -30 make.log; exit 1; }
+
+if [ $# -eq 0 ]; then
+	set -- ckpt/hostile.sh ckpt/cluster.sh spank/test_spank_srun.sh \
+		spank/test_spank_sbatch.sh spank/test_spank_ports.sh \
+		spank/test_spank_cache.sh spank/test_spank_gres.sh \
+		spank/test_spank_amd.sh
+fi
+pass=0 fail=0 skip=0
+mkdir -p "$build/tests/release-logs"
+for t in "$@"; do
+	log=$build/tests/release-logs/$(echo "$t" | tr / _).log
+	(cd "$build/tests" && CLUSTER_SLURM_PREFIX=$prefix \
+		TOP_BUILDDIR=$build TOP_SRCDIR=$top TESTS_DIR=$top/tests \
+		REALDATA=${REALDATA:-$top/../shared/realdata} \
+		timeout 1200 bash "$top/tests/$t") >"$log" 2>&1
+	case $? in
+	0) pass=$((pass + 1)); echo "PASS: $t (Slurm $ver)" ;;
+	77) skip=$((skip + 1)); echo "SKIP: $t (Slurm $ver)" ;;
+	*) fail=$((fail + 1)); echo "FAIL: $t (Slurm $ver)"
+	   grep -v '^\[20' "$log" | tail -15 ;;
+	esac
+done
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
