@@ -12,12 +12,16 @@
 # orig tarball from Debian's mirror (a deb-src entry for trixie used only
 # for that download; its .dsc and debian tarball are not needed).
 #
-# usage: contrib/slurm-release.sh VERSION      e.g. 26.05.3
+# usage: contrib/slurm-release.sh [--headers] VERSION      e.g. 26.05.3
+#        --headers: configure and install the public headers only (enough
+#        to compile topoml.so against the release), no daemons
 # env:   TOPOML_CACHE (default /var/cache/topoml), JOBS (default 2),
 #        SHARED (default ../shared beside the source tree)
 # prints the install prefix on its last line.
 set -euo pipefail
-ver=${1:?usage: $0 VERSION (e.g. 26.05.3)}
+headers_only=0
+[ "${1:-}" = --headers ] && { headers_only=1; shift; }
+ver=${1:?usage: $0 [--headers] VERSION (e.g. 26.05.3)}
 top=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${TOPOML_CACHE:-/var/cache/topoml}
 SHARED=${SHARED:-$top/../shared}
@@ -25,8 +29,10 @@ d=$CACHE/slurm-$ver
 inst=$d/inst
 log() { echo "slurm-release: $*" >&2; }
 
-if [ -x "$inst/sbin/slurmctld" ] && [ -f "$d/build/.topoml-done" ] &&
-   [ -f "$inst/include/slurm/slurm_version.h" ]; then
+if [ -f "$inst/include/slurm/slurm_version.h" ] &&
+   { [ $headers_only = 1 ] ||
+     { [ -x "$inst/sbin/slurmctld" ] && [ -f "$d/build/.topoml-done" ]; }; }
+then
 	log "$ver ready in $inst"
 	echo "$inst"
 	exit 0
@@ -83,6 +89,13 @@ if [ ! -f config.status ]; then
 		--disable-static --disable-debug --without-rpath \
 		--enable-multiple-slurmd --with-munge --with-hwloc \
 		>configure.log 2>&1 || { tail -30 configure.log; exit 1; }
+fi
+if [ $headers_only = 1 ]; then
+	make install-pkgincludeHEADERS >install.log 2>&1 ||
+		{ tail -20 install.log; exit 1; }
+	log "$ver headers installed in $inst/include"
+	echo "$inst"
+	exit 0
 fi
 log "building $ver (src/ only; about 10 min on 2 cores)"
 make -j"${JOBS:-2}" -C src >make.log 2>&1 || { tail -40 make.log; exit 1; }
