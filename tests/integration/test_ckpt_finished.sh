@@ -54,10 +54,8 @@ CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
 CLUSTER_SLURMD=2
 cluster_start ckfin || exit $?
 trap 'cluster_stop; rm -rf "$BASE"' EXIT
-# A requeued job starts again after cred_expire (default 1200 s).
-echo "AuthInfo=socket=$CLUSTER_DIR/munge/munge.socket,cred_expire=5" \
-	>>"$SLURM_CONF"
-cluster_restart_ctld
+# The requeued job's restart count is all this test needs: it does not
+# wait for that job to run again (cred_expire, 1200 s by default).
 cd "$CLUSTER_DIR" || exit 1
 fail() { cluster_fail "$*"; }
 
