@@ -15,7 +15,9 @@
  * node and job tables, and the score it shows users lives in the job's
  * SystemComment, which slurmctld saves with the job.
  *
- * This file is the only place that knows Slurm's internal structures (22.05).
+ * This file and select_compat.[ch] are the only places that know Slurm's
+ * internal structures; what differs between releases (22.05, 25.05+) is in
+ * select_compat.[ch], so this file reads the same for each.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -31,81 +33,37 @@
 #include "src/common/slurm_xlator.h"
 
 #include "src/common/bitstring.h"
-#include "src/common/gres.h"
 #include "src/common/job_resources.h"
 #include "src/common/log.h"
 #include "src/common/node_conf.h"
 #include "src/common/plugin.h"
 #include "src/common/read_config.h"
 #include "src/common/run_in_daemon.h"
-#include "src/common/select.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
 #include "src/slurmctld/slurmctld.h"
 
 #include "topoml.h"
 #include "comment.h"
+#include "select_compat.h"
 
 /*
  * Symbols that live only in the slurmctld binary.  Defined here so clients
- * (squeue, sinfo, scontrol), which load every select plugin, can load this
- * one too; in slurmctld its own definitions take precedence.
+ * (squeue, sinfo, scontrol), which load every select plugin up to 24.11,
+ * can load this one too; in slurmctld its own definitions take precedence.
  */
 bitstr_t *idle_node_bitmap;
-List job_list;
+topoml_list_t job_list;
 
 const char plugin_name[] = "Topology-aware ML placement (wraps cons_tres)";
 const char plugin_type[] = "select/topoml";
-/* Slurm's select plugins use 101-110; 163 is free in 22.05. */
-const uint32_t plugin_id = 163;
+const uint32_t plugin_id = TOPOML_PLUGIN_ID;
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 #define TOPOML_ATTEMPTS	3	/* engine choices before plain cons_tres */
 #define SPANK_OPT	"_SLURM_SPANK_OPTION_topoml_ml_comm="
 #define SPANK_CTL	"TOPOML_COMM="
 
-/* Static: libslurmfull exports a node_select_syms of its own. */
-static const char *wrapped_syms[] = {
-	"plugin_id",
-	"select_p_state_save",
-	"select_p_state_restore",
-	"select_p_job_init",
-	"select_p_node_init",
-	"select_p_job_test",
-	"select_p_job_begin",
-	"select_p_job_ready",
-	"select_p_job_expand",
-	"select_p_job_resized",
-	"select_p_job_signal",
-	"select_p_job_fini",
-	"select_p_job_suspend",
-	"select_p_job_resume",
-	"select_p_step_pick_nodes",
-	"select_p_step_start",
-	"select_p_step_finish",
-	"select_p_select_nodeinfo_pack",
-	"select_p_select_nodeinfo_unpack",
-	"select_p_select_nodeinfo_alloc",
-	"select_p_select_nodeinfo_free",
-	"select_p_select_nodeinfo_set_all",
-	"select_p_select_nodeinfo_set",
-	"select_p_select_nodeinfo_get",
-	"select_p_select_jobinfo_alloc",
-	"select_p_select_jobinfo_free",
-	"select_p_select_jobinfo_set",
-	"select_p_select_jobinfo_get",
-	"select_p_select_jobinfo_copy",
-	"select_p_select_jobinfo_pack",
-	"select_p_select_jobinfo_unpack",
-	"select_p_select_jobinfo_sprint",
-	"select_p_select_jobinfo_xstrdup",
-	"select_p_get_info_from_plugin",
-	"select_p_update_node_config",
-	"select_p_reconfigure",
-	"select_p_resv_test",
-};
-
-static slurm_select_ops_t ops;
 static plugin_context_t *g_context;
 static pthread_mutex_t g_context_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -135,11 +93,12 @@ static int _ctx_init(void)
 	slurm_mutex_lock(&g_context_lock);
 	if (g_context)
 		goto done;
-	if (sizeof(wrapped_syms) != sizeof(ops))
+	if (topoml_wrapped_syms_size != sizeof(topoml_ops))
 		fatal("select/topoml: built for a slurm_select_ops_t of a different Slurm");
 	g_context = plugin_context_create("select", "select/cons_tres",
-					  (void **)&ops, wrapped_syms,
-					  sizeof(wrapped_syms));
+					  (void **)&topoml_ops,
+					  topoml_wrapped_syms,
+					  topoml_wrapped_syms_size);
 	if (!g_context) {
 		error("select/topoml: cannot load select/cons_tres");
 		rc = SLURM_ERROR;
@@ -374,7 +333,7 @@ static bool _whole_nodes(job_record_t *job_ptr)
 /* GPUs (GRES "gpu") the job asks for in all; 0 = none. */
 static uint64_t _job_gpus(job_record_t *job_ptr, uint32_t nodes)
 {
-	ListIterator it;
+	topoml_list_itr_t it;
 	gres_state_t *gs;
 	uint64_t n = 0, tasks;
 
@@ -404,7 +363,7 @@ static uint64_t _job_gpus(job_record_t *job_ptr, uint32_t nodes)
 /* GPUs of a node not held by a job. */
 static uint32_t _node_free_gpus(node_record_t *node_ptr)
 {
-	ListIterator it;
+	topoml_list_itr_t it;
 	gres_state_t *gs;
 	uint64_t n = 0;
 
@@ -429,7 +388,7 @@ static uint32_t _node_free_gpus(node_record_t *node_ptr)
  */
 static void _owners(job_record_t *self, uint32_t *owner, uint32_t *used)
 {
-	ListIterator it;
+	topoml_list_itr_t it;
 	job_record_t *j;
 
 	if (!job_list)
@@ -589,16 +548,17 @@ out:
 static int _cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			   uint32_t min_nodes, uint32_t max_nodes,
 			   uint32_t req_nodes, uint16_t mode,
-			   List preemptee_candidates, List *preemptee_job_list,
-			   bitstr_t *exc_core_bitmap, long *usec)
+			   topoml_list_t preemptee_candidates,
+			   topoml_list_t *preemptee_job_list,
+			   TOPOML_JT_PARAMS, long *usec)
 {
 	struct timespec t0;
 	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = (*(ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes,
-			       req_nodes, mode, preemptee_candidates,
-			       preemptee_job_list, exc_core_bitmap);
+	rc = (*(topoml_ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes,
+				      req_nodes, mode, preemptee_candidates,
+				      preemptee_job_list, TOPOML_JT_ARGS);
 	*usec += _usec_since(&t0);
 	return rc;
 }
@@ -610,8 +570,9 @@ static int _cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
 static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			uint32_t min_nodes, uint32_t max_nodes,
 			uint32_t req_nodes, uint16_t mode,
-			List preemptee_candidates, List *preemptee_job_list,
-			bitstr_t *exc_core_bitmap, enum topoml_hint hint,
+			topoml_list_t preemptee_candidates,
+			topoml_list_t *preemptee_job_list,
+			TOPOML_JT_PARAMS, enum topoml_hint hint,
 			long *ct_usec, char *why, size_t whylen)
 {
 	struct _job_req r = { 0 };
@@ -675,7 +636,7 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 					    max_nodes, req_nodes, mode,
 					    preemptee_candidates,
 					    preemptee_job_list,
-					    exc_core_bitmap,
+					    TOPOML_JT_ARGS,
 					    ct_usec) == SLURM_SUCCESS) {
 				bit_copybits(bitmap, narrow);
 				FREE_NULL_BITMAP(narrow);
@@ -750,35 +711,20 @@ extern int fini(void)
 	return rc;
 }
 
-extern int select_p_state_save(char *dir_name)
-{
-	return (*(ops.state_save))(dir_name);
-}
-
-extern int select_p_state_restore(char *dir_name)
-{
-	return (*(ops.state_restore))(dir_name);
-}
-
-extern int select_p_job_init(List jobs)
-{
-	return (*(ops.job_init))(jobs);
-}
-
 extern int select_p_node_init(void)
 {
 	slurm_mutex_lock(&g_lock);
 	g_map_count = -1;
 	slurm_mutex_unlock(&g_lock);
-	return (*(ops.node_init))();
+	return (*(topoml_ops.node_init))();
 }
 
 extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			     uint32_t min_nodes, uint32_t max_nodes,
 			     uint32_t req_nodes, uint16_t mode,
-			     List preemptee_candidates,
-			     List *preemptee_job_list,
-			     bitstr_t *exc_core_bitmap)
+			     topoml_list_t preemptee_candidates,
+			     topoml_list_t *preemptee_job_list,
+			     TOPOML_JT_PARAMS)
 {
 	struct timespec t0;
 	enum topoml_hint hint = TOPOML_HINT_ALLREDUCE;
@@ -792,9 +738,11 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	 * (backfill's estimates) see busy nodes too: cons_tres answers them.
 	 */
 	if (mode != SELECT_MODE_RUN_NOW)
-		return (*(ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes,
-					 req_nodes, mode, preemptee_candidates,
-					 preemptee_job_list, exc_core_bitmap);
+		return (*(topoml_ops.job_test))(job_ptr, bitmap, min_nodes,
+						max_nodes, req_nodes, mode,
+						preemptee_candidates,
+						preemptee_job_list,
+						TOPOML_JT_ARGS);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	slurm_mutex_lock(&g_lock);
@@ -808,7 +756,7 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		hint = _job_hint(job_ptr);
 		attempt = _topoml_test(job_ptr, bitmap, min_nodes, max_nodes,
 				       req_nodes, mode, preemptee_candidates,
-				       preemptee_job_list, exc_core_bitmap,
+				       preemptee_job_list, TOPOML_JT_ARGS,
 				       hint, &ct_usec, why, sizeof(why));
 	}
 	traced = g_conf.debug > 0;
@@ -819,7 +767,7 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	} else {
 		rc = _cons_tres_test(job_ptr, bitmap, min_nodes, max_nodes,
 				     req_nodes, mode, preemptee_candidates,
-				     preemptee_job_list, exc_core_bitmap,
+				     preemptee_job_list, TOPOML_JT_ARGS,
 				     &ct_usec);
 	}
 	if (rc == SLURM_SUCCESS) {
@@ -919,7 +867,7 @@ out:
 
 extern int select_p_job_begin(job_record_t *job_ptr)
 {
-	int rc = (*(ops.job_begin))(job_ptr);
+	int rc = (*(topoml_ops.job_begin))(job_ptr);
 
 	slurm_mutex_lock(&g_lock);
 	_publish(job_ptr);
@@ -929,165 +877,44 @@ extern int select_p_job_begin(job_record_t *job_ptr)
 
 extern int select_p_job_ready(job_record_t *job_ptr)
 {
-	return (*(ops.job_ready))(job_ptr);
+	return (*(topoml_ops.job_ready))(job_ptr);
 }
 
 extern int select_p_job_expand(job_record_t *from_job_ptr,
 			       job_record_t *to_job_ptr)
 {
-	return (*(ops.job_expand))(from_job_ptr, to_job_ptr);
+	return (*(topoml_ops.job_expand))(from_job_ptr, to_job_ptr);
 }
 
 extern int select_p_job_resized(job_record_t *job_ptr,
 				node_record_t *node_ptr)
 {
-	return (*(ops.job_resized))(job_ptr, node_ptr);
-}
-
-extern int select_p_job_signal(job_record_t *job_ptr, int signal)
-{
-	return (*(ops.job_signal))(job_ptr, signal);
+	return (*(topoml_ops.job_resized))(job_ptr, node_ptr);
 }
 
 extern int select_p_job_fini(job_record_t *job_ptr)
 {
-	return (*(ops.job_fini))(job_ptr);
+	return (*(topoml_ops.job_fini))(job_ptr);
 }
 
 extern int select_p_job_suspend(job_record_t *job_ptr, bool indf_susp)
 {
-	return (*(ops.job_suspend))(job_ptr, indf_susp);
+	return (*(topoml_ops.job_suspend))(job_ptr, indf_susp);
 }
 
 extern int select_p_job_resume(job_record_t *job_ptr, bool indf_susp)
 {
-	return (*(ops.job_resume))(job_ptr, indf_susp);
-}
-
-extern bitstr_t *select_p_step_pick_nodes(job_record_t *job_ptr,
-					  select_jobinfo_t *jobinfo,
-					  uint32_t node_count,
-					  bitstr_t **avail_nodes)
-{
-	return (*(ops.step_pick_nodes))(job_ptr, jobinfo, node_count,
-					avail_nodes);
-}
-
-extern int select_p_step_start(step_record_t *step_ptr)
-{
-	return (*(ops.step_start))(step_ptr);
-}
-
-extern int select_p_step_finish(step_record_t *step_ptr, bool killing_step)
-{
-	return (*(ops.step_finish))(step_ptr, killing_step);
-}
-
-extern int select_p_select_nodeinfo_pack(select_nodeinfo_t *nodeinfo,
-					 buf_t *buffer,
-					 uint16_t protocol_version)
-{
-	return (*(ops.nodeinfo_pack))(nodeinfo, buffer, protocol_version);
-}
-
-extern int select_p_select_nodeinfo_unpack(select_nodeinfo_t **nodeinfo,
-					   buf_t *buffer,
-					   uint16_t protocol_version)
-{
-	return (*(ops.nodeinfo_unpack))(nodeinfo, buffer, protocol_version);
-}
-
-extern select_nodeinfo_t *select_p_select_nodeinfo_alloc(void)
-{
-	return (*(ops.nodeinfo_alloc))();
-}
-
-extern int select_p_select_nodeinfo_free(select_nodeinfo_t *nodeinfo)
-{
-	return (*(ops.nodeinfo_free))(nodeinfo);
+	return (*(topoml_ops.job_resume))(job_ptr, indf_susp);
 }
 
 extern int select_p_select_nodeinfo_set_all(void)
 {
-	return (*(ops.nodeinfo_set_all))();
+	return (*(topoml_ops.nodeinfo_set_all))();
 }
 
 extern int select_p_select_nodeinfo_set(job_record_t *job_ptr)
 {
-	return (*(ops.nodeinfo_set))(job_ptr);
-}
-
-extern int select_p_select_nodeinfo_get(select_nodeinfo_t *nodeinfo,
-					enum select_nodedata_type dinfo,
-					enum node_states state, void *data)
-{
-	return (*(ops.nodeinfo_get))(nodeinfo, dinfo, state, data);
-}
-
-extern select_jobinfo_t *select_p_select_jobinfo_alloc(void)
-{
-	return (*(ops.jobinfo_alloc))();
-}
-
-extern int select_p_select_jobinfo_free(select_jobinfo_t *jobinfo)
-{
-	return (*(ops.jobinfo_free))(jobinfo);
-}
-
-extern int select_p_select_jobinfo_set(select_jobinfo_t *jobinfo,
-				       enum select_jobdata_type data_type,
-				       void *data)
-{
-	return (*(ops.jobinfo_set))(jobinfo, data_type, data);
-}
-
-extern int select_p_select_jobinfo_get(select_jobinfo_t *jobinfo,
-				       enum select_jobdata_type data_type,
-				       void *data)
-{
-	return (*(ops.jobinfo_get))(jobinfo, data_type, data);
-}
-
-extern select_jobinfo_t *select_p_select_jobinfo_copy(select_jobinfo_t *jobinfo)
-{
-	return (*(ops.jobinfo_copy))(jobinfo);
-}
-
-extern int select_p_select_jobinfo_pack(select_jobinfo_t *jobinfo,
-					buf_t *buffer,
-					uint16_t protocol_version)
-{
-	return (*(ops.jobinfo_pack))(jobinfo, buffer, protocol_version);
-}
-
-extern int select_p_select_jobinfo_unpack(select_jobinfo_t **jobinfo,
-					  buf_t *buffer,
-					  uint16_t protocol_version)
-{
-	return (*(ops.jobinfo_unpack))(jobinfo, buffer, protocol_version);
-}
-
-extern char *select_p_select_jobinfo_sprint(select_jobinfo_t *jobinfo,
-					    char *buf, size_t size, int mode)
-{
-	return (*(ops.jobinfo_sprint))(jobinfo, buf, size, mode);
-}
-
-extern char *select_p_select_jobinfo_xstrdup(select_jobinfo_t *jobinfo,
-					     int mode)
-{
-	return (*(ops.jobinfo_xstrdup))(jobinfo, mode);
-}
-
-extern int select_p_get_info_from_plugin(enum select_plugindata_info dinfo,
-					 job_record_t *job_ptr, void *data)
-{
-	return (*(ops.get_info_from_plugin))(dinfo, job_ptr, data);
-}
-
-extern int select_p_update_node_config(int index)
-{
-	return (*(ops.update_node_config))(index);
+	return (*(topoml_ops.nodeinfo_set))(job_ptr);
 }
 
 /* scontrol reconfigure: reread topoml.conf and the topology file. */
@@ -1095,13 +922,5 @@ extern int select_p_reconfigure(void)
 {
 	if (_placing_here())
 		_load_conf(false);
-	return (*(ops.reconfigure))();
-}
-
-extern bitstr_t *select_p_resv_test(resv_desc_msg_t *resv_desc_ptr,
-				    uint32_t node_cnt, bitstr_t *avail_bitmap,
-				    bitstr_t **core_bitmap)
-{
-	return (*(ops.resv_test))(resv_desc_ptr, node_cnt, avail_bitmap,
-				  core_bitmap);
+	return (*(topoml_ops.reconfigure))();
 }

@@ -29,6 +29,16 @@ select_p_select_jobinfo_pack select_p_select_jobinfo_unpack
 select_p_select_jobinfo_sprint select_p_select_jobinfo_xstrdup
 select_p_get_info_from_plugin select_p_update_node_config
 select_p_reconfigure select_p_resv_test"
+# Another release: node_select_syms of the source tree the plugin was built
+# against (src/interfaces/select.c since 23.02).
+src=$(sed -n 's/^SLURM_SRC_CPPFLAGS = -I[^ ]* -I\([^ ]*\) .*/\1/p' \
+	"${TOP_BUILDDIR:-.}/select_plugin/Makefile" 2>/dev/null)
+if [ -n "$src" ] && [ -f "$src/src/interfaces/select.c" ]; then
+	want="plugin_id plugin_name plugin_type plugin_version init fini
+idle_node_bitmap job_list
+$(sed -n '/node_select_syms\[\] = {/,/};/p' "$src/src/interfaces/select.c" |
+	grep -o '"select_p_[a-z_]*"' | tr -d '"')"
+fi
 
 have=$(nm -D --defined-only "$so" | awk '{print $3}' | sort -u)
 [ -n "$have" ] || { echo "FAIL: nm found no symbol in $so"; exit 1; }
