@@ -1,14 +1,18 @@
 #!/bin/bash
-# The SPANK and checkpoint integration tests on real daemons of another
-# Slurm release: builds the release (contrib/slurm-release.sh, cached),
-# builds topoml.so and the test programs against its headers in
+# The SPANK, checkpoint and select integration tests on real daemons of
+# another Slurm release: builds the release (contrib/slurm-release.sh,
+# cached), builds topoml.so and the test programs against its headers in
 # build-VERSION/, and runs the same test scripts as `make check` with that
-# release's slurmctld, slurmd, slurmstepd, srun and sbatch.
+# release's slurmctld, slurmd, slurmstepd, srun and sbatch.  When the cache
+# holds the release's configured source tree (slurm-VERSION/src and build)
+# and select/topoml supports the release (22.05, 25.05+), select_topoml.so
+# is built against it too and the select tests run.
 #
 # usage: contrib/test-release.sh [--compile] VERSION [TEST ...]
 #        (TEST: a path under tests/, default: the SPANK and ckpt cluster
-#        tests; --compile: only the release's headers, build topoml.so and
-#        the test programs, run nothing)
+#        tests, and the select tests with select_topoml.so; --compile: only
+#        the release's headers, build the plugins and the test programs,
+#        run nothing)
 # Closes with "N passed, N failed"; exit 0 when none failed.
 set -uo pipefail
 compile=""
@@ -24,10 +28,27 @@ prefix=$(bash "$top/contrib/slurm-release.sh" $compile "$ver" | tail -1) || {
 build=$top/build-$ver
 mkdir -p "$build"
 cd "$build" || exit 1
+# select_topoml.so needs the release's internal headers: its configured
+# source tree beside the prefix, and a release select_compat.h knows.
+rel=$(dirname "$prefix")
+sel=""
+case "$ver" in
+22.05.*|2[5-9].*|[3-9]?.*)
+	if [ -f "$rel/build/config.h" ] &&
+	   { [ -f "$rel/src/src/interfaces/select.h" ] ||
+	     [ -f "$rel/src/src/common/select.h" ]; }; then
+		sel="--with-slurm-source=$rel/src --with-slurm-build=$rel/build"
+	fi ;;
+esac
+# Reconfigure a tree configured before with the other choice.
+if [ -f Makefile ]; then
+	had=$(sed -n 's/^SLURM_SRC_CPPFLAGS = -I\([^ ]*\).*/\1/p' \
+		select_plugin/Makefile 2>/dev/null)
+	[ "$had" = "${sel:+$rel/build}" ] || rm -f Makefile
+fi
 if [ ! -f Makefile ]; then
-	# Only the public headers of the release: the select plugin is not
-	# built here (it needs that release's internal headers).
-	"$top/configure" -q --without-slurm-source \
+	# shellcheck disable=SC2086
+	"$top/configure" -q ${sel:---without-slurm-source} \
 		CPPFLAGS="-I$prefix/include" >configure.log 2>&1 ||
 		{ tail -20 configure.log; exit 1; }
 fi
@@ -37,10 +58,15 @@ fi
 	make -j"${JOBS:-2}" -C spank &&
 	make -j"${JOBS:-2}" -C tests check_ckpt ckpt/train_c spank/spank_dump \
 		spank/fakenvml.so spank/fakenvml_nosym.so spank/fakersmi.so \
-		spank/forge_env.so
+		spank/forge_env.so &&
+	if [ -n "$sel" ]; then
+		make -j"${JOBS:-2}" -C select_plugin &&
+		make -j"${JOBS:-2}" -C contrib topoml &&
+		make -j"${JOBS:-2}" -C tests select_score
+	fi
 } >make.log 2>&1 || { tail -30 make.log; echo "0 passed, 1 failed"; exit 1; }
 if [ -n "$compile" ]; then
-	echo "PASS: topoml.so and the tests compile against Slurm $ver"
+	echo "PASS: topoml.so${sel:+, select_topoml.so} and the tests compile against Slurm $ver"
 	echo "1 passed, 0 failed"
 	exit 0
 fi
@@ -50,6 +76,12 @@ if [ $# -eq 0 ]; then
 		spank/test_spank_sbatch.sh spank/test_spank_ports.sh \
 		spank/test_spank_cache.sh spank/test_spank_gres.sh \
 		spank/test_spank_amd.sh
+	[ -n "$sel" ] &&
+		set -- "$@" select/test_select_exports.sh \
+			select/test_select_fattree.sh \
+			select/test_select_dragonfly.sh \
+			select/test_select_fallback.sh \
+			select/test_select_shared.sh
 fi
 pass=0 fail=0 skip=0
 mkdir -p "$build/tests/release-logs"
