@@ -71,6 +71,9 @@ int ml_ckpt_parse(const char *arg, struct ml_ckpt_opts *o, char *err,
 		long v;
 		int k;
 
+		/* "/scratch/a=b" is a DIR: no key has a '/' in it. */
+		if (eq && memchr(tok, '/', eq - tok))
+			eq = NULL;
 		if (!eq || !strncmp(tok, "dir=", 4)) {
 			const char *d = eq ? eq + 1 : tok;
 
@@ -83,6 +86,13 @@ int ml_ckpt_parse(const char *arg, struct ml_ckpt_opts *o, char *err,
 				snprintf(err, errlen, "empty DIR");
 				goto out;
 			}
+			/* It goes into the tasks' environment and the logs. */
+			for (const char *c = d; *c; c++)
+				if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+					snprintf(err, errlen, "DIR contains a "
+						 "control character");
+					goto out;
+				}
 			if (strlen(d) >= sizeof(o->dir) - 32) {
 				snprintf(err, errlen, "DIR too long");
 				goto out;

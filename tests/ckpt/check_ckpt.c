@@ -213,6 +213,11 @@ START_TEST(parse_defaults)
 				       sizeof(err)), 0);
 	ck_assert_str_eq(o.dir, "/a/%j");
 	ck_assert_int_eq(o.lead, 120);
+	/* A '=' inside a path is part of DIR, not a key. */
+	ck_assert_int_eq(ml_ckpt_parse("/scratch/a=b,every=5", &o, err,
+				       sizeof(err)), 0);
+	ck_assert_str_eq(o.dir, "/scratch/a=b");
+	ck_assert_int_eq(o.every, 5);
 }
 END_TEST
 
@@ -231,6 +236,8 @@ static const struct {
 	{ "/a,foo=1", "unknown key 'foo'" },
 	{ "dir=", "empty DIR" },
 	{ "/a,every=99999999999999999999999", "every=" },
+	{ "/a\nb,every=5", "control character" },
+	{ "/a\tb", "control character" },
 };
 
 START_TEST(parse_errors)
