@@ -416,7 +416,17 @@ int topoml_add_group(topoml_topo_t *t, const char *name, int line,
 				  name ? name : "");
 		return -1;
 	}
-	/* Groups are few (hundreds at most): a scan is enough. */
+	/*
+	 * The group matrices are ngroups^2: a bound keeps a hostile file from
+	 * asking for gigabytes (the largest dragonflies have a few hundred
+	 * groups), and makes the duplicate scan below cheap enough.
+	 */
+	if (t->ngroups >= TOPOML_MAX_GROUPS) {
+		topoml_errors_add(err, "%s: group %s: more than %d dragonfly "
+				  "groups", topoml_where(t, line, w, sizeof(w)),
+				  name, TOPOML_MAX_GROUPS);
+		return -1;
+	}
 	for (i = 0; i < t->ngroups; i++) {
 		if (strcmp(t->groups[i].name, name))
 			continue;
@@ -759,6 +769,13 @@ static int _group_distances(topoml_topo_t *t, topoml_errors_t *err)
 	for (i = 0; i < g; i++) {
 		int *d = dist + (size_t)i * g, head = 0, tail = 0;
 
+		/* Linked to every other group (all-to-all): no search, so an
+		 * all-to-all dragonfly costs g^2, not g^3. */
+		if (adj_off[i + 1] - adj_off[i] == g - 1) {
+			for (j = 0; j < g; j++)
+				d[j] = j != i;
+			continue;
+		}
 		for (j = 0; j < g; j++)
 			d[j] = -1;
 		d[i] = 0;

@@ -33,6 +33,8 @@ char *topoml_names_format(const char *const *names, int n, bool sort);
 #define TOPOML_HOSTLIST_MAX_HOSTS (1L << 18)
 #define TOPOML_HOSTLIST_MAX_BYTES (16L << 20)
 /* Bracket groups in one host name ("rack[1-4]-n[1-8]" has 2). */
+/* Dragonfly groups a topology may have (matrices are ngroups^2). */
+#define TOPOML_MAX_GROUPS 4096
 #define TOPOML_HOSTLIST_MAX_GROUPS 16
 struct topoml_hl_budget {
 	long hosts;		/* host names left */

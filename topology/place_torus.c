@@ -245,7 +245,8 @@ static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
 							  a + b + c, mx - mn };
 			}
 		}
-	qsort(sv, n, sizeof(*sv), _shape_cmp);
+	if (n)	/* qsort(NULL, 0, ...) is undefined */
+		qsort(sv, n, sizeof(*sv), _shape_cmp);
 	*ns = n;
 	return sv;
 }

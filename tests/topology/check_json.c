@@ -809,6 +809,56 @@ START_TEST(test_linear)
 }
 END_TEST
 
+/* N groups of one router and one node, all-to-all global links. */
+static char *_gen_df(int n)
+{
+	char *s = malloc((size_t)n * 96 + 128), *p = s;
+
+	ck_assert_ptr_nonnull(s);
+	p += sprintf(p, "{\"family\": \"dragonfly\", \"groups\": [");
+	for (int i = 0; i < n; i++)
+		p += sprintf(p, "%s{\"name\": \"g%d\", \"routers\": [{\"name\": "
+			     "\"r%d\", \"nodes\": \"n%d\"}]}", i ? "," : "", i,
+			     i, i);
+	sprintf(p, "], \"global_links\": \"all-to-all\"}");
+	return s;
+}
+
+/*
+ * The group matrices are groups^2: 1500 all-to-all groups took minutes
+ * when distances were searched from every group (g^3); more than 4096
+ * groups are refused with a reason, not allocated.
+ */
+START_TEST(test_dragonfly_groups)
+{
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t;
+	char *text, *path;
+	double t0, dt;
+
+	text = _gen_df(1500);
+	path = _write("df.json", text);
+	t0 = _cpu();
+	t = topoml_load_json(path, &err);
+	dt = _cpu() - t0;
+	ck_assert_msg(t != NULL, "%s", err.n ? err.msg[0] : "?");
+	ck_assert_int_eq(t->ngroups, 1500);
+	ck_assert_msg(dt < 2.0, "1500 all-to-all groups: %.2f s of CPU", dt);
+	topoml_free(t);
+	free(path);
+	free(text);
+
+	text = _gen_df(4097);
+	path = _write("df.json", text);
+	ck_assert_ptr_null(topoml_load_json(path, &err));
+	ck_assert_msg(err.n && strstr(err.msg[0], "more than 4096 dragonfly "
+				      "groups"), "%s", err.n ? err.msg[0] : "?");
+	topoml_errors_clear(&err);
+	free(path);
+	free(text);
+}
+END_TEST
+
 Suite *json_suite(void)
 {
 	Suite *s = suite_create("json");
@@ -831,6 +881,7 @@ Suite *json_suite(void)
 	tcase_add_test(tc, test_gen_torus);
 	tcase_add_test(tc, test_nodeset);
 	tcase_add_test(tc, test_nodeset_large);
+	tcase_add_test(tc, test_dragonfly_groups);
 	tcase_add_loop_test(tc, test_linear, 0,
 			    sizeof(linear) / sizeof(linear[0]));
 	suite_add_tcase(s, tc);
