@@ -364,9 +364,19 @@ void topoml_link_switches(topoml_topo_t *t, int parent, int child)
 		return;
 	p = &t->switches[parent];
 	c = &t->switches[child];
-	for (i = 0; i < p->nchildren; i++)
-		if (p->children[i] == child)
-			return;		/* listed twice: one link */
+	/*
+	 * Listed twice: one link.  Scan the shorter list (a child has one or
+	 * two parents, a spine thousands of children): linear in the links.
+	 */
+	if (c->nparents < p->nchildren) {
+		for (i = 0; i < c->nparents; i++)
+			if (c->parents[i] == parent)
+				return;
+	} else {
+		for (i = 0; i < p->nchildren; i++)
+			if (p->children[i] == child)
+				return;
+	}
 	if (_push_int(&p->children, &p->nchildren, child))
 		return;
 	if (_push_int(&c->parents, &c->nparents, parent))
