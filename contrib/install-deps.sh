@@ -5,6 +5,7 @@
 #
 # usage: contrib/install-deps.sh [--no-slurm-source]
 # env:   TOPOML_CACHE  where the Slurm source lives (default /var/cache/topoml)
+#        TOPOML_TEST_DEPS=1  also what only the tests need (python3-torch)
 set -euo pipefail
 
 CACHE=${TOPOML_CACHE:-/var/cache/topoml}
@@ -22,6 +23,9 @@ PKGS="build-essential autoconf automake libtool pkg-config
       python3 valgrind dpkg-dev procps clang libclang-rt-14-dev
       debhelper dh-python rpm rpmlint python3-pip python3-setuptools
       python3-wheel"
+# The test suite also trains with real PyTorch (gloo on CPU); the
+# quick-start does not need it.
+[ "${TOPOML_TEST_DEPS:-0}" = 1 ] && PKGS="$PKGS python3-torch"
 
 log() { echo "install-deps: $*"; }
 

@@ -20,6 +20,7 @@ jobs=${JOBS:-2}
 stages=" ${TOPOML_STAGES:-main} "
 asan_build=${ASAN_BUILD_DIR:-$top/build-asan}
 fuzz_build=${FUZZ_BUILD_DIR:-$top/build-fuzz}
+export TOPOML_TEST_DEPS=1	# install-deps.sh: python3-torch too
 rc=0
 summary=$(mktemp)
 trap 'rm -f "$summary"' EXIT
