@@ -208,6 +208,19 @@ static struct topoml_job *_new_job(struct reader *r)
 }
 
 /* Keep a parsed job if it ran; walltime is never below the run time. */
+/* A trace's number as an int: clamped, NaN as 0 (a cast of an
+ * out-of-range double is undefined). */
+static int _to_int(double v)
+{
+	if (!(v == v))
+		return 0;
+	if (v >= INT32_MAX)
+		return INT32_MAX;
+	if (v <= INT32_MIN)
+		return INT32_MIN;
+	return (int)v;
+}
+
 static void _add(struct reader *r, double id, double submit, double runtime,
 		 double walltime, double size, int nodes,
 		 enum topoml_hint hint)
@@ -227,16 +240,14 @@ static void _add(struct reader *r, double id, double submit, double runtime,
 	j->submit = submit;
 	j->runtime = runtime;
 	j->walltime = walltime > runtime ? walltime : runtime;
-	j->size = size > INT32_MAX ? INT32_MAX : (int)size;
+	j->size = _to_int(size);
 	j->nodes = nodes;
 	j->hint = hint;
 }
 
 static int _ceil_div(double a, int b)
 {
-	double q = ceil(a / b);
-
-	return q > INT32_MAX ? INT32_MAX : (int)q;
+	return _to_int(ceil(a / b));
 }
 
 static void _swf_line(struct reader *r, char *s,
@@ -307,7 +318,7 @@ static void _mtech_line(struct reader *r, char *s)
 		return;
 	}
 	_add(r, v[0], v[1], v[2], v[2], v[3],
-	     v[3] > INT32_MAX ? INT32_MAX : (int)v[3], TOPOML_HINT_ALLREDUCE);
+	     _to_int(v[3]), TOPOML_HINT_ALLREDUCE);
 }
 
 static int _csv_header(struct reader *r, char *s)
@@ -389,7 +400,7 @@ static void _csv_line(struct reader *r, char *s)
 	}
 	_add(r, 0, v[CSV_SUBMIT], v[CSV_RUNTIME], v[CSV_WALLTIME],
 	     v[CSV_NODES],
-	     v[CSV_NODES] > INT32_MAX ? INT32_MAX : (int)v[CSV_NODES], hint);
+	     _to_int(v[CSV_NODES]), hint);
 }
 
 static bool _ends_with(const char *s, const char *suffix)

@@ -9,6 +9,8 @@
 #
 # usage: fuzz/run.sh fuzz/fuzz_NAME     (run by make fuzz)
 # env:   FUZZ_TIME (seconds), FUZZ_RUNS (stop after N executions too),
+#        FUZZ_SEED (libFuzzer's -seed: with FUZZ_RUNS, the same inputs on
+#        every run, as CI wants),
 #        FUZZ_MAX_LEN (bytes, 4096), TOP_SRCDIR, TESTS_DIR, REALDATA (set
 #        by make)
 set -uo pipefail
@@ -88,6 +90,7 @@ log=fuzz/$name.log
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=$leaks} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
 "$bin" -max_total_time="$time" -runs="$runs" -max_len="$max_len" -timeout=1 \
+	${FUZZ_SEED:+-seed=$FUZZ_SEED} \
 	-rss_limit_mb=2048 -print_final_stats=1 \
 	-artifact_prefix="$art/" "${opts[@]}" "$work" "${dirs[@]}" \
 	>"$log" 2>&1
