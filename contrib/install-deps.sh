@@ -4,13 +4,20 @@
 # select plugin.  Idempotent: a second run only checks.
 #
 # usage: contrib/install-deps.sh [--no-slurm-source]
+#        contrib/install-deps.sh --packages "PKG ..."   only these packages
+#        (what other scripts need, e.g. contrib/slurm-release.sh)
 # env:   TOPOML_CACHE  where the Slurm source lives (default /var/cache/topoml)
 #        TOPOML_TEST_DEPS=1  also what only the tests need (python3-torch)
 set -euo pipefail
 
 CACHE=${TOPOML_CACHE:-/var/cache/topoml}
 WANT_SOURCE=1
+ONLY=""
 [ "${1:-}" = "--no-slurm-source" ] && WANT_SOURCE=0
+if [ "${1:-}" = "--packages" ]; then
+	ONLY=${2:?--packages needs a list}
+	WANT_SOURCE=0
+fi
 
 # clang + libclang-rt-14-dev: libFuzzer and clang's ASan/UBSan runtimes
 # for the fuzz targets (configure --enable-fuzz); gcc's sanitizer
@@ -26,6 +33,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
 # The test suite also trains with real PyTorch (gloo on CPU); the
 # quick-start does not need it.
 [ "${TOPOML_TEST_DEPS:-0}" = 1 ] && PKGS="$PKGS python3-torch"
+[ -n "$ONLY" ] && PKGS=$ONLY
 
 log() { echo "install-deps: $*"; }
 

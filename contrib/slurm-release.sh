@@ -67,19 +67,9 @@ if [ ! -f "$d/src/configure" ]; then
 fi
 
 # Build dependencies of the daemons and clients a test cluster runs.
-need="build-essential libmunge-dev munge libhwloc-dev libjson-c-dev
-      libyaml-dev libjwt-dev libssl-dev pkg-config python3"
-missing=""
-for p in $need; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-		grep -q "install ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	log "installing:$missing"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
-fi
+bash "$top/contrib/install-deps.sh" --packages "build-essential
+      libmunge-dev munge libhwloc-dev libjson-c-dev libyaml-dev libjwt-dev
+      libssl-dev pkg-config python3" >&2
 
 mkdir -p "$d/build"
 cd "$d/build"
