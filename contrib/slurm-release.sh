@@ -51,8 +51,10 @@ if [ ! -f "$tarball" ] && [ "$ver" = 24.11.5 ]; then
 			>"$list"
 		apt-get update -qq
 		mkdir -p "$CACHE/debsrc"
+		# apt-get fails on the .dsc and debian tarball (not served);
+		# the orig tarball, all that is needed, arrives first.
 		(cd "$CACHE/debsrc" && apt-get source --download-only -qq \
-			slurm-wlm >/dev/null 2>&1)	# the newest: trixie's
+			slurm-wlm >/dev/null 2>&1) || true	# trixie's, the newest
 		rm -f "$list"
 		apt-get update -qq
 	fi
