@@ -13,6 +13,10 @@
 #          fuzz  a clang build (FUZZ_BUILD_DIR, default build-fuzz) with
 #                --enable-fuzz --enable-werror: every fuzz target for
 #                FUZZ_TIME seconds (default 20)
+#          releases  (not in CI yet) contrib/test-release.sh for each of
+#                TOPOML_RELEASES (default "24.11.5 26.05.3"): builds each
+#                release once (~10 min) and runs the plugin tests on its
+#                real daemons
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
@@ -106,6 +110,21 @@ if [[ $stages == *" fuzz "* ]]; then
 		[ $r -eq 0 ] || tail -40 "$fuzz_build/fuzz.log"
 	} >>"$summary"
 	[ $r -eq 0 ] || rc=$r
+fi
+
+if [[ $stages == *" releases "* ]]; then
+	for v in ${TOPOML_RELEASES:-24.11.5 26.05.3}; do
+		start=$SECONDS
+		r=0
+		bash "$top/contrib/test-release.sh" "$v" \
+			>"$top/release-$v.log" 2>&1 || r=$?
+		{
+			echo "Slurm $v ($((SECONDS - start)) s)"
+			grep -E '^(PASS|FAIL|SKIP):|passed, .* failed' \
+				"$top/release-$v.log" || tail -20 "$top/release-$v.log"
+		} >>"$summary"
+		[ $r -eq 0 ] || [ $r -eq 77 ] || rc=$r
+	done
 fi
 
 cat "$summary"
