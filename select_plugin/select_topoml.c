@@ -61,8 +61,6 @@ const uint32_t plugin_id = TOPOML_PLUGIN_ID;
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 #define TOPOML_ATTEMPTS	3	/* engine choices before plain cons_tres */
-#define SPANK_OPT	"_SLURM_SPANK_OPTION_topoml_ml_comm="
-#define SPANK_CTL	"TOPOML_COMM="
 
 static plugin_context_t *g_context;
 static pthread_mutex_t g_context_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -261,16 +259,7 @@ static enum topoml_hint _job_hint(job_record_t *job_ptr)
 	for (i = 0; i < job_ptr->spank_job_env_size; i++) {
 		const char *e = job_ptr->spank_job_env[i], *v = NULL;
 
-		if (!e)
-			continue;
-		if (!strncmp(e, "SPANK_", 6) &&
-		    strncmp(e, SPANK_OPT, strlen(SPANK_OPT)))
-			e += 6;
-		if (!strncmp(e, SPANK_OPT, strlen(SPANK_OPT)))
-			v = e + strlen(SPANK_OPT);
-		else if (!strncmp(e, SPANK_CTL, strlen(SPANK_CTL)))
-			v = e + strlen(SPANK_CTL);
-		if (!v)
+		if (!(v = topoml_comm_job_env(e)))
 			continue;
 		if (topoml_hint_parse(v, &hint))
 			_error_once("JobId=%u: unknown --ml-comm value '%s', using the default",

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "plugin.h"
+#include "topoml.h"	/* TOPOML_COMM_JOB_ENV */
 
 /* Shared with sbatch/salloc: the hint reaches slurmctld under the name
  * Slurm itself uses for --ml-comm, also when it came from TOPOML_COMM. */
@@ -12,7 +13,7 @@ int ml_local_common(spank_t sp)
 	if (ml_options_finish(sp, false))
 		return -1;
 	if (ml.by_env[ML_OPT_COMM])
-		(void)spank_job_control_setenv(sp, ML_COMM_JOB_ENV,
+		(void)spank_job_control_setenv(sp, TOPOML_COMM_JOB_ENV,
 					       ml.arg[ML_OPT_COMM], 1);
 	if (ml.ckpt.set && ml_ckpt_local(sp, &ml.ckpt))
 		return -1;

@@ -11,13 +11,6 @@
 #include "ckpt.h"
 #include "ml.h"
 
-/*
- * Slurm passes --ml-comm to slurmctld in the job's SPANK environment as
- * _SLURM_SPANK_OPTION_<plugin>_<option>, non-alphanumerics as '_'
- * (SPANK_OPTION_ENV_PREFIX and _opt_env_name() in Slurm 22.05's
- * src/common/plugstack.c): select/topoml reads this name.
- */
-#define ML_COMM_JOB_ENV "_SLURM_SPANK_OPTION_topoml_ml_comm"
 
 struct ml_state {
 	struct ml_conf conf;

@@ -1268,6 +1268,23 @@ START_TEST(names_parse)
 }
 END_TEST
 
+/* The hint in a job's SPANK environment, as select/topoml reads it. */
+START_TEST(comm_job_env)
+{
+	ck_assert_str_eq(topoml_comm_job_env(
+		"_SLURM_SPANK_OPTION_topoml_ml_comm=alltoall"), "alltoall");
+	/* set by the plugin's spank_job_control_setenv() */
+	ck_assert_str_eq(topoml_comm_job_env(
+		"SPANK__SLURM_SPANK_OPTION_topoml_ml_comm=isolate"), "isolate");
+	ck_assert_ptr_null(topoml_comm_job_env(
+		"_SLURM_SPANK_OPTION_topoml_ml_commX=alltoall"));
+	ck_assert_ptr_null(topoml_comm_job_env(
+		"_SLURM_SPANK_OPTION_topoml_ml_gpu_bind=auto"));
+	ck_assert_ptr_null(topoml_comm_job_env("TOPOML_COMM=alltoall"));
+	ck_assert_ptr_null(topoml_comm_job_env(NULL));
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("place");
@@ -1310,6 +1327,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, linear_best_fit_by_hand);
 	tcase_add_test(tc, slurm_hilbert_curve);
 	tcase_add_test(tc, names_parse);
+	tcase_add_test(tc, comm_job_env);
 	suite_add_tcase(s, tc);
 	return s;
 }
