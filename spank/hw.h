@@ -116,6 +116,15 @@ int hw_busid_normalize(const char *in, char *out, size_t outlen);
 /* hw_nvml.c: NVLink islands through dlopen(libnvidia-ml.so.1).  Returns 0
  * when islands were set, -1 + err when NVML is absent or unusable (islands
  * stay -1: the caller degrades to PCI locality). */
+/*
+ * GPU islands by union-find: up[] holds a parent per GPU (and per extra
+ * slot a caller needs, e.g. an NVSwitch), each its own at first; unions
+ * keep the lowest index as root, so hw_islands_number() can number the
+ * islands densely in GPU order.  Shared by hwloc, NVML and ROCm SMI.
+ */
+int hw_uf_find(int *up, int x);
+void hw_uf_union(int *up, int a, int b);
+void hw_islands_number(struct hw_node *n, int *up);
 int hw_nvml_islands(struct hw_node *n, const char *libpath, char *err,
 		    size_t errlen);
 

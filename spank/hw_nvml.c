@@ -51,21 +51,6 @@ static const char *_nvml_err(struct nvml_api *api, nvml_return_t r)
 	return buf;
 }
 
-/* Union-find over GPUs plus one slot per remote endpoint (NVSwitch). */
-static int _find(int *up, int x)
-{
-	while (up[x] != x)
-		x = up[x] = up[up[x]];
-	return x;
-}
-
-static void _union(int *up, int a, int b)
-{
-	a = _find(up, a);
-	b = _find(up, b);
-	if (a != b)
-		up[a > b ? a : b] = a < b ? a : b;
-}
 
 int hw_nvml_islands(struct hw_node *n, const char *libpath, char *err,
 		    size_t errlen)
@@ -150,7 +135,7 @@ int hw_nvml_islands(struct hw_node *n, const char *libpath, char *err,
 			    hw_busid_normalize(pi.bus_id, b, sizeof(b)))
 				continue;
 			if ((peer = hw_gpu_by_busid(n, b)) >= 0) {
-				_union(up, map[d], peer);
+				hw_uf_union(up, map[d], peer);
 				continue;
 			}
 			/* An NVSwitch (or a GPU outside the model): every GPU
@@ -161,20 +146,12 @@ int hw_nvml_islands(struct hw_node *n, const char *libpath, char *err,
 			if (k == nremote && nremote < maxremote)
 				snprintf(remote[nremote++], HW_BUSID_LEN, "%s", b);
 			if (k < maxremote)
-				_union(up, map[d], n->ngpus + k);
+				hw_uf_union(up, map[d], n->ngpus + k);
 		}
 	}
-	/* Number islands densely in GPU order. */
-	for (int i = 0; i < n->ngpus; i++)
-		n->gpus[i].island = -1;
-	for (int i = 0, next = 0; i < n->ngpus; i++) {
-		int root = _find(up, i);
-
-		if (root == i)
-			n->gpus[i].island = next++;
-		else
-			n->gpus[i].island = n->gpus[root].island;
-	}
+	/* Union-find over GPUs plus one slot per remote endpoint
+	 * (NVSwitch): GPUs joined through a switch share its island. */
+	hw_islands_number(n, up);
 	n->nvml = true;
 	rc = 0;
 out:

@@ -36,13 +36,6 @@ static const char *_rsmi_err(struct rsmi_api *api, rsmi_status_t r)
 	return buf;
 }
 
-static int _find(int *up, int x)
-{
-	while (up[x] != x)
-		x = up[x] = up[up[x]];
-	return x;
-}
-
 int hw_rsmi_islands(struct hw_node *n, const char *libpath, char *err,
 		    size_t errlen)
 {
@@ -110,24 +103,16 @@ int hw_rsmi_islands(struct hw_node *n, const char *libpath, char *err,
 	for (uint32_t a = 0; a < count; a++)
 		for (uint32_t b = a + 1; b < count; b++) {
 			uint64_t hops = 0;
-			int type = 0, x, y;
+			int type = 0;
 
 			if (map[a] < 0 || map[b] < 0 ||
 			    api.link_type(a, b, &hops, &type) !=
 				RSMI_STATUS_SUCCESS ||
 			    type != RSMI_IOLINK_TYPE_XGMI)
 				continue;
-			x = _find(up, map[a]);
-			y = _find(up, map[b]);
-			if (x != y)
-				up[x > y ? x : y] = x < y ? x : y;
+			hw_uf_union(up, map[a], map[b]);
 		}
-	/* Number islands densely in GPU order. */
-	for (int i = 0, next = 0; i < n->ngpus; i++) {
-		int root = _find(up, i);
-
-		n->gpus[i].island = root == i ? next++ : n->gpus[root].island;
-	}
+	hw_islands_number(n, up);
 	n->nvml = true;
 	rc = 0;
 out:

@@ -433,12 +433,28 @@ static bool _nic_of(hwloc_obj_t o, struct hw_nic *c)
 	return true;
 }
 
-/* Union-find for islands. */
-static int _find(int *up, int x)
+int hw_uf_find(int *up, int x)
 {
 	while (up[x] != x)
 		x = up[x] = up[up[x]];
 	return x;
+}
+
+void hw_uf_union(int *up, int a, int b)
+{
+	a = hw_uf_find(up, a);
+	b = hw_uf_find(up, b);
+	if (a != b)
+		up[a > b ? a : b] = a < b ? a : b;
+}
+
+void hw_islands_number(struct hw_node *n, int *up)
+{
+	for (int i = 0, next = 0; i < n->ngpus; i++) {
+		int r = hw_uf_find(up, i);
+
+		n->gpus[i].island = r == i ? next++ : n->gpus[r].island;
+	}
 }
 
 /*
@@ -483,19 +499,11 @@ static void _xgmi_islands(struct hw_node *n, hwloc_obj_t *gobj)
 		     tok = strtok_r(NULL, " ", &save))
 			for (int j = 0; j < nr; j++)
 				if (!strcmp(rsmi[j], tok)) {
-					int a = _find(up, i), b = _find(up, j);
-
-					if (a != b)
-						up[a > b ? a : b] = a < b ? a : b;
+					hw_uf_union(up, i, j);
 				}
 	}
 	if (seen) {
-		for (int i = 0, next = 0; i < n->ngpus; i++) {
-			int r = _find(up, i);
-
-			n->gpus[i].island = r == i ? next++ :
-					    n->gpus[r].island;
-		}
+		hw_islands_number(n, up);
 		n->nvml = true;
 	}
 	free(up);
