@@ -120,13 +120,23 @@ _cluster_port_free() {
 }
 
 # A base port with CLUSTER_SLURMD + 1 free ports above it.  Clusters that
-# start at the same time each claim a slot of 100 ports with an atomic mkdir
-# (released by cluster_stop; a slot whose owner died is taken over).
+# start at the same time each claim a slot of 64 ports with an atomic mkdir
+# (released by cluster_stop; a slot whose owner died is taken over).  Slots
+# lie below the kernel's ephemeral range: srun and slurmstepd listen on
+# ephemeral ports, and one of them on a slurmd's port keeps that node down.
 CLUSTER_SLOTS=${CLUSTER_SLOTS:-/tmp/topoml-cluster-slots}
 _cluster_pick_port() {
-	local slot base p ok owner
+	local slot base p ok owner eph nslots
 	mkdir -p "$CLUSTER_SLOTS"
-	for slot in $(seq $(($$ % 300)) 399) $(seq 0 $(($$ % 300))); do
+	[ "$CLUSTER_SLURMD" -le 62 ] || cluster_fail "CLUSTER_SLURMD > 62"
+	eph=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+	[ "${eph:-0}" -gt 12000 ] 2>/dev/null || eph=32768
+	nslots=$(((eph - 10000) / 64))
+	for slot in $(seq $(($$ % nslots)) $((nslots - 1))) \
+		$(seq 0 $(($$ % nslots))); do
+		base=$((10000 + slot * 64))
+		# Not torch's MASTER_PORT range (topoml's default 29500-29599).
+		[ $base -le 29599 ] && [ $((base + 63)) -ge 29500 ] && continue
 		if ! mkdir "$CLUSTER_SLOTS/$slot" 2>/dev/null; then
 			owner=$(cat "$CLUSTER_SLOTS/$slot/pid" 2>/dev/null)
 			# No pid yet: just claimed by a cluster starting now.
@@ -135,7 +145,6 @@ _cluster_pick_port() {
 			mkdir "$CLUSTER_SLOTS/$slot" 2>/dev/null || continue
 		fi
 		echo $$ >"$CLUSTER_SLOTS/$slot/pid"
-		base=$((20000 + slot * 100))
 		ok=1
 		for p in $(seq "$base" $((base + CLUSTER_SLURMD + 1))); do
 			_cluster_port_free "$p" || { ok=0; break; }
@@ -318,6 +327,11 @@ cluster_wait_idle() {
 		sleep 0.1
 	done
 	sinfo -N >&2
+	for i in $(sinfo -h -N -n "n[1-$CLUSTER_SLURMD]" -o '%N %t' |
+		awk '$2 !~ /^(idle|alloc|mix)$/ { print $1 }' | sort -u); do
+		echo "--- slurmd-$i.log (tail)" >&2
+		tail -n 15 "$CLUSTER_DIR/log/slurmd-$i.log" >&2 2>/dev/null
+	done
 	cluster_fail "nodes not idle"
 }
 

@@ -97,8 +97,8 @@ echo "ok: two concurrent jobs on one master node, own ports"
 
 # B. Slurm's reserved ports, from a range only this cluster uses (its port
 # slot), and a master_port range of one port.
-lo=$((CLUSTER_PORT + 50))
-hi=$((CLUSTER_PORT + 99))
+lo=$((CLUSTER_PORT + 32))
+hi=$((CLUSTER_PORT + 63))
 echo "MpiParams=ports=$lo-$hi" >>"$SLURM_CONF"
 sed -i 's/master_port=[0-9-]*/master_port=29500-29500/' \
 	"$CLUSTER_DIR/plugstack.conf"
