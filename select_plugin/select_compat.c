@@ -2,7 +2,7 @@
  * select/topoml: the release-specific half of the cons_tres wrapper.
  *
  * The table of cons_tres symbols the wrapper loads, and the select_p_*
- * entry points that exist on one release only: they do nothing but forward
+ * entry points that exist on some releases only: they do nothing but forward
  * to cons_tres.  The entry points every release has, and everything
  * topoml adds, are in select_topoml.c.
  *
@@ -45,7 +45,7 @@ extern void select_p_job_mem_reduce(job_record_t *job_ptr)
 }
 #endif
 
-#else /* 22.05 */
+#else /* 22.05 to 24.11 */
 
 /* In the order of slurm_select_ops_t (node_select_syms of select.c). */
 const char *topoml_wrapped_syms[] = {
@@ -59,7 +59,9 @@ const char *topoml_wrapped_syms[] = {
 	"select_p_job_ready",
 	"select_p_job_expand",
 	"select_p_job_resized",
+#if TOPOML_SELECT_2205_ONLY
 	"select_p_job_signal",
+#endif
 	"select_p_job_fini",
 	"select_p_job_suspend",
 	"select_p_job_resume",
@@ -80,12 +82,18 @@ const char *topoml_wrapped_syms[] = {
 	"select_p_select_jobinfo_copy",
 	"select_p_select_jobinfo_pack",
 	"select_p_select_jobinfo_unpack",
+#if TOPOML_SELECT_2205_ONLY
 	"select_p_select_jobinfo_sprint",
 	"select_p_select_jobinfo_xstrdup",
+#endif
 	"select_p_get_info_from_plugin",
+#if TOPOML_SELECT_2205_ONLY
 	"select_p_update_node_config",
+#endif
 	"select_p_reconfigure",
+#if TOPOML_SELECT_RESV_TEST
 	"select_p_resv_test",
+#endif
 };
 
 extern int select_p_state_save(char *dir_name)
@@ -98,15 +106,17 @@ extern int select_p_state_restore(char *dir_name)
 	return (*(topoml_ops.state_restore))(dir_name);
 }
 
-extern int select_p_job_init(List jobs)
+extern int select_p_job_init(topoml_list_t jobs)
 {
 	return (*(topoml_ops.job_init))(jobs);
 }
 
+#if TOPOML_SELECT_2205_ONLY
 extern int select_p_job_signal(job_record_t *job_ptr, int signal)
 {
 	return (*(topoml_ops.job_signal))(job_ptr, signal);
 }
+#endif
 
 extern bitstr_t *select_p_step_pick_nodes(job_record_t *job_ptr,
 					  select_jobinfo_t *jobinfo,
@@ -201,6 +211,7 @@ extern int select_p_select_jobinfo_unpack(select_jobinfo_t **jobinfo,
 	return (*(topoml_ops.jobinfo_unpack))(jobinfo, buffer, protocol_version);
 }
 
+#if TOPOML_SELECT_2205_ONLY
 extern char *select_p_select_jobinfo_sprint(select_jobinfo_t *jobinfo,
 					    char *buf, size_t size, int mode)
 {
@@ -212,6 +223,7 @@ extern char *select_p_select_jobinfo_xstrdup(select_jobinfo_t *jobinfo,
 {
 	return (*(topoml_ops.jobinfo_xstrdup))(jobinfo, mode);
 }
+#endif
 
 extern int select_p_get_info_from_plugin(enum select_plugindata_info dinfo,
 					 job_record_t *job_ptr, void *data)
@@ -219,11 +231,14 @@ extern int select_p_get_info_from_plugin(enum select_plugindata_info dinfo,
 	return (*(topoml_ops.get_info_from_plugin))(dinfo, job_ptr, data);
 }
 
+#if TOPOML_SELECT_2205_ONLY
 extern int select_p_update_node_config(int index)
 {
 	return (*(topoml_ops.update_node_config))(index);
 }
+#endif
 
+#if TOPOML_SELECT_RESV_TEST
 extern bitstr_t *select_p_resv_test(resv_desc_msg_t *resv_desc_ptr,
 				    uint32_t node_cnt, bitstr_t *avail_bitmap,
 				    bitstr_t **core_bitmap)
@@ -231,6 +246,7 @@ extern bitstr_t *select_p_resv_test(resv_desc_msg_t *resv_desc_ptr,
 	return (*(topoml_ops.resv_test))(resv_desc_ptr, node_cnt,
 					 avail_bitmap, core_bitmap);
 }
+#endif
 
 #endif
 
