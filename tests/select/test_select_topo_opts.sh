@@ -1,0 +1,205 @@
+#!/bin/bash
+# select/topoml beside Slurm's own topology plugins (Slurm 24.05+): the
+# job options those plugins enforce keep their documented meaning when
+# select/topoml narrows the candidate nodes first.
+#
+#   --switches=N[@T]   topology/tree: at most N leaf switches, the job
+#                      waits up to T for them, then takes more
+#   --segment=N        topology/block: every segment of N nodes inside one
+#                      base block; a node count not divisible is refused
+#   --exclusive=topo   topology/block: no other job on the job's blocks
+#   topology.yaml      25.05+: each partition its own topology (tree,
+#                      block, flat), each enforced as above
+#
+# select/topoml narrows to the engine's choice and lets cons_tres with the
+# configured topology plugin decide inside it; when the plugin refuses the
+# narrowed set, the next choice and finally all candidates (plain
+# cons_tres) are tried, so the plugin's constraint always holds.  The
+# engine reads its own copy of the network (topoml.conf TopologyFile=):
+# the same leaves for tree, the blocks as a tree (base blocks as leaves,
+# each BlockSizes level a switch) for block.
+#
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+set -u
+TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$TESTS_DIR/lib/cluster.sh"
+. "$TESTS_DIR/select/lib.sh"
+. "$TESTS_DIR/select/topo_lib.sh"
+sel_require_tools
+topo_need 2405 "--segment, --exclusive=topo and topology/block"
+
+PER=8		# nodes per leaf switch / base block
+UNITS=8
+NODES=$((PER * UNITS))
+work=$(mktemp -d "${TMPDIR:-/tmp}/topoml-topo-opts.XXXXXX")
+chmod 755 "$work"
+trap 'cluster_stop; rm -rf "$work"' EXIT
+topo_gen_tree $UNITS $PER >"$work/tree.conf"
+topo_gen_block $UNITS $PER 8,16,32,64 >"$work/block.conf"
+topo_gen_block_as_tree $UNITS $PER 8,16,32,64 >"$work/block-tree.conf"
+
+# Three nodes busy on each of the first LEAVES units (-w: exact nodes).
+blockers() {
+	local l
+	for l in $(seq 0 $(($1 - 1))); do
+		topo_submit -N3 -w "c[$((l * PER + 1))-$((l * PER + 3))]" \
+			${2:+-p "$2"} >/dev/null || cluster_fail "blocker $l"
+	done
+}
+
+started() {	# JOBID WHAT: nodes of a job that must start
+	sel_wait_start "$1" 100 || cluster_fail "$2 did not start: $(topo_reason "$1")"
+}
+
+# ---- --switches=N[@T] with topology/tree ----
+check_switches() {	# PARTITION ("" = default)
+	local p=${1:-} a b nl t0 w
+	# Every leaf has 5 free nodes: 6 nodes need 2 leaves.
+	blockers $UNITS "$p"
+	t0=$(date +%s)
+	a=$(topo_submit -N6 --switches=1@0:06 ${p:+-p "$p"}) ||
+		cluster_fail "sbatch --switches=1@0:06"
+	b=$(topo_submit -N6 --switches=1 ${p:+-p "$p"}) ||
+		cluster_fail "sbatch --switches=1"
+	sleep 3
+	# Waiting for one leaf, not started on two.
+	[ "$(sel_state "$a")" = PENDING ] ||
+		cluster_fail "--switches=1@0:06 started within 3 s on $(squeue -h -j "$a" -o %N) (no leaf had 6 free nodes)"
+	nl=$(sel_wait_start "$a" 200) ||
+		cluster_fail "--switches=1@0:06 still $(topo_reason "$a") after 20 s"
+	w=$(($(date +%s) - t0))
+	[ "$w" -ge 5 ] || cluster_fail "--switches=1@0:06 started after $w s"
+	[ "$(topo_unit_count "$nl" $PER)" -ge 2 ] ||
+		cluster_fail "--switches=1@0:06: $nl (6 nodes on one leaf?)"
+	echo "--switches=1@0:06${p:+ ($p)}: pending, then after ${w} s on" \
+		"$(topo_unit_count "$nl" $PER) leaves ($nl, placed by $(topo_placed "$a"))"
+	# No time given: Slurm's max_switch_wait (300 s) — still waiting.
+	[ "$(sel_state "$b")" = PENDING ] ||
+		cluster_fail "--switches=1 started on $(squeue -h -j "$b" -o %N)"
+	# Free leaf 5 (and the job of 6 that now spans leaves): b fits there.
+	scancel "$a"
+	scancel "$(squeue -h -o '%i %N' | awk -v n="c[$((5 * PER + 1))-$((5 * PER + 3))]" '$2 == n { print $1 }')"
+	nl=$(started "$b" "--switches=1 after a leaf emptied")
+	[ "$(topo_unit_count "$nl" $PER)" = 1 ] ||
+		cluster_fail "--switches=1: $nl spans $(topo_unit_count "$nl" $PER) leaves"
+	echo "--switches=1${p:+ ($p)}: pending until a leaf emptied, then $nl" \
+		"(placed by $(topo_placed "$b"))"
+	# With room on one leaf the engine's choice is taken, in one leaf.
+	a=$(topo_submit -N2 --switches=1 ${p:+-p "$p"})
+	nl=$(started "$a" "--switches=1 -N2")
+	[ "$(topo_unit_count "$nl" $PER)" = 1 ] ||
+		cluster_fail "--switches=1 -N2: $nl"
+	[ "$(topo_placed "$a")" = topoml ] ||
+		cluster_fail "--switches=1 -N2 with room: placed by '$(topo_placed "$a")', not the engine"
+	echo "--switches=1 -N2${p:+ ($p)}: $nl, placed by topoml"
+	scancel -p "${p:-main}"
+	sleep 1
+}
+
+# ---- --segment and --exclusive=topo with topology/block ----
+check_block() {	# PARTITION ("" = default)
+	local p=${1:-} s s5 x y z nl bad
+	blockers 4 "$p"
+	# Refused at submission (the client checks), as with cons_tres.
+	if topo_submit -N6 --segment=4 ${p:+-p "$p"} >/dev/null 2>&1; then
+		cluster_fail "--segment=4 -N6 accepted"
+	fi
+	s=$(topo_submit -N8 --segment=4 ${p:+-p "$p"})
+	nl=$(started "$s" "--segment=4 -N8")
+	bad=$(topo_units "$nl" $PER | uniq -c | awk '$1 % 4')
+	[ -z "$bad" ] || cluster_fail "--segment=4: $nl has a segment across blocks"
+	echo "--segment=4 -N8${p:+ ($p)}: $nl (placed by $(topo_placed "$s"))"
+	s5=$(topo_submit -N10 --segment=5 ${p:+-p "$p"})
+	nl=$(started "$s5" "--segment=5 -N10")
+	bad=$(topo_units "$nl" $PER | uniq -c | awk '$1 % 5')
+	[ -z "$bad" ] || cluster_fail "--segment=5: $nl has a segment across blocks"
+	echo "--segment=5 -N10${p:+ ($p)}: $nl (placed by $(topo_placed "$s5"))"
+	x=$(topo_submit -N4 --exclusive=topo ${p:+-p "$p"})
+	nl=$(started "$x" "--exclusive=topo -N4")
+	echo "--exclusive=topo -N4${p:+ ($p)}: $nl (placed by $(topo_placed "$x"))"
+	y=$(topo_submit -N2 ${p:+-p "$p"})
+	started "$y" "-N2 after --exclusive=topo" >/dev/null
+	# 12 nodes: inside one block of 16 (two aligned base blocks).
+	z=$(topo_submit -N12 ${p:+-p "$p"})
+	nl=$(started "$z" "-N12")
+	[ "$(topo_units "$nl" $PER | awk '{ print int($1 / 2) }' | uniq | wc -l)" = 1 ] ||
+		cluster_fail "-N12: $nl is not inside one block of 16"
+	echo "-N12${p:+ ($p)}: $nl (placed by $(topo_placed "$z"))"
+	# No other job on the exclusive job's base blocks.
+	local mine others
+	mine=$(topo_units "$(squeue -h -j "$x" -o %N)" $PER | uniq)
+	others=$(squeue -h -t R,CF -o '%i %N' | awk -v x="$x" '$1 != x { print $2 }' |
+		while read -r n; do topo_units "$n" $PER; done | sort -u)
+	for u in $mine; do
+		echo "$others" | grep -qx "$u" &&
+			cluster_fail "--exclusive=topo job $x shares block $u: $(squeue -o '%i %N')"
+	done
+	echo "--exclusive=topo${p:+ ($p)}: blocks $(echo $mine) held by no other job"
+	scancel -p "${p:-main}"
+	sleep 1
+}
+
+echo "== topology/tree (topology.conf), select/topoml with the same leaves"
+printf 'TopologyFile=%s\n' "$work/tree.conf" >"$work/topoml-tree.conf"
+CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_SELECT=topoml \
+	CLUSTER_TOPOLOGY=$work/tree.conf CLUSTER_TOPOML_CONF=$work/topoml-tree.conf \
+	cluster_start topo-opts-tree || exit $?
+check_switches ""
+cluster_stop
+
+echo "== topology/block (topology.conf), select/topoml with the blocks as a tree"
+printf 'TopologyFile=%s\n' "$work/block-tree.conf" >"$work/topoml-block.conf"
+CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_SELECT=topoml \
+	CLUSTER_TOPOLOGY=$work/block.conf CLUSTER_TOPOLOGY_PLUGIN=topology/block \
+	CLUSTER_TOPOML_CONF=$work/topoml-block.conf \
+	cluster_start topo-opts-block || exit $?
+check_block ""
+cluster_stop
+
+if [ "$CLUSTER_SLURM_VERSION" -lt 2505 ]; then
+	echo "SKIP: topology.yaml (per-partition topologies) needs Slurm 25.05+"
+	echo "PASS: --switches, --segment, --exclusive=topo"
+	exit 0
+fi
+
+echo "== topology.yaml: partition ptree (tree), pblock (block), pflat (flat)"
+{
+	echo "- topology: ttree"
+	echo "  cluster_default: true"
+	echo "  tree:"
+	echo "    switches:"
+	sed -n 's/^SwitchName=\([^ ]*\) Nodes=\(.*\)/      - switch: \1\n        nodes: \2/p;
+		s/^SwitchName=\([^ ]*\) Switches=\(.*\)/      - switch: \1\n        children: \2/p' \
+		"$work/tree.conf"
+	echo "- topology: tblock"
+	echo "  block:"
+	echo "    block_sizes: [8, 16, 32, 64]"
+	echo "    blocks:"
+	sed -n 's/^BlockName=\([^ ]*\) Nodes=\(.*\)/      - block: \1\n        nodes: \2/p' \
+		"$work/block.conf"
+	echo "- topology: tflat"
+	echo "  flat: true"
+} >"$work/topology.yaml"
+# One topoml.conf for all partitions: the engine's tree narrows, each
+# partition's plugin decides inside the narrowed nodes.
+parts="PartitionName=ptree Nodes=c[1-$NODES] Topology=ttree MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE
+PartitionName=pblock Nodes=c[1-$NODES] Topology=tblock MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE
+PartitionName=pflat Nodes=c[1-$NODES] Topology=tflat MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE"
+CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_SELECT=topoml \
+	CLUSTER_TOPOLOGY='' CLUSTER_TOPOLOGY_YAML=$work/topology.yaml \
+	CLUSTER_TOPOML_CONF=$work/topoml-tree.conf CLUSTER_CONF_EXTRA=$parts \
+	cluster_start topo-opts-yaml || exit $?
+scontrol show partition pblock | grep -q 'Topology=tblock' ||
+	cluster_fail "partition pblock has no Topology=tblock: $(scontrol show partition pblock)"
+check_switches ptree
+check_block pblock
+# flat: no constraint; the engine's choice is taken (one leaf for 6 nodes).
+f=$(topo_submit -N6 -p pflat)
+nl=$(started "$f" "pflat -N6")
+[ "$(topo_placed "$f")" = topoml ] && [ "$(topo_unit_count "$nl" $PER)" = 1 ] ||
+	cluster_fail "pflat -N6: $nl placed by '$(topo_placed "$f")'"
+echo "pflat -N6: $nl, placed by topoml on one leaf"
+cluster_stop
+rm -rf "$work"
+echo "PASS: --switches, --segment, --exclusive=topo, topology.yaml per partition"
