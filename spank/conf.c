@@ -11,59 +11,122 @@
 #include <string.h>
 
 #include "ml.h"
+#include "topoml.h"
 
+/*
+ * The one table of the --ml-* options: the SPANK option table of
+ * options.c (name, --help text, env twin) and the plugstack.conf keys
+ * below (default_<conf>, allowed_<conf>) are both built from it.
+ */
 struct _optdesc {
 	const char *name;		/* without the leading -- */
-	const char *env;
-	const char *arginfo;
+	const char *env;		/* the TOPOML_* twin */
+	const char *conf;		/* key stem in plugstack.conf, or NULL */
+	const char *usage;		/* --help; options.c adds the twin */
+	const char *arginfo;		/* NULL: the values in --help order */
 	const char *values[4];		/* NULL-terminated, index = value */
-	const char *conf;		/* key stem in plugstack.conf */
+	int order[4];			/* --help order of values, -1 ends */
+	bool hint;			/* values: libtopoml's hint names */
 };
 
 static const struct _optdesc _opts[ML_OPT_COUNT] = {
-	[ML_OPT_GPU_BIND] = { "ml-gpu-bind", "TOPOML_GPU_BIND",
-			      "auto|nvlink|none",
-			      { "none", "auto", "nvlink", NULL }, "gpu_bind" },
-	[ML_OPT_NCCL] = { "ml-nccl", "TOPOML_NCCL", "auto|off",
-			  { "off", "auto", NULL }, "nccl" },
-	[ML_OPT_RANK_ORDER] = { "ml-rank-order", "TOPOML_RANK_ORDER",
-				"topology|slurm",
-				{ "slurm", "topology", NULL }, "rank_order" },
-	[ML_OPT_COMM] = { "ml-comm", "TOPOML_COMM",
-			  "allreduce|alltoall|isolate",
-			  { "allreduce", "alltoall", "isolate", NULL }, "comm" },
-	[ML_OPT_CKPT] = { "ml-ckpt", "TOPOML_CKPT",
-			  "DIR[,every=STEPS][,interval=SECONDS][,keep=K][,lead=SECONDS]",
-			  { NULL }, "ckpt" },
+	[ML_OPT_GPU_BIND] = {
+		"ml-gpu-bind", "TOPOML_GPU_BIND", "gpu_bind",
+		"GPUs, CPUs and NIC per task: auto (nearest), nvlink (keep "
+		"each task's GPUs in one NVLink island), none", NULL,
+		{ "none", "auto", "nvlink", NULL },
+		{ ML_GPU_BIND_AUTO, ML_GPU_BIND_NVLINK, ML_GPU_BIND_NONE, -1 },
+		false },
+	[ML_OPT_NCCL] = {
+		"ml-nccl", "TOPOML_NCCL", "nccl",
+		"NCCL and torch.distributed environment (NCCL_IB_HCA, "
+		"MASTER_ADDR, RANK, ...)", NULL,
+		{ "off", "auto", NULL },
+		{ ML_NCCL_AUTO, ML_NCCL_OFF, -1 }, false },
+	[ML_OPT_RANK_ORDER] = {
+		"ml-rank-order", "TOPOML_RANK_ORDER", "rank_order",
+		"RANK follows the network ring (topology) or Slurm's task ids",
+		NULL, { "slurm", "topology", NULL },
+		{ ML_RANK_TOPOLOGY, ML_RANK_SLURM, -1 }, false },
+	/* The hint select/topoml reads: its names are libtopoml's. */
+	[ML_OPT_COMM] = {
+		"ml-comm", "TOPOML_COMM", "comm",
+		"communication pattern, a placement hint for select/topoml",
+		NULL, { NULL },
+		{ ML_COMM_ALLREDUCE, ML_COMM_ALLTOALL, ML_COMM_ISOLATE, -1 },
+		true },
+	[ML_OPT_CKPT] = {
+		"ml-ckpt", "TOPOML_CKPT", NULL,
+		"checkpoint directory and policy",
+		"DIR[,every=STEPS][,interval=SECONDS][,keep=K][,lead=SECONDS]",
+		{ NULL }, { -1 }, false },
 };
+
+static bool _valid(int opt)
+{
+	return opt >= 0 && opt < ML_OPT_COUNT;
+}
+
+/* Name of value VAL of option OPT, NULL when there is none. */
+static const char *_vname(int opt, int val)
+{
+	if (val < 0 || val >= 4)
+		return NULL;
+	if (_opts[opt].hint)
+		return val < ML_COMM_COUNT ?
+			topoml_hint_name((enum topoml_hint)val) : NULL;
+	return _opts[opt].values[val];
+}
 
 const char *ml_opt_name(int opt)
 {
-	return opt >= 0 && opt < ML_OPT_COUNT ? _opts[opt].name : "?";
+	return _valid(opt) ? _opts[opt].name : "?";
 }
 
 const char *ml_opt_env(int opt)
 {
-	return opt >= 0 && opt < ML_OPT_COUNT ? _opts[opt].env : "?";
+	return _valid(opt) ? _opts[opt].env : "?";
+}
+
+const char *ml_opt_usage(int opt)
+{
+	return _valid(opt) ? _opts[opt].usage : "?";
 }
 
 const char *ml_opt_arginfo(int opt)
 {
-	return opt >= 0 && opt < ML_OPT_COUNT ? _opts[opt].arginfo : "?";
+	/* Joined once: the pointer goes into Slurm's option table. */
+	static char buf[ML_OPT_COUNT][128];
+
+	if (!_valid(opt))
+		return "?";
+	if (_opts[opt].arginfo)
+		return _opts[opt].arginfo;
+	if (!buf[opt][0]) {
+		size_t off = 0;
+
+		for (int k = 0; k < 4 && _opts[opt].order[k] >= 0; k++)
+			off += snprintf(buf[opt] + off,
+					off < sizeof(buf[opt]) ?
+					sizeof(buf[opt]) - off : 0, "%s%s",
+					k ? "|" : "",
+					_vname(opt, _opts[opt].order[k]));
+	}
+	return buf[opt];
 }
 
 const char *ml_opt_value_name(int opt, int val)
 {
-	if (opt < 0 || opt >= ML_OPT_COUNT || val < 0 || val >= 4 ||
-	    !_opts[opt].values[val])
-		return "?";
-	return _opts[opt].values[val];
+	const char *s = _valid(opt) ? _vname(opt, val) : NULL;
+
+	return s ? s : "?";
 }
 
+/* Exact names only: "ALLTOALL" is refused like before (srun, sbatch). */
 static int _value(int opt, const char *s)
 {
-	for (int v = 0; v < 4 && _opts[opt].values[v]; v++)
-		if (!strcmp(s, _opts[opt].values[v]))
+	for (int v = 0; v < 4 && _vname(opt, v); v++)
+		if (!strcmp(s, _vname(opt, v)))
 			return v;
 	return -1;
 }
@@ -71,21 +134,16 @@ static int _value(int opt, const char *s)
 /* "auto, nvlink or none": the allowed values, in the --help order. */
 static void _expected(int opt, unsigned allow, char *buf, size_t len)
 {
-	char names[4][32];
-	const char *p = _opts[opt].arginfo;
+	const char *names[4];
 	int n = 0;
 	size_t off = 0;
 
 	buf[0] = '\0';
-	while (*p && n < 4) {
-		size_t l = strcspn(p, "|");
-		int v;
+	for (int k = 0; k < 4 && _opts[opt].order[k] >= 0; k++) {
+		int v = _opts[opt].order[k];
 
-		snprintf(names[n], sizeof(names[n]), "%.*s", (int)l, p);
-		v = _value(opt, names[n]);
-		if (v >= 0 && (allow & (1u << v)))
-			n++;
-		p += l + (p[l] == '|');
+		if (allow & (1u << v))
+			names[n++] = _vname(opt, v);
 	}
 	for (int k = 0; k < n; k++)
 		off += snprintf(buf + off, off < len ? len - off : 0, "%s%s",
@@ -99,7 +157,7 @@ int ml_opt_parse(const struct ml_conf *c, int opt, const char *arg,
 	char exp[128];
 	int v;
 
-	if (opt < 0 || opt >= ML_OPT_COUNT || opt == ML_OPT_CKPT) {
+	if (!_valid(opt) || _opts[opt].order[0] < 0) {
 		snprintf(err, errlen, "not a value option");
 		return -1;
 	}
@@ -273,7 +331,7 @@ static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
 	for (int o = 0; o < ML_OPT_COUNT; o++) {
 		char k[64];
 
-		if (o == ML_OPT_CKPT)
+		if (!_opts[o].conf)
 			continue;
 		snprintf(k, sizeof(k), "default_%s", _opts[o].conf);
 		if (!strcmp(key, k)) {

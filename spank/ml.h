@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "hw.h"
+#include "topoml.h"
 
 /* Option ids, also the index of each option in the option table. */
 enum ml_opt {
@@ -27,7 +28,13 @@ enum ml_opt {
 enum ml_gpu_bind { ML_GPU_BIND_NONE = 0, ML_GPU_BIND_AUTO, ML_GPU_BIND_NVLINK };
 enum ml_nccl { ML_NCCL_OFF = 0, ML_NCCL_AUTO };
 enum ml_rank_order { ML_RANK_SLURM = 0, ML_RANK_TOPOLOGY };
-enum ml_comm { ML_COMM_ALLREDUCE = 0, ML_COMM_ALLTOALL, ML_COMM_ISOLATE };
+/* --ml-comm is select/topoml's placement hint: libtopoml's values. */
+enum ml_comm {
+	ML_COMM_ALLREDUCE = TOPOML_HINT_ALLREDUCE,
+	ML_COMM_ALLTOALL = TOPOML_HINT_ALLTOALL,
+	ML_COMM_ISOLATE = TOPOML_HINT_ISOLATE,
+	ML_COMM_COUNT
+};
 enum ml_nccl_topo { ML_TOPO_OFF = 0, ML_TOPO_AUTO, ML_TOPO_GENERATE,
 		    ML_TOPO_FILE };
 
@@ -53,7 +60,10 @@ struct ml_conf {
 	char defaults[ML_MAX_DEFAULTS][512];
 };
 
-/* conf.c */
+/*
+ * conf.c: the option table (--ml-* names, values, TOPOML_* twins, --help
+ * text, plugstack.conf keys) and the plugstack.conf parser that reads it.
+ */
 void ml_conf_init(struct ml_conf *c);
 /* plugstack.conf arguments; unknown keys and bad values are errors. */
 int ml_conf_parse(struct ml_conf *c, int ac, char **av, char *err,
@@ -66,6 +76,8 @@ int ml_opt_parse(const struct ml_conf *c, int opt, const char *arg,
 		 int *val, char *err, size_t errlen);
 /* Values for --help: "auto|nvlink|none". */
 const char *ml_opt_arginfo(int opt);
+/* --help text, without the "[topoml]" tag and the env twin. */
+const char *ml_opt_usage(int opt);
 
 /* bind.c */
 struct ml_task_bind {

@@ -1,7 +1,8 @@
 /*
- * The --ml-* option table, its callbacks and the TOPOML_* environment
- * twins (pyxis style: an option on the command line wins over its twin,
- * the twin over the site default of plugstack.conf).
+ * The --ml-* SPANK options, built from conf.c's option table, their
+ * callbacks and the TOPOML_* environment twins (pyxis style: an option on
+ * the command line wins over its twin, the twin over the site default of
+ * plugstack.conf).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <limits.h>
@@ -13,26 +14,28 @@
 
 static int _cb(int val, const char *optarg, int remote);
 
-static struct spank_option _table[ML_OPT_COUNT] = {
-	[ML_OPT_GPU_BIND] = { "ml-gpu-bind", "auto|nvlink|none",
-		"[topoml] GPUs, CPUs and NIC per task: auto (nearest), nvlink "
-		"(keep each task's GPUs in one NVLink island), none "
-		"(env: TOPOML_GPU_BIND)", 1, ML_OPT_GPU_BIND, _cb },
-	[ML_OPT_NCCL] = { "ml-nccl", "auto|off",
-		"[topoml] NCCL and torch.distributed environment "
-		"(NCCL_IB_HCA, MASTER_ADDR, RANK, ...) (env: TOPOML_NCCL)", 1,
-		ML_OPT_NCCL, _cb },
-	[ML_OPT_RANK_ORDER] = { "ml-rank-order", "topology|slurm",
-		"[topoml] RANK follows the network ring (topology) or Slurm's "
-		"task ids (env: TOPOML_RANK_ORDER)", 1, ML_OPT_RANK_ORDER, _cb },
-	[ML_OPT_COMM] = { "ml-comm", "allreduce|alltoall|isolate",
-		"[topoml] communication pattern, a placement hint for "
-		"select/topoml (env: TOPOML_COMM)", 1, ML_OPT_COMM, _cb },
-	[ML_OPT_CKPT] = { "ml-ckpt",
-		"DIR[,every=STEPS][,interval=SECONDS][,keep=K][,lead=SECONDS]",
-		"[topoml] checkpoint directory and policy (env: TOPOML_CKPT)",
-		1, ML_OPT_CKPT, _cb },
-};
+/*
+ * Slurm keeps pointers into these: built once from conf.c's option table,
+ * which the plugstack.conf parser reads too.
+ */
+static struct spank_option _table[ML_OPT_COUNT];
+static char _usage[ML_OPT_COUNT][256];
+
+static void _table_build(void)
+{
+	for (int i = 0; i < ML_OPT_COUNT; i++) {
+		snprintf(_usage[i], sizeof(_usage[i]), "[topoml] %s (env: %s)",
+			 ml_opt_usage(i), ml_opt_env(i));
+		_table[i] = (struct spank_option){
+			.name = (char *)ml_opt_name(i),
+			.arginfo = (char *)ml_opt_arginfo(i),
+			.usage = _usage[i],
+			.has_arg = 1,
+			.val = i,
+			.cb = _cb,
+		};
+	}
+}
 
 /*
  * In slurmstepd (remote) a bad value came with the job, past srun/sbatch
@@ -72,6 +75,7 @@ static int _cb(int val, const char *optarg, int remote)
 
 int ml_options_register(spank_t sp)
 {
+	_table_build();
 	for (int i = 0; i < ML_OPT_COUNT; i++) {
 		spank_err_t rc = spank_option_register(sp, &_table[i]);
 

@@ -180,6 +180,75 @@ START_TEST(opt_values)
 }
 END_TEST
 
+/*
+ * One option table: every value --help shows is accepted by the option,
+ * by default_<key> and by allowed_<key>, and nothing else is; --ml-comm's
+ * names are libtopoml's hint names (what select/topoml parses).
+ */
+START_TEST(opt_table)
+{
+	static const char *const conf[] = { "gpu_bind", "nccl", "rank_order",
+					    "comm" };
+	struct ml_conf c;
+	char err[512], buf[1024], arginfo[128], *tok, *save = NULL;
+	int v, n;
+
+	ck_assert_str_eq(ml_opt_arginfo(ML_OPT_GPU_BIND), "auto|nvlink|none");
+	ck_assert_str_eq(ml_opt_arginfo(ML_OPT_NCCL), "auto|off");
+	ck_assert_str_eq(ml_opt_arginfo(ML_OPT_RANK_ORDER), "topology|slurm");
+	ck_assert_str_eq(ml_opt_arginfo(ML_OPT_COMM),
+			 "allreduce|alltoall|isolate");
+	ck_assert_ptr_nonnull(strstr(ml_opt_arginfo(ML_OPT_CKPT), "DIR"));
+	ck_assert_str_eq(ml_opt_env(ML_OPT_CKPT), "TOPOML_CKPT");
+	ck_assert_str_eq(ml_opt_name(ML_OPT_COUNT), "?");
+	ck_assert_str_eq(ml_opt_value_name(ML_OPT_COMM, ML_COMM_COUNT), "?");
+	for (int h = 0; h < ML_COMM_COUNT; h++) {
+		enum topoml_hint th;
+
+		ck_assert_str_eq(ml_opt_value_name(ML_OPT_COMM, h),
+				 topoml_hint_name((enum topoml_hint)h));
+		ck_assert_int_eq(topoml_hint_parse(ml_opt_value_name(
+			ML_OPT_COMM, h), &th), 0);
+		ck_assert_int_eq((int)th, h);
+	}
+	for (int o = 0; o < ML_OPT_COUNT; o++) {
+		ck_assert_uint_gt(strlen(ml_opt_usage(o)), 10);
+		ck_assert(strncmp(ml_opt_usage(o), "[topoml]", 8));
+		if (o == ML_OPT_CKPT)
+			continue;
+		snprintf(arginfo, sizeof(arginfo), "%s", ml_opt_arginfo(o));
+		n = 0;
+		save = NULL;
+		for (tok = strtok_r(arginfo, "|", &save); tok;
+		     tok = strtok_r(NULL, "|", &save), n++) {
+			ml_conf_init(&c);
+			ck_assert_msg(!ml_opt_parse(&c, o, tok, &v, err,
+						    sizeof(err)), "%s", err);
+			ck_assert_str_eq(ml_opt_value_name(o, v), tok);
+			snprintf(buf, sizeof(buf), "default_%s=%s "
+				 "allowed_%s=%s", conf[o], tok, conf[o], tok);
+			ck_assert_msg(!_parse(&c, buf, err, sizeof(err)),
+				      "%s: %s", buf, err);
+			ck_assert_int_eq(c.def[o], v);
+			ck_assert_uint_eq(c.allow[o], 1u << v);
+		}
+		ck_assert_int_ge(n, 2);
+		/* Exact names: the upper-case form is not a value. */
+		ml_conf_init(&c);
+		ck_assert_int_eq(ml_opt_parse(&c, o, "AUTO", &v, err,
+					      sizeof(err)), -1);
+		ck_assert_int_eq(ml_opt_parse(&c, o, "ALLTOALL", &v, err,
+					      sizeof(err)), -1);
+	}
+	ck_assert_int_eq(ml_opt_parse(&c, ML_OPT_CKPT, "/tmp", &v, err,
+				      sizeof(err)), -1);
+	ck_assert_str_eq(err, "not a value option");
+	ck_assert_int_eq(_parse(&c, "default_ckpt=/tmp", err, sizeof(err)),
+			 -1);
+	ck_assert_str_eq(err, "unknown key 'default_ckpt'");
+}
+END_TEST
+
 START_TEST(parse_lists)
 {
 	int c[8], pool[8];
@@ -1634,6 +1703,7 @@ static Suite *_suite(void)
 	tcase_add_loop_test(t, conf_rejects, 0,
 			    sizeof(_bad_conf) / sizeof(_bad_conf[0]));
 	tcase_add_test(t, opt_values);
+	tcase_add_test(t, opt_table);
 	tcase_add_test(t, parse_lists);
 	tcase_add_test(t, master_port);
 	suite_add_tcase(s, t);
