@@ -25,6 +25,7 @@ static const char *const policy_names[] = {
 	[TOPOML_POLICY_SLURM_DRAGONFLY] = "slurm-dragonfly",
 	[TOPOML_POLICY_SLURM_HILBERT] = "slurm-hilbert",
 	[TOPOML_POLICY_LINEAR] = "linear",
+	[TOPOML_POLICY_SLURM_TORUS3D] = "slurm-torus3d",
 };
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -515,6 +516,9 @@ int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
 		break;
 	case TOPOML_POLICY_LINEAR:
 		rc = topoml__place_slurm_linear(&in, false, out, why, whylen);
+		break;
+	case TOPOML_POLICY_SLURM_TORUS3D:
+		rc = topoml__place_torus3d(&in, out, why, whylen);
 		break;
 	default:
 		_why(why, whylen, "unknown policy %d", (int)policy);

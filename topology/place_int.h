@@ -40,6 +40,10 @@ int topoml__place_slurm_tree(const struct place_in *in, bool dragonfly,
 int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
 			       struct topoml_placement *out, char *why,
 			       size_t whylen);
+/* Slurm 26.05 topology/torus3d (t->torus3d's shapes): place_torus3d.c. */
+int topoml__place_torus3d(const struct place_in *in,
+			  struct topoml_placement *out, char *why,
+			  size_t whylen);
 /* Jobs that share nodes (req->units > 0), any family: place_shared.c. */
 int topoml__place_shared(const struct place_in *in,
 			 struct topoml_placement *out, char *why,

@@ -97,6 +97,9 @@ typedef struct topoml_topo {
 	struct topoml_name_index *node_index;
 	struct topoml_name_index *switch_index;
 	struct topoml_cache *cache;	/* private: derived by finalize */
+	/* Slurm 26.05 torus3d shapes for --policy slurm-torus3d, or NULL;
+	 * not owned (topoml_torus3d_free). */
+	const struct topoml_torus3d *torus3d;
 } topoml_topo_t;
 
 /* ---- errors -------------------------------------------------------- */
@@ -219,6 +222,7 @@ enum topoml_policy {
 	TOPOML_POLICY_SLURM_DRAGONFLY,	/* cons_tres _eval_nodes_dfly */
 	TOPOML_POLICY_SLURM_HILBERT,	/* topology/3d_torus + best fit */
 	TOPOML_POLICY_LINEAR,		/* plain linear best fit */
+	TOPOML_POLICY_SLURM_TORUS3D,	/* 26.05 topology/torus3d shapes */
 };
 
 struct topoml_place_req {
@@ -312,6 +316,42 @@ int topoml_hint_parse(const char *s, enum topoml_hint *h);
 const char *topoml_comm_job_env(const char *entry);
 const char *topoml_policy_name(enum topoml_policy p);
 int topoml_policy_parse(const char *s, enum topoml_policy *p);
+
+/*
+ * Slurm 26.05's topology/torus3d as the admin writes it in topology.yaml
+ * (torus3d: toruses: name, dims, nodes or regions, placements: dims,
+ * anchor_seed, anchor_spacing).  One torus.  place_torus3d.c.
+ */
+struct topoml_t3d_shape {
+	int dims[3];
+	int seed[3];			/* anchor_seed, default 0 */
+	int spacing[3];			/* anchor_spacing, default dims */
+	int size;			/* dims[0] * dims[1] * dims[2] */
+	int line;			/* in topology.yaml, 0 if generated */
+};
+
+struct topoml_torus3d {
+	char *source;			/* topology.yaml, or "generated" */
+	char *name;
+	int dims[3];
+	char **cell_name;		/* x-fastest cells: node name or NULL */
+	int nshapes;
+	struct topoml_t3d_shape *shapes;	/* by size, stable */
+};
+
+/* Read the torus3d section of a topology.yaml; NULL with "FILE:LINE: ..."
+ * errors in err. */
+struct topoml_torus3d *topoml_torus3d_load(const char *path,
+					   topoml_errors_t *err);
+/* The torus it describes (wrap in every dimension, its node names). */
+topoml_topo_t *topoml_torus3d_topology(const struct topoml_torus3d *c,
+				       topoml_errors_t *err);
+/* Shapes for every size a box of t has: the most cube-like box of each
+ * size, every orientation, anchors at every cell (spacing 1). */
+struct topoml_torus3d *topoml_torus3d_every_size(const topoml_topo_t *t);
+/* Does torus3d list a shape of n nodes (else Slurm refuses the job)? */
+bool topoml_torus3d_size_ok(const struct topoml_torus3d *c, int n);
+void topoml_torus3d_free(struct topoml_torus3d *c);
 
 /* ---- site configuration (topoml.conf) ---------------------------- */
 

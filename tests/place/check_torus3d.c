@@ -1,0 +1,400 @@
+/*
+ * Slurm 26.05's topology/torus3d as topoml reads and reproduces it: the
+ * torus3d section of topology.yaml (errors with FILE:LINE), the
+ * slurm-torus3d policy (refusal, anchors, fragmentation cost, weights,
+ * waiting), and topoml's torus boxes against it.  The answers are worked
+ * out by hand in the comments from torus3d's rules (place_torus3d.c).
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "topoml.h"
+
+static char *_write(const char *text)
+{
+	static char path[64];
+	int fd;
+
+	strcpy(path, "/tmp/check_torus3d.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (int)strlen(text));
+	close(fd);
+	return path;
+}
+
+/* topology.yaml(5)'s own example, with a tree before it and comments. */
+static const char *yaml_4x4x2 =
+	"---\n"
+	"- topology: topo1   # a tree first: skipped\n"
+	"  cluster_default: true\n"
+	"  tree:\n"
+	"    switches:\n"
+	"      - switch: s1\n"
+	"        nodes: node[01-02]\n"
+	"- topology: topo5\n"
+	"  cluster_default: false\n"
+	"  torus3d:\n"
+	"    toruses:\n"
+	"      - name: pod1\n"
+	"        dims:\n"
+	"          x: 4\n"
+	"          y: 4\n"
+	"          z: 2\n"
+	"        nodes: node[01-32]\n"
+	"        placements:\n"
+	"          - dims:\n"
+	"              x: 2\n"
+	"              y: 2\n"
+	"              z: 2\n"
+	"          - dims: {x: 2, y: 2, z: 1}\n"
+	"          - dims:\n"
+	"              x: 4\n"
+	"              y: 4\n"
+	"              z: 2\n";
+
+static topoml_topo_t *_load(const char *text, struct topoml_torus3d **c)
+{
+	topoml_errors_t err = { 0 };
+	char *p = _write(text);
+	topoml_topo_t *t;
+
+	*c = topoml_torus3d_load(p, &err);
+	if (!*c)
+		topoml_errors_print(&err, stderr);
+	ck_assert_ptr_nonnull(*c);
+	t = topoml_torus3d_topology(*c, &err);
+	ck_assert_ptr_nonnull(t);
+	unlink(p);
+	return t;
+}
+
+static char *_place(const topoml_topo_t *t, enum topoml_policy pol, int n,
+		    hwloc_const_bitmap_t avail, const uint64_t *w,
+		    char *why)
+{
+	struct topoml_place_req r = { .nnodes = n, .avail = avail,
+				      .weight = w };
+	struct topoml_placement p = { 0 };
+	char *s;
+
+	if (topoml_place(t, pol, &r, &p, why, 256))
+		return NULL;
+	s = topoml_nodes_format(t, p.nodes, p.n);
+	topoml_placement_clear(&p);
+	return s;
+}
+
+static hwloc_bitmap_t _free_but(const topoml_topo_t *t, const char *busy)
+{
+	hwloc_bitmap_t a = hwloc_bitmap_alloc(), b;
+
+	hwloc_bitmap_set_range(a, 0, t->nnodes - 1);
+	if (busy) {
+		b = topoml_nodeset_parse(t, busy, NULL);
+		ck_assert_ptr_nonnull(b);
+		hwloc_bitmap_andnot(a, a, b);
+		hwloc_bitmap_free(b);
+	}
+	return a;
+}
+
+/* Node list as a sorted host list, whatever the ring order. */
+static char *_sorted(const topoml_topo_t *t, const char *hl)
+{
+	hwloc_bitmap_t s = topoml_nodeset_parse(t, hl, NULL);
+	char *r = topoml_nodeset_format(t, s);
+
+	hwloc_bitmap_free(s);
+	return r;
+}
+
+START_TEST(yaml_reads_the_man_page_example)
+{
+	struct topoml_torus3d *c;
+	topoml_topo_t *t = _load(yaml_4x4x2, &c);
+
+	ck_assert_int_eq(t->nnodes, 32);
+	ck_assert_int_eq(c->dims[0], 4);
+	ck_assert_int_eq(c->dims[2], 2);
+	/* x fastest: node06 is cell 5 = (1,1,0), node17 = (0,0,1) */
+	ck_assert_int_eq(t->nodes[topoml_node_by_name(t, "node06")].coord[0], 1);
+	ck_assert_int_eq(t->nodes[topoml_node_by_name(t, "node06")].coord[1], 1);
+	ck_assert_int_eq(t->nodes[topoml_node_by_name(t, "node17")].coord[2], 1);
+	/* sorted by size, listed order kept: 4, 8, 32 */
+	ck_assert_int_eq(c->nshapes, 3);
+	ck_assert_int_eq(c->shapes[0].size, 4);
+	ck_assert_int_eq(c->shapes[1].size, 8);
+	ck_assert_int_eq(c->shapes[2].size, 32);
+	/* spacing defaults to the dims */
+	ck_assert_int_eq(c->shapes[0].spacing[0], 2);
+	ck_assert_int_eq(c->shapes[0].spacing[2], 1);
+	ck_assert(topoml_torus3d_size_ok(c, 8));
+	ck_assert(!topoml_torus3d_size_ok(c, 6));
+	topoml_free(t);
+	topoml_torus3d_free(c);
+}
+END_TEST
+
+static void _bad(const char *text, const char *want)
+{
+	topoml_errors_t err = { 0 };
+	char *p = _write(text);
+	struct topoml_torus3d *c = topoml_torus3d_load(p, &err);
+	char line[128];
+	bool found = false;
+
+	ck_assert_ptr_null(c);
+	ck_assert_int_ge(err.n, 1);
+	snprintf(line, sizeof(line), "%s:%s", p, want);
+	for (int i = 0; i < err.n; i++)
+		found |= !strncmp(err.msg[i], line, strlen(line));
+	if (!found)
+		topoml_errors_print(&err, stderr);
+	ck_assert_msg(found, "no error starting '%s'", line);
+	topoml_errors_clear(&err);
+	unlink(p);
+}
+
+START_TEST(yaml_errors_name_file_and_line)
+{
+	_bad("- topology: t\n  torus3d:\n    toruses:\n      - name: a\n"
+	     "        dims: {x: 2, y: 2, z: 2}\n        nodes: n[1-7]\n",
+	     "6: nodes: 7 nodes for 2x2x2");
+	_bad("- topology: t\n  torus3d:\n    toruses:\n      - name: a\n"
+	     "        dims: {x: 2, y: 2, z: 2}\n        nodes: n[1-8]\n"
+	     "        placements:\n          - dims: {x: 3, y: 1, z: 1}\n",
+	     "8: placement dims exceed");
+	_bad("- topology: t\n  torus3d:\n    toruses:\n      - name: a\n"
+	     "        dims: {x: 2, y: 2, z: 0}\n        nodes: n[1-8]\n",
+	     "5: dims.z: '0' is not a number in 1..65535");
+	_bad("- topology: t\n  torus3d:\n    toruses:\n      - name: a\n"
+	     "        dimz: {x: 2, y: 2, z: 2}\n",
+	     "5: torus: unknown key 'dimz'");
+	_bad("- topology: t\n  torus3d:\n    toruses:\n      - name: a\n"
+	     "       dims: {x: 2, y: 2, z: 2}\n",
+	     "5: ");
+	_bad("- topology: t\n  tree:\n    switches: []\n", "3: flow");
+	_bad("- topology: t\n  flat: true\n", "");
+}
+END_TEST
+
+START_TEST(torus3d_refuses_sizes_without_a_shape)
+{
+	struct topoml_torus3d *c;
+	topoml_topo_t *t = _load(yaml_4x4x2, &c);
+	hwloc_bitmap_t a = _free_but(t, NULL);
+	char why[256], *s;
+
+	s = _place(t, TOPOML_POLICY_SLURM_TORUS3D, 6, a, NULL, why);
+	ck_assert_ptr_null(s);
+	ck_assert_ptr_nonnull(strstr(why, "not available"));
+	/* topoml places it all the same */
+	s = _place(t, TOPOML_POLICY_TOPOML, 6, a, NULL, why);
+	ck_assert_ptr_nonnull(s);
+	free(s);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+	topoml_torus3d_free(c);
+}
+END_TEST
+
+START_TEST(torus3d_anchors_frag_and_waiting)
+{
+	struct topoml_torus3d *c;
+	topoml_topo_t *t = _load(yaml_4x4x2, &c);
+	hwloc_bitmap_t a = _free_but(t, NULL);
+	char why[256], *s, *e;
+
+	/*
+	 * 2x2x1 anchors (spacing 2,2,1): x {0,2}, y {0,2}, z {0,1}, z
+	 * fastest.  All free: the first, (0,0,0) = node[01-02,05-06].  Its
+	 * frag cost against the 2x2x2 anchors: the one at (0,0,0) is touched
+	 * and free: 1; every 2x2x1 anchor touches exactly one free 2x2x2
+	 * anchor, so the first stays.
+	 */
+	s = _place(t, TOPOML_POLICY_SLURM_TORUS3D, 4, a, NULL, why);
+	ck_assert_ptr_nonnull(s);
+	e = _sorted(t, s);
+	ck_assert_str_eq(e, "node[01-02,05-06]");
+	free(s);
+	free(e);
+	/*
+	 * node03 busy: the 2x2x2 anchor at (2,0,0) is no longer free.  The
+	 * anchor (0,0,0) still touches one free 2x2x2 anchor (cost 1), the
+	 * 2x2x1 anchor (2,0,1) = node[19-20,23-24] touches only (2,0,0):
+	 * cost 0, the lowest; (2,0,0) itself holds node03.
+	 */
+	hwloc_bitmap_free(a);
+	a = _free_but(t, "node03");
+	s = _place(t, TOPOML_POLICY_SLURM_TORUS3D, 4, a, NULL, why);
+	ck_assert_ptr_nonnull(s);
+	e = _sorted(t, s);
+	ck_assert_str_eq(e, "node[19-20,23-24]");
+	free(s);
+	free(e);
+	/*
+	 * One node busy in every 2x2x2 anchor: 16 nodes free, but no 2x2x2
+	 * box on the anchor grid: torus3d waits.
+	 */
+	hwloc_bitmap_free(a);
+	a = _free_but(t, "node[01,03,09,11]");
+	s = _place(t, TOPOML_POLICY_SLURM_TORUS3D, 8, a, NULL, why);
+	ck_assert_ptr_null(s);
+	ck_assert_ptr_nonnull(strstr(why, "No suitable topology unit"));
+	/* topoml does not wait: a 2x2x2 box off the anchor grid, e.g. at
+	 * z 0-1, x 1-2 would hold node02/03... any box of 8 free nodes */
+	s = _place(t, TOPOML_POLICY_TOPOML, 8, a, NULL, why);
+	ck_assert_ptr_nonnull(s);
+	free(s);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+	topoml_torus3d_free(c);
+}
+END_TEST
+
+START_TEST(torus3d_prefers_powered_up_nodes)
+{
+	struct topoml_torus3d *c;
+	topoml_topo_t *t = _load(yaml_4x4x2, &c);
+	hwloc_bitmap_t a = _free_but(t, NULL), d;
+	uint64_t *w = calloc(t->nnodes, sizeof(*w));
+	char why[256], *s, *e;
+	int v;
+
+	/* every node powered down but the four of anchor (2,2,1) */
+	d = topoml_nodeset_parse(t, "node[01-26,29-30]", NULL);
+	hwloc_bitmap_foreach_begin(v, d)
+		w[v] = 0x20000000000ULL;
+	hwloc_bitmap_foreach_end();
+	s = _place(t, TOPOML_POLICY_SLURM_TORUS3D, 4, a, w, why);
+	ck_assert_ptr_nonnull(s);
+	e = _sorted(t, s);
+	ck_assert_str_eq(e, "node[27-28,31-32]");
+	free(s);
+	free(e);
+	free(w);
+	hwloc_bitmap_free(d);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+	topoml_torus3d_free(c);
+}
+END_TEST
+
+/* Anchor grids that wrap: seed 3 spacing 2 on x of 4 gives x {3, 1}. */
+START_TEST(torus3d_seed_and_wrapping_boxes)
+{
+	struct topoml_torus3d *c;
+	topoml_topo_t *t = _load(
+		"- topology: t\n  torus3d:\n    toruses:\n      - name: a\n"
+		"        dims: {x: 4, y: 1, z: 1}\n        nodes: n[0-3]\n"
+		"        placements:\n"
+		"          - dims: {x: 2, y: 1, z: 1}\n"
+		"            anchor_seed: {x: 3, y: 0, z: 0}\n", &c);
+	hwloc_bitmap_t a = _free_but(t, NULL);
+	char why[256], *s, *e;
+
+	s = _place(t, TOPOML_POLICY_SLURM_TORUS3D, 2, a, NULL, why);
+	ck_assert_ptr_nonnull(s);
+	e = _sorted(t, s);
+	ck_assert_str_eq(e, "n[0,3]");	/* the box at x=3 wraps to x=0 */
+	free(s);
+	free(e);
+	hwloc_bitmap_free(a);
+	a = _free_but(t, "n0");
+	s = _place(t, TOPOML_POLICY_SLURM_TORUS3D, 2, a, NULL, why);
+	e = _sorted(t, s);
+	ck_assert_str_eq(e, "n[1-2]");
+	free(s);
+	free(e);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+	topoml_torus3d_free(c);
+}
+END_TEST
+
+/*
+ * topoml's boxes on a torus that torus3d could serve: whenever torus3d
+ * finds a box, topoml finds an exact box too (it searches every origin,
+ * not just the anchors), on a random sequence of jobs and ends.
+ */
+START_TEST(topoml_exact_box_whenever_torus3d_has_one)
+{
+	topoml_topo_t *t = topoml_gen_torus("c", 8, 8, 8, true);
+	struct topoml_torus3d *c = topoml_torus3d_every_size(t);
+	hwloc_bitmap_t a = _free_but(t, NULL);
+	static const int sizes[] = { 8, 16, 32, 64, 4, 2, 12, 27, 48 };
+	int owner[512] = { 0 }, njobs = 0, both = 0;
+	char why[256];
+
+	t->torus3d = c;
+	srand(7);
+	for (int step = 0; step < 300; step++) {
+		int n = sizes[rand() % 9];
+		struct topoml_place_req r = { .nnodes = n, .avail = a };
+		struct topoml_placement p3 = { 0 }, pt = { 0 };
+		int ok3, okt;
+
+		if (rand() % 3 == 0 && njobs) {
+			int j = 1 + rand() % njobs;
+
+			for (int v = 0; v < 512; v++)
+				if (owner[v] == j) {
+					owner[v] = 0;
+					hwloc_bitmap_set(a, v);
+				}
+			continue;
+		}
+		if (hwloc_bitmap_weight(a) < n)
+			continue;
+		ok3 = !topoml_place(t, TOPOML_POLICY_SLURM_TORUS3D, &r, &p3,
+				    why, sizeof(why));
+		okt = !topoml_place(t, TOPOML_POLICY_TOPOML, &r, &pt, why,
+				    sizeof(why));
+		ck_assert(okt);	/* never waits while nodes are free */
+		if (ok3) {
+			ck_assert_int_eq(p3.score.span, n);
+			ck_assert_int_eq(pt.score.span, n);
+			both++;
+		}
+		njobs++;
+		for (int i = 0; i < pt.n; i++) {
+			owner[pt.nodes[i]] = njobs;
+			hwloc_bitmap_clr(a, pt.nodes[i]);
+		}
+		topoml_placement_clear(&p3);
+		topoml_placement_clear(&pt);
+	}
+	ck_assert_int_ge(both, 50);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+	topoml_torus3d_free(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("torus3d");
+	TCase *tc = tcase_create("torus3d");
+	SRunner *sr;
+	int nf;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, yaml_reads_the_man_page_example);
+	tcase_add_test(tc, yaml_errors_name_file_and_line);
+	tcase_add_test(tc, torus3d_refuses_sizes_without_a_shape);
+	tcase_add_test(tc, torus3d_anchors_frag_and_waiting);
+	tcase_add_test(tc, torus3d_prefers_powered_up_nodes);
+	tcase_add_test(tc, torus3d_seed_and_wrapping_boxes);
+	tcase_add_test(tc, topoml_exact_box_whenever_torus3d_has_one);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,1274 @@
+/*
+ * Slurm 26.05's topology/torus3d as a baseline policy (slurm-torus3d),
+ * reimplemented from src/plugins/topology/torus3d/ of Slurm 26.05.3
+ * (eval_nodes_torus3d.c: _check_anchor, _is_better_candidate,
+ * _get_frag_cost; torus3d_record.c: _build_axis_positions,
+ * _build_placement_anchors, the validation), and the torus3d section of
+ * topology.yaml (topology.yaml(5) of 26.05) it reads.
+ *
+ * What torus3d does with a job of N nodes:
+ *   - no placement (box shape) of size N listed: refused
+ *     ("Requested topology configuration is not available");
+ *   - else every anchor of every placement of size N (placements sorted by
+ *     size, stable; anchors x-major over seed + k * spacing, wrapping, z
+ *     fastest) whose cells all hold nodes, all free, holding the required
+ *     nodes, is a candidate; the best has the lowest highest node weight,
+ *     then, against a candidate of the same placement, the fewest anchors
+ *     of the next larger placement that it touches and that are all free
+ *     (the fragmentation it causes), the first found on ties;
+ *   - no candidate: the job waits, however many nodes are free.
+ *
+ * The YAML reader knows the subset topology.yaml files use: block mappings
+ * and sequences by indentation, flow mappings ({x: 4, y: 4, z: 2}),
+ * plain or quoted scalars, '#' comments.
+ *
+ * Slurm is GPL-2.0-or-later (Copyright (c) 2026 NVIDIA CORPORATION &
+ * AFFILIATES for torus3d); no code is copied.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topoml.h"
+#include "model_int.h"
+#include "place_int.h"
+
+/* ---- a small YAML subset -------------------------------------------- */
+
+enum ynode_type { Y_SCALAR, Y_MAP, Y_SEQ };
+
+struct ynode {
+	enum ynode_type type;
+	int line;
+	char *str;		/* scalar */
+	int n;			/* map pairs or seq items */
+	char **keys;		/* map */
+	struct ynode **v;	/* map values, seq items */
+};
+
+struct yline {
+	int no;			/* line number, 1-based */
+	int ind;		/* column of the content */
+	char *s;		/* content, comments and trailing blanks cut */
+};
+
+struct yparse {
+	const char *path;
+	topoml_errors_t *err;
+	struct yline *l;
+	int nl;
+	int bad;
+};
+
+static void _yfree(struct ynode *y)
+{
+	if (!y)
+		return;
+	for (int i = 0; i < y->n; i++) {
+		if (y->keys)
+			free(y->keys[i]);
+		_yfree(y->v[i]);
+	}
+	free(y->keys);
+	free(y->v);
+	free(y->str);
+	free(y);
+}
+
+static struct ynode *_ynew(enum ynode_type type, int line)
+{
+	struct ynode *y = calloc(1, sizeof(*y));
+
+	if (y) {
+		y->type = type;
+		y->line = line;
+	}
+	return y;
+}
+
+static int _yadd(struct ynode *y, char *key, struct ynode *v)
+{
+	char **k = NULL;
+	struct ynode **nv;
+
+	if (y->type == Y_MAP) {
+		k = realloc(y->keys, (y->n + 1) * sizeof(*k));
+		if (!k)
+			return -1;
+		y->keys = k;
+	}
+	nv = realloc(y->v, (y->n + 1) * sizeof(*nv));
+	if (!nv)
+		return -1;
+	y->v = nv;
+	if (k)
+		k[y->n] = key;
+	nv[y->n++] = v;
+	return 0;
+}
+
+static void _yerr(struct yparse *p, int line, const char *what)
+{
+	topoml_errors_add(p->err, "%s:%d: %s", p->path, line, what);
+	p->bad = 1;
+}
+
+/* A scalar: quotes removed. */
+static struct ynode *_yscalar(const char *s, size_t len, int line)
+{
+	struct ynode *y = _ynew(Y_SCALAR, line);
+
+	while (len && isspace((unsigned char)*s)) {
+		s++;
+		len--;
+	}
+	while (len && isspace((unsigned char)s[len - 1]))
+		len--;
+	if (len >= 2 && (s[0] == '"' || s[0] == '\'') && s[len - 1] == s[0]) {
+		s++;
+		len -= 2;
+	}
+	if (y && !(y->str = strndup(s, len))) {
+		free(y);
+		return NULL;
+	}
+	return y;
+}
+
+/* Flow mapping "{a: 1, b: 2}" on one line (no nesting: topology.yaml's
+ * coordinates). */
+static struct ynode *_yflow(struct yparse *p, const char *s, int line)
+{
+	struct ynode *y = _ynew(Y_MAP, line);
+	const char *e = strrchr(s, '}');
+
+	if (!y)
+		return NULL;
+	if (!e || e[1]) {
+		_yerr(p, line, "flow mapping without its closing '}'");
+		return y;
+	}
+	s++;
+	while (s < e) {
+		const char *comma = memchr(s, ',', e - s), *colon;
+		const char *end = comma ? comma : e;
+		char *key;
+
+		colon = memchr(s, ':', end - s);
+		if (!colon) {
+			if (strspn(s, " \t") < (size_t)(end - s))
+				_yerr(p, line, "flow mapping entry without ':'");
+			break;
+		}
+		while (isspace((unsigned char)*s))
+			s++;
+		key = strndup(s, colon - s);
+		if (!key)
+			break;
+		while (*key && isspace((unsigned char)key[strlen(key) - 1]))
+			key[strlen(key) - 1] = '\0';
+		if (_yadd(y, key, _yscalar(colon + 1, end - colon - 1, line))) {
+			free(key);
+			break;
+		}
+		s = comma ? comma + 1 : e;
+	}
+	return y;
+}
+
+static struct ynode *_yblock(struct yparse *p, int *i, int ind);
+
+/* The value after "key:" (rest may be empty: a block below, or null). */
+static struct ynode *_yvalue(struct yparse *p, int *i, const char *rest,
+			     int line, int ind)
+{
+	while (*rest == ' ' || *rest == '\t')
+		rest++;
+	if (*rest == '{')
+		return _yflow(p, rest, line);
+	if (*rest == '[' || *rest == '&' || *rest == '*' || *rest == '|' ||
+	    *rest == '>') {
+		_yerr(p, line, "flow sequences, anchors and block scalars "
+		      "are not supported here");
+		return _ynew(Y_SCALAR, line);
+	}
+	if (*rest)
+		return _yscalar(rest, strlen(rest), line);
+	/* a block below: deeper, or a sequence at the key's own indent */
+	if (*i < p->nl && (p->l[*i].ind > ind ||
+			   (p->l[*i].ind == ind && p->l[*i].s[0] == '-' &&
+			    (!p->l[*i].s[1] || p->l[*i].s[1] == ' '))))
+		return _yblock(p, i, p->l[*i].ind);
+	return _yscalar("", 0, line);
+}
+
+static bool _yis_item(const char *s)
+{
+	return s[0] == '-' && (!s[1] || s[1] == ' ');
+}
+
+/* "key:" at the start of s: the colon's offset, else -1. */
+static int _ykey(const char *s)
+{
+	bool q = false;
+	char qc = 0;
+
+	for (int k = 0; s[k]; k++) {
+		if (q) {
+			q = s[k] != qc;
+			continue;
+		}
+		if (s[k] == '"' || s[k] == '\'') {
+			q = true;
+			qc = s[k];
+		} else if (s[k] == ':' && (!s[k + 1] || s[k + 1] == ' ')) {
+			return k;
+		}
+	}
+	return -1;
+}
+
+static struct ynode *_yblock(struct yparse *p, int *i, int ind)
+{
+	struct yline *l = &p->l[*i];
+	struct ynode *y;
+
+	if (_yis_item(l->s)) {
+		y = _ynew(Y_SEQ, l->no);
+		while (y && *i < p->nl && p->l[*i].ind == ind &&
+		       _yis_item(p->l[*i].s)) {
+			struct yline *it = &p->l[*i];
+			int off = 1;
+			struct ynode *v;
+
+			while (it->s[off] == ' ')
+				off++;
+			if (!it->s[off]) {
+				(*i)++;
+				if (*i < p->nl && p->l[*i].ind > ind) {
+					v = _yblock(p, i, p->l[*i].ind);
+				} else {
+					v = _yscalar("", 0, it->no);
+				}
+			} else {
+				/* the rest of the line is a node of its own
+				 * at the column where it starts */
+				it->s += off;
+				it->ind += off;
+				v = _yblock(p, i, it->ind);
+			}
+			if (!v || _yadd(y, NULL, v)) {
+				_yfree(v);
+				break;
+			}
+		}
+		if (*i < p->nl && p->l[*i].ind > ind && !p->bad)
+			_yerr(p, p->l[*i].no, "bad indentation");
+		return y;
+	}
+	if (_ykey(l->s) >= 0) {
+		y = _ynew(Y_MAP, l->no);
+		while (y && *i < p->nl && p->l[*i].ind == ind &&
+		       !_yis_item(p->l[*i].s)) {
+			struct yline *kl = &p->l[*i];
+			int c = _ykey(kl->s);
+			struct ynode *key, *v;
+
+			if (c < 0) {
+				_yerr(p, kl->no, "expected 'key: value'");
+				(*i)++;
+				continue;
+			}
+			key = _yscalar(kl->s, c, kl->no);
+			(*i)++;
+			v = _yvalue(p, i, kl->s + c + 1, kl->no, ind);
+			for (int k = 0; key && k < y->n; k++)
+				if (!strcmp(y->keys[k], key->str)) {
+					char m[160];
+
+					snprintf(m, sizeof(m),
+						 "duplicate key '%.100s'",
+						 key->str);
+					_yerr(p, kl->no, m);
+				}
+			if (!key || !v || _yadd(y, key->str, v)) {
+				if (key)
+					free(key->str);
+				free(key);
+				_yfree(v);
+				break;
+			}
+			free(key);
+		}
+		if (*i < p->nl && p->l[*i].ind > ind && !p->bad)
+			_yerr(p, p->l[*i].no, "bad indentation");
+		return y;
+	}
+	if (l->s[0] == '{') {
+		(*i)++;
+		return _yflow(p, l->s, l->no);
+	}
+	y = _yscalar(l->s, strlen(l->s), l->no);
+	(*i)++;
+	return y;
+}
+
+/* Cut a line's comment: '#' at the start or after a blank, outside
+ * quotes. */
+static void _ycut_comment(char *s)
+{
+	bool q = false;
+	char qc = 0;
+
+	for (int k = 0; s[k]; k++) {
+		if (q) {
+			q = s[k] != qc;
+			continue;
+		}
+		if (s[k] == '"' || s[k] == '\'') {
+			q = true;
+			qc = s[k];
+		} else if (s[k] == '#' && (!k || isspace((unsigned char)s[k - 1]))) {
+			s[k] = '\0';
+			return;
+		}
+	}
+}
+
+static struct ynode *_yload(const char *path, char **buf,
+			    topoml_errors_t *err)
+{
+	struct yparse p = { .path = path, .err = err };
+	FILE *f = fopen(path, "r");
+	size_t cap = 0, len = 0;
+	struct ynode *root = NULL;
+	char *s;
+	int no = 0, i = 0, lcap = 0;
+
+	if (!f) {
+		topoml_errors_add(err, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	*buf = NULL;
+	for (;;) {
+		if (len + 4096 > cap) {
+			char *nb = realloc(*buf, cap = 2 * cap + 65536);
+
+			if (!nb)
+				goto oom;
+			*buf = nb;
+		}
+		size_t r = fread(*buf + len, 1, cap - len - 1, f);
+
+		if (!r)
+			break;
+		len += r;
+	}
+	fclose(f);
+	f = NULL;
+	(*buf)[len] = '\0';
+	for (s = *buf; s && *s;) {
+		char *nl = strchr(s, '\n'), *c = s;
+		size_t e;
+
+		if (nl)
+			*nl = '\0';
+		no++;
+		if (strchr(s, '\t') && strspn(s, " \t") > strspn(s, " ")) {
+			topoml_errors_add(err, "%s:%d: a tab in the indentation",
+					  path, no);
+			p.bad = 1;
+		}
+		_ycut_comment(s);
+		e = strlen(s);
+		while (e && isspace((unsigned char)s[e - 1]))
+			s[--e] = '\0';
+		while (*c == ' ' || *c == '\t')
+			c++;
+		if (*c && strcmp(c, "---") && strcmp(c, "...")) {
+			struct yline *nlv = topoml__grow(p.l, p.nl, &lcap,
+							 sizeof(*nlv));
+
+			if (!nlv)
+				goto oom;
+			p.l = nlv;
+			p.l[p.nl++] = (struct yline){ no, (int)(c - s), c };
+		}
+		s = nl ? nl + 1 : NULL;
+	}
+	if (p.bad)
+		goto out;
+	if (!p.nl) {
+		topoml_errors_add(err, "%s: empty file", path);
+		goto out;
+	}
+	root = _yblock(&p, &i, p.l[0].ind);
+	if (i < p.nl && !p.bad)
+		_yerr(&p, p.l[i].no, "unexpected content (bad indentation?)");
+	if (p.bad) {
+		_yfree(root);
+		root = NULL;
+	}
+	goto out;
+oom:
+	topoml_errors_add(err, "%s: out of memory", path);
+out:
+	if (f)
+		fclose(f);
+	free(p.l);
+	return root;
+}
+
+static struct ynode *_yget(const struct ynode *m, const char *key)
+{
+	for (int i = 0; m && m->type == Y_MAP && i < m->n; i++)
+		if (!strcmp(m->keys[i], key))
+			return m->v[i];
+	return NULL;
+}
+
+/* ---- the torus3d section --------------------------------------------- */
+
+struct t3d_reader {
+	const char *path;
+	topoml_errors_t *err;
+	int bad;
+};
+
+static void _rerr(struct t3d_reader *r, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void _rerr(struct t3d_reader *r, int line, const char *fmt, ...)
+{
+	char m[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m, sizeof(m), fmt, ap);
+	va_end(ap);
+	topoml_errors_add(r->err, "%s:%d: %s", r->path, line, m);
+	r->bad = 1;
+}
+
+/* Only the keys listed; others are an error (a typo would otherwise be
+ * silently a default). */
+static void _rkeys(struct t3d_reader *r, const struct ynode *m,
+		   const char *what, const char *const *ok)
+{
+	for (int i = 0; i < m->n; i++) {
+		bool known = false;
+
+		for (int k = 0; ok[k] && !known; k++)
+			known = !strcmp(m->keys[i], ok[k]);
+		if (!known)
+			_rerr(r, m->v[i]->line, "%s: unknown key '%s'", what,
+			      m->keys[i]);
+	}
+}
+
+static int _rint(struct t3d_reader *r, const struct ynode *y,
+		 const char *what, int lo, int hi, int *out)
+{
+	char *end;
+	long v;
+
+	if (!y || y->type != Y_SCALAR || !y->str[0]) {
+		_rerr(r, y ? y->line : 0, "%s: a number is needed", what);
+		return -1;
+	}
+	errno = 0;
+	v = strtol(y->str, &end, 10);
+	if (errno || *end || v < lo || v > hi) {
+		_rerr(r, y->line, "%s: '%s' is not a number in %d..%d", what,
+		      y->str, lo, hi);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/* {x, y, z} of a key of m (absent: def, or an error when def is NULL). */
+static int _rxyz(struct t3d_reader *r, const struct ynode *m,
+		 const char *key, int lo, int hi, const int *def, int out[3],
+		 int *line)
+{
+	static const char *const xyz[] = { "x", "y", "z", NULL };
+	const struct ynode *y = _yget(m, key);
+	char what[64];
+	int rc = 0;
+
+	*line = m->line;
+	if (!y) {
+		if (!def) {
+			_rerr(r, m->line, "'%s' is missing", key);
+			return -1;
+		}
+		memcpy(out, def, 3 * sizeof(int));
+		return 0;
+	}
+	*line = y->line;
+	if (y->type != Y_MAP) {
+		_rerr(r, y->line, "%s: x, y and z are needed", key);
+		return -1;
+	}
+	_rkeys(r, y, key, xyz);
+	for (int d = 0; d < 3; d++) {
+		snprintf(what, sizeof(what), "%s.%s", key, xyz[d]);
+		rc |= _rint(r, _yget(y, xyz[d]), what, lo, hi, &out[d]);
+	}
+	return rc;
+}
+
+struct cell_fill {
+	struct topoml_torus3d *c;
+	struct t3d_reader *r;
+	int line;
+	int lo[3], ext[3];	/* region: anchor and dims */
+	long k, want;
+};
+
+static int _fill_one(const char *host, void *arg)
+{
+	struct cell_fill *f = arg;
+	struct topoml_torus3d *c = f->c;
+	long k = f->k++;
+	int x, y, z, pos;
+
+	if (k >= f->want)
+		return 0;	/* counted and reported by the caller */
+	x = f->lo[0] + (int)(k % f->ext[0]);
+	y = f->lo[1] + (int)(k / f->ext[0] % f->ext[1]);
+	z = f->lo[2] + (int)(k / ((long)f->ext[0] * f->ext[1]));
+	pos = x + c->dims[0] * (y + c->dims[1] * z);
+	if (c->cell_name[pos]) {
+		_rerr(f->r, f->line, "node %s: cell (%d,%d,%d) already holds %s",
+		      host, x, y, z, c->cell_name[pos]);
+		return 0;
+	}
+	if (!(c->cell_name[pos] = strdup(host)))
+		return -1;
+	return 0;
+}
+
+static void _rnodes(struct t3d_reader *r, struct topoml_torus3d *c,
+		    const struct ynode *nodes, const int lo[3],
+		    const int ext[3])
+{
+	struct cell_fill f = { .c = c, .r = r, .line = nodes->line };
+
+	memcpy(f.lo, lo, sizeof(f.lo));
+	memcpy(f.ext, ext, sizeof(f.ext));
+	f.want = (long)ext[0] * ext[1] * ext[2];
+	if (nodes->type != Y_SCALAR || !nodes->str[0]) {
+		_rerr(r, nodes->line, "nodes: a host list is needed");
+		return;
+	}
+	if (topoml_hostlist_foreach(nodes->str, NULL, _fill_one, &f) < 0) {
+		_rerr(r, nodes->line, "nodes: invalid host list '%s'%s",
+		      nodes->str, topoml_hostlist_why(errno));
+		return;
+	}
+	if (f.k != f.want)
+		_rerr(r, nodes->line,
+		      "nodes: %ld nodes for %dx%dx%d = %ld cells", f.k, ext[0],
+		      ext[1], ext[2], f.want);
+}
+
+static int _shape_size_cmp(const void *a, const void *b)
+{
+	const struct topoml_t3d_shape *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return x->line - y->line;	/* stable: listed order */
+}
+
+static void _rtorus(struct t3d_reader *r, const struct ynode *tm,
+		    struct topoml_torus3d *c)
+{
+	static const char *const keys[] = { "name", "dims", "nodes", "regions",
+					    "placements", NULL };
+	static const char *const rkeys[] = { "anchor", "dims", "nodes", NULL };
+	static const char *const pkeys[] = { "dims", "anchor_seed",
+					     "anchor_spacing", NULL };
+	const struct ynode *name = _yget(tm, "name");
+	const struct ynode *nodes = _yget(tm, "nodes");
+	const struct ynode *regions = _yget(tm, "regions");
+	const struct ynode *pl = _yget(tm, "placements");
+	int line, zero[3] = { 0, 0, 0 };
+	long vol;
+
+	_rkeys(r, tm, "torus", keys);
+	if (!name || name->type != Y_SCALAR || !name->str[0])
+		_rerr(r, tm->line, "torus: 'name' is missing");
+	else if (!(c->name = strdup(name->str)))
+		r->bad = 1;
+	if (_rxyz(r, tm, "dims", 1, 65535, NULL, c->dims, &line))
+		return;
+	vol = (long)c->dims[0] * c->dims[1] * c->dims[2];
+	if (vol > 1L << 24) {
+		_rerr(r, line, "dims: %ld cells, at most %ld", vol, 1L << 24);
+		return;
+	}
+	c->cell_name = calloc(vol, sizeof(char *));
+	if (!c->cell_name) {
+		r->bad = 1;
+		return;
+	}
+	if (nodes && regions)
+		_rerr(r, regions->line, "'nodes' and 'regions' exclude "
+		      "each other");
+	else if (nodes)
+		_rnodes(r, c, nodes, zero, c->dims);
+	else if (regions && regions->type != Y_SEQ)
+		_rerr(r, regions->line, "regions: a list is needed");
+	else if (regions)
+		for (int i = 0; i < regions->n; i++) {
+			const struct ynode *rg = regions->v[i];
+			const struct ynode *rn = _yget(rg, "nodes");
+			int lo[3], ext[3], l1, l2;
+
+			if (rg->type != Y_MAP) {
+				_rerr(r, rg->line, "region: a mapping is needed");
+				continue;
+			}
+			_rkeys(r, rg, "region", rkeys);
+			if (_rxyz(r, rg, "anchor", 0, 65535, NULL, lo, &l1) ||
+			    _rxyz(r, rg, "dims", 1, 65535, NULL, ext, &l2))
+				continue;
+			for (int d = 0; d < 3; d++)
+				if (lo[d] + ext[d] > c->dims[d]) {
+					_rerr(r, l2, "region dims exceed the "
+					      "torus dimensions (no wrap)");
+					break;
+				}
+			if (!rn)
+				_rerr(r, rg->line, "region: 'nodes' is missing");
+			else if (!r->bad)
+				_rnodes(r, c, rn, lo, ext);
+		}
+	else
+		_rerr(r, tm->line, "torus: 'nodes' or 'regions' is needed");
+	if (!pl)
+		return;	/* Slurm accepts it; every job is then refused */
+	if (pl->type != Y_SEQ) {
+		_rerr(r, pl->line, "placements: a list is needed");
+		return;
+	}
+	c->shapes = calloc(pl->n ? pl->n : 1, sizeof(*c->shapes));
+	if (!c->shapes) {
+		r->bad = 1;
+		return;
+	}
+	for (int i = 0; i < pl->n; i++) {
+		const struct ynode *p = pl->v[i];
+		struct topoml_t3d_shape *s = &c->shapes[c->nshapes];
+		int l1, l2, l3;
+
+		if (p->type != Y_MAP) {
+			_rerr(r, p->line, "placement: a mapping is needed");
+			continue;
+		}
+		_rkeys(r, p, "placement", pkeys);
+		if (_rxyz(r, p, "dims", 1, 65535, NULL, s->dims, &l1) ||
+		    _rxyz(r, p, "anchor_seed", 0, 65535, zero, s->seed, &l2) ||
+		    _rxyz(r, p, "anchor_spacing", 0, 65535, s->dims,
+			  s->spacing, &l3))
+			continue;
+		s->line = p->line;
+		s->size = s->dims[0] * s->dims[1] * s->dims[2];
+		for (int d = 0; d < 3; d++) {
+			/* spacing 0 means the dims, as Slurm reads it */
+			if (!s->spacing[d])
+				s->spacing[d] = s->dims[d];
+			if (s->dims[d] > c->dims[d]) {
+				_rerr(r, l1, "placement dims exceed the torus "
+				      "dimensions");
+				break;
+			}
+			if (s->spacing[d] > c->dims[d]) {
+				_rerr(r, l3, "anchor_spacing exceeds the torus "
+				      "dimensions");
+				break;
+			}
+			if (s->seed[d] >= c->dims[d]) {
+				_rerr(r, l2, "anchor_seed outside the torus");
+				break;
+			}
+		}
+		c->nshapes++;
+	}
+	/* Slurm sorts with qsort() by size; listed order kept on ties. */
+	if (c->nshapes)
+		qsort(c->shapes, c->nshapes, sizeof(*c->shapes),
+		      _shape_size_cmp);
+}
+
+void topoml_torus3d_free(struct topoml_torus3d *c)
+{
+	if (!c)
+		return;
+	if (c->cell_name) {
+		long vol = (long)c->dims[0] * c->dims[1] * c->dims[2];
+
+		for (long i = 0; i < vol; i++)
+			free(c->cell_name[i]);
+	}
+	free(c->cell_name);
+	free(c->shapes);
+	free(c->name);
+	free(c->source);
+	free(c);
+}
+
+struct topoml_torus3d *topoml_torus3d_load(const char *path,
+					   topoml_errors_t *err)
+{
+	struct t3d_reader r = { .path = path, .err = err };
+	struct topoml_torus3d *c = calloc(1, sizeof(*c));
+	const struct ynode *t3d = NULL, *tor;
+	char *buf = NULL;
+	struct ynode *root = _yload(path, &buf, err);
+	int at = 0;
+
+	if (!c || !root)
+		goto fail;
+	c->source = strdup(path);
+	/* topology.yaml: a list of topologies; the one with torus3d */
+	if (root->type == Y_SEQ) {
+		for (int i = 0; i < root->n; i++) {
+			const struct ynode *x = _yget(root->v[i], "torus3d");
+
+			if (x && t3d) {
+				_rerr(&r, root->v[i]->line, "a second torus3d "
+				      "topology (topoml reads one)");
+				break;
+			}
+			if (x) {
+				t3d = x;
+				at = root->v[i]->line;
+			}
+		}
+	} else if (root->type == Y_MAP) {
+		t3d = _yget(root, "torus3d");
+	}
+	if (!t3d) {
+		topoml_errors_add(err, "%s: no torus3d topology", path);
+		goto fail;
+	}
+	tor = _yget(t3d, "toruses");
+	if (!tor || tor->type != Y_SEQ || !tor->n) {
+		_rerr(&r, tor ? tor->line : t3d->line ? t3d->line : at,
+		      "torus3d: 'toruses' needs a list of toruses");
+		goto fail;
+	}
+	if (tor->n > 1)
+		_rerr(&r, tor->v[1]->line, "a second torus (topoml reads one)");
+	else if (tor->v[0]->type != Y_MAP)
+		_rerr(&r, tor->v[0]->line, "torus: a mapping is needed");
+	else
+		_rtorus(&r, tor->v[0], c);
+	if (r.bad || !c->source)
+		goto fail;
+	_yfree(root);
+	free(buf);
+	return c;
+fail:
+	_yfree(root);
+	free(buf);
+	topoml_torus3d_free(c);
+	return NULL;
+}
+
+topoml_topo_t *topoml_torus3d_topology(const struct topoml_torus3d *c,
+				       topoml_errors_t *err)
+{
+	topoml_topo_t *t = topoml_new(TOPOML_TORUS, c->source);
+	long vol = (long)c->dims[0] * c->dims[1] * c->dims[2];
+
+	if (!t)
+		return NULL;
+	for (int d = 0; d < 3; d++) {
+		t->dims[d] = c->dims[d];
+		t->wrap[d] = true;
+	}
+	for (long p = 0; p < vol; p++) {
+		int n;
+
+		if (!c->cell_name[p])
+			continue;
+		n = topoml_add_node(t, c->cell_name[p], 0, err);
+		if (n < 0)
+			goto fail;
+		t->nodes[n].coord[0] = (int)(p % c->dims[0]);
+		t->nodes[n].coord[1] = (int)(p / c->dims[0] % c->dims[1]);
+		t->nodes[n].coord[2] = (int)(p / ((long)c->dims[0] *
+						  c->dims[1]));
+	}
+	if (topoml_finalize(t, err))
+		goto fail;
+	t->torus3d = c;
+	return t;
+fail:
+	topoml_free(t);
+	return NULL;
+}
+
+bool topoml_torus3d_size_ok(const struct topoml_torus3d *c, int n)
+{
+	for (int i = 0; c && i < c->nshapes; i++)
+		if (c->shapes[i].size == n)
+			return true;
+	return false;
+}
+
+struct topoml_torus3d *topoml_torus3d_every_size(const topoml_topo_t *t)
+{
+	struct topoml_torus3d *c = calloc(1, sizeof(*c));
+	int vol = t->dims[0] * t->dims[1] * t->dims[2], cap = 0;
+
+	if (!c || !(c->source = strdup("generated")))
+		goto fail;
+	memcpy(c->dims, t->dims, sizeof(c->dims));
+	for (int n = 1; n <= vol; n++) {
+		int best = INT_MAX, bspread = INT_MAX;
+
+		/* the most cube-like box of n: least a+b+c, then spread */
+		for (int a = 1; a <= t->dims[0]; a++)
+			for (int b = 1; b <= t->dims[1]; b++) {
+				int cc = n / (a * b), mx, mn;
+
+				if (n % (a * b) || cc > t->dims[2] || cc < 1)
+					continue;
+				mx = a > b ? a : b;
+				mx = mx > cc ? mx : cc;
+				mn = a < b ? a : b;
+				mn = mn < cc ? mn : cc;
+				if (a + b + cc < best ||
+				    (a + b + cc == best && mx - mn < bspread)) {
+					best = a + b + cc;
+					bspread = mx - mn;
+				}
+			}
+		if (best == INT_MAX)
+			continue;
+		/* every orientation of that quality, x-longest first */
+		for (int a = t->dims[0]; a >= 1; a--)
+			for (int b = t->dims[1]; b >= 1; b--) {
+				int cc = n / (a * b), mx, mn;
+				struct topoml_t3d_shape *s;
+
+				if (n % (a * b) || cc > t->dims[2] || cc < 1)
+					continue;
+				mx = a > b ? a : b;
+				mx = mx > cc ? mx : cc;
+				mn = a < b ? a : b;
+				mn = mn < cc ? mn : cc;
+				if (a + b + cc != best || mx - mn != bspread)
+					continue;
+				s = topoml__grow(c->shapes, c->nshapes, &cap,
+						 sizeof(*s));
+				if (!s)
+					goto fail;
+				c->shapes = s;
+				s = &c->shapes[c->nshapes++];
+				*s = (struct topoml_t3d_shape){
+					.dims = { a, b, cc },
+					.spacing = { 1, 1, 1 },
+					.size = n,
+				};
+			}
+	}
+	return c;
+fail:
+	topoml_torus3d_free(c);
+	return NULL;
+}
+
+/* ---- the policy ---------------------------------------------------- */
+
+/* Anchor positions along one axis: seed, seed + s, ... (mod size) until
+ * back at seed, as _build_axis_positions() walks them. */
+static int _axis(int size, int stride, int seed, int *pos)
+{
+	int n = 0, p = seed;
+
+	pos[n++] = p;
+	if (!stride)
+		return 1;
+	for (;;) {
+		p = (p + stride) % size;
+		if (p == pos[0] || n >= size)
+			break;
+		pos[n++] = p;
+	}
+	return n;
+}
+
+/* 3D prefix sums of a 0/1 grid, box sums in O(1) (a box that wraps
+ * splits into up to 8). */
+struct psum {
+	int d[3];
+	int *p;
+};
+
+static inline size_t _pi(const struct psum *g, int x, int y, int z)
+{
+	return ((size_t)z * (g->d[1] + 1) + y) * (g->d[0] + 1) + x;
+}
+
+static int _psum_build(struct psum *g, const int d[3], const char *cell)
+{
+	memcpy(g->d, d, sizeof(g->d));
+	g->p = calloc((size_t)(d[0] + 1) * (d[1] + 1) * (d[2] + 1),
+		      sizeof(int));
+	if (!g->p)
+		return -1;
+	for (int z = 1; z <= d[2]; z++)
+		for (int y = 1; y <= d[1]; y++)
+			for (int x = 1; x <= d[0]; x++)
+				g->p[_pi(g, x, y, z)] =
+					cell[(x - 1) + (size_t)d[0] *
+					     ((y - 1) + (size_t)d[1] * (z - 1))] +
+					g->p[_pi(g, x - 1, y, z)] +
+					g->p[_pi(g, x, y - 1, z)] +
+					g->p[_pi(g, x, y, z - 1)] -
+					g->p[_pi(g, x - 1, y - 1, z)] -
+					g->p[_pi(g, x - 1, y, z - 1)] -
+					g->p[_pi(g, x, y - 1, z - 1)] +
+					g->p[_pi(g, x - 1, y - 1, z - 1)];
+	return 0;
+}
+
+/* Sum over [lo, hi) per axis, inside the grid. */
+static int _psum1(const struct psum *g, const int lo[3], const int hi[3])
+{
+	const int *p = g->p;
+
+	return p[_pi(g, hi[0], hi[1], hi[2])] - p[_pi(g, lo[0], hi[1], hi[2])] -
+	       p[_pi(g, hi[0], lo[1], hi[2])] - p[_pi(g, hi[0], hi[1], lo[2])] +
+	       p[_pi(g, lo[0], lo[1], hi[2])] + p[_pi(g, lo[0], hi[1], lo[2])] +
+	       p[_pi(g, hi[0], lo[1], lo[2])] - p[_pi(g, lo[0], lo[1], lo[2])];
+}
+
+/* Sum over the circular box at o (o[d] < d[d]) of sides s (<= d[d]). */
+static int _psum(const struct psum *g, const int o[3], const int s[3])
+{
+	int lo[3][2], hi[3][2], np[3], total = 0;
+
+	for (int d = 0; d < 3; d++) {
+		lo[d][0] = o[d];
+		if (o[d] + s[d] <= g->d[d]) {
+			hi[d][0] = o[d] + s[d];
+			np[d] = 1;
+		} else {
+			hi[d][0] = g->d[d];
+			lo[d][1] = 0;
+			hi[d][1] = o[d] + s[d] - g->d[d];
+			np[d] = 2;
+		}
+	}
+	for (int a = 0; a < np[0]; a++)
+		for (int b = 0; b < np[1]; b++)
+			for (int c = 0; c < np[2]; c++) {
+				int l[3] = { lo[0][a], lo[1][b], lo[2][c] };
+				int h[3] = { hi[0][a], hi[1][b], hi[2][c] };
+
+				total += _psum1(g, l, h);
+			}
+	return total;
+}
+
+static int _int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/*
+ * The next larger placement's anchors, for the fragmentation cost: on a
+ * grid of their sorted positions per axis, 1 where the anchor's nodes are
+ * all free (and it has one), so that the free anchors a box touches are
+ * a box sum on that grid.
+ */
+struct frag {
+	const struct topoml_t3d_shape *nx;
+	int *pos[3];
+	int n[3];
+	struct psum free;
+};
+
+static int _frag_build(struct frag *f, const struct topoml_t3d_shape *nx,
+		       const int dims[3], const struct psum *busy,
+		       const struct psum *mapped)
+{
+	char *cell;
+	int rc = -1;
+
+	f->nx = nx;
+	for (int d = 0; d < 3; d++) {
+		f->pos[d] = malloc(dims[d] * sizeof(int));
+		if (!f->pos[d])
+			return -1;
+		f->n[d] = _axis(dims[d], nx->spacing[d], nx->seed[d],
+				f->pos[d]);
+		qsort(f->pos[d], f->n[d], sizeof(int), _int_cmp);
+	}
+	cell = malloc((size_t)f->n[0] * f->n[1] * f->n[2]);
+	if (!cell)
+		return -1;
+	for (int iz = 0; iz < f->n[2]; iz++)
+		for (int iy = 0; iy < f->n[1]; iy++)
+			for (int ix = 0; ix < f->n[0]; ix++) {
+				int o[3] = { f->pos[0][ix], f->pos[1][iy],
+					     f->pos[2][iz] };
+
+				cell[ix + (size_t)f->n[0] *
+				     (iy + (size_t)f->n[1] * iz)] =
+					!_psum(busy, o, nx->dims) &&
+					_psum(mapped, o, nx->dims) > 0;
+			}
+	rc = _psum_build(&f->free, f->n, cell);
+	free(cell);
+	return rc;
+}
+
+static void _frag_clear(struct frag *f)
+{
+	for (int d = 0; d < 3; d++)
+		free(f->pos[d]);
+	free(f->free.p);
+}
+
+/* Free anchors of the next placement that the box (o, s) touches
+ * (_get_frag_cost(): overlapping and wholly free). */
+static int _frag_cost(const struct frag *f, const int dims[3],
+		      const int o[3], const int s[3])
+{
+	int lo[3][2], hi[3][2], np[3], total = 0;
+
+	if (!f->nx)
+		return 0;
+	for (int d = 0; d < 3; d++) {
+		int L = dims[d], w = s[d] + f->nx->dims[d] - 1;
+		int a = ((o[d] - f->nx->dims[d] + 1) % L + L) % L, b;
+		const int *p = f->pos[d];
+		int n = f->n[d], ia, ib;
+
+		/* anchors at a .. a+w-1 (mod L) touch the box */
+		if (w >= L) {
+			lo[d][0] = 0;
+			hi[d][0] = n;
+			np[d] = 1;
+			continue;
+		}
+		b = a + w;	/* exclusive, may pass L */
+		/* first index with pos >= v */
+		ia = 0;
+		while (ia < n && p[ia] < a)
+			ia++;
+		if (b <= L) {
+			ib = ia;
+			while (ib < n && p[ib] < b)
+				ib++;
+			lo[d][0] = ia;
+			hi[d][0] = ib;
+			np[d] = 1;
+		} else {
+			ib = 0;
+			while (ib < n && p[ib] < b - L)
+				ib++;
+			lo[d][0] = ia;
+			hi[d][0] = n;
+			lo[d][1] = 0;
+			hi[d][1] = ib;
+			np[d] = 2;
+		}
+	}
+	for (int x = 0; x < np[0]; x++)
+		for (int y = 0; y < np[1]; y++)
+			for (int z = 0; z < np[2]; z++) {
+				int l[3] = { lo[0][x], lo[1][y], lo[2][z] };
+				int h[3] = { hi[0][x], hi[1][y], hi[2][z] };
+
+				total += _psum1(&f->free, l, h);
+			}
+	return total;
+}
+
+/* Set the box's nodes in set; the highest weight among them. */
+static uint64_t _box_nodes(const topoml_topo_t *t, const int o[3],
+			   const int s[3], const uint64_t *wt,
+			   hwloc_bitmap_t set)
+{
+	uint64_t w = 0;
+
+	if (set)
+		hwloc_bitmap_zero(set);
+	for (int dz = 0; dz < s[2]; dz++)
+		for (int dy = 0; dy < s[1]; dy++)
+			for (int dx = 0; dx < s[0]; dx++) {
+				int c[3] = { (o[0] + dx) % t->dims[0],
+					     (o[1] + dy) % t->dims[1],
+					     (o[2] + dz) % t->dims[2] };
+				int v = t->coord_node[topoml__torus_pos(t, c)];
+
+				if (v < 0)
+					continue;
+				if (set)
+					hwloc_bitmap_set(set, v);
+				if (wt && wt[v] > w)
+					w = wt[v];
+			}
+	return w;
+}
+
+int topoml__place_torus3d(const struct place_in *in,
+			  struct topoml_placement *out, char *why,
+			  size_t whylen)
+{
+	const topoml_topo_t *t = in->t;
+	const struct topoml_torus3d *c = t->torus3d;
+	const uint64_t *wt = in->req->weight;
+	struct psum busy = { 0 }, mapped = { 0 }, req = { 0 };
+	struct frag fr = { 0 };
+	int best_shape = -1, best_frag = -1, rc = -1, bo[3] = { 0 };
+	int *pos[3] = { NULL }, npos[3];
+	char *cell = NULL;
+	uint64_t best_w = 0;
+	long vol;
+	hwloc_bitmap_t set = NULL;
+
+	if (t->family != TOPOML_TORUS || !c) {
+		snprintf(why, whylen, "policy slurm-torus3d needs a 3D torus "
+			 "with torus3d placements (topology.yaml)");
+		return -1;
+	}
+	for (int d = 0; d < 3; d++)
+		if (c->dims[d] != t->dims[d]) {
+			snprintf(why, whylen, "torus3d dims %dx%dx%d differ "
+				 "from the topology's", c->dims[0],
+				 c->dims[1], c->dims[2]);
+			return -1;
+		}
+	if (!topoml_torus3d_size_ok(c, in->n)) {
+		snprintf(why, whylen, "Requested topology configuration is "
+			 "not available: no torus3d placement of %d nodes",
+			 in->n);
+		return -1;
+	}
+	vol = (long)t->dims[0] * t->dims[1] * t->dims[2];
+	cell = calloc(vol ? vol : 1, 1);
+	for (int d = 0; d < 3; d++)
+		pos[d] = malloc(t->dims[d] * sizeof(int));
+	if (!cell || !pos[0] || !pos[1] || !pos[2])
+		goto oom;
+	/* busy: a node that is not free; mapped: a cell with a node */
+	for (long p = 0; p < vol; p++) {
+		int v = t->coord_node[p];
+
+		cell[p] = v >= 0 && !hwloc_bitmap_isset(in->avail, v);
+	}
+	if (_psum_build(&busy, t->dims, cell))
+		goto oom;
+	for (long p = 0; p < vol; p++)
+		cell[p] = t->coord_node[p] >= 0;
+	if (_psum_build(&mapped, t->dims, cell))
+		goto oom;
+	if (in->nreq) {
+		for (long p = 0; p < vol; p++)
+			cell[p] = t->coord_node[p] >= 0 &&
+				  hwloc_bitmap_isset(in->required,
+						     t->coord_node[p]);
+		if (_psum_build(&req, t->dims, cell))
+			goto oom;
+	}
+	for (int i = 0; i < c->nshapes; i++) {
+		const struct topoml_t3d_shape *s = &c->shapes[i], *nx = NULL;
+
+		if (s->size != in->n)
+			continue;
+		for (int j = i + 1; j < c->nshapes && !nx; j++)
+			if (c->shapes[j].size > in->n)
+				nx = &c->shapes[j];
+		if (nx != fr.nx) {
+			_frag_clear(&fr);
+			memset(&fr, 0, sizeof(fr));
+			if (nx && _frag_build(&fr, nx, t->dims, &busy, &mapped))
+				goto oom;
+		}
+		for (int d = 0; d < 3; d++)
+			npos[d] = _axis(t->dims[d], s->spacing[d], s->seed[d],
+					pos[d]);
+		for (int ix = 0; ix < npos[0]; ix++)
+			for (int iy = 0; iy < npos[1]; iy++)
+				for (int iz = 0; iz < npos[2]; iz++) {
+					int o[3] = { pos[0][ix], pos[1][iy],
+						     pos[2][iz] }, f;
+					uint64_t w = 0;
+
+					/* every cell a node, all free */
+					if (_psum(&mapped, o, s->dims) !=
+						    s->size ||
+					    _psum(&busy, o, s->dims))
+						continue;
+					if (in->nreq &&
+					    _psum(&req, o, s->dims) != in->nreq)
+						continue;
+					if (wt)
+						w = _box_nodes(t, o, s->dims,
+							       wt, NULL);
+					if (best_shape >= 0 && w > best_w)
+						continue;
+					if (best_shape >= 0 && w == best_w) {
+						/* against the same placement
+						 * only; else the first found
+						 * stays */
+						if (best_shape != i)
+							continue;
+						if (best_frag < 0)
+							best_frag = _frag_cost(
+								&fr, t->dims,
+								bo, s->dims);
+						f = _frag_cost(&fr, t->dims, o,
+							       s->dims);
+						if (f >= best_frag)
+							continue;
+						best_frag = f;
+					} else {
+						best_frag = -1;
+					}
+					best_shape = i;
+					best_w = w;
+					memcpy(bo, o, sizeof(bo));
+				}
+	}
+	if (best_shape < 0) {
+		snprintf(why, whylen, "No suitable topology unit found: no "
+			 "free torus3d box of %d nodes", in->n);
+		goto out;
+	}
+	set = hwloc_bitmap_alloc();
+	if (!set)
+		goto oom;
+	_box_nodes(t, bo, c->shapes[best_shape].dims, NULL, set);
+	rc = topoml__placement_from_set(t, set, out);
+	if (!rc)
+		goto out;
+oom:
+	snprintf(why, whylen, "out of memory");
+	rc = -1;
+out:
+	_frag_clear(&fr);
+	free(busy.p);
+	free(mapped.p);
+	free(req.p);
+	free(cell);
+	for (int d = 0; d < 3; d++)
+		free(pos[d]);
+	hwloc_bitmap_free(set);
+	return rc;
+}
