@@ -21,6 +21,7 @@ struct sim_cli {
 	const char *topology;
 	const char *trace;
 	const char *svg;
+	const char *jobs;	/* --jobs FILE: per-job outcome */
 	bool json;
 	int npol;
 	enum topoml_policy pol[SIM_MAX_POLICIES];
@@ -116,6 +117,14 @@ static void _usage(FILE *f)
 "                          the topology family)\n"
 "  -f, --format F          trace format: auto (default), swf, csv, mtech\n"
 "  -c, --cores-per-node N  SWF processors per node (default 1)\n"
+"      --shared            keep SWF jobs in cores: jobs smaller than a node\n"
+"                          share nodes (N cores each), as they ran; without\n"
+"                          it sizes are rounded up to whole nodes\n"
+"      --cloud-power       Slurm baselines prefer nodes used before (never\n"
+"                          used ones count as powered down), as slurmctld\n"
+"                          does with CLOUD nodes\n"
+"      --jobs FILE         per job and policy: id, submit, start, cores,\n"
+"                          nodes (one line each; '-' for stdout)\n"
 "  -s, --scale X|fit       multiply job sizes by X, or fit the largest job\n"
 "                          to the machine\n"
 "  -N, --trace-nodes N     the traced machine had N nodes: scale job sizes by\n"
@@ -205,7 +214,8 @@ static int _parse_int(const char *opt, const char *s, int min, int *v)
 
 static int _parse_args(struct sim_cli *c, int argc, char **argv)
 {
-	enum { OPT_SVG = 256, OPT_NOBF, OPT_SPREAD, OPT_NOFRAG };
+	enum { OPT_SVG = 256, OPT_NOBF, OPT_SPREAD, OPT_NOFRAG, OPT_SHARED,
+	       OPT_CLOUD, OPT_JOBS };
 	static const struct option longopts[] = {
 		{ "topology", required_argument, NULL, 't' },
 		{ "trace", required_argument, NULL, 'T' },
@@ -220,6 +230,9 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		{ "no-backfill", no_argument, NULL, OPT_NOBF },
 		{ "spread-alltoall", no_argument, NULL, OPT_SPREAD },
 		{ "no-fragmentation", no_argument, NULL, OPT_NOFRAG },
+		{ "shared", no_argument, NULL, OPT_SHARED },
+		{ "cloud-power", no_argument, NULL, OPT_CLOUD },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 },
@@ -299,6 +312,16 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		case OPT_NOFRAG:
 			c->sopts.no_fragmentation = true;
 			break;
+		case OPT_SHARED:
+			c->topts.shared = true;
+			break;
+		case OPT_CLOUD:
+			c->sopts.cloud_power = true;
+			break;
+		case OPT_JOBS:
+			c->jobs = optarg;
+			c->sopts.record_nodes = true;
+			break;
 		case 'h':
 			_usage(stdout);
 			return 0;
@@ -316,6 +339,11 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		cli_err("--topology and --trace are "
 			"required");
 		_usage(stderr);
+		return 2;
+	}
+	if (c->topts.shared && c->topts.cores_per_node < 2) {
+		cli_err("--shared needs --cores-per-node N with N >= 2 (the "
+			"cores of a node that jobs share)");
 		return 2;
 	}
 	return -1;
@@ -342,6 +370,10 @@ static void _print_json(const struct sim_cli *c, const topoml_topo_t *t,
 	snprintf(summary, sizeof(summary), "%.10g", tr->scale);
 	json_object_object_add(jt, "scale",
 			       json_object_new_double_s(tr->scale, summary));
+	json_object_object_add(jt, "shared",
+			       json_object_new_boolean(tr->shared));
+	json_object_object_add(jt, "cores_per_node",
+			       json_object_new_int(tr->cores_per_node));
 	json_object_object_add(root, "trace", jt);
 	for (int p = 0; p < c->npol; p++) {
 		json_object *o = json_object_new_object();
@@ -376,9 +408,14 @@ static void _print_table(const struct sim_cli *c, const topoml_topo_t *t,
 	topoml_summary(t, summary, sizeof(summary));
 	printf("topology: %s\n", summary);
 	printf("trace:    %s (%s), %d jobs, %d skipped, %d too large, "
-	       "size scale %g\n\n", c->trace,
+	       "size scale %g%s\n", c->trace,
 	       topoml_trace_format_name(tr->format), tr->njobs, tr->nskipped,
-	       tr->ntoo_large, tr->scale);
+	       tr->ntoo_large, tr->scale,
+	       tr->shared ? ", in cores (jobs share nodes)" : "");
+	if (tr->shared)
+		printf("          %d cores per node; utilization in cores\n",
+		       tr->cores_per_node);
+	printf("\n");
 	printf("%-26s", "");
 	for (int p = 0; p < c->npol; p++)
 		printf(" %16s", topoml_policy_name(c->pol[p]));
@@ -526,6 +563,29 @@ static int _write_svg(const struct sim_cli *c, const topoml_topo_t *t,
 	return 0;
 }
 
+/* --jobs: one line per job: policy id submit start cores nodes units. */
+static int _write_jobs(FILE *f, const topoml_topo_t *t,
+		       const struct topoml_trace *tr, enum topoml_policy pol,
+		       const struct topoml_sim_jobout *jo)
+{
+	for (int i = 0; i < tr->njobs; i++) {
+		const struct topoml_job *j = &tr->jobs[i];
+		char *names = jo[i].nodes ?
+			topoml_nodeset_format(t, jo[i].nodes) : NULL;
+
+		fprintf(f, "%s %u %.0f %.0f %d %s", topoml_policy_name(pol),
+			j->id, j->submit, jo[i].start,
+			j->cores > 0 ? j->cores : j->nodes *
+			(tr->shared ? tr->cores_per_node : 1),
+			names ? names : "-");
+		for (int k = 0; jo[i].units && k < jo[i].nnodes; k++)
+			fprintf(f, "%c%d", k ? ',' : ' ', jo[i].units[k]);
+		fputc('\n', f);
+		free(names);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
 struct sim_progress {
 	enum topoml_policy pol;
 	int p, npol;
@@ -547,6 +607,8 @@ int cmd_sim(int argc, char **argv)
 	topoml_topo_t *t = NULL;
 	struct topoml_trace *tr = NULL;
 	struct topoml_sim_metrics *m = NULL;
+	struct topoml_sim_jobout *jo = NULL;
+	FILE *jf = NULL;
 	int rc = _parse_args(&c, argc, argv);
 
 	if (rc >= 0)
@@ -569,6 +631,15 @@ int cmd_sim(int argc, char **argv)
 	m = calloc(c.npol, sizeof(*m));
 	if (!m)
 		goto out;
+	if (c.jobs) {
+		jo = calloc(tr->njobs + 1, sizeof(*jo));
+		jf = strcmp(c.jobs, "-") ? fopen(c.jobs, "w") : stdout;
+		if (!jo || !jf) {
+			cli_err("%s: %s", c.jobs, strerror(errno));
+			rc = 2;
+			goto out;
+		}
+	}
 	c.sopts.progress = _progress;
 	for (int p = 0; p < c.npol; p++) {
 		struct sim_progress sp = { c.pol[p], p, c.npol };
@@ -576,10 +647,20 @@ int cmd_sim(int argc, char **argv)
 		c.sopts.progress_arg = &sp;
 		cli_progress_step("%s (%d/%d): %d jobs", topoml_policy_name(
 				  c.pol[p]), p + 1, c.npol, tr->njobs);
-		if (topoml_sim_run(t, tr, c.pol[p], &c.sopts, &m[p], NULL,
+		if (topoml_sim_run(t, tr, c.pol[p], &c.sopts, &m[p], jo,
 				   &err)) {
 			cli_errors(&err, NULL);
 			goto out;
+		}
+		if (jo) {
+			int bad = _write_jobs(jf, t, tr, c.pol[p], jo);
+
+			topoml_sim_jobout_free(jo, tr->njobs);
+			if (bad) {
+				cli_err("%s: write error", c.jobs);
+				rc = 2;
+				goto out;
+			}
 		}
 	}
 	cli_progress_end();
@@ -593,6 +674,13 @@ int cmd_sim(int argc, char **argv)
 	}
 	rc = 0;
 out:
+	if (jf && jf != stdout && fclose(jf) && !rc) {
+		cli_err("%s: %s", c.jobs, strerror(errno));
+		rc = 2;
+	}
+	if (jo && tr)
+		topoml_sim_jobout_free(jo, tr->njobs);
+	free(jo);
 	free(m);
 	topoml_trace_free(tr);
 	topoml_free(t);

@@ -643,6 +643,204 @@ START_TEST(deterministic)
 }
 END_TEST
 
+/* ---- jobs that share nodes (issue 18) ------------------------------ */
+
+START_TEST(shared_swf_read)
+{
+	struct topoml_trace_opts o = { .cores_per_node = 4, .shared = true };
+	struct topoml_trace *tr = _read("small.swf", &o);
+
+	ck_assert_ptr_nonnull(tr);
+	ck_assert(tr->shared);
+	ck_assert_int_eq(tr->cores_per_node, 4);
+	ck_assert_int_eq(tr->njobs, 3);
+	ck_assert_int_eq(tr->jobs[0].cores, 8);
+	ck_assert_int_eq(tr->jobs[0].nodes, 2);
+	ck_assert_int_eq(tr->jobs[2].cores, 33);	/* requested procs */
+	ck_assert_int_eq(tr->jobs[2].nodes, 9);
+	topoml_trace_free(tr);
+	/* scaled in cores: nodes follow */
+	o.scale = 0.5;
+	tr = _read("small.swf", &o);
+	ck_assert_ptr_nonnull(tr);
+	ck_assert_int_eq(tr->jobs[2].cores, 17);	/* round(16.5) */
+	ck_assert_int_eq(tr->jobs[2].nodes, 5);
+	topoml_trace_free(tr);
+	/* without --shared: whole nodes, as before */
+	o.shared = false;
+	o.scale = 0;
+	tr = _read("small.swf", &o);
+	ck_assert_ptr_nonnull(tr);
+	ck_assert_int_eq(tr->jobs[0].cores, 0);
+	ck_assert_int_eq(tr->jobs[0].nodes, 2);
+	topoml_trace_free(tr);
+}
+END_TEST
+
+/* rows: submit, cores (0 = whole nodes), nodes, runtime, walltime */
+static struct topoml_trace *_strace(const double (*rows)[5], int n, int upn)
+{
+	struct topoml_trace *tr = calloc(1, sizeof(*tr));
+
+	tr->source = strdup("test");
+	tr->njobs = n;
+	tr->scale = 1;
+	tr->shared = true;
+	tr->cores_per_node = upn;
+	tr->jobs = calloc(n, sizeof(*tr->jobs));
+	for (int i = 0; i < n; i++) {
+		tr->jobs[i].id = i + 1;
+		tr->jobs[i].submit = rows[i][0];
+		tr->jobs[i].cores = rows[i][1];
+		tr->jobs[i].nodes = rows[i][2];
+		tr->jobs[i].size = rows[i][1] ? rows[i][1] : rows[i][2];
+		tr->jobs[i].runtime = rows[i][3];
+		tr->jobs[i].walltime = rows[i][4];
+		tr->jobs[i].line = i + 1;
+	}
+	return tr;
+}
+
+static const struct topoml_sim_opts _rec = { .record_nodes = true };
+
+/*
+ * 8 nodes of 4 cores: a 2-core job, then a 2-core job while a node has 2
+ * free cores: the second goes onto that node (every policy: partly used
+ * nodes first / cons_tres's best fit), and the node is full; a 1-core job
+ * then goes to another node.
+ */
+START_TEST(shared_best_fit)
+{
+	static const double rows[][5] = {
+		{ 0, 2, 1, 100, 100 },
+		{ 1, 2, 1, 100, 100 },
+		{ 2, 1, 1, 100, 100 },
+	};
+	topoml_topo_t *t = _tree8();
+	struct topoml_trace *tr = _strace(rows, 3, 4);
+	struct topoml_sim_jobout out[3];
+	struct topoml_sim_metrics m;
+
+	_run(t, tr, _tree_policies[_i], &_rec, &m, out);
+	ck_assert_int_eq(m.jobs, 3);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_double_eq(out[i].start, rows[i][0]);
+		ck_assert_int_eq(out[i].nnodes, 1);
+		ck_assert_ptr_nonnull(out[i].nodes);
+		ck_assert_int_eq(hwloc_bitmap_weight(out[i].nodes), 1);
+		ck_assert_int_eq(out[i].units[0], rows[i][1]);
+	}
+	ck_assert(hwloc_bitmap_isequal(out[0].nodes, out[1].nodes));
+	ck_assert(!hwloc_bitmap_isequal(out[0].nodes, out[2].nodes));
+	/* utilization in cores: 500 core-s of 32 cores x 102 s */
+	ck_assert_double_eq_tol(m.utilization, 500.0 / (32 * 102), 1e-12);
+	topoml_sim_jobout_free(out, 3);
+	topoml_trace_free(tr);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * The issue's case: six 1-core jobs, then a job of 4 whole nodes on two
+ * leaves of four 4-core nodes.  The small jobs pack onto two nodes and
+ * the 4-node job starts at once on the other leaf.
+ */
+START_TEST(shared_issue_case)
+{
+	static const double rows[][5] = {
+		{ 0, 1, 1, 1000, 1000 }, { 0, 1, 1, 1000, 1000 },
+		{ 0, 1, 1, 1000, 1000 }, { 0, 1, 1, 1000, 1000 },
+		{ 0, 1, 1, 1000, 1000 }, { 0, 1, 1, 1000, 1000 },
+		{ 1, 0, 4, 100, 100 },
+	};
+	topoml_topo_t *t = _tree8();
+	struct topoml_trace *tr = _strace(rows, 7, 4);
+	struct topoml_sim_jobout out[7];
+	struct topoml_sim_metrics m;
+	hwloc_bitmap_t small = hwloc_bitmap_alloc();
+
+	_run(t, tr, _tree_policies[_i], &_rec, &m, out);
+	for (int i = 0; i < 6; i++)
+		hwloc_bitmap_or(small, small, out[i].nodes);
+	ck_assert_int_eq(hwloc_bitmap_weight(small), 2);
+	ck_assert_double_eq(out[6].start, 1);
+	ck_assert_int_eq(hwloc_bitmap_weight(out[6].nodes), 4);
+	ck_assert(!hwloc_bitmap_intersects(small, out[6].nodes));
+	for (int k = 0; k < 4; k++)
+		ck_assert_int_eq(out[6].units[k], 4);	/* whole nodes */
+	hwloc_bitmap_free(small);
+	topoml_sim_jobout_free(out, 7);
+	topoml_trace_free(tr);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * Units may be GPUs: nodes of 8, eight 1-GPU jobs fill one node, the
+ * ninth goes to another, and a job of all 8 nodes waits until the last
+ * of them ends: a node is idle again only when all its jobs have ended.
+ */
+START_TEST(shared_gpus_node_freed)
+{
+	double rows[10][5];
+	topoml_topo_t *t = _tree8();
+	struct topoml_trace *tr;
+	struct topoml_sim_jobout out[10];
+	struct topoml_sim_metrics m;
+
+	for (int i = 0; i < 9; i++) {
+		rows[i][0] = 0;
+		rows[i][1] = 1;
+		rows[i][2] = 1;
+		rows[i][3] = 100 + 10 * i;	/* the ninth ends at 180 */
+		rows[i][4] = 500;
+	}
+	rows[9][0] = 1;
+	rows[9][1] = 0;
+	rows[9][2] = 8;
+	rows[9][3] = 50;
+	rows[9][4] = 50;
+	tr = _strace(rows, 10, 8);
+	_run(t, tr, _tree_policies[_i], &_rec, &m, out);
+	for (int i = 1; i < 8; i++)
+		ck_assert(hwloc_bitmap_isequal(out[0].nodes, out[i].nodes));
+	ck_assert(!hwloc_bitmap_isequal(out[0].nodes, out[8].nodes));
+	ck_assert_double_eq(out[9].start, 180);
+	ck_assert_int_eq(hwloc_bitmap_weight(out[9].nodes), 8);
+	ck_assert_int_eq(m.jobs, 10);
+	topoml_sim_jobout_free(out, 10);
+	topoml_trace_free(tr);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * A job larger than a node: its cores on the fewest nodes, whole free
+ * nodes of one leaf (9 cores: 4 + 4 + 1 on one leaf), for every policy.
+ */
+START_TEST(shared_multi_node)
+{
+	static const double rows[][5] = {
+		{ 0, 9, 3, 100, 100 },
+	};
+	topoml_topo_t *t = _tree8();
+	struct topoml_trace *tr = _strace(rows, 1, 4);
+	struct topoml_sim_jobout out[1];
+	struct topoml_sim_metrics m;
+	int sum = 0;
+
+	_run(t, tr, _tree_policies[_i], &_rec, &m, out);
+	ck_assert_int_eq(out[0].nnodes, 3);
+	for (int k = 0; k < 3; k++)
+		sum += out[0].units[k];
+	ck_assert_int_eq(sum, 9);
+	ck_assert_int_eq(out[0].span, 1);
+	topoml_sim_jobout_free(out, 1);
+	topoml_trace_free(tr);
+	topoml_free(t);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -670,6 +868,11 @@ static Suite *_suite(void)
 	tcase_add_test(ts, ring_cost_weighting);
 	tcase_add_test(ts, unplaceable);
 	tcase_add_test(ts, deterministic);
+	tcase_add_test(ts, shared_swf_read);
+	tcase_add_loop_test(ts, shared_best_fit, 0, np);
+	tcase_add_loop_test(ts, shared_issue_case, 0, np);
+	tcase_add_loop_test(ts, shared_gpus_node_freed, 0, np);
+	tcase_add_loop_test(ts, shared_multi_node, 0, np);
 	suite_add_tcase(s, ts);
 	return s;
 }

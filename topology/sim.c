@@ -36,6 +36,8 @@ struct run {
 	double est_end;		/* by wall time */
 	int n;
 	int *nodes;
+	int *units;		/* taken on each of nodes */
+	long u;			/* units in all */
 	int span;
 	double ring_cost;
 	hwloc_bitmap_t region;	/* units of a multi-unit job, else NULL */
@@ -50,9 +52,24 @@ struct state {
 	enum topoml_policy policy;
 	const struct topoml_sim_opts *o;
 
-	hwloc_bitmap_t avail;
+	hwloc_bitmap_t avail;	/* idle nodes */
 	uint32_t *owner;	/* job index + 1, 0 = idle */
-	int nfree;
+	int nfree;		/* idle nodes */
+
+	/*
+	 * Units (cores) per node: the trace's cores_per_node when it is in
+	 * cores, else 1 (a job takes whole nodes, units = nodes).
+	 */
+	int upn;
+	uint32_t *fu;		/* free units per node */
+	long ufree;
+	hwloc_bitmap_t partial;	/* partly used nodes with free units */
+	hwloc_bitmap_t cand;	/* scratch: idle | partial */
+	unsigned char *used;	/* cloud_power: used once (powered up) */
+	uint64_t *weight;	/* cloud_power: Slurm's scheduling weight */
+	struct sstab *st;	/* Slurm's switch table (shared jobs) */
+	int *snodes;		/* scratch: a shared job's nodes, units */
+	int *sunits;
 
 	struct run *runs;	/* by job index */
 	int *heap;		/* running jobs, min actual end */
@@ -64,6 +81,7 @@ struct state {
 	int *multi;		/* running multi-unit jobs */
 	int nmulti;
 
+	struct topoml_sim_jobout *jobout;
 	struct topoml_placement pl;
 	unsigned char *occ;	/* torus bounding boxes */
 	int *prefix;		/* torus: busy counts (_free_box_exists) */
@@ -329,15 +347,6 @@ static void _frag_update(struct state *s)
 
 /* ---- torus: could an exact box be had? ----------------------------- */
 
-static void _mark_busy(struct state *s, const int *nodes, int n, int busy)
-{
-	if (!s->busy_at)
-		return;
-	for (int i = 0; i < n; i++)
-		s->busy_at[_coord_index(s->t, s->t->nodes[nodes[i]].coord)] =
-			busy;
-}
-
 /* Busy positions in the box [x, x+a) x [y, y+b) x [z, z+c). */
 static int _box_busy(const int *p, const int e[3], int x, int y, int z,
 		     int a, int b, int c)
@@ -412,6 +421,678 @@ static bool _free_box_exists(struct state *s, int n)
 	return found;
 }
 
+/* ---- jobs that share nodes: Slurm's node choice by CPUs ------------ */
+
+/*
+ * Slurm's switch table as place_slurm.c builds it (the topology file's
+ * switches in order; a dragonfly as the topology.conf a site writes for
+ * TopologyParam=dragonfly: routers, one switch per group, a root), with
+ * the parent index 0 of a root (Slurm's quirk) and adjacency for hop
+ * distances.  A copy of that file's table, which is private to it.
+ */
+struct sstab {
+	int n;
+	int *level;
+	int *parent;
+	hwloc_bitmap_t *nodes;
+	int **adj;
+	int *nadj;
+};
+
+static void _sstab_free(struct sstab *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; i < st->n; i++) {
+		if (st->nodes && st->nodes[i])
+			hwloc_bitmap_free(st->nodes[i]);
+		if (st->adj)
+			free(st->adj[i]);
+	}
+	free(st->level);
+	free(st->parent);
+	free(st->nodes);
+	free(st->adj);
+	free(st->nadj);
+	free(st);
+}
+
+static int _sstab_link(struct sstab *st, int a, int b)
+{
+	for (int k = 0; k < 2; k++) {
+		int x = k ? b : a, y = k ? a : b;
+		int *n = realloc(st->adj[x], (st->nadj[x] + 1) * sizeof(int));
+
+		if (!n)
+			return -1;
+		st->adj[x] = n;
+		st->adj[x][st->nadj[x]++] = y;
+	}
+	return 0;
+}
+
+static struct sstab *_sstab_build(const topoml_topo_t *t)
+{
+	struct sstab *st = calloc(1, sizeof(*st));
+	int ns = t->nswitches, ng = 0;
+
+	if (!st)
+		return NULL;
+	if (t->family == TOPOML_DRAGONFLY)
+		ng = t->ngroups;
+	st->n = ns + (ng ? ng + (ng > 1) : 0);
+	st->level = calloc(st->n + 1, sizeof(int));
+	st->parent = calloc(st->n + 1, sizeof(int));
+	st->nodes = calloc(st->n + 1, sizeof(*st->nodes));
+	st->adj = calloc(st->n + 1, sizeof(*st->adj));
+	st->nadj = calloc(st->n + 1, sizeof(int));
+	if (!st->level || !st->parent || !st->nodes || !st->adj || !st->nadj)
+		goto fail;
+	for (int i = 0; i < ns; i++) {
+		st->level[i] = ng ? 0 : t->switches[i].level;
+		st->nodes[i] = hwloc_bitmap_dup(t->switches[i].desc);
+		if (!st->nodes[i])
+			goto fail;
+	}
+	if (!ng) {
+		/* _find_child_switches(): the last parent listed wins */
+		for (int i = 0; i < ns; i++)
+			for (int c = 0; c < t->switches[i].nchildren; c++) {
+				st->parent[t->switches[i].children[c]] = i;
+				if (_sstab_link(st, i,
+						t->switches[i].children[c]))
+					goto fail;
+			}
+		return st;
+	}
+	for (int g = 0; g < ng; g++) {
+		st->level[ns + g] = 1;
+		st->nodes[ns + g] = hwloc_bitmap_dup(t->groups[g].desc);
+		if (!st->nodes[ns + g])
+			goto fail;
+		for (int k = 0; k < t->groups[g].nrouters; k++) {
+			st->parent[t->groups[g].routers[k]] = ns + g;
+			if (_sstab_link(st, ns + g, t->groups[g].routers[k]))
+				goto fail;
+		}
+		if (ng > 1) {
+			st->parent[ns + g] = ns + ng;
+			if (_sstab_link(st, ns + g, ns + ng))
+				goto fail;
+		}
+	}
+	if (ng > 1) {
+		st->level[ns + ng] = 2;
+		st->nodes[ns + ng] = hwloc_bitmap_alloc();
+		if (!st->nodes[ns + ng])
+			goto fail;
+		hwloc_bitmap_set_range(st->nodes[ns + ng], 0, t->nnodes - 1);
+	}
+	return st;
+fail:
+	_sstab_free(st);
+	return NULL;
+}
+
+#define SL_INF 0xffffffffu
+
+/* _topo_add_dist(): add the hop distances from switch i. */
+static void _sstab_add_dist(const struct sstab *st, uint32_t *dist, int i,
+			    int *queue, uint32_t *d)
+{
+	int head = 0, tail = 0;
+
+	for (int k = 0; k < st->n; k++)
+		d[k] = SL_INF;
+	d[i] = 0;
+	queue[tail++] = i;
+	while (head < tail) {
+		int x = queue[head++];
+
+		for (int a = 0; a < st->nadj[x]; a++) {
+			int y = st->adj[x][a];
+
+			if (d[y] == SL_INF) {
+				d[y] = d[x] + 1;
+				queue[tail++] = y;
+			}
+		}
+	}
+	for (int k = 0; k < st->n; k++)
+		dist[k] = (d[k] == SL_INF || dist[k] == SL_INF) ? SL_INF :
+			dist[k] + d[k];
+}
+
+/* _topo_compare_switches() */
+static int _sstab_cmp(const struct sstab *st, int i, int j, int rem,
+		      const int *cnt)
+{
+	for (int guard = 0; guard < 4 * st->n + 8; guard++) {
+		bool i_fit = cnt[i] >= rem, j_fit = cnt[j] >= rem;
+
+		if (i_fit && j_fit) {
+			if (cnt[i] != cnt[j])
+				return cnt[i] < cnt[j] ? 1 : -1;
+			break;
+		} else if (i_fit) {
+			return 1;
+		} else if (j_fit) {
+			return -1;
+		}
+		if ((st->parent[i] != i || st->parent[j] != j) &&
+		    st->parent[i] != st->parent[j]) {
+			i = st->parent[i];
+			j = st->parent[j];
+			continue;
+		}
+		break;
+	}
+	if (cnt[i] != cnt[j])
+		return cnt[i] > cnt[j] ? 1 : -1;
+	if (st->level[i] != st->level[j])
+		return st->level[i] < st->level[j] ? 1 : -1;
+	return 0;
+}
+
+/* _topo_choose_best_switch() */
+static void _sstab_best(const struct sstab *st, const uint32_t *dist,
+			const int *cnt, int rem, int i, int *best)
+{
+	int tcs;
+
+	if (*best == -1 || dist[i] == SL_INF || !cnt[i]) {
+		if (cnt[i] && dist[i] < SL_INF)
+			*best = i;
+		return;
+	}
+	tcs = _sstab_cmp(st, i, *best, rem, cnt);
+	if ((dist[i] < dist[*best] && tcs >= 0) ||
+	    (dist[i] == dist[*best] && tcs > 0))
+		*best = i;
+}
+
+enum sl_mode { SL_LINEAR, SL_TREE, SL_DFLY };
+
+/* One _eval_nodes_* call: what is left and what was taken. */
+struct slj {
+	struct state *s;
+	uint32_t *a;		/* avail_cpu_per_node */
+	hwloc_bitmap_t map;	/* node_map: taken */
+	long rem_cpus;
+	int rem_nodes;
+	int n;			/* taken: s->snodes/s->sunits */
+};
+
+static bool _sl_done(const struct slj *j)
+{
+	return j->rem_nodes <= 0 && j->rem_cpus <= 0;
+}
+
+/* Take node v: _cpus_to_use() with one node wanted, then the counters. */
+static void _sl_take(struct slj *j, int v)
+{
+	long c = j->a[v];
+
+	if (c > j->rem_cpus)
+		c = j->rem_cpus > 1 ? j->rem_cpus : 1;
+	hwloc_bitmap_set(j->map, v);
+	j->s->snodes[j->n] = v;
+	j->s->sunits[j->n++] = (int)c;
+	j->rem_cpus -= c;
+	j->rem_nodes--;
+}
+
+/* _eval_nodes() without topology: best fit over consecutive runs. */
+static int _sl_linear(struct slj *j, hwloc_const_bitmap_t cand)
+{
+	struct state *s = j->s;
+	int nn = s->t->nnodes;
+
+	for (;;) {
+		int bstart = -1, bend = -1, run_start = -1, bf = -1;
+		long bcpus = 0, cpus = 0;
+		int bnodes = 0, nodes = 0;
+		uint64_t bw = 0, w = 0;
+		bool bsuff = false;
+
+		/* runs: consecutive usable nodes of one weight */
+		for (int v = 0; v <= nn; v++) {
+			bool in = v < nn && hwloc_bitmap_isset(cand, v) &&
+				  j->a[v] > 0 && !hwloc_bitmap_isset(j->map, v);
+			uint64_t vw = in && s->weight ? s->weight[v] : 0;
+
+			if (nodes && (!in || vw != w)) {
+				bool suff = cpus >= j->rem_cpus &&
+					    nodes >= j->rem_nodes;
+				bool nb = !bnodes || w < bw;
+
+				if (!nb && w == bw &&
+				    ((suff && !bsuff) ||
+				     (suff && cpus < bcpus) ||
+				     (!suff && cpus > bcpus)))
+					nb = true;
+				if (nb) {
+					bstart = run_start;
+					bend = v - 1;
+					bcpus = cpus;
+					bnodes = nodes;
+					bsuff = suff;
+					bw = w;
+				}
+				nodes = 0;
+				cpus = 0;
+			}
+			if (!in)
+				continue;
+			if (!nodes) {
+				run_start = v;
+				w = vw;
+			}
+			nodes++;
+			cpus += j->a[v];
+		}
+		if (!bnodes)
+			return -1;
+		/* one node holds it: the one with the fewest free CPUs */
+		if (j->rem_nodes <= 1) {
+			for (int v = bstart; v <= bend; v++) {
+				if (!hwloc_bitmap_isset(cand, v) ||
+				    hwloc_bitmap_isset(j->map, v) ||
+				    j->a[v] < j->rem_cpus)
+					continue;
+				if (bf == -1 || j->a[v] < j->a[bf]) {
+					bf = v;
+					if (j->a[v] == j->rem_cpus)
+						break;
+				}
+			}
+		}
+		for (int v = bstart; v <= bend && !_sl_done(j); v++) {
+			if (!hwloc_bitmap_isset(cand, v) ||
+			    hwloc_bitmap_isset(j->map, v) || !j->a[v] ||
+			    (bf >= 0 && v != bf))
+				continue;
+			_sl_take(j, v);
+		}
+		if (_sl_done(j))
+			return 0;
+		/* the run is used up: zero it for the next round */
+		for (int v = bstart; v <= bend; v++)
+			j->a[v] = 0;
+	}
+}
+
+/*
+ * _eval_nodes_topo() and _eval_nodes_dfly() for a job with no required
+ * nodes, by CPUs (see the comment in sim.h).
+ */
+static int _sl_switch(struct slj *j, hwloc_const_bitmap_t cand, bool dfly)
+{
+	struct state *s = j->s;
+	const struct sstab *st = s->st;
+	int ns = st->n, top = -1, rc = -1, leaf_count = 0, v;
+	hwloc_bitmap_t *swb = calloc(ns + 1, sizeof(*swb));
+	int *cnt = calloc(ns + 1, sizeof(int));
+	int *req = calloc(ns + 1, sizeof(int));
+	int *queue = calloc(ns + 1, sizeof(int));
+	uint32_t *dist = calloc(ns + 1, sizeof(uint32_t));
+	uint32_t *drow = calloc(ns + 1, sizeof(uint32_t));
+	hwloc_bitmap_t map = hwloc_bitmap_alloc();
+	hwloc_bitmap_t best = hwloc_bitmap_alloc();
+	hwloc_bitmap_t req2 = hwloc_bitmap_alloc();
+	uint64_t topw = 0, w, wmax = 0;
+	long best_cpus = 0;
+	int best_cnt = 0;
+	bool sufficient = false;
+
+	if (!swb || !cnt || !req || !queue || !dist || !drow || !map ||
+	    !best || !req2)
+		goto out;
+	hwloc_bitmap_foreach_begin(v, cand)
+		if (j->a[v] > 0)
+			hwloc_bitmap_set(map, v);
+		if (s->weight && s->weight[v] > wmax)
+			wmax = s->weight[v];
+	hwloc_bitmap_foreach_end();
+	for (int i = 0; i < ns; i++) {
+		swb[i] = hwloc_bitmap_dup(st->nodes[i]);
+		if (!swb[i])
+			goto out;
+		hwloc_bitmap_and(swb[i], swb[i], map);
+		cnt[i] = hwloc_bitmap_weight(swb[i]);
+		if (dfly) {
+			if (cnt[i] && (top == -1 ||
+				       st->level[i] > st->level[top]))
+				top = i;
+			continue;
+		}
+		if (cnt[i] < j->rem_nodes)
+			continue;
+		/* the lowest weight of the switch's nodes */
+		w = UINT64_MAX;
+		hwloc_bitmap_foreach_begin(v, swb[i])
+			uint64_t x = s->weight ? s->weight[v] : 0;
+
+			if (x < w)
+				w = x;
+		hwloc_bitmap_foreach_end();
+		if (cnt[i] && (top == -1 || (st->level[i] >= st->level[top] &&
+					     w <= topw))) {
+			top = i;
+			topw = w;
+		}
+	}
+	if (top == -1)
+		goto out;
+	for (int i = 0; i < ns; i++)
+		if (i != top)
+			hwloc_bitmap_and(swb[i], swb[i], swb[top]);
+	/* the lowest weights first, whole weight groups, until enough */
+	for (uint64_t g = 0; g <= wmax && !sufficient; g++) {
+		bool any = false;
+
+		hwloc_bitmap_foreach_begin(v, swb[top])
+			if ((s->weight ? s->weight[v] : 0) != g)
+				continue;
+			if (!any && best_cnt > 0)
+				hwloc_bitmap_or(req2, req2, best);
+			any = true;
+			hwloc_bitmap_set(best, v);
+			best_cpus += j->a[v];
+			best_cnt++;
+		hwloc_bitmap_foreach_end();
+		sufficient = best_cpus >= j->rem_cpus &&
+			     best_cnt >= j->rem_nodes;
+	}
+	if (!sufficient)
+		goto out;
+	if (!hwloc_bitmap_iszero(req2)) {
+		hwloc_bitmap_foreach_begin(v, req2)
+			_sl_take(j, v);
+		hwloc_bitmap_foreach_end();
+		for (int i = 0; i < ns; i++)
+			if (!req[i] && hwloc_bitmap_intersects(req2, swb[i])) {
+				req[i] = 1;
+				leaf_count += st->level[i] == 0;
+			}
+		if (_sl_done(j)) {
+			rc = 0;
+			goto out;
+		}
+	}
+	hwloc_bitmap_or(best, best, j->map);
+	for (int i = 0; i < ns; i++) {
+		hwloc_bitmap_and(swb[i], swb[i], best);
+		cnt[i] = hwloc_bitmap_weight(swb[i]);
+	}
+	if (dfly) {
+		int i, prev;
+
+		if (leaf_count == 0) {
+			int b = -1;
+
+			for (i = 0; i < ns; i++)
+				if (st->level[i] == 0 &&
+				    (b == -1 || cnt[i] > cnt[b]))
+					b = i;
+			if (b != -1) {
+				leaf_count = 1;
+				req[b] = 1;
+			}
+		}
+		if (leaf_count == 1) {
+			long c = 0;
+			int nds = 0;
+
+			for (i = 0; i < ns; i++)
+				if (req[i] && st->level[i] == 0)
+					break;
+			if (i < ns) {
+				hwloc_bitmap_foreach_begin(v, swb[i])
+					if (!hwloc_bitmap_isset(j->map, v) &&
+					    j->a[v]) {
+						c += j->a[v];
+						nds++;
+					}
+				hwloc_bitmap_foreach_end();
+			}
+			if (i < ns && c >= j->rem_cpus && nds >= j->rem_nodes) {
+				hwloc_bitmap_foreach_begin(v, swb[i])
+					if (hwloc_bitmap_isset(j->map, v) ||
+					    !j->a[v])
+						continue;
+					_sl_take(j, v);
+					if (_sl_done(j)) {
+						rc = 0;
+						goto out;
+					}
+				hwloc_bitmap_foreach_end();
+			}
+		}
+		/* then one node per leaf, round robin */
+		for (prev = j->rem_nodes + 1; prev != j->rem_nodes;) {
+			prev = j->rem_nodes;
+			for (i = 0; i < ns; i++) {
+				if (st->level[i] != 0)
+					continue;
+				hwloc_bitmap_foreach_begin(v, swb[i])
+					if (hwloc_bitmap_isset(j->map, v) ||
+					    !j->a[v])
+						continue;
+					_sl_take(j, v);
+					if (_sl_done(j)) {
+						rc = 0;
+						goto out;
+					}
+					break;
+				hwloc_bitmap_foreach_end();
+			}
+		}
+		goto end;
+	}
+	/* fill the leaves already required, then the nearest best fit */
+	for (int i = 0; i < ns; i++) {
+		if (!req[i] || st->level[i] != 0)
+			continue;
+		hwloc_bitmap_foreach_begin(v, swb[i])
+			if (hwloc_bitmap_isset(j->map, v) || !j->a[v])
+				continue;
+			_sl_take(j, v);
+			if (_sl_done(j)) {
+				rc = 0;
+				goto out;
+			}
+		hwloc_bitmap_foreach_end();
+	}
+	for (int i = 0; i < ns; i++)
+		if (req[i])
+			_sstab_add_dist(st, dist, i, queue, drow);
+	for (int prev = j->rem_nodes + 1; prev != j->rem_nodes;) {
+		int b = -1;
+
+		prev = j->rem_nodes;
+		for (int i = 0; i < ns; i++)
+			if (!req[i] && st->level[i] == 0)
+				_sstab_best(st, dist, cnt, j->rem_nodes, i, &b);
+		if (b == -1)
+			break;
+		_sstab_add_dist(st, dist, b, queue, drow);
+		hwloc_bitmap_foreach_begin(v, swb[b])
+			if (hwloc_bitmap_isset(j->map, v) || !j->a[v])
+				continue;
+			_sl_take(j, v);
+			if (_sl_done(j)) {
+				rc = 0;
+				goto out;
+			}
+		hwloc_bitmap_foreach_end();
+		cnt[b] = 0;
+	}
+end:
+	if (j->rem_cpus <= 0 && j->n > 0)
+		rc = 0;
+out:
+	for (int i = 0; swb && i < ns; i++)
+		if (swb[i])
+			hwloc_bitmap_free(swb[i]);
+	free(swb);
+	free(cnt);
+	free(req);
+	free(queue);
+	free(dist);
+	free(drow);
+	if (map)
+		hwloc_bitmap_free(map);
+	if (best)
+		hwloc_bitmap_free(best);
+	if (req2)
+		hwloc_bitmap_free(req2);
+	return rc;
+}
+
+/*
+ * Slurm's choice of nodes and CPUs for a job of units CPUs among the
+ * nodes of cand: the job's nodes and units in s->snodes/s->sunits, their
+ * count returned, -1 when they do not fit.
+ */
+static int _slurm_shared(struct state *s, hwloc_const_bitmap_t cand,
+			 long units, enum sl_mode mode)
+{
+	struct slj j = { .s = s, .rem_cpus = units, .rem_nodes = 1 };
+	int rc, v;
+
+	j.a = calloc(s->t->nnodes + 1, sizeof(uint32_t));
+	j.map = hwloc_bitmap_alloc();
+	if (!j.a || !j.map) {
+		free(j.a);
+		if (j.map)
+			hwloc_bitmap_free(j.map);
+		return -1;
+	}
+	hwloc_bitmap_foreach_begin(v, cand)
+		if (v < s->t->nnodes)
+			j.a[v] = s->fu[v];
+	hwloc_bitmap_foreach_end();
+	if (mode == SL_LINEAR || !s->st)
+		rc = _sl_linear(&j, cand);
+	else
+		rc = _sl_switch(&j, cand, mode == SL_DFLY);
+	free(j.a);
+	hwloc_bitmap_free(j.map);
+	return rc ? -1 : j.n;
+}
+
+/* Free units changed on node v: its idle / partial state. */
+static void _node_state(struct state *s, int v)
+{
+	bool idle = s->fu[v] == (uint32_t)s->upn;
+
+	if (idle && !hwloc_bitmap_isset(s->avail, v)) {
+		hwloc_bitmap_set(s->avail, v);
+		s->nfree++;
+		s->dirty = true;
+	} else if (!idle && hwloc_bitmap_isset(s->avail, v)) {
+		hwloc_bitmap_clr(s->avail, v);
+		s->nfree--;
+		s->dirty = true;
+	}
+	if (!idle && s->fu[v] > 0)
+		hwloc_bitmap_set(s->partial, v);
+	else
+		hwloc_bitmap_clr(s->partial, v);
+	if (s->busy_at)
+		s->busy_at[_coord_index(s->t, s->t->nodes[v].coord)] = !idle;
+	if (idle)
+		s->owner[v] = 0;
+}
+
+/* Units a job needs: its cores, or its whole nodes' units. */
+static long _demand(const struct state *s, const struct topoml_job *j)
+{
+	return j->cores > 0 && s->upn > 1 ? j->cores :
+		(long)j->nodes * s->upn;
+}
+
+static bool _is_shared(const struct state *s, const struct topoml_job *j)
+{
+	return j->cores > 0 && s->upn > 1;
+}
+
+/* Enough free units, and idle nodes for a whole-node job. */
+static bool _fits_count(const struct state *s, const struct topoml_job *j)
+{
+	return _demand(s, j) <= s->ufree &&
+		(_is_shared(s, j) || j->nodes <= s->nfree);
+}
+
+/*
+ * Place a shared job: its nodes and units into s->snodes/s->sunits, the
+ * scored placement (engine ring order) into s->pl.  0 or -1.
+ */
+static int _place_shared(struct state *s, const struct topoml_job *j)
+{
+	const topoml_topo_t *t = s->t;
+	enum sl_mode mode = SL_LINEAR;
+	hwloc_bitmap_t set = NULL;
+	char why[256];
+	int n;
+
+	hwloc_bitmap_or(s->cand, s->avail, s->partial);
+	switch (s->policy) {
+	case TOPOML_POLICY_SLURM_TREE:
+		mode = SL_TREE;
+		break;
+	case TOPOML_POLICY_SLURM_DRAGONFLY:
+		mode = SL_DFLY;
+		break;
+	case TOPOML_POLICY_TOPOML:
+		/* cons_tres behind the plugin, with Slurm's topology kept */
+		mode = t->family == TOPOML_FAT_TREE ? SL_TREE :
+			t->family == TOPOML_DRAGONFLY ? SL_DFLY : SL_LINEAR;
+		break;
+	default:
+		break;
+	}
+	if (s->policy == TOPOML_POLICY_TOPOML) {
+		struct topoml_place_req req = {
+			.nnodes = 1,
+			.avail = s->cand,
+			.hint = j->hint,
+			.owner = s->owner,
+			.df_spread_alltoall = s->o && s->o->df_spread_alltoall,
+			.units = (uint32_t)j->cores,
+			.free_units = s->fu,
+			.partial = s->partial,
+		};
+
+		s->placements++;
+		if (topoml_place(t, s->policy, &req, &s->pl, why,
+				 sizeof(why)))
+			return -1;
+		set = hwloc_bitmap_alloc();
+		if (!set)
+			return -1;
+		for (int i = 0; i < s->pl.n; i++)
+			hwloc_bitmap_set(set, s->pl.nodes[i]);
+		topoml_placement_clear(&s->pl);
+	} else {
+		s->placements++;
+	}
+	n = _slurm_shared(s, set ? set : s->cand, j->cores, mode);
+	if (set)
+		hwloc_bitmap_free(set);
+	if (n <= 0)
+		return -1;
+	s->pl.n = n;
+	s->pl.nodes = malloc(n * sizeof(int));
+	if (!s->pl.nodes)
+		return -1;
+	memcpy(s->pl.nodes, s->snodes, n * sizeof(int));
+	topoml_ring_order(t, s->pl.nodes, n);
+	topoml_score(t, s->cand, &s->pl);
+	return 0;
+}
+
 /* ---- start and end ------------------------------------------------- */
 
 static bool _try_start(struct state *s, int job, bool backfill)
@@ -427,32 +1108,65 @@ static bool _try_start(struct state *s, int job, bool backfill)
 	struct run *r = &s->runs[job];
 	const struct topoml_score *sc;
 	char why[256];
-	bool exact, possible = false;
+	bool exact, possible = false, shared = _is_shared(s, j);
 
-	if (s->t->family == TOPOML_TORUS && j->nodes > 1 && s->prefix)
+	if (s->t->family == TOPOML_TORUS && j->nodes > 1 && s->prefix &&
+	    !shared)
 		possible = _free_box_exists(s, j->nodes);
-	s->placements++;
-	if (topoml_place(s->t, s->policy, &req, &s->pl, why, sizeof(why)))
-		return false;
-	if (s->pl.n != j->nodes) {
-		topoml_placement_clear(&s->pl);
-		return false;
+	if (shared) {
+		if (_place_shared(s, j)) {
+			topoml_placement_clear(&s->pl);
+			return false;
+		}
+		r->n = s->pl.n;
+	} else {
+		if (s->weight) {
+			/* slurmctld's _set_sched_weight(): boot required */
+			for (int v = 0; v < s->t->nnodes; v++)
+				s->weight[v] = s->used[v] ? 0 :
+					0x20000000000ULL;
+			req.weight = s->weight;
+		}
+		s->placements++;
+		if (topoml_place(s->t, s->policy, &req, &s->pl, why,
+				 sizeof(why)))
+			return false;
+		if (s->pl.n != j->nodes) {
+			topoml_placement_clear(&s->pl);
+			return false;
+		}
+		r->n = j->nodes;
 	}
-	r->n = j->nodes;
 	r->nodes = malloc(r->n * sizeof(int));
-	if (!r->nodes) {
+	r->units = malloc(r->n * sizeof(int));
+	if (!r->nodes || !r->units) {
+		free(r->nodes);
+		free(r->units);
+		r->nodes = r->units = NULL;
 		topoml_placement_clear(&s->pl);
 		return false;
 	}
-	memcpy(r->nodes, s->pl.nodes, r->n * sizeof(int));
-	sc = &s->pl.score;
-	for (int i = 0; i < r->n; i++) {
-		hwloc_bitmap_clr(s->avail, r->nodes[i]);
-		s->owner[r->nodes[i]] = job + 1;
+	if (shared) {
+		memcpy(r->nodes, s->snodes, r->n * sizeof(int));
+		memcpy(r->units, s->sunits, r->n * sizeof(int));
+	} else {
+		memcpy(r->nodes, s->pl.nodes, r->n * sizeof(int));
+		for (int i = 0; i < r->n; i++)
+			r->units[i] = s->upn;
 	}
-	_mark_busy(s, r->nodes, r->n, 1);
-	s->nfree -= r->n;
-	s->dirty = true;
+	sc = &s->pl.score;
+	r->u = 0;
+	for (int i = 0; i < r->n; i++) {
+		int v = r->nodes[i];
+
+		s->fu[v] -= r->units[i];
+		s->ufree -= r->units[i];
+		r->u += r->units[i];
+		s->owner[v] = job + 1;
+		if (s->used)
+			s->used[v] = 1;
+		_node_state(s, v);
+	}
 	r->start = s->now;
 	r->end = s->now + j->runtime;
 	r->est_end = s->now + j->walltime;
@@ -462,7 +1176,8 @@ static bool _try_start(struct state *s, int job, bool backfill)
 	s->backfilled += backfill;
 
 	s->waits[s->started++] = s->now - j->submit;
-	s->busy += (double)r->n * j->runtime;
+	/* node-seconds; core-seconds / cores per node for shared nodes */
+	s->busy += (double)r->u / s->upn * j->runtime;
 	s->span_sum += sc->span;
 	s->span_ratio += sc->span_lower_bound > 0 ?
 		(double)sc->span / sc->span_lower_bound : 1.0;
@@ -506,12 +1221,10 @@ static void _end(struct state *s, int job)
 	struct run *r = &s->runs[job];
 
 	for (int i = 0; i < r->n; i++) {
-		hwloc_bitmap_set(s->avail, r->nodes[i]);
-		s->owner[r->nodes[i]] = 0;
+		s->fu[r->nodes[i]] += r->units[i];
+		s->ufree += r->units[i];
+		_node_state(s, r->nodes[i]);
 	}
-	_mark_busy(s, r->nodes, r->n, 0);
-	s->nfree += r->n;
-	s->dirty = true;
 	_est_remove(s, job);
 	if (r->region) {
 		int self = -1;
@@ -534,8 +1247,24 @@ static void _end(struct state *s, int job)
 		hwloc_bitmap_free(r->region);
 		r->region = NULL;
 	}
+	if (s->o && s->o->record_nodes && s->jobout) {
+		struct topoml_sim_jobout *jo = &s->jobout[job];
+
+		jo->nodes = hwloc_bitmap_alloc();
+		jo->units = calloc(r->n + 1, sizeof(int));
+		for (int i = 0; jo->nodes && i < r->n; i++)
+			hwloc_bitmap_set(jo->nodes, r->nodes[i]);
+		/* units in node index order */
+		for (int i = 0, k = 0; jo->nodes && jo->units &&
+		     i < s->t->nnodes; i++)
+			for (int x = 0; x < r->n; x++)
+				if (r->nodes[x] == i)
+					jo->units[k++] = r->units[x];
+	}
 	free(r->nodes);
+	free(r->units);
 	r->nodes = NULL;
+	r->units = NULL;
 	if (r->end > s->last_end)
 		s->last_end = r->end;
 }
@@ -543,9 +1272,9 @@ static void _end(struct state *s, int job)
 /* ---- scheduling ---------------------------------------------------- */
 
 /* Reservation of the head job: shadow time and extra nodes. */
-static void _shadow(struct state *s, int need, double *shadow, int *extra)
+static void _shadow(struct state *s, long need, double *shadow, long *extra)
 {
-	int free = s->nfree;
+	long free = s->ufree;
 
 	if (free >= need) {
 		/* blocked by the topology, not by the count */
@@ -556,7 +1285,7 @@ static void _shadow(struct state *s, int need, double *shadow, int *extra)
 	for (int i = 0; i < s->nest; i++) {
 		int k = s->by_est[i];
 
-		free += s->runs[k].n;
+		free += s->runs[k].u;
 		if (free >= need) {
 			*shadow = s->runs[k].est_end;
 			*extra = free - need;
@@ -577,30 +1306,31 @@ static bool _schedule(struct state *s)
 	while (head < s->nqueue) {
 		int job = s->queue[head];
 
-		if (jobs[job].nodes > s->nfree || !_try_start(s, job, false))
+		if (!_fits_count(s, &jobs[job]) || !_try_start(s, job, false))
 			break;
 		s->queue[head++] = -1;
 		any = true;
 	}
 	if (head < s->nqueue && !(s->o && s->o->no_backfill)) {
 		double shadow;
-		int extra;
+		long extra;
 
-		_shadow(s, jobs[s->queue[head]].nodes, &shadow, &extra);
-		for (int i = head + 1; i < s->nqueue && s->nfree > 0; i++) {
+		/* in units: cores on shared nodes, else nodes */
+		_shadow(s, _demand(s, &jobs[s->queue[head]]), &shadow, &extra);
+		for (int i = head + 1; i < s->nqueue && s->ufree > 0; i++) {
 			int job = s->queue[i];
 			const struct topoml_job *j = &jobs[job];
 			bool before = s->now + j->walltime <= shadow;
 
-			if (j->nodes > s->nfree ||
-			    (!before && j->nodes > extra))
+			if (!_fits_count(s, j) ||
+			    (!before && _demand(s, j) > extra))
 				continue;
 			if (!_try_start(s, job, true))
 				continue;
 			s->queue[i] = -1;
 			any = true;
 			if (!before)
-				extra -= j->nodes;
+				extra -= _demand(s, j);
 		}
 	}
 	kept = 0;
@@ -670,6 +1400,7 @@ static void _state_free(struct state *s)
 	if (s->runs)
 		for (int i = 0; i < s->tr->njobs; i++) {
 			free(s->runs[i].nodes);
+			free(s->runs[i].units);
 			if (s->runs[i].region)
 				hwloc_bitmap_free(s->runs[i].region);
 		}
@@ -683,6 +1414,16 @@ static void _state_free(struct state *s)
 	free(s->occ);
 	free(s->prefix);
 	free(s->busy_at);
+	free(s->fu);
+	free(s->used);
+	free(s->weight);
+	free(s->snodes);
+	free(s->sunits);
+	_sstab_free(s->st);
+	if (s->partial)
+		hwloc_bitmap_free(s->partial);
+	if (s->cand)
+		hwloc_bitmap_free(s->cand);
 	if (s->avail)
 		hwloc_bitmap_free(s->avail);
 	topoml_placement_clear(&s->pl);
@@ -694,7 +1435,8 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 		   struct topoml_sim_metrics *m,
 		   struct topoml_sim_jobout *jobout, topoml_errors_t *err)
 {
-	struct state s = { .t = t, .tr = tr, .policy = policy, .o = o };
+	struct state s = { .t = t, .tr = tr, .policy = policy, .o = o,
+			   .jobout = jobout };
 	int nj = tr->njobs, next = 0, rc = -1;
 	struct timespec t0, t1;
 	int occlen = 1;
@@ -725,6 +1467,27 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 			s.busy_at[i] = t->coord_node[i] < 0;
 	}
 	s.avail = hwloc_bitmap_alloc();
+	s.upn = tr->shared && tr->cores_per_node > 1 ? tr->cores_per_node : 1;
+	s.fu = calloc(t->nnodes + 1, sizeof(uint32_t));
+	s.partial = hwloc_bitmap_alloc();
+	s.cand = hwloc_bitmap_alloc();
+	s.snodes = malloc((t->nnodes + 1) * sizeof(int));
+	s.sunits = malloc((t->nnodes + 1) * sizeof(int));
+	if (o && o->cloud_power) {
+		s.used = calloc(t->nnodes + 1, 1);
+		s.weight = calloc(t->nnodes + 1, sizeof(uint64_t));
+	}
+	if (s.upn > 1 && t->family != TOPOML_TORUS)
+		s.st = _sstab_build(t);
+	if (jobout)
+		for (int i = 0; i < nj; i++)
+			memset(&jobout[i], 0, sizeof(jobout[i]));
+	if (!s.fu || !s.partial || !s.cand || !s.snodes || !s.sunits ||
+	    (o && o->cloud_power && (!s.used || !s.weight)) ||
+	    (s.upn > 1 && t->family != TOPOML_TORUS && !s.st)) {
+		topoml_errors_add(err, "simulator: out of memory");
+		goto out;
+	}
 	if (!s.runs || !s.heap || !s.by_est || !s.queue || !s.multi ||
 	    !s.waits || !s.owner || !s.occ || !s.avail ||
 	    (t->family == TOPOML_TORUS && t->coord_node &&
@@ -735,6 +1498,9 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 	if (t->nnodes > 0)
 		hwloc_bitmap_set_range(s.avail, 0, t->nnodes - 1);
 	s.nfree = t->nnodes;
+	for (int v = 0; v < t->nnodes; v++)
+		s.fu[v] = s.upn;
+	s.ufree = (long)t->nnodes * s.upn;
 	s.dirty = true;
 	_frag_update(&s);
 
@@ -777,6 +1543,7 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 			jobout[i].backfilled = r->backfilled;
 			jobout[i].span = r->span;
 			jobout[i].ring_cost = r->ring_cost;
+			jobout[i].nnodes = r->n;
 		}
 	rc = 0;
 out:
@@ -784,4 +1551,15 @@ out:
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	m->cpu_s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	return rc;
+}
+
+void topoml_sim_jobout_free(struct topoml_sim_jobout *jo, int n)
+{
+	for (int i = 0; jo && i < n; i++) {
+		if (jo[i].nodes)
+			hwloc_bitmap_free(jo[i].nodes);
+		free(jo[i].units);
+		jo[i].nodes = NULL;
+		jo[i].units = NULL;
+	}
 }

@@ -30,6 +30,13 @@ struct topoml_job {
 	double walltime;	/* requested limit, >= runtime: the estimate */
 	int size;		/* processors (SWF) or nodes, as traced */
 	int nodes;		/* whole nodes after scaling */
+	/*
+	 * Cores (SWF processors) the job asks for when the trace is read
+	 * with opts.shared; 0: whole nodes, exclusive (the default, and
+	 * CSV and MTech traces, which give nodes).  nodes is then
+	 * ceil(cores / cores_per_node), the fewest it can use.
+	 */
+	int cores;
 	enum topoml_hint hint;
 	int line;		/* line in the trace file */
 };
@@ -42,11 +49,18 @@ struct topoml_trace {
 	int nskipped;		/* no processors or no run time */
 	int ntoo_large;		/* dropped: larger than the machine */
 	double scale;		/* factor applied to job sizes */
+	int cores_per_node;	/* as read (opts.cores_per_node or 1) */
+	bool shared;		/* opts.shared: SWF jobs kept in cores */
 };
 
 struct topoml_trace_opts {
 	enum topoml_trace_format format;
 	int cores_per_node;	/* SWF processors per node, 0 = 1 */
+	/*
+	 * Keep SWF jobs in cores (job.cores) rather than rounding them up
+	 * to whole nodes: small jobs share nodes in the simulator.
+	 */
+	bool shared;
 	/*
 	 * Size scaling: nodes = max(1, round(nodes * scale)); scale_fit
 	 * picks the factor that makes the largest job exactly machine_nodes;
@@ -75,6 +89,15 @@ struct topoml_sim_opts {
 	bool df_spread_alltoall;	/* passed to topoml_place */
 	bool no_backfill;		/* plain FCFS */
 	bool no_fragmentation;		/* skip the per-event metric */
+	/*
+	 * Slurm baselines: nodes no job has used yet count as powered
+	 * down (slurmctld's boot penalty in the scheduling weight), so
+	 * Slurm prefers nodes used before, as on a test cluster of CLOUD
+	 * nodes that never boot.  Off: every node has the same weight.
+	 */
+	bool cloud_power;
+	/* Fill topoml_sim_jobout.nodes (free with topoml_sim_jobout_free). */
+	bool record_nodes;
 	/*
 	 * Called after every event with the jobs submitted so far and those
 	 * waiting, for a progress display (may be NULL; must be cheap).
@@ -150,9 +173,30 @@ struct topoml_sim_jobout {
 	bool backfilled;
 	int span;
 	double ring_cost;
+	int nnodes;		/* nodes the job ran on */
+	hwloc_bitmap_t nodes;	/* with opts.record_nodes, else NULL */
+	int *units;		/* with opts.record_nodes: units taken on
+				 * each node of nodes, in index order */
 };
 
+void topoml_sim_jobout_free(struct topoml_sim_jobout *jo, int n);
+
 /*
+ * Jobs that share nodes (a trace read with opts.shared): nodes have
+ * cores_per_node cores (the trace's); a job of job.cores > 0 takes cores
+ * on partly used nodes as well as idle ones, other jobs take whole idle
+ * nodes.  Policy topoml narrows the candidates with topoml_place() (units
+ * = cores, partly used nodes marked) as select/topoml does, then Slurm's
+ * own node choice spreads the cores over that set, as cons_tres does
+ * behind the plugin.  The Slurm baselines follow cons_tres 22.05 for a
+ * job of -n CORES (one node at least, no --exclusive): slurm-tree
+ * _eval_nodes_topo (best-fit leaf by nodes with free cores, nodes in index
+ * order), slurm-dragonfly _eval_nodes_dfly (the leaf with the most such
+ * nodes, then round robin over leaves), linear and slurm-hilbert
+ * _eval_nodes (best fit over runs of consecutive nodes, a single node by
+ * fewest free cores when one holds the job).  Utilization is then in
+ * cores, sharing and spans in nodes.
+ *
  * Replay tr on t with one policy.  jobout (may be NULL) has tr->njobs
  * entries.  0 on success, -1 with err on an internal failure.
  */

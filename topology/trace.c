@@ -242,6 +242,7 @@ static void _add(struct reader *r, double id, double submit, double runtime,
 	j->walltime = walltime > runtime ? walltime : runtime;
 	j->size = _to_int(size);
 	j->nodes = nodes;
+	j->cores = 0;
 	j->hint = hint;
 }
 
@@ -282,6 +283,10 @@ static void _swf_line(struct reader *r, char *s,
 	procs = v[4] > 0 ? v[4] : v[7];
 	_add(r, v[0], v[1], v[3], v[8], procs,
 	     procs > 0 ? _ceil_div(procs, cpn) : 0, TOPOML_HINT_ALLREDUCE);
+	/* in cores: the job shares nodes as it did when traced */
+	if (o && o->shared && r->tr->njobs > 0 && procs > 0 &&
+	    r->tr->jobs[r->tr->njobs - 1].line == r->line)
+		r->tr->jobs[r->tr->njobs - 1].cores = _to_int(procs);
 }
 
 static int _mtech_header_ok(char *s)
@@ -439,6 +444,7 @@ static void _finish(struct topoml_trace *tr, const struct topoml_trace_opts *o)
 {
 	double scale = o && o->scale > 0 ? o->scale : 1;
 	int machine = o ? o->machine_nodes : 0;
+	int cpn = o && o->cores_per_node > 0 ? o->cores_per_node : 1;
 	int maxn = 0, kept = 0;
 	double t0;
 
@@ -460,7 +466,13 @@ static void _finish(struct topoml_trace *tr, const struct topoml_trace_opts *o)
 		if (o && o->max_jobs > 0 && kept == o->max_jobs)
 			break;
 		j.submit -= t0;
-		if (scale != 1) {
+		if (scale != 1 && j.cores > 0) {
+			/* in cores: scale cores, nodes follow */
+			double c = llround(j.cores * scale);
+
+			j.cores = c < 1 ? 1 : c > INT32_MAX ? INT32_MAX : c;
+			j.nodes = _ceil_div(j.cores, cpn);
+		} else if (scale != 1) {
 			double n = llround(j.nodes * scale);
 
 			j.nodes = n < 1 ? 1 : n > INT32_MAX ? INT32_MAX : n;
@@ -499,6 +511,9 @@ struct topoml_trace *topoml_trace_read(const char *path,
 		topoml_errors_add(err, "%s: out of memory", path);
 		goto fail;
 	}
+	r.tr->cores_per_node = o && o->cores_per_node > 0 ?
+		o->cores_per_node : 1;
+	r.tr->shared = o && o->shared;
 	/* gzopen() would block on a FIFO: a regular file only */
 	fd = topoml_open_regular(path);
 	if (fd < 0) {
