@@ -22,6 +22,7 @@ struct sim_cli {
 	const char *trace;
 	const char *svg;
 	const char *jobs;	/* --jobs FILE: per-job outcome */
+	const char *torus3d;	/* --torus3d topology.yaml|every-size */
 	bool json;
 	int npol;
 	enum topoml_policy pol[SIM_MAX_POLICIES];
@@ -123,6 +124,8 @@ static void _usage(FILE *f)
 "      --cloud-power       Slurm baselines prefer nodes used before (never\n"
 "                          used ones count as powered down), as slurmctld\n"
 "                          does with CLOUD nodes\n"
+"      --torus3d FILE      slurm-torus3d's box shapes: a Slurm 26.05\n"
+"                          topology.yaml (torus3d), or every-size (default)\n"
 "      --jobs FILE         per job and policy: id, submit, start, cores,\n"
 "                          nodes (one line each; '-' for stdout)\n"
 "  -s, --scale X|fit       multiply job sizes by X, or fit the largest job\n"
@@ -215,7 +218,7 @@ static int _parse_int(const char *opt, const char *s, int min, int *v)
 static int _parse_args(struct sim_cli *c, int argc, char **argv)
 {
 	enum { OPT_SVG = 256, OPT_NOBF, OPT_SPREAD, OPT_NOFRAG, OPT_SHARED,
-	       OPT_CLOUD, OPT_JOBS };
+	       OPT_CLOUD, OPT_JOBS, OPT_TORUS3D };
 	static const struct option longopts[] = {
 		{ "topology", required_argument, NULL, 't' },
 		{ "trace", required_argument, NULL, 'T' },
@@ -233,6 +236,7 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		{ "shared", no_argument, NULL, OPT_SHARED },
 		{ "cloud-power", no_argument, NULL, OPT_CLOUD },
 		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "torus3d", required_argument, NULL, OPT_TORUS3D },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 },
@@ -321,6 +325,9 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		case OPT_JOBS:
 			c->jobs = optarg;
 			c->sopts.record_nodes = true;
+			break;
+		case OPT_TORUS3D:
+			c->torus3d = optarg;
 			break;
 		case 'h':
 			_usage(stdout);
@@ -609,6 +616,7 @@ int cmd_sim(int argc, char **argv)
 	struct topoml_sim_metrics *m = NULL;
 	struct topoml_sim_jobout *jo = NULL;
 	FILE *jf = NULL;
+	struct topoml_torus3d *t3d = NULL;
 	int rc = _parse_args(&c, argc, argv);
 
 	if (rc >= 0)
@@ -621,6 +629,19 @@ int cmd_sim(int argc, char **argv)
 	rc = 1;
 	if (!c.npol)
 		c.npol = _default_policies(t, c.pol);
+	/* slurm-torus3d's shapes: the admin's topology.yaml, or a box of
+	 * every size the torus has (the default) */
+	for (int p = 0; p < c.npol && !t3d && t->family == TOPOML_TORUS; p++)
+		if (c.pol[p] == TOPOML_POLICY_SLURM_TORUS3D || c.torus3d) {
+			t3d = c.torus3d && strcmp(c.torus3d, "every-size") ?
+				topoml_torus3d_load(c.torus3d, &err) :
+				topoml_torus3d_every_size(t);
+			if (!t3d) {
+				cli_errors(&err, NULL);
+				goto out;
+			}
+			t->torus3d = t3d;
+		}
 	c.topts.machine_nodes = t->nnodes;
 	cli_progress_step("reading %s", c.trace);
 	tr = topoml_trace_read(c.trace, &c.topts, &err);
@@ -684,6 +705,7 @@ out:
 	free(m);
 	topoml_trace_free(tr);
 	topoml_free(t);
+	topoml_torus3d_free(t3d);
 	topoml_errors_clear(&err);
 	return rc;
 }

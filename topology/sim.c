@@ -1525,8 +1525,18 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 		s.now = tn;
 		while (s.nheap && s.runs[s.heap[0]].end <= tn)
 			_end(&s, _heap_pop(&s));
-		while (next < nj && tr->jobs[next].submit <= tn)
+		while (next < nj && tr->jobs[next].submit <= tn) {
+			/* torus3d refuses a size it lists no box for at
+			 * submission: never queued (place_torus3d.c) */
+			if (policy == TOPOML_POLICY_SLURM_TORUS3D &&
+			    !topoml_torus3d_size_ok(t->torus3d,
+						    tr->jobs[next].nodes)) {
+				s.unplaced++;
+				next++;
+				continue;
+			}
 			s.queue[s.nqueue++] = next++;
+		}
 		_schedule(&s);
 		_frag_update(&s);
 		if (o && o->progress)
