@@ -5,14 +5,17 @@
 # build-VERSION/, and runs the same test scripts as `make check` with that
 # release's slurmctld, slurmd, slurmstepd, srun and sbatch.  When the cache
 # holds the release's configured source tree (slurm-VERSION/src and build)
-# and select/topoml supports the release (22.05, 25.05+), select_topoml.so
-# is built against it too and the select tests run.
+# and select/topoml supports the release (22.05 and later: 22.05, 23.11,
+# 24.11, 25.11, 26.05 built here; 23.02, 24.05 guarded, untested),
+# select_topoml.so is built against it too and the select tests run.
 #
 # usage: contrib/test-release.sh [--compile] VERSION [TEST ...]
 #        (TEST: a path under tests/, default: the SPANK and ckpt cluster
 #        tests, and the select tests with select_topoml.so; --compile: only
 #        the release's headers, build the plugins and the test programs,
 #        run nothing)
+# TOPOML_RELEASE_BUILDDIR: the build directory (default build-VERSION in
+# the source tree), so that two people can test one release at once.
 # Closes with "N passed, N failed"; exit 0 when none failed.
 set -uo pipefail
 compile=""
@@ -25,7 +28,7 @@ prefix=$(bash "$top/contrib/slurm-release.sh" $compile "$ver" | tail -1) || {
 	[ $rc = 77 ] && { echo "SKIP: no Slurm $ver source"; exit 77; }
 	exit $rc
 }
-build=$top/build-$ver
+build=${TOPOML_RELEASE_BUILDDIR:-$top/build-$ver}
 mkdir -p "$build"
 cd "$build" || exit 1
 # select_topoml.so needs the release's internal headers: its configured
@@ -33,7 +36,7 @@ cd "$build" || exit 1
 rel=$(dirname "$prefix")
 sel=""
 case "$ver" in
-22.05.*|2[5-9].*|[3-9]?.*)
+22.05.*|2[3-9].*|[3-9]?.*)
 	if [ -f "$rel/build/config.h" ] &&
 	   { [ -f "$rel/src/src/interfaces/select.h" ] ||
 	     [ -f "$rel/src/src/common/select.h" ]; }; then
