@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "../../contrib/ckpt/topoml_ckpt.h"
-#include "../../contrib/ckpt/topoml_ckpt_page.h"
+#include "topoml_ckpt_page.h"
 
 #define STEPS 200000000L
 

@@ -1,6 +1,6 @@
 /*
  * Unit tests of the checkpoint hooks: the --ml-ckpt parser and the
- * plugin's user_init/exit (spank/ckpt.c, against a stubbed SPANK handle),
+ * plugin's user_init/exit (spank/ckpt/, against a stubbed SPANK handle),
  * the hook library's decision rule and atomic commit, and a kill -9
  * torture of the commit.
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -24,10 +24,10 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-#include "../spank/ckpt.h"
-#include "../contrib/ckpt/ckpt_layout.h"
-#include "../contrib/ckpt/topoml_ckpt.h"
-#include "../contrib/ckpt/topoml_ckpt_page.h"
+#include "ckpt.h"
+#include "ckpt_layout.h"
+#include "../../contrib/ckpt/topoml_ckpt.h"
+#include "topoml_ckpt_page.h"
 
 /* ---- a SPANK handle good enough for user_init/exit ------------------ */
 static char _env[16][2][PATH_MAX];

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: the --ml-ckpt / TOPOML_CKPT value (ml_ckpt_parse in
- * spank/ckpt_opts.c, linked alone: it is pure).  What it accepts must obey
- * the documented limits: a directory fits PATH_MAX, counts not negative.
+ * spank/ckpt/ckpt_opts.c, linked alone: it is pure).  What it accepts must
+ * obey the documented limits: a directory fits PATH_MAX, counts not negative.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"

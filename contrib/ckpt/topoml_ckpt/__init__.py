@@ -56,7 +56,7 @@ PAGE_PIDS = 64
 R_INTERVAL, R_REQUEST, R_LIMIT, R_TERM = 0x1, 0x2, 0x4, 0x8
 R_STOP = R_LIMIT | R_TERM
 
-# Offsets of struct topoml_ckpt_page (contrib/ckpt/topoml_ckpt_page.h).
+# Offsets of struct topoml_ckpt_page (spank/ckpt/topoml_ckpt_page.h).
 _MAGIC, _VERSION, _GEN, _REASON, _REQUEUED = 0, 8, 16, 24, 28
 _TARGET_STEP, _TARGET_GEN, _COMMIT_STEP, _COMMIT_TIME = 32, 40, 48, 56
 _COMMIT_GEN, _COMMIT_REASON, _START_TIME = 64, 72, 80

@@ -1,7 +1,8 @@
 /*
  * Checkpoint hooks of the topoml SPANK plugin (--ml-ckpt / TOPOML_CKPT).
- * The option table and context dispatch live in the other spank/ files and
- * call these at the matching points.
+ * The SPANK options (spank/options.c) and the context files
+ * (spank/ctx_*.c) call these at the matching points; ckpt_int.h says
+ * which file of spank/ckpt/ does what.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef TOPOML_SPANK_CKPT_H
