@@ -576,6 +576,57 @@ int topoml_largest_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail)
 	return _largest_free_after(t, avail, NULL, 0);
 }
 
+/*
+ * NVLink domains (blocks): how many the job uses, the fewest that could
+ * hold it (largest domains first), and ring steps that leave a domain
+ * (they go over the slower scale-out network).  A node outside every
+ * domain is a domain of its own.
+ */
+static void _nvl_score(const topoml_topo_t *t, const int *nodes, int n,
+		       struct topoml_score *s)
+{
+	int *cnt = calloc(t->nnvl, sizeof(int)), *size = NULL;
+	int left = n;
+
+	if (!cnt)
+		return;
+	for (int i = 0; i < n; i++) {
+		int d = t->nodes[nodes[i]].nvl;
+
+		if (d < 0 || !cnt[d]++)
+			s->nvl_span++;
+	}
+	for (int i = 0; n >= 2 && i < n; i++) {
+		int a = t->nodes[nodes[i]].nvl;
+		int b = t->nodes[nodes[(i + 1) % n]].nvl;
+
+		s->nvl_crossings += a < 0 || a != b;
+	}
+	size = calloc(t->nnvl, sizeof(int));
+	if (size) {
+		for (int i = 0; i < t->nnodes; i++)
+			if (t->nodes[i].nvl >= 0)
+				size[t->nodes[i].nvl]++;
+		/* few domains: take the largest left, one at a time */
+		while (left > 0) {
+			int m = -1;
+
+			for (int d = 0; d < t->nnvl; d++)
+				if (size[d] && (m < 0 || size[d] > size[m]))
+					m = d;
+			if (m < 0) {
+				s->nvl_span_lower_bound += left;
+				break;
+			}
+			left -= size[m];
+			size[m] = 0;
+			s->nvl_span_lower_bound++;
+		}
+	}
+	free(size);
+	free(cnt);
+}
+
 void topoml_score(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 		  struct topoml_placement *p)
 {
@@ -612,6 +663,8 @@ void topoml_score(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 		free(cap);
 	}
 	s->mean_pair_hops = _mean_pair_hops(t, p->nodes, n);
+	if (t->nnvl > 0)
+		_nvl_score(t, p->nodes, n, s);
 	if (avail)
 		s->largest_free_after = _largest_free_after(t, avail,
 							    p->nodes, n);

@@ -1,6 +1,7 @@
 /*
- * Slurm 22.05 topology.conf reader, faithful to what slurmctld's
- * topology/tree plugin accepts and rejects.
+ * Slurm topology.conf reader, faithful to what slurmctld's topology/tree
+ * plugin (22.05) and topology/block plugin (26.05; see the block section
+ * at the end) accept and reject.
  *
  * Line syntax is src/common/parse_config.c (s_p_parse_file): a '#' not
  * preceded by an odd run of backslashes starts a comment; an odd run of
@@ -99,6 +100,15 @@ struct _rec {
 	char **kidname;
 };
 
+/* A BlockName= line (block section at the end). */
+struct _brec {
+	char *name;
+	char *nodes;		/* NULL when Nodes= is not given */
+	const char *file;
+	int line;
+	struct _pos nodes_at;
+};
+
 struct _reader {
 	const regex_t *re;	/* _kv_pattern, compiled once per process */
 	struct _rec *recs;
@@ -111,7 +121,17 @@ struct _reader {
 	topoml_errors_t *warn;
 	struct topoml_hl_budget budget;	/* for all host lists of the file */
 	topoml_topo_t *names;	/* switch name -> record index + 1 (line) */
+	/* Block topology (Slurm 24.05+ topology/block), see below. */
+	struct _brec *brecs;
+	int nbrecs;
+	char *bsizes;		/* the last BlockSizes= value, or NULL */
+	const char *bsizes_file;
+	int bsizes_line;
+	struct _pos *bsizes_pos;	/* where each character came from */
+	const char *sw_file;	/* the first SwitchName= line */
+	int sw_line;
 };
+
 
 static int _lline_put(struct _lline *l, char c, int line, int col)
 {
@@ -260,6 +280,11 @@ struct _kv {
 	size_t value_off;
 	size_t end;		/* where the rest of the line starts */
 };
+
+static void _parse_block_line(struct _reader *r, const struct _lline *l,
+			      const char *file, struct _kv *kv);
+static topoml_topo_t *_build_blocks(struct _reader *r, const char *path);
+static void _blocks_free(struct _reader *r);
 
 /*
  * _keyvalue_regex(): one key=value at the start of s (offset base), s
@@ -560,16 +585,16 @@ static void _parse_line(struct _reader *r, const struct _lline *l,
 		}
 		return;
 	}
+	if (!strcasecmp(kv.key, "BlockName") ||
+	    !strcasecmp(kv.key, "BlockSizes")) {
+		_parse_block_line(r, l, file, &kv);
+		return;
+	}
 	if (strcasecmp(kv.key, "SwitchName")) {
-		const char *hint = "";
-
-		if (!strcasecmp(kv.key, "BlockName") ||
-		    !strcasecmp(kv.key, "BlockSizes"))
-			hint = " (block topology, topology/block of Slurm "
-			       "23.11 and later, is unknown to Slurm 22.05)";
 		_syntax(r, file, _at(l, kv.key_off), "unknown key '%s': "
-			"topology.conf lines start with SwitchName=%s",
-			kv.key, hint);
+			"topology.conf lines start with SwitchName= "
+			"(topology/tree), BlockName= or BlockSizes= "
+			"(topology/block)", kv.key);
 		free(kv.key);
 		free(kv.value);
 		return;
@@ -578,6 +603,10 @@ static void _parse_line(struct _reader *r, const struct _lline *l,
 	rec.name = kv.value;
 	rec.file = file;
 	rec.line = _at(l, kv.key_off).line;
+	if (!r->sw_file) {
+		r->sw_file = file;
+		r->sw_line = rec.line;
+	}
 	free(kv.key);
 	rest = kv.end;
 	bad = _parse_switch_keys(r, l, file, &rec, &rest);
@@ -1223,8 +1252,22 @@ topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
 		topoml_errors_add(err, "%s: internal error: regcomp", path);
 		return NULL;
 	}
-	if (_parse_file(&r, path, 0) == 0 && r.nsyntax == 0)
-		t = _build(&r, path);
+	if (_parse_file(&r, path, 0) == 0 && r.nsyntax == 0) {
+		if (r.sw_file && (r.nbrecs || r.bsizes))
+			topoml_errors_add(err, "%s:%d: SwitchName= in a block "
+				"topology (BlockName= at %s:%d): topology/tree "
+				"reads only SwitchName= lines, topology/block "
+				"only BlockName= and BlockSizes= (each is "
+				"fatal on the other's key)", r.sw_file,
+				r.sw_line, r.nbrecs ? r.brecs[0].file :
+				r.bsizes_file, r.nbrecs ? r.brecs[0].line :
+				r.bsizes_line);
+		else if (r.nbrecs || r.bsizes)
+			t = _build_blocks(&r, path);
+		else
+			t = _build(&r, path);
+	}
+	_blocks_free(&r);
 	for (i = 0; i < r.nrecs; i++)
 		_rec_free(&r.recs[i]);
 	free(r.recs);
@@ -1239,4 +1282,402 @@ topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
 topoml_topo_t *topoml_load_conf(const char *path, topoml_errors_t *err)
 {
 	return topoml_load_conf_ex(path, err, NULL);
+}
+
+/* ---- block topology: Slurm 24.05+ topology/block ------------------- */
+
+/*
+ * What Slurm 26.05 reads (src/plugins/topology/block/block_record.c,
+ * _read_topo_file(), block_record_validate()):
+ *   BlockName=NAME [Nodes=HOSTLIST]	one block per line, file order
+ *   BlockSizes=S0,S1,...		optional, the last one counts
+ * Fatal there, errors here: another key on a block line ("Parse error"),
+ * a duplicate block name, a host list it cannot parse, no BlockName
+ * line, no node in any block without BlockSizes, a bad BlockSizes value
+ * (each size a positive multiple of the first, by a power of two up to
+ * 2^15), SwitchName= in the same file.  Slurm reads each size with
+ * atoi(): "36abc" is 36, "abc" is 0 (invalid).  The base block size is
+ * the first size, else the node count of the first block with nodes.
+ * Accepted as Slurm does, with a warning: a block without nodes (it keeps
+ * its place in the row, so later blocks keep their alignment), a node in
+ * two blocks (Slurm puts it in both; topoml keeps it in the first), a
+ * block larger than the base size.
+ * Aggregated blocks (Slurm's "levels") are built exactly as
+ * block_record_validate() builds them and become the upper switches.
+ */
+#define BLOCK_MAX_LEVELS 16	/* Slurm's MAX_BLOCK_LEVELS */
+
+static void _blocks_free(struct _reader *r)
+{
+	for (int i = 0; i < r->nbrecs; i++) {
+		free(r->brecs[i].name);
+		free(r->brecs[i].nodes);
+	}
+	free(r->brecs);
+	free(r->bsizes);
+	free(r->bsizes_pos);
+	r->brecs = NULL;
+	r->nbrecs = 0;
+	r->bsizes = NULL;
+	r->bsizes_pos = NULL;
+}
+
+/* BlockSizes= (a line of its own) or BlockName= NAME Nodes=...; kv is
+ * consumed. */
+static void _parse_block_line(struct _reader *r, const struct _lline *l,
+			      const char *file, struct _kv *kv)
+{
+	struct _brec b = { 0 };
+	struct _pos kp = _at(l, kv->key_off);
+	size_t rest = kv->end, voff = kv->value_off, vlen;
+	bool stopped = false, seen_nodes = false;
+	char ex[48];
+
+	if (!strcasecmp(kv->key, "BlockSizes")) {
+		/* parse_config.c: a top-level key takes the whole line */
+		if (l->s[voff] == '"')
+			voff++;
+		vlen = strlen(kv->value);
+		if (r->bsizes)
+			topoml_errors_add(r->warn, "%s:%d:%d: BlockSizes given "
+					  "more than once (first at %s:%d), "
+					  "the last value is used", file,
+					  kp.line, kp.col, r->bsizes_file,
+					  r->bsizes_line);
+		free(r->bsizes);
+		free(r->bsizes_pos);
+		r->bsizes = kv->value;
+		r->bsizes_file = file;
+		r->bsizes_line = kp.line;
+		r->bsizes_pos = malloc((vlen + 1) * sizeof(struct _pos));
+		for (size_t i = 0; r->bsizes_pos && i <= vlen; i++)
+			r->bsizes_pos[i] = _at(l, voff + i);
+		kv->value = NULL;
+		free(kv->key);
+		if (!_is_space(l->s + rest)) {
+			size_t off = rest + strspn(l->s + rest, " \t\r\n\v\f");
+
+			_excerpt(l->s + rest, ex, sizeof(ex));
+			_syntax(r, file, _at(l, off), "parse error at '%s' "
+				"(BlockSizes= stands on a line of its own)",
+				ex);
+		}
+		return;
+	}
+	b.name = kv->value;
+	b.file = file;
+	b.line = kp.line;
+	free(kv->key);
+	kv->value = NULL;
+	if (!*b.name)
+		_syntax(r, file, _at(l, kv->value_off), "BlockName without "
+			"a name (Slurm: \"Can't create a block without a "
+			"name\")");
+	/* _parse_block(): s_p_parse_line() with Nodes= only */
+	while (_match_kv(r, l->s + rest, l->n - rest, rest, kv) == 0) {
+		struct _pos p = _at(l, kv->key_off);
+
+		if (strcasecmp(kv->key, "Nodes")) {
+			_syntax(r, file, p, "block %s: unknown key '%s' (a "
+				"block line has only Nodes=; one BlockName "
+				"per line, BlockSizes= on a line of its own)",
+				b.name, kv->key);
+			free(kv->key);
+			free(kv->value);
+			stopped = true;
+			break;
+		}
+		if (seen_nodes)
+			topoml_errors_add(r->warn, "%s:%d:%d: block %s: Nodes "
+					  "given more than once, the last "
+					  "value is used", file, p.line, p.col,
+					  b.name);
+		seen_nodes = true;
+		free(b.nodes);
+		b.nodes = kv->value;
+		b.nodes_at = _at(l, kv->value_off);
+		free(kv->key);
+		rest = kv->end;
+	}
+	if (!stopped && !_is_space(l->s + rest)) {
+		size_t off = rest + strspn(l->s + rest, " \t\r\n\v\f");
+
+		_excerpt(l->s + rest, ex, sizeof(ex));
+		_syntax(r, file, _at(l, off), "block %s: parse error at '%s'",
+			b.name, ex);
+	}
+	if (topoml_grow((void **)&r->brecs, r->nbrecs, sizeof(*r->brecs))) {
+		topoml_errors_add(r->err, "%s: out of memory", file);
+		r->nsyntax++;
+		free(b.name);
+		free(b.nodes);
+		return;
+	}
+	r->brecs[r->nbrecs++] = b;
+}
+
+/*
+ * _read_topo_file()'s BlockSizes loop: sets *base (when still 0) and
+ * *levels; -1 with the error at the offending size.
+ */
+static int _block_sizes(struct _reader *r, int *base, unsigned *levels)
+{
+	const char *s = r->bsizes;
+	struct _pos at = { r->bsizes_line, 0 };
+	bool any = false;
+
+	*levels = 0;
+	while (*s) {
+		size_t tok = strspn(s, ","), len;
+		long v;
+		char *num;
+		const char *why = NULL;
+
+		s += tok;
+		if (!*s)
+			break;
+		len = strcspn(s, ",");
+		if (r->bsizes_pos)
+			at = r->bsizes_pos[s - r->bsizes];
+		num = strndup(s, len);
+		if (!num)
+			return -1;
+		/* atoi(): leading blanks and sign, digits, rest ignored */
+		errno = 0;
+		v = strtol(num, NULL, 10);
+		if (errno == ERANGE || v > INT_MAX)
+			v = INT_MAX;
+		if (v <= 0)
+			why = "is not a positive number";
+		else if (!*base && v > 0xffff)
+			why = "is larger than 65535 (Slurm 26.05 keeps the "
+			      "base block size in 16 bits and would divide "
+			      "by its truncated value)";
+		else if (!*base)
+			*base = v;
+		if (!why && v % *base)
+			why = "is not a multiple of the base block size (the "
+			      "first BlockSizes value)";
+		else if (!why && (v / *base & (v / *base - 1)))
+			why = "is not the base block size times a power of "
+			      "two";
+		else if (!why && v / *base > 1 << (BLOCK_MAX_LEVELS - 1))
+			why = "is more than 2^15 base blocks";
+		if (why) {
+			topoml_errors_add(r->err, "%s:%d:%d: BlockSizes value "
+					  "'%s' %s (Slurm: fatal \"Invalid "
+					  "BlockSizes value\")",
+					  r->bsizes_file, at.line, at.col, num,
+					  why);
+			free(num);
+			return -1;
+		}
+		free(num);
+		*levels |= 1u << __builtin_ctzl(v / *base);
+		any = true;
+		s += len;
+	}
+	if (!any) {
+		if (r->bsizes_pos)
+			at = r->bsizes_pos[0];
+		topoml_errors_add(r->err, "%s:%d:%d: BlockSizes has no size "
+				  "(Slurm: fatal \"Invalid BlockSizes "
+				  "value\")", r->bsizes_file, at.line, at.col);
+		return -1;
+	}
+	return 0;
+}
+
+struct _battach {
+	struct _reader *r;
+	topoml_topo_t *t;
+	const struct _brec *b;
+	int sw, *owner_line, listed, rc;
+};
+
+static int _battach_one(const char *name, void *arg)
+{
+	struct _battach *a = arg;
+	int n = topoml_node_by_name(a->t, name);
+
+	a->listed++;
+	if (n >= 0) {
+		int o = a->t->nodes[n].leaf;
+
+		if (o != a->sw)
+			topoml_errors_add(a->r->warn, "%s:%d: node %s is in "
+				"blocks %s (line %d) and %s; Slurm 26.05 "
+				"puts it in both, topoml keeps it in %s",
+				a->b->file, a->b->line, name,
+				a->t->switches[o].name, a->t->switches[o].line,
+				a->b->name, a->t->switches[o].name);
+		return 0;
+	}
+	n = topoml_add_node(a->t, name, a->b->line, a->r->err);
+	if (n < 0 || topoml_attach_node(a->t, a->sw, n, a->r->err) ||
+	    topoml_set_nvl(a->t, n, a->sw, a->b->line, a->r->err))
+		a->rc = -1;
+	return 0;
+}
+
+/* An aggregated block: blocks first .. last - 1, at Slurm level j. */
+static int _aggregate(struct _reader *r, topoml_topo_t *t, int first,
+		      int last, int *top)
+{
+	char *name = NULL;
+	int sw, prev = -1;
+
+	if (asprintf(&name, "%s..%s", t->switches[first].name,
+		     t->switches[last - 1].name) < 0)
+		return -1;
+	sw = topoml_add_switch(t, name, 0, r->err);
+	free(name);
+	if (sw < 0)
+		return -1;
+	/* children: the highest aggregates so far, each once */
+	for (int i = first; i < last; i++) {
+		if (top[i] != prev)
+			topoml_link_switches(t, sw, top[i]);
+		prev = top[i];
+		top[i] = sw;
+	}
+	return 0;
+}
+
+static topoml_topo_t *_build_blocks(struct _reader *r, const char *path)
+{
+	topoml_topo_t *t = NULL, *names = NULL;
+	int nb = r->nbrecs, base = 0, nsizes = 0, *top = NULL, nbad = 0;
+	unsigned levels = 0x1f;	/* no BlockSizes: 1, 2, 4, 8, 16 blocks */
+	int sizes[BLOCK_MAX_LEVELS];
+
+	if (!nb) {
+		topoml_errors_add(r->err, "%s: no blocks configured: a block "
+				  "topology.conf needs BlockName= lines "
+				  "(Slurm 26.05: fatal \"No blocks "
+				  "configured\")", path);
+		return NULL;
+	}
+	if (r->bsizes && _block_sizes(r, &base, &levels))
+		return NULL;
+	names = topoml_new(TOPOML_FAT_TREE, "names");
+	t = topoml_new(TOPOML_FAT_TREE, path);
+	top = malloc(nb * sizeof(*top));
+	if (!names || !t || !top) {
+		topoml_errors_add(r->err, "%s: out of memory", path);
+		goto fail;
+	}
+	/* Blocks in file order: switch i is block i, NVLink domain i. */
+	for (int i = 0; i < nb; i++) {
+		struct _brec *b = &r->brecs[i];
+		int k = topoml_switch_by_name(names, b->name);
+
+		if (k >= 0) {
+			topoml_errors_add(r->err, "%s:%d: block %s: already "
+				"defined at %s:%d (Slurm: \"Block (%s) has "
+				"already been defined\")", b->file, b->line,
+				b->name, r->brecs[k].file, r->brecs[k].line,
+				b->name);
+			nbad++;
+			continue;
+		}
+		topoml_add_switch(names, b->name, 0, NULL);
+		if (b->name[strcspn(b->name, " \t\r\n,[]=#\"\\")]) {
+			topoml_errors_add(r->err, "%s:%d: block name '%s': "
+				"topoml needs names without blanks, ',', "
+				"'[', ']', '=', '#', '\"' or '\\'",
+				b->file, b->line, b->name);
+			nbad++;
+			continue;
+		}
+		if (topoml_add_switch(t, b->name, b->line, r->err) != i ||
+		    topoml_add_nvl(t, b->name, b->line, r->err) != i)
+			nbad++;
+	}
+	if (nbad)
+		goto fail;
+	for (int i = 0; i < nb; i++) {
+		struct _brec *b = &r->brecs[i];
+		struct _battach a = { .r = r, .t = t, .b = b, .sw = i };
+
+		top[i] = i;
+		if (!b->nodes || !*b->nodes) {
+			topoml_errors_add(r->warn, "%s:%d: block %s has no "
+				"nodes; kept in the row (later blocks keep "
+				"their alignment), as Slurm does", b->file,
+				b->line, b->name);
+			continue;
+		}
+		if (topoml_hostlist_foreach(b->nodes, &r->budget,
+					    _battach_one, &a) < 0) {
+			topoml_errors_add(r->err, "%s:%d:%d: block %s: invalid "
+				"host list '%s' in Nodes%s (Slurm: fatal "
+				"\"Invalid node name\")", b->file,
+				b->nodes_at.line, b->nodes_at.col, b->name,
+				b->nodes, topoml_hostlist_why(errno));
+			nbad++;
+			continue;
+		}
+		if (a.rc)
+			nbad++;
+		if (!base)
+			base = a.listed;
+	}
+	if (nbad)
+		goto fail;
+	if (!base) {
+		topoml_errors_add(r->err, "%s: blocks do not contain any nodes "
+				  "and BlockSizes is not set (Slurm 26.05: "
+				  "fatal)", path);
+		goto fail;
+	}
+	if (base > 0xffff) {
+		topoml_errors_add(r->err, "%s:%d: block %s: %d nodes, more "
+				  "than 65535 (Slurm keeps the base block "
+				  "size in 16 bits)", r->brecs[0].file,
+				  r->brecs[0].line, r->brecs[0].name, base);
+		goto fail;
+	}
+	for (int i = 0; i < nb; i++)
+		if (t->switches[i].nnodes > base)
+			topoml_errors_add(r->warn, "%s:%d: block %s has %d "
+				"nodes, more than the base block size %d; "
+				"Slurm sizes levels by the base size",
+				r->brecs[i].file, r->brecs[i].line,
+				r->brecs[i].name, t->switches[i].nnodes, base);
+	/* block_sizes[]: the levels in order, up to the first that holds
+	 * every block. */
+	for (int k = 0; k < BLOCK_MAX_LEVELS; k++) {
+		if (!(levels & (1u << k)))
+			continue;
+		sizes[nsizes++] = 1 << k;
+		if (1 << k >= nb)
+			break;
+	}
+	/* Aggregates level by level; Slurm skips a short one at the end of
+	 * the row when the level below already covers what remains. */
+	for (int j = 1; j < nsizes; j++)
+		for (int i = 0; i < nb; i += sizes[j]) {
+			int remaining = nb - i;
+
+			if (sizes[j] > remaining && sizes[j - 1] >= remaining)
+				continue;
+			if (_aggregate(r, t, i, i + (sizes[j] < remaining ?
+						     sizes[j] : remaining),
+				       top))
+				goto fail;
+		}
+	t->nblocks = nb;
+	t->block_base = base;
+	t->block_levels = levels;
+	if (topoml_finalize(t, r->err))
+		goto fail;
+	goto out;
+fail:
+	topoml_free(t);
+	t = NULL;
+out:
+	topoml_free(names);
+	free(top);
+	return t;
 }

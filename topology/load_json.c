@@ -336,6 +336,102 @@ static void _link_speed(struct jsrc *js, json_object *o, int sw, int line)
 	js->t->switches[sw].link_speed = json_object_get_double(v);
 }
 
+/*
+ * NVLink domains (issue 14): "nvlink_domain": NAME on a leaf switch or
+ * router puts the nodes attached to it in domain NAME (several leaves may
+ * name one domain: a rack cabled to two leaves); a top-level
+ * "nvlink_domains": [{"name": ..., "nodes": HOSTLIST}] lists them by node,
+ * for any family.  A node in two domains is an error.
+ */
+static void _nvl_leaf(struct jsrc *js, json_object *o, int sw, int line)
+{
+	const struct topoml_switch *s = &js->t->switches[sw];
+	json_object *v;
+	int d;
+
+	if (!json_object_object_get_ex(o, "nvlink_domain", &v))
+		return;
+	if (!json_object_is_type(v, json_type_string)) {
+		_err(js, line, "%s %s: \"nvlink_domain\" must be a string "
+		     "(the domain's name)", js->t->family == TOPOML_DRAGONFLY ?
+		     "router" : "switch", s->name);
+		return;
+	}
+	if (!s->nnodes) {
+		_err(js, line, "switch %s: \"nvlink_domain\" on a switch "
+		     "without nodes (it belongs on a leaf)", s->name);
+		return;
+	}
+	d = topoml_add_nvl(js->t, json_object_get_string(v), line, js->err);
+	for (int k = 0; d >= 0 && k < s->nnodes; k++)
+		topoml_set_nvl(js->t, s->nodes[k], d, line, js->err);
+}
+
+struct nvl_ctx {
+	struct jsrc *js;
+	const char *name;
+	int d, line;
+};
+
+static int _nvl_one(const char *host, void *arg)
+{
+	struct nvl_ctx *c = arg;
+	int n = topoml_node_by_name(c->js->t, host);
+
+	if (n < 0)
+		_err(c->js, c->line, "NVLink domain %s: unknown node %s",
+		     c->name, host);
+	else
+		topoml_set_nvl(c->js->t, n, c->d, c->line, c->js->err);
+	return 0;
+}
+
+static void _nvl_domains(struct jsrc *js, json_object *root)
+{
+	static const char *const keys[] = { "name", "nodes", "comment",
+					    NULL };
+	json_object *arr;
+	int n;
+
+	if (!json_object_object_get_ex(root, "nvlink_domains", &arr))
+		return;
+	if (!json_object_is_type(arr, json_type_array)) {
+		_err(js, _key_line(js, "nvlink_domains"),
+		     "\"nvlink_domains\" must be an array");
+		return;
+	}
+	n = json_object_array_length(arr);
+	for (int i = 0; i < n; i++) {
+		json_object *o = json_object_array_get_idx(arr, i);
+		struct nvl_ctx c = { .js = js };
+		char what[300], *hl;
+		int before = js->t->nnvl;
+
+		c.name = _name(js, o, "nvlink_domains", i, &c.line);
+		if (!c.name)
+			continue;
+		snprintf(what, sizeof(what), "NVLink domain %s", c.name);
+		_check_keys(js, o, keys, what, c.line);
+		c.d = topoml_add_nvl(js->t, c.name, c.line, js->err);
+		if (c.d < 0)
+			continue;
+		if (c.d < before) {
+			_err(js, c.line, "%s: duplicate name", what);
+			continue;
+		}
+		hl = _hostlist(js, o, "nodes", what, c.line);
+		if (!hl || !*hl)
+			_err(js, c.line, "%s: missing \"nodes\" (a host list)",
+			     what);
+		else if (topoml_hostlist_foreach(hl, &js->budget, _nvl_one,
+						 &c) < 0)
+			_err(js, c.line, "%s: invalid host list \"%s\" in "
+			     "\"nodes\"%s", what, hl,
+			     topoml_hostlist_why(errno));
+		free(hl);
+	}
+}
+
 static json_object *_array(struct jsrc *js, json_object *root,
 			   const char *key)
 {
@@ -389,7 +485,8 @@ static int _link_child(const char *name, void *arg)
 static void _fat_tree(struct jsrc *js, json_object *root)
 {
 	static const char *const keys[] = { "name", "nodes", "switches",
-					    "link_speed", "comment", NULL };
+					    "link_speed", "comment",
+					    "nvlink_domain", NULL };
 	json_object *arr = _array(js, root, "switches");
 	int i, n, *sw, *line;
 
@@ -425,6 +522,7 @@ static void _fat_tree(struct jsrc *js, json_object *root)
 			continue;
 		_attach_nodes(js, o, sw[i], line[i]);
 		_link_speed(js, o, sw[i], line[i]);
+		_nvl_leaf(js, o, sw[i], line[i]);
 		snprintf(what, sizeof(what), "switch %s",
 			 js->t->switches[sw[i]].name);
 		hl = _hostlist(js, o, "switches", what, line[i]);
@@ -567,7 +665,8 @@ static void _dragonfly(struct jsrc *js, json_object *root)
 	static const char *const gkeys[] = { "name", "routers", "comment",
 					     NULL };
 	static const char *const rkeys[] = { "name", "nodes", "link_speed",
-					     "comment", NULL };
+					     "comment", "nvlink_domain",
+					     NULL };
 	json_object *arr = _array(js, root, "groups");
 	int i, k, n;
 
@@ -609,6 +708,7 @@ static void _dragonfly(struct jsrc *js, json_object *root)
 			topoml_group_add_router(js->t, g, sw);
 			_attach_nodes(js, r, sw, rline);
 			_link_speed(js, r, sw, rline);
+			_nvl_leaf(js, r, sw, rline);
 		}
 	}
 	if (!_failed(js))
@@ -873,12 +973,13 @@ static json_object *_parse(struct jsrc *js)
 topoml_topo_t *topoml_load_json(const char *path, topoml_errors_t *err)
 {
 	static const char *const ft[] = { "family", "name", "comment",
-					  "switches", NULL };
+					  "switches", "nvlink_domains", NULL };
 	static const char *const df[] = { "family", "name", "comment",
-					  "groups", "global_links", NULL };
+					  "groups", "global_links",
+					  "nvlink_domains", NULL };
 	static const char *const to[] = { "family", "name", "comment", "dims",
 					  "wrap", "nodes", "node_pattern",
-					  NULL };
+					  "nvlink_domains", NULL };
 	struct jsrc js = { .path = path, .cur_line = 1 };
 	topoml_errors_t local = { 0 };
 	json_object *root = NULL, *fam;
@@ -938,6 +1039,8 @@ topoml_topo_t *topoml_load_json(const char *path, topoml_errors_t *err)
 		topoml_errors_add(js.err, "%s: out of memory", path);
 		goto out;
 	}
+	if (!_failed(&js))
+		_nvl_domains(&js, root);
 	if (!_failed(&js))
 		topoml_finalize(t, js.err);
 	if (_failed(&js)) {

@@ -239,6 +239,10 @@ void topoml_free(topoml_topo_t *t)
 	free(t->groups);
 	free(t->global_links);
 	free(t->coord_node);
+	for (i = 0; i < t->nnvl; i++)
+		free(t->nvl_names[i]);
+	free(t->nvl_names);
+	free(t->nvl_lines);
 	_index_free(t->node_index);
 	_index_free(t->switch_index);
 	free(t->source);
@@ -289,6 +293,7 @@ int topoml_add_node(topoml_topo_t *t, const char *name, int line,
 	n->group = -1;
 	n->coord[0] = n->coord[1] = n->coord[2] = -1;
 	n->line = line;
+	n->nvl = -1;
 	if (_index_put(t->node_index, n->name, t->nnodes)) {
 		free(n->name);
 		goto oom;
@@ -475,6 +480,70 @@ void topoml_group_add_router(topoml_topo_t *t, int group, int sw)
 }
 
 /* ---- finalize ------------------------------------------------------ */
+
+/*
+ * NVLink domains are few (one per rack of 18 nodes): a scan by name, the
+ * last one first (per-leaf fields name the same domain in a row).
+ */
+int topoml_add_nvl(topoml_topo_t *t, const char *name, int line,
+		   topoml_errors_t *err)
+{
+	char w[512];
+	int i;
+
+	if (!_name_ok(name)) {
+		topoml_errors_add(err, "%s: invalid NVLink domain name '%s'",
+				  topoml_where(t, line, w, sizeof(w)),
+				  name ? name : "");
+		return -1;
+	}
+	for (i = t->nnvl - 1; i >= 0; i--)
+		if (!strcmp(t->nvl_names[i], name))
+			return i;
+	if (topoml_grow((void **)&t->nvl_names, t->nnvl,
+			sizeof(*t->nvl_names)) ||
+	    topoml_grow((void **)&t->nvl_lines, t->nnvl,
+			sizeof(*t->nvl_lines)))
+		goto oom;
+	t->nvl_names[t->nnvl] = strdup(name);
+	if (!t->nvl_names[t->nnvl])
+		goto oom;
+	t->nvl_lines[t->nnvl] = line;
+	return t->nnvl++;
+oom:
+	topoml_errors_add(err, "%s: out of memory", t->source);
+	return -1;
+}
+
+int topoml_set_nvl(topoml_topo_t *t, int node, int nvl, int line,
+		   topoml_errors_t *err)
+{
+	struct topoml_node *n;
+	char w[512];
+
+	if (node < 0 || node >= t->nnodes || nvl < 0 || nvl >= t->nnvl)
+		return -1;
+	n = &t->nodes[node];
+	if (n->nvl == nvl)
+		return 0;
+	if (n->nvl >= 0) {
+		topoml_errors_add(err, "%s: node %s is in two NVLink domains: "
+				  "%s (line %d) and %s",
+				  topoml_where(t, line, w, sizeof(w)), n->name,
+				  t->nvl_names[n->nvl], t->nvl_lines[n->nvl],
+				  t->nvl_names[nvl]);
+		return -1;
+	}
+	n->nvl = nvl;
+	return 0;
+}
+
+const char *topoml_topo_kind(const topoml_topo_t *t)
+{
+	if (t && t->nblocks > 0)
+		return "block";
+	return topoml_family_name(t ? t->family : 0);
+}
 
 static void _reset_derived(topoml_topo_t *t)
 {
@@ -1162,26 +1231,46 @@ void topoml_summary(const topoml_topo_t *t, char *buf, size_t len)
 	const struct topoml_cache *c = t->cache;
 	static const char *arr[] = { "explicit", "all-to-all", "absolute",
 				     "relative" };
-	char extra[64] = "";
+	char extra[64] = "", parts[48] = "";
 
+	if (t->nblocks > 0) {
+		char sizes[128] = "";
+		size_t o = 0;
+
+		for (int k = 0; k < 16 && o < sizeof(sizes) - 16; k++)
+			if (t->block_levels & (1u << k))
+				o += snprintf(sizes + o, sizeof(sizes) - o,
+					      "%s%d", o ? "," : "",
+					      t->block_base << k);
+		snprintf(buf, len, "block: %d node%s, %d block%s of %d "
+			 "(BlockSizes=%s), %d aggregated, %d level%s",
+			 t->nnodes, t->nnodes == 1 ? "" : "s", t->nblocks,
+			 t->nblocks == 1 ? "" : "s", t->block_base, sizes,
+			 t->nswitches - t->nblocks, t->nlevels,
+			 t->nlevels == 1 ? "" : "s");
+		return;
+	}
+	if (t->nnvl > 0)
+		snprintf(extra, sizeof(extra), ", %d NVLink domain%s",
+			 t->nnvl, t->nnvl == 1 ? "" : "s");
 	switch (t->family) {
 	case TOPOML_FAT_TREE:
 		if (c && c->nparts > 1)
-			snprintf(extra, sizeof(extra), ", %d unconnected parts",
-				 c->nparts);
+			snprintf(parts, sizeof(parts),
+				 ", %d unconnected parts", c->nparts);
 		snprintf(buf, len,
-			 "fat-tree: %d node%s, %d switch%s (%d lea%s), %d level%s%s",
+			 "fat-tree: %d node%s, %d switch%s (%d lea%s), %d level%s%s%s",
 			 t->nnodes, t->nnodes == 1 ? "" : "s", t->nswitches,
 			 t->nswitches == 1 ? "" : "es", c ? c->nleaves : 0,
 			 c && c->nleaves == 1 ? "f" : "ves", t->nlevels,
-			 t->nlevels == 1 ? "" : "s", extra);
+			 t->nlevels == 1 ? "" : "s", parts, extra);
 		break;
 	case TOPOML_DRAGONFLY:
 		snprintf(buf, len,
-			 "dragonfly: %d nodes, %d groups, %d routers, %s global links",
+			 "dragonfly: %d nodes, %d groups, %d routers, %s global links%s",
 			 t->nnodes, t->ngroups, t->nswitches,
 			 arr[t->df_arrangement <= TOPOML_DF_RELATIVE ?
-			     t->df_arrangement : 0]);
+			     t->df_arrangement : 0], extra);
 		break;
 	case TOPOML_TORUS:
 		if (t->wrap[0] || t->wrap[1] || t->wrap[2])

@@ -26,6 +26,7 @@ static const char *const policy_names[] = {
 	[TOPOML_POLICY_SLURM_HILBERT] = "slurm-hilbert",
 	[TOPOML_POLICY_LINEAR] = "linear",
 	[TOPOML_POLICY_SLURM_TORUS3D] = "slurm-torus3d",
+	[TOPOML_POLICY_SLURM_BLOCK] = "slurm-block",
 };
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -482,6 +483,10 @@ int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
 			rc = topoml__place_shared(&in, out, why, whylen);
 			break;
 		}
+		if (t->nblocks > 0) {
+			rc = topoml__place_block(&in, out, why, whylen);
+			break;
+		}
 		switch (t->family) {
 		case TOPOML_FAT_TREE:
 			rc = topoml__place_fat_tree(&in, out, why, whylen);
@@ -519,6 +524,9 @@ int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
 		break;
 	case TOPOML_POLICY_SLURM_TORUS3D:
 		rc = topoml__place_torus3d(&in, out, why, whylen);
+		break;
+	case TOPOML_POLICY_SLURM_BLOCK:
+		rc = topoml__place_slurm_block(&in, out, why, whylen);
 		break;
 	default:
 		_why(why, whylen, "unknown policy %d", (int)policy);

@@ -44,6 +44,14 @@ int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
 int topoml__place_torus3d(const struct place_in *in,
 			  struct topoml_placement *out, char *why,
 			  size_t whylen);
+/* Block topologies (t->nblocks): topoml's engine and Slurm 26.05's
+ * topology/block (eval_nodes_block()): place_block.c. */
+int topoml__place_block(const struct place_in *in,
+			struct topoml_placement *out, char *why,
+			size_t whylen);
+int topoml__place_slurm_block(const struct place_in *in,
+			      struct topoml_placement *out, char *why,
+			      size_t whylen);
 /* Jobs that share nodes (req->units > 0), any family: place_shared.c. */
 int topoml__place_shared(const struct place_in *in,
 			 struct topoml_placement *out, char *why,

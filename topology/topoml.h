@@ -60,6 +60,7 @@ struct topoml_node {
 	int group;		/* dragonfly group, -1 otherwise */
 	int coord[3];		/* torus coordinate, -1 otherwise */
 	int line;		/* line in the site file, 0 if generated */
+	int nvl;		/* NVLink domain (block), -1 none */
 };
 
 struct topoml_group {
@@ -93,6 +94,26 @@ typedef struct topoml_topo {
 	int dims[3];
 	bool wrap[3];
 	int *coord_node;	/* dims[0]*dims[1]*dims[2], node or -1 */
+
+	/*
+	 * NVLink domains (issue 14): nodes on one multi-node NVLink fabric,
+	 * e.g. a GB200 NVL72 rack.  A block topology.conf (Slurm 24.05+
+	 * topology/block) makes each block one; JSON may add them to a
+	 * fat-tree or dragonfly.  nnvl 0: none.
+	 */
+	int nnvl;
+	char **nvl_names;
+	int *nvl_lines;
+	/*
+	 * Block topology ("block" family, modelled as a tree): switches
+	 * 0 .. nblocks-1 are Slurm's base blocks (leaves, in file order,
+	 * empty ones included), the upper switches its aggregated blocks.
+	 * block_base: base block size in nodes; bit k of block_levels: a
+	 * BlockSizes level of 2^k base blocks.  nblocks 0: not a block file.
+	 */
+	int nblocks;
+	int block_base;
+	unsigned block_levels;
 
 	struct topoml_name_index *node_index;
 	struct topoml_name_index *switch_index;
@@ -135,6 +156,15 @@ int topoml_attach_node(topoml_topo_t *t, int sw, int node,
 int topoml_add_group(topoml_topo_t *t, const char *name, int line,
 		     topoml_errors_t *err);
 void topoml_group_add_router(topoml_topo_t *t, int group, int sw);
+/* NVLink domain named name: its index (an existing one when the name is
+ * known), or -1 with an error. */
+int topoml_add_nvl(topoml_topo_t *t, const char *name, int line,
+		   topoml_errors_t *err);
+/* Put node into domain nvl; a node in two domains is an error. */
+int topoml_set_nvl(topoml_topo_t *t, int node, int nvl, int line,
+		   topoml_errors_t *err);
+/* "block" for a block topology, else the family's name. */
+const char *topoml_topo_kind(const topoml_topo_t *t);
 /*
  * Compute levels, descendant sets, group membership, torus lookups; check
  * loops, disconnected parts, switches without nodes.  0 on success.
@@ -223,6 +253,7 @@ enum topoml_policy {
 	TOPOML_POLICY_SLURM_HILBERT,	/* topology/3d_torus + best fit */
 	TOPOML_POLICY_LINEAR,		/* plain linear best fit */
 	TOPOML_POLICY_SLURM_TORUS3D,	/* 26.05 topology/torus3d shapes */
+	TOPOML_POLICY_SLURM_BLOCK,	/* 26.05 topology/block eval */
 };
 
 struct topoml_place_req {
@@ -272,6 +303,12 @@ struct topoml_score {
 	 * none partial) and that the placement uses only in part: they no
 	 * longer hold a job of a whole leaf.  Set by topoml_place. */
 	int idle_leaves_broken;
+	/* NVLink domains (blocks) used, their lower bound for the job's
+	 * size, and ring steps that cross from one domain to another (or
+	 * to a node of none); 0 without domains. */
+	int nvl_span;
+	int nvl_span_lower_bound;
+	int nvl_crossings;
 };
 
 struct topoml_placement {
@@ -351,6 +388,8 @@ topoml_topo_t *topoml_torus3d_topology(const struct topoml_torus3d *c,
 struct topoml_torus3d *topoml_torus3d_every_size(const topoml_topo_t *t);
 /* Does torus3d list a shape of n nodes (else Slurm refuses the job)? */
 bool topoml_torus3d_size_ok(const struct topoml_torus3d *c, int n);
+/* Does the torus have a box (a x b x c within its dims) of n nodes? */
+bool topoml_torus_box_size(const topoml_topo_t *t, int n);
 void topoml_torus3d_free(struct topoml_torus3d *c);
 
 /* ---- site configuration (topoml.conf) ---------------------------- */

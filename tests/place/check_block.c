@@ -1,0 +1,527 @@
+/*
+ * Blocks (NVLink domains; issue 14 item 3): Slurm's block topology.conf
+ * as Slurm 26.05's topology/block reads it, the model it becomes
+ * (aggregated blocks as upper switches), NVLink domains in JSON, the
+ * slurm-block baseline (eval_nodes_block()) on cases worked out by hand,
+ * topoml's block placement against it on the same free sets, and the
+ * NVLink terms of the cost model.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "topoml.h"
+#include "loaders.h"
+
+static const char *_srcdir(void)
+{
+	const char *d = getenv("TESTS_DIR");
+
+	return d && *d ? d : TESTS_SRCDIR;
+}
+
+static char *_fixture(const char *name)
+{
+	char *p = NULL;
+
+	ck_assert_int_ge(asprintf(&p, "%s/fixtures/block/%s", _srcdir(),
+				  name), 0);
+	return p;
+}
+
+/* Load text as a topology.conf; errors and warnings joined in *msgs. */
+static topoml_topo_t *_load_text(const char *text, char **msgs)
+{
+	char path[] = "/tmp/check_block.XXXXXX";
+	int fd = mkstemp(path);
+	topoml_errors_t err = { 0 }, warn = { 0 };
+	topoml_topo_t *t;
+	size_t len = 0;
+	FILE *m;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (int)strlen(text));
+	close(fd);
+	t = topoml_load_conf_ex(path, &err, &warn);
+	unlink(path);
+	m = open_memstream(msgs, &len);
+	for (int i = 0; i < err.n; i++)
+		fprintf(m, "E %s\n", strstr(err.msg[i], ".XXXXXX") ?
+			err.msg[i] : strchr(err.msg[i], ':') ?
+			strchr(err.msg[i], ':') + 1 : err.msg[i]);
+	for (int i = 0; i < warn.n; i++)
+		fprintf(m, "W %s\n", strchr(warn.msg[i], ':') ?
+			strchr(warn.msg[i], ':') + 1 : warn.msg[i]);
+	fclose(m);
+	topoml_errors_clear(&err);
+	topoml_errors_clear(&warn);
+	return t;
+}
+
+/* ---- the reader: what Slurm 26.05 accepts and rejects ------------- */
+
+struct conf_case {
+	const char *text;
+	const char *expect;	/* in the messages ("E LINE:COL: ...") */
+	bool loads;
+	int nodes, blocks, aggregated, base;
+};
+
+static const struct conf_case conf_cases[] = {
+	/* defaults: levels 1, 2, 4, 8, 16 blocks; base = first block */
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[5-8]\n"
+	  "BlockName=b3 Nodes=n[9-12]\n", NULL, true, 12, 3, 2, 4 },
+	/* keys case-insensitive, quoted values, comments */
+	{ "blockname=b1 nodes=\"n[1-2]\" # rack 1\nBLOCKNAME=b2 NODES=n[3-4]\n"
+	  "blocksizes=2,4\n", NULL, true, 4, 2, 1, 2 },
+	/* the first BlockSizes value is the base, not the block's size */
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=8,16\n", NULL, true, 4, 1,
+	  0, 8 },
+	/* atoi(): "16abc" is 16 */
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=4,16abc\n", NULL, true, 4,
+	  1, 0, 4 },
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=4,8,x\n",
+	  "E 2:16: BlockSizes value 'x' is not a positive number", false, 0, 0, 0, 0 },
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=4,12\n",
+	  "E 2:14: BlockSizes value '12' is not the base block size times "
+	  "a power of two", false, 0, 0, 0, 0 },
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=8,4\n",
+	  "E 2:14: BlockSizes value '4' is not a multiple", false, 0, 0, 0, 0 },
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=,\n",
+	  "E 2:12: BlockSizes has no size", false, 0, 0, 0, 0 },
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=1,65536\n",
+	  "is more than 2^15 base blocks", false, 0, 0, 0, 0 },
+	{ "BlockName=b1 Nodes=n[1-4] Switches=s1\n",
+	  "E 1:27: block b1: unknown key 'Switches'", false, 0, 0, 0, 0 },
+	{ "BlockName=b1 Nodes=n[1-4] BlockSizes=4\n",
+	  "unknown key 'BlockSizes'", false, 0, 0, 0, 0 },
+	{ "BlockSizes=4 BlockName=b1\n",
+	  "E 1:14: parse error at 'BlockName=b1'", false, 0, 0, 0, 0 },
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockName=b1 Nodes=n[5-8]\n",
+	  "E 2: block b1: already defined at", false, 0, 0, 0, 0 },
+	{ "BlockName=b1 Nodes=n[3-1]\n",
+	  "E 1:20: block b1: invalid host list 'n[3-1]' in Nodes", false, 0, 0, 0, 0 },
+	{ "BlockSizes=4\n", "no blocks configured", false, 0, 0, 0, 0 },
+	{ "BlockName=b1\nBlockName=b2\n",
+	  "blocks do not contain any nodes and BlockSizes is not set",
+	  false, 0, 0, 0, 0 },
+	{ "BlockName=b1 Nodes=n[1-4]\nSwitchName=s1 Nodes=n[5-8]\n",
+	  "E 2: SwitchName= in a block topology", false, 0, 0, 0, 0 },
+	{ "SwitchName=s1 Nodes=n[5-8]\nBlockSizes=4\n",
+	  "E 1: SwitchName= in a block topology", false, 0, 0, 0, 0 },
+	/* accepted with warnings, as Slurm accepts them */
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[4-8]\n",
+	  "W 2: node n4 is in blocks b1 (line 1) and b2", true, 8, 2, 1, 4 },
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockName=b2\nBlockName=b3 "
+	  "Nodes=n[5-8]\n", "W 2: block b2 has no nodes", true, 8, 3, 2, 4 },
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[5-10]\n",
+	  "W 2: block b2 has 6 nodes, more than the base block size 4", true,
+	  10, 2, 1, 4 },
+	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=4\nBlockSizes=4,8\n",
+	  "W 3:1: BlockSizes given more than once", true, 4, 1, 0, 4 },
+};
+
+START_TEST(test_conf_case)
+{
+	const struct conf_case *c = &conf_cases[_i];
+	char *msgs = NULL;
+	topoml_topo_t *t = _load_text(c->text, &msgs);
+
+	if (c->expect)
+		ck_assert_msg(strstr(msgs, c->expect), "case %d: want '%s' "
+			      "in:\n%s", _i, c->expect, msgs);
+	ck_assert_msg(!t == !c->loads, "case %d: %s, want %s:\n%s", _i,
+		      t ? "loaded" : "refused",
+		      c->loads ? "loaded" : "refused", msgs);
+	if (t) {
+		ck_assert_int_eq(t->nnodes, c->nodes);
+		ck_assert_int_eq(t->nblocks, c->blocks);
+		ck_assert_int_eq(t->nswitches - t->nblocks, c->aggregated);
+		ck_assert_int_eq(t->block_base, c->base);
+		ck_assert_str_eq(topoml_topo_kind(t), "block");
+		ck_assert_int_eq(t->nnvl, c->blocks);
+	}
+	free(msgs);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * 72 blocks of 18, BlockSizes 18..288 (1, 2, 4, 8, 16 blocks): Slurm
+ * aggregates 36 pairs, 18 quads, 9 eights and 4 sixteens (the last 8
+ * blocks get no sixteen: the eight already covers them) = 67.
+ */
+START_TEST(test_nvl72_model)
+{
+	char *p = _fixture("nvl72x18.conf"), buf[256];
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t = topoml_load(p, TOPOML_FMT_AUTO, &err);
+	int a, b;
+
+	ck_assert_msg(t, "%s", err.n ? err.msg[0] : "?");
+	ck_assert_int_eq(t->nnodes, 1296);
+	ck_assert_int_eq(t->nblocks, 72);
+	ck_assert_int_eq(t->nswitches, 72 + 67);
+	ck_assert_int_eq(t->block_base, 18);
+	ck_assert_uint_eq(t->block_levels, 0x1f);
+	ck_assert_int_eq(t->nlevels, 5);
+	ck_assert_int_ge(topoml_switch_by_name(t, "nvl1..nvl16"), 0);
+	ck_assert_int_ge(topoml_switch_by_name(t, "nvl65..nvl72"), 0);
+	ck_assert_int_lt(topoml_switch_by_name(t, "nvl65..nvl80"), 0);
+	/* gpu1 and gpu18 share block nvl1, gpu19 is in nvl2 (same pair),
+	 * gpu37 in the next pair, gpu289 in the next sixteen */
+	a = topoml_node_by_name(t, "gpu1");
+	b = topoml_node_by_name(t, "gpu18");
+	ck_assert_int_eq(topoml_common_level(t, a, b), 0);
+	ck_assert_int_eq(topoml_common_level(t, a,
+			 topoml_node_by_name(t, "gpu19")), 1);
+	ck_assert_int_eq(topoml_common_level(t, a,
+			 topoml_node_by_name(t, "gpu37")), 2);
+	ck_assert_int_eq(topoml_common_level(t, a,
+			 topoml_node_by_name(t, "gpu289")), 5);
+	ck_assert_int_eq(t->nodes[b].nvl, 0);
+	ck_assert_str_eq(t->nvl_names[t->nodes[
+			 topoml_node_by_name(t, "gpu1296")].nvl], "nvl72");
+	topoml_summary(t, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "block: 1296 nodes, 72 blocks of 18 "
+			 "(BlockSizes=18,36,72,144,288), 67 aggregated, "
+			 "5 levels");
+	topoml_free(t);
+	free(p);
+}
+END_TEST
+
+/* ---- NVLink domains in JSON ---------------------------------------- */
+
+START_TEST(test_json_nvl)
+{
+	char *p = _fixture("fattree-nvl.json"), *q;
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t = topoml_load(p, TOPOML_FMT_AUTO, &err);
+	struct topoml_placement pl = { 0 };
+	int ring[4];
+
+	ck_assert_msg(t, "%s", err.n ? err.msg[0] : "?");
+	ck_assert_int_eq(t->nnvl, 2);
+	ck_assert_int_eq(t->nblocks, 0);
+	ck_assert_str_eq(topoml_topo_kind(t), "fat-tree");
+	/* leaf1 and leaf2 name rack1; rack2 is listed by node */
+	ck_assert_str_eq(t->nvl_names[t->nodes[
+			 topoml_node_by_name(t, "n8")].nvl], "rack1");
+	ck_assert_str_eq(t->nvl_names[t->nodes[
+			 topoml_node_by_name(t, "n9")].nvl], "rack2");
+	/* cost: n1 n2 n9 n10 as a ring crosses rack1 -> rack2 -> rack1 */
+	ring[0] = topoml_node_by_name(t, "n1");
+	ring[1] = topoml_node_by_name(t, "n2");
+	ring[2] = topoml_node_by_name(t, "n9");
+	ring[3] = topoml_node_by_name(t, "n10");
+	pl.n = 4;
+	pl.nodes = ring;
+	topoml_score(t, NULL, &pl);
+	ck_assert_int_eq(pl.score.nvl_span, 2);
+	ck_assert_int_eq(pl.score.nvl_span_lower_bound, 1);
+	ck_assert_int_eq(pl.score.nvl_crossings, 2);
+	topoml_free(t);
+	free(p);
+
+	q = _fixture("dragonfly-nvl.json");
+	t = topoml_load(q, TOPOML_FMT_AUTO, &err);
+	ck_assert_msg(t, "%s", err.n ? err.msg[0] : "?");
+	ck_assert_int_eq(t->nnvl, 4);
+	ck_assert_int_eq(t->nodes[topoml_node_by_name(t, "n13")].nvl, 3);
+	topoml_free(t);
+	free(q);
+	topoml_errors_clear(&err);
+}
+END_TEST
+
+START_TEST(test_json_nvl_errors)
+{
+	static const char *const cases[][2] = {
+		{ "{\"family\":\"fat-tree\",\"switches\":[{\"name\":\"l1\","
+		  "\"nodes\":\"n[1-4]\",\"nvlink_domain\":\"a\"}],\n"
+		  "\"nvlink_domains\":[{\"name\":\"b\",\"nodes\":\"n4\"}]}",
+		  ":2: node n4 is in two NVLink domains: a (line 1) and b" },
+		{ "{\"family\":\"fat-tree\",\"switches\":[{\"name\":\"l1\","
+		  "\"nodes\":\"n[1-4]\"}],\n\"nvlink_domains\":[{\"name\":"
+		  "\"b\",\"nodes\":\"x1\"}]}",
+		  ":2: NVLink domain b: unknown node x1" },
+		{ "{\"family\":\"fat-tree\",\"switches\":[{\"name\":\"l1\","
+		  "\"nodes\":\"n[1-4]\",\n\"nvlink_domain\":7}]}",
+		  "switch l1: \"nvlink_domain\" must be a string" },
+		{ "{\"family\":\"fat-tree\",\"switches\":[{\"name\":\"l1\","
+		  "\"nodes\":\"n[1-4]\"},\n{\"name\":\"s\",\"switches\":"
+		  "\"l1\",\"nvlink_domain\":\"a\"}]}",
+		  ":2: switch s: \"nvlink_domain\" on a switch without nodes" },
+		{ "{\"family\":\"fat-tree\",\"switches\":[{\"name\":\"l1\","
+		  "\"nodes\":\"n[1-4]\"}],\n\"nvlink_domains\":[{\"name\":"
+		  "\"b\",\"nodes\":\"n1\"},\n{\"name\":\"b\",\"nodes\":"
+		  "\"n2\"}]}", ":3: NVLink domain b: duplicate name" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[] = "/tmp/check_block.XXXXXX";
+		int fd = mkstemp(path);
+		topoml_errors_t err = { 0 };
+		topoml_topo_t *t;
+		bool hit = false;
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, cases[i][0], strlen(cases[i][0])),
+				 (int)strlen(cases[i][0]));
+		close(fd);
+		t = topoml_load_json(path, &err);
+		unlink(path);
+		ck_assert_msg(!t, "case %zu loaded", i);
+		for (int k = 0; k < err.n; k++)
+			hit |= strstr(err.msg[k], cases[i][1]) != NULL;
+		ck_assert_msg(hit, "case %zu: want '%s', got '%s'", i,
+			      cases[i][1], err.n ? err.msg[0] : "");
+		topoml_errors_clear(&err);
+	}
+}
+END_TEST
+
+/* ---- placement ----------------------------------------------------- */
+
+static topoml_topo_t *_small(void)
+{
+	char *p = _fixture("small.conf");
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t = topoml_load(p, TOPOML_FMT_AUTO, &err);
+
+	ck_assert_msg(t, "%s", err.n ? err.msg[0] : "?");
+	free(p);
+	return t;
+}
+
+static hwloc_bitmap_t _free_but(const topoml_topo_t *t, const char *busy)
+{
+	hwloc_bitmap_t a = hwloc_bitmap_alloc(), b;
+
+	hwloc_bitmap_set_range(a, 0, t->nnodes - 1);
+	if (busy) {
+		b = topoml_nodeset_parse(t, busy, NULL);
+		hwloc_bitmap_andnot(a, a, b);
+		hwloc_bitmap_free(b);
+	}
+	return a;
+}
+
+static char *_place(const topoml_topo_t *t, enum topoml_policy pol, int n,
+		    const char *busy, struct topoml_score *score)
+{
+	hwloc_bitmap_t a = _free_but(t, busy);
+	struct topoml_place_req r = { .nnodes = n, .avail = a };
+	struct topoml_placement p = { 0 };
+	char why[256], *s = NULL;
+
+	if (topoml_place(t, pol, &r, &p, why, sizeof(why)) == 0) {
+		s = topoml_nodes_format(t, p.nodes, p.n);
+		if (score)
+			*score = p.score;
+	}
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	return s;
+}
+
+/*
+ * small.conf: blocks b1..b6 of 4 nodes (n1-4, ..., n21-24), BlockSizes
+ * 4, 8, 16.  Busy n1, n5, n6, n17; free per block 3 2 4 4 3 4.  A job of
+ * 6: level 1 (pairs); pair free 5 8 7: Slurm takes the pair with the
+ * fewest free nodes that hold 6, (b5, b6); inside it no block holds 6, so
+ * the fullest, b6 (n21-24), then b5 fits the last 2: n18, n19.
+ */
+START_TEST(test_slurm_block_by_hand)
+{
+	topoml_topo_t *t = _small();
+	struct topoml_score sc;
+	char *s;
+
+	s = _place(t, TOPOML_POLICY_SLURM_BLOCK, 6, "n1,n5,n6,n17", NULL);
+	ck_assert_str_eq(s, "n[18-19,21-24]");
+	free(s);
+	/* 3 nodes: level 0, single blocks; the fewest free that hold 3:
+	 * b1 (3 free; "<=": the last of b1 and b5 wins: b5) */
+	s = _place(t, TOPOML_POLICY_SLURM_BLOCK, 3, "n1,n5,n6,n17", NULL);
+	ck_assert_str_eq(s, "n[18-20]");
+	free(s);
+	/* 20 nodes: 5 blocks -> level 3 (8 blocks) is not configured: the
+	 * whole row, with llblocks of 4 blocks (b1-b4, b5-b6), at most 2.
+	 * Slurm's quirk: it counts bpb / bpll = 6 / 4 = 1 llblock per
+	 * "block", so only b1-b4 (16 nodes) count and the job never runs,
+	 * even on an idle machine.  topoml takes both llblocks. */
+	s = _place(t, TOPOML_POLICY_SLURM_BLOCK, 20, NULL, NULL);
+	ck_assert_ptr_null(s);
+	s = _place(t, TOPOML_POLICY_TOPOML, 20, NULL, &sc);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(sc.nvl_span, 5);
+	free(s);
+	/* 8 nodes with one node busy in every pair: no pair has 8 free,
+	 * the job waits (Slurm: ESLURM_TOPO_NO_FIT) */
+	s = _place(t, TOPOML_POLICY_SLURM_BLOCK, 8, "n1,n9,n17", NULL);
+	ck_assert_ptr_null(s);
+	/* ... and topoml waits too: same candidates */
+	s = _place(t, TOPOML_POLICY_TOPOML, 8, "n1,n9,n17", NULL);
+	ck_assert_ptr_null(s);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * topoml: whole blocks for a multiple of the block size when whole blocks
+ * are free.  Busy n2 (b1) and n13 (b4): pairs (b1,b2) 7, (b3,b4) 7, (b5,
+ * b6) 8 free.  A job of 8 fits only (b5, b6): both whole.  A job of 4
+ * goes to a whole block, never splits two: the fewest blocks; among b2,
+ * b3, b5, b6 (4 free each) the first.
+ */
+START_TEST(test_topoml_block_whole)
+{
+	topoml_topo_t *t = _small();
+	struct topoml_score sc;
+	char *s;
+
+	s = _place(t, TOPOML_POLICY_TOPOML, 8, "n2,n13", &sc);
+	ck_assert_str_eq(s, "n[17-24]");
+	ck_assert_int_eq(sc.span, 2);
+	ck_assert_int_eq(sc.nvl_span, 2);
+	ck_assert_int_eq(sc.nvl_crossings, 2);
+	free(s);
+	s = _place(t, TOPOML_POLICY_TOPOML, 4, "n2,n13", &sc);
+	ck_assert_int_eq(sc.nvl_span, 1);
+	ck_assert_int_eq(sc.nvl_crossings, 0);
+	ck_assert_str_eq(s, "n[5-8]");
+	free(s);
+	/* 6 nodes, free 3 2 4 4 3 4 (busy n1 n5 n6 n17): 2 blocks in the
+	 * pair with 7 free, (b5, b6), tightly: 3 of b5 then 3 of b6 */
+	s = _place(t, TOPOML_POLICY_TOPOML, 6, "n1,n5,n6,n17", &sc);
+	ck_assert_int_eq(sc.nvl_span, 2);
+	ck_assert_str_eq(s, "n[18-23]");
+	free(s);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * On the same free sets, topoml places every job slurm-block places, on
+ * no more blocks (its candidates include Slurm's groups; it also places
+ * some that Slurm's quirks refuse).  Random states on the 72 x 18
+ * machine.
+ */
+START_TEST(test_topoml_vs_slurm_block)
+{
+	char *p = _fixture("nvl72x18.conf");
+	topoml_topo_t *t = topoml_load(p, TOPOML_FMT_AUTO, NULL);
+	unsigned seed = 14;
+	int placed = 0, fewer = 0, only = 0;
+
+	ck_assert_ptr_nonnull(t);
+	for (int round = 0; round < 400; round++) {
+		hwloc_bitmap_t a = hwloc_bitmap_alloc();
+		struct topoml_place_req r = { .avail = a };
+		struct topoml_placement ps = { 0 }, pt = { 0 };
+		int busy = rand_r(&seed) % 90, rs, rt;
+		char why[256];
+
+		/* whole blocks busy, and scattered busy nodes */
+		hwloc_bitmap_set_range(a, 0, t->nnodes - 1);
+		for (int b = 0; b < t->nblocks; b++)
+			if (rand_r(&seed) % 100 < busy / 2)
+				hwloc_bitmap_clr_range(a, b * 18, b * 18 + 17);
+		for (int i = 0; i < t->nnodes; i++)
+			if (rand_r(&seed) % 100 < busy / 3)
+				hwloc_bitmap_clr(a, i);
+		r.nnodes = 1 + rand_r(&seed) % (round % 3 ? 40 : 300);
+		if (r.nnodes > hwloc_bitmap_weight(a))
+			r.nnodes = hwloc_bitmap_weight(a);
+		if (r.nnodes < 1) {
+			hwloc_bitmap_free(a);
+			continue;
+		}
+		rs = topoml_place(t, TOPOML_POLICY_SLURM_BLOCK, &r, &ps, why,
+				  sizeof(why));
+		rt = topoml_place(t, TOPOML_POLICY_TOPOML, &r, &pt, why,
+				  sizeof(why));
+		ck_assert_msg(rs != 0 || rt == 0, "round %d, %d nodes: "
+			      "slurm-block places, topoml does not (%s)",
+			      round, r.nnodes, why);
+		only += rs != 0 && rt == 0;
+		if (rs == 0) {
+			placed++;
+			ck_assert_int_eq(pt.n, r.nnodes);
+			ck_assert_msg(pt.score.nvl_span <= ps.score.nvl_span,
+				      "round %d, %d nodes: topoml %d blocks, "
+				      "slurm-block %d", round, r.nnodes,
+				      pt.score.nvl_span, ps.score.nvl_span);
+			fewer += pt.score.nvl_span < ps.score.nvl_span;
+			ck_assert_int_eq(pt.score.span, pt.score.nvl_span);
+		}
+		topoml_placement_clear(&ps);
+		topoml_placement_clear(&pt);
+		hwloc_bitmap_free(a);
+	}
+	/* the test means something: most rounds place */
+	ck_assert_int_ge(placed, 200);
+	fprintf(stderr, "topoml vs slurm-block: %d placed by both, topoml "
+		"on fewer blocks in %d, placed by topoml only %d\n", placed,
+		fewer, only);
+	topoml_free(t);
+	free(p);
+}
+END_TEST
+
+/* slurm-block needs blocks. */
+START_TEST(test_slurm_block_needs_blocks)
+{
+	topoml_topo_t *t = topoml_gen_fat_tree("n", 16, 4, 2, 0);
+	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+	struct topoml_place_req r = { .nnodes = 2, .avail = a };
+	struct topoml_placement p = { 0 };
+	char why[256];
+	enum topoml_policy pol;
+
+	hwloc_bitmap_set_range(a, 0, 15);
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_SLURM_BLOCK, &r, &p,
+				      why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "needs a block topology"));
+	ck_assert_int_eq(topoml_policy_parse("slurm-block", &pol), 0);
+	ck_assert_int_eq(pol, TOPOML_POLICY_SLURM_BLOCK);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+static Suite *_suite(void)
+{
+	Suite *s = suite_create("block");
+	TCase *tc = tcase_create("block");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_conf_case, 0,
+			    sizeof(conf_cases) / sizeof(conf_cases[0]));
+	tcase_add_test(tc, test_nvl72_model);
+	tcase_add_test(tc, test_json_nvl);
+	tcase_add_test(tc, test_json_nvl_errors);
+	tcase_add_test(tc, test_slurm_block_by_hand);
+	tcase_add_test(tc, test_topoml_block_whole);
+	tcase_add_test(tc, test_topoml_vs_slurm_block);
+	tcase_add_test(tc, test_slurm_block_needs_blocks);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(_suite());
+	int nfail;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nfail = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nfail ? EXIT_FAILURE : EXIT_SUCCESS;
+}
