@@ -50,6 +50,83 @@ why() {
 		echo "# why: AMD GPUs bound by PCI locality as NVIDIA's; the" \
 			"NIC on a GPU's PCIe switch (Slingshot cxiN on MI250X," \
 			"mlx5 on MI300X) is its NIC, GDR level PIX" ;;
+	real-coral-lassen.4.auto)
+		echo "# why: one task per GPU: its GPU, half of its socket's" \
+			"cores (two GPUs per socket) and the HCA of its socket;" \
+			"POWER9 has no PCIe switch between them, so GDR level PHB" ;;
+	real-cts1-pascal.2.auto)
+		echo "# why: both GPUs and the one HCA share a PCIe switch on" \
+			"socket 0: each task gets a GPU, half of that socket's" \
+			"cores (with SMT siblings) and the shared HCA, GDR PIX;" \
+			"socket 1 has no GPU, its cores stay unbound" ;;
+	real-g4dnmetal.4.auto)
+		echo "# why: fewer tasks than GPUs: the two GPUs of one PCIe" \
+			"switch per task with a quarter of the cores; the only" \
+			"NIC (EFA rdmap197s0) is on socket 1, so socket 0's" \
+			"tasks reach it through SYS, socket 1's through PHB" ;;
+	real-g4dnmetal.8.auto)
+		echo "# why: one task per GPU, cores split between the four" \
+			"GPUs of each socket; the one EFA NIC is every task's," \
+			"GDR SYS from socket 0, PHB from socket 1" ;;
+	real-j3c053.2.auto)
+		echo "# why: hwloc puts both GPUs on all cores, so the two" \
+			"tasks split them in order (8 cores with SMT siblings" \
+			"each); the one HCA is near GPU 0 (PHB), across the" \
+			"sockets from GPU 1 (SYS)" ;;
+	real-jrc0323.4.auto)
+		echo "# why: one task per GPU: the cores of its GPU's NUMA" \
+			"domain and the HCA on its PCIe switch (mlx5_N beside" \
+			"GPU N), GDR PIX" ;;
+	real-jrc0386.4.auto)
+		echo "# why: as jrc0323, but the HCAs are numbered in another" \
+			"order than the GPUs: the HCA follows PCI locality" \
+			"(GPU 0 gets mlx5_1), not the index" ;;
+	real-jwc09n003.2.auto)
+		echo "# why: fewer tasks than GPUs: a task gets the two GPUs," \
+			"the cores and the HCA of one socket" ;;
+	real-jwc09n003.4.auto)
+		echo "# why: one task per GPU: the two GPUs of a socket share" \
+			"its HCA (PIX) and split its cores" ;;
+	real-mel2001.4.auto)
+		echo "# why: two HCAs for four GPUs: GPUs 1 and 2 have one on" \
+			"their PCIe switch (PIX); GPUs 0 and 3 get the nearest" \
+			"one, in another NUMA domain (SYS); cores from each" \
+			"GPU's own NUMA domain" ;;
+	real-nvidiaDGX2.16.auto)
+		echo "# why: hwloc's DGX-2 test XML keeps 16 GPUs but only 4" \
+			"cores and no HCA: four tasks per core, by the GPUs'" \
+			"locality; no NIC, so no HCA and no GDR level" ;;
+	real-power8gpudistances.4.auto)
+		echo "# why: POWER8 with one GPU per NUMA node (hwloc's" \
+			"distances test): each task gets its GPU's NUMA cores;" \
+			"no HCA in the XML" ;;
+	synth-1s4g0n.2.auto)
+		echo "# why: no NVML and no HCA: GPUs in PCI order, two" \
+			"neighbours per task, half of the cores each; compare" \
+			"synth-1s4g0n.2.nvlink-pairs" ;;
+	synth-1s4g0n.2.nvlink-pairs)
+		echo "# why: NVML (fake, pairs4: NVLink pairs 0-2 and 1-3)" \
+			"decides under nvlink: each task gets one NVLink pair," \
+			"not the PCI neighbours auto gives" ;;
+	synth-2s4g2n.4.auto)
+		echo "# why: one core per socket, so two tasks share it;" \
+			"mlx5_1's port 1 is down in the fake sysfs, so its" \
+			"tasks use port 2 (mlx5_1:2)" ;;
+	synth-2s8g4n.3.auto)
+		echo "# why: 8 GPUs over 3 tasks: 3, 3 and 2 in PCI order;" \
+			"task 1's GPUs span both sockets, so it gets all cores" \
+			"and the HCAs of both its switches" ;;
+	synth-2s8g4n.4.auto|synth-2s8g4n.8.auto)
+		echo "# why: each task's GPUs on one PCIe switch with the IB" \
+			"HCA there (GDR PIX; mlx5_1 by port 2, its port 1 is" \
+			"down); mlx5_2, RoCE on the host bridge, is no GPU's" \
+			"nearest" ;;
+	synth-2s8g4n.4.nvlink-downlinks)
+		echo "# why: NVML (fake, downlinks: every NVLink of GPUs 3" \
+			"and 7 down) leaves one NVSwitch island of six GPUs;" \
+			"tasks keep their GPUs inside an island, so 3 and 7" \
+			"go together, and a task across sockets gets the cores" \
+			"and HCAs of both sides" ;;
 	esac
 }
 
