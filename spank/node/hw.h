@@ -1,8 +1,9 @@
 /*
- * Hardware model of one node for the topoml SPANK plugin: GPUs, HCAs and
- * their ports, CPU locality and PCI distance.  Pure C (hwloc, no Slurm), so
- * the tests drive it with hwloc XML of real machines, a fake NVML and a
- * fake sysfs tree.
+ * Hardware model of one node for the topoml SPANK plugin: GPUs (NVIDIA,
+ * AMD), HCAs and Slingshot NICs and their ports, CPU locality and PCI
+ * distance.  Pure C (hwloc, no Slurm), so the tests drive it with hwloc
+ * XML of real machines, a fake NVML, a fake ROCm SMI and a fake sysfs
+ * tree.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef TOPOML_SPANK_HW_H

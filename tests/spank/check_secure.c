@@ -1,6 +1,6 @@
 /*
- * spank/node/secure.c: root-trusted directories, atomic writes, per-thread user
- * credentials and owner-checked opens.  The ownership cases need root
+ * spank/node/secure.c: root-trusted directories, atomic writes, per-thread
+ * user credentials and owner-checked opens.  The ownership cases need root
  * (they chown to another uid); as another user they are skipped.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

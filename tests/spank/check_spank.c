@@ -1,8 +1,9 @@
 /*
- * Unit tests of the topoml SPANK plugin's pure parts: plugstack.conf
- * arguments, option values, hardware model from hwloc XML of real and
- * synthetic GPU servers (expected bindings per machine, mpibind style),
- * a fake NVML, a fake sysfs, the NCCL/torch environment, NCCL topology XML.
+ * Unit tests of the topoml SPANK plugin's pure parts (spank/node/):
+ * plugstack.conf arguments, the option table and option values, hardware
+ * model from hwloc XML of real and synthetic GPU servers (expected
+ * bindings per machine, mpibind style), a fake NVML, a fake ROCm SMI, a
+ * fake sysfs, the NCCL/torch environment, NCCL topology XML.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE

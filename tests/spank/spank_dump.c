@@ -3,7 +3,8 @@
  * Prints the node model and each local task's binding (the format of
  * tests/fixtures/spank/expected/), or the NCCL topology XML.
  *
- *   spank_dump [-n NVML_LIB] [-s SYSFS_ROOT] [-x] [-e] XML NTASKS MODE
+ *   spank_dump [-n NVML_LIB] [-r RSMI_LIB] [-s SYSFS_ROOT] [-x] [-e] XML
+ *              NTASKS MODE
  *   spank_dump -b ITERATIONS MODEL NTASKS MODE
  *   -x  print the NCCL_TOPO_FILE content instead
  *   -e  also print the NCCL environment of every task
