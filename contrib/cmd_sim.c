@@ -126,6 +126,8 @@ static void _usage(FILE *f)
 "                          does with CLOUD nodes\n"
 "      --torus3d FILE      slurm-torus3d's box shapes: a Slurm 26.05\n"
 "                          topology.yaml (torus3d), or every-size (default)\n"
+"      --box-wait SECONDS  topoml on a torus: a job without an exact box\n"
+"                          waits for one up to SECONDS after submission\n"
 "      --jobs FILE         per job and policy: id, submit, start, cores,\n"
 "                          nodes (one line each; '-' for stdout)\n"
 "  -s, --scale X|fit       multiply job sizes by X, or fit the largest job\n"
@@ -218,7 +220,7 @@ static int _parse_int(const char *opt, const char *s, int min, int *v)
 static int _parse_args(struct sim_cli *c, int argc, char **argv)
 {
 	enum { OPT_SVG = 256, OPT_NOBF, OPT_SPREAD, OPT_NOFRAG, OPT_SHARED,
-	       OPT_CLOUD, OPT_JOBS, OPT_TORUS3D };
+	       OPT_CLOUD, OPT_JOBS, OPT_TORUS3D, OPT_BOXWAIT };
 	static const struct option longopts[] = {
 		{ "topology", required_argument, NULL, 't' },
 		{ "trace", required_argument, NULL, 'T' },
@@ -237,6 +239,7 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		{ "cloud-power", no_argument, NULL, OPT_CLOUD },
 		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "torus3d", required_argument, NULL, OPT_TORUS3D },
+		{ "box-wait", required_argument, NULL, OPT_BOXWAIT },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 },
@@ -329,6 +332,14 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		case OPT_TORUS3D:
 			c->torus3d = optarg;
 			break;
+		case OPT_BOXWAIT: {
+			int w;
+
+			if (_parse_int("--box-wait", optarg, 0, &w))
+				return 2;
+			c->sopts.box_wait = w;
+			break;
+		}
 		case 'h':
 			_usage(stdout);
 			return 0;

@@ -56,7 +56,8 @@ struct shape {
 
 struct tcand {
 	int o[3];
-	int contact;
+	int align;		/* sides on the shape's own grid */
+	int contact;		/* -1: not computed yet */
 	int busy;
 	int shadow;
 };
@@ -74,6 +75,17 @@ static inline size_t _pi(const struct grid *g, int x, int y, int z)
 int topoml__torus_pos(const topoml_topo_t *t, const int c[3])
 {
 	return c[0] + t->dims[0] * (c[1] + t->dims[1] * c[2]);
+}
+
+bool topoml_torus_box_size(const topoml_topo_t *t, int n)
+{
+	if (t->family != TOPOML_TORUS || n < 1)
+		return false;
+	for (int a = 1; a <= t->dims[0] && a <= n; a++)
+		for (int b = 1; b <= t->dims[1] && (long)a * b <= n; b++)
+			if (n % (a * b) == 0 && n / (a * b) <= t->dims[2])
+				return true;
+	return false;
 }
 
 static int *_prefix(const struct grid *g, hwloc_const_bitmap_t set,
@@ -194,14 +206,22 @@ static int _shape_cmp(const void *a, const void *b)
 	return 0;
 }
 
-static int _tcand_cmp(const void *a, const void *b)
+/* Candidate order without the contact (computed only for the best). */
+static int _tcand_key(const struct tcand *x, const struct tcand *y)
 {
-	const struct tcand *x = a, *y = b;
-
 	if (x->busy != y->busy)
 		return x->busy - y->busy;
 	if (x->shadow != y->shadow)
 		return x->shadow - y->shadow;
+	return y->align - x->align;
+}
+
+static int _tcand_cmp(const struct tcand *x, const struct tcand *y)
+{
+	int k = _tcand_key(x, y);
+
+	if (k)
+		return k;
 	if (x->contact != y->contact)
 		return y->contact - x->contact;
 	for (int d = 2; d >= 0; d--)
@@ -251,22 +271,27 @@ static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
 	return sv;
 }
 
-/* Feasible origins of shape sh: all free (exact) or >= n free nodes. */
+/*
+ * Feasible origins of shape sh: all free (exact) or >= n free nodes;
+ * aligned: only origins on the shape's own grid (multiples of its sides).
+ */
 static struct tcand *_origins(const struct grid *g, const struct shape *sh,
-			      int n, int nreq, bool all_free, int *nc)
+			      int n, int nreq, bool all_free, bool aligned,
+			      int *nc)
 {
 	struct tcand *cv = NULL, *nv;
-	int cnt = 0, cap = 0, lim[3];
+	int cnt = 0, cap = 0, lim[3], st[3];
 
 	for (int d = 0; d < 3; d++) {
 		if (g->w[d])
 			lim[d] = sh->s[d] >= g->d[d] ? 1 : g->d[d];
 		else
 			lim[d] = g->d[d] - sh->s[d] + 1;
+		st[d] = aligned ? sh->s[d] : 1;
 	}
-	for (int z = 0; z < lim[2]; z++)
-		for (int y = 0; y < lim[1]; y++)
-			for (int x = 0; x < lim[0]; x++) {
+	for (int z = 0; z < lim[2]; z += st[2])
+		for (int y = 0; y < lim[1]; y += st[1])
+			for (int x = 0; x < lim[0]; x += st[0]) {
 				int o[3] = { x, y, z };
 				int b = _sum(g, g->busy, o, sh->s);
 
@@ -286,7 +311,10 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 				cv[cnt].busy = b;
 				cv[cnt].shadow = g->shadow ?
 					_sum(g, g->shadow, o, sh->s) : 0;
-				cv[cnt].contact = _contact(g, o, sh->s);
+				cv[cnt].contact = -1;
+				cv[cnt].align = 0;
+				for (int d = 0; d < 3; d++)
+					cv[cnt].align += o[d] % sh->s[d] == 0;
 				cnt++;
 			}
 	*nc = cnt;
@@ -480,18 +508,47 @@ int topoml__place_torus(const struct place_in *in,
 			if (phase && tried > budget)
 				break;
 			tried++;
-			cv = _origins(&g, &sv[i], in->n, in->nreq, phase == 1,
-				      &nc);
+			cv = NULL;
+			/* An exact box on the shape's grid, free and outside
+			 * every shadow, is as good as a candidate gets but for
+			 * the contact: the other origins need no test then. */
+			if (phase == 0 && !in->req->attempt) {
+				cv = _origins(&g, &sv[i], in->n, in->nreq,
+					      false, true, &nc);
+				int j = 0;
+
+				while (j < nc && (cv[j].busy || cv[j].shadow ||
+						  cv[j].align < 3))
+					j++;
+				if (j == nc) {
+					free(cv);
+					cv = NULL;
+				}
+			}
+			if (!cv)
+				cv = _origins(&g, &sv[i], in->n, in->nreq,
+					      phase == 1, false, &nc);
 			/* best origin first, by repeated selection: a small
-			 * job has thousands of origins, attempts are few */
+			 * job has thousands of origins, attempts are few;
+			 * contacts only among the best by the other keys */
 			for (int left = nc; left > 0; left--) {
 				int k = -1;
 
 				for (int j = 0; j < nc; j++)
 					if (cv[j].busy >= 0 &&
-					    (k < 0 || _tcand_cmp(&cv[j],
+					    (k < 0 || _tcand_key(&cv[j],
 								 &cv[k]) < 0))
 						k = j;
+				for (int j = 0; j < nc; j++) {
+					if (cv[j].busy < 0 ||
+					    _tcand_key(&cv[j], &cv[k]))
+						continue;
+					if (cv[j].contact < 0)
+						cv[j].contact = _contact(&g,
+							cv[j].o, sv[i].s);
+					if (_tcand_cmp(&cv[j], &cv[k]) < 0)
+						k = j;
+				}
 				if (_box_set(&g, in, &sv[i], cv[k].o, set)) {
 					cv[k].busy = -1;
 					continue;

@@ -1135,6 +1135,17 @@ static bool _try_start(struct state *s, int job, bool backfill)
 			topoml_placement_clear(&s->pl);
 			return false;
 		}
+		/* box_wait (site choice): a torus job that gets no exact
+		 * box waits for one, until box_wait s after submission */
+		if (s->o && s->o->box_wait > 0 &&
+		    s->policy == TOPOML_POLICY_TOPOML &&
+		    s->t->family == TOPOML_TORUS && j->nodes > 1 &&
+		    s->pl.score.span > j->nodes &&
+		    s->now - j->submit < s->o->box_wait &&
+		    topoml_torus_box_size(s->t, j->nodes)) {
+			topoml_placement_clear(&s->pl);
+			return false;
+		}
 		r->n = j->nodes;
 	}
 	r->nodes = malloc(r->n * sizeof(int));
