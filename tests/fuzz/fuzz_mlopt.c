@@ -1,8 +1,8 @@
 /*
  * libFuzzer target: the values of --ml-gpu-bind, --ml-nccl,
  * --ml-rank-order and --ml-comm and their TOPOML_* twins (ml_opt_parse in
- * spank/conf.c, what spank/options.c calls).  The first byte picks the
- * option and whether the site limits every value (allowed_*=).
+ * spank/node/conf.c, what spank/options.c calls).  The first byte picks
+ * the option and whether the site limits every value (allowed_*=).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: topoml.so's plugstack.conf arguments (ml_conf_parse in
- * spank/conf.c).  Slurm splits the line at white space; so does this.
+ * spank/node/conf.c).  Slurm splits the line at white space; so does this.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"
