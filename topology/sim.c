@@ -1113,6 +1113,12 @@ static bool _try_start(struct state *s, int job, bool backfill)
 	if (s->t->family == TOPOML_TORUS && j->nodes > 1 && s->prefix &&
 	    !shared)
 		possible = _free_box_exists(s, j->nodes);
+	if (s->weight) {
+		/* slurmctld's _set_sched_weight(): boot required */
+		for (int v = 0; v < s->t->nnodes; v++)
+			s->weight[v] = s->used[v] ? 0 : 1;
+		req.weight = s->weight;
+	}
 	if (shared) {
 		if (_place_shared(s, j)) {
 			topoml_placement_clear(&s->pl);
@@ -1120,13 +1126,6 @@ static bool _try_start(struct state *s, int job, bool backfill)
 		}
 		r->n = s->pl.n;
 	} else {
-		if (s->weight) {
-			/* slurmctld's _set_sched_weight(): boot required */
-			for (int v = 0; v < s->t->nnodes; v++)
-				s->weight[v] = s->used[v] ? 0 :
-					0x20000000000ULL;
-			req.weight = s->weight;
-		}
 		s->placements++;
 		if (topoml_place(s->t, s->policy, &req, &s->pl, why,
 				 sizeof(why)))

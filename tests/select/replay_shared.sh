@@ -12,7 +12,8 @@
 # (Slurm's topology plugin under select/topoml too, or not), NODES (32), CPN cores
 # per node (4), PER_LEAF nodes per leaf / router (4), SUBMIT_SCALE and
 # RUN_SCALE divide the trace's submit gaps and run times (1: as traced;
-# larger SUBMIT_SCALE than RUN_SCALE raises the load), MAX_JOBS (all).
+# larger SUBMIT_SCALE than RUN_SCALE raises the load), MAX_JOBS (all),
+# STOCK_ONLY=1 (stock cons_tres only), KEEP=1 (keep the work directory).
 # Prints per policy: jobs, mean and max wait, utilisation (core-seconds /
 # cores x makespan), multi-node jobs, their mean span (leaves or groups),
 # jobs above the span lower bound for their cores, summed ring cost.
@@ -221,6 +222,17 @@ t0=$(date +%s)
 replay stock
 echo "stock: replayed in $(($(date +%s) - t0)) s"
 cluster_stop
+# STOCK_ONLY=1: the stock half alone (tests/sim/test_sim_shared_slurm.sh
+# compares it with the simulator's Slurm baseline)
+if [ "${STOCK_ONLY:-0}" = 1 ]; then
+	report stock
+	if [ -n "${KEEP:-}" ]; then
+		echo "kept: $work"
+	else
+		rm -rf "$work"
+	fi
+	exit 0
+fi
 
 # select/topoml with Slurm's topology plugin kept, as the README advises
 # (backfill's will-run estimates are cons_tres's own); SLURM_TOPO=none
