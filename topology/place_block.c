@@ -2,23 +2,25 @@
  * Placement on a block topology (NVLink domains, Slurm 24.05+
  * topology/block): topoml's engine and the slurm-block baseline.
  *
- * topoml (topoml__place_block): the candidates are Slurm's, so a job runs
- * where and when stock block placement would let it: the aligned groups of
+ * topoml (topoml__place_block): the candidates include Slurm's, so a job
+ * runs wherever stock block placement would let it: the aligned groups of
  * base blocks of the job's BlockSizes level, at most max_llblock groups of
- * the level below (both as in eval_nodes_block()).  Inside each, the
- * fewest base blocks that hold the job, picked tightly (the smallest
- * blocks that still let the largest finish: whole empty blocks stay whole
- * for later jobs); then the group with the fewest blocks, then the fewest
- * free nodes (Slurm's own tie-break, against fragmentation).  Multiples of
- * the block size thus get whole blocks whenever whole blocks are free.
- * A job no group can hold waits, as in Slurm.
+ * the level below (both as in eval_nodes_block()), every group counted
+ * (Slurm skips the last ones when the row is cut unevenly, see below).
+ * Inside each, the fewest base blocks that hold the job, picked tightly
+ * (the smallest blocks that still let the largest finish: whole empty
+ * blocks stay whole for later jobs).  Then the group with the fewest
+ * blocks, the fewest free nodes (Slurm's own tie-break, against
+ * fragmentation), the busiest enclosing groups, the last of equals.
+ * Multiples of the block size thus get whole blocks whenever whole blocks
+ * are free.  A job no group can hold waits, as in Slurm.
  *
  * slurm-block (topoml__place_slurm_block): Slurm 26.05's
- * eval_nodes_block() of src/plugins/topology/block/ eval_nodes_block() of src/plugins/topology/block/
- * eval_nodes_block.c for a job of N whole nodes (-N N --exclusive, every
- * node with the same CPUs, no GRES, no --segment), with CPU counts reduced
- * to node counts, which is exact for whole equal nodes.  Reimplemented from
- * reading that function (same steps, same tie-breaks), not copied:
+ * eval_nodes_block() of src/plugins/topology/block/eval_nodes_block.c for
+ * a job of N whole nodes (-N N --exclusive, every node with the same
+ * CPUs, no GRES, no --segment), with CPU counts reduced to node counts,
+ * which is exact for whole equal nodes.  Reimplemented from reading that
+ * function (same steps, same tie-breaks, same quirks), not copied:
  *
  *  1. The job's level: ceil(log2(ceil(N / base))) base blocks, rounded up
  *     to the next BlockSizes level (none: the whole row).  The row is cut
@@ -28,7 +30,10 @@
  *  2. The block: the first one holding a required node; else, among those
  *     whose max_llblock fullest llblocks hold N free nodes, the one with
  *     the lowest node weight, then the fewest free nodes (the last of
- *     equals wins: "<=").
+ *     equals wins: "<=").  The llblocks counted are the first bpb / bpll
+ *     (integer division) of the block: when the row is one block and not
+ *     a multiple of an llblock, its last llblock never counts (6 blocks
+ *     of 4, levels of 1, 2, 4 blocks: a job of 20 never runs).
  *  3. Nodes of the lowest weights in that block until N are candidates;
  *     lower weight classes are taken whole (as required nodes).
  *  4. Base blocks one at a time (_choose_best_bblock()): prefer one in an
@@ -441,22 +446,34 @@ out:
 
 /* ---- topoml's placement on blocks ----------------------------------- */
 
+#define BLOCK_UP 4	/* enclosing groups compared, doubling */
+
 struct bcand {
 	int blocks;		/* base blocks used */
 	int free;		/* free nodes in the group: the fit */
+	int up[BLOCK_UP];	/* free nodes of the enclosing groups */
 	int first;		/* first base block of the group */
 	int *take;		/* nodes per base block of the group */
 };
 
+/*
+ * Fewest blocks; then the tightest group; then the busiest surroundings
+ * (whole empty regions stay whole for large jobs); then the last of
+ * equals, as Slurm ("<="), so that small and large jobs pack from the
+ * same end of the row.
+ */
 static int _bcand_cmp(const void *a, const void *b)
 {
 	const struct bcand *x = a, *y = b;
 
-	if (x->free != y->free)
-		return x->free - y->free;
 	if (x->blocks != y->blocks)
 		return x->blocks - y->blocks;
-	return x->first - y->first;
+	if (x->free != y->free)
+		return x->free - y->free;
+	for (int i = 0; i < BLOCK_UP; i++)
+		if (x->up[i] != y->up[i])
+			return x->up[i] - y->up[i];
+	return y->first - x->first;
 }
 
 /*
@@ -555,6 +572,15 @@ int topoml__place_block(const struct place_in *in,
 		}
 		c[ncand].blocks = k;
 		c[ncand].free = sum;
+		/* free nodes of the enclosing groups, 2, 4, ... times the
+		 * size (whole or not: a tie-break) */
+		for (int u = 0; u < BLOCK_UP; u++) {
+			long span = (long)bpb << (u + 1);
+			int lo = (int)(first / span * span);
+
+			for (int i = lo; i < nb && i < lo + span; i++)
+				c[ncand].up[u] += f[i];
+		}
 		c[ncand++].first = first;
 	}
 	qsort(c, ncand, sizeof(*c), _bcand_cmp);
