@@ -9,12 +9,13 @@
  *   select_*.so in PluginDir, select_g_init is fatal when two share a
  *   plugin_id, so the wrapper has an id of its own (163).  Its changes:
  *   22.05: src/common/select.h, 36 select_p_* symbols, job_test ends with
- *     bitstr_t *exc_core_bitmap, List.
+ *     bitstr_t *exc_core_bitmap, List and ListIterator.
  *   23.02: the header moves to src/interfaces/ (gres.h too); job_signal,
- *     jobinfo_sprint, jobinfo_xstrdup, update_node_config gone (32).
+ *     jobinfo_sprint, jobinfo_xstrdup, update_node_config gone (32);
+ *     list_t and list_itr_t (ListIterator gone in 24.05, List in 24.11).
  *   23.11: resv_test gone (31); job_test ends with resv_exc_t *.
  *   24.05: slurm_select_ops_t private to select.c (copied here).
- *   24.11: List gone (list_t *); job_test gains will_run_data_t *.
+ *   24.11: job_test gains will_run_data_t *.
  * - 25.05+: 12 select_p_* symbols (13 from 26.05: job_mem_reduce); only
  *   slurmctld loads a select plugin, only SelectType, and select_g_init is
  *   fatal for a plugin_id other than cons_tres's with CR_CPU/CR_Core/
@@ -22,8 +23,10 @@
  *   presents cons_tres's id.
  *
  * Built and tested on real daemons: 22.05.8, 24.11.5, 26.05.3; built only:
- * 23.11.11, 25.11.7; 23.02 and 24.05: compile-guarded from their headers,
- * untested.
+ * 23.11.11, 25.11.7.  23.02 and 24.05: compile-guarded, untested (their
+ * objects compiled once against 23.02.8 and 24.05.8 trees configured from
+ * the release tags, the select_p_* set equal to their node_select_syms;
+ * never loaded).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -49,7 +52,7 @@
 #define TOPOML_SELECT_RESV_TEST (!TOPOML_SLURM_AT_LEAST(23, 11))
 /* job_test's reservation argument: resv_exc_t * from 23.11. */
 #define TOPOML_JT_RESV_EXC TOPOML_SLURM_AT_LEAST(23, 11)
-/* job_test's will_run_data_t * and list_t * (no List): from 24.11. */
+/* job_test's will_run_data_t *: from 24.11. */
 #define TOPOML_JT_WILL_RUN TOPOML_SLURM_AT_LEAST(24, 11)
 /* slurm_select_ops_t in the header: up to 23.11. */
 #define TOPOML_SELECT_OPS_PUBLIC (!TOPOML_SLURM_AT_LEAST(24, 5))
@@ -65,12 +68,12 @@
 #include "src/common/select.h"
 #endif
 
-#if TOPOML_JT_WILL_RUN
-typedef list_t *topoml_list_t;
-typedef list_itr_t *topoml_list_itr_t;
-#else
+#if TOPOML_SELECT_2205_ONLY
 typedef List topoml_list_t;
 typedef ListIterator topoml_list_itr_t;
+#else
+typedef list_t *topoml_list_t;
+typedef list_itr_t *topoml_list_itr_t;
 #endif
 
 #if TOPOML_SELECT_2505
