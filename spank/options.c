@@ -1,5 +1,5 @@
 /*
- * The --ml-* SPANK options, built from conf.c's option table, their
+ * The --ml-* SPANK options, built from node/conf.c's option table, their
  * callbacks and the TOPOML_* environment twins (pyxis style: an option on
  * the command line wins over its twin, the twin over the site default of
  * plugstack.conf).
@@ -15,7 +15,7 @@
 static int _cb(int val, const char *optarg, int remote);
 
 /*
- * Slurm keeps pointers into these: built once from conf.c's option table,
+ * Slurm keeps pointers into these: built once from node/conf.c's table,
  * which the plugstack.conf parser reads too.
  */
 static struct spank_option _table[ML_OPT_COUNT];
