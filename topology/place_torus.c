@@ -45,6 +45,7 @@ struct grid {
 	int *busy;		/* prefix sums of not-free cells */
 	int *req;		/* prefix sums of required cells, or NULL */
 	int *shadow;		/* prefix sums of shadowed free cells, or NULL */
+	int *run;		/* free cells from each cell on along x */
 };
 
 struct shape {
@@ -158,6 +159,42 @@ static int _sum(const struct grid *g, const int *p, const int o[3],
 				total += _sum1(g, p, l, h);
 			}
 	return total;
+}
+
+static bool _rows_free(const struct grid *g, const int o[3], const int s[3])
+{
+	int y2 = (o[1] + s[1] - 1) % g->d[1], z2 = (o[2] + s[2] - 1) % g->d[2];
+	const int *r = g->run;
+	size_t dx = g->d[0], dxy = dx * g->d[1];
+
+	return r[o[0] + dx * o[1] + dxy * o[2]] >= s[0] &&
+	       r[o[0] + dx * y2 + dxy * o[2]] >= s[0] &&
+	       r[o[0] + dx * o[1] + dxy * z2] >= s[0] &&
+	       r[o[0] + dx * y2 + dxy * z2] >= s[0];
+}
+
+/* run[pos]: free cells from pos on along +x (wrapping when x wraps). */
+static int *_runs(const struct grid *g, hwloc_const_bitmap_t avail)
+{
+	const topoml_topo_t *t = g->t;
+	size_t vol = (size_t)g->d[0] * g->d[1] * g->d[2];
+	int *r = malloc((vol ? vol : 1) * sizeof(int)), X = g->d[0];
+
+	if (!r)
+		return NULL;
+	for (size_t row = 0; row < vol; row += X) {
+		int next = 0;
+
+		/* twice round a wrapping row, so runs cross x = 0 */
+		for (int k = (g->w[0] ? 2 * X : X) - 1; k >= 0; k--) {
+			int x = k % X, v = t->coord_node[row + x];
+
+			next = v >= 0 && hwloc_bitmap_isset(avail, v) ?
+			       next + 1 : 0;
+			r[row + x] = next > X ? X : next;
+		}
+	}
+	return r;
 }
 
 /* Busy cells (or mesh edge) on the six faces just outside the box. */
@@ -292,8 +329,14 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 	for (int z = 0; z < lim[2]; z += st[2])
 		for (int y = 0; y < lim[1]; y += st[1])
 			for (int x = 0; x < lim[0]; x += st[0]) {
-				int o[3] = { x, y, z };
-				int b = _sum(g, g->busy, o, sh->s);
+				int o[3] = { x, y, z }, b;
+
+				/* all free: the four corner rows along x
+				 * first (most origins fail there) */
+				if ((all_free || sh->vol == n) && g->run &&
+				    !_rows_free(g, o, sh->s))
+					continue;
+				b = _sum(g, g->busy, o, sh->s);
 
 				if (sh->vol - b < n || (all_free && b))
 					continue;
@@ -452,6 +495,7 @@ int topoml__place_torus(const struct place_in *in,
 	budget = (1 << 20) / vol;
 	budget = budget < 8 ? 8 : budget > 64 ? 64 : budget;
 	g.busy = _prefix(&g, in->avail, false);
+	g.run = _runs(&g, in->avail);
 	g.req = in->nreq ? _prefix(&g, in->required, true) : NULL;
 	if (!set || !g.busy || (in->nreq && !g.req))
 		goto oom;
@@ -586,6 +630,7 @@ out:
 	hwloc_bitmap_free(set);
 	free(sv);
 	free(g.busy);
+	free(g.run);
 	free(g.req);
 	free(g.shadow);
 	return rc;
