@@ -129,7 +129,8 @@ static void _usage(FILE *f)
 "      --box-wait SECONDS  topoml on a torus: a job without an exact box\n"
 "                          waits for one up to SECONDS after submission\n"
 "      --jobs FILE         per job and policy: id, submit, start, cores,\n"
-"                          nodes (one line each; '-' for stdout)\n"
+"                          nodes, cores per node, span, ring cost (one\n"
+"                          line each; '-' for stdout)\n"
 "  -s, --scale X|fit       multiply job sizes by X, or fit the largest job\n"
 "                          to the machine\n"
 "  -N, --trace-nodes N     the traced machine had N nodes: scale job sizes by\n"
@@ -581,7 +582,8 @@ static int _write_svg(const struct sim_cli *c, const topoml_topo_t *t,
 	return 0;
 }
 
-/* --jobs: one line per job: policy id submit start cores nodes units. */
+/* --jobs: one line per job: policy id submit start cores nodes units span
+ * ring. */
 static int _write_jobs(FILE *f, const topoml_topo_t *t,
 		       const struct topoml_trace *tr, enum topoml_policy pol,
 		       const struct topoml_sim_jobout *jo)
@@ -598,7 +600,9 @@ static int _write_jobs(FILE *f, const topoml_topo_t *t,
 			names ? names : "-");
 		for (int k = 0; jo[i].units && k < jo[i].nnodes; k++)
 			fprintf(f, "%c%d", k ? ',' : ' ', jo[i].units[k]);
-		fputc('\n', f);
+		if (!jo[i].units || !jo[i].nnodes)
+			fputs(" -", f);
+		fprintf(f, " %d %.10g\n", jo[i].span, jo[i].ring_cost);
 		free(names);
 	}
 	return ferror(f) ? -1 : 0;
