@@ -85,8 +85,9 @@ int main(int argc, char **argv)
 	};
 	static const enum topoml_policy to[] = {
 		TOPOML_POLICY_TOPOML, TOPOML_POLICY_SLURM_HILBERT,
-		TOPOML_POLICY_LINEAR,
+		TOPOML_POLICY_LINEAR, TOPOML_POLICY_SLURM_TORUS3D,
 	};
+	struct topoml_torus3d *t3d;
 	int njobs = argc > 1 ? atoi(argv[1]) : 20000;
 	const char *realdata = getenv("REALDATA");
 	topoml_topo_t *topo[3] = {
@@ -108,6 +109,9 @@ int main(int argc, char **argv)
 				names[i]);
 			return 1;
 		}
+	/* slurm-torus3d on the torus: a box shape for every size */
+	t3d = topoml_torus3d_every_size(topo[2]);
+	topo[2]->torus3d = t3d;
 	syn = _synthetic(njobs, 4096);
 	syn_torus = _synthetic(njobs / 10 > 0 ? njobs / 10 : 1, 4096);
 	if (realdata) {
@@ -125,10 +129,12 @@ int main(int argc, char **argv)
 	       "jobs", "seconds", "jobs/s", "kplace/s", "util");
 	for (int i = 0; i < 3; i++) {
 		snprintf(label, sizeof(label), "%s, synthetic", names[i]);
-		_bench(label, topo[i], i == 2 ? syn_torus : syn, pols[i], 3);
+		_bench(label, topo[i], i == 2 ? syn_torus : syn, pols[i],
+		       i == 2 && t3d ? 4 : 3);
 		if (real) {
 			snprintf(label, sizeof(label), "%s, Theta", names[i]);
-			_bench(label, topo[i], real, pols[i], 3);
+			_bench(label, topo[i], real, pols[i],
+			       i == 2 && t3d ? 4 : 3);
 		}
 	}
 	if (!real)
@@ -139,5 +145,6 @@ int main(int argc, char **argv)
 	topoml_trace_free(real);
 	for (int i = 0; i < 3; i++)
 		topoml_free(topo[i]);
+	topoml_torus3d_free(t3d);
 	return 0;
 }

@@ -150,6 +150,18 @@ int main(int argc, char **argv)
 			a = _half_busy(t);
 			for (int p = 0; p < 3; p++)
 				_cell(t, a, cells[c].pol[p], seconds);
+			/* Slurm 26.05 torus3d, a box shape for every size */
+			if (cells[c].family == TOPOML_TORUS) {
+				struct topoml_torus3d *t3d =
+					topoml_torus3d_every_size(t);
+
+				t->torus3d = t3d;
+				if (t3d)
+					_cell(t, a, TOPOML_POLICY_SLURM_TORUS3D,
+					      seconds);
+				t->torus3d = NULL;
+				topoml_torus3d_free(t3d);
+			}
 			hwloc_bitmap_free(a);
 			topoml_free(t);
 		}
