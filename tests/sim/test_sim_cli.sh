@@ -135,4 +135,38 @@ PY
 "$topoml" sim -t "$tmp/t.conf" -T "$tmp/bf.csv" --svg /nonexistent/m.svg \
 	>/dev/null 2>&1
 [ $? = 2 ] || fail "--svg into a missing directory: exit status not 2"
+
+# --shared: jobs in cores share nodes.  Two 2-core jobs and a 1-core job on
+# 4-core nodes: the second goes onto the first's node (best fit), the third
+# elsewhere; without --shared each job takes a whole node.
+cat >"$tmp/sh.swf" <<'SWF'
+1 0 -1 100 2 -1 -1 2 100 -1 1 -1 -1 -1 -1 -1 -1 -1
+2 1 -1 100 2 -1 -1 2 100 -1 1 -1 -1 -1 -1 -1 -1 -1
+3 2 -1 100 1 -1 -1 1 100 -1 1 -1 -1 -1 -1 -1 -1 -1
+SWF
+"$topoml" sim -q -t "$tmp/t.conf" -T "$tmp/sh.swf" -c 4 --shared \
+	--jobs "$tmp/sh.jobs" --json >"$tmp/sh.json" || fail "sim --shared"
+for p in topoml slurm-tree linear; do
+	n1=$(awk -v p=$p '$1 == p && $2 == 1 { print $6 }' "$tmp/sh.jobs")
+	n2=$(awk -v p=$p '$1 == p && $2 == 2 { print $6 $7 }' "$tmp/sh.jobs")
+	n3=$(awk -v p=$p '$1 == p && $2 == 3 { print $6 }' "$tmp/sh.jobs")
+	[ -n "$n1" ] && [ "$n2" = "${n1}2" ] && [ "$n3" != "$n1" ] ||
+		fail "--shared $p: jobs on '$n1' '$n2' '$n3'"
+done
+python3 - "$tmp/sh.json" <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+if not d["trace"]["shared"] or d["trace"]["cores_per_node"] != 4:
+    sys.exit("trace: %s" % d["trace"])
+for p, m in d["policies"].items():
+    # 500 core-seconds of 32 cores over 102 s
+    if abs(m["utilization"] - 500 / (32 * 102)) > 1e-6:
+        sys.exit("%s: utilization %s" % (p, m["utilization"]))
+PY
+"$topoml" sim -q -t "$tmp/t.conf" -T "$tmp/sh.swf" -c 4 \
+	--jobs "$tmp/whole.jobs" >/dev/null || fail "sim --jobs"
+awk '$1 == "topoml"' "$tmp/whole.jobs" | sort -u -k6,6 | wc -l | grep -qx 3 ||
+	fail "without --shared: three jobs on three nodes"
+"$topoml" sim -t "$tmp/t.conf" -T "$tmp/sh.swf" --shared >/dev/null 2>&1
+[ $? = 2 ] || fail "--shared without --cores-per-node: exit status not 2"
 exit 0
