@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <check.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,120 +34,90 @@ static char *_fixture(const char *name)
 	return p;
 }
 
-/* Load text as a topology.conf; errors and warnings joined in *msgs. */
-static topoml_topo_t *_load_text(const char *text, char **msgs)
-{
-	char path[] = "/tmp/check_block.XXXXXX";
-	int fd = mkstemp(path);
-	topoml_errors_t err = { 0 }, warn = { 0 };
-	topoml_topo_t *t;
-	size_t len = 0;
-	FILE *m;
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (int)strlen(text));
-	close(fd);
-	t = topoml_load_conf_ex(path, &err, &warn);
-	unlink(path);
-	m = open_memstream(msgs, &len);
-	for (int i = 0; i < err.n; i++)
-		fprintf(m, "E %s\n", strstr(err.msg[i], ".XXXXXX") ?
-			err.msg[i] : strchr(err.msg[i], ':') ?
-			strchr(err.msg[i], ':') + 1 : err.msg[i]);
-	for (int i = 0; i < warn.n; i++)
-		fprintf(m, "W %s\n", strchr(warn.msg[i], ':') ?
-			strchr(warn.msg[i], ':') + 1 : warn.msg[i]);
-	fclose(m);
-	topoml_errors_clear(&err);
-	topoml_errors_clear(&warn);
-	return t;
-}
-
 /* ---- the reader: what Slurm 26.05 accepts and rejects ------------- */
 
-struct conf_case {
-	const char *text;
-	const char *expect;	/* in the messages ("E LINE:COL: ...") */
-	bool loads;
-	int nodes, blocks, aggregated, base;
-};
+/*
+ * One case per file in fixtures/block/conf/, its expectations in comment
+ * lines at the end (Slurm ignores them; test_block_slurm.sh feeds the same
+ * files to a real Slurm 26.05 slurmctld with topology/block):
+ *   # expect: nodes=N blocks=B aggregated=A base=S
+ *   # expect-error: TEXT     (refused; an error reads FILE:TEXT...)
+ *   # expect-warning: TEXT   (loads with exactly these warnings)
+ */
+static glob_t conf_files;
 
-static const struct conf_case conf_cases[] = {
-	/* defaults: levels 1, 2, 4, 8, 16 blocks; base = first block */
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[5-8]\n"
-	  "BlockName=b3 Nodes=n[9-12]\n", NULL, true, 12, 3, 2, 4 },
-	/* keys case-insensitive, quoted values, comments */
-	{ "blockname=b1 nodes=\"n[1-2]\" # rack 1\nBLOCKNAME=b2 NODES=n[3-4]\n"
-	  "blocksizes=2,4\n", NULL, true, 4, 2, 1, 2 },
-	/* the first BlockSizes value is the base, not the block's size */
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=8,16\n", NULL, true, 4, 1,
-	  0, 8 },
-	/* atoi(): "16abc" is 16 */
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=4,16abc\n", NULL, true, 4,
-	  1, 0, 4 },
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=4,8,x\n",
-	  "E 2:16: BlockSizes value 'x' is not a positive number", false, 0, 0, 0, 0 },
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=4,12\n",
-	  "E 2:14: BlockSizes value '12' is not the base block size times "
-	  "a power of two", false, 0, 0, 0, 0 },
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=8,4\n",
-	  "E 2:14: BlockSizes value '4' is not a multiple", false, 0, 0, 0, 0 },
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=,\n",
-	  "E 2:12: BlockSizes has no size", false, 0, 0, 0, 0 },
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=1,65536\n",
-	  "is more than 2^15 base blocks", false, 0, 0, 0, 0 },
-	{ "BlockName=b1 Nodes=n[1-4] Switches=s1\n",
-	  "E 1:27: block b1: unknown key 'Switches'", false, 0, 0, 0, 0 },
-	{ "BlockName=b1 Nodes=n[1-4] BlockSizes=4\n",
-	  "unknown key 'BlockSizes'", false, 0, 0, 0, 0 },
-	{ "BlockSizes=4 BlockName=b1\n",
-	  "E 1:14: parse error at 'BlockName=b1'", false, 0, 0, 0, 0 },
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockName=b1 Nodes=n[5-8]\n",
-	  "E 2: block b1: already defined at", false, 0, 0, 0, 0 },
-	{ "BlockName=b1 Nodes=n[3-1]\n",
-	  "E 1:20: block b1: invalid host list 'n[3-1]' in Nodes", false, 0, 0, 0, 0 },
-	{ "BlockSizes=4\n", "no blocks configured", false, 0, 0, 0, 0 },
-	{ "BlockName=b1\nBlockName=b2\n",
-	  "blocks do not contain any nodes and BlockSizes is not set",
-	  false, 0, 0, 0, 0 },
-	{ "BlockName=b1 Nodes=n[1-4]\nSwitchName=s1 Nodes=n[5-8]\n",
-	  "E 2: SwitchName= in a block topology", false, 0, 0, 0, 0 },
-	{ "SwitchName=s1 Nodes=n[5-8]\nBlockSizes=4\n",
-	  "E 1: SwitchName= in a block topology", false, 0, 0, 0, 0 },
-	/* accepted with warnings, as Slurm accepts them */
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[4-8]\n",
-	  "W 2: node n4 is in blocks b1 (line 1) and b2", true, 8, 2, 1, 4 },
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockName=b2\nBlockName=b3 "
-	  "Nodes=n[5-8]\n", "W 2: block b2 has no nodes", true, 8, 3, 2, 4 },
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockName=b2 Nodes=n[5-10]\n",
-	  "W 2: block b2 has 6 nodes, more than the base block size 4", true,
-	  10, 2, 1, 4 },
-	{ "BlockName=b1 Nodes=n[1-4]\nBlockSizes=4\nBlockSizes=4,8\n",
-	  "W 3:1: BlockSizes given more than once", true, 4, 1, 0, 4 },
-};
+static bool _has(const topoml_errors_t *e, const char *path,
+		 const char *text)
+{
+	size_t pl = strlen(path);
+
+	for (int i = 0; i < e->n; i++)
+		if (!strncmp(e->msg[i], path, pl) && e->msg[i][pl] == ':' &&
+		    strstr(e->msg[i] + pl + 1, text) == e->msg[i] + pl + 1)
+			return true;
+	for (int i = 0; i < e->n; i++)	/* errors naming no line */
+		if (strstr(e->msg[i], text))
+			return true;
+	return false;
+}
+
+static const char *_all(const topoml_errors_t *e)
+{
+	static char buf[4096];
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < e->n && o < sizeof(buf) - 2; i++)
+		o += snprintf(buf + o, sizeof(buf) - o, "\n  %s", e->msg[i]);
+	return buf;
+}
 
 START_TEST(test_conf_case)
 {
-	const struct conf_case *c = &conf_cases[_i];
-	char *msgs = NULL;
-	topoml_topo_t *t = _load_text(c->text, &msgs);
+	const char *path = conf_files.gl_pathv[_i];
+	topoml_errors_t err = { 0 }, warn = { 0 };
+	topoml_topo_t *t = topoml_load_conf_ex(path, &err, &warn);
+	char line[512], *error = NULL;
+	int nodes = -1, blocks = -1, agg = -1, base = -1, nwarn = 0;
+	FILE *f = fopen(path, "r");
 
-	if (c->expect)
-		ck_assert_msg(strstr(msgs, c->expect), "case %d: want '%s' "
-			      "in:\n%s", _i, c->expect, msgs);
-	ck_assert_msg(!t == !c->loads, "case %d: %s, want %s:\n%s", _i,
-		      t ? "loaded" : "refused",
-		      c->loads ? "loaded" : "refused", msgs);
-	if (t) {
-		ck_assert_int_eq(t->nnodes, c->nodes);
-		ck_assert_int_eq(t->nblocks, c->blocks);
-		ck_assert_int_eq(t->nswitches - t->nblocks, c->aggregated);
-		ck_assert_int_eq(t->block_base, c->base);
-		ck_assert_str_eq(topoml_topo_kind(t), "block");
-		ck_assert_int_eq(t->nnvl, c->blocks);
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "# expect-error: ", 16)) {
+			error = strdup(line + 16);
+		} else if (!strncmp(line, "# expect-warning: ", 18)) {
+			nwarn++;
+			ck_assert_msg(_has(&warn, path, line + 18), "%s: no "
+				      "warning '%s' in:%s", path, line + 18,
+				      _all(&warn));
+		} else {
+			sscanf(line, "# expect: nodes=%d blocks=%d "
+			       "aggregated=%d base=%d", &nodes, &blocks, &agg,
+			       &base);
+		}
 	}
-	free(msgs);
+	fclose(f);
+	if (error) {
+		ck_assert_msg(!t, "%s loaded, want '%s'", path, error);
+		ck_assert_msg(_has(&err, path, error), "%s: no error '%s' "
+			      "in:%s", path, error, _all(&err));
+	} else {
+		ck_assert_msg(t, "%s refused:%s", path, _all(&err));
+		ck_assert_msg(base > 0, "%s: no '# expect:' line", path);
+		ck_assert_int_eq(t->nnodes, nodes);
+		ck_assert_int_eq(t->nblocks, blocks);
+		ck_assert_int_eq(t->nswitches - t->nblocks, agg);
+		ck_assert_int_eq(t->block_base, base);
+		ck_assert_str_eq(topoml_topo_kind(t), "block");
+		ck_assert_int_eq(t->nnvl, blocks);
+		ck_assert_msg(warn.n == nwarn, "%s: %d warnings, want %d:%s",
+			      path, warn.n, nwarn, _all(&warn));
+	}
+	free(error);
 	topoml_free(t);
+	topoml_errors_clear(&err);
+	topoml_errors_clear(&warn);
 }
 END_TEST
 
@@ -626,8 +597,7 @@ static Suite *_suite(void)
 	TCase *tc = tcase_create("block");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_conf_case, 0,
-			    sizeof(conf_cases) / sizeof(conf_cases[0]));
+	tcase_add_loop_test(tc, test_conf_case, 0, conf_files.gl_pathc);
 	tcase_add_test(tc, test_nvl72_model);
 	tcase_add_test(tc, test_json_nvl);
 	tcase_add_test(tc, test_json_nvl_errors);
@@ -642,11 +612,21 @@ static Suite *_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(_suite());
+	SRunner *sr;
+	char *pat = NULL;
 	int nfail;
+
+	if (asprintf(&pat, "%s/fixtures/block/conf/*.conf", _srcdir()) < 0 ||
+	    glob(pat, 0, NULL, &conf_files) || conf_files.gl_pathc < 20) {
+		fprintf(stderr, "FAIL: block fixtures missing (%s)\n", pat);
+		return EXIT_FAILURE;
+	}
+	free(pat);
+	sr = srunner_create(_suite());
 
 	srunner_run_all(sr, CK_NORMAL);
 	nfail = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	globfree(&conf_files);
 	return nfail ? EXIT_FAILURE : EXIT_SUCCESS;
 }
