@@ -841,6 +841,50 @@ START_TEST(shared_multi_node)
 }
 END_TEST
 
+/*
+ * Where a 1-core job goes when no node is partly used (cons_tres 22.05):
+ * a 4-core job fills node1 of router 0 (of 4 routers of 4 nodes); with
+ * TopologyParam=dragonfly the 1-core job then goes to the router with the
+ * most nodes with free cores (router 1: node5), with topology/tree to the
+ * best-fitting leaf (router 0: node2), and topoml keeps router 1 whole
+ * (node2, on the leaf already used).
+ */
+START_TEST(shared_dragonfly_baseline)
+{
+	static const double rows[][5] = {
+		{ 0, 4, 1, 100, 100 },
+		{ 1, 1, 1, 100, 100 },
+	};
+	static const struct {
+		enum topoml_policy p;
+		int node;
+	} want[] = {
+		{ TOPOML_POLICY_SLURM_DRAGONFLY, 4 },
+		{ TOPOML_POLICY_SLURM_TREE, 1 },
+		{ TOPOML_POLICY_TOPOML, 1 },
+		{ TOPOML_POLICY_LINEAR, 1 },
+	};
+	topoml_topo_t *t = topoml_gen_dragonfly(NULL, 2, 2, 4,
+						TOPOML_DF_ALL_TO_ALL);
+	struct topoml_trace *tr = _strace(rows, 2, 4);
+	struct topoml_sim_jobout out[2];
+	struct topoml_sim_metrics m;
+
+	ck_assert_ptr_nonnull(t);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		_run(t, tr, want[i].p, &_rec, &m, out);
+		ck_assert_int_eq(hwloc_bitmap_first(out[0].nodes), 0);
+		ck_assert_msg(hwloc_bitmap_first(out[1].nodes) == want[i].node,
+			      "%s: 1-core job on node index %d, want %d",
+			      topoml_policy_name(want[i].p),
+			      hwloc_bitmap_first(out[1].nodes), want[i].node);
+		topoml_sim_jobout_free(out, 2);
+	}
+	topoml_trace_free(tr);
+	topoml_free(t);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -873,6 +917,7 @@ static Suite *_suite(void)
 	tcase_add_loop_test(ts, shared_issue_case, 0, np);
 	tcase_add_loop_test(ts, shared_gpus_node_freed, 0, np);
 	tcase_add_loop_test(ts, shared_multi_node, 0, np);
+	tcase_add_test(ts, shared_dragonfly_baseline);
 	suite_add_tcase(s, ts);
 	return s;
 }
