@@ -9,11 +9,13 @@
  * (Slurm skips the last ones when the row is cut unevenly, see below).
  * Inside each, the fewest base blocks that hold the job, picked tightly
  * (the smallest blocks that still let the largest finish: whole empty
- * blocks stay whole for later jobs).  Then the group with the fewest
- * blocks, the fewest free nodes (Slurm's own tie-break, against
- * fragmentation), the busiest enclosing groups, the last of equals.
- * Multiples of the block size thus get whole blocks whenever whole blocks
- * are free.  A job no group can hold waits, as in Slurm.
+ * blocks stay whole for later jobs), in the smallest aligned run of
+ * blocks that allows that many (below the job's level when BlockSizes
+ * skips levels), the job concentrated on them (fullest first, as Slurm).
+ * Then the group with the fewest blocks, the fewest free nodes (Slurm's
+ * own tie-break, against fragmentation), the last of equals.  Multiples
+ * of the block size thus get whole blocks whenever whole blocks are free.
+ * A job no group can hold waits, as in Slurm.
  *
  * slurm-block (topoml__place_slurm_block): Slurm 26.05's
  * eval_nodes_block() of src/plugins/topology/block/eval_nodes_block.c for
@@ -446,21 +448,18 @@ out:
 
 /* ---- topoml's placement on blocks ----------------------------------- */
 
-#define BLOCK_UP 4	/* enclosing groups compared, doubling */
-
 struct bcand {
 	int blocks;		/* base blocks used */
 	int free;		/* free nodes in the group: the fit */
-	int up[BLOCK_UP];	/* free nodes of the enclosing groups */
 	int first;		/* first base block of the group */
 	int *take;		/* nodes per base block of the group */
 };
 
 /*
- * Fewest blocks; then the tightest group; then the busiest surroundings
- * (whole empty regions stay whole for large jobs); then the last of
- * equals, as Slurm ("<="), so that small and large jobs pack from the
- * same end of the row.
+ * Fewest blocks; then the tightest group; then the last of equals, as
+ * Slurm ("<="), so that small and large jobs pack from the same end of the
+ * row.  (Preferring busy enclosing groups among equals was tried: more
+ * blocks over the lower bound on the same job sequences.)
  */
 static int _bcand_cmp(const void *a, const void *b)
 {
@@ -470,9 +469,6 @@ static int _bcand_cmp(const void *a, const void *b)
 		return x->blocks - y->blocks;
 	if (x->free != y->free)
 		return x->free - y->free;
-	for (int i = 0; i < BLOCK_UP; i++)
-		if (x->up[i] != y->up[i])
-			return x->up[i] - y->up[i];
 	return y->first - x->first;
 }
 
@@ -519,6 +515,92 @@ out:
 	free(lltake);
 	free(ok);
 	return k;
+}
+
+/*
+ * The lowest common level inside the group: the smallest aligned run of
+ * base blocks (2, 4, ... of them) that still holds the job on k blocks,
+ * the one with the fewest free nodes (the last of equals); take is redone
+ * there.  Ring steps between the job's blocks then stay in the smallest
+ * aggregated block, as the fat-tree engine keeps them under the lowest
+ * common switch.
+ */
+static void _narrow(const int *f, int cnt, int n, int k, int bpll,
+		    int max_ll, int *take)
+{
+	int maxv = 1, *t2 = malloc(cnt * sizeof(int));
+
+	if (!t2)
+		return;
+
+	for (int i = 0; i < cnt; i++)
+		maxv = f[i] > maxv ? f[i] : maxv;
+	for (int size = 1; size < cnt; size *= 2) {
+		int best = -1, bfree = 0;
+
+		if (size < k)
+			continue;
+		for (int r = 0; r < cnt; r += size) {
+			int m = cnt - r < size ? cnt - r : size, sum = 0;
+
+			for (int i = r; i < r + m; i++)
+				sum += f[i];
+			if (sum < n || (best >= 0 && sum > bfree) ||
+			    topoml__choose(f + r, NULL, NULL, m, n, maxv,
+					   NULL) != k)
+				continue;
+			best = r;
+			bfree = sum;
+		}
+		if (best < 0)
+			continue;
+		memset(t2, 0, cnt * sizeof(int));
+		topoml__choose(f + best, NULL, NULL,
+			       cnt - best < size ? cnt - best : size, n, maxv,
+			       t2 + best);
+		/* still within Slurm's llblock limit */
+		for (int i = 0, last = -1, nll = 0; i < cnt; i++) {
+			if (!t2[i] || i / bpll == last)
+				continue;
+			last = i / bpll;
+			if (++nll > max_ll)
+				goto out;
+		}
+		memcpy(take, t2, cnt * sizeof(int));
+		break;
+	}
+out:
+	free(t2);
+}
+
+/*
+ * Concentrate the job on the blocks chosen: the fullest (most free) taken
+ * whole first, the rest on the last one, as Slurm fills them.  Fewer rank
+ * pairs then cross a block (an 18 + 2 split has 36 crossing pairs, 10 +
+ * 10 has 100), and what stays free in the chosen blocks stays in one.
+ */
+static void _concentrate(const int *f, int cnt, int n, int *take)
+{
+	int left = n, nsel = 0, *sel = malloc(cnt * sizeof(int));
+
+	if (!sel)
+		return;
+	for (int i = 0; i < cnt; i++)
+		if (take[i] > 0)
+			sel[nsel++] = i;
+	/* by free nodes, most first; the earlier of equals first */
+	for (int a = 1; a < nsel; a++)
+		for (int b = a; b > 0 && f[sel[b - 1]] < f[sel[b]]; b--) {
+			int x = sel[b];
+
+			sel[b] = sel[b - 1];
+			sel[b - 1] = x;
+		}
+	for (int j = 0; j < nsel; j++) {
+		take[sel[j]] = f[sel[j]] < left ? f[sel[j]] : left;
+		left -= take[sel[j]];
+	}
+	free(sel);
 }
 
 int topoml__place_block(const struct place_in *in,
@@ -570,17 +652,11 @@ int topoml__place_block(const struct place_in *in,
 			c[ncand].take = NULL;
 			continue;
 		}
+		_narrow(f + first, cnt, n, k, bpll, use_ll ? max_ll : cnt,
+			c[ncand].take);
+		_concentrate(f + first, cnt, n, c[ncand].take);
 		c[ncand].blocks = k;
 		c[ncand].free = sum;
-		/* free nodes of the enclosing groups, 2, 4, ... times the
-		 * size (whole or not: a tie-break) */
-		for (int u = 0; u < BLOCK_UP; u++) {
-			long span = (long)bpb << (u + 1);
-			int lo = (int)(first / span * span);
-
-			for (int i = lo; i < nb && i < lo + span; i++)
-				c[ncand].up[u] += f[i];
-		}
 		c[ncand++].first = first;
 	}
 	qsort(c, ncand, sizeof(*c), _bcand_cmp);

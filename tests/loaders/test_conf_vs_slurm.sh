@@ -62,6 +62,14 @@ for f in "${files[@]}"; do
 	name=${f#"$TESTS_DIR/"}
 	name=${name#"${REALDATA:-/nonexistent}/"}
 	grep -q '^# slurm: skip' "$f" && { echo "skip: $name"; continue; }
+	# Block files are topology/block's (24.05+), which 22.05 lacks:
+	# tests/place/test_block_slurm.sh judges them on a 24.05+ slurmctld.
+	if [ "$CLUSTER_SLURM_VERSION" -lt 2405 ] &&
+	   grep -qiE '^[[:space:]]*Block(Name|Sizes)[[:space:]]*=' "$f" &&
+	   ! grep -qiE '^[[:space:]]*SwitchName' "$f"; then
+		echo "skip: $name (topology/block, Slurm 24.05+)"
+		continue
+	fi
 	cp "$f" "$CLUSTER_DIR/topology.conf"
 	for extra in $(sed -n 's/^# files: //p' "$f"); do
 		cp "$(dirname "$f")/$extra" "$CLUSTER_DIR/"

@@ -270,6 +270,26 @@ static topoml_topo_t *_small(void)
 	return t;
 }
 
+/* 4 blocks of 4 (n1-4 .. n13-16), BlockSizes=4,16: aggregates of 4 */
+static topoml_topo_t *_small16(void)
+{
+	char path[] = "/tmp/check_block.XXXXXX";
+	const char *text = "BlockName=b1 Nodes=n[1-4]\nBlockName=b2 "
+			   "Nodes=n[5-8]\nBlockName=b3 Nodes=n[9-12]\n"
+			   "BlockName=b4 Nodes=n[13-16]\nBlockSizes=4,16\n";
+	int fd = mkstemp(path);
+	topoml_topo_t *t;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (int)strlen(text));
+	close(fd);
+	t = topoml_load(path, TOPOML_FMT_CONF, NULL);
+	unlink(path);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(t->nswitches, 5);
+	return t;
+}
+
 static hwloc_bitmap_t _free_but(const topoml_topo_t *t, const char *busy)
 {
 	hwloc_bitmap_t a = hwloc_bitmap_alloc(), b;
@@ -349,8 +369,7 @@ END_TEST
  * are free.  Busy n2 (b1) and n13 (b4): pairs (b1,b2) 7, (b3,b4) 7, (b5,
  * b6) 8 free.  A job of 8 fits only (b5, b6): both whole.  A job of 4
  * goes to a whole block, never splits two: the fewest blocks; among b2,
- * b3, b5, b6 (4 free each) those whose pair is busiest (b2, b3: 7 free),
- * then the last: b3.
+ * b3, b5, b6 (4 free each) the last, as Slurm: b6.
  */
 START_TEST(test_topoml_block_whole)
 {
@@ -367,13 +386,24 @@ START_TEST(test_topoml_block_whole)
 	s = _place(t, TOPOML_POLICY_TOPOML, 4, "n2,n13", &sc);
 	ck_assert_int_eq(sc.nvl_span, 1);
 	ck_assert_int_eq(sc.nvl_crossings, 0);
-	ck_assert_str_eq(s, "n[9-12]");
+	ck_assert_str_eq(s, "n[21-24]");
 	free(s);
 	/* 6 nodes, free 3 2 4 4 3 4 (busy n1 n5 n6 n17): 2 blocks in the
-	 * pair with 7 free, (b5, b6), tightly: 3 of b5 then 3 of b6 */
+	 * pair with 7 free, (b5, b6), concentrated: all of b6, 2 of b5 (8
+	 * rank pairs cross the blocks, not 9 as with 3 + 3) */
 	s = _place(t, TOPOML_POLICY_TOPOML, 6, "n1,n5,n6,n17", &sc);
 	ck_assert_int_eq(sc.nvl_span, 2);
-	ck_assert_str_eq(s, "n[18-23]");
+	ck_assert_str_eq(s, "n[18-19,21-24]");
+	free(s);
+	topoml_free(t);
+	/* BlockSizes=4,16 (no level of 2 blocks): a job of 8 is evaluated on
+	 * the group of all 4 blocks; busy n1, two whole blocks of b2 b3 b4
+	 * do; topoml takes them in the smallest aligned run that allows it,
+	 * b3 b4 (a later BlockSizes level of 2 would be their aggregate) */
+	t = _small16();
+	s = _place(t, TOPOML_POLICY_TOPOML, 8, "n1", &sc);
+	ck_assert_int_eq(sc.nvl_span, 2);
+	ck_assert_str_eq(s, "n[9-16]");
 	free(s);
 	topoml_free(t);
 }
