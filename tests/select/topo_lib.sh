@@ -110,3 +110,58 @@ topo_reason() {
 topo_placed() {
 	sel_comment "$1" | sed -n 's/.*topoml: placed=\([a-z_]*\).*/\1/p'
 }
+
+# topo_sequence SEED COUNT NODES "SIZES" FILL: a job sequence like
+# sel_sequence's (submits and cancellations, deterministic) drawn from
+# SIZES, kept under FILL (a fraction) of NODES.
+topo_sequence() {
+	awk -v seed="$1" -v count="$2" -v max="$3" -v sizes="$4" \
+	    -v fill="$5" 'BEGIN {
+		ns = split(sizes, sz, " ")
+		s = seed; live = 0; total = 0
+		for (i = 1; i <= count; i++) {
+			s = (s * 1103515245 + 12345) % 2147483648
+			if (live > 2 && (s % 4) == 0) {
+				s = (s * 1103515245 + 12345) % 2147483648
+				k = int(s / 7) % live + 1
+				printf "cancel %s\n", name[k]
+				total -= size[k]
+				name[k] = name[live]; size[k] = size[live]; live--
+				continue
+			}
+			n = sz[int(s / 13) % ns + 1]
+			while (live > 0 && total + n > max * fill) {
+				printf "cancel %s\n", name[1]
+				total -= size[1]
+				name[1] = name[live]; size[1] = size[live]; live--
+			}
+			live++; name[live] = "j" i; size[live] = n; total += n
+			printf "submit j%d %d\n", i, n
+		}
+	}'
+}
+
+# topo_gen_torus_json X Y Z: topoml's torus, c1 at (0,0,0), x fastest
+# (the node order of a torus3d "nodes:" list).
+topo_gen_torus_json() {
+	printf '{ "family": "torus", "dims": [%d, %d, %d], "wrap": [true, true, true],\n' "$1" "$2" "$3"
+	echo '  "node_pattern": { "prefix": "c", "first": 1, "digits": 0, "order": "xyz" } }'
+}
+
+# topo_gen_torus3d_yaml X Y Z "AxBxC ...": topology.yaml of one torus3d
+# torus over c[1-X*Y*Z] with the listed placement shapes (default anchors:
+# spaced at the shape).
+topo_gen_torus3d_yaml() {
+	local shape
+	echo "- topology: t3d"
+	echo "  cluster_default: true"
+	echo "  torus3d:"
+	echo "    toruses:"
+	echo "      - name: pod1"
+	echo "        dims: {x: $1, y: $2, z: $3}"
+	echo "        nodes: c[1-$(($1 * $2 * $3))]"
+	echo "        placements:"
+	for shape in $4; do
+		echo "$shape" | awk -F x '{ printf "          - dims: {x: %d, y: %d, z: %d}\n", $1, $2, $3 }'
+	done
+}
