@@ -16,9 +16,8 @@
 # configured topology plugin decide inside it; when the plugin refuses the
 # narrowed set, the next choice and finally all candidates (plain
 # cons_tres) are tried, so the plugin's constraint always holds.  The
-# engine reads its own copy of the network (topoml.conf TopologyFile=):
-# the same leaves for tree, the blocks as a tree (base blocks as leaves,
-# each BlockSizes level a switch) for block.
+# engine reads Slurm's topology.conf (tree or block) beside slurm.conf;
+# with topology.yaml, topoml.conf's TopologyFile= (the tree's leaves).
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 
@@ -37,7 +36,6 @@ chmod 755 "$work"
 trap 'cluster_stop; rm -rf "$work"' EXIT
 topo_gen_tree $UNITS $PER >"$work/tree.conf"
 topo_gen_block $UNITS $PER 8,16,32,64 >"$work/block.conf"
-topo_gen_block_as_tree $UNITS $PER 8,16,32,64 >"$work/block-tree.conf"
 
 # Three nodes busy on each of the first LEAVES units (-w: exact nodes).
 blockers() {
@@ -153,8 +151,8 @@ if [ "$CLUSTER_SLURM_VERSION" -lt 2405 ]; then
 	exit 0
 fi
 
-echo "== topology/block (topology.conf), select/topoml with the blocks as a tree"
-printf 'TopologyFile=%s\n' "$work/block-tree.conf" >"$work/topoml-block.conf"
+echo "== topology/block (topology.conf), select/topoml reading the same file"
+: >"$work/topoml-block.conf"
 CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_SELECT=topoml \
 	CLUSTER_TOPOLOGY=$work/block.conf CLUSTER_TOPOLOGY_PLUGIN=topology/block \
 	CLUSTER_TOPOML_CONF=$work/topoml-block.conf \
