@@ -106,8 +106,22 @@ json_object *cli_topology_json(const topoml_topo_t *t)
 	int i, leaves = 0;
 
 	topoml_summary(t, sum, sizeof(sum));
-	json_object_object_add(o, "family",
-			       json_object_new_string(_family_name(t)));
+	json_object_object_add(o, "family", json_object_new_string(
+			       t->nblocks > 0 ? "block" : _family_name(t)));
+	if (t->nblocks > 0) {
+		json_object *bs = json_object_new_array();
+
+		json_object_object_add(o, "blocks",
+				       json_object_new_int(t->nblocks));
+		for (i = 0; i < 16; i++)
+			if (t->block_levels & (1u << i))
+				json_object_array_add(bs, json_object_new_int(
+					t->block_base << i));
+		json_object_object_add(o, "block_sizes", bs);
+	}
+	if (t->nnvl > 0)
+		json_object_object_add(o, "nvlink_domains",
+				       json_object_new_int(t->nnvl));
 	json_object_object_add(o, "nodes", json_object_new_int(t->nnodes));
 	json_object_object_add(o, "switches",
 			       json_object_new_int(t->nswitches));
