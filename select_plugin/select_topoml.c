@@ -44,7 +44,7 @@
 #include "src/slurmctld/slurmctld.h"
 
 #include "topoml.h"
-#include "comment.h"
+#include "jobcomment.h"
 #include "select_compat.h"
 
 /*
@@ -780,11 +780,11 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
  */
 static void _publish(job_record_t *job_ptr)
 {
-	static const char *span_name[] = { "span", "leaves", "groups", "box" };
 	struct topoml_placement pl = { 0 };
+	struct topoml_comment c = { .global_hops = -1 };
 	hwloc_bitmap_t avail = NULL;
-	char *order = NULL, *msg = NULL, *merged, *placed;
-	int i, n = 0, fam;
+	char *msg = NULL, *merged;
+	int i, n = 0;
 
 	if (!g_topo || !job_ptr->node_bitmap)
 		return;
@@ -810,25 +810,26 @@ static void _publish(job_record_t *job_ptr)
 	pl.n = n;
 	topoml_ring_order(g_topo, pl.nodes, n);
 	topoml_score(g_topo, avail, &pl);
-	order = topoml_nodes_format(g_topo, pl.nodes, n);
-	if (g_last.job_id == job_ptr->job_id && g_last.attempt >= 0)
-		placed = "topoml";
-	else
-		placed = "cons_tres";
-	fam = g_topo->family <= TOPOML_TORUS ? (int)g_topo->family : 0;
-	xstrfmtcat(msg, "topoml: placed=%s", placed);
+	/*
+	 * order= is the one ring order the job's tasks get: topoml.so reads
+	 * it in every step (jobcomment.h has the format, writer and parser).
+	 */
+	c.order = topoml_nodes_format(g_topo, pl.nodes, n);
+	c.placed = (g_last.job_id == job_ptr->job_id && g_last.attempt >= 0) ?
+		   "topoml" : "cons_tres";
 	if (g_last.job_id == job_ptr->job_id) {
-		xstrfmtcat(msg, " hint=%s", topoml_hint_name(g_last.hint));
-		if (g_last.attempt > 0)
-			xstrfmtcat(msg, " choice=%d", g_last.attempt);
+		c.hint = topoml_hint_name(g_last.hint);
+		c.choice = g_last.attempt > 0 ? g_last.attempt : 0;
 	}
-	xstrfmtcat(msg, " %s=%d/%d ring=%.0f/%.0f", span_name[fam],
-		   pl.score.span, pl.score.span_lower_bound_free,
-		   pl.score.ring_cost, pl.score.ring_lower_bound_free);
+	c.family = g_topo->family <= TOPOML_TORUS ? (int)g_topo->family : 0;
+	c.span = pl.score.span;
+	c.span_lb = pl.score.span_lower_bound_free;
+	c.ring = pl.score.ring_cost;
+	c.ring_lb = pl.score.ring_lower_bound_free;
 	if (g_topo->family == TOPOML_DRAGONFLY)
-		xstrfmtcat(msg, " global_hops=%d", pl.score.global_hops);
-	if (order && strlen(order) < 1024)
-		xstrfmtcat(msg, " order=%s", order);
+		c.global_hops = pl.score.global_hops;
+	if (!(msg = topoml_comment_write(&c)))
+		goto out;
 	/*
 	 * Other plugins may have written their own part: replace only ours
 	 * (also when a requeued job begins again).
@@ -847,8 +848,8 @@ static void _publish(job_record_t *job_ptr)
 		     (g_last.job_id == job_ptr->job_id &&
 		      g_last.attempt < 0) ? g_last.why : "");
 out:
-	free(order);
-	xfree(msg);
+	free(c.order);
+	free(msg);
 	xfree(pl.nodes);
 	if (avail)
 		hwloc_bitmap_free(avail);

@@ -18,6 +18,8 @@
 #include <unistd.h>
 #include <slurm/slurm.h>
 
+#include "ctld_job.h"
+#include "jobcomment.h"
 #include "plugin.h"
 #include "secure.h"
 #include "slurm_compat.h"
@@ -26,7 +28,8 @@
 #define ML_EXTERN_STEP	0xfffffffc	/* SLURM_EXTERN_CONT */
 #define ML_MAX_NODES	65536
 
-/* libtopoml's engine, for --ml-rank-order=topology. */
+/* libtopoml's engine, for --ml-rank-order=topology on jobs that
+ * select/topoml did not place. */
 #include "topoml.h"
 
 static int _getenv(spank_t sp, const char *name, char *buf, size_t len)
@@ -62,6 +65,50 @@ static void _free_hosts(char **names, int n)
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+}
+
+/*
+ * The ring order select/topoml gave the job (its SystemComment, from the
+ * step's one load of the job: ctld_job.c), restricted to the step's nodes:
+ * order[i] = index in names of ring position i.  0, or -1 when the job
+ * has none that covers the step (not placed by select/topoml, order= left
+ * out as too long, junk): then topoml.so's own topology decides.
+ */
+static int _comment_order(uint32_t jobid, char **names, int n, int *order)
+{
+	const struct ml_ctld_job *j = ml_ctld_job(jobid);
+	struct topoml_comment c;
+	char err[256] = "";
+	int rc;
+
+	if (j->state <= 0) {
+		slurm_info("topoml: job %u: slurmctld did not answer (%s): "
+			   "rank order from the topology file", jobid,
+			   slurm_strerror(j->err));
+		return -1;
+	}
+	rc = topoml_comment_parse(j->system_comment, &c, err, sizeof(err));
+	if (rc > 0) {
+		slurm_debug("topoml: job %u: not placed by select/topoml",
+			    jobid);
+		return -1;
+	}
+	if (rc < 0) {
+		slurm_error("topoml: job %u: SystemComment: %s: rank order "
+			    "from the topology file", jobid, err);
+		return -1;
+	}
+	rc = c.order ? topoml_comment_step_order(c.order, names, n, order,
+						 err, sizeof(err)) : -1;
+	if (rc)
+		slurm_info("topoml: job %u: select/topoml's order does not "
+			   "serve this step (%s): rank order from the "
+			   "topology file", jobid, c.order ? err : "no order=");
+	else
+		slurm_verbose("topoml: job %u: rank order of select/topoml",
+			      jobid);
+	topoml_comment_clear(&c);
+	return rc;
 }
 
 /* order[i] = Slurm node index of ring position i.  0 or -1 (why logged). */
@@ -218,7 +265,8 @@ static int _job(spank_t sp, uint32_t jobid)
 		rc = 0;
 		goto out;
 	}
-	if (_topology_order(names, n, order)) {
+	if (_comment_order(jobid, names, n, order) &&
+	    _topology_order(names, n, order)) {
 		rc = 0;
 		goto out;
 	}
@@ -610,5 +658,6 @@ int ml_remote_exit(spank_t sp)
 	_step_pool = NULL;
 	free(ml.node_first_rank);
 	ml.node_first_rank = NULL;
+	ml_ctld_job_clear();
 	return rc;
 }

@@ -16,6 +16,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "ckpt_int.h"
+#include "ctld_job.h"
 #include "slurm_compat.h"
 #include "topoml_ckpt_page.h"
 
@@ -223,20 +224,15 @@ void ml_ckpt__timer_stop(void)
  * The job's restart count, from slurmctld: SLURM_RESTART_COUNT is in the
  * job's environment (a user's srun can set anything there), and Slurm
  * 22.05's S_SLURM_RESTART_COUNT item is never filled in slurmstepd.
- * -1 when slurmctld does not answer.  A variable so that unit tests,
- * without a slurmctld, can answer instead.
+ * -1 when slurmctld does not answer.  The step's one load of the job
+ * (ctld_job.c), shared with the ring order.  A variable so that unit
+ * tests, without a slurmctld, can answer instead.
  */
 static long _restart_from_ctld(uint32_t job_id)
 {
-	job_info_msg_t *info = NULL;
-	long n = -1;
+	const struct ml_ctld_job *j = ml_ctld_job(job_id);
 
-	if (ml_load_job(&info, job_id) == SLURM_SUCCESS &&
-	    info && info->record_count > 0)
-		n = info->job_array[0].restart_cnt;
-	if (info)
-		slurm_free_job_info_msg(info);
-	return n;
+	return j->state > 0 ? j->restart_cnt : -1;
 }
 
 long (*ml_ckpt_restart_lookup)(uint32_t job_id) = _restart_from_ctld;
