@@ -221,11 +221,11 @@ CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_CPUS=$CPN \
 t0=$(date +%s)
 replay stock
 echo "stock: replayed in $(($(date +%s) - t0)) s"
-cluster_stop
 # STOCK_ONLY=1: the stock half alone (tests/sim/test_sim_shared_slurm.sh
-# compares it with the simulator's Slurm baseline)
+# compares it with the simulator's Slurm baseline); report needs scontrol
 if [ "${STOCK_ONLY:-0}" = 1 ]; then
 	report stock
+	cluster_stop
 	if [ -n "${KEEP:-}" ]; then
 		echo "kept: $work"
 	else
@@ -233,6 +233,7 @@ if [ "${STOCK_ONLY:-0}" = 1 ]; then
 	fi
 	exit 0
 fi
+cluster_stop
 
 # select/topoml with Slurm's topology plugin kept, as the README advises
 # (backfill's will-run estimates are cons_tres's own); SLURM_TOPO=none

@@ -4,16 +4,18 @@
 #
 # One sequence of jobs that ask for cores (sbatch -n CORES, no --exclusive,
 # nodes shared), with cancellations, on 32 emulated CLOUD nodes of 4 cores:
-# a fat-tree of 8 leaves under topology/tree, and the same nodes as a
-# dragonfly (4 groups of 2 routers, TopologyParam=dragonfly).  Every job
+# a fat-tree of 8 leaves under topology/tree, the same nodes as a
+# dragonfly (4 groups of 2 routers, TopologyParam=dragonfly), and without
+# a topology (topology/none: cons_tres's _eval_nodes, policy linear).  Every job
 # fits when submitted, so the queue plays no part: each job's nodes and
 # the cores on each (scontrol show job -d) must be those of the simulator's
-# slurm-tree / slurm-dragonfly on the same sequence (job i submitted at
+# slurm-tree / slurm-dragonfly / linear on the same sequence (job i submitted at
 # time i, ended at the time of its cancellation), with --cloud-power:
 # nodes used once are powered up and preferred, as slurmctld does with
 # CLOUD nodes that never boot.
 #
-# Opt-in, slow (about 2 minutes a family): SIM_SHARED_REPLAY=1 also
+# FAMILIES (ft df ln) picks the machines.  Opt-in, slow (about 1.5 minutes
+# a machine): SIM_SHARED_REPLAY=1 also
 # replays the accasim trace in cores through tests/select/replay_shared.sh's
 # stock cluster and requires the simulator's mean wait within 15 % of it
 # (and prints how many jobs start at the same time on the same nodes).
@@ -151,14 +153,15 @@ sim() {
 # family FAM: the real run and the simulator's, compared; both families
 # at once, each cluster in its own subshell (own ports and directory)
 family() {
-	local fam=$1 param topo pol n same r
-	if [ "$fam" = ft ]; then
-		param="" topo=$work/ft.conf pol=slurm-tree
-	else
-		param=dragonfly topo=$work/df.json pol=slurm-dragonfly
-	fi
+	local fam=$1 param topo pol conf n same r
+	case $fam in
+	ft) param="" topo=$work/ft.conf pol=slurm-tree conf=$work/ft.conf ;;
+	df) param=dragonfly topo=$work/df.json pol=slurm-dragonfly
+	    conf=$work/df.conf ;;
+	*) param="" topo=$work/ft.conf pol=linear conf="" ;;
+	esac
 	CLUSTER_SLURMD=0 CLUSTER_CLOUD=32 CLUSTER_CPUS=4 \
-		CLUSTER_SELECT=cons_tres CLUSTER_TOPOLOGY=$work/$fam.conf \
+		CLUSTER_SELECT=cons_tres CLUSTER_TOPOLOGY=$conf \
 		CLUSTER_TOPOLOGY_PARAM=$param CLUSTER_PARTITION_EXTRA="" \
 		cluster_start "simshared-$fam" >"$work/$fam.log" 2>&1
 	r=$?
@@ -180,7 +183,7 @@ family() {
 
 rc=0
 pids=()
-for fam in ${FAMILIES:-ft df}; do
+for fam in ${FAMILIES:-ft df ln}; do
 	( family "$fam" ) >"$work/$fam.out" 2>&1 &
 	pids+=($!)
 done
@@ -188,16 +191,17 @@ for p in "${pids[@]}"; do
 	wait "$p" || { r=$?; [ $r = 77 ] && [ $rc = 0 ] && rc=77
 		[ $r != 77 ] && rc=1; }
 done
-for fam in ${FAMILIES:-ft df}; do
+for fam in ${FAMILIES:-ft df ln}; do
 	cat "$work/$fam.out"
 done
 # no cluster here (cluster.sh says why): skip
 [ $rc = 77 ] && { echo "SKIP: no cluster"; exit 77; }
 
 if [ "${SIM_SHARED_REPLAY:-0}" = 1 ]; then
-	for fam in fat-tree dragonfly; do
+	for f in ${FAMILIES:-ft df}; do
+		case $f in ft) fam=fat-tree ;; df) fam=dragonfly ;; *) continue ;; esac
 		out=$(TOP_BUILDDIR=${TOP_BUILDDIR:-../..} KEEP=1 FAMILY=$fam SUBMIT_SCALE=100000 RUN_SCALE=100 \
-			STOCK_ONLY=1 "$TESTS_DIR/select/replay_shared.sh") ||
+			STOCK_ONLY=1 "$TESTS_DIR/select/replay_shared.sh" 2>&1) ||
 			{ echo "$out"; echo "FAIL: replay_shared.sh $fam"; rc=1; continue; }
 		echo "$out" | grep -E '^(stock|trace)'
 		kept=$(echo "$out" | sed -n 's/^kept: //p')
