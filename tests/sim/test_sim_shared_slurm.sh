@@ -4,21 +4,22 @@
 #
 # One sequence of jobs that ask for cores (sbatch -n CORES, no --exclusive,
 # nodes shared), with cancellations, on 32 emulated CLOUD nodes of 4 cores:
-# a fat-tree of 8 leaves under topology/tree, the same nodes as a
-# dragonfly (4 groups of 2 routers, TopologyParam=dragonfly), and without
-# a topology (topology/none: cons_tres's _eval_nodes, policy linear).  Every job
-# fits when submitted, so the queue plays no part: each job's nodes and
-# the cores on each (scontrol show job -d) must be those of the simulator's
-# slurm-tree / slurm-dragonfly / linear on the same sequence (job i submitted at
-# time i, ended at the time of its cancellation), with --cloud-power:
-# nodes used once are powered up and preferred, as slurmctld does with
-# CLOUD nodes that never boot.
+# a fat-tree of 8 leaves under topology/tree, the same nodes as a dragonfly
+# (4 groups of 2 routers, TopologyParam=dragonfly), and without a topology
+# (topology/none: cons_tres's _eval_nodes, policy linear).  Every job fits
+# when submitted, so the queue plays no part: each job's nodes and the
+# cores on each (scontrol show job -d) must be those of the simulator's
+# slurm-tree / slurm-dragonfly / linear on the same sequence (job i
+# submitted at time i, ended at the time of its cancellation), with
+# --cloud-power: nodes used once are powered up and preferred, as
+# slurmctld does with CLOUD nodes that never boot.  The three clusters run
+# at once (own ports and directories): about 30 s.
 #
 # FAMILIES (ft df ln) picks the machines.  Opt-in, slow (about 1.5 minutes
-# a machine): SIM_SHARED_REPLAY=1 also
-# replays the accasim trace in cores through tests/select/replay_shared.sh's
-# stock cluster and requires the simulator's mean wait within 15 % of it
-# (and prints how many jobs start at the same time on the same nodes).
+# a machine): SIM_SHARED_REPLAY=1 also replays the accasim trace in cores
+# through tests/select/replay_shared.sh's stock cluster and requires the
+# simulator's mean wait within 15 % of it (and prints how many jobs start
+# at the same time on the same nodes).
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
