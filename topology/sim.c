@@ -44,6 +44,7 @@ struct run {
 	int nshared;		/* running multi-unit jobs overlapping */
 	double shared_since;
 	bool backfilled;
+	double box_since;	/* box_wait: placeable since, or -1 */
 };
 
 struct state {
@@ -1135,15 +1136,19 @@ static bool _try_start(struct state *s, int job, bool backfill)
 			return false;
 		}
 		/* box_wait (site choice): a torus job that gets no exact
-		 * box waits for one, until box_wait s after submission */
+		 * box waits for one, up to box_wait s from the first time
+		 * it could start */
 		if (s->o && s->o->box_wait > 0 &&
 		    s->policy == TOPOML_POLICY_TOPOML &&
 		    s->t->family == TOPOML_TORUS && j->nodes > 1 &&
 		    s->pl.score.span > j->nodes &&
-		    s->now - j->submit < s->o->box_wait &&
 		    topoml_torus_box_size(s->t, j->nodes)) {
-			topoml_placement_clear(&s->pl);
-			return false;
+			if (!(r->box_since > 0))
+				r->box_since = s->now + 1e-9;
+			if (s->now - r->box_since < s->o->box_wait) {
+				topoml_placement_clear(&s->pl);
+				return false;
+			}
 		}
 		r->n = j->nodes;
 	}

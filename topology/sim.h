@@ -99,8 +99,8 @@ struct topoml_sim_opts {
 	/* Fill topoml_sim_jobout.nodes (free with topoml_sim_jobout_free). */
 	bool record_nodes;
 	/* topoml on a torus: a job whose placement is no exact box (a box
-	 * of its size exists) waits for one up to box_wait s after its
-	 * submission (retried at each event); 0 = never waits. */
+	 * of its size exists) waits for one up to box_wait s from the first
+	 * time it could start (retried at each event); 0 = never waits. */
 	double box_wait;
 	/*
 	 * Called after every event with the jobs submitted so far and those

@@ -8,7 +8,11 @@
 # and powered-down nodes; when the engine finds no box the job must stay
 # pending although enough nodes are free (torus3d's waiting), and a size
 # with no listed placement must be refused at submission.  Every fifth
-# job names one node it must get (sbatch -w).  Needs Slurm 26.05 daemons:
+# job names one node it must get (sbatch -w).  Then, side by side on the
+# same daemons (when select_topoml.so is built for them), one fixed job
+# sequence under torus3d and under select/topoml on the same torus: jobs
+# started at once, exact boxes, bounding box / N, and jobs torus3d keeps
+# pending with enough nodes free.  Needs Slurm 26.05 daemons:
 #   contrib/test-release.sh 26.05.3 select/test_select_torus3d.sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
@@ -60,8 +64,10 @@ YAML
 # cluster.sh writes slurm.conf; topology.yaml beside it wins over
 # TopologyPlugin= (26.05 topology_g_init reads it first).
 eval "_t3d_orig_write_conf() $(declare -f cluster_write_conf | tail -n +2)"
+T3D_YAML=1
 cluster_write_conf() {
 	_t3d_orig_write_conf
+	[ "$T3D_YAML" = 1 ] || return 0
 	cp -f "$WORK/topology.yaml" "$CLUSTER_DIR/topology.yaml"
 	chmod 644 "$CLUSTER_DIR/topology.yaml"
 }
@@ -177,6 +183,120 @@ for step in $(seq 1 "$STEPS"); do
 done
 scancel "${jobs[@]}" 2>/dev/null
 cluster_stop
+
+# ---- side by side: torus3d and select/topoml, one job sequence ----
+# Steps: "s K" submits K nodes, "c J" cancels the J-th submission if it
+# runs; the same list for both, whatever each placed.  A job not started
+# within 3 s is cancelled (counted pending; with enough nodes free, a
+# wait for a box).
+SCORE=$TOP_BUILDDIR/tests/select_score
+SIDE=""
+if [ -f "$TOP_BUILDDIR/select_plugin/.libs/select_topoml.so" ] &&
+   [ -x "$SCORE" ]; then
+	SIDE=1
+	printf '{ "family": "torus", "dims": [4, 4, 4], "wrap": [true, true, true],\n  "node_pattern": { "prefix": "c", "first": 1, "digits": 0, "order": "xyz" } }\n' \
+		>"$WORK/torus.json"
+	printf 'TopologyFile=%s\nDefaultHint=allreduce\n' "$WORK/torus.json" \
+		>"$WORK/topoml.conf"
+	RANDOM=4096
+	ssizes=(2 4 8 16 4 2 8 32 6 12)
+	: >"$WORK/steps"
+	for step in $(seq 1 60); do
+		if [ "$step" -gt 3 ] && [ $((RANDOM % 10)) -lt 4 ]; then
+			echo "c $((RANDOM % (step - 1)))" >>"$WORK/steps"
+		else
+			echo "s ${ssizes[$((RANDOM % ${#ssizes[@]}))]}" >>"$WORK/steps"
+		fi
+	done
+fi
+
+# run_side NAME: the steps on the cluster up now; one line per job
+# "K started|pending|refused NFREE NODES SPAN PAIR_HOPS"
+run_side() {
+	local out=$WORK/side-$1 k j id nl i busy st span ph
+	local -a ids=()
+	: >"$out"
+	while read -r op arg; do
+		if [ "$op" = c ]; then
+			id=${ids[$arg]:-}
+			[ -n "$id" ] && [ "$id" != - ] && scancel "$id" 2>/dev/null
+			settle
+			continue
+		fi
+		k=$arg
+		settle
+		state
+		if [ "$k" -gt "$NFREE" ]; then
+			ids+=(-)
+			continue
+		fi
+		busy=$BUSY
+		if ! id=$(sbatch --parsable -N "$k" --exclusive -o /dev/null \
+			--wrap 'sleep 100000' 2>/dev/null); then
+			ids+=(-)
+			echo "$k refused $NFREE - 0 0" >>"$out"
+			continue
+		fi
+		nl=
+		for i in $(seq 1 30); do
+			nl=$(squeue -h -j "$id" -t R,CF -o '%N')
+			[ -n "$nl" ] && break
+			sleep 0.1
+		done
+		if [ -z "$nl" ]; then
+			scancel "$id"
+			ids+=(-)
+			echo "$k pending $NFREE - 0 0" >>"$out"
+			continue
+		fi
+		ids+=("$id")
+		st=$("$SCORE" "$WORK/torus.json" "$nl" "$busy")
+		span=$(echo "$st" | sed -n 's/.*span=\([0-9]*\).*/\1/p')
+		ph=$(echo "$st" | sed -n 's/.*pair_hops=\([0-9.]*\).*/\1/p')
+		echo "$k started $NFREE $nl ${span:-0} ${ph:-0}" >>"$out"
+	done <"$WORK/steps"
+	scancel "${ids[@]/#-/}" 2>/dev/null
+}
+
+# totals of a side: submitted started refused pending pending_free exact
+# bbox/N mean_pair_hops (multi-node jobs started)
+side_totals() {
+	awk '{ n++ }
+	     $2 == "refused" { r++ }
+	     $2 == "pending" { p++; if ($3 >= $1) pf++ }
+	     $2 == "started" { s++; if ($1 > 1) { m++; if ($5 == $1) e++;
+		b += $5 / $1; h += $6 } }
+	     END { printf "%d %d %d %d %d %d %.3f %.3f\n", n, s, r + 0, p + 0,
+		pf + 0, e + 0, m ? b / m : 0, m ? h / m : 0 }' "$1"
+}
+
+if [ -n "$SIDE" ]; then
+	CLUSTER_SLURMD=0 CLUSTER_CLOUD=64 cluster_start torus3d-side
+	run_side torus3d
+	cluster_stop
+	T3D_YAML=0
+	CLUSTER_SLURMD=0 CLUSTER_CLOUD=64 CLUSTER_SELECT=topoml \
+		CLUSTER_TOPOML_CONF=$WORK/topoml.conf cluster_start topoml-side
+	run_side topoml
+	cluster_stop
+	echo "side by side, 60 steps (submitted started refused pending" \
+		"pending-with-enough-free exact-boxes bbox/N pair-hops):"
+	read -r an as ar ap apf ae ab ah <<<"$(side_totals "$WORK/side-torus3d")"
+	read -r bn bs br bp bpf be bb bh <<<"$(side_totals "$WORK/side-topoml")"
+	echo "  torus3d:       $an $as $ar $ap $apf $ae $ab $ah"
+	echo "  select/topoml: $bn $bs $br $bp $bpf $be $bb $bh"
+	# topoml refuses nothing and never leaves a job pending while
+	# enough nodes are free; torus3d does both on this sequence
+	[ "$br" = 0 ] && [ "$bpf" = 0 ] || {
+		echo "FAIL: select/topoml refused $br, kept $bpf pending with nodes free"
+		FAILS=$((FAILS + 1)); }
+	[ "$ar" -gt 0 ] && [ "$apf" -gt 0 ] || {
+		echo "FAIL: torus3d neither refused nor waited: the sequence proves nothing"
+		FAILS=$((FAILS + 1)); }
+else
+	echo "side by side skipped: select_topoml.so or select_score not built" \
+		"for this release"
+fi
 rm -rf "$WORK"
 
 echo "slurm-torus3d: $CHECKED placements compared ($NREQ with -w," \
@@ -184,5 +304,5 @@ echo "slurm-torus3d: $CHECKED placements compared ($NREQ with -w," \
 	"$REFUSED, $FAILS mismatches"
 [ "$CHECKED" -ge 20 ] || { echo "FAIL: too few placements compared"; exit 1; }
 [ "$WAITED" -ge 1 ] || { echo "FAIL: no waiting case seen"; exit 1; }
-[ "$FAILS" = 0 ] || { echo "FAIL: $FAILS placements differ from Slurm"; exit 1; }
-echo "PASS: every node list equals Slurm 26.05 torus3d's"
+[ "$FAILS" = 0 ] || { echo "FAIL: $FAILS failures (see above)"; exit 1; }
+echo "PASS: every node list equals Slurm 26.05 torus3d's${SIDE:+; side by side as expected}"
