@@ -885,6 +885,43 @@ START_TEST(shared_dragonfly_baseline)
 }
 END_TEST
 
+/*
+ * --cloud-power: Slurm prefers nodes used before (powered up).  On 8 nodes
+ * of 4 cores in 2 leaves, a 16-core job fills the first leaf and a 4-core
+ * job one node of the second; when both have ended, a 2-core job goes to
+ * node1 under slurm-tree without cloud_power (equal leaves: the first),
+ * and with it to the second job's node (the used nodes are node1-4 and
+ * that one: the best-fitting leaf by such nodes is the second).
+ */
+START_TEST(shared_cloud_power)
+{
+	static const double rows[][5] = {
+		{ 0, 16, 4, 10, 10 },	/* node1-4: the first leaf */
+		{ 1, 4, 1, 10, 10 },	/* a node of the second leaf */
+		{ 20, 2, 1, 10, 10 },	/* after both ended */
+	};
+	topoml_topo_t *t = _tree8();
+	struct topoml_trace *tr = _strace(rows, 3, 4);
+	struct topoml_sim_jobout out[3];
+	struct topoml_sim_metrics m;
+	struct topoml_sim_opts o = { .record_nodes = true };
+	int first;
+
+	_run(t, tr, TOPOML_POLICY_SLURM_TREE, &o, &m, out);
+	first = hwloc_bitmap_first(out[1].nodes);
+	ck_assert_int_ge(first, 4);
+	ck_assert_int_eq(hwloc_bitmap_first(out[2].nodes), 0);
+	topoml_sim_jobout_free(out, 3);
+	o.cloud_power = true;
+	_run(t, tr, TOPOML_POLICY_SLURM_TREE, &o, &m, out);
+	ck_assert_int_eq(hwloc_bitmap_first(out[1].nodes), first);
+	ck_assert_int_eq(hwloc_bitmap_first(out[2].nodes), first);
+	topoml_sim_jobout_free(out, 3);
+	topoml_trace_free(tr);
+	topoml_free(t);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -918,6 +955,7 @@ static Suite *_suite(void)
 	tcase_add_loop_test(ts, shared_gpus_node_freed, 0, np);
 	tcase_add_loop_test(ts, shared_multi_node, 0, np);
 	tcase_add_test(ts, shared_dragonfly_baseline);
+	tcase_add_test(ts, shared_cloud_power);
 	suite_add_tcase(s, ts);
 	return s;
 }
