@@ -430,8 +430,13 @@ static void _show_fat_tree(const topoml_topo_t *t, bool all)
 			hi = w > hi ? w : hi;
 		}
 		list = topoml_names_format(names, n, false);
-		printf("level %d: %d %s%s, %d", l, n, l ? "switch" : "leaf switch",
-		       n == 1 ? "" : "es", lo);
+		if (t->nblocks > 0)	/* Slurm's base and aggregated blocks */
+			printf("level %d: %d %sblock%s, %d", l, n,
+			       l ? "aggregated " : "", n == 1 ? "" : "s", lo);
+		else
+			printf("level %d: %d %s%s, %d", l, n,
+			       l ? "switch" : "leaf switch",
+			       n == 1 ? "" : "es", lo);
 		if (hi != lo)
 			printf("-%d", hi);
 		printf(" nodes below each: %s\n", list ? list : "?");
