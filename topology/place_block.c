@@ -614,8 +614,10 @@ int topoml__place_block(const struct place_in *in,
 	hwloc_bitmap_t set = NULL;
 	bool use_ll;
 
-	/* Required nodes and the hints are the fat-tree engine's job. */
-	if (in->nreq || nb <= 0 || t->block_base <= 0)
+	/* Required nodes and isolation (whole blocks without other jobs)
+	 * are the fat-tree engine's job. */
+	if (in->nreq || nb <= 0 || t->block_base <= 0 ||
+	    in->req->hint == TOPOML_HINT_ISOLATE)
 		return topoml__place_fat_tree(in, out, why, whylen);
 	lvl = _level(t, n, &ll);
 	bpb = lvl < 0 ? nb : 1 << lvl;
@@ -647,7 +649,9 @@ int topoml__place_block(const struct place_in *in,
 		}
 		k = _group_pick(f + first, cnt, n, bpll, max_ll, use_ll,
 				c[ncand].take);
-		if (k < 0) {
+		/* --switches=N: at most N blocks */
+		if (k < 0 || (in->req->max_leaves > 0 &&
+			      k > in->req->max_leaves)) {
 			free(c[ncand].take);
 			c[ncand].take = NULL;
 			continue;

@@ -600,6 +600,44 @@ START_TEST(test_same_sequence)
 }
 END_TEST
 
+/* --switches=N bounds the blocks; isolate gets blocks of no other job. */
+START_TEST(test_topoml_block_limits)
+{
+	topoml_topo_t *t = _small();
+	hwloc_bitmap_t a = _free_but(t, "n1,n5,n6,n17");
+	uint32_t owner[24] = { [0] = 7, [4] = 8, [5] = 8, [16] = 9 };
+	struct topoml_place_req r = { .nnodes = 6, .avail = a,
+				      .max_leaves = 1 };
+	struct topoml_placement p = { 0 };
+	char why[256];
+
+	/* 6 nodes need 2 blocks of 4: refused within 1 */
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), -1);
+	r.max_leaves = 2;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), 0);
+	ck_assert_int_eq(p.score.nvl_span, 2);
+	topoml_placement_clear(&p);
+	/* isolate: only blocks without another job's node: b3, b4, b6 */
+	r.max_leaves = 0;
+	r.hint = TOPOML_HINT_ISOLATE;
+	r.owner = owner;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), 0);
+	for (int i = 0; i < p.n; i++) {
+		int b = t->nodes[p.nodes[i]].leaf;
+
+		ck_assert_msg(b == 2 || b == 3 || b == 5, "node %s in block "
+			      "%s with another job", t->nodes[p.nodes[i]].name,
+			      t->switches[b].name);
+	}
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 /* slurm-block needs blocks. */
 START_TEST(test_slurm_block_needs_blocks)
 {
@@ -635,6 +673,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_topoml_block_whole);
 	tcase_add_test(tc, test_topoml_vs_slurm_block);
 	tcase_add_test(tc, test_same_sequence);
+	tcase_add_test(tc, test_topoml_block_limits);
 	tcase_add_test(tc, test_slurm_block_needs_blocks);
 	suite_add_tcase(s, tc);
 	return s;
