@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostlist_compat.h"
 #include "jobcomment.h"
 #include "topoml.h"
+#include "model_int.h"
 
 static const char *const _span_key[] = TOPOML_COMMENT_SPAN_KEYS;
 #define SPAN_KEYS ((int)(sizeof(_span_key) / sizeof(_span_key[0])))
@@ -203,7 +203,8 @@ static int _token(struct topoml_comment *c, const char *k, size_t kn,
 	} else if (kn == 5 && !memcmp(k, "order", 5)) {
 		if (c->order)
 			return _fail(err, errlen, "order= twice");
-		if (vn > TOPOML_COMMENT_ORDER_MAX || !_hostlist_chars(v, vn))
+		if (!vn || vn > TOPOML_COMMENT_ORDER_MAX ||
+		    !_hostlist_chars(v, vn))
 			return _fail(err, errlen, "order=: not a host list "
 				     "of at most %d characters",
 				     TOPOML_COMMENT_ORDER_MAX);
@@ -297,68 +298,85 @@ static int _slot_cmp(const void *a, const void *b)
 		      ((const struct _slot *)b)->name);
 }
 
+struct _walk {
+	struct _slot *slot;
+	bool *used;
+	int n, k, *out;
+	bool dup;
+	char *err;
+	size_t errlen;
+};
+
+/* One host of order=: the next ring position if it is a step node. */
+static int _walk_host(const char *host, void *arg)
+{
+	struct _walk *w = arg;
+	struct _slot key = { .name = host }, *hit;
+
+	hit = bsearch(&key, w->slot, w->n, sizeof(*w->slot), _slot_cmp);
+	if (!hit)
+		return 0;
+	if (w->used[hit->idx]) {
+		w->dup = true;
+		return _fail(w->err, w->errlen, "node %s twice in the order",
+			     host);
+	}
+	w->used[hit->idx] = true;
+	w->out[w->k++] = hit->idx;
+	return 0;
+}
+
 int topoml_comment_step_order(const char *order, char *const *names, int n,
 			      int *out, char *err, size_t errlen)
 {
-	struct _slot *slot = NULL, key, *hit;
-	bool *used = NULL;
-	topoml_hl_t hl = NULL;
-	int k = 0, count, rc = -1;
-	char *h;
+	struct _walk w = { .n = n, .out = out, .err = err, .errlen = errlen };
+	struct topoml_hl_budget b;
+	size_t len = order ? strlen(order) : 0;
+	int rc = -1;
 
-	if (!order || !*order || n <= 0)
+	if (!len || n <= 0)
 		return _fail(err, errlen, "no order");
-	if (strlen(order) > TOPOML_COMMENT_ORDER_MAX ||
-	    !_hostlist_chars(order, strlen(order)))
+	if (len > TOPOML_COMMENT_ORDER_MAX || !_hostlist_chars(order, len))
 		return _fail(err, errlen, "order is not a host list");
-	if (!(hl = slurm_hostlist_create(order)))
-		return _fail(err, errlen, "order '%.64s' is not a host list",
-			     order);
-	count = slurm_hostlist_count(hl);
-	if (count < n || count > TOPOML_COMMENT_NODES_MAX) {
-		_fail(err, errlen, "order has %d nodes, the step %d", count, n);
-		goto out;
-	}
-	slot = malloc(sizeof(*slot) * n);
-	used = calloc(n, sizeof(*used));
-	if (!slot || !used) {
+	w.slot = malloc(sizeof(*w.slot) * n);
+	w.used = calloc(n, sizeof(*w.used));
+	if (!w.slot || !w.used) {
 		_fail(err, errlen, "out of memory");
 		goto out;
 	}
 	for (int i = 0; i < n; i++) {
-		slot[i].name = names[i];
-		slot[i].idx = i;
+		w.slot[i].name = names[i];
+		w.slot[i].idx = i;
 	}
-	qsort(slot, n, sizeof(*slot), _slot_cmp);
+	qsort(w.slot, n, sizeof(*w.slot), _slot_cmp);
 	for (int i = 1; i < n; i++)
-		if (!strcmp(slot[i - 1].name, slot[i].name)) {
+		if (!strcmp(w.slot[i - 1].name, w.slot[i].name)) {
 			_fail(err, errlen, "node %s twice in the step",
-			      slot[i].name);
+			      w.slot[i].name);
 			goto out;
 		}
-	while ((h = slurm_hostlist_shift(hl))) {
-		key.name = h;
-		hit = bsearch(&key, slot, n, sizeof(*slot), _slot_cmp);
-		if (hit && used[hit->idx]) {
-			_fail(err, errlen, "node %s twice in the order", h);
-			free(h);
-			goto out;
-		}
-		if (hit) {
-			used[hit->idx] = true;
-			out[k++] = hit->idx;
-		}
-		free(h);
+	/*
+	 * libslurm's own parser leaks on, and may exit (fatal) on, some
+	 * strings: nodeset.c's walk checks them first, in linear time, and
+	 * bounds the hosts.
+	 */
+	topoml_hl_budget_init(&b);
+	if (b.hosts > TOPOML_COMMENT_NODES_MAX)
+		b.hosts = TOPOML_COMMENT_NODES_MAX;
+	if (topoml_hostlist_foreach(order, &b, _walk_host, &w)) {
+		if (!w.dup)
+			_fail(err, errlen, "order is not a host list%s",
+			      topoml_hostlist_why(errno));
+		goto out;
 	}
-	if (k != n) {
-		_fail(err, errlen, "order holds %d of the step's %d nodes", k,
-		      n);
+	if (w.k != n) {
+		_fail(err, errlen, "order holds %d of the step's %d nodes",
+		      w.k, n);
 		goto out;
 	}
 	rc = 0;
 out:
-	slurm_hostlist_destroy(hl);
-	free(slot);
-	free(used);
+	free(w.slot);
+	free(w.used);
 	return rc;
 }

@@ -167,6 +167,7 @@ START_TEST(test_junk)
 	_junk("topoml: placed=topoml ring=1234567890123456/1", "ring: not");
 	_junk("topoml: placed=topoml choice=", "choice: not a number");
 	_junk("topoml: placed=topoml order=n[1-2] order=n3", "order= twice");
+	_junk("topoml: placed=topoml order=", "not a host list");
 	_junk("topoml: placed=topoml order=n1;rm", "not a host list");
 	_junk("topoml: placed=topoml order=n1$(id)", "not a host list");
 	_junk("topoml: placed=topoml  order=n1", "is not key=value");
@@ -247,11 +248,19 @@ START_TEST(test_step_order)
 	_step("n[1,4,2,3]", sub, 2, (const int[]){ 1, 0 });
 	_step("n1,n4,n2,n3", sub, 2, (const int[]){ 1, 0 });
 	_step_bad("n[1,4,2,3]", out, 2, "holds 1 of the step's 2");
-	_step_bad("n[1-3]", all, 4, "order has 3 nodes, the step 4");
+	_step_bad("n[1-3]", all, 4, "order holds 3 of the step's 4 nodes");
 	_step_bad("n[1,2,2,3]", all, 4, "node n2 twice in the order");
 	_step_bad("n[1-4]", dup, 2, "node n2 twice in the step");
-	/* Slurm reads an open range as one host name: no node of the step. */
-	_step_bad("n[1-", all, 4, "order has 1 nodes");
+	/* Slurm reads an open bracket as part of one host name. */
+	_step_bad("n[1-", all, 4, "holds 0 of the step's 4");
+	/* Slurm refuses a falling range (and leaks on it: never given). */
+	_step_bad("n[4-1]", all, 4, "not a host list");
+	/* Past the bound of hosts: refused before anything is expanded. */
+	_step_bad("x[0-65535],y[0-65535],z[0-65535],w[0-65535],"
+		  "v[0-65535],u[0-65535],t[0-65535],s[0-65535],"
+		  "r[0-65535],q[0-65535],p[0-65535],o[0-65535],"
+		  "m[0-65535],l[0-65535],k[0-65535],j[0-65535],n[1-4]",
+		  all, 4, "not a host list (expands to too many");
 	_step_bad("n[1-4];x", all, 4, "not a host list");
 	_step_bad("", all, 4, "no order");
 }
