@@ -376,6 +376,95 @@ START_TEST(topoml_exact_box_whenever_torus3d_has_one)
 }
 END_TEST
 
+/* Regions map parts of the torus; a box over an empty cell is no anchor. */
+START_TEST(yaml_regions_and_unmapped_cells)
+{
+	struct topoml_torus3d *c;
+	topoml_topo_t *t = _load(
+		"- topology: t\n  torus3d:\n    toruses:\n      - name: a\n"
+		"        dims: {x: 4, y: 1, z: 1}\n        regions:\n"
+		"          - anchor: {x: 0, y: 0, z: 0}\n"
+		"            dims: {x: 2, y: 1, z: 1}\n"
+		"            nodes: r[1-2]\n"
+		"          - anchor: {x: 3, y: 0, z: 0}\n"
+		"            dims: {x: 1, y: 1, z: 1}\n"
+		"            nodes: r4\n"
+		"        placements:\n"
+		"          - dims: {x: 2, y: 1, z: 1}\n"
+		"            anchor_spacing: {x: 1, y: 1, z: 1}\n", &c);
+	hwloc_bitmap_t a = _free_but(t, "r1");
+	char why[256], *s, *e;
+
+	ck_assert_int_eq(t->nnodes, 3);
+	ck_assert_int_eq(t->nodes[topoml_node_by_name(t, "r4")].coord[0], 3);
+	/* anchors x 0..3: (0,1) has r1 busy, (1,2) and (2,3) hold the empty
+	 * cell x=2, (3,0) wraps to r4 + r1... r1 busy: no box left */
+	s = _place(t, TOPOML_POLICY_SLURM_TORUS3D, 2, a, NULL, why);
+	ck_assert_ptr_null(s);
+	hwloc_bitmap_free(a);
+	a = _free_but(t, NULL);
+	/* all free: the first anchor with both cells mapped, x 0-1 */
+	s = _place(t, TOPOML_POLICY_SLURM_TORUS3D, 2, a, NULL, why);
+	e = _sorted(t, s);
+	ck_assert_str_eq(e, "r[1-2]");
+	free(s);
+	free(e);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+	topoml_torus3d_free(c);
+}
+END_TEST
+
+START_TEST(torus_box_sizes)
+{
+	topoml_topo_t *t = topoml_gen_torus("c", 16, 16, 16, true);
+
+	ck_assert(topoml_torus_box_size(t, 32));
+	ck_assert(topoml_torus_box_size(t, 4096));
+	ck_assert(topoml_torus_box_size(t, 15));	/* 15x1x1 */
+	ck_assert(!topoml_torus_box_size(t, 17));	/* prime > 16 */
+	ck_assert(!topoml_torus_box_size(t, 43));
+	ck_assert(!topoml_torus_box_size(t, 4097));
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * topoml's exact boxes sit on their shape's own grid: on an empty 8^3
+ * torus with (1,1,1) busy, a job of 8 gets a 2x2x2 box at even
+ * coordinates (the tightest of those touches the busy node: x, y, z in
+ * {0,1} or {2,3}), never one straddling the grid.
+ */
+START_TEST(topoml_boxes_on_their_grid)
+{
+	topoml_topo_t *t = topoml_gen_torus("c", 8, 8, 8, true);
+	hwloc_bitmap_t a = _free_but(t, "c74");	/* (1,1,1) = 1+8+64+1 */
+	struct topoml_place_req r = { .nnodes = 8, .avail = a };
+	struct topoml_placement p = { 0 };
+	char why[256];
+	int lo[3] = { 8, 8, 8 }, busy = topoml_node_by_name(t, "c74");
+	bool touches = false;
+
+	ck_assert_int_eq(t->nodes[busy].coord[0], 1);
+	ck_assert_int_eq(t->nodes[busy].coord[2], 1);
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), 0);
+	ck_assert_int_eq(p.score.span, 8);
+	for (int i = 0; i < p.n; i++) {
+		for (int d = 0; d < 3; d++)
+			if (t->nodes[p.nodes[i]].coord[d] < lo[d])
+				lo[d] = t->nodes[p.nodes[i]].coord[d];
+		touches |= topoml_hops(t, p.nodes[i], busy) == 1;
+	}
+	for (int d = 0; d < 3; d++)
+		ck_assert_int_eq(lo[d] % 2, 0);
+	ck_assert(touches);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("torus3d");
@@ -391,6 +480,9 @@ int main(void)
 	tcase_add_test(tc, torus3d_prefers_powered_up_nodes);
 	tcase_add_test(tc, torus3d_seed_and_wrapping_boxes);
 	tcase_add_test(tc, topoml_exact_box_whenever_torus3d_has_one);
+	tcase_add_test(tc, yaml_regions_and_unmapped_cells);
+	tcase_add_test(tc, torus_box_sizes);
+	tcase_add_test(tc, topoml_boxes_on_their_grid);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
