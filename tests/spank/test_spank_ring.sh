@@ -86,8 +86,19 @@ fi
 scontrol show job "$id" | grep -q 'SystemComment=.*forged' &&
 	cluster_fail "SystemComment forged"
 
-# 2. The whole job: ranks in SystemComment's order, MASTER_ADDR its first.
+# slurmctld's count of single-job loads (slurm_load_job), from sdiag.
+loads() {
+	sdiag | sed -n 's/^[[:space:]]*REQUEST_JOB_INFO_SINGLE *( *[0-9]*) count:\([0-9]*\).*/\1/p' |
+		grep . || echo 0
+}
+
+# 2. The whole job: ranks in SystemComment's order, MASTER_ADDR its first;
+# one load of the job per node (slurmstepd's init_post_opt).
+n0=$(loads)
 step "$id" "$out" -N4
+n1=$(loads)
+[ $((n1 - n0)) = 4 ] ||
+	cluster_fail "4 nodes loaded the job $((n1 - n0)) times, want 4"
 got=$(ring "$out" 2)
 [ "$got" = "$want" ] ||
 	cluster_fail "ranks in order '$got', SystemComment says '$want'"
@@ -96,6 +107,18 @@ first=${want%% *}
 [ "$(spank_var "$out" 0 MASTER_ADDR)" = "127.0.0.${first#n}" ] ||
 	cluster_fail "MASTER_ADDR $(spank_var "$out" 0 MASTER_ADDR), want $first"
 echo "ok: whole job in SystemComment's order ($want), not topology= file's"
+
+# With --ml-ckpt the restart count comes from the same load: still one per
+# node, and the same order.
+mkdir -p "$work/ck"
+n0=$(loads)
+step "$id" "$out" -N4 --ml-ckpt="$work/ck"
+n1=$(loads)
+[ $((n1 - n0)) = 4 ] ||
+	cluster_fail "--ml-ckpt: 4 nodes loaded the job $((n1 - n0)) times, want 4"
+got=$(ring "$out" 2)
+[ "$got" = "$want" ] || cluster_fail "--ml-ckpt: ranks in order '$got'"
+echo "ok: one slurm_load_job per node and step for the order and --ml-ckpt"
 
 # 3. A step on three of the job's nodes: the job's ring without n1.
 step "$id" "$out" -N3 -w 'n[2-4]'
