@@ -798,11 +798,15 @@ static void _or_hilbert(const struct place_in *in,
 		hwloc_bitmap_set(hs, h.nodes[i]);
 	for (int i = 0; i < out->n; i++)
 		hwloc_bitmap_set(ms, out->nodes[i]);
-	topoml_ring_order(in->t, h.nodes, h.n);
 	if (!ring_only) {
 		_bbox(in->t, hs, in->avail, &hb);
 		_bbox(in->t, ms, in->avail, &mb);
 	}
+	/* the run's ring order (2-opt: the costly part) only when its box
+	 * could win */
+	if (h.n != out->n || hb > mb)
+		goto out;
+	topoml_ring_order(in->t, h.nodes, h.n);
 	if (h.n == out->n && hb <= mb &&
 	    _ring(in->t, h.nodes, h.n) < _ring(in->t, out->nodes, out->n)) {
 		free(out->nodes);
