@@ -251,3 +251,8 @@ extern bitstr_t *select_p_resv_test(resv_desc_msg_t *resv_desc_ptr,
 #endif
 
 const size_t topoml_wrapped_syms_size = sizeof(topoml_wrapped_syms);
+
+/* One name per entry point: a release guard that drops a symbol from one
+ * list but not the other is caught here, not by fatal() in slurmctld. */
+_Static_assert(sizeof(topoml_wrapped_syms) == sizeof(topoml_select_ops_t),
+	       "topoml_wrapped_syms does not match topoml_select_ops_t");
