@@ -20,12 +20,14 @@
 /*
  * Bounds, the same for writer and reader: a longer order= is not written
  * (the tasks then fall back to topoml.so's own topology), a longer
- * SystemComment or order= is refused by the parser.  64 KiB holds the
- * ring of any job whose order compresses to ranges, and ~8000 scattered
- * nodes of 7-character names.
+ * SystemComment or order= is refused by the parser.  slurmdbd keeps
+ * SystemComment in a MySQL TEXT column (64 KiB, other plugins' parts
+ * included), so order= stays at half of that: the ring of any job whose
+ * order compresses to ranges, and ~4000 scattered nodes of 7-character
+ * names.
  */
 #define TOPOML_COMMENT_MAX	(256 * 1024)
-#define TOPOML_COMMENT_ORDER_MAX	(64 * 1024)
+#define TOPOML_COMMENT_ORDER_MAX	(32 * 1024)
 /* Most nodes an order= may expand to (Slurm's own range limit is 64k). */
 #define TOPOML_COMMENT_NODES_MAX	(1024 * 1024)
 
