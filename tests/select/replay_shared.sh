@@ -145,6 +145,12 @@ replay() {
 		fi
 		for name in "${!endt[@]}"; do
 			if [ "${endt[$name]}" -le $vt ]; then
+				# a job gone before its virtual end ran out of
+				# its real --time: the replay is then wrong
+				case $(sel_state "${jid[$name]}") in
+				RUNNING|CONFIGURING) ;;
+				*) cluster_fail "$label: j$name ended before its virtual end" ;;
+				esac
 				scancel "${jid[$name]}"
 				sel_wait_gone "${jid[$name]}" ||
 					cluster_fail "$label: $name does not end"
@@ -211,6 +217,24 @@ report() {
 				label, n, n ? sw / n : 0, mw,
 				cs / (cores * (end - first)), m,
 				m ? sp / m : 0, above + 0, ring + 0
+		}' "$f"
+	# the same jobs under every policy: those whose cores need more than
+	# one node (stock also spreads jobs of one node's cores or fewer over
+	# several nodes, which changes the set above), and the wait of the
+	# jobs that fit on one node
+	awk -v cpn="$CPN" -v label="$label" -v spanf="$work/$label.span" '
+		{ p[$1] = $2; w = $4 - $3
+		  if ($2 <= cpn) { ns++; ws += w } }
+		END {
+			while ((getline line < spanf) > 0) {
+				split(line, a, " ")
+				if (p[a[1]] <= cpn) continue
+				m++; sp += a[3]; if (a[3] > a[4]) above++
+				ring += a[5]
+			}
+			printf "%-7s jobs over one node (%d cores): %d  mean span %.2f  above span bound %d  ring %d;  jobs of one node or less: %d  mean wait %.1f s\n",
+				label, cpn, m, m ? sp / m : 0, above + 0,
+				ring + 0, ns, ns ? ws / ns : 0
 		}' "$f"
 }
 

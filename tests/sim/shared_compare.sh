@@ -10,7 +10,9 @@
 # figures can be set beside a real slurmctld's.  Prints a Markdown table:
 # mean and max wait, utilisation (cores), and over the multi-node jobs the
 # mean span (leaves or groups), the jobs above the span bound for their
-# cores, and the summed ring cost (engine ring order).
+# cores, and the summed ring cost (engine ring order); then the same over
+# the jobs whose cores need more than one node (the same jobs under every
+# policy: stock also spreads smaller jobs over nodes).
 #
 # usage: tests/sim/shared_compare.sh TOPOML TRACE [SUBMIT_SCALE RUN_SCALE]
 #   e.g. tests/sim/shared_compare.sh build/contrib/topoml \
@@ -58,8 +60,8 @@ awk -v ss="$ss" -v rs="$rs" -v cores=128 '
 			n, sub_t, r, p, p, w
 	}' "$trace" >"$work/trace.swf"
 
-echo "| machine | policy | mean wait (s) | max wait | utilisation | multi-node jobs | mean span | above span bound | ring |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| machine | policy | mean wait (s) | max wait | utilisation | multi-node jobs | mean span | above span bound | ring | jobs over one node | their mean span | above bound | ring |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for fam in fat-tree dragonfly; do
 	if [ $fam = fat-tree ]; then
 		topo=$work/ft.conf pols=topoml,slurm-tree,linear unit=16
@@ -73,25 +75,32 @@ for fam in fat-tree dragonfly; do
 import json, sys
 d = json.load(open(sys.argv[1]))["policies"]
 fam, unit = sys.argv[3], int(sys.argv[4])
-multi = {}
+multi, over = {}, {}
 for l in open(sys.argv[2]):
     f = l.split()
     pol, cores, units, span, ring = f[0], int(f[4]), f[6], int(f[7]), float(f[8])
     if units == "-" or len(units.split(",")) < 2:
         continue
-    m = multi.setdefault(pol, [0, 0, 0, 0.0])
-    m[0] += 1
-    m[1] += span
-    m[2] += span > -(-cores // unit)
-    m[3] += ring
+    # every job on two nodes or more, and (the same jobs under every
+    # policy) those whose cores need more than one node
+    for tbl, take in ((multi, True), (over, cores > 4)):
+        if not take:
+            continue
+        m = tbl.setdefault(pol, [0, 0, 0, 0.0])
+        m[0] += 1
+        m[1] += span
+        m[2] += span > -(-cores // unit)
+        m[3] += ring
 stock = [p for p in d if p.startswith("slurm")][0]
 for pol in d:
     m, x = d[pol], multi.get(pol, [0, 0, 0, 0.0])
     ratio = ""
     if pol == "topoml" and d[stock]["mean_wait_s"] > 0:
         ratio = " (%.2f×)" % (m["mean_wait_s"] / d[stock]["mean_wait_s"])
-    print("| %s | %s | %.1f%s | %.0f | %.3f | %d | %.2f | %d | %.0f |" %
+    o = over.get(pol, [0, 0, 0, 0.0])
+    print("| %s | %s | %.1f%s | %.0f | %.3f | %d | %.2f | %d | %.0f | %d | %.2f | %d | %.0f |" %
           (fam, pol, m["mean_wait_s"], ratio, m["max_wait_s"],
-           m["utilization"], x[0], x[1] / x[0] if x[0] else 0, x[2], x[3]))
+           m["utilization"], x[0], x[1] / x[0] if x[0] else 0, x[2], x[3],
+           o[0], o[1] / o[0] if o[0] else 0, o[2], o[3]))
 PY
 done
