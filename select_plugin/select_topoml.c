@@ -505,32 +505,31 @@ static uint32_t _nodes_wanted(job_record_t *job_ptr, uint32_t min_nodes,
  * One engine choice: ask topoml_place and turn the answer into a Slurm
  * node bitmap.  NULL when the engine has no (further) choice.
  */
-static bitstr_t *_engine_choice(struct topoml_place_req *req, bitstr_t *cand,
-				char *why, size_t whylen)
+/*
+ * One of the engine's placements as a Slurm node bitmap within cand, or
+ * NULL with why (a node the engine chose that is not a candidate is an
+ * engine bug, not a busy machine).
+ */
+static bitstr_t *_engine_choice(const struct topoml_placement *pl,
+				bitstr_t *cand, char *why, size_t whylen)
 {
-	struct topoml_placement pl = { 0 };
-	bitstr_t *narrow = NULL;
+	bitstr_t *narrow;
 	int i, nbits = bit_size(cand);
 
-	if (topoml_place(g_topo, TOPOML_POLICY_TOPOML, req, &pl, why, whylen))
-		goto out;
 	narrow = bit_alloc(nbits);
-	for (i = 0; i < pl.n; i++) {
-		int s = g_rmap[pl.nodes[i]];
+	for (i = 0; i < pl->n; i++) {
+		int s = g_rmap[pl->nodes[i]];
 
 		if (s < 0 || s >= nbits || !bit_test(cand, s)) {
-			/* An engine bug, not a busy machine: say so once. */
 			_error_once("engine chose node %d, which is not a candidate Slurm node",
-				    pl.nodes[i]);
+				    pl->nodes[i]);
 			snprintf(why, whylen, "engine node %d is not a Slurm node",
-				 pl.nodes[i]);
+				 pl->nodes[i]);
 			FREE_NULL_BITMAP(narrow);
-			goto out;
+			return NULL;
 		}
 		bit_set(narrow, s);
 	}
-out:
-	topoml_placement_clear(&pl);
 	return narrow;
 }
 
@@ -565,8 +564,9 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			long *ct_usec, char *why, size_t whylen)
 {
 	struct _job_req r = { 0 };
-	struct topoml_place_req req = { 0 };
-	int attempt, result = -1, pass, tried = 0;
+	struct topoml_place_req req = { .unscored = true };
+	struct topoml_placement choice[TOPOML_ATTEMPTS];
+	int attempt, result = -1, pass, tried = 0, nchoice;
 	const char *bad;
 
 	if ((bad = _job_req_build(job_ptr, bitmap, &r))) {
@@ -613,12 +613,17 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			     req.units);
 			free(av);
 		}
-		for (attempt = 0; attempt < TOPOML_ATTEMPTS; attempt++) {
+		/* The engine's best distinct choices, from one call. */
+		why[0] = '\0';
+		nchoice = topoml_place_ranked(g_topo, TOPOML_POLICY_TOPOML,
+					      &req, TOPOML_ATTEMPTS, choice,
+					      why, whylen);
+		for (attempt = 0; attempt < nchoice && result < 0;
+		     attempt++) {
 			bitstr_t *narrow;
 
-			req.attempt = attempt;
-			why[0] = '\0';
-			narrow = _engine_choice(&req, bitmap, why, whylen);
+			narrow = _engine_choice(&choice[attempt], bitmap, why,
+						whylen);
 			if (!narrow)
 				break;
 			if (_cons_tres_test(job_ptr, narrow, min_nodes,
@@ -628,14 +633,15 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 					    TOPOML_JT_ARGS,
 					    ct_usec) == SLURM_SUCCESS) {
 				bit_copybits(bitmap, narrow);
-				FREE_NULL_BITMAP(narrow);
 				result = attempt + (req.units ? 0 :
 						    pass * TOPOML_ATTEMPTS);
-				break;
+			} else {
+				tried++;
 			}
 			FREE_NULL_BITMAP(narrow);
-			tried++;
 		}
+		for (attempt = 0; attempt < nchoice; attempt++)
+			topoml_placement_clear(&choice[attempt]);
 	}
 	if (result < 0 && tried) {
 		char engine[128];

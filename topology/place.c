@@ -406,20 +406,98 @@ static void _why(char *why, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
-		 const struct topoml_place_req *req,
-		 struct topoml_placement *out, char *why, size_t whylen)
+/* Engines that fill a ranked list of distinct placements in one call. */
+static bool _ranked_engine(const topoml_topo_t *t, enum topoml_policy policy,
+			   bool shared)
 {
-	struct place_in in = { .t = t, .req = req };
+	return policy == TOPOML_POLICY_TOPOML && !shared &&
+	       (t->nblocks > 0 || t->family == TOPOML_FAT_TREE ||
+		t->family == TOPOML_DRAGONFLY);
+}
+
+/*
+ * One call of the policy's engine: ranked engines fill out[0..in->k) and
+ * return the count; the others give in->req->attempt's choice (0 or -1).
+ */
+static int _dispatch(struct place_in *in, enum topoml_policy policy,
+		     bool shared, struct topoml_placement *out, char *why,
+		     size_t whylen)
+{
+	const topoml_topo_t *t = in->t;
+	int rc = -1;
+
+	switch (policy) {
+	case TOPOML_POLICY_TOPOML:
+		if (shared)
+			return topoml__place_shared(in, out, why, whylen);
+		if (t->nblocks > 0)
+			return topoml__place_block(in, out, why, whylen);
+		switch (t->family) {
+		case TOPOML_FAT_TREE:
+			return topoml__place_fat_tree(in, out, why, whylen);
+		case TOPOML_DRAGONFLY:
+			return topoml__place_dragonfly(in, out, why, whylen);
+		case TOPOML_TORUS:
+			return topoml__place_torus(in, out, why, whylen);
+		}
+		break;
+	case TOPOML_POLICY_SLURM_TREE:
+	case TOPOML_POLICY_SLURM_DRAGONFLY:
+		if (t->family == TOPOML_TORUS) {
+			_why(why, whylen,
+			     "policy %s needs switches; a torus has none",
+			     topoml_policy_name(policy));
+			break;
+		}
+		rc = topoml__place_slurm_tree(in,
+				policy == TOPOML_POLICY_SLURM_DRAGONFLY,
+				out, why, whylen);
+		break;
+	case TOPOML_POLICY_SLURM_HILBERT:
+		if (t->family != TOPOML_TORUS) {
+			_why(why, whylen,
+			     "policy slurm-hilbert needs a 3D torus");
+			break;
+		}
+		rc = topoml__place_slurm_linear(in, true, out, why, whylen);
+		break;
+	case TOPOML_POLICY_LINEAR:
+		rc = topoml__place_slurm_linear(in, false, out, why, whylen);
+		break;
+	case TOPOML_POLICY_SLURM_TORUS3D:
+		rc = topoml__place_torus3d(in, out, why, whylen);
+		break;
+	case TOPOML_POLICY_SLURM_BLOCK:
+		rc = topoml__place_slurm_block(in, out, why, whylen);
+		break;
+	default:
+		_why(why, whylen, "unknown policy %d", (int)policy);
+		break;
+	}
+	return rc;
+}
+
+/*
+ * The common part of topoml_place and topoml_place_ranked: check and
+ * normalise the request, then fill out[0..k) best first.  attempt >= 0
+ * (topoml_place): only out[0] is wanted, the attempt-th distinct choice.
+ * Returns the number of placements, or -1 with why.
+ */
+static int _place(const topoml_topo_t *t, enum topoml_policy policy,
+		  const struct topoml_place_req *req, int k, int attempt,
+		  struct topoml_placement *out, char *why, size_t whylen)
+{
+	struct place_in in = { .t = t, .req = req, .k = 1 };
+	struct topoml_place_req areq;
 	hwloc_bitmap_t avail = NULL, required = NULL;
-	int rc = -1, navail;
+	int rc = -1, navail, n = 0;
 	bool shared;
 
 	if (why && whylen)
 		why[0] = '\0';
-	if (!out)
+	if (!out || k < 1)
 		return -1;
-	memset(out, 0, sizeof(*out));
+	memset(out, 0, (size_t)k * sizeof(*out));
 	if (!t || !req || !req->avail) {
 		_why(why, whylen, "no topology or no set of free nodes");
 		return -1;
@@ -477,76 +555,93 @@ int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
 
 	/* Jobs that share nodes: by free units, not whole nodes. */
 	shared = req->units > 0 && req->free_units && in.nreq == 0;
-	switch (policy) {
-	case TOPOML_POLICY_TOPOML:
-		if (shared) {
-			rc = topoml__place_shared(&in, out, why, whylen);
-			break;
+	areq = *req;
+	in.req = &areq;
+	if (_ranked_engine(t, policy, shared)) {
+		struct topoml_placement *all = out;
+
+		/* One pass over the candidates: the first attempt+1 (or k)
+		 * distinct placements, best first. */
+		in.k = attempt >= 0 ? attempt + 1 : k;
+		if (attempt > 0 && !(all = calloc(in.k, sizeof(*all)))) {
+			_why(why, whylen, "out of memory");
+			goto out;
 		}
-		if (t->nblocks > 0) {
-			rc = topoml__place_block(&in, out, why, whylen);
-			break;
+		rc = _dispatch(&in, policy, false, all, why, whylen);
+		if (attempt >= 0 && rc >= 0 && rc <= attempt) {
+			_why(why, whylen, "no candidate placement left "
+			     "(attempt %d, %d distinct%s)", attempt, rc,
+			     req->max_leaves > 0 && !t->nblocks &&
+			     t->family == TOPOML_DRAGONFLY ?
+			     ", within --switches" : "");
+			rc = -1;
 		}
-		switch (t->family) {
-		case TOPOML_FAT_TREE:
-			rc = topoml__place_fat_tree(&in, out, why, whylen);
-			break;
-		case TOPOML_DRAGONFLY:
-			rc = topoml__place_dragonfly(&in, out, why, whylen);
-			break;
-		case TOPOML_TORUS:
-			rc = topoml__place_torus(&in, out, why, whylen);
-			break;
+		if (attempt > 0) {
+			if (rc > attempt) {
+				out[0] = all[attempt];
+				memset(&all[attempt], 0, sizeof(*all));
+			}
+			for (int i = 0; i < in.k; i++)
+				topoml_placement_clear(&all[i]);
+			free(all);
 		}
-		break;
-	case TOPOML_POLICY_SLURM_TREE:
-	case TOPOML_POLICY_SLURM_DRAGONFLY:
-		if (t->family == TOPOML_TORUS) {
-			_why(why, whylen,
-			     "policy %s needs switches; a torus has none",
-			     topoml_policy_name(policy));
-			break;
+		n = rc < 0 ? 0 : attempt >= 0 ? 1 : rc;
+	} else {
+		/*
+		 * Engines without a ranked list (torus, shared nodes, the
+		 * Slurm baselines) give the attempt-th choice per call.
+		 */
+		char later[256];
+
+		for (int i = 0; i < (attempt >= 0 ? 1 : k); i++) {
+			areq.attempt = attempt >= 0 ? attempt : i;
+			rc = _dispatch(&in, policy, shared, &out[i],
+				       i ? later : why,
+				       i ? sizeof(later) : whylen);
+			if (rc)
+				break;
+			n++;
 		}
-		rc = topoml__place_slurm_tree(&in,
-				policy == TOPOML_POLICY_SLURM_DRAGONFLY,
-				out, why, whylen);
-		break;
-	case TOPOML_POLICY_SLURM_HILBERT:
-		if (t->family != TOPOML_TORUS) {
-			_why(why, whylen,
-			     "policy slurm-hilbert needs a 3D torus");
-			break;
-		}
-		rc = topoml__place_slurm_linear(&in, true, out, why, whylen);
-		break;
-	case TOPOML_POLICY_LINEAR:
-		rc = topoml__place_slurm_linear(&in, false, out, why, whylen);
-		break;
-	case TOPOML_POLICY_SLURM_TORUS3D:
-		rc = topoml__place_torus3d(&in, out, why, whylen);
-		break;
-	case TOPOML_POLICY_SLURM_BLOCK:
-		rc = topoml__place_slurm_block(&in, out, why, whylen);
-		break;
-	default:
-		_why(why, whylen, "unknown policy %d", (int)policy);
-		break;
 	}
-	if (rc == 0 && (shared ? out->n < in.n : out->n != in.n)) {
-		_why(why, whylen, "internal error: %d nodes placed, %d wanted",
-		     out->n, in.n);
-		rc = -1;
+	for (int i = 0; i < n; i++) {
+		if (shared ? out[i].n < in.n : out[i].n != in.n) {
+			_why(why, whylen,
+			     "internal error: %d nodes placed, %d wanted",
+			     out[i].n, in.n);
+			n = 0;
+			break;
+		}
+		if (req->unscored)
+			continue;
+		topoml_score(t, req->avail, &out[i]);
+		out[i].score.idle_leaves_broken = topoml_idle_leaves_broken(t,
+				req->avail, req->partial, out[i].nodes,
+				out[i].n);
 	}
-	if (rc == 0) {
-		topoml_score(t, req->avail, out);
-		out->score.idle_leaves_broken = topoml_idle_leaves_broken(t,
-				req->avail, req->partial, out->nodes, out->n);
-	} else
-		topoml_placement_clear(out);
 out:
+	for (int i = n; i < k; i++)
+		topoml_placement_clear(&out[i]);
 	hwloc_bitmap_free(avail);
 	hwloc_bitmap_free(required);
-	return rc;
+	return n > 0 ? n : -1;
+}
+
+int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
+		 const struct topoml_place_req *req,
+		 struct topoml_placement *out, char *why, size_t whylen)
+{
+	int attempt = req && req->attempt > 0 ? req->attempt : 0;
+
+	return _place(t, policy, req, 1, attempt, out, why, whylen) > 0 ?
+	       0 : -1;
+}
+
+int topoml_place_ranked(const topoml_topo_t *t, enum topoml_policy policy,
+			const struct topoml_place_req *req, int k,
+			struct topoml_placement *out, char *why,
+			size_t whylen)
+{
+	return _place(t, policy, req, k, -1, out, why, whylen);
 }
 
 int topoml__choose(const int *f, const int *reqc, const unsigned char *ok,

@@ -610,6 +610,7 @@ int topoml__place_block(const struct place_in *in,
 	const topoml_topo_t *t = in->t;
 	int nb = t->nblocks, n = in->n, ll, lvl, bpb, nblk, bpll, max_ll;
 	int *f = NULL, ncand = 0, rc = -1, found = 0;
+	int k = in->k > 1 ? in->k : 1;
 	struct bcand *c = NULL;
 	hwloc_bitmap_t set = NULL;
 	bool use_ll;
@@ -664,24 +665,18 @@ int topoml__place_block(const struct place_in *in,
 		c[ncand++].first = first;
 	}
 	qsort(c, ncand, sizeof(*c), _bcand_cmp);
-	/* Groups are disjoint: each candidate is distinct (req->attempt). */
-	found = ncand;
-	if (in->req->attempt >= ncand) {
-		if (ncand)
-			snprintf(why, whylen, "no candidate placement left "
-				 "(attempt %d, %d distinct)",
-				 in->req->attempt, found);
-		else
-			snprintf(why, whylen, "no aligned group of %d base "
-				 "blocks holds %d free nodes%s (as Slurm's "
-				 "topology/block: the job waits)", bpb, n,
-				 use_ll ? " in few enough lower-level groups"
-				 : "");
+	/* Groups are disjoint: each candidate is distinct. */
+	if (!ncand) {
+		snprintf(why, whylen, "no aligned group of %d base blocks "
+			 "holds %d free nodes%s (as Slurm's topology/block: "
+			 "the job waits)", bpb, n,
+			 use_ll ? " in few enough lower-level groups" : "");
 		goto out;
 	}
-	{
-		const struct bcand *b = &c[in->req->attempt];
+	for (found = 0; found < ncand && found < k; found++) {
+		const struct bcand *b = &c[found];
 
+		hwloc_bitmap_zero(set);
 		for (int i = 0; i < bpb && b->first + i < nb; i++) {
 			int left = b->take[i], v;
 
@@ -697,12 +692,12 @@ int topoml__place_block(const struct place_in *in,
 				left--;
 			} hwloc_bitmap_foreach_end();
 		}
+		if (topoml__placement_from_set(t, set, &out[found])) {
+			snprintf(why, whylen, "out of memory");
+			goto out;
+		}
 	}
-	if (topoml__placement_from_set(t, set, out)) {
-		snprintf(why, whylen, "out of memory");
-		goto out;
-	}
-	rc = 0;
+	rc = found;
 out:
 	for (int i = 0; c && i < ncand; i++)
 		free(c[i].take);

@@ -215,7 +215,7 @@ int topoml__place_dragonfly(const struct place_in *in,
 	struct dcand *cv = NULL;
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
 	int ng = t->ngroups, ns = t->nswitches, nc = 0, cap = 0, rc = -1;
-	int found = 0, maxrouters = 1, v, npass;
+	int found = 0, maxrouters = 1, v, npass, k = in->k > 1 ? in->k : 1;
 	bool isolate = req->hint == TOPOML_HINT_ISOLATE;
 	bool spread = req->hint == TOPOML_HINT_ALLTOALL &&
 		      req->df_spread_alltoall;
@@ -276,10 +276,11 @@ int topoml__place_dragonfly(const struct place_in *in,
 			_push(&cv, &nc, &cap, c);
 		}
 		/* A router that holds the job beats any group, a group any
-		 * set of groups: only alternatives (attempts) need more. */
+		 * set of groups: only a ranked list of more than one needs
+		 * more. */
 		int nr = nc - before, ngc;
 
-		for (int g = 0; g < ng && !(nr && !req->attempt); g++) {
+		for (int g = 0; g < ng && !(nr && k == 1); g++) {
 			int k;
 
 			if (d.gfree[g] < in->n || d.greq[g] < in->nreq)
@@ -301,7 +302,7 @@ int topoml__place_dragonfly(const struct place_in *in,
 		for (int sp = spread ? 1 : 0; sp >= 0; sp--) {
 			int *quota, kg, kr = 0;
 
-			if (!sp && ngc && !req->attempt)
+			if (!sp && ngc && k == 1)
 				break;
 			quota = calloc(ng + 1, sizeof(int));
 			if (!quota)
@@ -327,8 +328,8 @@ int topoml__place_dragonfly(const struct place_in *in,
 			 in->n);
 		goto out;
 	}
-	/* Best first by repeated selection: few attempts, many routers. */
-	for (int left = nc; left > 0; left--) {
+	/* Best first by repeated selection: few placements, many routers. */
+	for (int left = nc; left > 0 && found < k; left--) {
 		struct dcand cur;
 		int kr, b = -1;
 
@@ -342,17 +343,17 @@ int topoml__place_dragonfly(const struct place_in *in,
 			continue;
 		if (req->max_leaves > 0 && kr > req->max_leaves)
 			continue;
-		if (!topoml__seen_add(&seen, set))
+		if (k > 1 && !topoml__seen_add(&seen, set))
 			continue;
-		if (found++ == req->attempt) {
-			rc = topoml__placement_from_set(t, set, out);
-			if (rc)
-				goto oom;
-			goto out;
-		}
+		if (topoml__placement_from_set(t, set, &out[found]))
+			goto oom;
+		found++;
 	}
-	snprintf(why, whylen, "no candidate placement left (attempt %d, %d distinct%s)",
-		 req->attempt, found,
+	if (found) {
+		rc = found;
+		goto out;
+	}
+	snprintf(why, whylen, "no candidate placement left (0 distinct%s)",
 		 req->max_leaves > 0 ? ", within --switches" : "");
 	goto out;
 oom:

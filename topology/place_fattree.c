@@ -298,6 +298,7 @@ int topoml__place_fat_tree(const struct place_in *in,
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
 	int *stamp = NULL, *stack = NULL, len = 0, cap = 0, nc = 0, ccap = 0;
 	int ns = t->nswitches, rc = -1, found = 0, maxn = 0, best_k = -1;
+	int k = in->k > 1 ? in->k : 1;
 	bool has_root = false;
 	int v;
 
@@ -402,9 +403,9 @@ int topoml__place_fat_tree(const struct place_in *in,
 				 in->n);
 		goto out;
 	}
-	/* Best first, by repeated selection: attempts are few, candidates
-	 * thousands (every leaf for a small job). */
-	for (int left = nc; left > 0; left--) {
+	/* Best first, by repeated selection: few placements are wanted,
+	 * candidates number thousands (every leaf for a small job). */
+	for (int left = nc; left > 0 && found < k; left--) {
 		int b = -1;
 
 		for (int i = 0; i < nc; i++)
@@ -415,17 +416,17 @@ int topoml__place_fat_tree(const struct place_in *in,
 		cv[b].sw = -1;
 		if (_build(&ft, &cur, set))
 			continue;
-		if (!topoml__seen_add(&seen, set))
+		if (k > 1 && !topoml__seen_add(&seen, set))
 			continue;
-		if (found++ == req->attempt) {
-			rc = topoml__placement_from_set(t, set, out);
-			if (rc)
-				goto oom;
-			goto out;
-		}
+		if (topoml__placement_from_set(t, set, &out[found]))
+			goto oom;
+		found++;
 	}
-	snprintf(why, whylen, "no candidate placement left (attempt %d, %d distinct)",
-		 req->attempt, found);
+	if (found) {
+		rc = found;
+		goto out;
+	}
+	snprintf(why, whylen, "no candidate placement left (0 distinct)");
 	goto out;
 oom:
 	snprintf(why, whylen, "out of memory");

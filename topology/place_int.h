@@ -22,9 +22,15 @@ struct place_in {
 	hwloc_const_bitmap_t required;
 	int nreq;			/* weight of required */
 	int n;				/* nodes wanted */
+	int k;				/* ranked engines: placements wanted */
 };
 
-/* Engines: 0 and out->nodes (ring order) filled, or -1 with why. */
+/*
+ * Engines: 0 and out->nodes (ring order) filled, or -1 with why.  The
+ * ranked ones (fat tree, dragonfly, block) instead fill out[0..in->k)
+ * with distinct placements, best first, from one pass over their
+ * candidates, and return how many (>= 1), or -1 with why.
+ */
 int topoml__place_fat_tree(const struct place_in *in,
 			   struct topoml_placement *out, char *why,
 			   size_t whylen);
@@ -77,7 +83,7 @@ void *topoml__grow(void *v, int n, int *cap, size_t sz);
 int *topoml__leaf_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail);
 
 /*
- * Distinct candidates for req->attempt: returns true when set differs from
+ * Distinct candidates for a ranked list: returns true when set differs from
  * every set seen before (and remembers it).
  */
 struct place_seen {

@@ -265,7 +265,11 @@ struct topoml_place_req {
 	const uint32_t *owner;
 	int max_leaves;			/* --switches=N, 0 = no limit */
 	bool df_spread_alltoall;	/* site choice for dragonfly */
-	int attempt;			/* 0 = best, 1 = next best, ... */
+	/* topoml_place: 0 = best, 1 = next best, ... (topoml_place_ranked
+	 * gives them all in one call and ignores it) */
+	int attempt;
+	/* the caller reads no score (select/topoml): skip the scoring */
+	bool unscored;
 	/*
 	 * Slurm's scheduling weight per node (Weight= and the penalty of
 	 * powered-down nodes), lower used first; only the Slurm baselines
@@ -321,6 +325,16 @@ struct topoml_placement {
 int topoml_place(const topoml_topo_t *t, enum topoml_policy policy,
 		 const struct topoml_place_req *req,
 		 struct topoml_placement *out, char *why, size_t whylen);
+/*
+ * Up to k distinct placements, best first (out[0] is topoml_place's
+ * choice, out[i] its attempt i), from one pass over the engine's
+ * candidates.  Returns how many were filled (out[n..k) zeroed; clear
+ * each), or -1 with the reason in why when the job cannot be placed.
+ */
+int topoml_place_ranked(const topoml_topo_t *t, enum topoml_policy policy,
+			const struct topoml_place_req *req, int k,
+			struct topoml_placement *out, char *why,
+			size_t whylen);
 void topoml_placement_clear(struct topoml_placement *p);
 /* Idle leaves broken by nodes (see struct topoml_score); partial may be
  * NULL. */
