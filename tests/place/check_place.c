@@ -677,6 +677,79 @@ START_TEST(deterministic_and_attempts_distinct)
 }
 END_TEST
 
+/*
+ * topoml_place_ranked: one call gives the same list as topoml_place's
+ * attempts 0, 1, ... one by one (scores included), on a fat tree, a
+ * dragonfly and a torus (per-attempt engine); fewer when the candidates
+ * run out, -1 with the reason when there is none.
+ */
+static void _ranked_matches_attempts(topoml_topo_t *t, int n, int k)
+{
+	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+	struct topoml_placement *rk = calloc(k, sizeof(*rk)), q;
+	struct topoml_place_req r = { .nnodes = n, .avail = a };
+	char why[256];
+	int got;
+
+	for (int i = 0; i < t->nnodes; i += 3)
+		hwloc_bitmap_set(a, i);
+	got = topoml_place_ranked(t, TOPOML_POLICY_TOPOML, &r, k, rk, why,
+				  sizeof(why));
+	ck_assert_msg(got >= 1 && got <= k, "ranked: %d (%s)", got, why);
+	for (int i = 0; i < k; i++) {
+		r.attempt = i;
+		if (i >= got) {
+			ck_assert_int_eq(rk[i].n, 0);
+			ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &q,
+						why), -1);
+			continue;
+		}
+		ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &q, why),
+				 0);
+		ck_assert_int_eq(q.n, rk[i].n);
+		ck_assert_mem_eq(q.nodes, rk[i].nodes, q.n * sizeof(int));
+		ck_assert(q.score.ring_cost == rk[i].score.ring_cost);
+		ck_assert_int_eq(q.score.span, rk[i].score.span);
+		for (int j = 0; j < i; j++) {
+			hwloc_bitmap_t x = _set_of(&rk[i]), y = _set_of(&rk[j]);
+
+			ck_assert(!hwloc_bitmap_isequal(x, y));
+			hwloc_bitmap_free(x);
+			hwloc_bitmap_free(y);
+		}
+		topoml_placement_clear(&q);
+	}
+	for (int i = 0; i < k; i++)
+		topoml_placement_clear(&rk[i]);
+	/* nothing free: -1 and a reason */
+	hwloc_bitmap_zero(a);
+	ck_assert_int_eq(topoml_place_ranked(t, TOPOML_POLICY_TOPOML, &r, k,
+					     rk, why, sizeof(why)), -1);
+	ck_assert(why[0]);
+	free(rk);
+	hwloc_bitmap_free(a);
+}
+
+START_TEST(ranked_list_equals_attempts)
+{
+	topoml_topo_t *t = _tree1024();
+
+	_ranked_matches_attempts(t, 20, 3);
+	/* more wanted than there are distinct candidates */
+	_ranked_matches_attempts(t, 20, 40);
+	_ranked_matches_attempts(t, 1, 5);
+	topoml_free(t);
+	t = _dfly();
+	_ranked_matches_attempts(t, 6, 3);
+	_ranked_matches_attempts(t, 2, 12);
+	topoml_free(t);
+	t = topoml_gen_torus("n", 6, 6, 6, true);
+	ck_assert_ptr_nonnull(t);
+	_ranked_matches_attempts(t, 8, 3);
+	topoml_free(t);
+}
+END_TEST
+
 /* ---- dragonfly engine ----------------------------------------------- */
 
 /* 8 groups x 4 routers x 8 nodes: group g holds nodes 32g .. 32g+31 */
@@ -1307,6 +1380,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, ft_required_and_switches);
 	tcase_add_test(tc, cannot_place_reasons);
 	tcase_add_test(tc, deterministic_and_attempts_distinct);
+	tcase_add_test(tc, ranked_list_equals_attempts);
 	tcase_add_test(tc, df_fewest_groups_then_routers);
 	tcase_add_test(tc, df_alltoall_spread_is_a_site_choice);
 	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
