@@ -23,7 +23,9 @@
  * plain or quoted scalars, '#' comments.
  *
  * Slurm is GPL-2.0-or-later (Copyright (c) 2026 NVIDIA CORPORATION &
- * AFFILIATES for torus3d); no code is copied.
+ * AFFILIATES for torus3d); no code is copied.  A torus without the
+ * admin's shapes (t->torus3d NULL) gets a box of every size, each the
+ * most cube-like, anchors at every cell (topoml_torus3d_every_size()).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <ctype.h>
@@ -826,65 +828,85 @@ bool topoml_torus3d_size_ok(const struct topoml_torus3d *c, int n)
 	return false;
 }
 
+struct ebox {
+	int s[3];
+	int size;
+};
+
+static int _ebox_cmp(const void *a, const void *b)
+{
+	const struct ebox *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size - y->size;
+	if (x->s[0] != y->s[0])
+		return y->s[0] - x->s[0];	/* x-longest first */
+	return y->s[1] - x->s[1];
+}
+
 struct topoml_torus3d *topoml_torus3d_every_size(const topoml_topo_t *t)
 {
 	struct topoml_torus3d *c = calloc(1, sizeof(*c));
-	int vol = t->dims[0] * t->dims[1] * t->dims[2], cap = 0;
+	long vol = (long)t->dims[0] * t->dims[1] * t->dims[2];
+	/* per size: the least a+b+c, then the least spread (max - min) */
+	int *per = malloc((vol + 1) * sizeof(int));
+	int *spr = malloc((vol + 1) * sizeof(int));
+	struct ebox *v = NULL;
+	int nv = 0, cap = 0;
 
-	if (!c || !(c->source = strdup("generated")))
+	if (!c || !per || !spr || !(c->source = strdup("generated")))
 		goto fail;
 	memcpy(c->dims, t->dims, sizeof(c->dims));
-	for (int n = 1; n <= vol; n++) {
-		int best = INT_MAX, bspread = INT_MAX;
-
-		/* the most cube-like box of n: least a+b+c, then spread */
+	for (long n = 0; n <= vol; n++)
+		per[n] = spr[n] = INT_MAX;
+	/* every box a x b x cc of the torus once: O(volume) */
+	for (int pass = 0; pass < 2; pass++)
 		for (int a = 1; a <= t->dims[0]; a++)
-			for (int b = 1; b <= t->dims[1]; b++) {
-				int cc = n / (a * b), mx, mn;
+			for (int b = 1; b <= t->dims[1]; b++)
+				for (int cc = 1; cc <= t->dims[2]; cc++) {
+					long n = (long)a * b * cc;
+					int mx = a > b ? a : b, mn = a < b ? a : b;
+					int p = a + b + cc;
 
-				if (n % (a * b) || cc > t->dims[2] || cc < 1)
-					continue;
-				mx = a > b ? a : b;
-				mx = mx > cc ? mx : cc;
-				mn = a < b ? a : b;
-				mn = mn < cc ? mn : cc;
-				if (a + b + cc < best ||
-				    (a + b + cc == best && mx - mn < bspread)) {
-					best = a + b + cc;
-					bspread = mx - mn;
+					mx = mx > cc ? mx : cc;
+					mn = mn < cc ? mn : cc;
+					if (!pass) {
+						if (p < per[n] || (p == per[n] &&
+						    mx - mn < spr[n])) {
+							per[n] = p;
+							spr[n] = mx - mn;
+						}
+						continue;
+					}
+					if (p != per[n] || mx - mn != spr[n])
+						continue;
+					struct ebox *x = topoml__grow(v, nv, &cap,
+								      sizeof(*x));
+					if (!x)
+						goto fail;
+					v = x;
+					v[nv++] = (struct ebox){ { a, b, cc },
+								 (int)n };
 				}
-			}
-		if (best == INT_MAX)
-			continue;
-		/* every orientation of that quality, x-longest first */
-		for (int a = t->dims[0]; a >= 1; a--)
-			for (int b = t->dims[1]; b >= 1; b--) {
-				int cc = n / (a * b), mx, mn;
-				struct topoml_t3d_shape *s;
-
-				if (n % (a * b) || cc > t->dims[2] || cc < 1)
-					continue;
-				mx = a > b ? a : b;
-				mx = mx > cc ? mx : cc;
-				mn = a < b ? a : b;
-				mn = mn < cc ? mn : cc;
-				if (a + b + cc != best || mx - mn != bspread)
-					continue;
-				s = topoml__grow(c->shapes, c->nshapes, &cap,
-						 sizeof(*s));
-				if (!s)
-					goto fail;
-				c->shapes = s;
-				s = &c->shapes[c->nshapes++];
-				*s = (struct topoml_t3d_shape){
-					.dims = { a, b, cc },
-					.spacing = { 1, 1, 1 },
-					.size = n,
-				};
-			}
-	}
+	if (nv)
+		qsort(v, nv, sizeof(*v), _ebox_cmp);
+	c->shapes = calloc(nv ? nv : 1, sizeof(*c->shapes));
+	if (!c->shapes)
+		goto fail;
+	for (int i = 0; i < nv; i++)
+		c->shapes[c->nshapes++] = (struct topoml_t3d_shape){
+			.dims = { v[i].s[0], v[i].s[1], v[i].s[2] },
+			.spacing = { 1, 1, 1 },
+			.size = v[i].size,
+		};
+	free(v);
+	free(per);
+	free(spr);
 	return c;
 fail:
+	free(v);
+	free(per);
+	free(spr);
 	topoml_torus3d_free(c);
 	return NULL;
 }
@@ -1132,6 +1154,7 @@ int topoml__place_torus3d(const struct place_in *in,
 {
 	const topoml_topo_t *t = in->t;
 	const struct topoml_torus3d *c = t->torus3d;
+	struct topoml_torus3d *own = NULL;
 	const uint64_t *wt = in->req->weight;
 	struct psum busy = { 0 }, mapped = { 0 }, req = { 0 };
 	struct frag fr = { 0 };
@@ -1142,23 +1165,25 @@ int topoml__place_torus3d(const struct place_in *in,
 	long vol;
 	hwloc_bitmap_t set = NULL;
 
-	if (t->family != TOPOML_TORUS || !c) {
-		snprintf(why, whylen, "policy slurm-torus3d needs a 3D torus "
-			 "with torus3d placements (topology.yaml)");
+	if (t->family != TOPOML_TORUS) {
+		snprintf(why, whylen, "policy slurm-torus3d needs a 3D torus");
 		return -1;
 	}
+	/* no admin's shapes: a box of every size (as `topoml sim` does) */
+	if (!c && !(c = own = topoml_torus3d_every_size(t)))
+		goto oom;
 	for (int d = 0; d < 3; d++)
 		if (c->dims[d] != t->dims[d]) {
 			snprintf(why, whylen, "torus3d dims %dx%dx%d differ "
 				 "from the topology's", c->dims[0],
 				 c->dims[1], c->dims[2]);
-			return -1;
+			goto out;
 		}
 	if (!topoml_torus3d_size_ok(c, in->n)) {
 		snprintf(why, whylen, "Requested topology configuration is "
 			 "not available: no torus3d placement of %d nodes",
 			 in->n);
-		return -1;
+		goto out;
 	}
 	vol = (long)t->dims[0] * t->dims[1] * t->dims[2];
 	cell = calloc(vol ? vol : 1, 1);
@@ -1270,5 +1295,6 @@ out:
 	for (int d = 0; d < 3; d++)
 		free(pos[d]);
 	hwloc_bitmap_free(set);
+	topoml_torus3d_free(own);
 	return rc;
 }

@@ -425,6 +425,21 @@ START_TEST(torus_box_sizes)
 	ck_assert(!topoml_torus_box_size(t, 17));	/* prime > 16 */
 	ck_assert(!topoml_torus_box_size(t, 43));
 	ck_assert(!topoml_torus_box_size(t, 4097));
+	/* no admin's shapes: slurm-torus3d has a box of every size a box of
+	 * the torus has, and refuses the others */
+	{
+		hwloc_bitmap_t a = _free_but(t, NULL);
+		char why[256], *s;
+
+		ck_assert_ptr_null(t->torus3d);
+		s = _place(t, TOPOML_POLICY_SLURM_TORUS3D, 30, a, NULL, why);
+		ck_assert_ptr_nonnull(s);	/* 2x3x5 */
+		free(s);
+		s = _place(t, TOPOML_POLICY_SLURM_TORUS3D, 17, a, NULL, why);
+		ck_assert_ptr_null(s);
+		ck_assert_ptr_nonnull(strstr(why, "not available"));
+		hwloc_bitmap_free(a);
+	}
 	topoml_free(t);
 }
 END_TEST
