@@ -46,6 +46,7 @@
 #include "topoml.h"
 #include "jobcomment.h"
 #include "select_compat.h"
+#include "job_req.h"
 
 /*
  * Symbols that live only in the slurmctld binary.  Defined here so clients
@@ -253,18 +254,15 @@ static void _map_nodes(void)
 static enum topoml_hint _job_hint(job_record_t *job_ptr)
 {
 	enum topoml_hint hint;
-	uint32_t i;
+	const char *bad = NULL;
 
-	hint = topoml_siteconf_hint(&g_conf, job_ptr->partition);
-	for (i = 0; i < job_ptr->spank_job_env_size; i++) {
-		const char *e = job_ptr->spank_job_env[i], *v = NULL;
-
-		if (!(v = topoml_comm_job_env(e)))
-			continue;
-		if (topoml_hint_parse(v, &hint))
-			_error_once("JobId=%u: unknown --ml-comm value '%s', using the default",
-				    job_ptr->job_id, v);
-	}
+	hint = topoml_job_hint(topoml_siteconf_hint(&g_conf,
+						    job_ptr->partition),
+			       (const char *const *)job_ptr->spank_job_env,
+			       job_ptr->spank_job_env_size, &bad);
+	if (bad)
+		_error_once("JobId=%u: unknown --ml-comm value '%s', using the default",
+			    job_ptr->job_id, bad);
 	return hint;
 }
 
@@ -479,32 +477,19 @@ static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
 	return NULL;
 }
 
-/*
- * Nodes to ask the engine for: the job's node count, or, for jobs sized by
- * tasks or CPUs (sbatch -n 8 without -N), the fewest nodes that hold its
- * CPUs, so cons_tres is not handed too few nodes.
- */
+/* Nodes to ask the engine for (job_req.c). */
 static uint32_t _nodes_wanted(job_record_t *job_ptr, uint32_t min_nodes,
 			      uint32_t max_nodes, uint32_t req_nodes,
 			      uint16_t max_cpus)
 {
-	uint32_t n = MAX(min_nodes, req_nodes);
+	uint32_t min_cpus = 0;
 
-	if (job_ptr->details && max_cpus &&
-	    job_ptr->details->min_cpus != NO_VAL)
-		n = MAX(n, (job_ptr->details->min_cpus + max_cpus - 1) /
-			   max_cpus);
-	if (n < 1)
-		n = 1;
-	if (max_nodes && n > max_nodes)
-		n = max_nodes;
-	return n;
+	if (job_ptr->details && job_ptr->details->min_cpus != NO_VAL)
+		min_cpus = job_ptr->details->min_cpus;
+	return topoml_job_nodes_wanted(min_nodes, max_nodes, req_nodes,
+				       min_cpus, max_cpus);
 }
 
-/*
- * One engine choice: ask topoml_place and turn the answer into a Slurm
- * node bitmap.  NULL when the engine has no (further) choice.
- */
 /*
  * One of the engine's placements as a Slurm node bitmap within cand, or
  * NULL with why (a node the engine chose that is not a candidate is an
