@@ -14,6 +14,7 @@ sel_require_tools() {
 	[ -f "$TOP_BUILDDIR/select_plugin/.libs/select_topoml.so" ] ||
 		{ echo "SKIP: select/topoml not built (no Slurm source)"; exit 77; }
 	[ -x "$SEL_SCORE" ] || { echo "FAIL: $SEL_SCORE missing"; exit 1; }
+	[ -x "$SEL_TOPOML" ] || { echo "FAIL: $SEL_TOPOML missing"; exit 1; }
 }
 
 # sel_wait_start JOBID [TENTHS]: wait until the job holds nodes; prints them.
@@ -67,12 +68,23 @@ sel_same_nodes() {
 }
 
 # sel_expected TOPO N BUSY [HINT [JOBID=NODES ...]]: the engine's answer
-# for the request select/topoml makes (owners of the busy nodes included).
+# for the request select/topoml makes for an exclusive job: `topoml place`
+# with the busy nodes and which job holds each (--job, as the plugin passes
+# owners to the engine).
 sel_expected() {
-	"$SEL_SCORE" --place "$@"
+	local topo=$1 n=$2 busy=$3 hint=${4:-allreduce} j
+	local -a jobs=()
+	shift 4 2>/dev/null || shift $#
+	for j in "$@"; do
+		jobs+=(--job "$j")
+	done
+	"$SEL_TOPOML" place --topology "$topo" --nodes "$n" --hint "$hint" \
+		${busy:+--busy "$busy"} "${jobs[@]}" | sed -n 's/^nodes: *//p' |
+		grep .
 }
 
-# sel_cli_place TOPO N BUSY [HINT]: `topoml place`'s answer (no owners).
+# sel_cli_place TOPO N BUSY [HINT]: `topoml place`'s answer with the busy
+# nodes only, no owners (what a user without squeue would ask).
 sel_cli_place() {
 	local topo=$1 n=$2 busy=$3 hint=${4:-allreduce}
 	[ -x "$SEL_TOPOML" ] || return 1

@@ -5,18 +5,16 @@
  *   select_score TOPOLOGY_FILE NODES [BUSY]
  *
  * NODES is the job's host list, BUSY the nodes other jobs held when it was
- * placed ("" = none).  Prints one line:
+ * placed ("" = none).  Prints one line, the ring in the engine's ring
+ * order and the lower bounds for the free nodes (every topology node not
+ * in BUSY):
  *   span=S span_lb=L ring=R ring_lb=RL global_hops=G pair_hops=P shared=K
  * shared: leaves (routers) the job shares with BUSY nodes; on a torus the
  * job's nodes next to a BUSY node (links other jobs' traffic may cross).
- * with the ring in the engine's ring order and the lower bounds for the
- * free nodes (every topology node not in BUSY).
  *
- *   select_score --place TOPOLOGY_FILE N BUSY [HINT [JOBID=NODES ...]]
- *
- * prints the engine's choice for N nodes: the request select/topoml makes
- * for an exclusive job, owners included (which job holds which busy node,
- * as the plugin and the simulator pass them; `topoml place` has --busy only).
+ * The engine's own choice for a job comes from `topoml place --job
+ * ID=NODES ...` (owners included), as tests/select/lib.sh's sel_expected
+ * asks it.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -25,84 +23,6 @@
 #include <string.h>
 
 #include "topoml.h"
-
-static int _place(int argc, char **argv)
-{
-	topoml_errors_t err = { 0 };
-	struct topoml_place_req req = { 0 };
-	struct topoml_placement p = { 0 };
-	hwloc_bitmap_t busy = NULL, avail = NULL;
-	topoml_topo_t *t;
-	char why[256] = "", *s;
-	uint32_t *owner = NULL;
-	int rc = 2;
-
-	if (argc < 5) {
-		fprintf(stderr,
-			"usage: %s --place TOPOLOGY N BUSY [HINT [JOBID=NODES ...]]\n",
-			argv[0]);
-		return 2;
-	}
-	t = topoml_load(argv[2], TOPOML_FMT_AUTO, &err);
-	if (!t)
-		goto out;
-	busy = argv[4][0] ? topoml_nodeset_parse(t, argv[4], &err)
-			  : hwloc_bitmap_alloc();
-	if (err.n || !busy)
-		goto out;
-	avail = hwloc_bitmap_alloc();
-	hwloc_bitmap_set_range(avail, 0, t->nnodes - 1);
-	hwloc_bitmap_andnot(avail, avail, busy);
-	req.nnodes = atoi(argv[3]);
-	req.avail = avail;
-	if (argc >= 6 && topoml_hint_parse(argv[5], &req.hint)) {
-		fprintf(stderr, "bad hint %s\n", argv[5]);
-		goto out;
-	}
-	if (argc > 6) {
-		owner = calloc(t->nnodes + 1, sizeof(uint32_t));
-		for (int a = 6; a < argc; a++) {
-			char *eq = strchr(argv[a], '=');
-			hwloc_bitmap_t js;
-			int i;
-
-			if (!eq) {
-				fprintf(stderr, "bad owner %s\n", argv[a]);
-				goto out;
-			}
-			js = topoml_nodeset_parse(t, eq + 1, &err);
-			if (!js)
-				goto out;
-			hwloc_bitmap_foreach_begin(i, js)
-				owner[i] = (uint32_t)strtoul(argv[a], NULL, 10);
-			hwloc_bitmap_foreach_end();
-			hwloc_bitmap_free(js);
-		}
-		req.owner = owner;
-	}
-	if (topoml_place(t, TOPOML_POLICY_TOPOML, &req, &p, why,
-			 sizeof(why))) {
-		fprintf(stderr, "cannot place: %s\n", why);
-		rc = 1;
-		goto out;
-	}
-	s = topoml_nodes_format(t, p.nodes, p.n);
-	printf("%s\n", s);
-	free(s);
-	rc = 0;
-out:
-	topoml_errors_print(&err, stderr);
-	topoml_errors_clear(&err);
-	topoml_placement_clear(&p);
-	if (busy)
-		hwloc_bitmap_free(busy);
-	if (avail)
-		hwloc_bitmap_free(avail);
-	if (t)
-		topoml_free(t);
-	free(owner);
-	return rc;
-}
 
 static int _shared(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 		   hwloc_const_bitmap_t busy)
@@ -162,8 +82,6 @@ int main(int argc, char **argv)
 	topoml_topo_t *t;
 	int rc = 2, i, k = 0;
 
-	if (argc > 1 && !strcmp(argv[1], "--place"))
-		return _place(argc, argv);
 	if (argc < 3 || argc > 4) {
 		fprintf(stderr, "usage: %s TOPOLOGY NODES [BUSY]\n", argv[0]);
 		return 2;
