@@ -250,6 +250,28 @@ static void _map_nodes(void)
 	     node_record_count - unmapped, node_record_count);
 }
 
+/*
+ * --ml-parallel without --ml-comm: an allreduce job.  Its ring order keeps
+ * leaves (blocks) together, and Megatron's order puts each pipeline stage
+ * on consecutive ranks, so each stage's data-parallel rings stay in the
+ * fewest leaves and neighbouring stages on neighbouring ones.
+ */
+static enum topoml_hint _parallel_hint(job_record_t *job_ptr,
+				       enum topoml_hint hint)
+{
+	const char *par = NULL;
+
+	for (uint32_t i = 0; i < job_ptr->spank_job_env_size; i++) {
+		const char *e = job_ptr->spank_job_env[i];
+
+		if (topoml_comm_job_env(e))
+			return hint;
+		if (topoml_parallel_job_env(e))
+			par = topoml_parallel_job_env(e);
+	}
+	return par ? TOPOML_HINT_ALLREDUCE : hint;
+}
+
 /* The job's --ml-comm hint, or the partition/site default. */
 static enum topoml_hint _job_hint(job_record_t *job_ptr)
 {
@@ -263,7 +285,7 @@ static enum topoml_hint _job_hint(job_record_t *job_ptr)
 	if (bad)
 		_error_once("JobId=%u: unknown --ml-comm value '%s', using the default",
 			    job_ptr->job_id, bad);
-	return hint;
+	return _parallel_hint(job_ptr, hint);
 }
 
 static long _usec_since(const struct timespec *t0)

@@ -15,6 +15,10 @@ int ml_local_common(spank_t sp)
 	if (ml.by_env[ML_OPT_COMM])
 		(void)spank_job_control_setenv(sp, TOPOML_COMM_JOB_ENV,
 					       ml.arg[ML_OPT_COMM], 1);
+	/* The same for select/topoml's --ml-parallel. */
+	if (ml.by_env[ML_OPT_PARALLEL])
+		(void)spank_job_control_setenv(sp, TOPOML_PARALLEL_JOB_ENV,
+					       ml.arg[ML_OPT_PARALLEL], 1);
 	if (ml.ckpt.set && ml_ckpt_local(sp, &ml.ckpt))
 		return -1;
 	return 0;

@@ -265,6 +265,16 @@ static int _job(spank_t sp, uint32_t jobid)
 		rc = 0;
 		goto out;
 	}
+	/* Megatron's tensor groups are tp consecutive ranks: whole on a
+	 * node only when each node's task count is a multiple of tp. */
+	for (int i = 0; ml.set[ML_OPT_PARALLEL] && i < n; i++)
+		if (counts[i] % ml.par.tp) {
+			snprintf(ml.par_warn, sizeof(ml.par_warn), "warning: "
+				 "--ml-parallel: tp=%d does not divide the %d "
+				 "tasks of node %s: tensor groups span nodes",
+				 ml.par.tp, counts[i], names[i]);
+			break;
+		}
 	if (_comment_order(jobid, names, n, order) &&
 	    _topology_order(names, n, order)) {
 		rc = 0;
@@ -420,8 +430,24 @@ int ml_remote_post_opt(spank_t sp)
 	spank_get_item(sp, S_JOB_STEPID, &stepid);
 	if (stepid == ML_BATCH_STEP || stepid == ML_EXTERN_STEP)
 		return 0;	/* the wiring is for the tasks of srun steps */
+	if (ml.set[ML_OPT_PARALLEL]) {
+		uint32_t ntasks = 0;
+
+		/* The job's sizes against this step's tasks: a mistake fails
+		 * the tasks with the reason (task_init), never the node. */
+		spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks);
+		if (topoml_parallel_resolve(&ml.par, (int)ntasks, err,
+					    sizeof(err))) {
+			ml_user_error("--ml-parallel=%s: %s",
+				      ml.arg[ML_OPT_PARALLEL], err);
+			return 0;
+		}
+		/* The groups land on the placement only in its order. */
+		if (!ml.set[ML_OPT_RANK_ORDER])
+			ml.val[ML_OPT_RANK_ORDER] = ML_RANK_TOPOLOGY;
+	}
 	if (ml.val[ML_OPT_GPU_BIND] == ML_GPU_BIND_NONE &&
-	    ml.val[ML_OPT_NCCL] == ML_NCCL_OFF)
+	    ml.val[ML_OPT_NCCL] == ML_NCCL_OFF && !ml.set[ML_OPT_PARALLEL])
 		return 0;
 	if (_job(sp, jobid))
 		return 0;
@@ -613,13 +639,20 @@ int ml_remote_task_init(spank_t sp)
 		if (ml.conf.bind_cpus && !hwloc_bitmap_iszero(b->cpuset))
 			bound = _bind_cpus(b->cpuset);
 	}
-	if (ml.val[ML_OPT_NCCL] == ML_NCCL_AUTO) {
-		struct ml_task_bind none = { .nic = -1, .gid_index = -1 };
-
+	if (ml.val[ML_OPT_NCCL] == ML_NCCL_AUTO || ml.set[ML_OPT_PARALLEL]) {
 		ml.job.local_rank = tid;
 		ml.job.rank = ml.node_first_rank ?
 			*ml.node_first_rank + tid : (int)grank;
 		ml_env_torch(&ml.job, &env);
+	}
+	if (ml.set[ML_OPT_PARALLEL]) {
+		ml_env_parallel(&ml.par, ml.job.rank, &env);
+		if (ml.par_warn[0] && grank == 0)
+			dprintf(STDERR_FILENO, "topoml: %s\n", ml.par_warn);
+	}
+	if (ml.val[ML_OPT_NCCL] == ML_NCCL_AUTO) {
+		struct ml_task_bind none = { .nic = -1, .gid_index = -1 };
+
 		/* HCAs follow the GPUs only when the plugin chose them. */
 		ml_env_nccl(&ml.conf, ml.node,
 			    b && ml.val[ML_OPT_GPU_BIND] ? b : &none, bound,

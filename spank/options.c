@@ -48,6 +48,8 @@ static int _set(int opt, const char *arg, const char *what, bool remote)
 
 	if (opt == ML_OPT_CKPT)
 		rc = ml_ckpt_parse(arg, &ml.ckpt, err, sizeof(err));
+	else if (opt == ML_OPT_PARALLEL)
+		rc = topoml_parallel_parse(arg, &ml.par, err, sizeof(err));
 	else
 		rc = ml_opt_parse(&ml.conf, opt, arg, &ml.val[opt], err,
 				  sizeof(err));
@@ -119,7 +121,7 @@ int ml_options_finish(spank_t sp, bool remote)
 		}
 	}
 	for (int i = 0; i < ML_OPT_COUNT; i++)
-		if (!ml.set[i] && i != ML_OPT_CKPT)
+		if (!ml.set[i] && i != ML_OPT_CKPT && i != ML_OPT_PARALLEL)
 			ml.val[i] = ml.conf.def[i];
 	return 0;
 }

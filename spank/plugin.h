@@ -19,6 +19,8 @@ struct ml_state {
 	bool by_env[ML_OPT_COUNT];
 	char arg[ML_OPT_COUNT][256];
 	struct ml_ckpt_opts ckpt;
+	struct topoml_parallel par;	/* --ml-parallel, when set[] */
+	char par_warn[256];		/* a TP group across nodes */
 
 	/* remote context */
 	bool active;			/* any wiring for this step */

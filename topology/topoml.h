@@ -461,6 +461,79 @@ bool topoml_siteconf_placement(const struct topoml_siteconf *c,
 			       const char *part);
 int topoml_family_parse(const char *s, int *family);
 
+/* ---- hybrid parallelism (issue 14 items 1, 2: parallel.c) ---------- */
+
+/*
+ * --ml-parallel=tp=T,pp=P[,ep=E][,cp=C][,dp=D]: the group sizes of a
+ * hybrid-parallel job.  Ranks are numbered as Megatron-LM's RankGenerator
+ * does by default (order "tp-cp-ep-dp-pp"): tensor parallel fastest, then
+ * context, then data, pipeline slowest,
+ *	rank = tp + T * (cp + C * (dp + D * pp)),
+ * and expert groups are E consecutive tensor groups within the C * D ranks
+ * of one stage (Megatron's expert generator, expert tp = tp).
+ */
+struct topoml_parallel {
+	int tp, pp, dp, ep, cp;		/* dp 0: the rest, until resolved */
+};
+
+/* The option's name in the job's SPANK environment (cf. --ml-comm). */
+#define TOPOML_PARALLEL_JOB_ENV "_SLURM_SPANK_OPTION_topoml_ml_parallel"
+const char *topoml_parallel_job_env(const char *entry);
+/* Syntax only: sizes 1..65536, each key once.  0, or -1 with err. */
+int topoml_parallel_parse(const char *s, struct topoml_parallel *p,
+			  char *err, size_t errlen);
+/* Against the task count: the product divides it, dp is the rest (an
+ * explicit dp must match), ep divides cp * dp.  0, or -1 with err. */
+int topoml_parallel_resolve(struct topoml_parallel *p, int ntasks,
+			    char *err, size_t errlen);
+/* "tp=8,pp=2,dp=4,ep=1,cp=1" */
+void topoml_parallel_format(const struct topoml_parallel *p, char *buf,
+			    size_t len);
+/* Coordinates of a rank (any pointer may be NULL). */
+void topoml_parallel_coords(const struct topoml_parallel *p, int rank,
+			    int *tp, int *cp, int *dp, int *pp);
+/* The rank of coordinates: the inverse of topoml_parallel_coords. */
+int topoml_parallel_rank(const struct topoml_parallel *p, int tp, int cp,
+			 int dp, int pp);
+
+/*
+ * Cost of one training step by traffic kind (cost_hybrid.c): TP and CP
+ * ring all-reduce within their groups, EP all-to-all, DP ring all-reduce,
+ * PP point-to-point between neighbouring stages.  Ranks sit on nodes in
+ * ring order, tasks_per_node each (rank r on nodes[r / tasks_per_node]).
+ */
+enum topoml_kind {
+	TOPOML_KIND_TP = 0, TOPOML_KIND_CP, TOPOML_KIND_EP, TOPOML_KIND_DP,
+	TOPOML_KIND_PP, TOPOML_KIND_COUNT
+};
+
+struct topoml_kind_cost {
+	long steps;		/* transfers between two ranks, per step */
+	long off_node;		/* of those: between nodes */
+	long cross_leaf;	/* between leaves / routers */
+	long cross_top;		/* through the top level (fat tree) or
+				 * between dragonfly groups */
+	long cross_nvl;		/* between NVLink domains (or to none) */
+	long hops;		/* links crossed, summed */
+};
+
+struct topoml_hybrid_cost {
+	struct topoml_kind_cost kind[TOPOML_KIND_COUNT];
+	double weighted;	/* sum of weight[kind] * hops[kind] */
+};
+
+/* Relative traffic per kind; the defaults (tp=16,cp=4,ep=4,dp=1,pp=2). */
+void topoml_kind_weights_default(double w[TOPOML_KIND_COUNT]);
+/* "tp=16,dp=1": the named weights (>= 0) replace those in w. */
+int topoml_kind_weights_parse(const char *s, double w[TOPOML_KIND_COUNT],
+			      char *err, size_t errlen);
+const char *topoml_kind_name(enum topoml_kind k);
+/* -1 when nodes * tasks_per_node is not the job's rank count. */
+int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
+		       int tasks_per_node, const struct topoml_parallel *p,
+		       const double w[TOPOML_KIND_COUNT],
+		       struct topoml_hybrid_cost *out);
+
 #ifdef __cplusplus
 }
 #endif

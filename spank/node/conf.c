@@ -60,6 +60,13 @@ static const struct _optdesc _opts[ML_OPT_COUNT] = {
 		"checkpoint directory and policy",
 		"DIR[,every=STEPS][,interval=SECONDS][,keep=K][,lead=SECONDS]",
 		{ NULL }, { -1 }, false },
+	/* Sizes of a hybrid job: RANK in Megatron-LM's order (topoml.h). */
+	[ML_OPT_PARALLEL] = {
+		"ml-parallel", "TOPOML_PARALLEL", NULL,
+		"hybrid-parallel group sizes (data parallel is the rest); "
+		"RANK in Megatron-LM's order on the placement",
+		"tp=T,pp=P[,ep=E][,cp=C]",
+		{ NULL }, { -1 }, false },
 };
 
 static bool _valid(int opt)

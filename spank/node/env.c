@@ -136,6 +136,25 @@ void ml_env_torch(const struct ml_job *j, struct ml_env *e)
 	ml_env_add(e, "GROUP_RANK", "%d", j->node_rank);
 }
 
+void ml_env_parallel(const struct topoml_parallel *p, int rank,
+		     struct ml_env *e)
+{
+	int tp, cp, dp, pp;
+
+	topoml_parallel_coords(p, rank, &tp, &cp, &dp, &pp);
+	ml_env_add(e, "TOPOML_TP", "%d", p->tp);
+	ml_env_add(e, "TOPOML_PP", "%d", p->pp);
+	ml_env_add(e, "TOPOML_DP", "%d", p->dp);
+	ml_env_add(e, "TOPOML_EP", "%d", p->ep);
+	ml_env_add(e, "TOPOML_CP", "%d", p->cp);
+	ml_env_add(e, "TOPOML_TP_RANK", "%d", tp);
+	ml_env_add(e, "TOPOML_CP_RANK", "%d", cp);
+	ml_env_add(e, "TOPOML_DP_RANK", "%d", dp);
+	ml_env_add(e, "TOPOML_PP_RANK", "%d", pp);
+	/* Expert groups: ep consecutive (cp, dp) slots of a stage. */
+	ml_env_add(e, "TOPOML_EP_RANK", "%d", (cp + p->cp * dp) % p->ep);
+}
+
 const char *ml_visible_var(const struct ml_task_bind *b)
 {
 	return b->amd ? "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";

@@ -22,6 +22,7 @@ enum ml_opt {
 	ML_OPT_RANK_ORDER,
 	ML_OPT_COMM,
 	ML_OPT_CKPT,
+	ML_OPT_PARALLEL,	/* --ml-parallel: libtopoml parses it */
 	ML_OPT_COUNT
 };
 
@@ -143,6 +144,12 @@ int ml_resv_port(const char *resv);
 /* Rank of each node and the first task of each, for --ml-rank-order. */
 void ml_env_torch(const struct ml_job *j, struct ml_env *e);
 void ml_env_gpu(const struct ml_task_bind *b, struct ml_env *e);
+/*
+ * --ml-parallel: the group sizes (TOPOML_TP, _PP, _DP, _EP, _CP) and this
+ * rank's place in them (TOPOML_TP_RANK, ...), Megatron-LM's order.
+ */
+void ml_env_parallel(const struct topoml_parallel *p, int rank,
+		     struct ml_env *e);
 /* The variable that lists a task's devices on this node. */
 const char *ml_visible_var(const struct ml_task_bind *b);
 /* TOPOML_DEVICE from a TOPOML_LOCAL_GPUS value: its first entry. */

@@ -215,7 +215,7 @@ START_TEST(opt_table)
 	for (int o = 0; o < ML_OPT_COUNT; o++) {
 		ck_assert_uint_gt(strlen(ml_opt_usage(o)), 10);
 		ck_assert(strncmp(ml_opt_usage(o), "[topoml]", 8));
-		if (o == ML_OPT_CKPT)
+		if (o == ML_OPT_CKPT || o == ML_OPT_PARALLEL)
 			continue;
 		snprintf(arginfo, sizeof(arginfo), "%s", ml_opt_arginfo(o));
 		n = 0;
@@ -1509,6 +1509,147 @@ START_TEST(env_torch)
 }
 END_TEST
 
+/* ---- --ml-parallel (issue 14) -------------------------------------- */
+
+START_TEST(parallel_spec)
+{
+	struct topoml_parallel p;
+	char err[256];
+	struct {
+		const char *s, *msg;
+	} bad[] = {
+		{ "", "empty" }, { "tp=0,pp=2", "not a size" },
+		{ "tp=2,tp=2", "given twice" }, { "xp=2", "unknown key 'xp'" },
+		{ "tp=2,", "trailing" }, { "tp2", "expected KEY=SIZE" },
+		{ "tp=2x", "not a size" }, { "pp=99999999999", "not a size" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ck_assert_int_eq(topoml_parallel_parse(bad[i].s, &p, err,
+						       sizeof(err)), -1);
+		ck_assert_msg(strstr(err, bad[i].msg), "'%s': %s", bad[i].s,
+			      err);
+	}
+	ck_assert(!topoml_parallel_parse("tp=2,pp=4", &p, err, sizeof(err)));
+	ck_assert_int_eq(p.dp, 0);
+	ck_assert_int_eq(topoml_parallel_resolve(&p, 12, err, sizeof(err)),
+			 -1);
+	ck_assert_ptr_nonnull(strstr(err, "does not divide the 12 tasks"));
+	ck_assert(!topoml_parallel_resolve(&p, 16, err, sizeof(err)));
+	ck_assert_int_eq(p.dp, 2);
+	/*
+	 * Megatron-LM's own example (parallel_state.py,
+	 * initialize_model_parallel docstring): 16 GPUs, tp=2, pp=4 give
+	 * TP groups [g0, g1], [g2, g3] ...; DP groups [g0, g2], [g1, g3],
+	 * [g4, g6] ...; PP groups [g0, g4, g8, g12], [g1, g5, g9, g13] ...
+	 */
+	for (int r = 0; r < 16; r++) {
+		int tp, cp, dp, pp;
+
+		topoml_parallel_coords(&p, r, &tp, &cp, &dp, &pp);
+		ck_assert_int_eq(topoml_parallel_rank(&p, tp, cp, dp, pp), r);
+	}
+	{
+		int tp, dp, pp;
+
+		topoml_parallel_coords(&p, 1, &tp, NULL, &dp, &pp);
+		ck_assert(tp == 1 && dp == 0 && pp == 0);
+		/* g3 and g1 share a DP group: same tp, pp */
+		topoml_parallel_coords(&p, 3, &tp, NULL, &dp, &pp);
+		ck_assert(tp == 1 && dp == 1 && pp == 0);
+		/* g12 is the last stage of g0's pipeline */
+		topoml_parallel_coords(&p, 12, &tp, NULL, &dp, &pp);
+		ck_assert(tp == 0 && dp == 0 && pp == 3);
+	}
+	/* an explicit dp must match, ep must divide cp x dp */
+	ck_assert(!topoml_parallel_parse("tp=2,pp=1,dp=3", &p, err,
+					 sizeof(err)));
+	ck_assert_int_eq(topoml_parallel_resolve(&p, 8, err, sizeof(err)),
+			 -1);
+	ck_assert(!topoml_parallel_parse("tp=2,ep=3", &p, err, sizeof(err)));
+	ck_assert_int_eq(topoml_parallel_resolve(&p, 8, err, sizeof(err)),
+			 -1);
+	ck_assert_ptr_nonnull(strstr(err, "ep=3"));
+	ck_assert_str_eq(topoml_parallel_job_env(
+		"SPANK__SLURM_SPANK_OPTION_topoml_ml_parallel=tp=8"), "tp=8");
+	ck_assert_ptr_null(topoml_parallel_job_env(
+		"_SLURM_SPANK_OPTION_topoml_ml_comm=alltoall"));
+}
+END_TEST
+
+START_TEST(env_parallel)
+{
+	struct topoml_parallel p;
+	struct ml_env e = { 0 };
+	char err[128];
+
+	ck_assert(!topoml_parallel_parse("tp=2,pp=2,ep=2", &p, err,
+					 sizeof(err)));
+	ck_assert(!topoml_parallel_resolve(&p, 16, err, sizeof(err)));
+	/* rank 13 = tp 1 + 2 * (dp 2 + 4 * pp 1) */
+	ml_env_parallel(&p, 13, &e);
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_TP"), "2");
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_PP"), "2");
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_DP"), "4");
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_EP"), "2");
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_TP_RANK"), "1");
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_DP_RANK"), "2");
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_PP_RANK"), "1");
+	ck_assert_str_eq(ml_env_get(&e, "TOPOML_EP_RANK"), "0");
+	ml_env_clear(&e);
+}
+END_TEST
+
+/* Cost by kind on a generated fat tree: 16 nodes, 4 per leaf. */
+START_TEST(hybrid_cost)
+{
+	topoml_topo_t *t = topoml_gen_fat_tree("n", 16, 4, 2, 0);
+	struct topoml_parallel p;
+	struct topoml_hybrid_cost c;
+	double w[TOPOML_KIND_COUNT];
+	int nodes[16], rev[16];
+	char err[128];
+
+	ck_assert_ptr_nonnull(t);
+	for (int i = 0; i < 16; i++) {
+		nodes[i] = i;
+		rev[i] = (i % 4) * 4 + i / 4;	/* one node per leaf in turn */
+	}
+	topoml_kind_weights_default(w);
+	ck_assert(!topoml_kind_weights_parse("dp=2,pp=0.5", w, err,
+					     sizeof(err)));
+	ck_assert(w[TOPOML_KIND_DP] == 2 && w[TOPOML_KIND_TP] == 16);
+	ck_assert_int_eq(topoml_kind_weights_parse("zz=1", w, err,
+						   sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unknown kind 'zz'"));
+	/* 64 ranks, 4 a node: tp=4 fills a node, pp=4 a leaf each stage */
+	ck_assert(!topoml_parallel_parse("tp=4,pp=4", &p, err, sizeof(err)));
+	ck_assert(!topoml_parallel_resolve(&p, 64, err, sizeof(err)));
+	ck_assert(!topoml_hybrid_cost(t, nodes, 16, 4, &p, w, &c));
+	ck_assert_int_eq(c.kind[TOPOML_KIND_TP].steps, 64);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_TP].off_node, 0);
+	/* DP rings of 4 nodes stay in their stage's leaf */
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].steps, 64);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].off_node, 64);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].cross_leaf, 0);
+	/* 3 stage boundaries x 16 pairs, each between two leaves */
+	ck_assert_int_eq(c.kind[TOPOML_KIND_PP].steps, 48);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_PP].cross_leaf, 48);
+	/* the same job with the nodes spread over the leaves: DP crosses */
+	ck_assert(!topoml_hybrid_cost(t, rev, 16, 4, &p, w, &c));
+	ck_assert_int_eq(c.kind[TOPOML_KIND_TP].off_node, 0);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].cross_leaf, 64);
+	/* 2 tasks a node: every TP group spans two nodes */
+	ck_assert(!topoml_parallel_parse("tp=4,pp=2", &p, err, sizeof(err)));
+	ck_assert(!topoml_parallel_resolve(&p, 32, err, sizeof(err)));
+	ck_assert(!topoml_hybrid_cost(t, nodes, 16, 2, &p, w, &c));
+	ck_assert_int_eq(c.kind[TOPOML_KIND_TP].off_node, 16);
+	ck_assert_int_eq(topoml_hybrid_cost(t, nodes, 16, 3, &p, w, &c), -1);
+	topoml_free(t);
+}
+END_TEST
+
 /* ---- NCCL topology XML --------------------------------------------- */
 
 static int _count(const char *s, const char *needle)
@@ -1734,6 +1875,9 @@ static Suite *_suite(void)
 	tcase_add_test(t, device_index);
 	tcase_add_test(t, env_nccl);
 	tcase_add_test(t, env_torch);
+	tcase_add_test(t, parallel_spec);
+	tcase_add_test(t, env_parallel);
+	tcase_add_test(t, hybrid_cost);
 	tcase_add_test(t, nccl_topo_synthetic);
 	tcase_add_test(t, nccl_topo_real);
 	tcase_add_test(t, nccl_topo_vocabulary);
