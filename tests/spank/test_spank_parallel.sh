@@ -1,0 +1,126 @@
+#!/bin/bash
+# --ml-parallel with real PyTorch (gloo, CPU), as an unprivileged user: 8
+# slurmd, 2 tasks each, tp=2,pp=4 (dp=2 is the rest).  The network puts
+# n1,n5 | n2,n6 under spine1 and n3,n7 | n4,n8 under spine2, so Slurm's
+# node order (n1, n2, ...) splits every pair of consecutive nodes across
+# leaves.  tests/spank/hybrid_groups.py builds its tensor, data and
+# pipeline groups with torch.distributed.new_group in Megatron-LM's order
+# and reports, through an all_reduce in each group, the nodes each landed
+# on.  Asserted: every TP group on one node, every DP group on one leaf
+# (the fewest), pipeline neighbours under one spine except the one
+# crossing 4 stages on 2 spines need; with --ml-rank-order=slurm the same
+# job splits DP groups across leaves (so the check can fail); a size that
+# does not divide the tasks fails the job with the reason, node not
+# drained.
+#
+# SPDX-License-Identifier: GPL-2.0-or-later
+. "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
+
+U=topomlhybrid
+PY=/usr/bin/python3
+[ -x $PY ] || { echo "SKIP: no $PY"; exit 77; }
+$PY -c 'import torch.distributed as d; assert d.is_gloo_available()' \
+	2>/dev/null || { echo "SKIP: no python3-torch with gloo"; exit 77; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/topoml-spank-parallel.XXXXXX")
+chmod 755 "$work"
+cat >"$work/net.conf" <<'TOPO'
+SwitchName=leaf1 Nodes=n1,n5
+SwitchName=leaf2 Nodes=n2,n6
+SwitchName=leaf3 Nodes=n3,n7
+SwitchName=leaf4 Nodes=n4,n8
+SwitchName=spine1 Switches=leaf[1-2]
+SwitchName=spine2 Switches=leaf[3-4]
+SwitchName=core Switches=spine[1-2]
+TOPO
+printf 'TopologyFile=%s\n' "$work/net.conf" >"$work/topoml.conf"
+chmod 644 "$work"/*
+leaf() { echo $(( (${1#n} - 1) % 4 + 1 )); }
+spine() { echo $(( ($(leaf "$1") + 1) / 2 )); }
+
+CLUSTER_SLURMD=8 CLUSTER_SELECT=topoml CLUSTER_TOPOML_CONF=$work/topoml.conf \
+	spank_start spank-parallel
+trap 'cluster_stop; rm -rf "$SPANK_CACHE" "$work"' EXIT
+cluster_user $U
+cp "${TESTS_DIR:-$(dirname "$0")/..}/spank/hybrid_groups.py" \
+	"$CLUSTER_DIR/hybrid_groups.py"
+chmod 755 "$CLUSTER_DIR/hybrid_groups.py"
+cd "$CLUSTER_DIR" || exit 1
+
+as_user() {
+	runuser -u $U -- env SLURM_CONF="$SLURM_CONF" GLOO_SOCKET_IFNAME=lo \
+		"$@"
+}
+
+# run TAG SRUN-ARGS...: the groups of a 16-task job on n[1-8].
+run() {
+	local tag=$1
+	shift
+	as_user timeout 300 salloc -Q -N8 --ntasks-per-node=2 \
+		srun "$@" $PY hybrid_groups.py >"$tag.out" 2>&1 ||
+		cluster_fail "$tag: $(tail -20 "$tag.out")"
+	grep '^GROUP ' "$tag.out" >"$tag.groups"
+	[ "$(grep -c '^GROUP tp ' "$tag.groups")" = 8 ] &&
+		[ "$(grep -c '^GROUP dp ' "$tag.groups")" = 8 ] &&
+		[ "$(grep -c '^GROUP pp ' "$tag.groups")" = 4 ] ||
+		cluster_fail "$tag: groups missing: $(cat "$tag.out")"
+}
+
+# leaves NODES: distinct leaves of a comma list of nodes.
+leaves() {
+	local n
+	for n in ${1//,/ }; do leaf "$n"; done | sort -u | wc -l
+}
+
+run hybrid --ml-parallel=tp=2,pp=4
+cat hybrid.groups
+while read -r _ kind ranks nodes; do
+	case $kind in
+	tp)	[ "$(echo "${nodes//,/ }" | tr ' ' '\n' | sort -u | wc -l)" = 1 ] ||
+			cluster_fail "TP group $ranks spans nodes $nodes" ;;
+	dp)	[ "$(leaves "$nodes")" = 1 ] ||
+			cluster_fail "DP group $ranks on nodes $nodes spans" \
+				"$(leaves "$nodes") leaves" ;;
+	pp)	set -- ${nodes//,/ }
+		cross=0
+		for ((i = 1; i < $#; i++)); do
+			j=$((i + 1))
+			[ "$(leaf "${!i}")" != "$(leaf "${!j}")" ] ||
+				cluster_fail "PP group $ranks: stages $i and $j" \
+					"on one leaf ($nodes)"
+			[ "$(spine "${!i}")" = "$(spine "${!j}")" ] ||
+				cross=$((cross + 1))
+		done
+		[ "$cross" = 1 ] ||
+			cluster_fail "PP group $ranks ($nodes) crosses the" \
+				"core $cross times, 1 is enough" ;;
+	esac
+done <hybrid.groups
+echo "ok: 8 TP groups on one node each, 8 DP groups on one leaf each," \
+	"4 pipelines crossing the core once"
+
+# The control: Slurm's rank order on the same nodes splits DP groups.
+run slurm --ml-parallel=tp=2,pp=4 --ml-rank-order=slurm
+split=0
+while read -r _ kind _ nodes; do
+	[ "$kind" = dp ] && [ "$(leaves "$nodes")" -gt 1 ] && split=$((split + 1))
+done <slurm.groups
+[ "$split" -gt 0 ] ||
+	cluster_fail "Slurm's order keeps DP groups in leaves too: no proof"
+echo "ok: Slurm's order splits $split of 8 DP groups across leaves"
+
+# A size that does not divide the tasks (env twin): the job fails with the
+# reason, no node drained.
+if as_user env TOPOML_PARALLEL=tp=3,pp=2 timeout 120 salloc -Q -N8 \
+	--ntasks-per-node=2 srun true >bad.out 2>&1; then
+	cluster_fail "tp=3 on 16 tasks ran"
+fi
+grep -q "does not divide the 16 tasks" bad.out ||
+	cluster_fail "no reason in the job's output: $(cat bad.out)"
+grep "does not divide" bad.out | head -1
+# drain, down, fail: a state with a flag or another word than these
+bad=$(sinfo -h -N -n 'n[1-8]' -o '%t' |
+	awk '$1 !~ /^(idle|alloc|mix|comp(leting)?)$/' | wc -l)
+[ "$bad" = 0 ] || cluster_fail "nodes left unusable: $(sinfo -N)"
+echo "ok: tp=3 on 16 tasks refused in the job's output, nodes not drained"
+echo "PASS: --ml-parallel with PyTorch groups"
