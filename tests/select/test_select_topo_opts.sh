@@ -133,7 +133,7 @@ check_block() {	# PARTITION ("" = default)
 		echo "$others" | grep -qx "$u" &&
 			cluster_fail "--exclusive=topo job $x shares block $u: $(squeue -o '%i %N')"
 	done
-	echo "--exclusive=topo${p:+ ($p)}: blocks $(echo $mine) held by no other job"
+	echo "--exclusive=topo${p:+ ($p)}: blocks ${mine//$'\n'/ } held by no other job"
 	scancel -p "${p:-main}"
 	sleep 1
 }

@@ -39,7 +39,7 @@ topo_gen_tree() {
 	for s in $(seq 0 $(((u + 3) / 4 - 1))); do
 		local last=$((s * 4 + 3))
 		[ $last -ge "$u" ] && last=$((u - 1))
-		echo "SwitchName=${p}spine$s Switches=$p[$((s * 4))-$last]"
+		echo "SwitchName=${p}spine$s Switches=${p}[$((s * 4))-$last]"
 	done
 	echo "SwitchName=${p}root Switches=${p}spine[0-$(((u + 3) / 4 - 1))]"
 }
