@@ -14,6 +14,7 @@ want=(
 "--ml-rank-order=topology|slurm [topoml] RANK follows the network ring (topology) or Slurm's task ids (env: TOPOML_RANK_ORDER)"
 "--ml-comm=allreduce|alltoall|isolate [topoml] communication pattern, a placement hint for select/topoml (env: TOPOML_COMM)"
 "--ml-ckpt=DIR[,every=STEPS][,interval=SECONDS][,keep=K][,lead=SECONDS] [topoml] checkpoint directory and policy (env: TOPOML_CKPT)"
+"--ml-parallel=tp=T,pp=P[,ep=E][,cp=C] [topoml] hybrid-parallel group sizes (data parallel is the rest); RANK in Megatron-LM's order on the placement (env: TOPOML_PARALLEL)"
 )
 fail=0
 for cmd in srun sbatch; do
