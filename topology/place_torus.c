@@ -492,8 +492,10 @@ int topoml__place_torus(const struct place_in *in,
 		g.e[d] = g.d[d];
 	}
 	vol = g.d[0] * g.d[1] * g.d[2];
-	budget = (1 << 20) / vol;
-	budget = budget < 8 ? 8 : budget > 64 ? 64 : budget;
+	/* shapes larger than the job tried per phase: 64 up to 4096 nodes,
+	 * 2 on a 97k-node torus (each one scans every origin) */
+	budget = (1 << 18) / vol;
+	budget = budget < 2 ? 2 : budget > 64 ? 64 : budget;
 	g.busy = _prefix(&g, in->avail, false);
 	g.run = _runs(&g, in->avail);
 	g.req = in->nreq ? _prefix(&g, in->required, true) : NULL;
@@ -548,7 +550,7 @@ int topoml__place_torus(const struct place_in *in,
 
 			/* Bound the search for boxes larger than the job on a
 			 * busy machine (each shape scans the whole torus):
-			 * about a million box tests, then the next phase. */
+			 * about 256k box tests, then the next phase. */
 			if (phase && tried > budget)
 				break;
 			tried++;
