@@ -20,6 +20,8 @@ static void _usage(FILE *f)
 "                    [--policy topoml|slurm-tree|slurm-dragonfly|slurm-hilbert|linear]\n"
 "                    [--switches K] [--spread] [--attempt K]\n"
 "                    [--powered-down HOSTLIST] [--job ID=HOSTLIST]...\n"
+"                    [--parallel tp=T,pp=P[,ep=E][,cp=C]\n"
+"                     [--tasks-per-node K] [--weights tp=W,dp=W,...]]\n"
 "                    [--json] [--svg FILE] [--progress|-q]\n"
 "Place a job of N whole nodes on the free nodes of a topology (all but\n"
 "--busy) and print the node list, the ring (rank) order and the score.\n"
@@ -33,6 +35,13 @@ static void _usage(FILE *f)
 "                       keeps multi-leaf jobs apart and honours isolate\n"
 "                       by job, as select/topoml does\n"
 "  --svg FILE           draw the machine: the job, the busy nodes (by job)\n"
+"  --parallel SPEC      a hybrid job (--ml-parallel): its ranks in Megatron's\n"
+"                       order on the ring, K per node (--tasks-per-node,\n"
+"                       default 8); prints per traffic kind (tp, cp, ep,\n"
+"                       dp, pp) the transfers per step and those crossing\n"
+"                       nodes, leaves, the top level, NVLink domains, and\n"
+"                       the cost weighted by --weights (default\n"
+"                       tp=16,cp=4,ep=4,dp=1,pp=2)\n"
 "Exit status: 0 placed, 1 invalid topology, unknown node or cannot place,\n"
 "2 usage error (a malformed host list too) or unreadable file.\n");
 }
@@ -85,6 +94,55 @@ static hwloc_bitmap_t _parse_set(const topoml_topo_t *t, const char *opt,
 	return set;
 }
 
+/* --parallel: the job's cost by traffic kind, NULL without. */
+static const struct topoml_hybrid_cost *_hybrid;
+
+static void _hybrid_text(void)
+{
+	for (int k = 0; _hybrid && k < TOPOML_KIND_COUNT; k++) {
+		const struct topoml_kind_cost *c = &_hybrid->kind[k];
+
+		printf("%s: transfers=%ld off_node=%ld cross_leaf=%ld "
+		       "cross_top=%ld cross_nvl=%ld hops=%ld\n",
+		       topoml_kind_name((enum topoml_kind)k), c->steps,
+		       c->off_node, c->cross_leaf, c->cross_top, c->cross_nvl,
+		       c->hops);
+	}
+	if (_hybrid)
+		printf("hybrid cost per step: %g\n", _hybrid->weighted);
+}
+
+static void _hybrid_json(json_object *o)
+{
+	json_object *h;
+
+	if (!_hybrid)
+		return;
+	h = json_object_new_object();
+	for (int k = 0; k < TOPOML_KIND_COUNT; k++) {
+		const struct topoml_kind_cost *c = &_hybrid->kind[k];
+		json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "transfers",
+				       json_object_new_int64(c->steps));
+		json_object_object_add(e, "off_node",
+				       json_object_new_int64(c->off_node));
+		json_object_object_add(e, "cross_leaf",
+				       json_object_new_int64(c->cross_leaf));
+		json_object_object_add(e, "cross_top",
+				       json_object_new_int64(c->cross_top));
+		json_object_object_add(e, "cross_nvl",
+				       json_object_new_int64(c->cross_nvl));
+		json_object_object_add(e, "hops",
+				       json_object_new_int64(c->hops));
+		json_object_object_add(h, topoml_kind_name((enum topoml_kind)k),
+				       e);
+	}
+	json_object_object_add(h, "weighted",
+			       json_object_new_double(_hybrid->weighted));
+	json_object_object_add(o, "hybrid", h);
+}
+
 static void _print_json(const topoml_topo_t *t, enum topoml_policy pol,
 			enum topoml_hint hint,
 			const struct topoml_placement *p)
@@ -126,6 +184,7 @@ static void _print_json(const topoml_topo_t *t, enum topoml_policy pol,
 	json_object_object_add(sc, "largest_free_after",
 			json_object_new_int(p->score.largest_free_after));
 	json_object_object_add(o, "score", sc);
+	_hybrid_json(o);
 	printf("%s\n", json_object_to_json_string_ext(o,
 					JSON_C_TO_STRING_PRETTY |
 					JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -154,6 +213,7 @@ static void _print_text(const topoml_topo_t *t,
 	       p->score.span_lower_bound, p->score.span_lower_bound_free,
 	       p->score.global_hops, p->score.mean_pair_hops,
 	       p->score.largest_free_after);
+	_hybrid_text();
 	free(list);
 	free(ring);
 	hwloc_bitmap_free(set);
@@ -250,11 +310,18 @@ int cmd_place(int argc, char **argv)
 		{ "job", required_argument, NULL, 'J' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "svg", required_argument, NULL, 'G' },
+		{ "parallel", required_argument, NULL, 'X' },
+		{ "tasks-per-node", required_argument, NULL, 'K' },
+		{ "weights", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *svg = NULL;
+	const char *svg = NULL, *par = NULL;
+	struct topoml_parallel spec;
+	struct topoml_hybrid_cost hc;
+	double w[TOPOML_KIND_COUNT];
+	int tpn = 8;
 	char **jobs = NULL;
 	int njobs = 0;
 	uint32_t *owner = NULL;
@@ -270,6 +337,8 @@ int cmd_place(int argc, char **argv)
 	int c, rc = 2;
 
 	optind = 1;
+	_hybrid = NULL;
+	topoml_kind_weights_default(w);
 	while ((c = getopt_long(argc, argv, "t:N:b:w:H:p:s:Sa:P:J:jqh", opts,
 				NULL)) != -1) {
 		if (cli_common_opt(c))
@@ -277,6 +346,29 @@ int cmd_place(int argc, char **argv)
 		switch (c) {
 		case 'G':
 			svg = optarg;
+			break;
+		case 'X':
+			par = optarg;
+			if (topoml_parallel_parse(par, &spec, why,
+						  sizeof(why))) {
+				cli_err("--parallel: %s", why);
+				return 2;
+			}
+			break;
+		case 'K':
+			tpn = (int)strtol(optarg, &end, 10);
+			if (*end || tpn < 1 || tpn > 4096) {
+				cli_err("--tasks-per-node: '%s' is not 1..4096",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'W':
+			if (topoml_kind_weights_parse(optarg, w, why,
+						      sizeof(why))) {
+				cli_err("--weights: %s", why);
+				return 2;
+			}
 			break;
 		case 'J': {
 			char **n = realloc(jobs, (njobs + 1) * sizeof(*jobs));
@@ -357,6 +449,12 @@ int cmd_place(int argc, char **argv)
 		_usage(stderr);
 		return 2;
 	}
+	if (par && req.nnodes &&
+	    topoml_parallel_resolve(&spec, req.nnodes * tpn, why,
+				    sizeof(why))) {
+		cli_err("--parallel: %s", why);
+		return 2;
+	}
 	if (!topo || !req.nnodes) {
 		cli_err("--topology and --nodes are required");
 		_usage(stderr);
@@ -410,6 +508,8 @@ int cmd_place(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (par && !topoml_hybrid_cost(t, p.nodes, p.n, tpn, &spec, w, &hc))
+		_hybrid = &hc;
 	if (json)
 		_print_json(t, pol, req.hint, &p);
 	else

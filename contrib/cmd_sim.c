@@ -28,7 +28,26 @@ struct sim_cli {
 	enum topoml_policy pol[SIM_MAX_POLICIES];
 	struct topoml_trace_opts topts;
 	struct topoml_sim_opts sopts;
+	int hybrid;		/* --hybrid K: tasks (GPUs) per node, 0 off */
+	int hybrid_tp;		/* --hybrid-tp T, 0: K */
+	double weights[TOPOML_KIND_COUNT];
 };
+
+/*
+ * --hybrid: every job gets a hybrid shape and its per-step traffic is
+ * counted on the nodes it ran on, in the rank order its placement gives:
+ * the engine's ring (select/topoml's SystemComment order=) for topoml,
+ * Slurm's node order for the baselines.
+ */
+struct hyb_sum {
+	struct topoml_kind_cost kind[TOPOML_KIND_COUNT];
+	long tp_split_nvl;	/* TP groups over > 1 NVLink domain */
+	long tp_split_node;	/* TP groups over > 1 node */
+	int jobs;
+	double weighted;
+};
+
+static struct hyb_sum _hyb[SIM_MAX_POLICIES];
 
 /* One metric: its JSON key, table label and value. */
 struct metric {
@@ -139,6 +158,12 @@ static void _usage(FILE *f)
 "      --no-backfill       plain FCFS\n"
 "      --spread-alltoall   dragonfly: spread alltoall jobs over groups\n"
 "      --no-fragmentation  skip the fragmentation metric (faster)\n"
+"      --hybrid K          each job a hybrid-parallel job of K tasks per\n"
+"                          node: tp=K (--hybrid-tp T), pp the largest of\n"
+"                          8, 4, 2, 1 that leaves dp >= 2, dp the rest, in\n"
+"                          Megatron's rank order; prints per policy the\n"
+"                          traffic per kind crossing leaves (groups), the\n"
+"                          top level and NVLink domains (--weights W)\n"
 "  -j, --json              print JSON\n"
 "      --svg FILE          draw the metrics per policy (normalised bars)\n"
 "      --progress          progress on stderr even when it is not a terminal\n"
@@ -221,7 +246,8 @@ static int _parse_int(const char *opt, const char *s, int min, int *v)
 static int _parse_args(struct sim_cli *c, int argc, char **argv)
 {
 	enum { OPT_SVG = 256, OPT_NOBF, OPT_SPREAD, OPT_NOFRAG, OPT_SHARED,
-	       OPT_CLOUD, OPT_JOBS, OPT_TORUS3D, OPT_BOXWAIT };
+	       OPT_CLOUD, OPT_JOBS, OPT_TORUS3D, OPT_BOXWAIT, OPT_HYBRID,
+	       OPT_HYBRID_TP, OPT_WEIGHTS };
 	static const struct option longopts[] = {
 		{ "topology", required_argument, NULL, 't' },
 		{ "trace", required_argument, NULL, 'T' },
@@ -241,13 +267,18 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "torus3d", required_argument, NULL, OPT_TORUS3D },
 		{ "box-wait", required_argument, NULL, OPT_BOXWAIT },
+		{ "hybrid", required_argument, NULL, OPT_HYBRID },
+		{ "hybrid-tp", required_argument, NULL, OPT_HYBRID_TP },
+		{ "weights", required_argument, NULL, OPT_WEIGHTS },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
+	char werr[256];
 	int opt;
 
 	optind = 1;
+	topoml_kind_weights_default(c->weights);
 	while ((opt = getopt_long(argc, argv, "t:T:p:f:c:s:n:N:jqh", longopts,
 				  NULL)) != -1) {
 		if (cli_common_opt(opt))
@@ -341,6 +372,23 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 			c->sopts.box_wait = w;
 			break;
 		}
+		case OPT_HYBRID:
+			if (_parse_int("--hybrid", optarg, 1, &c->hybrid))
+				return 2;
+			c->sopts.record_nodes = true;
+			break;
+		case OPT_HYBRID_TP:
+			if (_parse_int("--hybrid-tp", optarg, 1,
+				       &c->hybrid_tp))
+				return 2;
+			break;
+		case OPT_WEIGHTS:
+			if (topoml_kind_weights_parse(optarg, c->weights, werr,
+						      sizeof(werr))) {
+				cli_err("--weights: %s", werr);
+				return 2;
+			}
+			break;
 		case 'h':
 			_usage(stdout);
 			return 0;
@@ -608,6 +656,134 @@ static int _write_jobs(FILE *f, const topoml_topo_t *t,
 	return ferror(f) ? -1 : 0;
 }
 
+/* A job's shape: tp from --hybrid(-tp), pp by size, dp the rest. */
+static bool _hyb_shape(const struct sim_cli *c, int nodes,
+		       struct topoml_parallel *p)
+{
+	static const int pps[] = { 8, 4, 2, 1 };
+	int world = nodes * c->hybrid, tp = c->hybrid_tp ? c->hybrid_tp :
+		c->hybrid;
+	char err[128];
+
+	if (world % tp)
+		return false;
+	for (size_t i = 0; i < sizeof(pps) / sizeof(pps[0]); i++) {
+		*p = (struct topoml_parallel){ tp, pps[i], 0, 1, 1 };
+		if (world % ((long)tp * pps[i]) == 0 &&
+		    (world / tp / pps[i] >= 2 || pps[i] == 1) &&
+		    !topoml_parallel_resolve(p, world, err, sizeof(err)))
+			return true;
+	}
+	return false;
+}
+
+static void _hyb_add(const struct sim_cli *c, const topoml_topo_t *t,
+		     const struct topoml_trace *tr, enum topoml_policy pol,
+		     const struct topoml_sim_jobout *jo, struct hyb_sum *h)
+{
+	for (int i = 0; i < tr->njobs; i++) {
+		struct topoml_parallel p;
+		struct topoml_hybrid_cost hc;
+		int *nodes, n = 0, v;
+
+		if (!jo[i].nodes || jo[i].start < 0 || jo[i].units ||
+		    !_hyb_shape(c, hwloc_bitmap_weight(jo[i].nodes), &p))
+			continue;
+		nodes = malloc(sizeof(int) * (hwloc_bitmap_weight(
+					jo[i].nodes) + 1));
+		if (!nodes)
+			continue;
+		/* Slurm: tasks in node list (index) order */
+		hwloc_bitmap_foreach_begin(v, jo[i].nodes)
+			nodes[n++] = v;
+		hwloc_bitmap_foreach_end();
+		if (pol == TOPOML_POLICY_TOPOML)
+			topoml_ring_order(t, nodes, n);
+		if (!topoml_hybrid_cost(t, nodes, n, c->hybrid, &p, c->weights,
+					&hc)) {
+			for (int k = 0; k < TOPOML_KIND_COUNT; k++) {
+				struct topoml_kind_cost *a = &h->kind[k];
+				const struct topoml_kind_cost *b = &hc.kind[k];
+
+				a->steps += b->steps;
+				a->off_node += b->off_node;
+				a->cross_leaf += b->cross_leaf;
+				a->cross_top += b->cross_top;
+				a->cross_nvl += b->cross_nvl;
+				a->hops += b->hops;
+			}
+			h->weighted += hc.weighted;
+			h->jobs++;
+			/* whole TP groups: on one node, in one domain */
+			for (int g = 0; g < n * c->hybrid / p.tp; g++) {
+				int r0 = g * p.tp, r1 = r0 + p.tp - 1;
+				int a = nodes[r0 / c->hybrid];
+				int b = nodes[r1 / c->hybrid];
+				bool split = false;
+
+				for (int r = r0; r <= r1; r++) {
+					int x = nodes[r / c->hybrid];
+
+					if (t->nnvl > 0 && (t->nodes[x].nvl < 0 ||
+					    t->nodes[x].nvl != t->nodes[a].nvl))
+						split = true;
+				}
+				h->tp_split_node += a != b;
+				h->tp_split_nvl += split;
+			}
+		}
+		free(nodes);
+	}
+}
+
+static void _hyb_print(const struct sim_cli *c)
+{
+	static const char *const rows[] = { "transfers", "off node",
+		"cross leaf/router", "cross top/group", "cross NVLink dom",
+		"hops" };
+	char v[64];
+
+	printf("\nhybrid jobs (%d tasks per node, tp=%d, pp 1-8 by size, "
+	       "Megatron order), per step, summed over jobs\n", c->hybrid,
+	       c->hybrid_tp ? c->hybrid_tp : c->hybrid);
+	printf("%-26s", "jobs counted");
+	for (int p = 0; p < c->npol; p++)
+		printf(" %16d", _hyb[p].jobs);
+	printf("\n");
+	for (int k = 0; k < TOPOML_KIND_COUNT; k++) {
+		if (k == TOPOML_KIND_CP || k == TOPOML_KIND_EP)
+			continue;	/* --hybrid shapes have neither */
+		for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+			const struct topoml_kind_cost *x;
+			long val;
+
+			printf("%s %-23s", topoml_kind_name((enum topoml_kind)k),
+			       rows[r]);
+			for (int p = 0; p < c->npol; p++) {
+				x = &_hyb[p].kind[k];
+				val = r == 0 ? x->steps : r == 1 ? x->off_node :
+				      r == 2 ? x->cross_leaf : r == 3 ?
+				      x->cross_top : r == 4 ? x->cross_nvl :
+				      x->hops;
+				printf(" %16ld", val);
+			}
+			printf("\n");
+		}
+	}
+	printf("%-26s", "TP groups split nodes");
+	for (int p = 0; p < c->npol; p++)
+		printf(" %16ld", _hyb[p].tp_split_node);
+	printf("\n%-26s", "TP groups split NVL dom");
+	for (int p = 0; p < c->npol; p++)
+		printf(" %16ld", _hyb[p].tp_split_nvl);
+	printf("\n%-26s", "weighted cost");
+	for (int p = 0; p < c->npol; p++) {
+		snprintf(v, sizeof(v), "%.0f", _hyb[p].weighted);
+		printf(" %16s", v);
+	}
+	printf("\n");
+}
+
 struct sim_progress {
 	enum topoml_policy pol;
 	int p, npol;
@@ -667,7 +843,14 @@ int cmd_sim(int argc, char **argv)
 	m = calloc(c.npol, sizeof(*m));
 	if (!m)
 		goto out;
+	if (c.hybrid && !c.jobs) {
+		memset(_hyb, 0, sizeof(_hyb));
+		jo = calloc(tr->njobs + 1, sizeof(*jo));
+		if (!jo)
+			goto out;
+	}
 	if (c.jobs) {
+		memset(_hyb, 0, sizeof(_hyb));
 		jo = calloc(tr->njobs + 1, sizeof(*jo));
 		jf = strcmp(c.jobs, "-") ? fopen(c.jobs, "w") : stdout;
 		if (!jo || !jf) {
@@ -688,8 +871,10 @@ int cmd_sim(int argc, char **argv)
 			cli_errors(&err, NULL);
 			goto out;
 		}
+		if (jo && c.hybrid)
+			_hyb_add(&c, t, tr, c.pol[p], jo, &_hyb[p]);
 		if (jo) {
-			int bad = _write_jobs(jf, t, tr, c.pol[p], jo);
+			int bad = jf ? _write_jobs(jf, t, tr, c.pol[p], jo) : 0;
 
 			topoml_sim_jobout_free(jo, tr->njobs);
 			if (bad) {
@@ -704,6 +889,8 @@ int cmd_sim(int argc, char **argv)
 		_print_json(&c, t, tr, m);
 	else
 		_print_table(&c, t, tr, m);
+	if (c.hybrid && !c.json)
+		_hyb_print(&c);
 	if (c.svg && _write_svg(&c, t, tr, m)) {
 		rc = 2;
 		goto out;
