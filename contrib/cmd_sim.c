@@ -159,7 +159,8 @@ static void _usage(FILE *f)
 "      --spread-alltoall   dragonfly: spread alltoall jobs over groups\n"
 "      --no-fragmentation  skip the fragmentation metric (faster)\n"
 "      --hybrid K          each job a hybrid-parallel job of K tasks per\n"
-"                          node: tp=K (--hybrid-tp T), pp the largest of\n"
+"                          node: tp=K (--hybrid-tp T where it divides\n"
+"                          the job's tasks), pp the largest of\n"
 "                          8, 4, 2, 1 that leaves dp >= 2, dp the rest, in\n"
 "                          Megatron's rank order; prints per policy the\n"
 "                          traffic per kind crossing leaves (groups), the\n"
@@ -666,7 +667,7 @@ static bool _hyb_shape(const struct sim_cli *c, int nodes,
 	char err[128];
 
 	if (world % tp)
-		return false;
+		tp = c->hybrid;	/* odd node counts: TP within a node */
 	for (size_t i = 0; i < sizeof(pps) / sizeof(pps[0]); i++) {
 		*p = (struct topoml_parallel){ tp, pps[i], 0, 1, 1 };
 		if (world % ((long)tp * pps[i]) == 0 &&
@@ -686,7 +687,7 @@ static void _hyb_add(const struct sim_cli *c, const topoml_topo_t *t,
 		struct topoml_hybrid_cost hc;
 		int *nodes, n = 0, v;
 
-		if (!jo[i].nodes || jo[i].start < 0 || jo[i].units ||
+		if (!jo[i].nodes || jo[i].start < 0 ||
 		    !_hyb_shape(c, hwloc_bitmap_weight(jo[i].nodes), &p))
 			continue;
 		nodes = malloc(sizeof(int) * (hwloc_bitmap_weight(
