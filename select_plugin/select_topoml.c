@@ -152,6 +152,31 @@ static void _errors_log(topoml_errors_t *err, bool is_fatal)
 }
 
 /*
+ * Slurm's own topology.conf, written for a topology plugin whose file the
+ * engine does not read (topology/ring: RingName=; topology/hypercube):
+ * that site wants Slurm's plugin, so jobs get plain cons_tres rather than
+ * a slurmctld that stops at start-up.  A TopologyFile= the admin names in
+ * topoml.conf is still read (and its errors still fatal).
+ */
+static bool _foreign_topology_conf(const struct topoml_siteconf *c,
+				   const char *topo_path)
+{
+	static const char *const foreign[] = { "topology/ring",
+					       "topology/hypercube" };
+	const char *plugin = slurm_conf.topology_plugin;
+	const char *base = topo_path ? strrchr(topo_path, '/') : NULL;
+	size_t i;
+
+	if (c->topology_file || !plugin || !base ||
+	    strcmp(base, "/topology.conf"))
+		return false;
+	for (i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++)
+		if (!strcmp(plugin, foreign[i]))
+			return true;
+	return false;
+}
+
+/*
  * Read topoml.conf (if present) and the topology it names.  On failure the
  * previous configuration stays; at start-up a failure is fatal.
  */
@@ -178,6 +203,14 @@ static int _load_conf(bool at_start)
 			/* No site files at all: behave as cons_tres. */
 			info("select/topoml: no topology file in %s, jobs get plain cons_tres",
 			     dir);
+			rc = SLURM_SUCCESS;
+			goto out;
+		}
+		if (_foreign_topology_conf(&conf, topo_path)) {
+			info("select/topoml: %s is %s's, not a network the engine reads: jobs get plain cons_tres",
+			     topo_path, slurm_conf.topology_plugin);
+			free(topo_path);
+			topo_path = NULL;
 			rc = SLURM_SUCCESS;
 			goto out;
 		}

@@ -204,5 +204,31 @@ nl=$(started "$f" "pflat -N6")
 	cluster_fail "pflat -N6: $nl placed by '$(topo_placed "$f")'"
 echo "pflat -N6: $nl, placed by topoml on one leaf"
 cluster_stop
+
+if [ "$CLUSTER_SLURM_VERSION" -lt 2605 ]; then
+	echo "SKIP: topology/ring needs Slurm 26.05+"
+	rm -rf "$work"
+	echo "PASS: --switches, --segment, --exclusive=topo, topology.yaml per partition"
+	exit 0
+fi
+# topology/ring's topology.conf (RingName=) is no network the engine reads:
+# slurmctld starts, and jobs get plain cons_tres with Slurm's ring plugin.
+echo "== topology/ring (topology.conf RingName=): plain cons_tres"
+for r in $(seq 0 $((NODES / 16 - 1))); do	# 26.05: rings of up to 16
+	echo "RingName=r$r Nodes=c[$((r * 16 + 1))-$(((r + 1) * 16))]"
+done >"$work/ring.conf"
+: >"$work/topoml-ring.conf"
+CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_SELECT=topoml \
+	CLUSTER_TOPOLOGY=$work/ring.conf CLUSTER_TOPOLOGY_PLUGIN=topology/ring \
+	CLUSTER_TOPOML_CONF=$work/topoml-ring.conf \
+	cluster_start topo-opts-ring || exit $?
+grep -q "not a network the engine reads" "$CLUSTER_DIR/log/slurmctld.log" ||
+	cluster_fail "no 'plain cons_tres' line for topology/ring"
+r=$(topo_submit -N6)
+nl=$(started "$r" "ring -N6")
+[ -z "$(topo_placed "$r")" ] ||
+	cluster_fail "ring -N6: placed by '$(topo_placed "$r")', not cons_tres"
+echo "ring -N6: $nl, by cons_tres and topology/ring"
+cluster_stop
 rm -rf "$work"
-echo "PASS: --switches, --segment, --exclusive=topo, topology.yaml per partition"
+echo "PASS: --switches, --segment, --exclusive=topo, topology.yaml per partition, topology/ring"
