@@ -17,7 +17,7 @@ static void _usage(FILE *f)
 	fprintf(f,
 "usage: topoml place --topology FILE --nodes N [--busy HOSTLIST]\n"
 "                    [--required HOSTLIST] [--hint allreduce|alltoall|isolate]\n"
-"                    [--policy topoml|slurm-tree|slurm-dragonfly|slurm-hilbert|linear]\n"
+"                    [--policy P] (P: %s)\n"
 "                    [--switches K] [--spread] [--attempt K]\n"
 "                    [--powered-down HOSTLIST] [--job ID=HOSTLIST]...\n"
 "                    [--parallel tp=T,pp=P[,ep=E][,cp=C]\n"
@@ -43,7 +43,8 @@ static void _usage(FILE *f)
 "                       the cost weighted by --weights (default\n"
 "                       tp=16,cp=4,ep=4,dp=1,pp=2)\n"
 "Exit status: 0 placed, 1 invalid topology, unknown node or cannot place,\n"
-"2 usage error (a malformed host list too) or unreadable file.\n");
+"2 usage error (a malformed host list too) or unreadable file.\n",
+		cli_policy_list());
 }
 
 /*
@@ -405,8 +406,8 @@ int cmd_place(int argc, char **argv)
 			break;
 		case 'p':
 			if (topoml_policy_parse(optarg, &pol)) {
-				cli_err("--policy: unknown policy '%s' (topoml, slurm-tree, slurm-dragonfly, slurm-hilbert, linear)",
-					optarg);
+				cli_err("--policy: unknown policy '%s' (%s)",
+					optarg, cli_policy_list());
 				return 2;
 			}
 			break;
@@ -500,7 +501,12 @@ int cmd_place(int argc, char **argv)
 	}
 	req.avail = avail;
 	cli_progress_step("placing %d nodes on %d", req.nnodes, t->nnodes);
-	rc = topoml_place(t, pol, &req, &p, why, sizeof(why));
+	/* a hybrid job: the engine's candidates priced by traffic kind */
+	if (par && pol == TOPOML_POLICY_TOPOML && !req.attempt)
+		rc = topoml_place_hybrid(t, &req, &spec, tpn, w, &p, NULL, why,
+					 sizeof(why));
+	else
+		rc = topoml_place(t, pol, &req, &p, why, sizeof(why));
 	cli_progress_end();	/* before the answer on a terminal's stdout */
 	if (rc) {
 		cli_err("cannot place %d nodes: %s",

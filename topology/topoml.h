@@ -528,6 +528,26 @@ void topoml_kind_weights_default(double w[TOPOML_KIND_COUNT]);
 int topoml_kind_weights_parse(const char *s, double w[TOPOML_KIND_COUNT],
 			      char *err, size_t errlen);
 const char *topoml_kind_name(enum topoml_kind k);
+/* Tensor groups whose ranks are not all in one NVLink domain (0 without
+ * domains). */
+long topoml_hybrid_tp_split(const topoml_topo_t *t, const int *nodes, int n,
+			    int tasks_per_node,
+			    const struct topoml_parallel *p);
+/*
+ * The engine's placement of a hybrid job (place_hybrid.c; p resolved for
+ * req->nnodes * tasks_per_node): of the engine's best candidates
+ * (topoml_place_ranked), each with the job's count in every NVLink domain
+ * evened out to whole tensor groups where free nodes allow, the one with
+ * the fewest tensor groups split across domains, then the lowest weighted
+ * cost; nodes in ring order, scored; its cost in *cost (may be NULL).
+ */
+int topoml_place_hybrid(const topoml_topo_t *t,
+			const struct topoml_place_req *req,
+			const struct topoml_parallel *p, int tasks_per_node,
+			const double w[TOPOML_KIND_COUNT],
+			struct topoml_placement *out,
+			struct topoml_hybrid_cost *cost, char *why,
+			size_t whylen);
 /* -1 when nodes * tasks_per_node is not the job's rank count. */
 int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
 		       int tasks_per_node, const struct topoml_parallel *p,

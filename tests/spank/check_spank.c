@@ -1650,6 +1650,79 @@ START_TEST(hybrid_cost)
 }
 END_TEST
 
+/*
+ * topoml_place_hybrid: 3 leaves of 4 nodes, each leaf one NVLink domain,
+ * n1 busy.  A 6-node job with tensor groups of 2 nodes (tp=8, 4 tasks a
+ * node) needs an even count in each domain it uses.
+ */
+START_TEST(place_hybrid_domains)
+{
+	static const char json[] =
+		"{ \"family\": \"fat-tree\", \"switches\": ["
+		"{ \"name\": \"l1\", \"nodes\": \"n[1-4]\", "
+		"\"nvlink_domain\": \"d1\" },"
+		"{ \"name\": \"l2\", \"nodes\": \"n[5-8]\", "
+		"\"nvlink_domain\": \"d2\" },"
+		"{ \"name\": \"l3\", \"nodes\": \"n[9-12]\", "
+		"\"nvlink_domain\": \"d3\" },"
+		"{ \"name\": \"s\", \"switches\": \"l[1-3]\" } ] }";
+	char path[] = "/tmp/topoml-hyb-XXXXXX", why[256];
+	topoml_errors_t err = { 0 };
+	struct topoml_place_req req = { .nnodes = 6 };
+	struct topoml_placement plain = { 0 }, hyb = { 0 };
+	struct topoml_hybrid_cost hc;
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	hwloc_bitmap_t avail = hwloc_bitmap_alloc(), seen;
+	topoml_topo_t *t;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert(write(fd, json, sizeof(json) - 1) ==
+		  (ssize_t)(sizeof(json) - 1));
+	close(fd);
+	t = topoml_load(path, TOPOML_FMT_AUTO, &err);
+	unlink(path);
+	ck_assert_msg(t != NULL, "%s", err.n ? err.msg[0] : "?");
+	ck_assert_int_eq(t->nnvl, 3);
+	hwloc_bitmap_set_range(avail, 1, 11);	/* n1 busy */
+	req.avail = avail;
+	topoml_kind_weights_default(w);
+	ck_assert(!topoml_parallel_parse("tp=8", &p, why, sizeof(why)));
+	ck_assert(!topoml_parallel_resolve(&p, 24, why, sizeof(why)));
+	ck_assert(!topoml_place(t, TOPOML_POLICY_TOPOML, &req, &plain, why,
+				sizeof(why)));
+	ck_assert_msg(!topoml_place_hybrid(t, &req, &p, 4, w, &hyb, &hc, why,
+					   sizeof(why)), "%s", why);
+	ck_assert_int_eq(hyb.n, 6);
+	seen = hwloc_bitmap_alloc();
+	for (int i = 0; i < hyb.n; i++) {
+		ck_assert(hwloc_bitmap_isset(avail, hyb.nodes[i]));
+		ck_assert(!hwloc_bitmap_isset(seen, hyb.nodes[i]));
+		hwloc_bitmap_set(seen, hyb.nodes[i]);
+	}
+	/* no tensor group across domains, still 2 leaves */
+	ck_assert_int_eq(topoml_hybrid_tp_split(t, hyb.nodes, hyb.n, 4, &p),
+			 0);
+	ck_assert_int_eq(hc.kind[TOPOML_KIND_TP].cross_nvl, 0);
+	ck_assert_int_eq(hyb.score.span, 2);
+	fprintf(stderr, "place_hybrid_domains: engine alone splits %ld "
+		"tensor groups, hybrid 0\n", topoml_hybrid_tp_split(
+		t, plain.nodes, plain.n, 4, &p));
+	/* sizes that do not fit the job are refused */
+	ck_assert(!topoml_parallel_parse("tp=8", &p, why, sizeof(why)));
+	ck_assert(!topoml_parallel_resolve(&p, 16, why, sizeof(why)));
+	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, 4, w, &hyb, NULL,
+					     why, sizeof(why)), -1);
+	topoml_placement_clear(&plain);
+	topoml_placement_clear(&hyb);
+	hwloc_bitmap_free(seen);
+	hwloc_bitmap_free(avail);
+	topoml_errors_clear(&err);
+	topoml_free(t);
+}
+END_TEST
+
 /* ---- NCCL topology XML --------------------------------------------- */
 
 static int _count(const char *s, const char *needle)
@@ -1878,6 +1951,7 @@ static Suite *_suite(void)
 	tcase_add_test(t, parallel_spec);
 	tcase_add_test(t, env_parallel);
 	tcase_add_test(t, hybrid_cost);
+	tcase_add_test(t, place_hybrid_domains);
 	tcase_add_test(t, nccl_topo_synthetic);
 	tcase_add_test(t, nccl_topo_real);
 	tcase_add_test(t, nccl_topo_vocabulary);

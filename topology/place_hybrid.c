@@ -1,0 +1,174 @@
+/*
+ * Placement of a hybrid-parallel job (issue 14 items 1, 2): the engine's
+ * best candidates, each with its NVLink domains evened out to whole tensor
+ * groups where free nodes allow, chosen by the cost by traffic kind.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topoml.h"
+
+#define HYB_CANDIDATES 4
+
+long topoml_hybrid_tp_split(const topoml_topo_t *t, const int *nodes, int n,
+			    int tasks_per_node, const struct topoml_parallel *p)
+{
+	long split = 0;
+
+	if (t->nnvl <= 0 || tasks_per_node < 1 || p->tp < 1)
+		return 0;
+	for (int r0 = 0; r0 + p->tp <= n * tasks_per_node; r0 += p->tp) {
+		int d = t->nodes[nodes[r0 / tasks_per_node]].nvl;
+		bool bad = d < 0;
+
+		for (int r = r0 + 1; !bad && r < r0 + p->tp; r++)
+			bad = t->nodes[nodes[r / tasks_per_node]].nvl != d;
+		split += bad;
+	}
+	return split;
+}
+
+static bool _required(const struct topoml_place_req *req, int v)
+{
+	return req->required && hwloc_bitmap_isset(req->required, v);
+}
+
+/*
+ * A tensor group of m nodes stays in one domain only when the job holds a
+ * multiple of m nodes in each domain it uses.  For each domain A short of
+ * that, take the missing nodes from A's free ones and give up as many
+ * from domains with a remainder of their own (or from nodes of no
+ * domain): both move towards a multiple, the job's size stays.
+ */
+static void _even_domains(const topoml_topo_t *t,
+			  const struct topoml_place_req *req, int *nodes,
+			  int n, int m)
+{
+	int *count = calloc(t->nnvl, sizeof(int));
+	int *left = calloc(t->nnvl, sizeof(int));
+	hwloc_bitmap_t in = hwloc_bitmap_alloc();
+	bool progress = true;
+
+	if (!count || !left || !in)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		hwloc_bitmap_set(in, nodes[i]);
+		if (t->nodes[nodes[i]].nvl >= 0)
+			count[t->nodes[nodes[i]].nvl]++;
+	}
+	for (int rounds = 0; progress && rounds < t->nnvl; rounds++) {
+		progress = false;
+		for (int a = 0; a < t->nnvl; a++) {
+			int need = count[a] % m ? m - count[a] % m : 0;
+			int add[64], take[64], na = 0, nt = 0;
+
+			if (!need || need > 64)
+				continue;
+			/* free nodes of A */
+			for (int v = 0; v < t->nnodes && na < need; v++)
+				if (t->nodes[v].nvl == a &&
+				    hwloc_bitmap_isset(req->avail, v) &&
+				    !hwloc_bitmap_isset(in, v))
+					add[na++] = v;
+			if (na < need)
+				continue;
+			/* donors: remainders of other domains, no domain */
+			for (int d = 0; d < t->nnvl; d++)
+				left[d] = d == a ? 0 : count[d] % m;
+			for (int i = n - 1; i >= 0 && nt < need; i--) {
+				int d = t->nodes[nodes[i]].nvl;
+
+				if (_required(req, nodes[i]) ||
+				    (d >= 0 && left[d] <= 0))
+					continue;
+				if (d >= 0)
+					left[d]--;
+				take[nt++] = i;
+			}
+			if (nt < need)
+				continue;
+			for (int k = 0; k < need; k++) {
+				int i = take[k], d = t->nodes[nodes[i]].nvl;
+
+				hwloc_bitmap_clr(in, nodes[i]);
+				if (d >= 0)
+					count[d]--;
+				nodes[i] = add[k];
+				hwloc_bitmap_set(in, add[k]);
+				count[a]++;
+			}
+			progress = true;
+		}
+	}
+out:
+	free(count);
+	free(left);
+	hwloc_bitmap_free(in);
+}
+
+int topoml_place_hybrid(const topoml_topo_t *t,
+			const struct topoml_place_req *req,
+			const struct topoml_parallel *p, int tasks_per_node,
+			const double w[TOPOML_KIND_COUNT],
+			struct topoml_placement *out,
+			struct topoml_hybrid_cost *cost, char *why,
+			size_t whylen)
+{
+	struct topoml_placement cand[HYB_CANDIDATES];
+	struct topoml_hybrid_cost c, best_c;
+	long best_split = -1;
+	int k, best = -1, m;
+
+	memset(out, 0, sizeof(*out));
+	memset(cand, 0, sizeof(cand));
+	if (tasks_per_node < 1 || req->nnodes < 1 ||
+	    (long)p->tp * p->pp * p->cp * (p->dp > 0 ? p->dp : 0) !=
+	    (long)req->nnodes * tasks_per_node) {
+		snprintf(why, whylen, "the parallel sizes do not fit %d "
+			 "nodes of %d tasks", req->nnodes, tasks_per_node);
+		return -1;
+	}
+	k = topoml_place_ranked(t, TOPOML_POLICY_TOPOML, req, HYB_CANDIDATES,
+				cand, why, whylen);
+	if (k <= 0)
+		return -1;
+	/* nodes per tensor group, when a group spans nodes */
+	m = p->tp > tasks_per_node && p->tp % tasks_per_node == 0 ?
+		p->tp / tasks_per_node : 1;
+	for (int i = 0; i < k; i++) {
+		long split;
+
+		if (m > 1)
+			_even_domains(t, req, cand[i].nodes, cand[i].n, m);
+		topoml_ring_order(t, cand[i].nodes, cand[i].n);
+		if (topoml_hybrid_cost(t, cand[i].nodes, cand[i].n,
+				       tasks_per_node, p, w, &c))
+			continue;
+		split = topoml_hybrid_tp_split(t, cand[i].nodes, cand[i].n,
+					       tasks_per_node, p);
+		/* first whole tensor groups, then the step's cost, then the
+		 * engine's own rank */
+		if (best < 0 || split < best_split ||
+		    (split == best_split && c.weighted < best_c.weighted)) {
+			best = i;
+			best_split = split;
+			best_c = c;
+		}
+	}
+	if (best < 0) {
+		snprintf(why, whylen, "no candidate could be priced");
+		for (int i = 0; i < k; i++)
+			topoml_placement_clear(&cand[i]);
+		return -1;
+	}
+	*out = cand[best];
+	memset(&cand[best], 0, sizeof(cand[best]));
+	for (int i = 0; i < k; i++)
+		topoml_placement_clear(&cand[i]);
+	topoml_score(t, req->avail, out);
+	if (cost)
+		*cost = best_c;
+	return 0;
+}
