@@ -63,6 +63,20 @@ int cli_readable(const char *path)
 	return 0;
 }
 
+const char *cli_policy_list(void)
+{
+	static char list[256];
+	size_t len = 0;
+
+	if (list[0])
+		return list;
+	for (int i = 0; strcmp(topoml_policy_name(i), "unknown"); i++)
+		len += snprintf(list + len, len < sizeof(list) ?
+				sizeof(list) - len : 0, "%s%s",
+				i ? ", " : "", topoml_policy_name(i));
+	return list;
+}
+
 static double _now(void)
 {
 	struct timespec ts;

@@ -38,6 +38,10 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_errors(const topoml_errors_t *e, const char *what);
 /* 0 when path can be opened for reading, else -1 with a message. */
 int cli_readable(const char *path);
+
+/* "topoml, slurm-tree, ...": every policy libtopoml knows, for help texts
+ * and errors (one list: the engine's name table). */
+const char *cli_policy_list(void);
 /* A progress line, at most 10 a second (a terminal) or 1 (a log). */
 void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, never throttled: the start of a phase. */

@@ -132,9 +132,8 @@ static void _usage(FILE *f)
 "Replay a job trace (FCFS + EASY backfill) with each placement policy.\n"
 "  -t, --topology FILE     site topology (topology.conf, JSON, ibnetdiscover)\n"
 "  -T, --trace FILE        job trace: SWF, CSV or MTech JobLogs (gzip too)\n"
-"  -p, --policy P1,P2,...  topoml, slurm-tree, slurm-dragonfly,\n"
-"                          slurm-hilbert, linear (default: those that fit\n"
-"                          the topology family)\n"
+"  -p, --policy P1,P2,...  placement policies (default: those that fit\n"
+"                          the topology family), of: %s\n"
 "  -f, --format F          trace format: auto (default), swf, csv, mtech\n"
 "  -c, --cores-per-node N  SWF processors per node (default 1)\n"
 "      --shared            keep SWF jobs in cores: jobs smaller than a node\n"
@@ -171,7 +170,8 @@ static void _usage(FILE *f)
 "  -q, --quiet             no progress, no warnings\n"
 "  -h, --help\n"
 "Metrics are defined in topoml-sim(1).  Exit 0, 1 for an invalid topology\n"
-"or trace, 2 for a usage error or a file that cannot be read or written.\n");
+"or trace, 2 for a usage error or a file that cannot be read or written.\n",
+		cli_policy_list());
 }
 
 static int _default_policies(const topoml_topo_t *t, enum topoml_policy *p)
@@ -182,6 +182,9 @@ static int _default_policies(const topoml_topo_t *t, enum topoml_policy *p)
 	switch (t->family) {
 	case TOPOML_FAT_TREE:
 		p[n++] = TOPOML_POLICY_SLURM_TREE;
+		/* Slurm's topology/block for a block topology.conf */
+		if (t->nblocks > 0)
+			p[n++] = TOPOML_POLICY_SLURM_BLOCK;
 		break;
 	case TOPOML_DRAGONFLY:
 		p[n++] = TOPOML_POLICY_SLURM_DRAGONFLY;
@@ -207,8 +210,8 @@ static int _parse_policies(struct sim_cli *c, const char *arg)
 		enum topoml_policy p;
 
 		if (topoml_policy_parse(tok, &p)) {
-			cli_err("--policy: unknown policy "
-				"'%s'", tok);
+			cli_err("--policy: unknown policy '%s' (%s)", tok,
+				cli_policy_list());
 			rc = -1;
 			break;
 		}
