@@ -305,6 +305,35 @@ static enum topoml_hint _parallel_hint(job_record_t *job_ptr,
 	return par ? TOPOML_HINT_ALLREDUCE : hint;
 }
 
+/*
+ * --ml-parallel with --ntasks-per-node: the engine's choices reordered by
+ * the job's cost per traffic kind, whole tensor groups in NVLink domains
+ * first (topoml_hybrid_rank); else left as they are.
+ */
+static void _hybrid_rank(job_record_t *job_ptr,
+			 const struct topoml_place_req *req,
+			 struct topoml_placement *choice, int n)
+{
+	uint32_t tpn = job_ptr->details ? job_ptr->details->ntasks_per_node
+					: 0;
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	const char *spec = NULL;
+	char err[256];
+
+	for (uint32_t i = 0; i < job_ptr->spank_job_env_size; i++)
+		if (topoml_parallel_job_env(job_ptr->spank_job_env[i]))
+			spec = topoml_parallel_job_env(
+				job_ptr->spank_job_env[i]);
+	if (!spec || n < 1 || req->units || !tpn || tpn == NO_VAL16 ||
+	    topoml_parallel_parse(spec, &p, err, sizeof(err)) ||
+	    topoml_parallel_resolve(&p, (int)(req->nnodes * tpn), err,
+				    sizeof(err)))
+		return;
+	topoml_kind_weights_default(w);
+	(void)topoml_hybrid_rank(g_topo, req, &p, (int)tpn, w, choice, n);
+}
+
 /* The job's --ml-comm hint, or the partition/site default. */
 static enum topoml_hint _job_hint(job_record_t *job_ptr)
 {
@@ -658,6 +687,8 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		nchoice = topoml_place_ranked(g_topo, TOPOML_POLICY_TOPOML,
 					      &req, TOPOML_ATTEMPTS, choice,
 					      why, whylen);
+		/* --ml-parallel: the choices by the job's traffic kinds */
+		_hybrid_rank(job_ptr, &req, choice, nchoice);
 		for (attempt = 0; attempt < nchoice && result < 0;
 		     attempt++) {
 			bitstr_t *narrow;

@@ -265,13 +265,15 @@ static int _job(spank_t sp, uint32_t jobid)
 		rc = 0;
 		goto out;
 	}
-	/* Megatron's tensor groups are tp consecutive ranks: whole on a
-	 * node only when each node's task count is a multiple of tp. */
+	/* Megatron's tensor groups are tp consecutive ranks: whole nodes
+	 * (or on whole nodes) only when tp divides each node's task count
+	 * or that count divides tp. */
 	for (int i = 0; ml.set[ML_OPT_PARALLEL] && i < n; i++)
-		if (counts[i] % ml.par.tp) {
+		if (counts[i] % ml.par.tp && (!counts[i] ||
+					      ml.par.tp % counts[i])) {
 			snprintf(ml.par_warn, sizeof(ml.par_warn), "warning: "
-				 "--ml-parallel: tp=%d does not divide the %d "
-				 "tasks of node %s: tensor groups span nodes",
+				 "--ml-parallel: tp=%d and the %d tasks of node "
+				 "%s: tensor groups share nodes",
 				 ml.par.tp, counts[i], names[i]);
 			break;
 		}

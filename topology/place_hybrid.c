@@ -108,6 +108,69 @@ out:
 	hwloc_bitmap_free(in);
 }
 
+struct _ranked {
+	struct topoml_placement pl;
+	long split;
+	double cost;
+	bool priced;
+	int rank;
+};
+
+static int _ranked_cmp(const void *a, const void *b)
+{
+	const struct _ranked *x = a, *y = b;
+
+	if (x->priced != y->priced)
+		return x->priced ? -1 : 1;
+	if (x->priced && x->split != y->split)
+		return x->split < y->split ? -1 : 1;
+	if (x->priced && x->cost != y->cost)
+		return x->cost < y->cost ? -1 : 1;
+	return x->rank - y->rank;	/* the engine's own order */
+}
+
+int topoml_hybrid_rank(const topoml_topo_t *t,
+		       const struct topoml_place_req *req,
+		       const struct topoml_parallel *p, int tasks_per_node,
+		       const double w[TOPOML_KIND_COUNT],
+		       struct topoml_placement *cand, int k)
+{
+	struct _ranked *r;
+	struct topoml_hybrid_cost c;
+	int m;
+
+	if (k <= 0 || tasks_per_node < 1)
+		return 0;
+	r = calloc(k, sizeof(*r));
+	if (!r)
+		return -1;
+	/* nodes per tensor group, when a group spans nodes */
+	m = p->tp > tasks_per_node && p->tp % tasks_per_node == 0 ?
+		p->tp / tasks_per_node : 1;
+	for (int i = 0; i < k; i++) {
+		r[i].pl = cand[i];
+		r[i].rank = i;
+		if (!cand[i].nodes || cand[i].n != req->nnodes)
+			continue;
+		if (m > 1)
+			_even_domains(t, req, r[i].pl.nodes, r[i].pl.n, m);
+		topoml_ring_order(t, r[i].pl.nodes, r[i].pl.n);
+		if (topoml_hybrid_cost(t, r[i].pl.nodes, r[i].pl.n,
+				       tasks_per_node, p, w, &c))
+			continue;
+		r[i].priced = true;
+		r[i].cost = c.weighted;
+		r[i].split = topoml_hybrid_tp_split(t, r[i].pl.nodes,
+						    r[i].pl.n, tasks_per_node,
+						    p);
+	}
+	qsort(r, k, sizeof(*r), _ranked_cmp);
+	for (int i = 0; i < k; i++)
+		cand[i] = r[i].pl;
+	free(r);
+	return 0;
+}
+
 int topoml_place_hybrid(const topoml_topo_t *t,
 			const struct topoml_place_req *req,
 			const struct topoml_parallel *p, int tasks_per_node,
@@ -117,9 +180,7 @@ int topoml_place_hybrid(const topoml_topo_t *t,
 			size_t whylen)
 {
 	struct topoml_placement cand[HYB_CANDIDATES];
-	struct topoml_hybrid_cost c, best_c;
-	long best_split = -1;
-	int k, best = -1, m;
+	int k;
 
 	memset(out, 0, sizeof(*out));
 	memset(cand, 0, sizeof(cand));
@@ -134,41 +195,17 @@ int topoml_place_hybrid(const topoml_topo_t *t,
 				cand, why, whylen);
 	if (k <= 0)
 		return -1;
-	/* nodes per tensor group, when a group spans nodes */
-	m = p->tp > tasks_per_node && p->tp % tasks_per_node == 0 ?
-		p->tp / tasks_per_node : 1;
-	for (int i = 0; i < k; i++) {
-		long split;
-
-		if (m > 1)
-			_even_domains(t, req, cand[i].nodes, cand[i].n, m);
-		topoml_ring_order(t, cand[i].nodes, cand[i].n);
-		if (topoml_hybrid_cost(t, cand[i].nodes, cand[i].n,
-				       tasks_per_node, p, w, &c))
-			continue;
-		split = topoml_hybrid_tp_split(t, cand[i].nodes, cand[i].n,
-					       tasks_per_node, p);
-		/* first whole tensor groups, then the step's cost, then the
-		 * engine's own rank */
-		if (best < 0 || split < best_split ||
-		    (split == best_split && c.weighted < best_c.weighted)) {
-			best = i;
-			best_split = split;
-			best_c = c;
-		}
-	}
-	if (best < 0) {
+	if (topoml_hybrid_rank(t, req, p, tasks_per_node, w, cand, k) ||
+	    (cost && topoml_hybrid_cost(t, cand[0].nodes, cand[0].n,
+					tasks_per_node, p, w, cost))) {
 		snprintf(why, whylen, "no candidate could be priced");
 		for (int i = 0; i < k; i++)
 			topoml_placement_clear(&cand[i]);
 		return -1;
 	}
-	*out = cand[best];
-	memset(&cand[best], 0, sizeof(cand[best]));
-	for (int i = 0; i < k; i++)
+	*out = cand[0];
+	for (int i = 1; i < k; i++)
 		topoml_placement_clear(&cand[i]);
 	topoml_score(t, req->avail, out);
-	if (cost)
-		*cost = best_c;
 	return 0;
 }

@@ -541,6 +541,17 @@ long topoml_hybrid_tp_split(const topoml_topo_t *t, const int *nodes, int n,
  * the fewest tensor groups split across domains, then the lowest weighted
  * cost; nodes in ring order, scored; its cost in *cost (may be NULL).
  */
+/*
+ * The same choice over the k candidates of topoml_place_ranked (nodes
+ * evened out and ring-ordered in place): cand[0] becomes the best, the
+ * rest follow by split groups, cost, then the engine's rank.  0, or -1
+ * out of memory (cand unchanged).
+ */
+int topoml_hybrid_rank(const topoml_topo_t *t,
+		       const struct topoml_place_req *req,
+		       const struct topoml_parallel *p, int tasks_per_node,
+		       const double w[TOPOML_KIND_COUNT],
+		       struct topoml_placement *cand, int k);
 int topoml_place_hybrid(const topoml_topo_t *t,
 			const struct topoml_place_req *req,
 			const struct topoml_parallel *p, int tasks_per_node,

@@ -11,7 +11,9 @@
 # crossing 4 stages on 2 spines need; with --ml-rank-order=slurm the same
 # job splits DP groups across leaves (so the check can fail); a size that
 # does not divide the tasks fails the job with the reason, node not
-# drained.
+# drained.  2. With NVLink domains of 2 nodes and tp=4 at 2 tasks a
+# node, select/topoml keeps every tensor group in one domain for an
+# --ml-parallel job (the engine's ring alone splits them).
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 . "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
@@ -123,4 +125,65 @@ bad=$(sinfo -h -N -n 'n[1-8]' -o '%t' |
 	awk '$1 !~ /^(idle|alloc|mix|comp(leting)?)$/' | wc -l)
 [ "$bad" = 0 ] || cluster_fail "nodes left unusable: $(sinfo -N)"
 echo "ok: tp=3 on 16 tasks refused in the job's output, nodes not drained"
+cd / && cluster_stop
+rm -rf "$SPANK_CACHE"
+
+# 2. NVLink domains of 2 nodes (n1,n2 | n3,n4 | n5,n6 | n7,n8) on two leaves,
+# n1 busy, a 6-node job of tp=4 at 2 tasks a node: a tensor group is two
+# nodes and stays in a domain only with an even count in each.  The
+# engine's ring alone takes n[2-7] (every group split); with --ml-parallel
+# select/topoml ranks its choices by the job's traffic (topoml_hybrid_rank)
+# and takes n[3-8].
+cat >"$work/nvl.json" <<'TOPO'
+{ "family": "fat-tree", "switches": [
+  { "name": "l1", "nodes": "n[1-4]" }, { "name": "l2", "nodes": "n[5-8]" },
+  { "name": "s", "switches": "l[1-2]" } ],
+  "nvlink_domains": [
+  { "name": "d1", "nodes": "n[1-2]" }, { "name": "d2", "nodes": "n[3-4]" },
+  { "name": "d3", "nodes": "n[5-6]" }, { "name": "d4", "nodes": "n[7-8]" } ] }
+TOPO
+printf 'TopologyFile=%s\n' "$work/nvl.json" >"$work/topoml.conf"
+chmod 644 "$work"/*
+CLUSTER_SLURMD=8 CLUSTER_SELECT=topoml CLUSTER_TOPOML_CONF=$work/topoml.conf \
+	spank_start spank-parallel-nvl
+trap 'cluster_stop; rm -rf "$SPANK_CACHE" "$work"' EXIT
+cp "${TESTS_DIR:-$(dirname "$0")/..}/spank/hybrid_groups.py" \
+	"$CLUSTER_DIR/hybrid_groups.py"
+chmod 755 "$CLUSTER_DIR/hybrid_groups.py"
+cd "$CLUSTER_DIR" || exit 1
+busy=$(sbatch --parsable -w n1 -N1 -o /dev/null --wrap 'sleep 300') ||
+	cluster_fail "sbatch on n1"
+for _ in $(seq 1 300); do
+	[ "$(squeue -h -j "$busy" -o %T)" = RUNNING ] && break
+	sleep 0.1
+done
+dom() { echo $(( (${1#n} + 1) / 2 )); }
+# nvl TAG SALLOC-ARGS...: TP groups split over domains, in $tag.split
+nvl() {
+	local tag=$1 split=0 n d
+	shift
+	as_user timeout 300 salloc -Q -N6 --ntasks-per-node=2 "$@" \
+		srun --ml-parallel=tp=4 $PY hybrid_groups.py >"$tag.out" 2>&1 ||
+		cluster_fail "$tag: $(tail -20 "$tag.out")"
+	[ "$(grep -c '^GROUP tp ' "$tag.out")" = 3 ] ||
+		cluster_fail "$tag: $(cat "$tag.out")"
+	while read -r _ _ _ nodes; do
+		d=
+		for n in ${nodes//,/ }; do
+			[ -z "$d" ] && d=$(dom "$n")
+			[ "$(dom "$n")" = "$d" ] || { split=$((split + 1)); break; }
+		done
+	done < <(grep '^GROUP tp ' "$tag.out")
+	echo "$split" >"$tag.split"
+	grep '^GROUP tp ' "$tag.out"
+}
+nvl nvl-hybrid --ml-parallel=tp=4
+[ "$(cat nvl-hybrid.split)" = 0 ] ||
+	cluster_fail "--ml-parallel: $(cat nvl-hybrid.split) TP groups split over NVLink domains"
+nvl nvl-plain
+[ "$(cat nvl-plain.split)" -gt 0 ] ||
+	cluster_fail "without --ml-parallel at allocation no TP group splits: no proof"
+echo "ok: tp=4 over 2-node NVLink domains: 0 groups split with" \
+	"--ml-parallel, $(cat nvl-plain.split) of 3 without"
+scancel "$busy"
 echo "PASS: --ml-parallel with PyTorch groups"
