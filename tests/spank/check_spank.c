@@ -1646,6 +1646,24 @@ START_TEST(hybrid_cost)
 	ck_assert(!topoml_hybrid_cost(t, nodes, 16, 2, &p, w, &c));
 	ck_assert_int_eq(c.kind[TOPOML_KIND_TP].off_node, 16);
 	ck_assert_int_eq(topoml_hybrid_cost(t, nodes, 16, 3, &p, w, &c), -1);
+	/*
+	 * 16 ranks, 4 a node, tp=2,cp=2,ep=2: dp=4.  CP rings of 2 per
+	 * (tp, dp): 2 x 4 x 2 transfers; EP: for each tp, 8 (cp, dp) slots in
+	 * 4 groups of 2, one pair each: 2 x 4; no PP.
+	 */
+	ck_assert(!topoml_parallel_parse("tp=2,cp=2,ep=2", &p, err,
+					 sizeof(err)));
+	ck_assert(!topoml_parallel_resolve(&p, 16, err, sizeof(err)));
+	ck_assert_int_eq(p.dp, 4);
+	ck_assert(!topoml_hybrid_cost(t, nodes, 4, 4, &p, w, &c));
+	ck_assert_int_eq(c.kind[TOPOML_KIND_CP].steps, 16);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_EP].steps, 8);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_PP].steps, 0);
+	/* ranks 0-3 on node 0: tp 0..1 x cp 0..1 of dp 0 stay there */
+	ck_assert_int_eq(c.kind[TOPOML_KIND_CP].off_node, 0);
+	/* EP slots 2k, 2k+1 = (cp 0/1, dp k): one node each */
+	ck_assert_int_eq(c.kind[TOPOML_KIND_EP].off_node, 0);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].off_node, 16);
 	topoml_free(t);
 }
 END_TEST
