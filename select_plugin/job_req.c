@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "job_req.h"
 
@@ -42,4 +43,33 @@ enum topoml_hint topoml_job_hint(enum topoml_hint dflt,
 			*bad = v;
 	}
 	return hint;
+}
+
+static int _cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int64_t topoml_job_free_by(const int64_t *free_at, hwloc_const_bitmap_t avail,
+			   int n, hwloc_bitmap_t out)
+{
+	int w = hwloc_bitmap_weight(avail), k = 0, v;
+	int64_t *t, when;
+
+	hwloc_bitmap_zero(out);
+	if (n < 1 || w < n || !(t = malloc((size_t)w * sizeof(*t))))
+		return -1;
+	hwloc_bitmap_foreach_begin(v, avail)
+		t[k++] = free_at[v];
+	hwloc_bitmap_foreach_end();
+	qsort(t, k, sizeof(*t), _cmp64);
+	when = t[n - 1];
+	free(t);
+	hwloc_bitmap_foreach_begin(v, avail)
+		if (free_at[v] <= when)
+			hwloc_bitmap_set(out, v);
+	hwloc_bitmap_foreach_end();
+	return when;
 }

@@ -32,4 +32,15 @@ enum topoml_hint topoml_job_hint(enum topoml_hint dflt,
 				 const char *const *env, uint32_t n,
 				 const char **bad);
 
+/*
+ * Will-run (backfill's plan, sbatch --test-only): the nodes of avail that
+ * are free soonest, enough for n.  free_at[i] is when node i's jobs end
+ * (0 = idle now).  With T the n-th smallest free_at over avail, out gets
+ * every node of avail free by T: those the job can start on at the time
+ * cons_tres's will-run finds by letting jobs end in end-time order.
+ * Returns T, or -1 (out empty) when avail holds fewer than n nodes.
+ */
+int64_t topoml_job_free_by(const int64_t *free_at, hwloc_const_bitmap_t avail,
+			   int n, hwloc_bitmap_t out);
+
 #endif

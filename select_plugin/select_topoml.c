@@ -370,6 +370,9 @@ struct _job_req {
 	uint32_t *free_units;		/* per engine node: CPUs or GPUs */
 	uint64_t units;			/* shared job: CPUs or GPUs; 0 = whole
 					 * nodes */
+	int64_t *free_at;		/* will-run: per engine node, when its
+					 * jobs end (0 = idle) */
+	hwloc_bitmap_t avail_then;	/* will-run: free soonest */
 };
 
 static void _job_req_free(struct _job_req *r)
@@ -385,6 +388,9 @@ static void _job_req_free(struct _job_req *r)
 	xfree(r->owner);
 	xfree(r->used_cpus);
 	xfree(r->free_units);
+	xfree(r->free_at);
+	if (r->avail_then)
+		hwloc_bitmap_free(r->avail_then);
 }
 
 /*
@@ -457,7 +463,8 @@ static uint32_t _node_free_gpus(node_record_t *node_ptr)
  * the engine keeps multi-leaf jobs apart and honours the isolate hint with
  * it.  One pass over each allocated job's node range.
  */
-static void _owners(job_record_t *self, uint32_t *owner, uint32_t *used)
+static void _owners(job_record_t *self, uint32_t *owner, uint32_t *used,
+		    int64_t *free_at)
 {
 	topoml_list_itr_t it;
 	job_record_t *j;
@@ -475,9 +482,13 @@ static void _owners(job_record_t *self, uint32_t *owner, uint32_t *used)
 			continue;
 		last = bit_fls(j->node_bitmap);
 		for (i = bit_ffs(j->node_bitmap); i >= 0 && i <= last; i++) {
-			if (i < g_map_count && g_map[i] >= 0 &&
-			    bit_test(j->node_bitmap, i))
-				owner[g_map[i]] = j->job_id;
+			if (i >= g_map_count || g_map[i] < 0 ||
+			    !bit_test(j->node_bitmap, i))
+				continue;
+			owner[g_map[i]] = j->job_id;
+			/* will-run: when the node is free again */
+			if (free_at && free_at[g_map[i]] < j->end_time)
+				free_at[g_map[i]] = j->end_time;
 		}
 		/* CPUs it holds per node, as cons_tres allocated them. */
 		if (!used || !jr || !jr->node_bitmap || !jr->cpus)
@@ -500,7 +511,7 @@ static void _owners(job_record_t *self, uint32_t *owner, uint32_t *used)
  * node sets.  Returns NULL on success, else why the engine is not used.
  */
 static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
-				  struct _job_req *r)
+				  bool will_run, struct _job_req *r)
 {
 	bitstr_t *req = job_ptr->details ? job_ptr->details->req_node_bitmap
 					 : NULL;
@@ -515,7 +526,9 @@ static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
 	r->free_units = xcalloc(g_topo->nnodes, sizeof(uint32_t));
 	whole = _whole_nodes(job_ptr);
 	/* CPUs in use matter only to a job that shares nodes. */
-	_owners(job_ptr, r->owner, whole ? NULL : r->used_cpus);
+	if (will_run)
+		r->free_at = xcalloc(g_topo->nnodes, sizeof(int64_t));
+	_owners(job_ptr, r->owner, whole ? NULL : r->used_cpus, r->free_at);
 	if (!whole) {
 		uint32_t nodes = MAX(job_ptr->details->min_nodes, 1);
 
@@ -636,9 +649,14 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	struct topoml_place_req req = { .unscored = true };
 	struct topoml_placement choice[TOPOML_ATTEMPTS];
 	int attempt, result = -1, pass, tried = 0, nchoice;
+	/*
+	 * Will-run tests (a backfill plan) are many and each cons_tres
+	 * will-run simulates job ends: the engine's best choice only.
+	 */
+	bool will_run = mode == SELECT_MODE_WILL_RUN;
 	const char *bad;
 
-	if ((bad = _job_req_build(job_ptr, bitmap, &r))) {
+	if ((bad = _job_req_build(job_ptr, bitmap, will_run, &r))) {
 		snprintf(why, whylen, "%s", bad);
 		goto out;
 	}
@@ -673,6 +691,24 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		if (pass && !req.units &&
 		    hwloc_bitmap_isequal(r.avail_all, r.avail_idle))
 			break;
+		if (will_run && pass && !req.units) {
+			/*
+			 * Will-run without enough idle nodes: the nodes free
+			 * soonest, as cons_tres lets jobs end in end-time
+			 * order; the jobs on them will have ended by then,
+			 * so they neither share nor spoil a leaf.
+			 */
+			int v;
+
+			r.avail_then = hwloc_bitmap_alloc();
+			if (topoml_job_free_by(r.free_at, r.avail_all,
+					       req.nnodes, r.avail_then) < 0)
+				break;
+			hwloc_bitmap_foreach_begin(v, r.avail_then)
+				r.owner[v] = 0;
+			hwloc_bitmap_foreach_end();
+			req.avail = r.avail_then;
+		}
 		if (g_conf.debug > 1) {
 			char *av = topoml_nodeset_format(g_topo, req.avail);
 
@@ -685,8 +721,8 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		/* The engine's best distinct choices, from one call. */
 		why[0] = '\0';
 		nchoice = topoml_place_ranked(g_topo, TOPOML_POLICY_TOPOML,
-					      &req, TOPOML_ATTEMPTS, choice,
-					      why, whylen);
+					      &req, will_run ? 1 : TOPOML_ATTEMPTS,
+					      choice, why, whylen);
 		/* --ml-parallel: the choices by the job's traffic kinds */
 		_hybrid_rank(job_ptr, &req, choice, nchoice);
 		for (attempt = 0; attempt < nchoice && result < 0;
@@ -800,10 +836,11 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	bool traced;
 
 	/*
-	 * Only run-now decides where a job starts.  Test-only and will-run
-	 * (backfill's estimates) see busy nodes too: cons_tres answers them.
+	 * Run-now decides where a job starts; will-run (backfill's plan,
+	 * sbatch --test-only) narrows the same way, so that backfill
+	 * reserves the nodes topoml would use.  Test-only: cons_tres.
 	 */
-	if (mode != SELECT_MODE_RUN_NOW)
+	if (mode != SELECT_MODE_RUN_NOW && mode != SELECT_MODE_WILL_RUN)
 		return (*(topoml_ops.job_test))(job_ptr, bitmap, min_nodes,
 						max_nodes, req_nodes, mode,
 						preemptee_candidates,
@@ -836,14 +873,15 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 				     preemptee_job_list, TOPOML_JT_ARGS,
 				     &ct_usec);
 	}
-	if (rc == SLURM_SUCCESS) {
+	if (rc == SLURM_SUCCESS && mode == SELECT_MODE_RUN_NOW) {
 		g_last.job_id = job_ptr->job_id;
 		g_last.attempt = attempt;
 		g_last.hint = hint;
 		snprintf(g_last.why, sizeof(g_last.why), "%s", why);
 	}
 	if (traced || (slurm_conf.debug_flags & DEBUG_FLAG_SELECT_TYPE))
-		info("select/topoml: job_test %pJ rc=%d attempt=%d total_us=%ld cons_tres_us=%ld%s%s",
+		info("select/topoml: %s %pJ rc=%d attempt=%d total_us=%ld cons_tres_us=%ld%s%s",
+		     mode == SELECT_MODE_RUN_NOW ? "job_test" : "will_run",
 		     job_ptr, rc, attempt, _usec_since(&t0), ct_usec,
 		     (attempt < 0 && why[0]) ? " fallback: " : "",
 		     (attempt < 0) ? why : "");

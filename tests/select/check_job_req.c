@@ -1,6 +1,7 @@
 /*
- * select/topoml's pure helpers (select_plugin/job_req.c): the node count
- * and the --ml-comm hint the engine is asked for, without slurmctld.
+ * select/topoml's pure helpers (select_plugin/job_req.c): the node count,
+ * the --ml-comm hint and the will-run candidates the engine is asked for,
+ * without slurmctld.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <check.h>
@@ -68,6 +69,36 @@ START_TEST(hint_from_job_env)
 }
 END_TEST
 
+START_TEST(free_by_end_time_order)
+{
+	/* nodes 0-1 idle, 2-3 free at 100, 4 at 50, 5 at 300 */
+	int64_t at[] = { 0, 0, 100, 100, 50, 300 };
+	hwloc_bitmap_t avail = hwloc_bitmap_alloc(), out = hwloc_bitmap_alloc();
+
+	hwloc_bitmap_set_range(avail, 0, 5);
+	/* two nodes: the idle ones, now */
+	ck_assert_int_eq(topoml_job_free_by(at, avail, 2, out), 0);
+	ck_assert_int_eq(hwloc_bitmap_weight(out), 2);
+	ck_assert(hwloc_bitmap_isset(out, 0) && hwloc_bitmap_isset(out, 1));
+	/* three: at 50, node 4 joins */
+	ck_assert_int_eq(topoml_job_free_by(at, avail, 3, out), 50);
+	ck_assert_int_eq(hwloc_bitmap_weight(out), 3);
+	ck_assert(hwloc_bitmap_isset(out, 4));
+	/* four: at 100 both 2 and 3 are free (the engine chooses) */
+	ck_assert_int_eq(topoml_job_free_by(at, avail, 4, out), 100);
+	ck_assert_int_eq(hwloc_bitmap_weight(out), 5);
+	ck_assert(!hwloc_bitmap_isset(out, 5));
+	/* only candidates count */
+	hwloc_bitmap_clr(avail, 0);
+	ck_assert_int_eq(topoml_job_free_by(at, avail, 6, out), -1);
+	ck_assert(hwloc_bitmap_iszero(out));
+	ck_assert_int_eq(topoml_job_free_by(at, avail, 5, out), 300);
+	ck_assert_int_eq(hwloc_bitmap_weight(out), 5);
+	hwloc_bitmap_free(avail);
+	hwloc_bitmap_free(out);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("job_req");
@@ -78,6 +109,7 @@ int main(void)
 	tcase_add_test(tc, nodes_wanted_from_counts);
 	tcase_add_test(tc, nodes_wanted_from_cpus);
 	tcase_add_test(tc, hint_from_job_env);
+	tcase_add_test(tc, free_by_end_time_order);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
