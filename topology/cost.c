@@ -211,51 +211,18 @@ static double _ring_lb(const topoml_topo_t *t, int n, const int *swcap)
 	return 0;
 }
 
-/* Smallest wrap-aware extent of the used coordinates of one dimension. */
-static int _extent(const topoml_topo_t *t, const int *nodes, int n, int d)
-{
-	int size = t->dims[d], lo = size, hi = -1, gap = 0, run = 0, first;
-	char *occ = calloc(size, 1);
-
-	if (!occ)
-		return size;
-	for (int i = 0; i < n; i++)
-		occ[t->nodes[nodes[i]].coord[d]] = 1;
-	for (int c = 0; c < size; c++)
-		if (occ[c]) {
-			lo = c < lo ? c : lo;
-			hi = c;
-		}
-	if (!t->wrap[d] || hi < 0) {
-		free(occ);
-		return hi < 0 ? 0 : hi - lo + 1;
-	}
-	first = lo;
-	for (int k = 1; k <= size; k++) {
-		int c = (first + k) % size;
-
-		if (!occ[c]) {
-			run++;
-			continue;
-		}
-		if (run > gap)
-			gap = run;
-		run = 0;
-	}
-	free(occ);
-	return size - gap;
-}
-
 static int _span(const topoml_topo_t *t, const int *nodes, int n)
 {
 	int span = 0;
 	char *seen;
 
 	if (t->family == TOPOML_TORUS) {
-		if (!n)
-			return 0;
-		return _extent(t, nodes, n, 0) * _extent(t, nodes, n, 1) *
-		       _extent(t, nodes, n, 2);
+		int start[3], ext[3];
+		long vol = topoml_torus_box(t, nodes, n, true, start, ext);
+
+		/* out of memory: the whole torus, as if spread over it */
+		return vol < 0 ? t->dims[0] * t->dims[1] * t->dims[2] :
+		       (int)vol;
 	}
 	seen = calloc((t->family == TOPOML_DRAGONFLY ? t->ngroups :
 		       t->nswitches) + 1, 1);

@@ -68,13 +68,6 @@ struct ib_node {
 	char *name;		/* switch: name in the model */
 };
 
-/* String -> index, open addressing (ids and host names). */
-struct ib_map {
-	uint32_t cap;
-	const char **key;
-	int *val;
-};
-
 struct ib_edge {
 	int a, b;		/* node indices, a < b */
 };
@@ -86,70 +79,23 @@ struct ib_reader {
 	int nerr;
 	struct ib_node *nodes;
 	int nnodes;
-	struct ib_map ids;
+	struct topoml_name_index *ids;	/* GUID -> node */
 	char **hosts;		/* host names, first appearance order */
 	int nhosts;
-	struct ib_map host_ix;
+	struct topoml_name_index *host_ix;
 	struct ib_edge *edges;
 	int nedges;
 };
 
-static uint32_t _hash(const char *s)
+/*
+ * The model's name maps (model_int.h), created on the first name: a NULL
+ * map finds nothing.  The map keeps the key pointer: it must outlive it.
+ */
+static int _map_put(struct topoml_name_index **m, const char *k, int v)
 {
-	uint32_t h = 2166136261u;
-
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 16777619u;
-	}
-	return h;
-}
-
-static int _map_get(const struct ib_map *m, const char *k)
-{
-	uint32_t i;
-
-	if (!m->cap)
+	if (!*m && !(*m = topoml_index_new()))
 		return -1;
-	for (i = _hash(k) & (m->cap - 1); m->key[i]; i = (i + 1) & (m->cap - 1))
-		if (!strcmp(m->key[i], k))
-			return m->val[i];
-	return -1;
-}
-
-/* The map keeps the key pointer: it must outlive the map. */
-static int _map_put(struct ib_map *m, const char *k, int v, int count)
-{
-	uint32_t i;
-
-	if ((uint32_t)(count + 1) * 2 > m->cap) {
-		struct ib_map big = { .cap = m->cap ? m->cap * 2 : 64 };
-
-		big.key = calloc(big.cap, sizeof(*big.key));
-		big.val = calloc(big.cap, sizeof(*big.val));
-		if (!big.key || !big.val) {
-			free(big.key);
-			free(big.val);
-			return -1;
-		}
-		for (i = 0; i < m->cap; i++)
-			if (m->key[i])
-				_map_put(&big, m->key[i], m->val[i], 0);
-		free(m->key);
-		free(m->val);
-		*m = big;
-	}
-	for (i = _hash(k) & (m->cap - 1); m->key[i]; i = (i + 1) & (m->cap - 1))
-		;
-	m->key[i] = k;
-	m->val[i] = v;
-	return 0;
-}
-
-static void _map_free(struct ib_map *m)
-{
-	free(m->key);
-	free(m->val);
+	return topoml_index_put(*m, k, v);
 }
 
 static void _error(struct ib_reader *r, int line, int col, const char *fmt,
@@ -305,16 +251,16 @@ static int _parse_header(struct ib_reader *r, const char *line, int lineno,
 		if (s && e > s)
 			desc = strndup(s + 1, e - s - 1);
 	}
-	if (_map_get(&r->ids, id) >= 0) {
+	if (topoml_index_find(r->ids, id) >= 0) {
 		_error(r, lineno, (int)(q - line) + 1, "node %s is described "
 		       "twice (first at line %d)", id,
-		       r->nodes[_map_get(&r->ids, id)].line);
+		       r->nodes[topoml_index_find(r->ids, id)].line);
 		free(id);
 		free(desc);
 		return -1;
 	}
 	n = _new_node(r);
-	if (!n || _map_put(&r->ids, id, r->nnodes, r->nnodes)) {
+	if (!n || _map_put(&r->ids, id, r->nnodes)) {
 		free(id);
 		free(desc);
 		_error(r, lineno, 0, "out of memory");
@@ -468,7 +414,7 @@ static int _edges(struct ib_reader *r)
 		struct ib_node *a = &r->nodes[i];
 
 		for (k = 0; k < a->nlinks; k++) {
-			int j = _map_get(&r->ids, a->links[k].peer);
+			int j = topoml_index_find(r->ids, a->links[k].peer);
 			struct ib_edge *e;
 
 			if (a->links[k].gbps > a->gbps)
@@ -565,7 +511,7 @@ static bool _is_sharp(const char *desc)
 
 static int _add_host(struct ib_reader *r, char *name)
 {
-	int h = _map_get(&r->host_ix, name);
+	int h = topoml_index_find(r->host_ix, name);
 	char **a;
 
 	if (h >= 0) {
@@ -577,7 +523,7 @@ static int _add_host(struct ib_reader *r, char *name)
 		goto oom;
 	r->hosts = a;
 	r->hosts[r->nhosts] = name;
-	if (_map_put(&r->host_ix, name, r->nhosts, r->nhosts))
+	if (_map_put(&r->host_ix, name, r->nhosts))
 		goto oom;
 	return r->nhosts++;
 oom:
@@ -730,15 +676,13 @@ static int _name_switches(struct ib_reader *r, const char *keep)
 	int i, attempt, n = r->nnodes, rc = -1;
 	char **cand = calloc(n ? n : 1, sizeof(*cand));
 	int *count = calloc(n ? n : 1, sizeof(*count));
-	struct ib_map seen = { 0 }, taken = { 0 };
-	int nseen = 0, ntaken = 0;
+	struct topoml_name_index *seen = NULL, *taken = NULL;
 
 	if (!cand || !count)
 		goto out;
 	for (attempt = 0; attempt < 3; attempt++) {
-		_map_free(&seen);
-		memset(&seen, 0, sizeof(seen));
-		nseen = 0;
+		topoml_index_free(seen);
+		seen = NULL;
 		for (i = 0; i < n; i++) {
 			int j;
 
@@ -751,12 +695,12 @@ static int _name_switches(struct ib_reader *r, const char *keep)
 				goto out;
 			if (!*cand[i])
 				continue;
-			j = _map_get(&seen, cand[i]);
+			j = topoml_index_find(seen, cand[i]);
 			if (j >= 0) {
 				count[j]++;
 				count[i] = -1;
 			} else {
-				if (_map_put(&seen, cand[i], i, nseen++))
+				if (_map_put(&seen, cand[i], i))
 					goto out;
 				count[i] = 1;
 			}
@@ -766,15 +710,15 @@ static int _name_switches(struct ib_reader *r, const char *keep)
 
 			if (!cand[i] || !*cand[i])
 				continue;
-			j = _map_get(&seen, cand[i]);
+			j = topoml_index_find(seen, cand[i]);
 			if (attempt < 2 && count[j] > 1)
 				continue;
-			if (_map_get(&taken, cand[i]) >= 0 ||
-			    _map_get(&r->host_ix, cand[i]) >= 0)
+			if (topoml_index_find(taken, cand[i]) >= 0 ||
+			    topoml_index_find(r->host_ix, cand[i]) >= 0)
 				continue;	/* taken already */
 			r->nodes[i].name = cand[i];
 			cand[i] = NULL;
-			if (_map_put(&taken, r->nodes[i].name, i, ntaken++))
+			if (_map_put(&taken, r->nodes[i].name, i))
 				goto out;
 		}
 	}
@@ -794,8 +738,8 @@ out:
 			free(cand[i]);
 	free(cand);
 	free(count);
-	_map_free(&seen);
-	_map_free(&taken);
+	topoml_index_free(seen);
+	topoml_index_free(taken);
 	return rc;
 }
 
@@ -810,7 +754,7 @@ static char *_fresh_name(const struct ib_reader *r, const topoml_topo_t *t,
 		if (asprintf(&s, "%s%d", base, ++*counter) < 0)
 			return NULL;
 		if (topoml_switch_by_name(t, s) < 0 &&
-		    _map_get(&r->host_ix, s) < 0) {
+		    topoml_index_find(r->host_ix, s) < 0) {
 			int i;
 
 			for (i = 0; i < r->nnodes; i++)
@@ -1313,8 +1257,8 @@ topoml_topo_t *topoml_load_ibnet_ex(const char *path, topoml_errors_t *err,
 		free(r.hosts[i]);
 	free(r.hosts);
 	free(r.edges);
-	_map_free(&r.ids);
-	_map_free(&r.host_ix);
+	topoml_index_free(r.ids);
+	topoml_index_free(r.host_ix);
 	return t;
 }
 

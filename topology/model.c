@@ -64,7 +64,7 @@ const char *topoml_where(const topoml_topo_t *t, int line, char *buf,
 
 /* ---- name index ---------------------------------------------------- */
 
-static uint32_t _hash(const char *s)
+uint32_t topoml_hash(const char *s)
 {
 	uint32_t h = 2166136261u;	/* FNV-1a */
 
@@ -75,7 +75,7 @@ static uint32_t _hash(const char *s)
 	return h;
 }
 
-static struct topoml_name_index *_index_new(void)
+struct topoml_name_index *topoml_index_new(void)
 {
 	struct topoml_name_index *ix = calloc(1, sizeof(*ix));
 
@@ -95,7 +95,7 @@ static struct topoml_name_index *_index_new(void)
 	return ix;
 }
 
-static void _index_free(struct topoml_name_index *ix)
+void topoml_index_free(struct topoml_name_index *ix)
 {
 	if (!ix)
 		return;
@@ -105,13 +105,13 @@ static void _index_free(struct topoml_name_index *ix)
 	free(ix);
 }
 
-static int _index_find(const struct topoml_name_index *ix, const char *name)
+int topoml_index_find(const struct topoml_name_index *ix, const char *name)
 {
 	uint32_t h, i;
 
 	if (!ix || !name)
 		return -1;
-	h = _hash(name);
+	h = topoml_hash(name);
 	for (i = h & (ix->cap - 1); ix->key[i]; i = (i + 1) & (ix->cap - 1))
 		if (ix->hash[i] == h && !strcmp(ix->key[i], name))
 			return ix->val[i];
@@ -132,7 +132,7 @@ static void _index_put_raw(struct topoml_name_index *ix, const char *key,
 }
 
 /* key must stay valid as long as the index: it is the model's own copy. */
-static int _index_put(struct topoml_name_index *ix, const char *key, int val)
+int topoml_index_put(struct topoml_name_index *ix, const char *key, int val)
 {
 	if ((ix->n + 1) * 10 > ix->cap * 7) {
 		struct topoml_name_index big = { .cap = ix->cap * 2 };
@@ -156,7 +156,7 @@ static int _index_put(struct topoml_name_index *ix, const char *key, int val)
 		free(ix->hash);
 		*ix = big;
 	}
-	_index_put_raw(ix, key, _hash(key), val);
+	_index_put_raw(ix, key, topoml_hash(key), val);
 	return 0;
 }
 
@@ -183,8 +183,8 @@ topoml_topo_t *topoml_new(enum topoml_family family, const char *source)
 		return NULL;
 	t->family = family;
 	t->source = strdup(source ? source : "generated");
-	t->node_index = _index_new();
-	t->switch_index = _index_new();
+	t->node_index = topoml_index_new();
+	t->switch_index = topoml_index_new();
 	t->df_arrangement = TOPOML_DF_EXPLICIT;
 	if (!t->source || !t->node_index || !t->switch_index) {
 		topoml_free(t);
@@ -243,8 +243,8 @@ void topoml_free(topoml_topo_t *t)
 		free(t->nvl_names[i]);
 	free(t->nvl_names);
 	free(t->nvl_lines);
-	_index_free(t->node_index);
-	_index_free(t->switch_index);
+	topoml_index_free(t->node_index);
+	topoml_index_free(t->switch_index);
 	free(t->source);
 	free(t);
 }
@@ -270,7 +270,7 @@ int topoml_add_node(topoml_topo_t *t, const char *name, int line,
 				  name ? name : "");
 		return -1;
 	}
-	i = _index_find(t->node_index, name);
+	i = topoml_index_find(t->node_index, name);
 	if (i >= 0) {
 		if (t->nodes[i].line > 0)
 			topoml_errors_add(err,
@@ -294,7 +294,7 @@ int topoml_add_node(topoml_topo_t *t, const char *name, int line,
 	n->coord[0] = n->coord[1] = n->coord[2] = -1;
 	n->line = line;
 	n->nvl = -1;
-	if (_index_put(t->node_index, n->name, t->nnodes)) {
+	if (topoml_index_put(t->node_index, n->name, t->nnodes)) {
 		free(n->name);
 		goto oom;
 	}
@@ -318,7 +318,7 @@ int topoml_add_switch(topoml_topo_t *t, const char *name, int line,
 				  name ? name : "");
 		return -1;
 	}
-	i = _index_find(t->switch_index, name);
+	i = topoml_index_find(t->switch_index, name);
 	if (i >= 0) {
 		if (t->switches[i].line > 0)
 			topoml_errors_add(err,
@@ -341,7 +341,7 @@ int topoml_add_switch(topoml_topo_t *t, const char *name, int line,
 		goto oom;
 	s->group = -1;
 	s->line = line;
-	if (_index_put(t->switch_index, s->name, t->nswitches)) {
+	if (topoml_index_put(t->switch_index, s->name, t->nswitches)) {
 		free(s->name);
 		goto oom;
 	}
@@ -1066,7 +1066,7 @@ static int _finalize_torus(topoml_topo_t *t, topoml_errors_t *err)
 			rc = -1;
 			continue;
 		}
-		pos = c[0] + t->dims[0] * (c[1] + t->dims[1] * c[2]);
+		pos = topoml__torus_pos(t, c);
 		if (t->coord_node[pos] >= 0) {
 			struct topoml_node *o = &t->nodes[t->coord_node[pos]];
 
@@ -1123,12 +1123,12 @@ int topoml_finalize(topoml_topo_t *t, topoml_errors_t *err)
 
 int topoml_node_by_name(const topoml_topo_t *t, const char *name)
 {
-	return t ? _index_find(t->node_index, name) : -1;
+	return t ? topoml_index_find(t->node_index, name) : -1;
 }
 
 int topoml_switch_by_name(const topoml_topo_t *t, const char *name)
 {
-	return t ? _index_find(t->switch_index, name) : -1;
+	return t ? topoml_index_find(t->switch_index, name) : -1;
 }
 
 int topoml_torus_distance(const topoml_topo_t *t, const int a[3],

@@ -6,6 +6,8 @@
 #ifndef TOPOML_MODEL_INT_H
 #define TOPOML_MODEL_INT_H
 
+#include <stdint.h>
+
 #include "topoml.h"
 
 /*
@@ -64,5 +66,52 @@ int topoml_hostlist_foreach(const char *hostlist, struct topoml_hl_budget *b,
 			    int (*fn)(const char *host, void *arg), void *arg);
 /* "" or " (why)" for an errno of topoml_hostlist_foreach(), for messages. */
 const char *topoml_hostlist_why(int e);
+
+/* ---- name -> index maps (model.c) ---------------------------------- */
+
+/* FNV-1a of a string: the hash of every name map of the engine. */
+uint32_t topoml_hash(const char *s);
+/* Open addressing; keys are not copied (they must outlive the map). */
+struct topoml_name_index *topoml_index_new(void);
+void topoml_index_free(struct topoml_name_index *ix);
+/* The value put for name, or -1 (also for a NULL map or name). */
+int topoml_index_find(const struct topoml_name_index *ix,
+		      const char *name);
+/* 0, or -1 when out of memory (the map unchanged). */
+int topoml_index_put(struct topoml_name_index *ix, const char *key,
+		     int val);
+
+/* ---- torus geometry (geom.c) ---------------------------------------- */
+
+/* Position of coordinates c in t->coord_node (x fastest). */
+static inline int topoml__torus_pos(const topoml_topo_t *t, const int c[3])
+{
+	return c[0] + t->dims[0] * (c[1] + t->dims[1] * c[2]);
+}
+
+/*
+ * Smallest interval of one axis of size coordinates holding every used
+ * one (occ[c] nonzero), cyclic when wrap: its length, and its first
+ * coordinate in *start.  An empty set has extent 0 and start 0.  The
+ * interval skips the largest gap of unused coordinates (the lowest of
+ * equal inner gaps).  Where an inner gap ties with the gap round the end
+ * of the axis (a full axis: both 0), the extent is the same either way
+ * and tie_wraps says where it starts: after the inner gap (true: what the
+ * placement engine's ring order and box checks use) or at the lowest used
+ * coordinate (false: the simulator's sharing regions).  Two callers, two
+ * answers, kept so that no figure moves; one rule would change one of
+ * them (see tests/topology/check_geom.c).
+ */
+int topoml_axis_extent(const char *occ, int size, bool wrap,
+		       bool tie_wraps, int *start);
+/*
+ * Smallest wrap-aware box around nodes[0..n) (or the nodes of set): its
+ * volume (0 for no nodes), start and extent per dimension as
+ * topoml_axis_extent() gives them; -1 when out of memory.
+ */
+long topoml_torus_box(const topoml_topo_t *t, const int *nodes, int n,
+		      bool tie_wraps, int start[3], int ext[3]);
+long topoml_torus_box_set(const topoml_topo_t *t, hwloc_const_bitmap_t set,
+			  bool tie_wraps, int start[3], int ext[3]);
 
 #endif

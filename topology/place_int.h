@@ -9,6 +9,7 @@
 #define TOPOML_PLACE_INT_H
 
 #include "topoml.h"
+#include "model_int.h"
 
 /*
  * What every engine gets: the request, checked and normalised by
@@ -123,8 +124,7 @@ int topoml__choose(const int *freev, const int *reqc,
 		   const unsigned char *ok, int n, int need, int maxv,
 		   int *take);
 
-/* Torus helpers shared by the engine, ring order and the cost model. */
-int topoml__torus_pos(const topoml_topo_t *t, const int c[3]);
+/* Ring order of torus nodes (place_torus.c); geometry: model_int.h. */
 void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n);
 
 #endif

@@ -63,7 +63,6 @@ struct tcand {
 	int shadow;
 };
 
-static int _axis_extent(const char *occ, int size, bool wrap, int *start);
 static void _or_hilbert(const struct place_in *in,
 			struct topoml_placement *out, bool ring_only);
 static void _best_ring(const topoml_topo_t *t, int *nodes, int n);
@@ -71,11 +70,6 @@ static void _best_ring(const topoml_topo_t *t, int *nodes, int n);
 static inline size_t _pi(const struct grid *g, int x, int y, int z)
 {
 	return ((size_t)z * (g->e[1] + 1) + y) * (g->e[0] + 1) + x;
-}
-
-int topoml__torus_pos(const topoml_topo_t *t, const int c[3])
-{
-	return c[0] + t->dims[0] * (c[1] + t->dims[1] * c[2]);
 }
 
 bool topoml_torus_box_size(const topoml_topo_t *t, int n)
@@ -446,8 +440,9 @@ static hwloc_bitmap_t _shadowed(const topoml_topo_t *t,
 			memset(occ[d], 0, t->dims[d]);
 			for (int k = i; k < j; k++)
 				occ[d][t->nodes[v[k].node].coord[d]] = 1;
-			ext[d] = _axis_extent(occ[d], t->dims[d], t->wrap[d],
-					      &start[d]);
+			ext[d] = topoml_axis_extent(occ[d], t->dims[d],
+						    t->wrap[d], true,
+						    &start[d]);
 			vol *= ext[d];
 		}
 		if (vol > j - i)
@@ -654,43 +649,6 @@ static int _dn_cmp(const void *a, const void *b)
 	return x->node - y->node;
 }
 
-/* Wrap-aware extent of the used coordinates occ[0..size) of one axis. */
-static int _axis_extent(const char *occ, int size, bool wrap, int *start)
-{
-	int lo = -1, hi = -1, gap = -1, gap_end = 0;
-
-	for (int c = 0; c < size; c++)
-		if (occ[c]) {
-			if (lo < 0)
-				lo = c;
-			hi = c;
-		}
-	if (lo < 0) {
-		*start = 0;
-		return 0;
-	}
-	if (!wrap) {
-		*start = lo;
-		return hi - lo + 1;
-	}
-	/* skip the largest circular gap of unused coordinates */
-	for (int k = 1, run = 0; k <= size; k++) {
-		int c = (lo + k) % size;
-
-		if (!occ[c]) {
-			run++;
-			continue;
-		}
-		if (run > gap) {
-			gap = run;
-			gap_end = c;
-		}
-		run = 0;
-	}
-	*start = gap_end;
-	return size - gap;
-}
-
 /*
  * Smallest wrap-aware box around a set: its volume, and in *busy the
  * nodes inside it that are not free (other jobs' nodes: their links and
@@ -699,22 +657,12 @@ static int _axis_extent(const char *occ, int size, bool wrap, int *start)
 static long _bbox(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 		  hwloc_const_bitmap_t avail, long *busy)
 {
-	long vol = 1;
-	int v, start[3], ext[3];
+	int start[3], ext[3];
+	long vol = topoml_torus_box_set(t, set, true, start, ext);
 
 	*busy = 0;
-	for (int d = 0; d < 3; d++) {
-		char *occ = calloc(t->dims[d], 1);
-
-		if (!occ)
-			return LONG_MAX >> 33;
-		hwloc_bitmap_foreach_begin(v, set)
-			occ[t->nodes[v].coord[d]] = 1;
-		hwloc_bitmap_foreach_end();
-		ext[d] = _axis_extent(occ, t->dims[d], t->wrap[d], &start[d]);
-		vol *= ext[d];
-		free(occ);
-	}
+	if (vol < 0)
+		return LONG_MAX >> 33;
 	for (int z = 0; z < ext[2]; z++)
 		for (int y = 0; y < ext[1]; y++)
 			for (int x = 0; x < ext[0]; x++) {
@@ -1034,20 +982,9 @@ void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n)
 {
 	int start[3], ext[3];
 	struct tord *o;
-	char *occ = NULL;
 
-	if (n < 2)
+	if (n < 2 || topoml_torus_box(t, nodes, n, true, start, ext) < 0)
 		return;
-	/* Smallest box around the nodes, wrap-aware. */
-	for (int d = 0; d < 3; d++) {
-		occ = calloc(t->dims[d], 1);
-		if (!occ)
-			return;
-		for (int i = 0; i < n; i++)
-			occ[t->nodes[nodes[i]].coord[d]] = 1;
-		ext[d] = _axis_extent(occ, t->dims[d], t->wrap[d], &start[d]);
-		free(occ);
-	}
 	o = malloc(n * sizeof(*o));
 	if (!o)
 		return;

@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "sim.h"
+#include "model_int.h"
 
 struct run {
 	double start;
@@ -84,7 +85,6 @@ struct state {
 
 	struct topoml_sim_jobout *jobout;
 	struct topoml_placement pl;
-	unsigned char *occ;	/* torus bounding boxes */
 	int *prefix;		/* torus: busy counts (_free_box_exists) */
 	unsigned char *busy_at;	/* torus, by position: busy or no node */
 
@@ -205,64 +205,6 @@ static void _est_remove(struct state *s, int job)
 
 /* ---- units, sharing ------------------------------------------------ */
 
-static int _coord_index(const topoml_topo_t *t, const int c[3])
-{
-	return c[0] + t->dims[0] * (c[1] + t->dims[1] * c[2]);
-}
-
-/*
- * Bounding box of nodes along each torus dimension: the shortest (cyclic
- * when the dimension wraps) interval covering every coordinate.
- */
-static void _torus_box(struct state *s, const int *nodes, int n, int lo[3],
-		       int ext[3])
-{
-	const topoml_topo_t *t = s->t;
-
-	for (int d = 0; d < 3; d++) {
-		int len = t->dims[d] > 0 ? t->dims[d] : 1;
-		int gap = 0, gap_end = -1, run = 0, first = -1, last = -1;
-
-		memset(s->occ, 0, len);
-		for (int i = 0; i < n; i++) {
-			int c = t->nodes[nodes[i]].coord[d];
-
-			if (c >= 0 && c < len)
-				s->occ[c] = 1;
-		}
-		for (int c = 0; c < len; c++)
-			if (s->occ[c]) {
-				if (first < 0)
-					first = c;
-				last = c;
-			}
-		if (first < 0) {
-			lo[d] = 0;
-			ext[d] = 1;
-			continue;
-		}
-		lo[d] = first;
-		ext[d] = last - first + 1;
-		if (!t->wrap[d])
-			continue;
-		/* largest run of empty positions, going round twice */
-		for (int k = 0; k < 2 * len; k++) {
-			if (s->occ[k % len]) {
-				run = 0;
-				continue;
-			}
-			if (++run > gap && run <= len) {
-				gap = run;
-				gap_end = k % len;
-			}
-		}
-		if (gap > len - ext[d]) {
-			lo[d] = (gap_end + 1) % len;
-			ext[d] = len - gap;
-		}
-	}
-}
-
 /*
  * The units a job occupies, or NULL when it does not span two: leaves
  * (fat-tree), groups (dragonfly), its bounding box's positions (torus).
@@ -279,9 +221,13 @@ static hwloc_bitmap_t _region(struct state *s, const int *nodes, int n,
 	r = hwloc_bitmap_alloc();
 	if (t->family == TOPOML_TORUS) {
 		int lo[3], ext[3], c[3];
+		long vol = topoml_torus_box(t, nodes, n, false, lo, ext);
 
-		_torus_box(s, nodes, n, lo, ext);
-		*exact_box = ext[0] * ext[1] * ext[2] == n;
+		if (vol < 0) {
+			hwloc_bitmap_free(r);
+			return NULL;
+		}
+		*exact_box = vol == n;
 		for (int z = 0; z < ext[2]; z++)
 			for (int y = 0; y < ext[1]; y++)
 				for (int x = 0; x < ext[0]; x++) {
@@ -289,7 +235,7 @@ static hwloc_bitmap_t _region(struct state *s, const int *nodes, int n,
 					c[1] = (lo[1] + y) % t->dims[1];
 					c[2] = (lo[2] + z) % t->dims[2];
 					hwloc_bitmap_set(r,
-							 _coord_index(t, c));
+						topoml__torus_pos(t, c));
 				}
 		return r;
 	}
@@ -1002,7 +948,8 @@ static void _node_state(struct state *s, int v)
 	else
 		hwloc_bitmap_clr(s->partial, v);
 	if (s->busy_at)
-		s->busy_at[_coord_index(s->t, s->t->nodes[v].coord)] = !idle;
+		s->busy_at[topoml__torus_pos(s->t,
+					     s->t->nodes[v].coord)] = !idle;
 	if (idle)
 		s->owner[v] = 0;
 }
@@ -1426,7 +1373,6 @@ static void _state_free(struct state *s)
 	free(s->multi);
 	free(s->waits);
 	free(s->owner);
-	free(s->occ);
 	free(s->prefix);
 	free(s->busy_at);
 	free(s->fu);
@@ -1454,14 +1400,10 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 			   .jobout = jobout };
 	int nj = tr->njobs, next = 0, rc = -1;
 	struct timespec t0, t1;
-	int occlen = 1;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(m, 0, sizeof(*m));
 	m->policy = policy;
-	for (int d = 0; d < 3; d++)
-		if (t->dims[d] > occlen)
-			occlen = t->dims[d];
 	s.runs = calloc(nj ? nj : 1, sizeof(*s.runs));
 	s.heap = malloc((nj ? nj : 1) * sizeof(int));
 	s.by_est = malloc((nj ? nj : 1) * sizeof(int));
@@ -1469,7 +1411,6 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 	s.multi = malloc((nj ? nj : 1) * sizeof(int));
 	s.waits = malloc((nj ? nj : 1) * sizeof(double));
 	s.owner = calloc(t->nnodes ? t->nnodes : 1, sizeof(uint32_t));
-	s.occ = malloc(occlen);
 	if (t->family == TOPOML_TORUS && t->coord_node) {
 		size_t vol = (size_t)t->dims[0] * t->dims[1] * t->dims[2];
 
@@ -1504,7 +1445,7 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 		goto out;
 	}
 	if (!s.runs || !s.heap || !s.by_est || !s.queue || !s.multi ||
-	    !s.waits || !s.owner || !s.occ || !s.avail ||
+	    !s.waits || !s.owner || !s.avail ||
 	    (t->family == TOPOML_TORUS && t->coord_node &&
 	     (!s.prefix || !s.busy_at))) {
 		topoml_errors_add(err, "simulator: out of memory");
