@@ -176,6 +176,41 @@ static bool _foreign_topology_conf(const struct topoml_siteconf *c,
 	return false;
 }
 
+/* torus3d's boxes the engine is bound to (g_topo->torus3d), or NULL */
+static struct topoml_torus3d *g_t3d;
+
+/*
+ * Slurm 26.05's topology/torus3d (topology.yaml) takes only the box shapes
+ * it lists, at its anchors: on that torus the engine proposes only those,
+ * chosen by its own criteria, else torus3d refuses its choice.  A yaml
+ * without torus3d (tree, block) or of another torus: the engine's own
+ * boxes, as before.
+ */
+static struct topoml_torus3d *_torus3d_bind(topoml_topo_t *topo,
+					    const char *dir)
+{
+	char *yaml = NULL, why[512];
+	topoml_errors_t err = { 0 };
+	struct topoml_torus3d *c = NULL;
+
+	if (!topo || topo->family != TOPOML_TORUS)
+		return NULL;
+	xstrfmtcat(yaml, "%s/topology.yaml", dir);
+	if (access(yaml, F_OK) == 0 &&
+	    (c = topoml_torus3d_load(yaml, &err)) &&
+	    topoml_torus3d_bind(topo, c, why, sizeof(why))) {
+		info("select/topoml: not bound to torus3d's boxes: %s", why);
+		topoml_torus3d_free(c);
+		c = NULL;
+	} else if (c) {
+		info("select/topoml: %s: the engine proposes torus3d's %d box shapes only",
+		     yaml, c->nshapes);
+	}
+	topoml_errors_clear(&err);
+	xfree(yaml);
+	return c;
+}
+
 /*
  * Read topoml.conf (if present) and the topology it names.  On failure the
  * previous configuration stays; at start-up a failure is fatal.
@@ -188,6 +223,7 @@ static int _load_conf(bool at_start)
 	char *path = get_extra_conf_path("topoml.conf");
 	char *dir = _conf_dir();
 	char *topo_path = NULL;
+	struct topoml_torus3d *t3d = NULL;
 	int rc = SLURM_ERROR;
 
 	topoml_siteconf_init(&conf);
@@ -217,6 +253,7 @@ static int _load_conf(bool at_start)
 		topo = topoml_siteconf_load_topology(&conf, dir, &err);
 		if (!topo)
 			goto out;
+		t3d = _torus3d_bind(topo, dir);
 	}
 	rc = SLURM_SUCCESS;
 out:
@@ -242,6 +279,8 @@ out:
 		if (g_topo)
 			topoml_free(g_topo);
 		g_topo = topo;
+		topoml_torus3d_free(g_t3d);
+		g_t3d = t3d;
 		free(g_topo_path);
 		g_topo_path = topo_path;
 		g_map_count = -1;
@@ -797,6 +836,8 @@ extern int fini(void)
 	if (g_topo)
 		topoml_free(g_topo);
 	g_topo = NULL;
+	topoml_torus3d_free(g_t3d);
+	g_t3d = NULL;
 	topoml_siteconf_clear(&g_conf);
 	free(g_topo_path);
 	g_topo_path = NULL;

@@ -412,8 +412,15 @@ static bool _ranked_engine(const topoml_topo_t *t, enum topoml_policy policy,
 {
 	return policy == TOPOML_POLICY_TOPOML && !shared &&
 	       (t->nblocks > 0 || t->family == TOPOML_FAT_TREE ||
-		t->family == TOPOML_DRAGONFLY);
+		t->family == TOPOML_DRAGONFLY ||
+		(t->family == TOPOML_TORUS && t->torus3d &&
+		 t->torus3d_only));
 }
+
+/* topoml's choice among torus3d's listed boxes: place_torus3d.c. */
+int topoml__place_torus3d_topoml(const struct place_in *in,
+				 struct topoml_placement *out, char *why,
+				 size_t whylen);
 
 /*
  * One call of the policy's engine: ranked engines fill out[0..in->k) and
@@ -438,6 +445,11 @@ static int _dispatch(struct place_in *in, enum topoml_policy policy,
 		case TOPOML_DRAGONFLY:
 			return topoml__place_dragonfly(in, out, why, whylen);
 		case TOPOML_TORUS:
+			/* slurmctld's topology/torus3d takes only its boxes */
+			if (t->torus3d && t->torus3d_only)
+				return topoml__place_torus3d_topoml(in, out,
+								    why,
+								    whylen);
 			return topoml__place_torus(in, out, why, whylen);
 		}
 		break;

@@ -820,6 +820,45 @@ fail:
 	return NULL;
 }
 
+int topoml_torus3d_bind(topoml_topo_t *t, const struct topoml_torus3d *c,
+			char *why, size_t whylen)
+{
+	long vol;
+
+	if (!t || !c || t->family != TOPOML_TORUS) {
+		snprintf(why, whylen, "the topology is not a 3D torus");
+		return -1;
+	}
+	for (int d = 0; d < 3; d++)
+		if (c->dims[d] != t->dims[d]) {
+			snprintf(why, whylen, "%s: torus3d dims %dx%dx%d, the "
+				 "topology's %dx%dx%d", c->source, c->dims[0],
+				 c->dims[1], c->dims[2], t->dims[0],
+				 t->dims[1], t->dims[2]);
+			return -1;
+		}
+	vol = (long)c->dims[0] * c->dims[1] * c->dims[2];
+	/* same node in each cell, else the engine's box is not torus3d's */
+	for (long p = 0; p < vol; p++) {
+		int v = c->cell_name[p] ?
+			topoml_node_by_name(t, c->cell_name[p]) : -1;
+
+		if (v != t->coord_node[p]) {
+			snprintf(why, whylen, "%s: cell (%ld,%ld,%ld) is %s in "
+				 "torus3d, %s in the topology", c->source,
+				 p % c->dims[0], p / c->dims[0] % c->dims[1],
+				 p / c->dims[0] / c->dims[1],
+				 c->cell_name[p] ? c->cell_name[p] : "empty",
+				 t->coord_node[p] >= 0 ?
+				 t->nodes[t->coord_node[p]].name : "empty");
+			return -1;
+		}
+	}
+	t->torus3d = c;
+	t->torus3d_only = true;
+	return 0;
+}
+
 bool topoml_torus3d_size_ok(const struct topoml_torus3d *c, int n)
 {
 	for (int i = 0; c && i < c->nshapes; i++)
@@ -1148,9 +1187,94 @@ static uint64_t _box_nodes(const topoml_topo_t *t, const int o[3],
 	return w;
 }
 
+/*
+ * topoml's choice among torus3d's boxes (t->torus3d_only: slurmctld runs
+ * topology/torus3d, which takes only a listed shape at a listed anchor):
+ * the box with the fewest nodes next to another job's node (jobs that
+ * touch share links and disturb each other), then torus3d's own
+ * fragmentation cost, then torus3d's order.
+ */
+struct t3cand {
+	uint64_t w;		/* highest node weight, as torus3d */
+	int shape;
+	int o[3];
+	int contact;		/* box nodes with a busy neighbour */
+	int frag;
+	int order;
+};
+
+static int _t3cand_cmp(const void *a, const void *b)
+{
+	const struct t3cand *x = a, *y = b;
+
+	if (x->w != y->w)
+		return x->w < y->w ? -1 : 1;
+	if (x->contact != y->contact)
+		return x->contact - y->contact;
+	if (x->frag != y->frag)
+		return x->frag - y->frag;
+	return x->order - y->order;
+}
+
+/* Box (o, s) nodes with a torus neighbour outside it that is busy. */
+static int _contact(const topoml_topo_t *t, const char *busy, const int o[3],
+		    const int s[3])
+{
+	int n = 0;
+
+	for (int dz = 0; dz < s[2]; dz++)
+		for (int dy = 0; dy < s[1]; dy++)
+			for (int dx = 0; dx < s[0]; dx++) {
+				int r[3] = { dx, dy, dz }, hit = 0;
+
+				for (int d = 0; d < 3 && !hit; d++)
+					for (int st = -1; st <= 1 && !hit;
+					     st += 2) {
+						int q[3], rr = r[d] + st;
+
+						/* inside the box (wrapping
+						 * boxes of a whole axis) */
+						if (s[d] == t->dims[d] ||
+						    (rr >= 0 && rr < s[d]))
+							continue;
+						for (int e = 0; e < 3; e++)
+							q[e] = o[e] + r[e];
+						q[d] += st;
+						for (int e = 0; e < 3; e++)
+							q[e] = (q[e] % t->dims[e] +
+								t->dims[e]) %
+							       t->dims[e];
+						hit = busy[topoml__torus_pos(
+							t, q)];
+					}
+				n += hit;
+			}
+	return n;
+}
+
+static int _t3d(const struct place_in *in, bool ml,
+		struct topoml_placement *out, char *why, size_t whylen);
+
 int topoml__place_torus3d(const struct place_in *in,
 			  struct topoml_placement *out, char *why,
 			  size_t whylen)
+{
+	return _t3d(in, false, out, why, whylen);
+}
+
+/* place.c's TOPOML_TORUS engine when t->torus3d_only; ranked (in->k). */
+int topoml__place_torus3d_topoml(const struct place_in *in,
+				 struct topoml_placement *out, char *why,
+				 size_t whylen);
+int topoml__place_torus3d_topoml(const struct place_in *in,
+				 struct topoml_placement *out, char *why,
+				 size_t whylen)
+{
+	return _t3d(in, true, out, why, whylen);
+}
+
+static int _t3d(const struct place_in *in, bool ml,
+		struct topoml_placement *out, char *why, size_t whylen)
 {
 	const topoml_topo_t *t = in->t;
 	const struct topoml_torus3d *c = t->torus3d;
@@ -1160,10 +1284,13 @@ int topoml__place_torus3d(const struct place_in *in,
 	struct frag fr = { 0 };
 	int best_shape = -1, best_frag = -1, rc = -1, bo[3] = { 0 };
 	int *pos[3] = { NULL }, npos[3];
-	char *cell = NULL;
+	char *cell = NULL, *bcell = NULL;
 	uint64_t best_w = 0;
 	long vol;
 	hwloc_bitmap_t set = NULL;
+	struct t3cand *cv = NULL;
+	int nc = 0, ccap = 0, want = in->k > 1 ? in->k : 1;
+	struct place_seen seen = { 0 };
 
 	if (t->family != TOPOML_TORUS) {
 		snprintf(why, whylen, "policy slurm-torus3d needs a 3D torus");
@@ -1199,6 +1326,12 @@ int topoml__place_torus3d(const struct place_in *in,
 	}
 	if (_psum_build(&busy, t->dims, cell))
 		goto oom;
+	if (ml) {
+		bcell = malloc(vol ? vol : 1);
+		if (!bcell)
+			goto oom;
+		memcpy(bcell, cell, vol);
+	}
 	for (long p = 0; p < vol; p++)
 		cell[p] = t->coord_node[p] >= 0;
 	if (_psum_build(&mapped, t->dims, cell))
@@ -1243,6 +1376,28 @@ int topoml__place_torus3d(const struct place_in *in,
 					if (in->nreq &&
 					    _psum(&req, o, s->dims) != in->nreq)
 						continue;
+					if (ml) {
+						struct t3cand *g = topoml__grow(
+							cv, nc, &ccap,
+							sizeof(*cv));
+
+						if (!g)
+							goto oom;
+						cv = g;
+						g[nc].w = wt ? _box_nodes(
+							t, o, s->dims, wt,
+							NULL) : 0;
+						g[nc].shape = i;
+						memcpy(g[nc].o, o, sizeof(o));
+						g[nc].contact = _contact(
+							t, bcell, o, s->dims);
+						g[nc].frag = _frag_cost(
+							&fr, t->dims, o,
+							s->dims);
+						g[nc].order = nc;
+						nc++;
+						continue;
+					}
 					if (wt)
 						w = _box_nodes(t, o, s->dims,
 							       wt, NULL);
@@ -1271,6 +1426,25 @@ int topoml__place_torus3d(const struct place_in *in,
 					memcpy(bo, o, sizeof(bo));
 				}
 	}
+	if (ml && nc) {
+		int found = 0;
+
+		set = hwloc_bitmap_alloc();
+		if (!set)
+			goto oom;
+		qsort(cv, nc, sizeof(*cv), _t3cand_cmp);
+		for (int i = 0; i < nc && found < want; i++) {
+			_box_nodes(t, cv[i].o, c->shapes[cv[i].shape].dims,
+				   NULL, set);
+			if (want > 1 && !topoml__seen_add(&seen, set))
+				continue;
+			if (topoml__placement_from_set(t, set, &out[found]))
+				goto oom;
+			found++;
+		}
+		rc = found;
+		goto out;
+	}
 	if (best_shape < 0) {
 		snprintf(why, whylen, "No suitable topology unit found: no "
 			 "free torus3d box of %d nodes", in->n);
@@ -1288,6 +1462,9 @@ oom:
 	rc = -1;
 out:
 	_frag_clear(&fr);
+	topoml__seen_clear(&seen);
+	free(cv);
+	free(bcell);
 	free(busy.p);
 	free(mapped.p);
 	free(req.p);

@@ -121,6 +121,9 @@ typedef struct topoml_topo {
 	/* Slurm 26.05 torus3d shapes for --policy slurm-torus3d, or NULL;
 	 * not owned (topoml_torus3d_free). */
 	const struct topoml_torus3d *torus3d;
+	/* topoml proposes only torus3d's boxes (slurmctld runs
+	 * topology/torus3d, which refuses any other) */
+	bool torus3d_only;
 } topoml_topo_t;
 
 /* ---- errors -------------------------------------------------------- */
@@ -405,6 +408,13 @@ bool topoml_torus3d_size_ok(const struct topoml_torus3d *c, int n);
 /* Does the torus have a box (a x b x c within its dims) of n nodes? */
 bool topoml_torus_box_size(const topoml_topo_t *t, int n);
 void topoml_torus3d_free(struct topoml_torus3d *c);
+/*
+ * Bind topoml's engine on torus t to c's boxes (t->torus3d = c, not owned;
+ * t->torus3d_only), as when slurmctld runs topology/torus3d: same dims and
+ * each cell the same node.  0, or -1 with the reason in why.
+ */
+int topoml_torus3d_bind(topoml_topo_t *t, const struct topoml_torus3d *c,
+			char *why, size_t whylen);
 
 /* ---- site configuration (topoml.conf) ---------------------------- */
 
