@@ -113,5 +113,10 @@ long topoml_torus_box(const topoml_topo_t *t, const int *nodes, int n,
 		      bool tie_wraps, int start[3], int ext[3]);
 long topoml_torus_box_set(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 			  bool tie_wraps, int start[3], int ext[3]);
+/*
+ * Ring order of torus nodes: a closed tour of their box (snake rows, a
+ * Hamiltonian cycle where a side is even), 2-opt over holes.  In place.
+ */
+void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n);
 
 #endif

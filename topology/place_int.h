@@ -124,7 +124,6 @@ int topoml__choose(const int *freev, const int *reqc,
 		   const unsigned char *ok, int n, int need, int maxv,
 		   int *take);
 
-/* Ring order of torus nodes (place_torus.c); geometry: model_int.h. */
-void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n);
+/* Torus geometry and ring order: model_int.h (geom.c). */
 
 #endif

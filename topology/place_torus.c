@@ -713,7 +713,7 @@ static double _ring(const topoml_topo_t *t, const int *nodes, int n)
 	return c;
 }
 
-/* The shorter of the given order and topoml_ring_order()'s. */
+/* The shorter of the given order and topoml__torus_ring_order()'s. */
 static void _best_ring(const topoml_topo_t *t, int *nodes, int n)
 {
 	int *o = malloc((n ? n : 1) * sizeof(int));
@@ -721,7 +721,7 @@ static void _best_ring(const topoml_topo_t *t, int *nodes, int n)
 	if (!o)
 		return;
 	memcpy(o, nodes, n * sizeof(int));
-	topoml_ring_order(t, o, n);
+	topoml__torus_ring_order(t, o, n);
 	if (_ring(t, o, n) < _ring(t, nodes, n))
 		memcpy(nodes, o, n * sizeof(int));
 	free(o);
@@ -756,7 +756,7 @@ static void _or_hilbert(const struct place_in *in,
 	 * could win */
 	if (h.n != out->n || hb > mb)
 		goto out;
-	topoml_ring_order(in->t, h.nodes, h.n);
+	topoml__torus_ring_order(in->t, h.nodes, h.n);
 	if (h.n == out->n && hb <= mb &&
 	    _ring(in->t, h.nodes, h.n) < _ring(in->t, out->nodes, out->n)) {
 		free(out->nodes);
@@ -901,135 +901,4 @@ out:
 	hwloc_bitmap_free(best);
 	hwloc_bitmap_free(cur);
 	return rc;
-}
-
-/* ---- ring order inside a box -------------------------------------- */
-
-/*
- * Index of (x, m) on a closed tour of an r x c grid, rows r even: row 0
- * left to right, rows 1..r-1 serpentine over columns c-1..1, then column 0
- * back up.  Every step, closing one included, is one hop.
- */
-static long _cycle_index(int x, int m, int r, int c)
-{
-	if (x == 0)
-		return m;
-	if (m >= 1)
-		return c + (long)(x - 1) * (c - 1) +
-		       ((x & 1) ? (c - 1 - m) : (m - 1));
-	return c + (long)(r - 1) * (c - 1) + (r - 1 - x);
-}
-
-/*
- * 2-opt on the closed ring: reverse a segment whenever that shortens the
- * ring, until no move helps or about 4M pair tests are spent.
- * Deterministic.
- */
-static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
-{
-	long budget = 1L << 22;
-	bool better = true;
-
-	if (n < 4)
-		return;
-	while (better && budget > 0) {
-		better = false;
-		for (int i = 0; i < n - 1 && budget > 0; i++) {
-			int a = nodes[i], b = nodes[i + 1];
-			int dab = topoml_hops(t, a, b);
-
-			for (int j = i + 2; j < n && budget > 0; j++) {
-				int c = nodes[j], d = nodes[(j + 1) % n];
-				int gain;
-
-				budget--;
-				if (d == a)
-					continue;
-				gain = dab + topoml_hops(t, c, d) -
-				       topoml_hops(t, a, c) -
-				       topoml_hops(t, b, d);
-				if (gain <= 0)
-					continue;
-				for (int l = i + 1, r = j; l < r; l++, r--) {
-					int x = nodes[l];
-
-					nodes[l] = nodes[r];
-					nodes[r] = x;
-				}
-				b = nodes[i + 1];
-				dab = topoml_hops(t, a, b);
-				better = true;
-			}
-		}
-	}
-}
-
-struct tord {
-	long key;
-	int node;
-};
-
-static int _tord_cmp(const void *a, const void *b)
-{
-	const struct tord *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->node - y->node;
-}
-
-void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n)
-{
-	int start[3], ext[3];
-	struct tord *o;
-
-	if (n < 2 || topoml_torus_box(t, nodes, n, true, start, ext) < 0)
-		return;
-	o = malloc(n * sizeof(*o));
-	if (!o)
-		return;
-	/*
-	 * The tour: rows along dimension d0, columns along a snake through
-	 * the other two (d1 fastest), so consecutive columns are neighbours.
-	 * A closed tour needs an even side: take d0 even when one is (a box
-	 * with an even side and two sides >= 2 has a Hamiltonian cycle).
-	 */
-	int d0 = -1, d1, d2;
-
-	for (int d = 0; d < 3 && d0 < 0; d++)
-		if (ext[d] >= 2 && !(ext[d] & 1))
-			d0 = d;
-	for (int d = 0; d < 3 && d0 < 0; d++)
-		if (ext[d] >= 2)
-			d0 = d;
-	if (d0 < 0)
-		d0 = 0;
-	d1 = d0 == 0 ? 1 : 0;
-	d2 = 3 - d0 - d1;
-	for (int i = 0; i < n; i++) {
-		const int *c = t->nodes[nodes[i]].coord;
-		int r[3], m, M = ext[d1] * ext[d2], R = ext[d0];
-
-		for (int d = 0; d < 3; d++)
-			r[d] = ((c[d] - start[d]) % t->dims[d] + t->dims[d]) %
-			       t->dims[d];
-		m = r[d2] * ext[d1] +
-		    ((r[d2] & 1) ? ext[d1] - 1 - r[d1] : r[d1]);
-		if (R >= 2 && M >= 2 && !(R & 1))
-			o[i].key = _cycle_index(r[d0], m, R, M);
-		else if (R >= 2 && M >= 2 && !(M & 1))
-			o[i].key = _cycle_index(m, r[d0], M, R);
-		else
-			o[i].key = (long)m * R +
-				   ((m & 1) ? R - 1 - r[d0] : r[d0]);
-		o[i].node = nodes[i];
-	}
-	qsort(o, n, sizeof(*o), _tord_cmp);
-	for (int i = 0; i < n; i++)
-		nodes[i] = o[i].node;
-	free(o);
-	/* Holes in the box (a fallback placement): the tour jumps over
-	 * them; 2-opt takes the worst detours out. */
-	if ((long)ext[0] * ext[1] * ext[2] > n)
-		_two_opt(t, nodes, n);
 }
