@@ -115,7 +115,7 @@ static void _cell(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 	       topoml_policy_name(pol), ms[n / 2],
 	       ms[(int)(0.99 * (n - 1) + 0.5)], n,
 	       fails ? "  (some could not be placed)" : "");
-	if (t->family == TOPOML_TORUS && pol == TOPOML_POLICY_TOPOML) {
+	if (t->family != TOPOML_DRAGONFLY && pol == TOPOML_POLICY_TOPOML) {
 		qsort(ns, n, sizeof(double), _dcmp);
 		printf("%-10s %7d %-16s %10.3f %10.3f %7d\n",
 		       topoml_family_name(t->family), t->nnodes,
@@ -149,7 +149,13 @@ int main(int argc, char **argv)
 	       "score included (ms)\n");
 	printf("%-10s %7s %-16s %10s %10s %7s\n", "family", "nodes", "policy",
 	       "median", "p99", "samples");
+	/* BENCH_PLACE_FAMILY=fat-tree (or dragonfly, torus): that one only */
+	const char *only = getenv("BENCH_PLACE_FAMILY");
+
 	for (unsigned c = 0; c < sizeof(cells) / sizeof(cells[0]); c++) {
+		if (only && *only && strcmp(only,
+				topoml_family_name(cells[c].family)))
+			continue;
 		for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 			topoml_topo_t *t = _make(cells[c].family, sizes[s]);
 			hwloc_bitmap_t a;
