@@ -192,6 +192,36 @@ class Commit(Base):
         self.assertEqual(ck2.resume_path,
                          os.path.join(self.tmp, "step-000000000040"))
 
+    def test_world_size_meta(self):
+        # The world size a checkpoint was written with, for elastic
+        # resume: from the checkpoint, overridden by the environment.
+        ck = tc.Checkpointer(self.tmp, world_size=1)
+        self.assertEqual(ck.resume_world_size, -1)
+        with ck.save(5) as d:
+            pass
+        with open(os.path.join(self.tmp, "latest", tc.META)) as f:
+            self.assertEqual(f.read(), "world_size=1\n")
+        self.assertEqual(tc.Checkpointer(self.tmp).resume_world_size, 1)
+        os.environ["TOPOML_RESUME_WORLD_SIZE"] = "8"
+        try:
+            self.assertEqual(tc.Checkpointer(self.tmp).resume_world_size, 8)
+        finally:
+            del os.environ["TOPOML_RESUME_WORLD_SIZE"]
+
+    def test_elastic_rules(self):
+        # Linear scaling: 8 ranks tuned at 0.1, 6 ranks left: 0.075.
+        self.assertAlmostEqual(tc.scale_lr(0.1, 6, 8), 0.075)
+        self.assertEqual(tc.scale_lr(0.1, 6, -1), 0.1)
+        # Keep the global batch of 256: per rank x accumulation x ranks.
+        self.assertEqual(tc.keep_global_batch(256, 8), (32, 1))
+        self.assertEqual(tc.keep_global_batch(256, 4), (64, 1))
+        self.assertEqual(tc.keep_global_batch(256, 4, max_per_rank=32),
+                         (32, 2))
+        self.assertEqual(tc.keep_global_batch(240, 6, max_per_rank=16),
+                         (10, 4))
+        with self.assertRaises(ValueError):
+            tc.keep_global_batch(256, 6)
+
     def test_fenced(self):
         os.environ["TOPOML_RESTART_COUNT"] = "1"
         old = tc.Checkpointer(self.tmp)
@@ -349,7 +379,9 @@ class Shards(Base):
         for step in (10, 20, 30):
             names = sorted(os.listdir(os.path.join(
                 self.tmp, "step-%012d" % step)))
-            self.assertEqual(names, ["shard-%d" % k for k in range(4)])
+            # The shards and rank 0's record of the world size.
+            self.assertEqual(names, [tc.META] +
+                             ["shard-%d" % k for k in range(4)])
         self.assertFalse([n for n in os.listdir(self.tmp)
                           if n.startswith(".tmp-")])
 

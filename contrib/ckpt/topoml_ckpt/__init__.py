@@ -41,7 +41,8 @@ import time
 from types import FrameType, TracebackType
 from typing import Callable, Dict, Iterator, Optional, Tuple, Type
 
-__all__ = ["Checkpointer", "STOP", "StaleRun", "__version__"]
+__all__ = ["Checkpointer", "STOP", "StaleRun", "__version__", "scale_lr",
+           "keep_global_batch"]
 
 #: Version of topoml this module belongs to.
 __version__ = "0.1.0"
@@ -158,6 +159,62 @@ def _fsync_tree(top: str) -> None:
     _fsync_path(top, True)
 
 
+#: File of a checkpoint directory with what the helper knows of the run
+#: that wrote it ("world_size=N" lines); the training files are the user's.
+META = ".topoml-meta"
+
+
+def _write_meta(directory: str, world_size: int) -> None:
+    with open(os.path.join(directory, META), "w") as f:
+        f.write("world_size=%d\n" % world_size)
+
+
+def _resume_world_size(path: Optional[str]) -> int:
+    """TOPOML_RESUME_WORLD_SIZE, else the checkpoint's META, else -1."""
+    s = os.environ.get("TOPOML_RESUME_WORLD_SIZE", "")
+    if s.isdigit() and int(s) > 0:
+        return int(s)
+    if not path:
+        return -1
+    try:
+        with open(os.path.join(path, META)) as f:
+            for line in f:
+                k, _, v = line.strip().partition("=")
+                if k == "world_size" and v.isdigit() and int(v) > 0:
+                    return int(v)
+    except OSError:
+        pass
+    return -1
+
+
+def scale_lr(lr: float, world_size: int, ref_world_size: int) -> float:
+    """Linear scaling rule: the learning rate follows the world size
+    (the global batch grows with it).  lr was tuned for ref_world_size
+    ranks (e.g. Checkpointer.resume_world_size); unknown (<= 0): lr."""
+    if ref_world_size <= 0 or world_size <= 0:
+        return lr
+    return lr * world_size / ref_world_size
+
+
+def keep_global_batch(global_batch: int, world_size: int,
+                      max_per_rank: Optional[int] = None
+                      ) -> Tuple[int, int]:
+    """Keep the global batch on another world size: (per-rank batch,
+    gradient accumulation steps) with per_rank * accum * world_size ==
+    global_batch; accumulation grows only where the per-rank batch would
+    exceed max_per_rank.  ValueError when no such split exists."""
+    if world_size <= 0 or global_batch <= 0 or global_batch % world_size:
+        raise ValueError("global batch %d cannot be split over %d ranks"
+                         % (global_batch, world_size))
+    per = global_batch // world_size
+    accum = 1
+    while max_per_rank and per > max_per_rank:
+        d = next((k for k in range(2, per + 1) if per % k == 0), per)
+        per //= d
+        accum *= d
+    return per, accum
+
+
 def _env_rank() -> Tuple[int, int]:
     """(rank, world size) from torch.distributed's or Slurm's variables."""
     env = os.environ
@@ -253,6 +310,9 @@ class Checkpointer:
             self._put("q", _COMMIT_STEP, -1)
             self._put("q", _START_TIME, int(time.time()))
         self.resume_step, self.resume_path = _read_latest(self.dir)
+        #: World size the resumed checkpoint was written with, -1 unknown
+        #: (a first start, or a checkpoint of an older helper).
+        self.resume_world_size = _resume_world_size(self.resume_path)
         if self.restart > 0:
             _write_epoch(self.dir, self.restart)
         self._seen = 0
@@ -518,6 +578,7 @@ class Checkpointer:
         try:
             if self.shards:
                 self._wait_shards(tmp)
+            _write_meta(tmp, self.world_size)
             _fsync_tree(tmp)
             if _read_epoch(self.dir) > self.restart:
                 raise StaleRun("a newer run of the job owns %s" % self.dir)

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Real PyTorch DistributedDataParallel training (gloo, CPU) for the hot
+spare test (spares.sh): each rank's batch depends on its RANK and the
+step only, so a run that loses a node, resumes on a spare with the same
+ranks from the last checkpoint, ends with the same parameters as an
+uninterrupted run (up to floating-point summation order).
+
+    srun train_ddp.py STEPS SLEEP_MS RESULT_DIR
+
+RESULT_DIR/runs gets "start RELAUNCH from STEP WORLD" per run (rank 0),
+RESULT_DIR/steps.RELAUNCH the steps rank 0 trained, RESULT_DIR/final the
+parameters.  Rendezvous on 127.0.0.1: the test cluster's slurmd all run
+on this host.
+
+SPDX-License-Identifier: GPL-2.0-or-later
+"""
+import datetime
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+sys.path.insert(0, os.environ.get("TOPOML_CKPT_PY", os.path.dirname(
+    os.path.abspath(__file__))))
+import topoml_ckpt  # noqa: E402
+
+
+def main():
+    steps, ms, rdir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    env = os.environ
+    rank = int(env["SLURM_PROCID"])
+    world = int(env["SLURM_NTASKS"])
+    relaunch = int(env.get("TOPOML_RUN_RESTARTS", "0") or 0)
+    restart = int(env.get("TOPOML_RESTART_COUNT", "0") or 0)
+    # A fresh port per run: the failed run's store may linger.
+    port = 20000 + (int(env.get("SLURM_JOB_ID", "0")) * 31 +
+                    relaunch * 7 + restart * 3) % 20000
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port,
+                            rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=30))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(),
+                                torch.nn.Linear(32, 1))
+    ddp = DDP(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+
+    def any_rank(flag):
+        t = torch.tensor([int(flag)])
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return int(t.item())
+
+    ck = topoml_ckpt.Checkpointer(reduce=any_rank)
+    step = 0
+    if ck.resume_path:
+        st = torch.load(os.path.join(ck.resume_path, "state.pt"))
+        model.load_state_dict(st["model"])
+        opt.load_state_dict(st["opt"])
+        step = st["step"]
+    if rank == 0:
+        with open(os.path.join(rdir, "runs"), "a") as f:
+            f.write("start %d from %d world %d resume_world %d nodes %s\n"
+                    % (relaunch, step, world, ck.resume_world_size,
+                       env.get("TOPOML_WORKER_NODES", "-")))
+        log = open(os.path.join(rdir, "steps.%d.%d" % (restart, relaunch)),
+                   "w")
+    while step < steps:
+        step += 1
+        g = torch.Generator().manual_seed(step * 1000 + rank)
+        x = torch.randn(8, 16, generator=g)
+        y = torch.sin(x.sum(1, keepdim=True))
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(ddp(x), y)
+        loss.backward()
+        opt.step()
+        if rank == 0:
+            log.write("%d %.6f\n" % (step, loss.item()))
+            log.flush()
+        time.sleep(ms / 1000.0)
+        if ck.should_checkpoint(step):
+            if rank == 0:
+                d = ck.begin(step)
+                torch.save({"model": model.state_dict(),
+                            "opt": opt.state_dict(), "step": step},
+                           os.path.join(d, "state.pt"))
+                ck.commit()
+            dist.barrier()
+    if rank == 0:
+        flat = torch.cat([p.detach().flatten() for p in model.parameters()])
+        with open(os.path.join(rdir, "final"), "w") as f:
+            f.write(" ".join("%.9g" % v for v in flat.tolist()) + "\n")
+    ck.close()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
