@@ -12,7 +12,9 @@
 
 /*
  * Grow *arr (element size sz) so that index n fits, doubling at powers of
- * two: no capacity field needed.  Returns 0, or -1 when out of memory.
+ * two: no capacity field needed.  Returns 0, or -1 when out of memory
+ * (*arr unchanged).  The engine's one array-growth helper: *arr starts
+ * NULL (or from an earlier call) and n is the count before appending.
  */
 int topoml_grow(void **arr, int n, size_t sz);
 

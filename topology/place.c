@@ -103,20 +103,6 @@ void topoml_placement_clear(struct topoml_placement *p)
 
 /* ---- helpers shared by the engines ---------------------------------- */
 
-void *topoml__grow(void *v, int n, int *cap, size_t sz)
-{
-	int ncap;
-	void *nv;
-
-	if (n < *cap)
-		return v;
-	ncap = *cap * 2 + 64;
-	if (!(nv = realloc(v, (size_t)ncap * sz)))
-		return NULL;
-	*cap = ncap;
-	return nv;
-}
-
 int topoml__and_weight(hwloc_const_bitmap_t a, hwloc_const_bitmap_t b)
 {
 	int la = hwloc_bitmap_last(a), lb = hwloc_bitmap_last(b);

@@ -194,14 +194,11 @@ out:
 	return rc;
 }
 
-static void _push(struct dcand **cv, int *nc, int *cap, struct dcand c)
+static void _push(struct dcand **cv, int *nc, struct dcand c)
 {
-	struct dcand *n = topoml__grow(*cv, *nc, cap, sizeof(*n));
-
-	if (!n)
+	if (topoml_grow((void **)cv, *nc, sizeof(**cv)))
 		return;
-	*cv = n;
-	n[(*nc)++] = c;
+	(*cv)[(*nc)++] = c;
 }
 
 int topoml__place_dragonfly(const struct place_in *in,
@@ -214,7 +211,7 @@ int topoml__place_dragonfly(const struct place_in *in,
 	struct place_seen seen = { 0 };
 	struct dcand *cv = NULL;
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	int ng = t->ngroups, ns = t->nswitches, nc = 0, cap = 0, rc = -1;
+	int ng = t->ngroups, ns = t->nswitches, nc = 0, rc = -1;
 	int found = 0, maxrouters = 1, v, npass, k = in->k > 1 ? in->k : 1;
 	bool isolate = req->hint == TOPOML_HINT_ISOLATE;
 	bool spread = req->hint == TOPOML_HINT_ALLTOALL &&
@@ -273,7 +270,7 @@ int topoml__place_dragonfly(const struct place_in *in,
 			c.id = s;
 			c.kg = c.kr = 1;
 			c.free = d.rfree[s];
-			_push(&cv, &nc, &cap, c);
+			_push(&cv, &nc, c);
 		}
 		/* A router that holds the job beats any group, a group any
 		 * set of groups: only a ranked list of more than one needs
@@ -293,7 +290,7 @@ int topoml__place_dragonfly(const struct place_in *in,
 			c.kg = 1;
 			c.kr = k;
 			c.free = d.gfree[g];
-			_push(&cv, &nc, &cap, c);
+			_push(&cv, &nc, c);
 		}
 		ngc = nc - before;
 		c.level = 2;
@@ -316,7 +313,7 @@ int topoml__place_dragonfly(const struct place_in *in,
 						kr += _in_group(&d, g, quota[g],
 								false, NULL);
 				c.kr = kr;
-				_push(&cv, &nc, &cap, c);
+				_push(&cv, &nc, c);
 			}
 			free(quota);
 		}

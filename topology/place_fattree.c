@@ -59,11 +59,11 @@ struct ft {
 	unsigned char *ok;
 };
 
-static int _collect_leaves(struct ft *ft, int **sub, int *len, int *cap,
-			   int *stamp, int *stack)
+static int _collect_leaves(struct ft *ft, int **sub, int *len, int *stamp,
+			   int *stack)
 {
 	const topoml_topo_t *t = ft->t;
-	int ns = ft->ns, *n;
+	int ns = ft->ns;
 
 	ft->sub_off[0] = 0;
 	for (int s = 0; s <= ns; s++) {
@@ -73,11 +73,10 @@ static int _collect_leaves(struct ft *ft, int **sub, int *len, int *cap,
 			for (int l = 0; l < ns; l++) {
 				if (t->switches[l].nchildren)
 					continue;
-				if (!(n = topoml__grow(*sub, *len, cap,
-						       sizeof(int))))
+				if (topoml_grow((void **)sub, *len,
+						sizeof(int)))
 					return -1;
-				*sub = n;
-				n[(*len)++] = l;
+				(*sub)[(*len)++] = l;
 			}
 			ft->sub_off[s + 1] = *len;
 			break;
@@ -89,11 +88,10 @@ static int _collect_leaves(struct ft *ft, int **sub, int *len, int *cap,
 			const struct topoml_switch *sw = &t->switches[x];
 
 			if (!sw->nchildren) {
-				if (!(n = topoml__grow(*sub, *len, cap,
-						       sizeof(int))))
+				if (topoml_grow((void **)sub, *len,
+						sizeof(int)))
 					return -1;
-				*sub = n;
-				n[(*len)++] = x;
+				(*sub)[(*len)++] = x;
 				continue;
 			}
 			/* reversed: leaves come out in switch order */
@@ -126,9 +124,9 @@ static void _classify(struct ft *ft)
 {
 	const topoml_topo_t *t = ft->t;
 	const uint32_t *owner = ft->in->req->owner;
-	struct jl *pairs = NULL, *n;
+	struct jl *pairs = NULL;
 	struct jh *h = NULL;
-	int np = 0, pcap = 0;
+	int np = 0;
 	size_t cap, mask;
 
 	for (int s = 0; s < ft->ns; s++) {
@@ -147,10 +145,8 @@ static void _classify(struct ft *ft)
 			if (!j || j == last)
 				continue;
 			last = j;
-			if (!(n = topoml__grow(pairs, np, &pcap,
-					       sizeof(*pairs))))
+			if (topoml_grow((void **)&pairs, np, sizeof(*pairs)))
 				goto out;
-			pairs = n;
 			pairs[np].job = j;
 			pairs[np++].leaf = s;
 		}
@@ -276,14 +272,11 @@ static int _cand_cmp(const void *a, const void *b)
 	return x->sw - y->sw;
 }
 
-static void _add(struct cand **cv, int *nc, int *cap, struct cand c)
+static void _add(struct cand **cv, int *nc, struct cand c)
 {
-	struct cand *n = topoml__grow(*cv, *nc, cap, sizeof(*n));
-
-	if (!n)
+	if (topoml_grow((void **)cv, *nc, sizeof(**cv)))
 		return;
-	*cv = n;
-	n[(*nc)++] = c;
+	(*cv)[(*nc)++] = c;
 }
 
 int topoml__place_fat_tree(const struct place_in *in,
@@ -296,7 +289,7 @@ int topoml__place_fat_tree(const struct place_in *in,
 	struct place_seen seen = { 0 };
 	struct cand *cv = NULL, cur;
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	int *stamp = NULL, *stack = NULL, len = 0, cap = 0, nc = 0, ccap = 0;
+	int *stamp = NULL, *stack = NULL, len = 0, cap = 0, nc = 0;
 	int ns = t->nswitches, rc = -1, found = 0, maxn = 0, best_k = -1;
 	int k = in->k > 1 ? in->k : 1;
 	bool has_root = false;
@@ -328,8 +321,7 @@ int topoml__place_fat_tree(const struct place_in *in,
 	for (int s = 0; s < ns; s++)
 		cap += t->switches[s].nchildren;
 	stack = malloc((cap + ns + 1) * sizeof(int));
-	cap = 0;
-	if (!stack || _collect_leaves(&ft, &ft.sub, &len, &cap, stamp, stack))
+	if (!stack || _collect_leaves(&ft, &ft.sub, &len, stamp, stack))
 		goto oom;
 	for (int s = 0; s <= ns; s++) {
 		int n = ft.sub_off[s + 1] - ft.sub_off[s];
@@ -380,7 +372,7 @@ int topoml__place_fat_tree(const struct place_in *in,
 
 				ci.filter = FILTER_CLEAN;
 				ci.k = kc;
-				_add(&cv, &nc, &ccap, ci);
+				_add(&cv, &nc, ci);
 			}
 		}
 		c.pass = req->hint == TOPOML_HINT_ISOLATE ? 1 : 0;
@@ -390,7 +382,7 @@ int topoml__place_fat_tree(const struct place_in *in,
 		 * traces): only among equally tight choices. */
 		if (k > 1 && req->owner)
 			c.filter = FILTER_PREFER;
-		_add(&cv, &nc, &ccap, c);
+		_add(&cv, &nc, c);
 	}
 	if (!nc) {
 		if (best_k > 0)

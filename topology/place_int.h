@@ -70,12 +70,7 @@ int topoml__place_compact(const struct place_in *in,
 
 /* |a & b| without allocating. */
 int topoml__and_weight(hwloc_const_bitmap_t a, hwloc_const_bitmap_t b);
-/*
- * Room for element n of a growing array v of *cap elements of size sz: v
- * itself, a larger copy (*cap updated), or NULL when out of memory (v and
- * *cap unchanged).
- */
-void *topoml__grow(void *v, int n, int *cap, size_t sz);
+/* Growing arrays: topoml_grow() in model_int.h. */
 
 /*
  * Free nodes of every leaf / router (indexed by switch; 0 for upper

@@ -265,8 +265,8 @@ static int _tcand_cmp(const struct tcand *x, const struct tcand *y)
 static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
 			     int *ns)
 {
-	struct shape *sv = NULL, *x;
-	int n = 0, cap = 0;
+	struct shape *sv = NULL;
+	int n = 0;
 
 	for (int a = 1; a <= g->d[0]; a++)
 		for (int b = 1; b <= g->d[1]; b++) {
@@ -281,13 +281,12 @@ static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
 
 				if (v > vmax)
 					break;
-				if (!(x = topoml__grow(sv, n, &cap,
-						       sizeof(*x)))) {
+				if (topoml_grow((void **)&sv, n,
+						sizeof(*sv))) {
 					free(sv);
 					*ns = 0;
 					return NULL;
 				}
-				sv = x;
 				mx = a > b ? a : b;
 				mx = mx > c ? mx : c;
 				mn = a < b ? a : b;
@@ -310,8 +309,8 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 			      int n, int nreq, bool all_free, bool aligned,
 			      int *nc)
 {
-	struct tcand *cv = NULL, *nv;
-	int cnt = 0, cap = 0, lim[3], st[3];
+	struct tcand *cv = NULL;
+	int cnt = 0, lim[3], st[3];
 
 	for (int d = 0; d < 3; d++) {
 		if (g->w[d])
@@ -336,12 +335,11 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 					continue;
 				if (nreq && _sum(g, g->req, o, sh->s) < nreq)
 					continue;
-				if (!(nv = topoml__grow(cv, cnt, &cap,
-							sizeof(*nv)))) {
+				if (topoml_grow((void **)&cv, cnt,
+						sizeof(*cv))) {
 					*nc = cnt;
 					return cv;
 				}
-				cv = nv;
 				cv[cnt].o[0] = x;
 				cv[cnt].o[1] = y;
 				cv[cnt].o[2] = z;

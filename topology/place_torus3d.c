@@ -349,7 +349,7 @@ static struct ynode *_yload(const char *path, char **buf,
 	size_t cap = 0, len = 0;
 	struct ynode *root = NULL;
 	char *s;
-	int no = 0, i = 0, lcap = 0;
+	int no = 0, i = 0;
 
 	if (!f) {
 		topoml_errors_add(err, "%s: %s", path, strerror(errno));
@@ -392,12 +392,8 @@ static struct ynode *_yload(const char *path, char **buf,
 		while (*c == ' ' || *c == '\t')
 			c++;
 		if (*c && strcmp(c, "---") && strcmp(c, "...")) {
-			struct yline *nlv = topoml__grow(p.l, p.nl, &lcap,
-							 sizeof(*nlv));
-
-			if (!nlv)
+			if (topoml_grow((void **)&p.l, p.nl, sizeof(*p.l)))
 				goto oom;
-			p.l = nlv;
 			p.l[p.nl++] = (struct yline){ no, (int)(c - s), c };
 		}
 		s = nl ? nl + 1 : NULL;
@@ -891,7 +887,7 @@ struct topoml_torus3d *topoml_torus3d_every_size(const topoml_topo_t *t)
 	int *per = malloc((vol + 1) * sizeof(int));
 	int *spr = malloc((vol + 1) * sizeof(int));
 	struct ebox *v = NULL;
-	int nv = 0, cap = 0;
+	int nv = 0;
 
 	if (!c || !per || !spr || !(c->source = strdup("generated")))
 		goto fail;
@@ -919,11 +915,9 @@ struct topoml_torus3d *topoml_torus3d_every_size(const topoml_topo_t *t)
 					}
 					if (p != per[n] || mx - mn != spr[n])
 						continue;
-					struct ebox *x = topoml__grow(v, nv, &cap,
-								      sizeof(*x));
-					if (!x)
+					if (topoml_grow((void **)&v, nv,
+							sizeof(*v)))
 						goto fail;
-					v = x;
 					v[nv++] = (struct ebox){ { a, b, cc },
 								 (int)n };
 				}
@@ -1289,7 +1283,7 @@ static int _t3d(const struct place_in *in, bool ml,
 	long vol;
 	hwloc_bitmap_t set = NULL;
 	struct t3cand *cv = NULL;
-	int nc = 0, ccap = 0, want = in->k > 1 ? in->k : 1;
+	int nc = 0, want = in->k > 1 ? in->k : 1;
 	struct place_seen seen = { 0 };
 
 	if (t->family != TOPOML_TORUS) {
@@ -1377,13 +1371,12 @@ static int _t3d(const struct place_in *in, bool ml,
 					    _psum(&req, o, s->dims) != in->nreq)
 						continue;
 					if (ml) {
-						struct t3cand *g = topoml__grow(
-							cv, nc, &ccap,
-							sizeof(*cv));
+						struct t3cand *g;
 
-						if (!g)
+						if (topoml_grow((void **)&cv, nc,
+								sizeof(*cv)))
 							goto oom;
-						cv = g;
+						g = cv;
 						g[nc].w = wt ? _box_nodes(
 							t, o, s->dims, wt,
 							NULL) : 0;
