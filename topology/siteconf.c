@@ -210,75 +210,27 @@ static void _bad_value(topoml_errors_t *err, const char *path, int line,
 }
 
 /*
- * Partitions read so far by name, for the duplicate check (a scan per
- * line was quadratic): open addressing, slot = index in c->parts + 1.
+ * Partitions read so far by name (the model's name map, created on the
+ * first one), for the duplicate check: a scan per line was quadratic.
+ * Keys are the partitions' own name copies.
  */
-struct _names {
-	int *slot;
-	size_t cap;		/* a power of two, or 0 */
-};
-
-static size_t _hash(const char *s)
-{
-	size_t h = 2166136261u;		/* FNV-1a */
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
-/* The index of name in c->parts, or -1. */
-static int _names_find(const struct _names *h,
-		       const struct topoml_siteconf *c, const char *name)
-{
-	size_t i;
-
-	if (!h->cap)
-		return -1;
-	for (i = _hash(name) & (h->cap - 1); h->slot[i];
-	     i = (i + 1) & (h->cap - 1))
-		if (!strcmp(c->parts[h->slot[i] - 1].name, name))
-			return h->slot[i] - 1;
-	return -1;
-}
-
-/* Index c->parts[idx] (kept under half full); -1 when out of memory. */
-static int _names_add(struct _names *h, const struct topoml_siteconf *c,
+static int _names_add(struct topoml_name_index **h, const char *name,
 		      int idx)
 {
-	size_t i;
-
-	if (2 * ((size_t)idx + 1) >= h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 64;
-		int *slot = calloc(cap, sizeof(*slot));
-
-		if (!slot)
-			return -1;
-		free(h->slot);
-		h->slot = slot;
-		h->cap = cap;
-		for (int k = 0; k < idx; k++) {
-			for (i = _hash(c->parts[k].name) & (cap - 1); slot[i];
-			     i = (i + 1) & (cap - 1))
-				;
-			slot[i] = k + 1;
-		}
-	}
-	for (i = _hash(c->parts[idx].name) & (h->cap - 1); h->slot[i];
-	     i = (i + 1) & (h->cap - 1))
-		;
-	h->slot[i] = idx + 1;
-	return 0;
+	if (!*h && !(*h = topoml_index_new()))
+		return -1;
+	return topoml_index_put(*h, name, idx);
 }
 
-static int _partition_line(struct topoml_siteconf *c, struct _names *h,
+static int _partition_line(struct topoml_siteconf *c,
+			   struct topoml_name_index **h,
 			   struct _word *w, int n, const char *path, int line,
 			   topoml_errors_t *err)
 {
 	struct topoml_part_conf *pc, *np;
 	int i, bad = 0;
 
-	i = _names_find(h, c, w[0].val);
+	i = topoml_index_find(*h, w[0].val);
 	if (i >= 0) {
 		topoml_errors_add(err,
 			"%s:%d:%d: partition %s already configured at line %d",
@@ -296,7 +248,7 @@ static int _partition_line(struct topoml_siteconf *c, struct _names *h,
 	pc->placement = -1;
 	pc->line = line;
 	pc->name = strdup(w[0].val);
-	if (!pc->name || _names_add(h, c, c->nparts)) {
+	if (!pc->name || _names_add(h, pc->name, c->nparts)) {
 		free(pc->name);
 		topoml_errors_add(err, "%s:%d: out of memory", path, line);
 		return -1;
@@ -399,7 +351,7 @@ int topoml_siteconf_read(const char *path, struct topoml_siteconf *c,
 			 topoml_errors_t *err)
 {
 	struct _word w[32];
-	struct _names names = { 0 };
+	struct topoml_name_index *names = NULL;
 	char *buf = NULL, *dir = NULL;
 	size_t cap = 0;
 	int lineno = 0, rc = 0, n, i;
@@ -448,7 +400,7 @@ int topoml_siteconf_read(const char *path, struct topoml_siteconf *c,
 	fclose(f);
 	free(buf);
 	free(dir);
-	free(names.slot);
+	topoml_index_free(names);
 	return rc;
 }
 
