@@ -83,6 +83,14 @@ int topoml_index_find(const struct topoml_name_index *ix,
 int topoml_index_put(struct topoml_name_index *ix, const char *key,
 		     int val);
 
+/*
+ * Free nodes of every leaf / router (indexed by switch; 0 for upper
+ * switches), counted from one pass over the words of avail.  Caller frees.
+ */
+int *topoml__leaf_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail);
+/* Fewest of the items (sorted by decreasing free) holding need, or -1. */
+int topoml__min_items(const int *freev, int nitems, int need);
+
 /* ---- torus geometry (geom.c) ---------------------------------------- */
 
 /* Position of coordinates c in t->coord_node (x fastest). */

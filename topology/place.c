@@ -116,59 +116,6 @@ int topoml__and_weight(hwloc_const_bitmap_t a, hwloc_const_bitmap_t b)
 	return w;
 }
 
-#define WBITS (8 * (int)sizeof(unsigned long))
-
-int *topoml__leaf_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail)
-{
-	int *cnt = calloc(t->nswitches ? t->nswitches : 1, sizeof(int));
-	int nw = (t->nnodes + WBITS - 1) / WBITS;
-	unsigned long *w = calloc(nw ? nw : 1, sizeof(*w));
-
-	if (!cnt || !w) {
-		free(cnt);
-		free(w);
-		return NULL;
-	}
-	/* One copy of avail's words, then plain bit tests per leaf node:
-	 * no per-node library calls on a 100k-node machine. */
-	for (int i = 0; i < nw; i++)
-		w[i] = hwloc_bitmap_to_ith_ulong(avail, i);
-	for (int s = 0; s < t->nswitches; s++) {
-		const struct topoml_switch *sw = &t->switches[s];
-		int c = 0, lo, hi;
-
-		if (!sw->nnodes)
-			continue;
-		lo = sw->nodes[0];
-		hi = sw->nodes[sw->nnodes - 1];
-		if (hi - lo + 1 == sw->nnodes && hi < t->nnodes) {
-			/* consecutive indices (the usual case): popcount
-			 * the word range */
-			int wl = lo / WBITS, wh = hi / WBITS;
-
-			for (int i = wl; i <= wh; i++) {
-				unsigned long m = w[i];
-
-				if (i == wl)
-					m &= ~0UL << (lo % WBITS);
-				if (i == wh && (hi % WBITS) != WBITS - 1)
-					m &= (1UL << (hi % WBITS + 1)) - 1;
-				c += __builtin_popcountl(m);
-			}
-			cnt[s] = c;
-			continue;
-		}
-		for (int k = 0; k < sw->nnodes; k++) {
-			int v = sw->nodes[k];
-
-			c += (w[v / WBITS] >> (v % WBITS)) & 1;
-		}
-		cnt[s] = c;
-	}
-	free(w);
-	return cnt;
-}
-
 bool topoml__seen_add(struct place_seen *s, hwloc_const_bitmap_t set)
 {
 	hwloc_bitmap_t *n;
@@ -212,20 +159,6 @@ int topoml__placement_from_set(const topoml_topo_t *t,
 	out->n = i;
 	topoml_ring_order(t, out->nodes, out->n);
 	return 0;
-}
-
-int topoml__min_items(const int *f, int n, int need)
-{
-	int sum = 0;
-
-	if (need <= 0)
-		return 0;
-	for (int i = 0; i < n; i++) {
-		sum += f[i];
-		if (sum >= need)
-			return i + 1;
-	}
-	return -1;
 }
 
 int topoml__tight_pick(const int *f, int n, int k, int need, int *take)

@@ -72,11 +72,7 @@ int topoml__place_compact(const struct place_in *in,
 int topoml__and_weight(hwloc_const_bitmap_t a, hwloc_const_bitmap_t b);
 /* Growing arrays: topoml_grow() in model_int.h. */
 
-/*
- * Free nodes of every leaf / router (indexed by switch; 0 for upper
- * switches), counted from one pass over the words of avail.  Caller frees.
- */
-int *topoml__leaf_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail);
+/* Free nodes per leaf, fewest items holding a need: model_int.h. */
 
 /*
  * Distinct candidates for a ranked list: returns true when set differs from
@@ -103,8 +99,6 @@ int topoml__placement_from_set(const topoml_topo_t *t,
  */
 int topoml__tight_pick(const int *freev, int nitems, int k, int need,
 		       int *take);
-/* Fewest of the items (sorted by decreasing free) holding need, or -1. */
-int topoml__min_items(const int *freev, int nitems, int need);
 
 /*
  * Choose among items (leaves, routers, groups) for need nodes beyond the
