@@ -93,10 +93,26 @@ int topoml__min_items(const int *freev, int nitems, int need);
 
 /* ---- torus geometry (geom.c) ---------------------------------------- */
 
-/* Position of coordinates c in t->coord_node (x fastest). */
+/*
+ * Position of (x, y, z) in a grid of dims stored x fastest (a torus's
+ * coord_node, Slurm torus3d's cells), and back.
+ */
+static inline int topoml_grid_pos(const int dims[3], int x, int y, int z)
+{
+	return x + dims[0] * (y + dims[1] * z);
+}
+
+static inline void topoml_grid_coord(const int dims[3], long p, int c[3])
+{
+	c[0] = (int)(p % dims[0]);
+	c[1] = (int)(p / dims[0] % dims[1]);
+	c[2] = (int)(p / ((long)dims[0] * dims[1]));
+}
+
+/* Position of coordinates c in t->coord_node. */
 static inline int topoml__torus_pos(const topoml_topo_t *t, const int c[3])
 {
-	return c[0] + t->dims[0] * (c[1] + t->dims[1] * c[2]);
+	return topoml_grid_pos(t->dims, c[0], c[1], c[2]);
 }
 
 /*

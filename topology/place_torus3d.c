@@ -541,7 +541,7 @@ static int _fill_one(const char *host, void *arg)
 	x = f->lo[0] + (int)(k % f->ext[0]);
 	y = f->lo[1] + (int)(k / f->ext[0] % f->ext[1]);
 	z = f->lo[2] + (int)(k / ((long)f->ext[0] * f->ext[1]));
-	pos = x + c->dims[0] * (y + c->dims[1] * z);
+	pos = topoml_grid_pos(c->dims, x, y, z);
 	if (c->cell_name[pos]) {
 		_rerr(f->r, f->line, "node %s: cell (%d,%d,%d) already holds %s",
 		      host, x, y, z, c->cell_name[pos]);
@@ -802,10 +802,7 @@ topoml_topo_t *topoml_torus3d_topology(const struct topoml_torus3d *c,
 		n = topoml_add_node(t, c->cell_name[p], 0, err);
 		if (n < 0)
 			goto fail;
-		t->nodes[n].coord[0] = (int)(p % c->dims[0]);
-		t->nodes[n].coord[1] = (int)(p / c->dims[0] % c->dims[1]);
-		t->nodes[n].coord[2] = (int)(p / ((long)c->dims[0] *
-						  c->dims[1]));
+		topoml_grid_coord(c->dims, p, t->nodes[n].coord);
 	}
 	if (topoml_finalize(t, err))
 		goto fail;

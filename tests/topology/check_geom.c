@@ -114,9 +114,17 @@ START_TEST(test_torus_box)
 	/* (3,0,0) and (0,2,1): wraps in x and y, 2 x 2 x 2 */
 	int nodes[2] = { 3, 0 + 4 * (2 + 3 * 1) };
 
-	for (int i = 0; i < t->nnodes; i++)
+	for (int i = 0; i < t->nnodes; i++) {
+		int c[3];
+
 		ck_assert_int_eq(t->coord_node[topoml__torus_pos(
 					 t, t->nodes[i].coord)], i);
+		topoml_grid_coord(t->dims, i, c);
+		for (int d = 0; d < 3; d++)
+			ck_assert_int_eq(c[d], t->nodes[i].coord[d]);
+		ck_assert_int_eq(topoml_grid_pos(t->dims, c[0], c[1], c[2]),
+				 i);
+	}
 
 	/* The empty set: volume 0, every extent 0, starts 0. */
 	ck_assert_int_eq(topoml_torus_box(t, nodes, 0, true, start, ext), 0);
