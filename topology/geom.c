@@ -66,7 +66,7 @@ static long _box(const topoml_topo_t *t, const int *nodes, int n,
 	o[0] = occ;
 	o[1] = o[0] + t->dims[0];
 	o[2] = o[1] + t->dims[1];
-	if (nodes) {
+	if (!set) {
 		for (int i = 0; i < n; i++)
 			for (int d = 0; d < 3; d++)
 				o[d][t->nodes[nodes[i]].coord[d]] = 1;

@@ -128,6 +128,7 @@ START_TEST(test_torus_box)
 
 	/* The empty set: volume 0, every extent 0, starts 0. */
 	ck_assert_int_eq(topoml_torus_box(t, nodes, 0, true, start, ext), 0);
+	ck_assert_int_eq(topoml_torus_box(t, NULL, 0, false, start, ext), 0);
 	for (int d = 0; d < 3; d++) {
 		ck_assert_int_eq(ext[d], 0);
 		ck_assert_int_eq(start[d], 0);
