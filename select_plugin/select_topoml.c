@@ -205,6 +205,10 @@ static struct topoml_torus3d *_torus3d_bind(topoml_topo_t *topo,
 	} else if (c) {
 		info("select/topoml: %s: the engine proposes torus3d's %d box shapes only",
 		     yaml, c->nshapes);
+	} else if (err.n) {
+		/* no torus3d section (tree, block) or a bad one */
+		info("select/topoml: not bound to torus3d's boxes: %s",
+		     err.msg[0]);
 	}
 	topoml_errors_clear(&err);
 	xfree(yaml);

@@ -468,8 +468,8 @@ struct bcand {
  * more blocks than Slurm (25 vs 24, 23 vs 18 on compare_2605.sh's
  * sequences); empty blocks first outright shares none there but scatters
  * small jobs (blocks over the lower bound in check_block's same-sequence
- * test 93 -> about 750).  A quarter block: 23 and 12 shared, about 110
- * over the bound (slurm-block about 240).  (Preferring busy enclosing
+ * test 93 -> about 750).  A quarter block: 23 and 12 shared, 116 over
+ * the bound (slurm-block 212).  (Preferring busy enclosing
  * groups among equals was tried: more blocks over the lower bound.)
  */
 static int _bcand_cmp(const void *a, const void *b)
