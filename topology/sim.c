@@ -408,11 +408,8 @@ static int _sstab_link(struct sstab *st, int a, int b)
 {
 	for (int k = 0; k < 2; k++) {
 		int x = k ? b : a, y = k ? a : b;
-		int *n = realloc(st->adj[x], (st->nadj[x] + 1) * sizeof(int));
-
-		if (!n)
+		if (topoml_grow((void **)&st->adj[x], st->nadj[x], sizeof(int)))
 			return -1;
-		st->adj[x] = n;
 		st->adj[x][st->nadj[x]++] = y;
 	}
 	return 0;
