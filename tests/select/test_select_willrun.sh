@@ -41,10 +41,11 @@ submit() {	# submit MINUTES NODES [HOSTLIST]: job id, started
 	echo "$id"
 }
 
-# test_only PARTITION NODES: "START NODES" of sbatch --test-only
+# test_only PARTITION NODES: "START NODES" of sbatch --test-only (26.05
+# writes a word between the time and "using")
 test_only() {
 	sbatch --test-only -p "$1" -N "$2" -t 5 --wrap true 2>&1 |
-		sed -n 's/.* to start at \([^ ]*\) using .* on nodes \([^ ]*\) in partition.*/\1 \2/p'
+		sed -n 's/.* to start at \([^ ]*\) .*using .* on nodes \([^ ]*\) in partition.*/\1 \2/p'
 }
 
 # ---- jobs start now: the engine's choice on the idle nodes ----
@@ -62,7 +63,7 @@ for k in 1 2 3 4 5 8 10 12 20; do
 	read -r _ got < <(test_only main "$k")
 	read -r _ plain < <(test_only plain "$k")
 	[ -n "$got" ] && [ -n "$plain" ] ||
-		cluster_fail "--test-only -N $k: no answer ($got/$plain)"
+		cluster_fail "--test-only -N $k: no answer ($got/$plain): $(sbatch --test-only -p main -N "$k" -t 5 --wrap true 2>&1)"
 	sel_same_nodes "$got" "$want" ||
 		cluster_fail "--test-only -N $k: $got, the engine says $want"
 	sel_same_nodes "$got" "$plain" || differ=$((differ + 1))
