@@ -4,7 +4,8 @@
 # choice on the nodes free at that time (idle now, or free soonest when the
 # job must wait), its start time is cons_tres's, and at least one answer
 # differs from plain cons_tres's (partition plain, Placement=off), so the
-# test fails when will-run is handed to cons_tres unnarrowed.
+# test fails when will-run is handed to cons_tres unnarrowed; a pending
+# job's SchedNodes (backfill's real plan) are the engine's choice too.
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
@@ -94,5 +95,22 @@ for k in 4 9; do
 		cluster_fail "--test-only -N $k later: $got, the engine says $want (free soonest: $snodes)"
 	echo "ok: --test-only -N $k at $t_main: $got (cons_tres alone: $plain)"
 done
+# ---- backfill's plan: a pending job's SchedNodes are the engine's ----
+pend=$(sbatch --parsable -o /dev/null -t 5 -N 10 --wrap 'sleep 1') ||
+	cluster_fail "sbatch -N 10"
+plan=""
+for _ in $(seq 1 100); do
+	plan=$(squeue -h -j "$pend" -o %Y)
+	[ -n "$plan" ] && [ "$plan" != "(null)" ] && break
+	sleep 0.2
+done
+busy=$(squeue -h -t R -o '%i %N' | awk -v s="$short" '$1 != s {print $2}' |
+	paste -sd,)
+# shellcheck disable=SC2046
+want=$(sel_expected "$work/net.conf" 10 "$busy" allreduce \
+	$(sel_owners | grep -v "^$short=")) || cluster_fail "engine: 10 nodes"
+sel_same_nodes "$plan" "$want" ||
+	cluster_fail "backfill planned job $pend on '$plan', the engine says $want"
+echo "ok: backfill plans the pending 10-node job on $plan"
 echo "PASS: will-run narrows like run-now ($differ of 9 answers differ from cons_tres alone)"
 cluster_stop
