@@ -21,6 +21,7 @@
 #include <slurm/slurm.h>
 
 #include "ckpt_int.h"
+#include "model_int.h"	/* topoml_hash(): the engine's FNV-1a */
 #include "topoml_ckpt_page.h"
 
 /* A process that runs (a zombie does not). */
@@ -300,15 +301,6 @@ out:
 	return rc;
 }
 
-static uint32_t _fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
 /*
  * One page per run of the job and node: a run stranded behind a dead
  * slurmd must not share it with the next run.  DIR in the name too: job
@@ -316,6 +308,7 @@ static uint32_t _fnv1a(const char *s)
  */
 int ml_ckpt__page_path(char *err, size_t errlen)
 {
+	uint32_t dir_hash = topoml_hash(ml_ck.dir);
 	char buf[64];
 
 	/*
@@ -332,7 +325,7 @@ int ml_ckpt__page_path(char *err, size_t errlen)
 	if ((size_t)snprintf(ml_ck.page_path, sizeof(ml_ck.page_path),
 			     "%s/job.%u.%ld.%s.%08x", ml_ck.page_dir,
 			     ml_ck.job_id, ml_ck.restart, buf,
-			     _fnv1a(ml_ck.dir)) >= sizeof(ml_ck.page_path)) {
+			     dir_hash) >= sizeof(ml_ck.page_path)) {
 		snprintf(err, errlen, "page path too long");
 		return -1;
 	}
