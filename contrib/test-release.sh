@@ -86,6 +86,7 @@ if [ $# -eq 0 ]; then
 			select/test_select_dragonfly.sh \
 			select/test_select_fallback.sh \
 			select/test_select_shared.sh \
+			select/test_select_willrun.sh \
 			spank/test_spank_ring.sh \
 			select/test_select_topo_opts.sh \
 			place/test_block_slurm.sh \
