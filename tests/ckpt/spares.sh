@@ -1,15 +1,18 @@
 #!/bin/bash
 # Hot spares (contrib/topoml-run) on a real local cluster with real
-# PyTorch DDP (gloo, CPU), as an unprivileged user: two jobs of 5 nodes
-# (4 workers + 1 spare, --no-kill, --ml-ckpt every 10 steps) at once:
-#   ref    no failure: trains on its 4 workers, the spare never used
-#   fail   once a checkpoint exists, one worker's slurmd and its tasks
-#          are killed (and the node marked DOWN with scontrol: Slurm alone
-#          takes SlurmdTimeout + a ping cycle); topoml-run relaunches the
-#          step on the spare in the failed node's ring position, the
-#          training resumes from the last checkpoint
-# Both end with the same parameters (within fp tolerance); the relaunch
-# starts at the last checkpoint's step, with the same world size.
+# PyTorch DDP (gloo, CPU), as an unprivileged user; three jobs at once,
+# --no-kill, --ml-ckpt every 10 steps, 4 ranks:
+#   ref      5 nodes (4 workers + 1 spare), no failure
+#   fail     5 nodes (4 + 1): once step 20 is checkpointed, the second
+#            worker's slurmd, slurmstepd and tasks are killed and the node
+#            marked DOWN with scontrol (Slurm alone takes SlurmdTimeout + a
+#            ping cycle); topoml-run relaunches the step in the same job
+#            on the spare, in the failed node's ring position
+#   requeue  4 nodes, no spare, --requeue, the same failure: topoml-run
+#            requeues the job (cred_expire=5), the next run resumes
+# Both failed jobs resume from the last checkpoint with the same world
+# size and end with ref's parameters (within fp tolerance).  Prints the
+# steps trained again and the time from the kill to training again.
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 . "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
@@ -42,30 +45,34 @@ cleanup() {
 }
 CLUSTER_SPANK=1
 CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
-CLUSTER_SLURMD=10
+CLUSTER_SLURMD=14
 cluster_start spares
 trap 'cleanup' EXIT
 trap 'cleanup; exit 130' INT TERM
 cluster_user "$SP_USER"
+# A requeued job waits cred_expire (default 1200 s) before it starts again.
 cat >>"$SLURM_CONF" <<EOF
+AuthInfo=socket=$CLUSTER_DIR/munge/munge.socket,cred_expire=5
 SlurmdTimeout=5
 DebugFlags=NO_CONF_HASH
 EOF
 cluster_restart_ctld
 fail() { cluster_fail "$*"; }
 
-# submit NAME: the job id.  The batch script is one line: topoml-run.
+# submit NAME NODES SPARES [sbatch args]: the job id.  The batch script
+# is one line: topoml-run.
 submit() {
-	local d=$BASE/$1
+	local name=$1 nodes=$2 spares=$3 d=$BASE/$1
+	shift 3
 	mkdir -p "$d"
-	printf '#!/bin/sh\nexport OMP_NUM_THREADS=1\nexec %s --spares 1 -- %s %s %s 100 %s\n' \
-		"$BASE/bin/topoml-run" "$PY" "$BASE/bin/train_ddp.py" \
-		"$STEPS" "$d" >"$d/job.sh"
+	printf '#!/bin/sh\nexport OMP_NUM_THREADS=1\nexec %s --spares %s -- %s %s %s 100 %s\n' \
+		"$BASE/bin/topoml-run" "$spares" "$PY" \
+		"$BASE/bin/train_ddp.py" "$STEPS" "$d" >"$d/job.sh"
 	chmod 755 "$d/job.sh"
 	chown -R "$SP_USER" "$d"
 	su -s /bin/sh "$SP_USER" -c "cd $d && SLURM_CONF=$SLURM_CONF \
-		sbatch --parsable -N5 --no-kill --time=5 -o $d/slurm-%j.out \
-		--ml-ckpt=$d/ck,every=10 $d/job.sh"
+		sbatch --parsable -N$nodes --no-kill --time=5 --open-mode=append \
+		-o $d/slurm-%j.out --ml-ckpt=$d/ck,every=10 $* $d/job.sh"
 }
 
 wait_gone() {
@@ -77,76 +84,116 @@ wait_gone() {
 	return 1
 }
 
-id_ref=$(submit ref) || fail "sbatch ref"
-id_f=$(submit fail) || fail "sbatch fail"
-t0=$(date +%s)
+# kill_worker NAME ID: once job ID checkpointed step 20, kill its second
+# worker's slurmd, slurmstepd and tasks, mark the node DOWN.  Sets
+# victim, workers (the first run's), killed_at (epoch seconds).
+kill_worker() {
+	local name=$1 id=$2 ck=$BASE/$1/ck/$2 l="" p pids=""
+	for _ in $(seq 1 240); do
+		l=$(readlink "$ck/latest" 2>/dev/null)
+		[ -n "$l" ] && [ "${l#step-}" -ge 20 ] 2>/dev/null && break
+		sleep 0.5
+	done
+	[ -n "$l" ] || fail "$name: no checkpoint:" \
+		"$(cat "$BASE/$name"/slurm-*.out)"
+	workers=$(sed -n '1s/.* nodes //p' "$BASE/$name/runs")
+	victim=$(echo "$workers" | cut -d, -f2)
+	[ -n "$victim" ] ||
+		fail "$name: no worker list in $(cat "$BASE/$name/runs")"
+	killed_at=$(date +%s.%N)
+	cluster_slurmd_stop "$victim"
+	for p in $(pgrep -x slurmstepd); do
+		ls -l "/proc/$p/fd" 2>/dev/null |
+			grep -q " -> $CLUSTER_DIR/log/slurmd-$victim.log" &&
+			pids="$pids $p"
+	done
+	[ -n "$pids" ] || fail "$name: no slurmstepd of $victim"
+	# shellcheck disable=SC2086
+	kill -KILL $pids $(_cluster_descendants $pids) 2>/dev/null
+	scontrol update nodename="$victim" state=down reason=spares-test ||
+		fail "scontrol update $victim down"
+	echo "$name: killed $victim (slurmd, slurmstepd, tasks) after $l"
+}
 
-# Kill one worker of the fail job once it checkpointed step 20.
-ck=$BASE/fail/ck/$id_f
-for i in $(seq 1 240); do
-	l=$(readlink "$ck/latest" 2>/dev/null)
-	[ -n "$l" ] && [ "${l#step-}" -ge 20 ] 2>/dev/null && break
-	sleep 0.5
-done
-[ -n "$l" ] || fail "fail: no checkpoint: $(cat "$BASE"/fail/slurm-*.out)"
-workers=$(sed -n '1s/.* nodes //p' "$BASE/fail/runs")
-victim=$(echo "$workers" | cut -d, -f2)
-[ -n "$victim" ] || fail "fail: no worker list in $(cat "$BASE/fail/runs")"
-tk=$(date +%s)
-cluster_slurmd_stop "$victim"
-pids=""
-for p in $(pgrep -x slurmstepd); do
-	ls -l "/proc/$p/fd" 2>/dev/null |
-		grep -q " -> $CLUSTER_DIR/log/slurmd-$victim.log" &&
-		pids="$pids $p"
-done
-[ -n "$pids" ] || fail "fail: no slurmstepd of $victim"
-# shellcheck disable=SC2086
-kill -KILL $pids $(_cluster_descendants $pids) 2>/dev/null
-scontrol update nodename="$victim" state=down reason=spares-test ||
-	fail "scontrol update $victim down"
-echo "fail: killed $victim (slurmd, slurmstepd, tasks) after $l"
+# check_resumed NAME KILLED_AT: the second run started at the last
+# checkpoint of the first, with the same world size.  Prints the steps
+# trained again and the seconds from the kill to the second run's start.
+check_resumed() {
+	local name=$1 r2 from last t2 runs
+	runs=$(cat "$BASE/$name/runs")
+	[ "$(wc -l <<<"$runs")" = 2 ] || fail "$name: want 2 runs: $runs"
+	r2=$(sed -n 2p <<<"$runs")
+	from=$(awk '{ print $4 }' <<<"$r2")
+	last=$(awk 'END { print $1 }' "$BASE/$name/steps.0.0")
+	[ "$from" -ge 20 ] && [ "$from" = $((last / 10 * 10)) ] ||
+		fail "$name: resumed from $from, first run reached $last"
+	grep -q "world 4 resume_world 4 " <<<"$r2" ||
+		fail "$name: world sizes: $r2"
+	t2=$(sed 's/.* t \([0-9.]*\) .*/\1/' <<<"$r2")
+	echo "$((last - from)) $(awk -v a="$t2" -v b="$2" \
+		'BEGIN { printf "%.1f", a - b }')"
+}
 
-wait_gone "$id_ref" 180 || fail "ref did not finish: $(squeue)"
-wait_gone "$id_f" 180 || fail "fail did not finish: $(squeue)"
-t1=$(date +%s)
-
-for j in ref fail; do
-	[ -s "$BASE/$j/final" ] || fail "$j: no final parameters:" \
-		"$(cat "$BASE/$j"/slurm-*.out)"
-done
-out=$(cat "$BASE"/fail/slurm-*.out)
-echo "$out" | grep -q "node $victim failed: .* takes ring position 1" ||
-	fail "fail: topoml-run did not replace $victim: $out"
-grep -q ' nodes ' "$BASE/ref/runs" && [ "$(wc -l <"$BASE/ref/runs")" = 1 ] ||
-	fail "ref: not one run: $(cat "$BASE/ref/runs")"
-# Second run: from the last checkpoint, same world size, the spare in
-# the failed node's place.
-[ "$(wc -l <"$BASE/fail/runs")" = 2 ] ||
-	fail "fail: want 2 runs: $(cat "$BASE/fail/runs")"
-r2=$(sed -n 2p "$BASE/fail/runs")
-from=$(echo "$r2" | awk '{ print $4 }')
-last=$(awk 'END { print $1 }' "$BASE"/fail/steps.0.0)
-[ "$from" -ge 20 ] && [ "$from" = $((last / 10 * 10)) ] ||
-	fail "fail: resumed from $from, first run reached $last"
-echo "$r2" | grep -q "world 4 resume_world 4 " ||
-	fail "fail: world sizes: $r2"
-spare=$(sed -n '1s/.* nodes //p' "$BASE/ref/runs")
-new=$(echo "$r2" | sed 's/.* nodes //')
-[ "$(echo "$new" | cut -d, -f2)" != "$victim" ] &&
-	[ "$(echo "$new" | cut -d, -f1,3,4)" = \
-	  "$(echo "$workers" | cut -d, -f1,3,4)" ] ||
-	fail "fail: workers $workers -> $new"
-# Steps lost: those trained after the last checkpoint, trained again.
-lost=$((last - from))
-$PY - "$BASE/ref/final" "$BASE/fail/final" <<'EOF' || fail "final parameters differ"
+final_same() {
+	$PY - "$BASE/ref/final" "$BASE/$1/final" "$1" <<'EOF' ||
 import sys
 a = [float(v) for v in open(sys.argv[1]).read().split()]
 b = [float(v) for v in open(sys.argv[2]).read().split()]
 d = max(abs(x - y) for x, y in zip(a, b))
-print("max |ref - fail| over %d parameters: %.3g" % (len(a), d))
+print("max |ref - %s| over %d parameters: %.3g" % (sys.argv[3], len(a), d))
 sys.exit(0 if len(a) == len(b) and d < 1e-5 else 1)
 EOF
-echo "PASS: $victim killed at step $last (checkpoint $from), relaunched on" \
-	"$new (was $workers; ref ran $spare), $lost steps trained again," \
-	"job done $((t1 - tk)) s after the kill, both jobs $((t1 - t0)) s"
+		fail "$1: final parameters differ from ref"
+}
+
+id_ref=$(submit ref 5 1) || fail "sbatch ref"
+id_f=$(submit fail 5 1) || fail "sbatch fail"
+id_rq=$(submit requeue 4 0 --requeue) || fail "sbatch requeue"
+t0=$(date +%s)
+
+kill_worker fail "$id_f"
+f_victim=$victim f_workers=$workers f_killed=$killed_at
+kill_worker requeue "$id_rq"
+rq_killed=$killed_at
+
+# What runs when a job does not end: the tasks and their state.
+stuck() { squeue; ps -eo pid,stat,wchan:30,args | grep '[t]rain_ddp'; }
+wait_gone "$id_ref" 180 || fail "ref did not finish: $(stuck)"
+wait_gone "$id_f" 180 || fail "fail did not finish: $(stuck)"
+wait_gone "$id_rq" 120 || fail "requeue did not finish: $(squeue -j "$id_rq" -o "%i %T %r %N") $(scontrol show job "$id_rq" | grep -E "Reason|Nodes|Requeue")"
+t1=$(date +%s)
+
+for j in ref fail requeue; do
+	[ -s "$BASE/$j/final" ] || fail "$j: no final parameters:" \
+		"$(cat "$BASE/$j"/slurm-*.out)"
+done
+grep -q ' nodes ' "$BASE/ref/runs" && [ "$(wc -l <"$BASE/ref/runs")" = 1 ] ||
+	fail "ref: not one run: $(cat "$BASE/ref/runs")"
+
+# The spare path: relaunched in the same job, the spare in the failed
+# worker's place, the others where they were.
+out=$(cat "$BASE"/fail/slurm-*.out)
+grep -q "node $f_victim failed: .* takes ring position 1" <<<"$out" ||
+	fail "fail: topoml-run did not replace $f_victim: $out"
+res=$(check_resumed fail "$f_killed") || exit 1
+read -r f_lost f_rec <<<"$res"
+new=$(sed -n '2s/.* nodes //p' "$BASE/fail/runs")
+[ "$(cut -d, -f2 <<<"$new")" != "$f_victim" ] &&
+	[ "$(cut -d, -f1,3,4 <<<"$new")" = "$(cut -d, -f1,3,4 <<<"$f_workers")" ] ||
+	fail "fail: workers $f_workers -> $new"
+[ -e "$BASE/fail/steps.1.0" ] && fail "fail: the job was requeued"
+final_same fail
+
+# The requeue path: no spare, topoml-run requeued the job.
+grep -q "no spare or relaunch left: scontrol requeue" \
+	"$BASE"/requeue/slurm-*.out ||
+	fail "requeue: topoml-run did not requeue:" \
+		"$(cat "$BASE"/requeue/slurm-*.out)"
+[ -e "$BASE/requeue/steps.1.0" ] || fail "requeue: no second run of the job"
+res=$(check_resumed requeue "$rq_killed") || exit 1
+read -r rq_lost rq_rec <<<"$res"
+final_same requeue
+echo "PASS: spare: $f_victim killed, relaunched on $new (was $f_workers)," \
+	"$f_lost steps trained again, training again $f_rec s after the" \
+	"kill; requeue path (cred_expire=5): $rq_lost steps again, $rq_rec s;" \
+	"3 jobs in $((t1 - t0)) s"

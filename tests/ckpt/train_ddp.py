@@ -7,7 +7,7 @@ uninterrupted run (up to floating-point summation order).
 
     srun train_ddp.py STEPS SLEEP_MS RESULT_DIR
 
-RESULT_DIR/runs gets "start RELAUNCH from STEP WORLD" per run (rank 0),
+RESULT_DIR/runs gets "start RELAUNCH from STEP world ..." per run (rank 0),
 RESULT_DIR/steps.RELAUNCH the steps rank 0 trained, RESULT_DIR/final the
 parameters.  Rendezvous on 127.0.0.1: the test cluster's slurmd all run
 on this host.
@@ -61,9 +61,10 @@ def main():
         step = st["step"]
     if rank == 0:
         with open(os.path.join(rdir, "runs"), "a") as f:
-            f.write("start %d from %d world %d resume_world %d nodes %s\n"
-                    % (relaunch, step, world, ck.resume_world_size,
-                       env.get("TOPOML_WORKER_NODES", "-")))
+            f.write("start %d from %d world %d resume_world %d t %.2f "
+                    "nodes %s\n" % (relaunch, step, world,
+                                     ck.resume_world_size, time.time(),
+                                     env.get("TOPOML_WORKER_NODES", "-")))
         log = open(os.path.join(rdir, "steps.%d.%d" % (restart, relaunch)),
                    "w")
     while step < steps:
@@ -92,7 +93,14 @@ def main():
         with open(os.path.join(rdir, "final"), "w") as f:
             f.write(" ".join("%.9g" % v for v in flat.tolist()) + "\n")
     ck.close()
-    dist.destroy_process_group()
+    dist.barrier()
+    if rank == 0:
+        log.close()
+    # All ranks are done: leave without gloo's teardown, which now and
+    # then hangs at exit (torch 1.13) and keeps the step running.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
