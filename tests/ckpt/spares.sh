@@ -10,9 +10,12 @@
 #            on the spare, in the failed node's ring position
 #   requeue  4 nodes, no spare, --requeue, the same failure: topoml-run
 #            requeues the job (cred_expire=5), the next run resumes
-# Both failed jobs resume from the last checkpoint with the same world
-# size and end with ref's parameters (within fp tolerance).  Prints the
-# steps trained again and the time from the kill to training again.
+#   shrink   4 nodes, no spare, topoml-run --shrink, the same failure: the
+#            step goes on with 3 ranks in the same job (elastic resume:
+#            resume_world_size 4, the global batch kept)
+# The failed jobs resume from the last checkpoint and end with ref's
+# parameters (within fp tolerance).  Prints the steps trained again and
+# the time from the kill to training again.
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 . "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
@@ -45,7 +48,7 @@ cleanup() {
 }
 CLUSTER_SPANK=1
 CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
-CLUSTER_SLURMD=14
+CLUSTER_SLURMD=18
 cluster_start spares
 trap 'cleanup' EXIT
 trap 'cleanup; exit 130' INT TERM
@@ -59,14 +62,14 @@ EOF
 cluster_restart_ctld
 fail() { cluster_fail "$*"; }
 
-# submit NAME NODES SPARES [sbatch args]: the job id.  The batch script
-# is one line: topoml-run.
+# submit NAME NODES "LAUNCHER OPTIONS" [sbatch args]: the job id.  The
+# batch script is one line: topoml-run.
 submit() {
-	local name=$1 nodes=$2 spares=$3 d=$BASE/$1
+	local name=$1 nodes=$2 lopts=$3 d=$BASE/$1
 	shift 3
 	mkdir -p "$d"
-	printf '#!/bin/sh\nexport OMP_NUM_THREADS=1\nexec %s --spares %s -- %s %s %s 100 %s\n' \
-		"$BASE/bin/topoml-run" "$spares" "$PY" \
+	printf '#!/bin/sh\nexport OMP_NUM_THREADS=1\nexec %s %s -- %s %s %s 100 %s\n' \
+		"$BASE/bin/topoml-run" "$lopts" "$PY" \
 		"$BASE/bin/train_ddp.py" "$STEPS" "$d" >"$d/job.sh"
 	chmod 755 "$d/job.sh"
 	chown -R "$SP_USER" "$d"
@@ -115,8 +118,8 @@ kill_worker() {
 	echo "$name: killed $victim (slurmd, slurmstepd, tasks) after $l"
 }
 
-# check_resumed NAME KILLED_AT: the second run started at the last
-# checkpoint of the first, with the same world size.  Prints the steps
+# check_resumed NAME KILLED_AT WORLD: the second run started at the last
+# checkpoint of the first, with WORLD ranks.  Prints the steps
 # trained again and the seconds from the kill to the second run's start.
 check_resumed() {
 	local name=$1 r2 from last t2 runs
@@ -127,7 +130,7 @@ check_resumed() {
 	last=$(awk 'END { print $1 }' "$BASE/$name/steps.0.0")
 	[ "$from" -ge 20 ] && [ "$from" = $((last / 10 * 10)) ] ||
 		fail "$name: resumed from $from, first run reached $last"
-	grep -q "world 4 resume_world 4 " <<<"$r2" ||
+	grep -q "world $3 resume_world 4 " <<<"$r2" ||
 		fail "$name: world sizes: $r2"
 	t2=$(sed 's/.* t \([0-9.]*\) .*/\1/' <<<"$r2")
 	echo "$((last - from)) $(awk -v a="$t2" -v b="$2" \
@@ -146,24 +149,28 @@ EOF
 		fail "$1: final parameters differ from ref"
 }
 
-id_ref=$(submit ref 5 1) || fail "sbatch ref"
-id_f=$(submit fail 5 1) || fail "sbatch fail"
-id_rq=$(submit requeue 4 0 --requeue) || fail "sbatch requeue"
+id_ref=$(submit ref 5 "--spares 1") || fail "sbatch ref"
+id_f=$(submit fail 5 "--spares 1") || fail "sbatch fail"
+id_rq=$(submit requeue 4 "--spares 0" --requeue) || fail "sbatch requeue"
+id_sh=$(submit shrink 4 "--spares 0 --shrink") || fail "sbatch shrink"
 t0=$(date +%s)
 
 kill_worker fail "$id_f"
 f_victim=$victim f_workers=$workers f_killed=$killed_at
 kill_worker requeue "$id_rq"
 rq_killed=$killed_at
+kill_worker shrink "$id_sh"
+sh_victim=$victim sh_killed=$killed_at
 
 # What runs when a job does not end: the tasks and their state.
 stuck() { squeue; ps -eo pid,stat,wchan:30,args | grep '[t]rain_ddp'; }
 wait_gone "$id_ref" 180 || fail "ref did not finish: $(stuck)"
 wait_gone "$id_f" 180 || fail "fail did not finish: $(stuck)"
+wait_gone "$id_sh" 180 || fail "shrink did not finish: $(stuck)"
 wait_gone "$id_rq" 120 || fail "requeue did not finish: $(squeue -j "$id_rq" -o "%i %T %r %N") $(scontrol show job "$id_rq" | grep -E "Reason|Nodes|Requeue")"
 t1=$(date +%s)
 
-for j in ref fail requeue; do
+for j in ref fail requeue shrink; do
 	[ -s "$BASE/$j/final" ] || fail "$j: no final parameters:" \
 		"$(cat "$BASE/$j"/slurm-*.out)"
 done
@@ -175,7 +182,7 @@ grep -q ' nodes ' "$BASE/ref/runs" && [ "$(wc -l <"$BASE/ref/runs")" = 1 ] ||
 out=$(cat "$BASE"/fail/slurm-*.out)
 grep -q "node $f_victim failed: .* takes ring position 1" <<<"$out" ||
 	fail "fail: topoml-run did not replace $f_victim: $out"
-res=$(check_resumed fail "$f_killed") || exit 1
+res=$(check_resumed fail "$f_killed" 4) || exit 1
 read -r f_lost f_rec <<<"$res"
 new=$(sed -n '2s/.* nodes //p' "$BASE/fail/runs")
 [ "$(cut -d, -f2 <<<"$new")" != "$f_victim" ] &&
@@ -190,10 +197,20 @@ grep -q "no spare or relaunch left: scontrol requeue" \
 	fail "requeue: topoml-run did not requeue:" \
 		"$(cat "$BASE"/requeue/slurm-*.out)"
 [ -e "$BASE/requeue/steps.1.0" ] || fail "requeue: no second run of the job"
-res=$(check_resumed requeue "$rq_killed") || exit 1
+res=$(check_resumed requeue "$rq_killed" 4) || exit 1
 read -r rq_lost rq_rec <<<"$res"
 final_same requeue
+
+# Elastic: the same job goes on with 3 ranks, the global batch kept.
+grep -q "node $sh_victim failed, no spare left: the step goes on with 3" \
+	"$BASE"/shrink/slurm-*.out ||
+	fail "shrink: topoml-run did not shrink:" \
+		"$(cat "$BASE"/shrink/slurm-*.out)"
+res=$(check_resumed shrink "$sh_killed" 3) || exit 1
+read -r sh_lost sh_rec <<<"$res"
+final_same shrink
 echo "PASS: spare: $f_victim killed, relaunched on $new (was $f_workers)," \
 	"$f_lost steps trained again, training again $f_rec s after the" \
 	"kill; requeue path (cred_expire=5): $rq_lost steps again, $rq_rec s;" \
-	"3 jobs in $((t1 - t0)) s"
+	"shrink to 3 ranks: $sh_lost steps again, $sh_rec s; 4 jobs in" \
+	"$((t1 - t0)) s"

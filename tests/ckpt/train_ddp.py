@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Real PyTorch DistributedDataParallel training (gloo, CPU) for the hot
-spare test (spares.sh): each rank's batch depends on its RANK and the
-step only, so a run that loses a node, resumes on a spare with the same
-ranks from the last checkpoint, ends with the same parameters as an
-uninterrupted run (up to floating-point summation order).
+spare test (spares.sh): every step trains one global batch of 24
+samples (a function of the step only), each rank its slice (the
+keep-global-batch rule of topoml_ckpt), so a run that loses a node and
+resumes from the last checkpoint, on a spare or on fewer ranks, ends with
+the parameters of an uninterrupted run (up to floating-point summation
+order).
 
     srun train_ddp.py STEPS SLEEP_MS RESULT_DIR
 
@@ -26,6 +28,9 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 sys.path.insert(0, os.environ.get("TOPOML_CKPT_PY", os.path.dirname(
     os.path.abspath(__file__))))
 import topoml_ckpt  # noqa: E402
+
+
+GLOBAL_BATCH = 24     # splits over 4, 3 or 2 ranks
 
 
 def main():
@@ -53,6 +58,10 @@ def main():
         return int(t.item())
 
     ck = topoml_ckpt.Checkpointer(reduce=any_rank)
+    # Elastic resume, keep-the-global-batch rule: on fewer ranks each
+    # takes a larger slice, so the averaged gradient is the same.
+    per, accum = topoml_ckpt.keep_global_batch(GLOBAL_BATCH, world)
+    assert accum == 1
     step = 0
     if ck.resume_path:
         st = torch.load(os.path.join(ck.resume_path, "state.pt"))
@@ -69,8 +78,10 @@ def main():
                    "w")
     while step < steps:
         step += 1
-        g = torch.Generator().manual_seed(step * 1000 + rank)
-        x = torch.randn(8, 16, generator=g)
+        # This rank's slice of the step's global batch.
+        g = torch.Generator().manual_seed(step)
+        x = torch.randn(GLOBAL_BATCH, 16, generator=g)[
+            rank * per:(rank + 1) * per]
         y = torch.sin(x.sum(1, keepdim=True))
         opt.zero_grad()
         loss = torch.nn.functional.mse_loss(ddp(x), y)
