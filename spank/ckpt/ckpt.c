@@ -33,9 +33,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -54,10 +58,53 @@ static void _setenv_long(spank_t sp, const char *name, long v)
 }
 
 /*
+ * The world size the checkpoint RESUME was written with: the helper's
+ * record in it (".topoml-meta", "world_size=N"), read with the user's
+ * credentials; 0 when unknown.  A regular file only (never a FIFO or a
+ * link the user planted to block or redirect the read).
+ */
+static long _resume_world(const char *resume)
+{
+	char path[PATH_MAX + 16], buf[128], *p;
+	struct stat st;
+	ssize_t n;
+	long v = 0;
+	int fd;
+
+	if (!resume[0] || snprintf(path, sizeof(path), "%s/.topoml-meta",
+				   resume) >= (int)sizeof(path))
+		return 0;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (n = read(fd, buf, sizeof(buf) - 1)) <= 0) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	buf[n] = '\0';
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		char *end;
+
+		if (strncmp(p, "world_size=", 11))
+			continue;
+		errno = 0;
+		v = strtol(p + 11, &end, 10);
+		if (errno || end == p + 11 || (*end && *end != '\n') ||
+		    v <= 0 || v > 1L << 24)
+			v = 0;
+		break;
+	}
+	return v;
+}
+
+/*
  * As the user: DIR, its epoch, the latest checkpoint, the page.  err says
  * what went wrong, for the job's output.
  */
-static int _user_setup(char *resume, size_t len, char *err, size_t errlen)
+static int _user_setup(char *resume, size_t len, long *world, char *err,
+		       size_t errlen)
 {
 	struct ml_cred_saved saved;
 	int rc = -1;
@@ -74,6 +121,7 @@ static int _user_setup(char *resume, size_t len, char *err, size_t errlen)
 	}
 	topoml_ckpt__write_epoch(ml_ck.dir, ml_ck.restart);
 	ml_ckpt__resume_path(ml_ck.dir, resume, len);
+	*world = _resume_world(resume);
 	if (ml_ckpt__page_open() < 0) {
 		snprintf(err, errlen, "shared page %s: %s", ml_ck.page_path,
 			 errno == EPERM || errno == ELOOP ?
@@ -116,6 +164,7 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o, char *err,
 	uint32_t array_job = 0, array_task = NO_VAL;
 	char user[256], dir[PATH_MAX], resume[PATH_MAX];
 	char pwbuf[4096];
+	long world = 0;
 	struct passwd pw, *pwp = NULL;
 
 	if (!o || !o->set || !spank_remote(sp))
@@ -174,7 +223,7 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o, char *err,
 	if (ml_ckpt__page_path(err, errlen) < 0)
 		return -1;
 	ml_ckpt__bus_install();
-	if (_user_setup(resume, sizeof(resume), err, errlen) < 0)
+	if (_user_setup(resume, sizeof(resume), &world, err, errlen) < 0)
 		return -1;
 	spank_setenv(sp, "TOPOML_CKPT_DIR", ml_ck.dir, 1);
 	_setenv_long(sp, "TOPOML_CKPT_EVERY", o->every);
@@ -183,6 +232,12 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o, char *err,
 	_setenv_long(sp, "TOPOML_CKPT_LEAD", o->lead);
 	_setenv_long(sp, "TOPOML_RESTART_COUNT", ml_ck.restart);
 	spank_setenv(sp, "TOPOML_RESUME", resume, 1);
+	/* Empty when unknown: a value from the job's environment would be
+	 * some other checkpoint's. */
+	if (world > 0)
+		_setenv_long(sp, "TOPOML_RESUME_WORLD_SIZE", world);
+	else
+		spank_setenv(sp, "TOPOML_RESUME_WORLD_SIZE", "", 1);
 	spank_setenv(sp, "TOPOML_CKPT_PAGE", ml_ck.page_path, 1);
 	ml_ck.page_broken = 0;
 	if (ml_ckpt__timer_start(err, errlen) < 0)

@@ -320,6 +320,7 @@ START_TEST(plugin_user_init)
 	ck_assert_str_eq(_stub_env("TOPOML_CKPT_KEEP"), "4");
 	ck_assert_str_eq(_stub_env("TOPOML_RESTART_COUNT"), "2");
 	ck_assert_str_eq(_stub_env("TOPOML_RESUME"), "");
+	ck_assert_str_eq(_stub_env("TOPOML_RESUME_WORLD_SIZE"), "");
 	snprintf(page, sizeof(page), "%s", _stub_env("TOPOML_CKPT_PAGE"));
 	/* The page is in the user's own 0700 directory of cache_dir. */
 	snprintf(udir, sizeof(udir), "%s/ckpt/%u/", cache, (unsigned)getuid());
@@ -383,7 +384,30 @@ START_TEST(plugin_user_init)
 	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), 0);
 	snprintf(arg, sizeof(arg), "%s/step-000000000030", want);
 	ck_assert_str_eq(_stub_env("TOPOML_RESUME"), arg);
+	ck_assert_str_eq(_stub_env("TOPOML_RESUME_WORLD_SIZE"), "");
 	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	/* The Python helper's record of the world size: exported; junk is
+	 * no size. */
+	snprintf(arg, sizeof(arg), "%s/step-000000000030/.topoml-meta", want);
+	ck_assert_int_ge(fd = open(arg, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
+	ck_assert_int_eq(write(fd, "world_size=6\n", 13), 13);
+	close(fd);
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), 0);
+	ck_assert_str_eq(_stub_env("TOPOML_RESUME_WORLD_SIZE"), "6");
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	ck_assert_int_ge(fd = open(arg, O_WRONLY | O_TRUNC), 0);
+	ck_assert_int_eq(write(fd, "world_size=6x\n", 14), 14);
+	close(fd);
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), 0);
+	ck_assert_str_eq(_stub_env("TOPOML_RESUME_WORLD_SIZE"), "");
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	/* A FIFO planted there does not block the read. */
+	ck_assert_int_eq(unlink(arg), 0);
+	ck_assert_int_eq(mkfifo(arg, 0644), 0);
+	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), 0);
+	ck_assert_str_eq(_stub_env("TOPOML_RESUME_WORLD_SIZE"), "");
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	ck_assert_int_eq(unlink(arg), 0);
 
 	/* Array task and %-patterns. */
 	_stub_array_job = 77;
