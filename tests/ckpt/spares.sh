@@ -68,14 +68,15 @@ submit() {
 	local name=$1 nodes=$2 lopts=$3 d=$BASE/$1
 	shift 3
 	mkdir -p "$d"
-	printf '#!/bin/sh\nexport OMP_NUM_THREADS=1\nexec %s %s -- %s %s %s 100 %s\n' \
+	printf '#!/bin/sh\nexport OMP_NUM_THREADS=1\n' >"$d/job.sh"
+	printf 'exec %s %s -- %s %s %s 100 %s\n' \
 		"$BASE/bin/topoml-run" "$lopts" "$PY" \
-		"$BASE/bin/train_ddp.py" "$STEPS" "$d" >"$d/job.sh"
+		"$BASE/bin/train_ddp.py" "$STEPS" "$d" >>"$d/job.sh"
 	chmod 755 "$d/job.sh"
 	chown -R "$SP_USER" "$d"
 	su -s /bin/sh "$SP_USER" -c "cd $d && SLURM_CONF=$SLURM_CONF \
-		sbatch --parsable -N$nodes --no-kill --time=5 --open-mode=append \
-		-o $d/slurm-%j.out --ml-ckpt=$d/ck,every=10 $* $d/job.sh"
+		sbatch --parsable -N$nodes --no-kill --time=5 \
+		--open-mode=append -o $d/slurm-%j.out --ml-ckpt=$d/ck,every=10 $* $d/job.sh"
 }
 
 wait_gone() {
@@ -167,7 +168,8 @@ stuck() { squeue; ps -eo pid,stat,wchan:30,args | grep '[t]rain_ddp'; }
 wait_gone "$id_ref" 180 || fail "ref did not finish: $(stuck)"
 wait_gone "$id_f" 180 || fail "fail did not finish: $(stuck)"
 wait_gone "$id_sh" 180 || fail "shrink did not finish: $(stuck)"
-wait_gone "$id_rq" 120 || fail "requeue did not finish: $(squeue -j "$id_rq" -o "%i %T %r %N") $(scontrol show job "$id_rq" | grep -E "Reason|Nodes|Requeue")"
+wait_gone "$id_rq" 120 || fail "requeue did not finish: $(stuck)" \
+	"$(scontrol show job "$id_rq" | grep -E "Reason|Nodes|Requeue")"
 t1=$(date +%s)
 
 for j in ref fail requeue shrink; do
@@ -186,7 +188,8 @@ res=$(check_resumed fail "$f_killed" 4) || exit 1
 read -r f_lost f_rec <<<"$res"
 new=$(sed -n '2s/.* nodes //p' "$BASE/fail/runs")
 [ "$(cut -d, -f2 <<<"$new")" != "$f_victim" ] &&
-	[ "$(cut -d, -f1,3,4 <<<"$new")" = "$(cut -d, -f1,3,4 <<<"$f_workers")" ] ||
+	[ "$(cut -d, -f1,3,4 <<<"$new")" = \
+	  "$(cut -d, -f1,3,4 <<<"$f_workers")" ] ||
 	fail "fail: workers $f_workers -> $new"
 [ -e "$BASE/fail/steps.1.0" ] && fail "fail: the job was requeued"
 final_same fail
