@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Real PyTorch DistributedDataParallel training (gloo, CPU) for the hot
-spare test (spares.sh): every step trains one global batch of 24
+spare test (spares.sh): every step trains one global batch of 360
 samples (a function of the step only), each rank its slice (the
 keep-global-batch rule of topoml_ckpt), so a run that loses a node and
 resumes from the last checkpoint, on a spare or on fewer ranks, ends with
@@ -30,7 +30,7 @@ sys.path.insert(0, os.environ.get("TOPOML_CKPT_PY", os.path.dirname(
 import topoml_ckpt  # noqa: E402
 
 
-GLOBAL_BATCH = 24     # splits over 4, 3 or 2 ranks
+GLOBAL_BATCH = 360    # splits over 2-6, 8, 9 or 10 ranks
 
 
 def main():
