@@ -1728,6 +1728,7 @@ START_TEST(place_hybrid_domains)
 		"tensor groups, hybrid 0\n", topoml_hybrid_tp_split(
 		t, plain.nodes, plain.n, 4, &p));
 	/* sizes that do not fit the job are refused */
+	topoml_placement_clear(&hyb);	/* an output: reset by the call */
 	ck_assert(!topoml_parallel_parse("tp=8", &p, why, sizeof(why)));
 	ck_assert(!topoml_parallel_resolve(&p, 16, why, sizeof(why)));
 	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, 4, w, &hyb, NULL,
