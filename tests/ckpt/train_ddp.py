@@ -20,6 +20,7 @@ import datetime
 import os
 import sys
 import time
+import traceback
 
 import torch
 import torch.distributed as dist
@@ -115,4 +116,13 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BaseException:  # noqa: B036 - a peer died, or a signal
+        # Leave at once: a rank stuck in gloo's teardown keeps its
+        # sockets open, so its peers wait for their timeout, and
+        # topoml_ckpt takes SIGTERM as a stop warning, so the step ends
+        # only at KillWait.  srun --kill-on-bad-exit ends the others.
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
