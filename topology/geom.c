@@ -1,7 +1,7 @@
 /*
  * Torus geometry shared by the engine, the cost model and the simulator:
- * the smallest wrap-aware box around a set of nodes, and the ring order
- * inside it.  Defined once, so that a placement, its score and the
+ * the smallest wrap-aware box around a set of nodes, the ring order
+ * inside it, and the prefix sums the torus engines test boxes with.  Defined once, so that a placement, its score and the
  * simulator's figures measure the same box (model_int.h says where the
  * callers still differ on purpose).
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -226,4 +226,66 @@ void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n)
 	 * them; 2-opt takes the worst detours out. */
 	if ((long)ext[0] * ext[1] * ext[2] > n)
 		_two_opt(t, nodes, n);
+}
+
+int topoml_psum_build(struct topoml_psum *g, const int d[3],
+		      const char *cell)
+{
+	memcpy(g->d, d, sizeof(g->d));
+	g->p = calloc((size_t)(d[0] + 1) * (d[1] + 1) * (d[2] + 1),
+		      sizeof(int));
+	if (!g->p)
+		return -1;
+	for (int z = 1; z <= d[2]; z++)
+		for (int y = 1; y <= d[1]; y++)
+			for (int x = 1; x <= d[0]; x++)
+				g->p[topoml__psum_at(g, x, y, z)] =
+					cell[(x - 1) + (size_t)d[0] *
+					     ((y - 1) + (size_t)d[1] * (z - 1))] +
+					g->p[topoml__psum_at(g, x - 1, y, z)] +
+					g->p[topoml__psum_at(g, x, y - 1, z)] +
+					g->p[topoml__psum_at(g, x, y, z - 1)] -
+					g->p[topoml__psum_at(g, x - 1, y - 1,
+							     z)] -
+					g->p[topoml__psum_at(g, x - 1, y,
+							     z - 1)] -
+					g->p[topoml__psum_at(g, x, y - 1,
+							     z - 1)] +
+					g->p[topoml__psum_at(g, x - 1, y - 1,
+							     z - 1)];
+	return 0;
+}
+
+void topoml_psum_free(struct topoml_psum *g)
+{
+	free(g->p);
+	g->p = NULL;
+}
+
+int topoml_psum_wrap(const struct topoml_psum *g, const int o[3],
+		     const int s[3])
+{
+	int lo[3][2], hi[3][2], np[3], total = 0;
+
+	for (int d = 0; d < 3; d++) {
+		lo[d][0] = o[d];
+		if (o[d] + s[d] <= g->d[d]) {
+			hi[d][0] = o[d] + s[d];
+			np[d] = 1;
+		} else {
+			hi[d][0] = g->d[d];
+			lo[d][1] = 0;
+			hi[d][1] = o[d] + s[d] - g->d[d];
+			np[d] = 2;
+		}
+	}
+	for (int a = 0; a < np[0]; a++)
+		for (int b = 0; b < np[1]; b++)
+			for (int c = 0; c < np[2]; c++) {
+				int l[3] = { lo[0][a], lo[1][b], lo[2][c] };
+				int h[3] = { hi[0][a], hi[1][b], hi[2][c] };
+
+				total += topoml_psum_box(g, l, h);
+			}
+	return total;
 }

@@ -145,4 +145,45 @@ long topoml_torus_box_set(const topoml_topo_t *t, hwloc_const_bitmap_t set,
  */
 void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n);
 
+/*
+ * 3D prefix sums of a 0/1 grid of d[0] x d[1] x d[2] cells (x fastest,
+ * as topoml_grid_pos): the count inside any box in O(1), for the box
+ * searches of the torus engines.  topoml_psum_box: cells in [lo, hi) per
+ * axis, inside the grid; topoml_psum_wrap: the box at o (o[d] < d[d]) of
+ * sides s (s[d] <= d[d]) that wraps round the grid's ends (split into up
+ * to 8 inner boxes).
+ */
+struct topoml_psum {
+	int d[3];
+	int *p;		/* (d[0]+1) x (d[1]+1) x (d[2]+1); NULL: none */
+};
+
+int topoml_psum_build(struct topoml_psum *g, const int d[3],
+		      const char *cell);
+void topoml_psum_free(struct topoml_psum *g);
+
+static inline size_t topoml__psum_at(const struct topoml_psum *g, int x,
+				     int y, int z)
+{
+	return ((size_t)z * (g->d[1] + 1) + y) * (g->d[0] + 1) + x;
+}
+
+static inline int topoml_psum_box(const struct topoml_psum *g,
+				  const int lo[3], const int hi[3])
+{
+	const int *p = g->p;
+
+	return p[topoml__psum_at(g, hi[0], hi[1], hi[2])] -
+	       p[topoml__psum_at(g, lo[0], hi[1], hi[2])] -
+	       p[topoml__psum_at(g, hi[0], lo[1], hi[2])] -
+	       p[topoml__psum_at(g, hi[0], hi[1], lo[2])] +
+	       p[topoml__psum_at(g, lo[0], lo[1], hi[2])] +
+	       p[topoml__psum_at(g, lo[0], hi[1], lo[2])] +
+	       p[topoml__psum_at(g, hi[0], lo[1], lo[2])] -
+	       p[topoml__psum_at(g, lo[0], lo[1], lo[2])];
+}
+
+int topoml_psum_wrap(const struct topoml_psum *g, const int o[3],
+		     const int s[3]);
+
 #endif

@@ -40,11 +40,10 @@
 struct grid {
 	const topoml_topo_t *t;
 	int d[3];		/* torus dims */
-	int e[3];		/* prefix table dims (the torus') */
 	bool w[3];
-	int *busy;		/* prefix sums of not-free cells */
-	int *req;		/* prefix sums of required cells, or NULL */
-	int *shadow;		/* prefix sums of shadowed free cells, or NULL */
+	struct topoml_psum busy;	/* not-free cells */
+	struct topoml_psum req;		/* required cells, or none */
+	struct topoml_psum shadow;	/* shadowed free cells, or none */
 	int *run;		/* free cells from each cell on along x */
 };
 
@@ -67,11 +66,6 @@ static void _or_hilbert(const struct place_in *in,
 			struct topoml_placement *out, bool ring_only);
 static void _best_ring(const topoml_topo_t *t, int *nodes, int n);
 
-static inline size_t _pi(const struct grid *g, int x, int y, int z)
-{
-	return ((size_t)z * (g->e[1] + 1) + y) * (g->e[0] + 1) + x;
-}
-
 bool topoml_torus_box_size(const topoml_topo_t *t, int n)
 {
 	if (t->family != TOPOML_TORUS || n < 1)
@@ -83,76 +77,33 @@ bool topoml_torus_box_size(const topoml_topo_t *t, int n)
 	return false;
 }
 
-static int *_prefix(const struct grid *g, hwloc_const_bitmap_t set,
-		    bool count_set)
+/* Prefix sums over the torus of the cells in set (count_set) or not in
+ * it; 0, or -1 when out of memory. */
+static int _prefix(const struct grid *g, hwloc_const_bitmap_t set,
+		   bool count_set, struct topoml_psum *out)
 {
 	const topoml_topo_t *t = g->t;
-	size_t n = (size_t)(g->e[0] + 1) * (g->e[1] + 1) * (g->e[2] + 1);
-	int *p = calloc(n, sizeof(int));
+	size_t n = (size_t)g->d[0] * g->d[1] * g->d[2];
+	char *cell = malloc(n ? n : 1);
+	int rc;
 
-	if (!p)
-		return NULL;
-	for (int z = 1; z <= g->e[2]; z++)
-		for (int y = 1; y <= g->e[1]; y++)
-			for (int x = 1; x <= g->e[0]; x++) {
-				int c[3] = { x - 1, y - 1, z - 1 };
+	if (!cell)
+		return -1;
+	for (int z = 0; z < g->d[2]; z++)
+		for (int y = 0; y < g->d[1]; y++)
+			for (int x = 0; x < g->d[0]; x++) {
+				int c[3] = { x, y, z };
 				int node = t->coord_node[topoml__torus_pos(t, c)];
 				int in = node >= 0 &&
 					 hwloc_bitmap_isset(set, node);
-				int v = count_set ? in : !in;
 
-				p[_pi(g, x, y, z)] = v +
-					p[_pi(g, x - 1, y, z)] +
-					p[_pi(g, x, y - 1, z)] +
-					p[_pi(g, x, y, z - 1)] -
-					p[_pi(g, x - 1, y - 1, z)] -
-					p[_pi(g, x - 1, y, z - 1)] -
-					p[_pi(g, x, y - 1, z - 1)] +
-					p[_pi(g, x - 1, y - 1, z - 1)];
+				cell[x + (size_t)g->d[0] *
+				     (y + (size_t)g->d[1] * z)] =
+					(char)(count_set ? in : !in);
 			}
-	return p;
-}
-
-static int _sum1(const struct grid *g, const int *p, const int lo[3],
-		 const int hi[3])
-{
-	return p[_pi(g, hi[0], hi[1], hi[2])] - p[_pi(g, lo[0], hi[1], hi[2])] -
-	       p[_pi(g, hi[0], lo[1], hi[2])] - p[_pi(g, hi[0], hi[1], lo[2])] +
-	       p[_pi(g, lo[0], lo[1], hi[2])] + p[_pi(g, lo[0], hi[1], lo[2])] +
-	       p[_pi(g, hi[0], lo[1], lo[2])] - p[_pi(g, lo[0], lo[1], lo[2])];
-}
-
-/*
- * Sum over the box at origin o (each o[d] < d[d]) of sides s: a box that
- * wraps splits into up to 8 boxes inside the grid, so the prefix sums
- * cover the torus once (an 8x smaller table than a doubled grid).
- */
-static int _sum(const struct grid *g, const int *p, const int o[3],
-		const int s[3])
-{
-	int lo[3][2], hi[3][2], np[3], total = 0;
-
-	for (int d = 0; d < 3; d++) {
-		lo[d][0] = o[d];
-		if (o[d] + s[d] <= g->d[d]) {
-			hi[d][0] = o[d] + s[d];
-			np[d] = 1;
-		} else {
-			hi[d][0] = g->d[d];
-			lo[d][1] = 0;
-			hi[d][1] = o[d] + s[d] - g->d[d];
-			np[d] = 2;
-		}
-	}
-	for (int a = 0; a < np[0]; a++)
-		for (int b = 0; b < np[1]; b++)
-			for (int c = 0; c < np[2]; c++) {
-				int l[3] = { lo[0][a], lo[1][b], lo[2][c] };
-				int h[3] = { hi[0][a], hi[1][b], hi[2][c] };
-
-				total += _sum1(g, p, l, h);
-			}
-	return total;
+	rc = topoml_psum_build(out, g->d, cell);
+	free(cell);
+	return rc;
 }
 
 static bool _rows_free(const struct grid *g, const int o[3], const int s[3])
@@ -215,7 +166,7 @@ static int _contact(const struct grid *g, const int o[3], const int s[3])
 				continue;
 			}
 			fo[d] = pos;
-			c += _sum(g, g->busy, fo, fs);
+			c += topoml_psum_wrap(&g->busy, fo, fs);
 		}
 	}
 	return c;
@@ -329,11 +280,12 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 				if ((all_free || sh->vol == n) && g->run &&
 				    !_rows_free(g, o, sh->s))
 					continue;
-				b = _sum(g, g->busy, o, sh->s);
+				b = topoml_psum_wrap(&g->busy, o, sh->s);
 
 				if (sh->vol - b < n || (all_free && b))
 					continue;
-				if (nreq && _sum(g, g->req, o, sh->s) < nreq)
+				if (nreq &&
+				    topoml_psum_wrap(&g->req, o, sh->s) < nreq)
 					continue;
 				if (topoml_grow((void **)&cv, cnt,
 						sizeof(*cv))) {
@@ -344,8 +296,9 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 				cv[cnt].o[1] = y;
 				cv[cnt].o[2] = z;
 				cv[cnt].busy = b;
-				cv[cnt].shadow = g->shadow ?
-					_sum(g, g->shadow, o, sh->s) : 0;
+				cv[cnt].shadow = g->shadow.p ?
+					topoml_psum_wrap(&g->shadow, o,
+							 sh->s) : 0;
 				cv[cnt].contact = -1;
 				cv[cnt].align = 0;
 				for (int d = 0; d < 3; d++)
@@ -482,23 +435,21 @@ int topoml__place_torus(const struct place_in *in,
 	for (int d = 0; d < 3; d++) {
 		g.d[d] = t->dims[d];
 		g.w[d] = t->wrap[d] && t->dims[d] > 1;
-		g.e[d] = g.d[d];
 	}
 	vol = g.d[0] * g.d[1] * g.d[2];
 	/* shapes larger than the job tried per phase: 64 up to 4096 nodes,
 	 * 2 on a 97k-node torus (each one scans every origin) */
 	budget = (1 << 18) / vol;
 	budget = budget < 2 ? 2 : budget > 64 ? 64 : budget;
-	g.busy = _prefix(&g, in->avail, false);
 	g.run = _runs(&g, in->avail);
-	g.req = in->nreq ? _prefix(&g, in->required, true) : NULL;
-	if (!set || !g.busy || (in->nreq && !g.req))
+	if (!set || _prefix(&g, in->avail, false, &g.busy) ||
+	    (in->nreq && _prefix(&g, in->required, true, &g.req)))
 		goto oom;
 	if (in->req->owner) {
 		hwloc_bitmap_t sh = _shadowed(t, in);
 
 		if (sh && !hwloc_bitmap_iszero(sh))
-			g.shadow = _prefix(&g, sh, true);
+			(void)_prefix(&g, sh, true, &g.shadow);	/* else none */
 		hwloc_bitmap_free(sh);
 	}
 	/* 0: exact boxes; 1: larger boxes, all free (no other job inside
@@ -624,10 +575,10 @@ out:
 	topoml__seen_clear(&seen);
 	hwloc_bitmap_free(set);
 	free(sv);
-	free(g.busy);
+	topoml_psum_free(&g.busy);
 	free(g.run);
-	free(g.req);
-	free(g.shadow);
+	topoml_psum_free(&g.req);
+	topoml_psum_free(&g.shadow);
 	return rc;
 }
 

@@ -961,80 +961,6 @@ static int _axis(int size, int stride, int seed, int *pos)
 	return n;
 }
 
-/* 3D prefix sums of a 0/1 grid, box sums in O(1) (a box that wraps
- * splits into up to 8). */
-struct psum {
-	int d[3];
-	int *p;
-};
-
-static inline size_t _pi(const struct psum *g, int x, int y, int z)
-{
-	return ((size_t)z * (g->d[1] + 1) + y) * (g->d[0] + 1) + x;
-}
-
-static int _psum_build(struct psum *g, const int d[3], const char *cell)
-{
-	memcpy(g->d, d, sizeof(g->d));
-	g->p = calloc((size_t)(d[0] + 1) * (d[1] + 1) * (d[2] + 1),
-		      sizeof(int));
-	if (!g->p)
-		return -1;
-	for (int z = 1; z <= d[2]; z++)
-		for (int y = 1; y <= d[1]; y++)
-			for (int x = 1; x <= d[0]; x++)
-				g->p[_pi(g, x, y, z)] =
-					cell[(x - 1) + (size_t)d[0] *
-					     ((y - 1) + (size_t)d[1] * (z - 1))] +
-					g->p[_pi(g, x - 1, y, z)] +
-					g->p[_pi(g, x, y - 1, z)] +
-					g->p[_pi(g, x, y, z - 1)] -
-					g->p[_pi(g, x - 1, y - 1, z)] -
-					g->p[_pi(g, x - 1, y, z - 1)] -
-					g->p[_pi(g, x, y - 1, z - 1)] +
-					g->p[_pi(g, x - 1, y - 1, z - 1)];
-	return 0;
-}
-
-/* Sum over [lo, hi) per axis, inside the grid. */
-static int _psum1(const struct psum *g, const int lo[3], const int hi[3])
-{
-	const int *p = g->p;
-
-	return p[_pi(g, hi[0], hi[1], hi[2])] - p[_pi(g, lo[0], hi[1], hi[2])] -
-	       p[_pi(g, hi[0], lo[1], hi[2])] - p[_pi(g, hi[0], hi[1], lo[2])] +
-	       p[_pi(g, lo[0], lo[1], hi[2])] + p[_pi(g, lo[0], hi[1], lo[2])] +
-	       p[_pi(g, hi[0], lo[1], lo[2])] - p[_pi(g, lo[0], lo[1], lo[2])];
-}
-
-/* Sum over the circular box at o (o[d] < d[d]) of sides s (<= d[d]). */
-static int _psum(const struct psum *g, const int o[3], const int s[3])
-{
-	int lo[3][2], hi[3][2], np[3], total = 0;
-
-	for (int d = 0; d < 3; d++) {
-		lo[d][0] = o[d];
-		if (o[d] + s[d] <= g->d[d]) {
-			hi[d][0] = o[d] + s[d];
-			np[d] = 1;
-		} else {
-			hi[d][0] = g->d[d];
-			lo[d][1] = 0;
-			hi[d][1] = o[d] + s[d] - g->d[d];
-			np[d] = 2;
-		}
-	}
-	for (int a = 0; a < np[0]; a++)
-		for (int b = 0; b < np[1]; b++)
-			for (int c = 0; c < np[2]; c++) {
-				int l[3] = { lo[0][a], lo[1][b], lo[2][c] };
-				int h[3] = { hi[0][a], hi[1][b], hi[2][c] };
-
-				total += _psum1(g, l, h);
-			}
-	return total;
-}
-
 static int _int_cmp(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
@@ -1050,12 +976,12 @@ struct frag {
 	const struct topoml_t3d_shape *nx;
 	int *pos[3];
 	int n[3];
-	struct psum free;
+	struct topoml_psum free;
 };
 
 static int _frag_build(struct frag *f, const struct topoml_t3d_shape *nx,
-		       const int dims[3], const struct psum *busy,
-		       const struct psum *mapped)
+		       const int dims[3], const struct topoml_psum *busy,
+		       const struct topoml_psum *mapped)
 {
 	char *cell;
 	int rc = -1;
@@ -1080,10 +1006,12 @@ static int _frag_build(struct frag *f, const struct topoml_t3d_shape *nx,
 
 				cell[ix + (size_t)f->n[0] *
 				     (iy + (size_t)f->n[1] * iz)] =
-					!_psum(busy, o, nx->dims) &&
-					_psum(mapped, o, nx->dims) > 0;
+					!topoml_psum_wrap(busy, o,
+							  nx->dims) &&
+					topoml_psum_wrap(mapped, o,
+							 nx->dims) > 0;
 			}
-	rc = _psum_build(&f->free, f->n, cell);
+	rc = topoml_psum_build(&f->free, f->n, cell);
 	free(cell);
 	return rc;
 }
@@ -1092,7 +1020,7 @@ static void _frag_clear(struct frag *f)
 {
 	for (int d = 0; d < 3; d++)
 		free(f->pos[d]);
-	free(f->free.p);
+	topoml_psum_free(&f->free);
 }
 
 /* Free anchors of the next placement that the box (o, s) touches
@@ -1146,7 +1074,7 @@ static int _frag_cost(const struct frag *f, const int dims[3],
 				int l[3] = { lo[0][x], lo[1][y], lo[2][z] };
 				int h[3] = { hi[0][x], hi[1][y], hi[2][z] };
 
-				total += _psum1(&f->free, l, h);
+				total += topoml_psum_box(&f->free, l, h);
 			}
 	return total;
 }
@@ -1271,7 +1199,7 @@ static int _t3d(const struct place_in *in, bool ml,
 	const struct topoml_torus3d *c = t->torus3d;
 	struct topoml_torus3d *own = NULL;
 	const uint64_t *wt = in->req->weight;
-	struct psum busy = { 0 }, mapped = { 0 }, req = { 0 };
+	struct topoml_psum busy = { 0 }, mapped = { 0 }, req = { 0 };
 	struct frag fr = { 0 };
 	int best_shape = -1, best_frag = -1, rc = -1, bo[3] = { 0 };
 	int *pos[3] = { NULL }, npos[3];
@@ -1315,7 +1243,7 @@ static int _t3d(const struct place_in *in, bool ml,
 
 		cell[p] = v >= 0 && !hwloc_bitmap_isset(in->avail, v);
 	}
-	if (_psum_build(&busy, t->dims, cell))
+	if (topoml_psum_build(&busy, t->dims, cell))
 		goto oom;
 	if (ml) {
 		bcell = malloc(vol ? vol : 1);
@@ -1325,14 +1253,14 @@ static int _t3d(const struct place_in *in, bool ml,
 	}
 	for (long p = 0; p < vol; p++)
 		cell[p] = t->coord_node[p] >= 0;
-	if (_psum_build(&mapped, t->dims, cell))
+	if (topoml_psum_build(&mapped, t->dims, cell))
 		goto oom;
 	if (in->nreq) {
 		for (long p = 0; p < vol; p++)
 			cell[p] = t->coord_node[p] >= 0 &&
 				  hwloc_bitmap_isset(in->required,
 						     t->coord_node[p]);
-		if (_psum_build(&req, t->dims, cell))
+		if (topoml_psum_build(&req, t->dims, cell))
 			goto oom;
 	}
 	for (int i = 0; i < c->nshapes; i++) {
@@ -1360,12 +1288,16 @@ static int _t3d(const struct place_in *in, bool ml,
 					uint64_t w = 0;
 
 					/* every cell a node, all free */
-					if (_psum(&mapped, o, s->dims) !=
+					if (topoml_psum_wrap(&mapped, o,
+							     s->dims) !=
 						    s->size ||
-					    _psum(&busy, o, s->dims))
+					    topoml_psum_wrap(&busy, o,
+							     s->dims))
 						continue;
 					if (in->nreq &&
-					    _psum(&req, o, s->dims) != in->nreq)
+					    topoml_psum_wrap(&req, o,
+							     s->dims) !=
+						    in->nreq)
 						continue;
 					if (ml) {
 						struct t3cand *g;
@@ -1455,9 +1387,9 @@ out:
 	topoml__seen_clear(&seen);
 	free(cv);
 	free(bcell);
-	free(busy.p);
-	free(mapped.p);
-	free(req.p);
+	topoml_psum_free(&busy);
+	topoml_psum_free(&mapped);
+	topoml_psum_free(&req);
 	free(cell);
 	for (int d = 0; d < 3; d++)
 		free(pos[d]);
