@@ -969,6 +969,19 @@ static void _publish(job_record_t *job_ptr)
 			hwloc_bitmap_set(avail, g_map[i]);
 	pl.n = n;
 	topoml_ring_order(g_topo, pl.nodes, n);
+	/*
+	 * --ml-spares=K: the job asked -N workers+K and the engine placed
+	 * them together; its spares go last in order= (jobcomment.h), so
+	 * that both plugins and topoml-run agree which nodes they are.
+	 */
+	for (i = 0; i < (int)job_ptr->spank_job_env_size; i++) {
+		const char *v;
+
+		v = topoml_spares_job_env(job_ptr->spank_job_env[i]);
+		if (v && topoml_spares_parse(v, &c.spares))
+			c.spares = 0;
+	}
+	c.spares = topoml_spares_last(g_topo, pl.nodes, n, c.spares);
 	topoml_score(g_topo, avail, &pl);
 	/*
 	 * order= is the one ring order the job's tasks get: topoml.so reads

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "plugin.h"
+#include "jobcomment.h"	/* TOPOML_SPARES_JOB_ENV */
 #include "topoml.h"	/* TOPOML_COMM_JOB_ENV */
 
 /* Shared with sbatch/salloc: the hint reaches slurmctld under the name
@@ -15,10 +16,13 @@ int ml_local_common(spank_t sp)
 	if (ml.by_env[ML_OPT_COMM])
 		(void)spank_job_control_setenv(sp, TOPOML_COMM_JOB_ENV,
 					       ml.arg[ML_OPT_COMM], 1);
-	/* The same for select/topoml's --ml-parallel. */
+	/* The same for select/topoml's --ml-parallel and --ml-spares. */
 	if (ml.by_env[ML_OPT_PARALLEL])
 		(void)spank_job_control_setenv(sp, TOPOML_PARALLEL_JOB_ENV,
 					       ml.arg[ML_OPT_PARALLEL], 1);
+	if (ml.by_env[ML_OPT_SPARES])
+		(void)spank_job_control_setenv(sp, TOPOML_SPARES_JOB_ENV,
+					       ml.arg[ML_OPT_SPARES], 1);
 	if (ml.ckpt.set && ml_ckpt_local(sp, &ml.ckpt))
 		return -1;
 	return 0;

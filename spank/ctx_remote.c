@@ -302,6 +302,90 @@ out:
 	return rc;
 }
 
+/* Is host in the comma list? */
+static bool _in_list(const char *list, const char *host)
+{
+	size_t n = strlen(host);
+
+	for (const char *p = list; p && *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == n && !strncmp(p, host, n))
+			return true;
+		p = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
+/*
+ * --ml-spares=K: the job's spares are the last K of its nodes in ring
+ * order (select/topoml's order=, which puts them last; else Slurm's
+ * order, as topoml-run reads it).  Every task gets TOPOML_SPARES and
+ * TOPOML_SPARE_NODES, the batch script too: topoml-run reads them.  A
+ * step with the torch wiring (WIRED) on a spare would give it a RANK: it
+ * is refused, with the reason in the job's output.  Which nodes are
+ * spares now is the step's TOPOML_SPARE_NODES when set: topoml-run
+ * exports it for each launch, and a spare that took a failed worker's
+ * place is a worker then.
+ */
+static void _spares(spank_t sp, uint32_t jobid, bool wired)
+{
+	char list[65536], now[65536];
+	char **names = NULL, **step = NULL;
+	int k = ml.val[ML_OPT_SPARES], n = 0, ns = 0, *order = NULL;
+	size_t len = 0;
+
+	if (!ml.set[ML_OPT_SPARES] || k < 1)
+		return;
+	if (_getenv(sp, "SLURM_JOB_NODELIST", list, sizeof(list)) ||
+	    !(names = _hosts(list, &n)) || n < 1) {
+		slurm_error("topoml: --ml-spares: no SLURM_JOB_NODELIST: "
+			    "spares not known");
+		goto out;
+	}
+	if (k >= n) {
+		ml_user_error("--ml-spares=%d: the job has %d node(s): ask "
+			      "-N workers+%d", k, n, k);
+		goto out;
+	}
+	if (!(order = calloc(n, sizeof(int))))
+		goto out;
+	if (_comment_order(jobid, names, n, order))
+		for (int i = 0; i < n; i++)
+			order[i] = i;
+	for (int i = n - k; i < n; i++)
+		len += strlen(names[order[i]]) + 1;
+	if (!(ml.spare_nodes = calloc(1, len + 1)))
+		goto out;
+	for (int i = n - k; i < n; i++) {
+		if (i > n - k)
+			strcat(ml.spare_nodes, ",");
+		strcat(ml.spare_nodes, names[order[i]]);
+	}
+	if (!wired)
+		goto out;
+	if (_getenv(sp, "TOPOML_SPARE_NODES", now, sizeof(now)))
+		snprintf(now, sizeof(now), "%s", ml.spare_nodes);
+	if (_getenv(sp, "SLURM_STEP_NODELIST", list, sizeof(list)) ||
+	    !(step = _hosts(list, &ns)))
+		goto out;
+	for (int i = 0; i < ns; i++)
+		if (_in_list(now, step[i])) {
+			ml_user_error("--ml-spares=%d: node %s of this step "
+				      "is a spare of the job (TOPOML_SPARE_"
+				      "NODES=%.200s) and would get a RANK: "
+				      "launch the step on the workers "
+				      "(topoml-run does), or without --ml-nccl "
+				      "and --ml-parallel", k, step[i], now);
+			break;
+		}
+out:
+	free(order);
+	_free_hosts(names, n);
+	_free_hosts(step, ns);
+}
+
 /* The step's GPU pool, kept for task_init (_keep_visible). */
 static int *_step_pool;
 static int _step_npool = -1;
@@ -430,6 +514,10 @@ int ml_remote_post_opt(spank_t sp)
 		ml_user_error("--ml-ckpt: %s", err);
 	spank_get_item(sp, S_JOB_ID, &jobid);
 	spank_get_item(sp, S_JOB_STEPID, &stepid);
+	if (stepid != ML_EXTERN_STEP)
+		_spares(sp, jobid, stepid != ML_BATCH_STEP &&
+			(ml.val[ML_OPT_NCCL] == ML_NCCL_AUTO ||
+			 ml.set[ML_OPT_PARALLEL]));
 	if (stepid == ML_BATCH_STEP || stepid == ML_EXTERN_STEP)
 		return 0;	/* the wiring is for the tasks of srun steps */
 	if (ml.set[ML_OPT_PARALLEL]) {
@@ -628,6 +716,13 @@ int ml_remote_task_init(spank_t sp)
 	}
 	if (ml.ckpt.set && ml_ckpt_task_init(sp, &ml.ckpt))
 		rc = -1;
+	if (ml.spare_nodes) {
+		ml_env_add(&env, "TOPOML_SPARES", "%d",
+			   ml.val[ML_OPT_SPARES]);
+		ml_env_add(&env, "TOPOML_SPARE_NODES", "%s", ml.spare_nodes);
+		_apply(sp, &env);
+		ml_env_clear(&env);
+	}
 	if (!ml.active)
 		return rc;
 	spank_get_item(sp, S_TASK_ID, &tid);
@@ -693,6 +788,8 @@ int ml_remote_exit(spank_t sp)
 	_step_pool = NULL;
 	free(ml.node_first_rank);
 	ml.node_first_rank = NULL;
+	free(ml.spare_nodes);
+	ml.spare_nodes = NULL;
 	ml_ctld_job_clear();
 	return rc;
 }

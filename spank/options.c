@@ -50,6 +50,9 @@ static int _set(int opt, const char *arg, const char *what, bool remote)
 		rc = ml_ckpt_parse(arg, &ml.ckpt, err, sizeof(err));
 	else if (opt == ML_OPT_PARALLEL)
 		rc = topoml_parallel_parse(arg, &ml.par, err, sizeof(err));
+	else if (opt == ML_OPT_SPARES)
+		rc = ml_spares_parse(&ml.conf, arg, &ml.val[opt], err,
+				     sizeof(err));
 	else
 		rc = ml_opt_parse(&ml.conf, opt, arg, &ml.val[opt], err,
 				  sizeof(err));
@@ -121,7 +124,8 @@ int ml_options_finish(spank_t sp, bool remote)
 		}
 	}
 	for (int i = 0; i < ML_OPT_COUNT; i++)
-		if (!ml.set[i] && i != ML_OPT_CKPT && i != ML_OPT_PARALLEL)
+		if (!ml.set[i] && i != ML_OPT_CKPT && i != ML_OPT_PARALLEL &&
+		    i != ML_OPT_SPARES)
 			ml.val[i] = ml.conf.def[i];
 	return 0;
 }

@@ -31,6 +31,7 @@ struct ml_state {
 	int *node_first_rank;		/* unused when slurm order */
 	char topo_file[PATH_MAX + 64];
 	char node_name[256];
+	char *spare_nodes;		/* --ml-spares: "n7,n8", malloc'd */
 	/*
 	 * A mistake of the job's (a bad option value in its environment, a
 	 * checkpoint directory it cannot use), found in slurmstepd before the

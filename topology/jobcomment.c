@@ -41,6 +41,8 @@ char *topoml_comment_write(const struct topoml_comment *c)
 	if (c->global_hops >= 0)
 		len += snprintf(out + len, cap - len, " global_hops=%d",
 				c->global_hops);
+	if (c->spares > 0)
+		len += snprintf(out + len, cap - len, " spares=%d", c->spares);
 	if (olen && olen <= TOPOML_COMMENT_ORDER_MAX)
 		snprintf(out + len, cap - len, " order=%s", c->order);
 	return out;
@@ -200,6 +202,11 @@ static int _token(struct topoml_comment *c, const char *k, size_t kn,
 	} else if (kn == 11 && !memcmp(k, "global_hops", 11)) {
 		if (_int(v, vn, &c->global_hops))
 			return _fail(err, errlen, "global_hops: not a number");
+	} else if (kn == 6 && !memcmp(k, "spares", 6)) {
+		if (_int(v, vn, &c->spares) || c->spares < 0 ||
+		    c->spares > TOPOML_SPARES_MAX)
+			return _fail(err, errlen, "spares: not 0-%d",
+				     TOPOML_SPARES_MAX);
 	} else if (kn == 5 && !memcmp(k, "order", 5)) {
 		if (c->order)
 			return _fail(err, errlen, "order= twice");
@@ -378,5 +385,92 @@ int topoml_comment_step_order(const char *order, char *const *names, int n,
 out:
 	free(w.slot);
 	free(w.used);
+	return rc;
+}
+
+const char *topoml_spares_job_env(const char *entry)
+{
+	size_t n = strlen(TOPOML_SPARES_JOB_ENV);
+
+	if (!entry)
+		return NULL;
+	if (!strncmp(entry, "SPANK_", 6))
+		entry += 6;
+	if (strncmp(entry, TOPOML_SPARES_JOB_ENV, n) || entry[n] != '=')
+		return NULL;
+	return entry + n + 1;
+}
+
+int topoml_spares_parse(const char *s, int *k)
+{
+	long long v;
+
+	if (!s || _num(s, strlen(s), &v) || s[0] == '-' || v < 0 ||
+	    v > TOPOML_SPARES_MAX)
+		return -1;
+	*k = (int)v;
+	return 0;
+}
+
+/* The leaf (dragonfly: group) of node v, -1 on a torus. */
+static int _domain(const topoml_topo_t *t, int v)
+{
+	if (v < 0 || v >= t->nnodes)
+		return -1;
+	return t->family == TOPOML_DRAGONFLY ? t->nodes[v].group :
+	       t->nodes[v].leaf;
+}
+
+int topoml_spares_last(const struct topoml_topo *t, int *nodes, int n, int k)
+{
+	int *count = NULL, *out = NULL, ndom = 0, taken = 0, w = 0, rc = 0;
+	bool *spare = NULL;
+
+	if (!t || k < 1 || k >= n)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (_domain(t, nodes[i]) >= ndom)
+			ndom = _domain(t, nodes[i]) + 1;
+	count = calloc(ndom + 1, sizeof(int));
+	spare = calloc(n, sizeof(bool));
+	out = malloc(sizeof(int) * n);
+	if (!count || !spare || !out)
+		goto out;
+	for (int i = 0; i < n; i++)
+		if (_domain(t, nodes[i]) >= 0)
+			count[_domain(t, nodes[i])]++;
+	while (taken < k) {
+		int best = -1;
+
+		/* The fullest domain left; ties: the lowest index. */
+		for (int d = 0; d < ndom; d++)
+			if (count[d] > 0 &&
+			    (best < 0 || count[d] > count[best]))
+				best = d;
+		/* Its nodes latest in the ring first (none: the ring's end,
+		 * a torus, whose snake order keeps it compact). */
+		for (int i = n - 1; i >= 0 && taken < k; i--) {
+			if (spare[i] || (best >= 0 &&
+					 _domain(t, nodes[i]) != best))
+				continue;
+			spare[i] = true;
+			taken++;
+		}
+		if (best < 0)
+			break;
+		count[best] = 0;
+	}
+	for (int i = 0; i < n; i++)
+		if (!spare[i])
+			out[w++] = nodes[i];
+	for (int i = 0; i < n; i++)
+		if (spare[i])
+			out[w++] = nodes[i];
+	memcpy(nodes, out, sizeof(int) * n);
+	rc = k;
+out:
+	free(count);
+	free(spare);
+	free(out);
 	return rc;
 }

@@ -7,6 +7,9 @@
  *   topoml: placed=topoml hint=allreduce leaves=2/2 ring=20/20
  *           order=n[1,3,5,7,2,4,6,8]
  *
+ * and, for a job with --ml-spares=K, spares=K: the last K of order= are
+ * its spares (outside the ring of the workers until one fails)
+ *
  * (one line).  Pure C; host lists through libslurm's slurm_hostlist_*.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -42,8 +45,33 @@ struct topoml_comment {
 	int span, span_lb;
 	double ring, ring_lb;
 	int global_hops;	/* -1: not written (not a dragonfly) */
+	int spares;		/* --ml-spares: the last K of order= */
 	char *order;		/* host list in ring order, NULL: none */
 };
+
+/*
+ * --ml-spares=K on its way from the SPANK plugin to select/topoml, as
+ * --ml-comm (topoml.h): the option's name in the job's SPANK environment,
+ * with or without "SPANK_" (the TOPOML_SPARES twin, set by the plugin).
+ */
+#define TOPOML_SPARES_JOB_ENV	"_SLURM_SPANK_OPTION_topoml_ml_spares"
+#define TOPOML_SPARES_MAX	1024
+/* The value of one NAME=VALUE entry when it is --ml-spares, else NULL. */
+const char *topoml_spares_job_env(const char *entry);
+/* "K", 0 <= K <= TOPOML_SPARES_MAX, decimal digits only: 0, or -1. */
+int topoml_spares_parse(const char *s, int *k);
+
+/*
+ * Spares of a job placed with its workers: nodes[0..n) in ring order is
+ * reordered so that k nodes come last, taken from the leaf (dragonfly
+ * group; torus: the ring's end) that holds most of the job's nodes, then
+ * the next fullest, the latest in ring order first; the workers keep
+ * their ring order (a subsequence of a ring is a ring).  A spare then
+ * tends to share a leaf with the worker it replaces.  Returns k, or 0
+ * (nothing moved) when k < 1 or k >= n.
+ */
+struct topoml_topo;
+int topoml_spares_last(const struct topoml_topo *t, int *nodes, int n, int k);
 
 /*
  * The "topoml: ..." part for c, as a malloc'd string (NULL: no memory).

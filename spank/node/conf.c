@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobcomment.h"	/* topoml_spares_parse */
 #include "ml.h"
 #include "topoml.h"
 
@@ -67,6 +68,12 @@ static const struct _optdesc _opts[ML_OPT_COUNT] = {
 		"RANK in Megatron-LM's order on the placement",
 		"tp=T,pp=P[,ep=E][,cp=C]",
 		{ NULL }, { -1 }, false },
+	/* Ask -N workers+K: the last K nodes of the ring order wait. */
+	[ML_OPT_SPARES] = {
+		"ml-spares", "TOPOML_SPARES", NULL,
+		"the last K nodes of the job (ring order) are hot spares: no "
+		"rank until topoml-run puts one in a failed node's place",
+		"K", { NULL }, { -1 }, false },
 };
 
 static bool _valid(int opt)
@@ -206,6 +213,27 @@ void ml_conf_init(struct ml_conf *c)
 	c->gdr_level = -1;
 	c->nccl_topo = ML_TOPO_AUTO;
 	c->bind_cpus = true;
+	c->max_spares = 64;
+}
+
+int ml_spares_parse(const struct ml_conf *c, const char *arg, int *k,
+		    char *err, size_t errlen)
+{
+	int v;
+
+	/* The number select/topoml reads: jobcomment.c parses both. */
+	if (topoml_spares_parse(arg, &v)) {
+		snprintf(err, errlen, "invalid value '%s' (expected a number "
+			 "of nodes, 0-%d)", arg ? arg : "", TOPOML_SPARES_MAX);
+		return -1;
+	}
+	if (c && v > c->max_spares) {
+		snprintf(err, errlen, "%d spares: at most %d on this cluster "
+			 "(max_spares in plugstack.conf)", v, c->max_spares);
+		return -1;
+	}
+	*k = v;
+	return 0;
 }
 
 static int _path(const char *key, const char *v, char *dst, size_t len,
@@ -426,6 +454,12 @@ static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
 		}
 		snprintf(c->defaults[c->ndefaults++], sizeof(c->defaults[0]),
 			 "%s", v);
+		return 0;
+	}
+	if (!strcmp(key, "max_spares")) {
+		if (_int(v, 0, TOPOML_SPARES_MAX, &n))
+			goto bad;
+		c->max_spares = (int)n;
 		return 0;
 	}
 	if (!strcmp(key, "bind_cpus")) {

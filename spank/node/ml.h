@@ -23,6 +23,7 @@ enum ml_opt {
 	ML_OPT_COMM,
 	ML_OPT_CKPT,
 	ML_OPT_PARALLEL,	/* --ml-parallel: libtopoml parses it */
+	ML_OPT_SPARES,		/* --ml-spares=K: the last K nodes wait */
 	ML_OPT_COUNT
 };
 
@@ -57,6 +58,7 @@ struct ml_conf {
 	int nccl_topo;			/* enum ml_nccl_topo */
 	char nccl_topo_file[PATH_MAX];
 	bool bind_cpus;
+	int max_spares;			/* --ml-spares limit, 0: refused */
 	int ndefaults;			/* nccl_env=NAME=VALUE */
 	char defaults[ML_MAX_DEFAULTS][512];
 };
@@ -79,6 +81,9 @@ int ml_opt_parse(const struct ml_conf *c, int opt, const char *arg,
 const char *ml_opt_arginfo(int opt);
 /* --help text, without the "[topoml]" tag and the env twin. */
 const char *ml_opt_usage(int opt);
+/* --ml-spares=K against the site's max_spares.  0, or -1 with err. */
+int ml_spares_parse(const struct ml_conf *c, const char *arg, int *k,
+		    char *err, size_t errlen);
 
 /* bind.c */
 struct ml_task_bind {

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jobcomment.h"
 #include "ml.h"
 
 static char _fixtures[2048], _realdata[2048], _fake[4096], _fake_nosym[4096];
@@ -120,6 +121,8 @@ static const struct {
 	{ "master_port=100-200", "not a port range" },
 	{ "master_port=30000-29000", "not a port range" },
 	{ "master_port=30000", "not a port range" },
+	{ "max_spares=-1", "max_spares: invalid value '-1'" },
+	{ "max_spares=1025", "max_spares: invalid value '1025'" },
 	/* sscanf("%d") truncated 4294968320 to 1024 */
 	{ "master_port=4294968320-65535", "not a port range" },
 	{ "master_port=1024-4294967296", "not a port range" },
@@ -215,7 +218,8 @@ START_TEST(opt_table)
 	for (int o = 0; o < ML_OPT_COUNT; o++) {
 		ck_assert_uint_gt(strlen(ml_opt_usage(o)), 10);
 		ck_assert(strncmp(ml_opt_usage(o), "[topoml]", 8));
-		if (o == ML_OPT_CKPT || o == ML_OPT_PARALLEL)
+		if (o == ML_OPT_CKPT || o == ML_OPT_PARALLEL ||
+		    o == ML_OPT_SPARES)
 			continue;
 		snprintf(arginfo, sizeof(arginfo), "%s", ml_opt_arginfo(o));
 		n = 0;
@@ -1601,6 +1605,107 @@ START_TEST(env_parallel)
 }
 END_TEST
 
+/*
+ * --ml-spares=K: a number within the site's max_spares (the parser
+ * select/topoml uses too), its name in the job's SPANK environment, and
+ * where select/topoml puts the spares in the ring order.
+ */
+START_TEST(spares_opt)
+{
+	struct ml_conf c;
+	char err[512];
+	int k = -1;
+
+	ml_conf_init(&c);
+	ck_assert_str_eq(ml_opt_name(ML_OPT_SPARES), "ml-spares");
+	ck_assert_str_eq(ml_opt_env(ML_OPT_SPARES), "TOPOML_SPARES");
+	ck_assert_str_eq(ml_opt_arginfo(ML_OPT_SPARES), "K");
+	ck_assert_int_eq(ml_spares_parse(&c, "2", &k, err, sizeof(err)), 0);
+	ck_assert_int_eq(k, 2);
+	ck_assert_int_eq(ml_spares_parse(&c, "0", &k, err, sizeof(err)), 0);
+	ck_assert_int_eq(k, 0);
+	for (int i = 0; i < 5; i++) {
+		static const char *const bad[] = { "", "-1", "1x", "two",
+						   "1025" };
+
+		ck_assert_int_eq(ml_spares_parse(&c, bad[i], &k, err,
+						 sizeof(err)), -1);
+		ck_assert_ptr_nonnull(strstr(err, "expected a number of "
+					     "nodes, 0-1024"));
+	}
+	ck_assert_int_eq(ml_spares_parse(&c, "65", &k, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "65 spares: at most 64 on this cluster "
+			 "(max_spares in plugstack.conf)");
+	ck_assert_msg(!_parse(&c, "max_spares=0", err, sizeof(err)), "%s",
+		      err);
+	ck_assert_int_eq(ml_spares_parse(&c, "1", &k, err, sizeof(err)), -1);
+	ck_assert_int_eq(ml_spares_parse(&c, "0", &k, err, sizeof(err)), 0);
+	ck_assert_ptr_null(topoml_spares_job_env("TOPOML_SPARES=1"));
+	ck_assert_str_eq(topoml_spares_job_env(
+		"_SLURM_SPANK_OPTION_topoml_ml_spares=3"), "3");
+	ck_assert_str_eq(topoml_spares_job_env(
+		"SPANK__SLURM_SPANK_OPTION_topoml_ml_spares=1"), "1");
+}
+END_TEST
+
+/*
+ * Spares last in the ring: from the leaf with most of the job's nodes,
+ * latest in the ring first; the workers keep their order.  16 nodes, 4
+ * per leaf; the job: 3 nodes of leaf 0, 2 of leaf 1, 1 of leaf 2.
+ */
+START_TEST(spares_last)
+{
+	topoml_topo_t *t = topoml_gen_fat_tree("n", 16, 4, 2, 0);
+	int job[6] = { 0, 1, 2, 4, 5, 8 }, v[6];
+	struct topoml_comment c;
+	char err[128];
+
+	ck_assert_ptr_nonnull(t);
+	memcpy(v, job, sizeof(v));
+	ck_assert_int_eq(topoml_spares_last(t, v, 6, 1), 1);
+	ck_assert_int_eq(v[5], 2);	/* leaf 0's last in the ring */
+	ck_assert_int_eq(v[0], 0);
+	ck_assert_int_eq(v[1], 1);
+	ck_assert_int_eq(v[2], 4);
+	ck_assert_int_eq(v[4], 8);
+	memcpy(v, job, sizeof(v));
+	/* Leaf 0 holds 3 spares, the fourth is leaf 1's last. */
+	ck_assert_int_eq(topoml_spares_last(t, v, 6, 4), 4);
+	ck_assert_int_eq(v[0], 4);
+	ck_assert_int_eq(v[1], 8);
+	ck_assert_int_eq(v[2], 0);
+	ck_assert_int_eq(v[3], 1);
+	ck_assert_int_eq(v[4], 2);
+	ck_assert_int_eq(v[5], 5);
+	/* Nothing to keep: k >= n or k < 1 leaves the order. */
+	memcpy(v, job, sizeof(v));
+	ck_assert_int_eq(topoml_spares_last(t, v, 6, 6), 0);
+	ck_assert_int_eq(topoml_spares_last(t, v, 6, 0), 0);
+	ck_assert(!memcmp(v, job, sizeof(v)));
+	topoml_free(t);
+	/* SystemComment: spares= written and read back, junk refused. */
+	memset(&c, 0, sizeof(c));
+	c.placed = "topoml";
+	c.global_hops = -1;
+	c.spares = 2;
+	c.order = (char *)"n[1-6]";
+	{
+		char *s = topoml_comment_write(&c);
+
+		ck_assert_ptr_nonnull(strstr(s, " spares=2 order=n[1-6]"));
+		ck_assert_int_eq(topoml_comment_parse(s, &c, err,
+						      sizeof(err)), 0);
+		ck_assert_int_eq(c.spares, 2);
+		topoml_comment_clear(&c);
+		free(s);
+	}
+	ck_assert_int_eq(topoml_comment_parse("topoml: placed=topoml "
+					      "spares=x", &c, err,
+					      sizeof(err)), -1);
+	ck_assert_str_eq(err, "spares: not 0-1024");
+}
+END_TEST
+
 /* Cost by kind on a generated fat tree: 16 nodes, 4 per leaf. */
 START_TEST(hybrid_cost)
 {
@@ -1940,6 +2045,8 @@ static Suite *_suite(void)
 	tcase_add_test(t, opt_table);
 	tcase_add_test(t, parse_lists);
 	tcase_add_test(t, master_port);
+	tcase_add_test(t, spares_opt);
+	tcase_add_test(t, spares_last);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("hw");
