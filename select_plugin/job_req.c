@@ -73,3 +73,74 @@ int64_t topoml_job_free_by(const int64_t *free_at, hwloc_const_bitmap_t avail,
 	hwloc_bitmap_foreach_end();
 	return when;
 }
+
+static int _box_wait_find(const struct topoml_box_waits *w, uint32_t job)
+{
+	for (int i = 0; i < w->n; i++)
+		if (w->job[i] == job)
+			return i;
+	return -1;
+}
+
+static void _box_wait_drop(struct topoml_box_waits *w, int i)
+{
+	w->n--;
+	w->job[i] = w->job[w->n];
+	w->since[i] = w->since[w->n];
+}
+
+int64_t topoml_box_wait_left(struct topoml_box_waits *w, uint32_t job,
+			     int64_t now, int64_t wait)
+{
+	int i;
+
+	if (wait <= 0) {
+		topoml_box_wait_forget(w, job);
+		return 0;
+	}
+	/* clocks of jobs that went away while waiting */
+	for (i = w->n - 1; i >= 0; i--)
+		if (w->job[i] != job && now - w->since[i] > 2 * wait + 3600)
+			_box_wait_drop(w, i);
+	i = _box_wait_find(w, job);
+	if (i < 0) {
+		uint32_t *j = realloc(w->job, (w->n + 1) * sizeof(*j));
+		int64_t *s;
+
+		if (j)
+			w->job = j;
+		s = j ? realloc(w->since, (w->n + 1) * sizeof(*s)) : NULL;
+		if (!s)
+			return 0;	/* out of memory: do not wait */
+		w->since = s;
+		i = w->n++;
+		w->job[i] = job;
+		w->since[i] = now;
+	}
+	if (now - w->since[i] >= wait) {
+		_box_wait_drop(w, i);
+		return 0;
+	}
+	return w->since[i] + wait - now;
+}
+
+int64_t topoml_box_wait_forget(struct topoml_box_waits *w, uint32_t job)
+{
+	int i = _box_wait_find(w, job);
+	int64_t since;
+
+	if (i < 0)
+		return -1;
+	since = w->since[i];
+	_box_wait_drop(w, i);
+	return since;
+}
+
+void topoml_box_waits_clear(struct topoml_box_waits *w)
+{
+	free(w->job);
+	free(w->since);
+	w->job = NULL;
+	w->since = NULL;
+	w->n = 0;
+}

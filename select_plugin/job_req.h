@@ -43,4 +43,28 @@ enum topoml_hint topoml_job_hint(enum topoml_hint dflt,
 int64_t topoml_job_free_by(const int64_t *free_at, hwloc_const_bitmap_t avail,
 			   int n, hwloc_bitmap_t out);
 
+/*
+ * TorusBoxWait's clock (topoml.conf(5)): the jobs that could start now,
+ * but only outside an exact torus box, and when that was first seen.
+ * select/topoml keeps it in memory: a restarted slurmctld starts every
+ * clock again, which only bounds the wait anew.
+ */
+struct topoml_box_waits {
+	uint32_t *job;
+	int64_t *since;
+	int n;
+};
+
+/*
+ * Seconds job still waits for a box at now, wait being TorusBoxWait; the
+ * job's clock starts at its first call.  0: place it now (its clock is
+ * dropped).  Clocks older than 2 * wait + 3600 s belong to jobs that left
+ * the queue while waiting and are dropped too.
+ */
+int64_t topoml_box_wait_left(struct topoml_box_waits *w, uint32_t job,
+			     int64_t now, int64_t wait);
+/* The job got a box, or left: drop its clock; when it started, or -1. */
+int64_t topoml_box_wait_forget(struct topoml_box_waits *w, uint32_t job);
+void topoml_box_waits_clear(struct topoml_box_waits *w);
+
 #endif

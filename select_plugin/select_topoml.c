@@ -676,9 +676,87 @@ static int _cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	return rc;
 }
 
+/* _topoml_test: the job waits for a torus box (TorusBoxWait) */
+#define TOPOML_BOX_WAITING	(-2)
+
+/* TorusBoxWait's clock per job; g_lock held */
+static struct topoml_box_waits g_box_waits;
+
+/*
+ * Could the job ever get an exact box: one of n nodes in its partition's
+ * nodes, busy or not?  The engine on that set, as it would place then.
+ */
+static bool _box_possible(job_record_t *job_ptr, int n)
+{
+	struct topoml_place_req req = { .unscored = true, .nnodes = n };
+	struct topoml_placement pl = { 0 };
+	bitstr_t *part = job_ptr->part_ptr ? job_ptr->part_ptr->node_bitmap
+					   : NULL;
+	hwloc_bitmap_t all = hwloc_bitmap_alloc();
+	char why[128];
+	bool box;
+
+	for (int i = 0; i < g_map_count; i++)
+		if (g_map[i] >= 0 && (!part || bit_test(part, i)))
+			hwloc_bitmap_set(all, g_map[i]);
+	req.avail = all;
+	box = !topoml_place(g_topo, TOPOML_POLICY_TOPOML, &req, &pl, why,
+			    sizeof(why)) &&
+	      topoml_torus_is_box(g_topo, pl.nodes, pl.n);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(all);
+	return box;
+}
+
+/*
+ * TorusBoxWait (topoml.conf(5)): a whole-node torus job whose best
+ * placement now is no exact box waits for one, up to the site's seconds
+ * from the first time it could have started here; a job that could
+ * never get one (its size, its partition) never waits.  True: decline
+ * now (why says so).
+ */
+static bool _box_wait(job_record_t *job_ptr,
+		      const struct topoml_place_req *req,
+		      const struct topoml_placement *pl, char *why,
+		      size_t whylen)
+{
+	int wait = g_conf.torus_box_wait;
+	int64_t left, since;
+
+	if (wait <= 0 || g_topo->family != TOPOML_TORUS || req->required ||
+	    req->units || req->nnodes < 2)
+		return false;
+	if (topoml_torus_is_box(g_topo, pl->nodes, pl->n)) {
+		since = topoml_box_wait_forget(&g_box_waits, job_ptr->job_id);
+		if (since >= 0)
+			info("select/topoml: %pJ: a torus box of %d nodes after waiting %lld s",
+			     job_ptr, req->nnodes,
+			     (long long)(time(NULL) - since));
+		return false;
+	}
+	if (!topoml_torus_box_size(g_topo, req->nnodes) ||
+	    !_box_possible(job_ptr, req->nnodes))
+		return false;
+	left = topoml_box_wait_left(&g_box_waits, job_ptr->job_id,
+				    time(NULL), wait);
+	if (!left) {
+		info("select/topoml: %pJ: no torus box of %d nodes after TorusBoxWait=%d s, placed without one",
+		     job_ptr, req->nnodes, wait);
+		return false;
+	}
+	if (left == wait)
+		info("select/topoml: %pJ waits up to %d s for a torus box of %d nodes (none free, enough nodes)",
+		     job_ptr, wait, req->nnodes);
+	snprintf(why, whylen,
+		 "waiting %lld s more for a torus box of %d nodes (TorusBoxWait=%d)",
+		 (long long)left, req->nnodes, wait);
+	return true;
+}
+
 /*
  * Try the engine's choices; on success bitmap holds the nodes cons_tres
- * took and the attempt number is returned, else -1 with the reason in why.
+ * took and the attempt number is returned, else -1 with the reason in why
+ * (TOPOML_BOX_WAITING: the job waits for a torus box).
  */
 static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			uint32_t min_nodes, uint32_t max_nodes,
@@ -768,6 +846,13 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 					      choice, why, whylen);
 		/* --ml-parallel: the choices by the job's traffic kinds */
 		_hybrid_rank(job_ptr, &req, choice, nchoice);
+		if (!pass && !will_run && nchoice > 0 &&
+		    _box_wait(job_ptr, &req, &choice[0], why, whylen)) {
+			for (attempt = 0; attempt < nchoice; attempt++)
+				topoml_placement_clear(&choice[attempt]);
+			result = TOPOML_BOX_WAITING;
+			goto out;
+		}
 		for (attempt = 0; attempt < nchoice && result < 0;
 		     attempt++) {
 			bitstr_t *narrow;
@@ -843,6 +928,7 @@ extern int fini(void)
 	topoml_torus3d_free(g_t3d);
 	g_t3d = NULL;
 	topoml_siteconf_clear(&g_conf);
+	topoml_box_waits_clear(&g_box_waits);
 	free(g_topo_path);
 	g_topo_path = NULL;
 	xfree(g_map);
@@ -912,6 +998,8 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 
 	if (attempt >= 0) {
 		rc = SLURM_SUCCESS;
+	} else if (attempt == TOPOML_BOX_WAITING) {
+		rc = SLURM_ERROR;	/* pending: Resources */
 	} else {
 		rc = _cons_tres_test(job_ptr, bitmap, min_nodes, max_nodes,
 				     req_nodes, mode, preemptee_candidates,

@@ -97,6 +97,15 @@ long topoml_torus_box_set(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 	return _box(t, NULL, 0, set, tie_wraps, start, ext);
 }
 
+bool topoml_torus_is_box(const topoml_topo_t *t, const int *nodes, int n)
+{
+	int start[3], ext[3];
+
+	if (t->family != TOPOML_TORUS || n < 1)
+		return false;
+	return topoml_torus_box(t, nodes, n, true, start, ext) == n;
+}
+
 /* ---- ring order inside a box -------------------------------------- */
 
 /*

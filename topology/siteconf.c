@@ -326,6 +326,17 @@ static int _global_word(struct topoml_siteconf *c, const char *dir,
 			return -1;
 		}
 		c->placement = on;
+	} else if (!strcasecmp(w->key, "TorusBoxWait")) {
+		/* seconds a torus job waits for an exact box; 0 never */
+		char *end;
+		long v = strtol(w->val, &end, 10);
+
+		if (*end || v < 0 || v > 31536000 || end == w->val) {
+			_bad_value(err, path, line, w,
+				   "seconds from 0 to 31536000");
+			return -1;
+		}
+		c->torus_box_wait = (int)v;
 	} else if (!strcasecmp(w->key, "Debug")) {
 		char *end;
 		bool b;

@@ -407,6 +407,8 @@ struct topoml_torus3d *topoml_torus3d_every_size(const topoml_topo_t *t);
 bool topoml_torus3d_size_ok(const struct topoml_torus3d *c, int n);
 /* Does the torus have a box (a x b x c within its dims) of n nodes? */
 bool topoml_torus_box_size(const topoml_topo_t *t, int n);
+/* Do the n nodes fill their wrap-aware bounding box exactly (geom.c)? */
+bool topoml_torus_is_box(const topoml_topo_t *t, const int *nodes, int n);
 void topoml_torus3d_free(struct topoml_torus3d *c);
 /*
  * Bind topoml's engine on torus t to c's boxes (t->torus3d = c, not owned;
@@ -440,6 +442,7 @@ struct topoml_siteconf {
 	bool placement;			/* false: plain cons_tres everywhere */
 	bool df_spread_alltoall;	/* DragonflySpread=alltoall */
 	int debug;			/* 0 quiet, 1 placements, 2 verbose */
+	int torus_box_wait;		/* TorusBoxWait= seconds, 0 = never */
 	int nparts;
 	struct topoml_part_conf *parts;
 };

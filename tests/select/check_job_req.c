@@ -99,6 +99,37 @@ START_TEST(free_by_end_time_order)
 }
 END_TEST
 
+/* TorusBoxWait's clock: per job, from its first call, then dropped. */
+START_TEST(box_wait_clock)
+{
+	struct topoml_box_waits w = { 0 };
+
+	/* 0 = never wait */
+	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 1000, 0), 0);
+	ck_assert_int_eq(w.n, 0);
+	/* job 7 first seen at 1000 with a 60 s wait */
+	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 1000, 60), 60);
+	ck_assert_int_eq(topoml_box_wait_left(&w, 8, 1010, 60), 60);
+	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 1030, 60), 30);
+	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 1059, 60), 1);
+	/* waited long enough: place it, clock gone */
+	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 1060, 60), 0);
+	ck_assert_int_eq(w.n, 1);
+	/* a box freed for job 8: its clock is forgotten, a later need
+	 * starts a new one */
+	ck_assert_int_eq(topoml_box_wait_forget(&w, 8), 1010);
+	ck_assert_int_eq(w.n, 0);
+	ck_assert_int_eq(topoml_box_wait_forget(&w, 8), -1);
+	ck_assert_int_eq(topoml_box_wait_left(&w, 8, 2000, 60), 60);
+	/* a job that left the queue while waiting is dropped later */
+	ck_assert_int_eq(topoml_box_wait_left(&w, 9, 2000 + 3721, 60), 60);
+	ck_assert_int_eq(w.n, 1);
+	ck_assert_uint_eq(w.job[0], 9);
+	topoml_box_waits_clear(&w);
+	ck_assert_int_eq(w.n, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("job_req");
@@ -110,6 +141,7 @@ int main(void)
 	tcase_add_test(tc, nodes_wanted_from_cpus);
 	tcase_add_test(tc, hint_from_job_env);
 	tcase_add_test(tc, free_by_end_time_order);
+	tcase_add_test(tc, box_wait_clock);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

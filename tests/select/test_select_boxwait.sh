@@ -1,0 +1,144 @@
+#!/bin/bash
+# TorusBoxWait (topoml.conf(5)) through a real slurmctld: a 4x4x4 torus of
+# 64 emulated CLOUD nodes, select/topoml.  Sixteen one-node jobs (-w) make
+# a checkerboard of x = 2..3 (busy where y + z is even), a 32-node job
+# takes the only 32-node box (x = 0..1): 16 nodes are free, no box of 8 is.
+#  - TorusBoxWait=0: an 8-node job starts at once, outside a box.
+#  - TorusBoxWait=W: a 7-node job (no box has 7 nodes) and an 8-node job
+#    of a partition whose nodes hold no 8-node box start at once; an
+#    8-node job pends (Resources) and starts outside a box after W s; the
+#    next one pends until the 32-node job ends, then starts in a box.
+# SPDX-License-Identifier: GPL-2.0-or-later
+set -u
+TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$TESTS_DIR/lib/cluster.sh"
+. "$TESTS_DIR/select/lib.sh"
+sel_require_tools
+
+W=${BOXWAIT_SECONDS:-15}
+work=$(mktemp -d "${TMPDIR:-/tmp}/topoml-boxwait.XXXXXX")
+chmod 755 "$work"
+trap 'rm -rf "$work"' EXIT
+printf '{ "family": "torus", "dims": [4, 4, 4], "wrap": [true, true, true],\n  "node_pattern": { "prefix": "c", "first": 1, "digits": 0, "order": "xyz" } }\n' \
+	>"$work/torus.json"
+TOPO=$work/torus.json
+
+node() { echo "c$((1 + $1 + 4 * $2 + 16 * $3))"; }	# node X Y Z
+busy_nodes="" holes=""
+for z in 0 1 2 3; do
+	for y in 0 1 2 3; do
+		for x in 2 3; do
+			if [ $(((y + z) % 2)) = 0 ]; then
+				busy_nodes="$busy_nodes $(node $x $y $z)"
+			else
+				holes="$holes,$(node $x $y $z)"
+			fi
+		done
+	done
+done
+holes=${holes#,}
+
+# span (bounding box volume) of a job's nodes, as select/topoml scores it
+span() {
+	"$SEL_SCORE" "$TOPO" "$1" "$(cluster_nodes_allocated)" |
+		tr ' ' '\n' | sed -n 's/^span=//p'
+}
+
+# start CONF_LINE: a cluster with the checkerboard and the 32-node box
+# busy; sets BIG (the 32-node job).
+start() {
+	local id n
+	printf 'TopologyFile=%s\n%s\nDebug=1\n' "$TOPO" "$1" \
+		>"$work/topoml.conf"
+	CLUSTER_SLURMD=0 CLUSTER_CLOUD=64 CLUSTER_SELECT=topoml \
+		CLUSTER_TOPOML_CONF=$work/topoml.conf \
+		CLUSTER_CONF_EXTRA="PartitionName=holes Nodes=$holes MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE" \
+		cluster_start boxwait || exit $?
+	for n in $busy_nodes; do
+		id=$(topo_submit -N1 -w "$n") || cluster_fail "sbatch -w $n"
+		sel_wait_start "$id" >/dev/null ||
+			cluster_fail "one-node job on $n: $(topo_reason "$id")"
+	done
+	BIG=$(topo_submit -N32) || cluster_fail "sbatch -N32"
+	n=$(sel_wait_start "$BIG") || cluster_fail "32-node job did not start"
+	[ "$(span "$n")" = 32 ] ||
+		cluster_fail "32-node job not in a box: $n (span $(span "$n"))"
+}
+
+topo_submit() {
+	sbatch --parsable -o /dev/null "$@" --wrap 'sleep 100000'
+}
+topo_reason() {
+	squeue -h -j "$1" -o '%T %r' 2>/dev/null
+}
+
+# ---- TorusBoxWait=0 (the default): never waits ----
+start "TorusBoxWait=0"
+t0=$(date +%s)
+x=$(topo_submit -N8) || cluster_fail "sbatch -N8"
+nx=$(sel_wait_start "$x" 50) ||
+	cluster_fail "TorusBoxWait=0: 8-node job did not start at once: $(topo_reason "$x")"
+s=$(span "$nx")
+[ "$s" -gt 8 ] || cluster_fail "TorusBoxWait=0: 8 nodes in a box? $nx (span $s)"
+echo "ok: TorusBoxWait=0: 8 nodes at once in $(($(date +%s) - t0)) s, outside a box ($nx, span $s)"
+cluster_stop
+
+# ---- TorusBoxWait=W ----
+start "TorusBoxWait=$W"
+log=$CLUSTER_DIR/log/slurmctld.log
+# No box has 7 nodes: never waits.
+x=$(topo_submit -N7) || cluster_fail "sbatch -N7"
+nx=$(sel_wait_start "$x" 50) ||
+	cluster_fail "7-node job waited: $(topo_reason "$x")"
+echo "ok: 7 nodes (no box of that size) at once: $nx (span $(span "$nx"))"
+scancel "$x"
+sel_wait_gone "$x"
+# Its partition's nodes hold no 8-node box: never waits.
+x=$(topo_submit -p holes -N8) || cluster_fail "sbatch -p holes -N8"
+nx=$(sel_wait_start "$x" 50) ||
+	cluster_fail "8 nodes in partition holes waited: $(topo_reason "$x")"
+echo "ok: 8 nodes of a partition without an 8-node box at once: $nx"
+scancel "$x"
+sel_wait_gone "$x"
+
+# An 8-node box may come: it waits W s, then starts outside a box.
+t0=$(date +%s)
+x=$(topo_submit -N8) || cluster_fail "sbatch -N8"
+sleep $((W / 2))
+r=$(topo_reason "$x")
+[ "$r" = "PENDING Resources" ] ||
+	cluster_fail "8-node job after $((W / 2)) s of TorusBoxWait=$W: '$r'"
+nx=$(sel_wait_start "$x" $((W * 10 + 100))) ||
+	cluster_fail "8-node job still waits after $((W + 10)) s: $(topo_reason "$x")"
+t=$(($(date +%s) - t0))
+s=$(span "$nx")
+[ "$t" -ge "$W" ] || cluster_fail "8-node job started after $t s < $W s"
+[ "$s" -gt 8 ] || cluster_fail "8-node job: a box appeared? $nx (span $s)"
+grep -q "JobId=$x: no torus box of 8 nodes after TorusBoxWait=$W s" "$log" ||
+	cluster_fail "no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
+echo "ok: TorusBoxWait=$W: pending ($r), started after $t s outside a box ($nx, span $s)"
+scancel "$x"
+sel_wait_gone "$x"
+
+# Again, but a box frees while it waits: it takes the box.
+t0=$(date +%s)
+x=$(topo_submit -N8) || cluster_fail "sbatch -N8"
+sleep 3
+r=$(topo_reason "$x")
+[ "$r" = "PENDING Resources" ] ||
+	cluster_fail "second 8-node job after 3 s: '$r'"
+scancel "$BIG"
+sel_wait_gone "$BIG" || cluster_fail "32-node job not cancelled"
+nx=$(sel_wait_start "$x" $((W * 10))) ||
+	cluster_fail "8-node job did not start when a box freed: $(topo_reason "$x")"
+t=$(($(date +%s) - t0))
+s=$(span "$nx")
+[ "$s" = 8 ] || cluster_fail "8-node job not in a box: $nx (span $s)"
+[ "$t" -lt "$W" ] || cluster_fail "8-node job took the box only after $t s"
+grep -q "JobId=$x: a torus box of 8 nodes after waiting" "$log" ||
+	cluster_fail "no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
+echo "ok: TorusBoxWait=$W: pending, then a box when one freed, after $t s ($nx)"
+scontrol ping | grep -q UP || cluster_fail "slurmctld down"
+cluster_stop
+rm -rf "$work"
+echo "PASS: TorusBoxWait"
