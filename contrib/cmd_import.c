@@ -17,6 +17,8 @@
 
 #include "cli.h"
 #include "loaders.h"
+#include "topoml_build.h"
+#include "sim.h"
 
 static void _import_usage(FILE *f)
 {

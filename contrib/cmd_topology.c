@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "model_int.h"
 #include "loaders.h"
+#include "sim.h"
 
 /* Above this many switches, show prints levels, not every switch. */
 #define SHOW_TREE_MAX 200

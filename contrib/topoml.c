@@ -8,6 +8,7 @@
 
 #include "topoml_config.h"
 #include "cli.h"
+#include "sim.h"
 
 static const struct topoml_cmd commands[] = {
 	/* COMMANDS: one row per subcommand, in the order of --help */
@@ -48,6 +49,9 @@ int main(int argc, char **argv)
 		printf("topoml %s\n", PACKAGE_VERSION);
 		return 0;
 	}
+	/* place --policy slurm-tree etc.: Slurm's algorithms, which
+	 * libtopoml_sim holds (the plugins link the core only) */
+	topoml_sim_register_baselines();
 	for (const struct topoml_cmd *c = commands; c->name; c++)
 		if (!strcmp(argv[1], c->name)) {
 			int rc;

@@ -965,6 +965,7 @@ int main(void)
 	SRunner *sr = srunner_create(_suite());
 	int failed;
 
+	topoml_sim_register_baselines();
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -41,6 +41,7 @@
 #include "hostlist_compat.h"
 
 #include "topoml.h"
+#include "topoml_build.h"
 #include "loaders.h"
 #include "model_int.h"
 

@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "topoml.h"
+#include "topoml_build.h"
 #include "loaders.h"
 #include "model_int.h"
 

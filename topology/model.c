@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "topoml.h"
+#include "topoml_build.h"
 #include "model_int.h"
 
 /* Open addressing, linear probing; keys point at names owned by the model. */

@@ -1,7 +1,8 @@
 /*
  * Placement: checks a request, dispatches it to the policy (topoml's own
  * engine per topology family, or one of Slurm's algorithms reproduced as a
- * baseline), scores the result, and the helpers the engines share.
+ * baseline: those of libtopoml_sim through topoml__register_baselines()),
+ * scores the result, and the helpers the engines share.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <errno.h>
@@ -336,10 +337,16 @@ static bool _ranked_engine(const topoml_topo_t *t, enum topoml_policy policy,
 		 t->torus3d_only));
 }
 
-/* topoml's choice among torus3d's listed boxes: place_torus3d.c. */
-int topoml__place_torus3d_topoml(const struct place_in *in,
-				 struct topoml_placement *out, char *why,
-				 size_t whylen);
+/*
+ * The Slurm baselines' engines live in libtopoml_sim, which the plugins do
+ * not link; the CLI, the simulator and the tests register them.
+ */
+static topoml__baseline_fn _baselines;
+
+void topoml__register_baselines(topoml__baseline_fn fn)
+{
+	_baselines = fn;
+}
 
 /*
  * One call of the policy's engine: ranked engines fill out[0..in->k) and
@@ -374,15 +381,16 @@ static int _dispatch(struct place_in *in, enum topoml_policy policy,
 		break;
 	case TOPOML_POLICY_SLURM_TREE:
 	case TOPOML_POLICY_SLURM_DRAGONFLY:
-		if (t->family == TOPOML_TORUS) {
-			_why(why, whylen,
-			     "policy %s needs switches; a torus has none",
+	case TOPOML_POLICY_SLURM_TORUS3D:
+	case TOPOML_POLICY_SLURM_BLOCK:
+		if (!_baselines) {
+			_why(why, whylen, "policy %s is a Slurm baseline of "
+			     "libtopoml_sim, not registered in this program "
+			     "(topoml_sim_register_baselines())",
 			     topoml_policy_name(policy));
 			break;
 		}
-		rc = topoml__place_slurm_tree(in,
-				policy == TOPOML_POLICY_SLURM_DRAGONFLY,
-				out, why, whylen);
+		rc = _baselines(in, policy, out, why, whylen);
 		break;
 	case TOPOML_POLICY_SLURM_HILBERT:
 		if (t->family != TOPOML_TORUS) {
@@ -394,12 +402,6 @@ static int _dispatch(struct place_in *in, enum topoml_policy policy,
 		break;
 	case TOPOML_POLICY_LINEAR:
 		rc = topoml__place_slurm_linear(in, false, out, why, whylen);
-		break;
-	case TOPOML_POLICY_SLURM_TORUS3D:
-		rc = topoml__place_torus3d(in, out, why, whylen);
-		break;
-	case TOPOML_POLICY_SLURM_BLOCK:
-		rc = topoml__place_slurm_block(in, out, why, whylen);
 		break;
 	default:
 		_why(why, whylen, "unknown policy %d", (int)policy);

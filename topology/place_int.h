@@ -1,7 +1,7 @@
 /*
  * Internal interface between the placement dispatcher (place.c), the
  * per-family engines (place_fattree.c, place_dragonfly.c, place_torus.c),
- * Slurm's baselines (place_slurm.c) and the cost model (cost.c).
+ * Slurm's baselines (sim/: libtopoml_sim) and the cost model (cost.c).
  * Not part of the public API.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -41,24 +41,44 @@ int topoml__place_dragonfly(const struct place_in *in,
 int topoml__place_torus(const struct place_in *in,
 			struct topoml_placement *out, char *why,
 			size_t whylen);
-int topoml__place_slurm_tree(const struct place_in *in, bool dragonfly,
-			     struct topoml_placement *out, char *why,
-			     size_t whylen);
+/* Slurm's _eval_nodes() in node index order or along topology/3d_torus's
+ * Hilbert curve (place_linear.c): the linear and slurm-hilbert policies,
+ * and a fallback of topoml's torus engine. */
 int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
 			       struct topoml_placement *out, char *why,
 			       size_t whylen);
-/* Slurm 26.05 topology/torus3d (t->torus3d's shapes): place_torus3d.c. */
-int topoml__place_torus3d(const struct place_in *in,
+/*
+ * Slurm 26.05 topology/torus3d's boxes (t->torus3d's shapes, or a box of
+ * every size): place_torus3d.c.  ml: topoml's ranking of the free boxes
+ * (in->k of them); else torus3d's own choice (the slurm-torus3d baseline).
+ */
+int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 			  struct topoml_placement *out, char *why,
 			  size_t whylen);
-/* Block topologies (t->nblocks): topoml's engine and Slurm 26.05's
- * topology/block (eval_nodes_block()): place_block.c. */
+/* topoml's engine on a torus bound to torus3d (t->torus3d_only):
+ * topoml__torus3d_boxes() with ml. */
+int topoml__place_torus3d_topoml(const struct place_in *in,
+				 struct topoml_placement *out, char *why,
+				 size_t whylen);
+/* Block topologies (t->nblocks): topoml's engine, place_block.c. */
 int topoml__place_block(const struct place_in *in,
 			struct topoml_placement *out, char *why,
 			size_t whylen);
-int topoml__place_slurm_block(const struct place_in *in,
-			      struct topoml_placement *out, char *why,
-			      size_t whylen);
+/* Slurm's _get_block_level(): the job's BlockSizes level (-1: the whole
+ * row), and in *ll (may be NULL) the level below. */
+int topoml__block_level(const topoml_topo_t *t, int n, int *ll);
+
+/*
+ * The Slurm baselines (slurm-tree, slurm-dragonfly, slurm-torus3d,
+ * slurm-block) are in libtopoml_sim, which the plugins do not link:
+ * topoml_place() calls them through fn, which
+ * topoml_sim_register_baselines() (sim/baselines.c) sets.
+ */
+typedef int (*topoml__baseline_fn)(const struct place_in *in,
+				   enum topoml_policy policy,
+				   struct topoml_placement *out, char *why,
+				   size_t whylen);
+void topoml__register_baselines(topoml__baseline_fn fn);
 /* Jobs that share nodes (req->units > 0), any family: place_shared.c. */
 int topoml__place_shared(const struct place_in *in,
 			 struct topoml_placement *out, char *why,

@@ -1,7 +1,10 @@
 /*
- * Slurm 26.05's topology/torus3d as a baseline policy (slurm-torus3d),
- * reimplemented from src/plugins/topology/torus3d/ of Slurm 26.05.3
- * (eval_nodes_torus3d.c: _check_anchor, _is_better_candidate,
+ * Slurm 26.05's topology/torus3d: the box search behind topoml's engine
+ * when slurmctld runs topology/torus3d (topoml__place_torus3d_topoml:
+ * torus3d's boxes only, ranked by topoml's criteria) and behind the
+ * slurm-torus3d baseline policy (libtopoml_sim, sim/baselines.c: torus3d's
+ * own choice), reimplemented from src/plugins/topology/torus3d/ of Slurm
+ * 26.05.3 (eval_nodes_torus3d.c: _check_anchor, _is_better_candidate,
  * _get_frag_cost; torus3d_record.c: _build_axis_positions,
  * _build_placement_anchors, the validation), and the torus3d section of
  * topology.yaml (topology.yaml(5) of 26.05) it reads.
@@ -36,6 +39,7 @@
 #include <string.h>
 
 #include "topoml.h"
+#include "topoml_build.h"
 #include "model_int.h"
 #include "place_int.h"
 
@@ -1171,29 +1175,17 @@ static int _contact(const topoml_topo_t *t, const char *busy, const int o[3],
 	return n;
 }
 
-static int _t3d(const struct place_in *in, bool ml,
-		struct topoml_placement *out, char *why, size_t whylen);
-
-int topoml__place_torus3d(const struct place_in *in,
-			  struct topoml_placement *out, char *why,
-			  size_t whylen)
-{
-	return _t3d(in, false, out, why, whylen);
-}
-
 /* place.c's TOPOML_TORUS engine when t->torus3d_only; ranked (in->k). */
-int topoml__place_torus3d_topoml(const struct place_in *in,
-				 struct topoml_placement *out, char *why,
-				 size_t whylen);
 int topoml__place_torus3d_topoml(const struct place_in *in,
 				 struct topoml_placement *out, char *why,
 				 size_t whylen)
 {
-	return _t3d(in, true, out, why, whylen);
+	return topoml__torus3d_boxes(in, true, out, why, whylen);
 }
 
-static int _t3d(const struct place_in *in, bool ml,
-		struct topoml_placement *out, char *why, size_t whylen)
+int topoml__torus3d_boxes(const struct place_in *in, bool ml,
+			  struct topoml_placement *out, char *why,
+			  size_t whylen)
 {
 	const topoml_topo_t *t = in->t;
 	const struct topoml_torus3d *c = t->torus3d;

@@ -1,7 +1,10 @@
 /*
- * Job traces and the event-driven trace simulator (FCFS + EASY backfill)
- * that replays a trace on a topology through topoml_place(), one machine
- * state per placement policy.
+ * libtopoml_sim, the part of the engine that only the CLI and the tests
+ * link (select/topoml and topoml.so link the core, topoml.h, alone): job
+ * traces and the event-driven trace simulator (FCFS + EASY backfill) that
+ * replays a trace on a topology through topoml_place(), one machine state
+ * per placement policy; Slurm's own algorithms as baseline policies; the
+ * topology writers and generators.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -13,6 +16,34 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- Slurm's baselines -------------------------------------------- */
+
+/*
+ * Make topoml_place() and topoml_place_ranked() run the Slurm baselines
+ * TOPOML_POLICY_SLURM_TREE, _SLURM_DRAGONFLY, _SLURM_TORUS3D and
+ * _SLURM_BLOCK (without this they fail with a reason naming this call);
+ * topoml_sim_run() calls it itself.  Idempotent.
+ */
+void topoml_sim_register_baselines(void);
+
+/* ---- writers and generators ---------------------------------------- */
+
+int topoml_write_conf(const topoml_topo_t *t, FILE *f);
+int topoml_write_json(const topoml_topo_t *t, FILE *f);
+
+/*
+ * Synthetic topologies.  Nodes are named <prefix>1 .. <prefix>N (prefix
+ * NULL = "node"), in leaf / router / x-fastest coordinate order, so that
+ * they match a local test cluster's CLOUD nodes c[1-N].
+ */
+topoml_topo_t *topoml_gen_fat_tree(const char *prefix, int nnodes,
+				   int per_leaf, int radix, int levels);
+topoml_topo_t *topoml_gen_dragonfly(const char *prefix, int groups,
+				    int routers, int per_router,
+				    enum topoml_df_arrangement arr);
+topoml_topo_t *topoml_gen_torus(const char *prefix, int x, int y, int z,
+				bool wrap);
 
 /* ---- traces -------------------------------------------------------- */
 

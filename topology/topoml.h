@@ -1,6 +1,9 @@
 /*
  * libtopoml: the network topology model, site topology files and the
  * placement engine shared by select/topoml, the topoml CLI and the simulator.
+ * This is the core the plugins link; building a model switch by switch is
+ * in topoml_build.h, the simulator, trace readers, Slurm's baselines,
+ * writers and generators (libtopoml_sim, CLI and tests only) in sim.h.
  *
  * Pure C.  No Slurm internal headers: host name ranges go through the public
  * slurm_hostlist_* API of <slurm/slurm.h>.  Node sets are hwloc bitmaps
@@ -143,36 +146,13 @@ void topoml_errors_add(topoml_errors_t *e, const char *fmt, ...)
 void topoml_errors_print(const topoml_errors_t *e, FILE *f);
 void topoml_errors_clear(topoml_errors_t *e);
 
-/* ---- building a model (loaders and generators use this) ------------ */
+/* ---- a model's life ----------------------------------------------- */
 
-topoml_topo_t *topoml_new(enum topoml_family family, const char *source);
+/* Loaders (topoml_load() ...) make one; building one switch by switch:
+ * topoml_build.h. */
 void topoml_free(topoml_topo_t *t);
-/* Return the new index, or -1 (and an error) for a duplicate name. */
-int topoml_add_node(topoml_topo_t *t, const char *name, int line,
-		    topoml_errors_t *err);
-int topoml_add_switch(topoml_topo_t *t, const char *name, int line,
-		      topoml_errors_t *err);
-void topoml_link_switches(topoml_topo_t *t, int parent, int child);
-/* Attach node to leaf/router sw; a node on two leaves is an error. */
-int topoml_attach_node(topoml_topo_t *t, int sw, int node,
-		       topoml_errors_t *err);
-int topoml_add_group(topoml_topo_t *t, const char *name, int line,
-		     topoml_errors_t *err);
-void topoml_group_add_router(topoml_topo_t *t, int group, int sw);
-/* NVLink domain named name: its index (an existing one when the name is
- * known), or -1 with an error. */
-int topoml_add_nvl(topoml_topo_t *t, const char *name, int line,
-		   topoml_errors_t *err);
-/* Put node into domain nvl; a node in two domains is an error. */
-int topoml_set_nvl(topoml_topo_t *t, int node, int nvl, int line,
-		   topoml_errors_t *err);
 /* "block" for a block topology, else the family's name. */
 const char *topoml_topo_kind(const topoml_topo_t *t);
-/*
- * Compute levels, descendant sets, group membership, torus lookups; check
- * loops, disconnected parts, switches without nodes.  0 on success.
- */
-int topoml_finalize(topoml_topo_t *t, topoml_errors_t *err);
 
 /* ---- queries ------------------------------------------------------- */
 
@@ -222,24 +202,11 @@ topoml_topo_t *topoml_load_conf(const char *path, topoml_errors_t *err);
 topoml_topo_t *topoml_load_json(const char *path, topoml_errors_t *err);
 topoml_topo_t *topoml_load_ibnet(const char *path, topoml_errors_t *err);
 
-int topoml_write_conf(const topoml_topo_t *t, FILE *f);
-int topoml_write_json(const topoml_topo_t *t, FILE *f);
+/* Writers (topoml_write_conf, topoml_write_json) and generators
+ * (topoml_gen_*): libtopoml_sim, sim.h. */
 const char *topoml_family_name(enum topoml_family f);
 /* One line: family, nodes, switches/groups, levels or dimensions. */
 void topoml_summary(const topoml_topo_t *t, char *buf, size_t len);
-
-/*
- * Synthetic topologies.  Nodes are named <prefix>1 .. <prefix>N (prefix
- * NULL = "node"), in leaf / router / x-fastest coordinate order, so that
- * they match a local test cluster's CLOUD nodes c[1-N].
- */
-topoml_topo_t *topoml_gen_fat_tree(const char *prefix, int nnodes,
-				   int per_leaf, int radix, int levels);
-topoml_topo_t *topoml_gen_dragonfly(const char *prefix, int groups,
-				    int routers, int per_router,
-				    enum topoml_df_arrangement arr);
-topoml_topo_t *topoml_gen_torus(const char *prefix, int x, int y, int z,
-				bool wrap);
 
 /* ---- placement (issue "Placement engine") -------------------------- */
 

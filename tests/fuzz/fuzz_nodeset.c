@@ -7,6 +7,7 @@
 #include "fuzz_util.h"	/* first: _GNU_SOURCE */
 
 #include "topoml.h"
+#include "sim.h"
 #include "model_int.h"
 
 static topoml_topo_t *topo;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "topoml.h"
+#include "sim.h"
 #include "loaders.h"
 #include "model_int.h"
 

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "topoml.h"
+#include "sim.h"
 
 #define MAX_SAMPLES 400
 
@@ -162,6 +163,7 @@ int main(int argc, char **argv)
 	const char *env = getenv("BENCH_PLACE_SECONDS");
 	double seconds = argc > 1 ? atof(argv[1]) : env ? atof(env) : 1.5;
 
+	topoml_sim_register_baselines();
 	printf("placement latency, half-busy machine, jobs of 1-512 nodes, "
 	       "score included (ms)\n");
 	printf("%-10s %7s %-16s %10s %10s %10s %7s\n", "family", "nodes",

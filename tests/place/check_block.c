@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "topoml.h"
+#include "sim.h"
 #include "loaders.h"
 
 static const char *_srcdir(void)
@@ -685,6 +686,7 @@ int main(void)
 	char *pat = NULL;
 	int nfail;
 
+	topoml_sim_register_baselines();
 	if (asprintf(&pat, "%s/fixtures/block/conf/*.conf", _srcdir()) < 0 ||
 	    glob(pat, 0, NULL, &conf_files) || conf_files.gl_pathc < 20) {
 		fprintf(stderr, "FAIL: block fixtures missing (%s)\n", pat);

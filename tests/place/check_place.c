@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "topoml.h"
+#include "sim.h"
 
 /* 1024 nodes, 32 per leaf, 8 leaves per level-1 switch, one root:
  * leaf L holds nodes 32L .. 32L+31, level-1 switch S leaves 8S .. 8S+7. */
@@ -1418,6 +1419,7 @@ int main(void)
 	SRunner *sr = srunner_create(_suite());
 	int failed;
 
+	topoml_sim_register_baselines();
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

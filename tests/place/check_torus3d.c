@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "topoml.h"
+#include "sim.h"
 
 static char *_write(const char *text)
 {
@@ -487,6 +488,7 @@ int main(void)
 	SRunner *sr;
 	int nf;
 
+	topoml_sim_register_baselines();
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, yaml_reads_the_man_page_example);
 	tcase_add_test(tc, yaml_errors_name_file_and_line);

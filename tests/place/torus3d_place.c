@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "topoml.h"
+#include "sim.h"
 
 static hwloc_bitmap_t _set(const topoml_topo_t *t, const char *hl,
 			   const char *what)
@@ -45,6 +46,7 @@ int main(int argc, char **argv)
 	char why[256], *s;
 	int n, v, rc;
 
+	topoml_sim_register_baselines();
 	if (argc < 3) {
 		fprintf(stderr, "usage: %s TOPOLOGY.yaml N [POLICY] [BUSY] "
 			"[POWERED_DOWN] [REQUIRED]\n", argv[0]);

@@ -18,6 +18,7 @@
 
 #include "jobcomment.h"
 #include "ml.h"
+#include "sim.h"
 
 static char _fixtures[2048], _realdata[2048], _fake[4096], _fake_nosym[4096];
 static char _fake_rsmi[4096];

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 
 #include "topoml.h"
+#include "sim.h"
 
 static double _now(void)
 {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "topoml.h"
+#include "topoml_build.h"
 #include "model_int.h"
 
 /* occ from a string of '0'/'1', one character per coordinate. */

@@ -13,6 +13,7 @@
 #include <slurm/slurm.h>
 
 #include "topoml.h"
+#include "sim.h"
 
 static char tmpdir[] = "/tmp/check_json.XXXXXX";
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "topoml.h"
+#include "topoml_build.h"
 
 static bool _has(const topoml_errors_t *e, const char *sub)
 {

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "topoml.h"
+#include "sim.h"
 #include "model_int.h"
 
 #define JSON_FLAGS (JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)

@@ -1398,6 +1398,8 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 	int nj = tr->njobs, next = 0, rc = -1;
 	struct timespec t0, t1;
 
+	topoml_sim_register_baselines();
+
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(m, 0, sizeof(*m));
 	m->policy = policy;

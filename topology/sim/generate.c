@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "topoml.h"
+#include "topoml_build.h"
+#include "sim.h"
 
 #define NAME_MAX_LEN 256
 

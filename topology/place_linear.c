@@ -1,0 +1,273 @@
+/*
+ * Slurm 22.05's _eval_nodes() (src/plugins/select/cons_tres/job_test.c)
+ * for a job of N whole nodes: best fit over runs of consecutive free
+ * nodes, in node index order (policy "linear") or along
+ * topology/3d_torus's Hilbert curve ("slurm-hilbert").
+ *
+ * In the core library, not with the other baselines (sim/place_slurm.c):
+ * topoml's own torus engine (place_torus.c) takes a Hilbert run when no
+ * box of the job's size exists or when its ring is shorter.  Same code
+ * as Slurm's (loops, tie-breaks), CPU counts reduced to node counts.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "topoml.h"
+#include "place_int.h"
+
+/* hilbert.c's AxestoTranspose(), for b bits and 3 dimensions. */
+static void _axes_to_transpose(unsigned *x, int b, int n)
+{
+	unsigned p, q, t;
+	int i;
+
+	for (q = 1u << (b - 1); q > 1; q >>= 1) {
+		p = q - 1;
+		if (x[0] & q)
+			x[0] ^= p;
+		for (i = 1; i < n; i++) {
+			if (x[i] & q) {
+				x[0] ^= p;
+			} else {
+				t = (x[0] ^ x[i]) & p;
+				x[0] ^= t;
+				x[i] ^= t;
+			}
+		}
+	}
+	for (i = 1; i < n; i++)
+		x[i] ^= x[i - 1];
+	t = x[n - 1];
+	for (i = 1; i < b; i <<= 1)
+		x[n - 1] ^= x[n - 1] >> i;
+	t ^= x[n - 1];
+	for (i = n - 2; i >= 0; i--)
+		x[i] ^= t;
+}
+
+struct rank {
+	uint64_t r;
+	int node;
+};
+
+static int _rank_cmp(const void *a, const void *b)
+{
+	const struct rank *x = a, *y = b;
+
+	if (x->r != y->r)
+		return x->r < y->r ? -1 : 1;
+	return x->node - y->node;
+}
+
+/*
+ * nodes_to_hilbert_curve(): Slurm reads the coordinates from the last
+ * three characters of the name and uses 5 bits (coordinates < 32); here
+ * they come from the model, with as many bits as the largest dimension
+ * needs (5 for anything Slurm accepts, so the same ranks).
+ */
+static int *_hilbert_order(const topoml_topo_t *t)
+{
+	struct rank *r = malloc(t->nnodes * sizeof(*r));
+	int *order = malloc(t->nnodes * sizeof(int)), b = 5;
+
+	if (!r || !order) {
+		free(r);
+		free(order);
+		return NULL;
+	}
+	for (int d = 0; d < 3; d++)
+		while ((1 << b) < t->dims[d])
+			b++;
+	for (int i = 0; i < t->nnodes; i++) {
+		unsigned h[3];
+		uint64_t rank = 0;
+
+		for (int d = 0; d < 3; d++)
+			h[d] = t->nodes[i].coord[d] < 0 ? 0 :
+			       (unsigned)t->nodes[i].coord[d];
+		_axes_to_transpose(h, b, 3);
+		for (int bit = b - 1; bit >= 0; bit--)
+			for (int d = 0; d < 3; d++)
+				rank = (rank << 1) | ((h[d] >> bit) & 1);
+		r[i].r = rank;
+		r[i].node = i;
+	}
+	qsort(r, t->nnodes, sizeof(*r), _rank_cmp);
+	for (int i = 0; i < t->nnodes; i++)
+		order[i] = r[i].node;
+	free(r);
+	return order;
+}
+
+struct consec {
+	int nodes;
+	int start, end;		/* positions in the order */
+	int req;		/* first required position, -1 */
+	uint64_t weight;
+	bool has_weight;
+};
+
+int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
+			       struct topoml_placement *out, char *why,
+			       size_t whylen)
+{
+	const topoml_topo_t *t = in->t;
+	const uint64_t *wt = in->req->weight;
+	int nn = t->nnodes, *order = NULL, nc = 0, rc = -1;
+	int rem = in->n, max_nodes = in->n;
+	struct consec *c = NULL;
+	char *inmap = NULL;
+
+	if (in->req->attempt > 0) {
+		snprintf(why, whylen, "%s has no alternative placements",
+			 hilbert ? "slurm-hilbert" : "linear");
+		return -1;
+	}
+	order = hilbert ? _hilbert_order(t) : malloc(nn * sizeof(int));
+	c = calloc(nn + 1, sizeof(*c));
+	inmap = calloc(nn, 1);
+	if (!order || !c || !inmap) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	if (!hilbert)
+		for (int i = 0; i < nn; i++)
+			order[i] = i;
+	/* Required nodes first. */
+	for (int p = 0; p < nn && max_nodes > 0; p++) {
+		if (!hwloc_bitmap_isset(in->required, order[p]))
+			continue;
+		inmap[p] = 1;
+		rem--;
+		max_nodes--;
+	}
+	if (in->nreq && rem <= 0)
+		goto done;
+	/* Runs of consecutive usable nodes of equal weight. */
+	c[0].req = -1;
+	for (int p = 0; p < nn; p++) {
+		int v = order[p];
+		bool usable = hwloc_bitmap_isset(in->avail, v);
+		bool required = hwloc_bitmap_isset(in->required, v);
+		uint64_t w = wt ? wt[v] : 0;
+
+		if (usable && c[nc].has_weight && w != c[nc].weight) {
+			if (c[nc].nodes == 0) {
+				c[nc].req = -1;
+			} else {
+				c[nc].end = p - 1;
+				c[++nc].req = -1;
+			}
+		}
+		if (usable) {
+			if (c[nc].nodes == 0)
+				c[nc].start = p;
+			if (required) {
+				if (c[nc].req == -1)
+					c[nc].req = p;
+				continue;
+			}
+			c[nc].nodes++;
+			c[nc].weight = w;
+			c[nc].has_weight = true;
+		} else if (c[nc].nodes == 0) {
+			c[nc].req = -1;
+			c[nc].has_weight = false;
+		} else {
+			c[nc].end = p - 1;
+			c[++nc].req = -1;
+			c[nc].has_weight = false;
+		}
+	}
+	if (c[nc].nodes != 0)
+		c[nc++].end = nn - 1;
+
+	while (nc && max_nodes > 0) {
+		int bn = 0, bi = 0, breq = -1;
+		bool bsuff = false;
+		uint64_t bw = 0;
+
+		for (int i = 0; i < nc; i++) {
+			bool suff, nb;
+
+			if (c[i].nodes == 0)
+				continue;
+			suff = c[i].nodes >= rem;
+			nb = bn == 0 || (breq == -1 && c[i].req != -1) ||
+			     c[i].weight < bw;
+			if (!nb && c[i].weight == bw &&
+			    ((suff && !bsuff) || (suff && c[i].nodes < bn) ||
+			     (!suff && c[i].nodes > bn)))
+				nb = true;
+			if (nb) {
+				bn = c[i].nodes;
+				bi = i;
+				breq = c[i].req;
+				bsuff = suff;
+				bw = c[i].weight;
+			}
+		}
+		if (bn == 0)
+			break;
+		if (breq != -1) {
+			for (int p = breq; p <= c[bi].end; p++) {
+				if (max_nodes == 0 || rem <= 0)
+					break;
+				if (inmap[p] ||
+				    !hwloc_bitmap_isset(in->avail, order[p]))
+					continue;
+				inmap[p] = 1;
+				rem--;
+				max_nodes--;
+			}
+			for (int p = breq - 1; p >= c[bi].start; p--) {
+				if (max_nodes == 0 || rem <= 0)
+					break;
+				if (inmap[p] ||
+				    !hwloc_bitmap_isset(in->avail, order[p]))
+					continue;
+				inmap[p] = 1;
+				rem--;
+				max_nodes--;
+			}
+		} else {
+			/* rem <= 1: the single best-fitting node, which
+			 * for equal nodes is the first one */
+			for (int p = c[bi].start; p <= c[bi].end; p++) {
+				if (max_nodes == 0 || rem <= 0)
+					break;
+				if (inmap[p] ||
+				    !hwloc_bitmap_isset(in->avail, order[p]))
+					continue;
+				inmap[p] = 1;
+				rem--;
+				max_nodes--;
+			}
+		}
+		if (rem <= 0)
+			break;
+		c[bi].nodes = 0;
+	}
+done:
+	if (rem > 0) {
+		snprintf(why, whylen, "%s: no allocation found",
+			 hilbert ? "slurm-hilbert" : "linear");
+		goto out;
+	}
+	out->nodes = malloc(in->n * sizeof(int));
+	if (!out->nodes) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	out->n = 0;
+	for (int p = 0; p < nn; p++)
+		if (inmap[p])
+			out->nodes[out->n++] = order[p];
+	rc = 0;
+out:
+	free(order);
+	free(c);
+	free(inmap);
+	return rc;
+}
