@@ -49,7 +49,8 @@ wait_done() {
 
 cat >"$work/job.sh" <<'EOF'
 #!/bin/bash
-echo "batch TOPOML_SPARES=${TOPOML_SPARES:-} SPARE_NODES=${TOPOML_SPARE_NODES:-}"
+echo "batch TOPOML_SPARES=${TOPOML_SPARES:-}" \
+	"SPARE_NODES=${TOPOML_SPARE_NODES:-}"
 w=$(scontrol show hostnames "$SLURM_JOB_NODELIST" |
 	grep -vxF -f <(tr , '\n' <<<"$TOPOML_SPARE_NODES") | paste -sd,)
 echo "workers $w"
@@ -83,7 +84,8 @@ done
 	fail "6 nodes on more than two leaves: $order"
 grep -qxF "batch TOPOML_SPARES=2 SPARE_NODES=$spares" <<<"$out" ||
 	fail "batch environment (want spares $spares): $out"
-grep -q "topoml: --ml-spares=2: node n[0-9]* of this step is a spare of the job (TOPOML_SPARE_NODES=$spares) and would get a RANK" \
+msg="of this step is a spare of the job (TOPOML_SPARE_NODES=$spares)"
+grep -q "topoml: --ml-spares=2: node n[0-9]* $msg and would get a RANK" \
 	<<<"$out" || fail "wired step on all 6 nodes not refused: $out"
 grep -q "all6 wired: ran" <<<"$out" && fail "wired step on spares ran: $out"
 [ "$(grep -c '^rank [0-3] world 4 spares 2$' <<<"$out")" = 4 ] ||
