@@ -1,7 +1,9 @@
 /*
- * Placement of a hybrid-parallel job (issue 14 items 1, 2): the engine's
- * best candidates, each with its NVLink domains evened out to whole tensor
- * groups where free nodes allow, chosen by the cost by traffic kind.
+ * Placement of a hybrid-parallel job (issue 14 items 1, 2, 5): the
+ * engine's best candidates, each with its NVLink domains evened out to
+ * whole tensor groups where free nodes allow, its nodes in ring order or
+ * with pipeline stages kept inside top-level parts, chosen by the cost by
+ * traffic kind.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
@@ -108,6 +110,138 @@ out:
 	hwloc_bitmap_free(in);
 }
 
+/*
+ * The top-level part of each node: its dragonfly group; on a fat tree the
+ * first earlier node that reaches it below the top level (a subtree of a
+ * spine).  Transfers between parts are what cross the top (cost_hybrid.c).
+ * Returns the number of parts, 0 where there is no top to cross.
+ */
+static int _top_parts(const topoml_topo_t *t, const int *nodes, int n,
+		      int *part, int *rep)
+{
+	int np = 0;
+
+	if (t->family != TOPOML_DRAGONFLY &&
+	    (t->family != TOPOML_FAT_TREE || t->nlevels < 2))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		int q;
+
+		for (q = 0; q < np; q++)
+			if (t->family == TOPOML_DRAGONFLY ?
+			    t->nodes[nodes[rep[q]]].group ==
+			    t->nodes[nodes[i]].group :
+			    topoml_common_level(t, nodes[rep[q]], nodes[i]) <
+			    t->nlevels - 1)
+				break;
+		if (q == np)
+			rep[np++] = i;
+		part[i] = q;
+	}
+	return np;
+}
+
+/*
+ * Megatron puts pipeline stage s on ranks [s * T*C*D, (s + 1) * T*C*D),
+ * so in ring order a stage is a run of the ring, and a run that straddles
+ * two top-level parts sends all of its data-parallel rings through the
+ * top.  This order keeps whole stages inside one part where the job's
+ * count there allows (floor(count / stage) of them), and builds the
+ * stages that must mix parts from the parts' remainders: a part's
+ * remainder comes first when a mixed stage is open (it completes it),
+ * else last (it opens the next one), so a mixed stage sits between the
+ * parts it joins and pipeline neighbours stay close.  Tensor groups of
+ * m nodes move as units.  0 with out[] filled, -1 when the shape does not
+ * split into stages of whole units (ring order stays).
+ */
+static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
+			int tasks_per_node, const struct topoml_parallel *p,
+			int *out)
+{
+	long stage_ranks = (long)p->tp * p->cp * (p->dp > 0 ? p->dp : 0);
+	int m, S, g, U, np, k = 0, npend = 0, rc = -1;
+	int *part = NULL, *rep = NULL, *pend = NULL, *unit = NULL;
+
+	if (p->pp < 2 || stage_ranks < 1 || stage_ranks % tasks_per_node ||
+	    n % p->pp)
+		return -1;
+	S = (int)(stage_ranks / tasks_per_node);
+	m = p->tp > tasks_per_node ? p->tp / tasks_per_node : 1;
+	if ((p->tp > tasks_per_node && p->tp % tasks_per_node) ||
+	    (p->tp < tasks_per_node && tasks_per_node % p->tp) || S % m ||
+	    S * p->pp != n)
+		return -1;
+	g = S / m;
+	U = n / m;
+	part = malloc(sizeof(int) * n);
+	rep = malloc(sizeof(int) * n);
+	pend = malloc(sizeof(int) * U);
+	unit = malloc(sizeof(int) * U);
+	if (!part || !rep || !pend || !unit)
+		goto out;
+	np = _top_parts(t, nodes, n, part, rep);
+	if (np < 2)
+		goto out;
+	for (int q = 0; q < np; q++) {
+		int cnt = 0, full, rem;
+		bool head = npend > 0;
+
+		/* the part's units, in ring order (a unit: its first node) */
+		for (int u = 0; u < U; u++)
+			if (part[u * m] == q)
+				unit[cnt++] = u;
+		full = (cnt / g) * g;
+		rem = cnt - full;
+		for (int i = 0; !head && i < full; i++)
+			out[k++] = unit[i];
+		for (int i = head ? 0 : full; i < (head ? rem : cnt); i++) {
+			pend[npend++] = unit[i];
+			if (npend == g) {
+				for (int j = 0; j < g; j++)
+					out[k++] = pend[j];
+				npend = 0;
+			}
+		}
+		for (int i = rem; head && i < cnt; i++)
+			out[k++] = unit[i];
+	}
+	rc = npend || k != U ? -1 : 0;
+	/* units to nodes, from the back so out[] can hold both */
+	for (int u = U - 1; !rc && u >= 0; u--)
+		for (int j = m - 1; j >= 0; j--)
+			out[u * m + j] = nodes[out[u] * m + j];
+out:
+	free(part);
+	free(rep);
+	free(pend);
+	free(unit);
+	return rc;
+}
+
+/*
+ * Ring order, or stages kept in top-level parts (_stage_order) when that
+ * sends fewer data-parallel transfers through the top: the level a fabric
+ * tapers at, and issue 14's target; c holds the cost of the order left.
+ */
+static void _stages_aligned(const topoml_topo_t *t, int *nodes, int n,
+			    int tasks_per_node,
+			    const struct topoml_parallel *p,
+			    const double w[TOPOML_KIND_COUNT],
+			    struct topoml_hybrid_cost *c)
+{
+	struct topoml_hybrid_cost c2;
+	int *alt = malloc(sizeof(int) * (n > 0 ? n : 1));
+
+	if (alt && !_stage_order(t, nodes, n, tasks_per_node, p, alt) &&
+	    !topoml_hybrid_cost(t, alt, n, tasks_per_node, p, w, &c2) &&
+	    c2.kind[TOPOML_KIND_DP].cross_top <
+	    c->kind[TOPOML_KIND_DP].cross_top) {
+		memcpy(nodes, alt, sizeof(int) * n);
+		*c = c2;
+	}
+	free(alt);
+}
+
 struct _ranked {
 	struct topoml_placement pl;
 	long split;
@@ -158,6 +292,8 @@ int topoml_hybrid_rank(const topoml_topo_t *t,
 		if (topoml_hybrid_cost(t, r[i].pl.nodes, r[i].pl.n,
 				       tasks_per_node, p, w, &c))
 			continue;
+		_stages_aligned(t, r[i].pl.nodes, r[i].pl.n, tasks_per_node,
+				p, w, &c);
 		r[i].priced = true;
 		r[i].cost = c.weighted;
 		r[i].split = topoml_hybrid_tp_split(t, r[i].pl.nodes,

@@ -1,0 +1,240 @@
+/*
+ * The rank order of a hybrid-parallel job (issue 14 item 5): pipeline
+ * stages kept inside top-level parts (spine subtrees, dragonfly groups)
+ * so that fewer data-parallel rings cross the top, on the 576-node fat
+ * tree with NVLink domains of tests/fixtures/hybrid.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topoml.h"
+
+#define TPN 4		/* tasks (GPUs) per node, as on a GB200 node */
+
+static topoml_topo_t *_load(const char *name)
+{
+	const char *d = getenv("TESTS_DIR");
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t;
+	char *p = NULL;
+
+	ck_assert_int_ge(asprintf(&p, "%s/fixtures/hybrid/%s",
+				  d && *d ? d : TESTS_SRCDIR, name), 0);
+	t = topoml_load(p, TOPOML_FMT_AUTO, &err);
+	topoml_errors_print(&err, stderr);
+	topoml_errors_clear(&err);
+	ck_assert_ptr_nonnull(t);
+	free(p);
+	return t;
+}
+
+/* Top-level part of node v: spine subtree (fat tree) or group. */
+static int _part(const topoml_topo_t *t, int v)
+{
+	int s = t->nodes[v].leaf;
+
+	if (t->family == TOPOML_DRAGONFLY)
+		return t->nodes[v].group;
+	while (t->switches[s].level < t->nlevels - 2)
+		s = t->switches[s].parents[0];
+	return s;
+}
+
+/*
+ * Fewest DP transfers through the top on these nodes when no tensor
+ * group crosses it: stages that fit in no part each send their T*C rings
+ * through the top at least twice (P > 1), or the job's rings cross once
+ * per part they cover (P == 1).
+ */
+static long _bound(const topoml_topo_t *t, const int *nodes, int n,
+		   const struct topoml_parallel *p)
+{
+	int *cnt = calloc(t->nswitches, sizeof(int)), parts = 0, fit = 0;
+
+	ck_assert_ptr_nonnull(cnt);
+	for (int i = 0; i < n; i++)
+		parts += !cnt[_part(t, nodes[i])]++;
+	for (int s = 0; s < t->nswitches; s++)
+		fit += cnt[s] / (n / p->pp);
+	free(cnt);
+	if (p->dp < 2 || parts < 2)
+		return 0;
+	if (p->pp == 1)
+		return (long)p->tp * p->cp * parts;
+	return fit < p->pp ? 2L * p->tp * p->cp * (p->pp - fit) : 0;
+}
+
+static long _dp_top(const topoml_topo_t *t, const int *nodes, int n,
+		    const struct topoml_parallel *p)
+{
+	struct topoml_hybrid_cost c;
+	double w[TOPOML_KIND_COUNT];
+
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_hybrid_cost(t, nodes, n, TPN, p, w, &c), 0);
+	return c.kind[TOPOML_KIND_DP].cross_top;
+}
+
+/* The order select/topoml gives the job on exactly these nodes. */
+static void _hybrid_order(const topoml_topo_t *t, int *nodes, int n,
+			  const struct topoml_parallel *p)
+{
+	struct topoml_placement pl = { 0 };
+	struct topoml_place_req req = { 0 };
+	double w[TOPOML_KIND_COUNT];
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+
+	for (int i = 0; i < n; i++)
+		hwloc_bitmap_set(set, nodes[i]);
+	pl.n = n;
+	pl.nodes = nodes;
+	req.nnodes = n;
+	req.avail = set;	/* no other free node: nothing swapped */
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_hybrid_rank(t, &req, p, TPN, w, &pl, 1), 0);
+	ck_assert_ptr_eq(pl.nodes, nodes);
+	/* the same nodes, each once */
+	for (int i = 0; i < n; i++) {
+		ck_assert(hwloc_bitmap_isset(set, nodes[i]));
+		hwloc_bitmap_clr(set, nodes[i]);
+	}
+	hwloc_bitmap_free(set);
+}
+
+static void _shape(struct topoml_parallel *p, int tp, int pp, int n)
+{
+	char err[128];
+
+	*p = (struct topoml_parallel){ tp, pp, 0, 1, 1 };
+	ck_assert_int_eq(topoml_parallel_resolve(p, n * TPN, err,
+						 sizeof(err)), 0);
+}
+
+/*
+ * A 96-node job (tp=8 over two nodes, pp=8, dp=6: stages of 12 nodes) on
+ * 6 nodes of spine 1, all 72 of spine 2 and one leaf of spine 3.  In ring
+ * order two stages straddle spines; kept in parts only the stage built
+ * from spine 1's 6 and spine 3's last 6 must.
+ */
+START_TEST(stages_in_spines)
+{
+	topoml_topo_t *t = _load("fattree-nvl576.json");
+	struct topoml_parallel p;
+	int nodes[96], ring[96], n = 0;
+
+	for (int v = 0; v < 6; v++)
+		nodes[n++] = v;
+	for (int v = 72; v < 144; v++)
+		nodes[n++] = v;
+	for (int v = 144; v < 162; v++)
+		nodes[n++] = v;
+	_shape(&p, 8, 8, n);
+	ck_assert_int_eq(p.dp, 6);
+	memcpy(ring, nodes, sizeof(nodes));
+	topoml_ring_order(t, ring, n);
+	_hybrid_order(t, nodes, n, &p);
+	fprintf(stderr, "stages_in_spines: DP through the top: ring %ld, "
+		"hybrid order %ld, bound %ld\n", _dp_top(t, ring, n, &p),
+		_dp_top(t, nodes, n, &p), _bound(t, nodes, n, &p));
+	ck_assert_int_eq(_dp_top(t, nodes, n, &p), _bound(t, nodes, n, &p));
+	ck_assert_int_gt(_dp_top(t, ring, n, &p), _dp_top(t, nodes, n, &p));
+	ck_assert_int_eq(_bound(t, nodes, n, &p), 2 * 8);
+	/* tensor groups stay in their NVLink domain (a leaf here) */
+	ck_assert_int_eq(topoml_hybrid_tp_split(t, nodes, n, TPN, &p), 0);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * Random node sets and shapes on both machines: the order never sends
+ * more DP transfers through the top than the ring, never fewer than the
+ * bound, and splits no more tensor groups.
+ */
+START_TEST(never_worse_than_ring)
+{
+	static const char *const files[] = { "fattree-nvl576.json",
+		"dragonfly-nvl576.json" };
+	static const int sizes[][3] = {	/* nodes, tp, pp */
+		{ 96, 8, 8 }, { 192, 8, 8 }, { 48, 8, 4 }, { 34, 8, 1 },
+		{ 8, 8, 2 }, { 64, 4, 4 }, { 40, 16, 2 },
+	};
+	long better = 0;
+
+	srand(14);
+	for (size_t f = 0; f < 2; f++) {
+		topoml_topo_t *t = _load(files[f]);
+		int *all = malloc(sizeof(int) * t->nswitches);
+
+		ck_assert_ptr_nonnull(all);
+		for (int round = 0; round < 200; round++) {
+			const int *sz = sizes[round % 7];
+			int n = sz[0], ring[192], nodes[192];
+			struct topoml_parallel p;
+			long r, h;
+
+			/* n nodes: even counts from leaves in random order */
+			for (int l = 0; l < t->nswitches; l++)
+				all[l] = l;
+			for (int l = t->nswitches - 1; l > 0; l--) {
+				int j = rand() % (l + 1), x = all[l];
+
+				all[l] = all[j];
+				all[j] = x;
+			}
+			for (int l = 0, k = 0; k < n; l++) {
+				const struct topoml_switch *sw;
+				int take;
+
+				ck_assert_int_lt(l, t->nswitches);
+				sw = &t->switches[all[l]];
+				if (sw->nnodes < 2)
+					continue;
+				take = 2 * (1 + rand() % (sw->nnodes / 2));
+				for (int i = 0; i < take && k < n; i++)
+					nodes[k++] = sw->nodes[i];
+			}
+			_shape(&p, sz[1], sz[2], n);
+			memcpy(ring, nodes, sizeof(int) * n);
+			topoml_ring_order(t, ring, n);
+			_hybrid_order(t, nodes, n, &p);
+			r = _dp_top(t, ring, n, &p);
+			h = _dp_top(t, nodes, n, &p);
+			ck_assert_int_le(h, r);
+			ck_assert_int_le(topoml_hybrid_tp_split(t, nodes, n,
+								TPN, &p),
+					 topoml_hybrid_tp_split(t, ring, n,
+								TPN, &p));
+			if (topoml_hybrid_tp_split(t, nodes, n, TPN, &p) == 0)
+				ck_assert_int_ge(h, _bound(t, nodes, n, &p));
+			better += h < r;
+		}
+		free(all);
+		topoml_free(t);
+	}
+	fprintf(stderr, "never_worse_than_ring: fewer DP transfers through "
+		"the top than the ring in %ld of 400 cases\n", better);
+	ck_assert_int_gt(better, 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("hybrid");
+	TCase *tc = tcase_create("order");
+	SRunner *sr;
+	int nfail;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, stages_in_spines);
+	tcase_add_test(tc, never_worse_than_ring);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nfail = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nfail ? 1 : 0;
+}
