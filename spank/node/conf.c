@@ -462,6 +462,11 @@ static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
 		c->max_spares = (int)n;
 		return 0;
 	}
+	if (!strcmp(key, "rails")) {
+		if (_bool(v, &c->rails))
+			goto bad;
+		return 0;
+	}
 	if (!strcmp(key, "bind_cpus")) {
 		if (_bool(v, &c->bind_cpus))
 			goto bad;

@@ -280,11 +280,27 @@ out_keep:
 	return rc;
 }
 
+/* HCAs NCCL's IB transport can use: verbs devices with a port active
+ * or of unknown state (as bind.c counts them). */
+static int _verbs_nics(const struct hw_node *n)
+{
+	int k = 0;
+
+	for (int j = 0; j < n->nnics; j++) {
+		bool up = false;
+
+		for (int p = 0; p < n->nics[j].nports; p++)
+			up |= n->nics[j].ports[p].state == 0 ||
+			      n->nics[j].ports[p].state == 4;
+		k += n->nics[j].kind == HW_NIC_VERBS && up;
+	}
+	return k;
+}
+
 void ml_env_nccl(const struct ml_conf *c, const struct hw_node *n,
 		 const struct ml_task_bind *b, bool cpus_bound,
 		 const char *topo_file, struct ml_env *e)
 {
-	(void)n;
 	if (b->ib_hca[0])
 		ml_env_add(e, "NCCL_IB_HCA", "=%s", b->ib_hca);
 	/*
@@ -310,6 +326,17 @@ void ml_env_nccl(const struct ml_conf *c, const struct hw_node *n,
 		  (b->cxi_primary && b->gdr_path == HW_PATH_PHB)))
 		ml_env_add(e, "NCCL_NET_GDR_LEVEL", "%s",
 			   hw_path_name(b->gdr_path));
+	/*
+	 * Rail-optimised fabric (plugstack rails=yes; topoml import-ib
+	 * reports its units): HCA r of every host sits on rail leaf r, and
+	 * only same-rail pairs meet below the spines.  NCCL_CROSS_NIC=0
+	 * makes NCCL use the same NIC at both ends of each ring and tree
+	 * channel, so its inter-node traffic stays on one rail (the default,
+	 * 2, may cross rails when it expects that to be faster).  With one
+	 * HCA on the node there is no other rail to cross.
+	 */
+	if (c->rails && b->ib_hca[0] && _verbs_nics(n) > 1)
+		ml_env_add(e, "NCCL_CROSS_NIC", "0");
 	if (b->roce && c->gid_index >= 0)
 		ml_env_add(e, "NCCL_IB_GID_INDEX", "%d", c->gid_index);
 	else if (b->roce && c->gid_index == -1 && b->gid_index >= 0)

@@ -58,6 +58,7 @@ struct ml_conf {
 	int nccl_topo;			/* enum ml_nccl_topo */
 	char nccl_topo_file[PATH_MAX];
 	bool bind_cpus;
+	bool rails;			/* rail-optimised fabric: rails=yes */
 	int max_spares;			/* --ml-spares limit, 0: refused */
 	int ndefaults;			/* nccl_env=NAME=VALUE */
 	char defaults[ML_MAX_DEFAULTS][512];
