@@ -1,7 +1,7 @@
 /*
  * topoml sim: replay a job trace on a topology with one or more placement
- * policies side by side (topology/sim.c), print the metrics as a table or
- * JSON, draw them as an SVG bar chart.
+ * policies side by side (topology/sim/sim.c), print the metrics as a table
+ * or JSON, draw them as an SVG bar chart.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

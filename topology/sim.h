@@ -48,7 +48,7 @@ topoml_topo_t *topoml_gen_torus(const char *prefix, int x, int y, int z,
 /* ---- traces -------------------------------------------------------- */
 
 enum topoml_trace_format {
-	TOPOML_TRACE_AUTO = 0,	/* by content, see trace.c */
+	TOPOML_TRACE_AUTO = 0,	/* by content, see sim/trace.c */
 	TOPOML_TRACE_SWF,	/* Standard Workload Format, gzip too */
 	TOPOML_TRACE_CSV,	/* submit,nodes,runtime[,walltime][,hint] */
 	TOPOML_TRACE_MTECH,	/* Job_name Submit Runtime Nodes ... */
