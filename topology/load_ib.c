@@ -914,8 +914,12 @@ static int _prepare_switches(struct ib_reader *r, struct ib_build *b)
 		name = _fresh_name(r, NULL, "su", &su);
 		if (!name)
 			return -1;
+		/* Hosts on several leaves: rails, which NCCL must be told
+		 * about (topoml.so's rails=yes, topoml-spank(8)). */
 		topoml_errors_add(r->warn, "%s: scalable unit %s: %d leaf "
-				  "switches share hosts (first %s, line %d)",
+				  "switches share hosts (first %s, line %d): "
+				  "a rail-optimised fabric, set rails=yes "
+				  "for topoml.so in plugstack.conf",
 				  r->path, name, b->queue[i], n->name,
 				  n->line);
 		free(n->name);
