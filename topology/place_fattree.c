@@ -4,7 +4,8 @@
  * Order of preference, as in DESIGN.md section 3:
  *   1. fewest leaf switches (each extra leaf puts ring traffic on uplinks);
  *   2. the lowest common switch (traffic between leaves stays low);
- *   3. the tightest fit: the candidate subtree with the fewest free nodes,
+ *   3. the tightest fit: the candidate subtree with the fewest free nodes
+ *      (a single leaf other jobs use counted a quarter leaf freer),
  *      and inside it the smallest leaves that still do with that many
  *      leaves, so whole empty leaves and subtrees stay free for large jobs.
  * With job owners known, a multi-leaf job prefers, among equally tight
@@ -42,6 +43,8 @@ struct cand {
 	int k;			/* leaves used */
 	int level;
 	int free;		/* free nodes below: the fit */
+	int cost;		/* the fit in quarter nodes, shared leaf
+				 * penalised (one leaf candidates) */
 };
 
 struct ft {
@@ -267,8 +270,8 @@ static int _cand_cmp(const void *a, const void *b)
 		return x->k - y->k;
 	if (x->level != y->level)
 		return x->level - y->level;
-	if (x->free != y->free)
-		return x->free - y->free;
+	if (x->cost != y->cost)
+		return x->cost - y->cost;
 	return x->sw - y->sw;
 }
 
@@ -359,6 +362,16 @@ int topoml__place_fat_tree(const struct place_in *in,
 		if (k < 0)
 			continue;
 		c.free = fs;
+		/* A leaf other jobs use counts a quarter leaf more free
+		 * nodes: pure best fit put a small job into a leaf that
+		 * other jobs barely use rather than into an empty one and
+		 * shared more leaves than Slurm's tree; empty leaves first
+		 * outright scatters small jobs.  A used leaf still wins once
+		 * it is a quarter full (as the block placer does). */
+		c.cost = 4 * fs;
+		if (s < ns && !t->switches[s].nchildren &&
+		    (ft.cls[s] & LEAF_DIRTY))
+			c.cost += t->switches[s].nnodes;
 		if (best_k < 0 || k < best_k)
 			best_k = k;
 		if (req->max_leaves > 0 && k > req->max_leaves)
