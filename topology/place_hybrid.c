@@ -242,9 +242,140 @@ static void _stages_aligned(const topoml_topo_t *t, int *nodes, int n,
 	free(alt);
 }
 
+/* Index of the part with the most (most=true) or fewest whole stages
+ * (then free nodes) among those with at least min_free left; -1 none. */
+static int _pick_part(const int *left, int np, int S, int min_free,
+		      bool most)
+{
+	int best = -1;
+
+	for (int q = 0; q < np; q++) {
+		if (left[q] < min_free || left[q] <= 0)
+			continue;
+		if (best < 0 ||
+		    (most ? left[q] / S > left[best] / S ||
+		     (left[q] / S == left[best] / S && left[q] < left[best]) :
+		     left[q] > left[best]))
+			best = q;
+	}
+	return best;
+}
+
+/*
+ * A candidate built for the job's pipeline stages: whole stages from
+ * the top-level parts that hold them (most whole stages first, then the
+ * fuller part: big parts stay for big jobs), the stages no part holds
+ * from the parts with the most free nodes left, so that fewest stages
+ * straddle the top; a job of one stage goes into the part that holds it
+ * most tightly, or into the fewest parts.  The engine picks the nodes
+ * inside each part.  0 with out filled, -1 when there is none (one part,
+ * required nodes, shared nodes).
+ */
+static int _part_candidate(const topoml_topo_t *t,
+			   const struct topoml_place_req *req,
+			   const struct topoml_parallel *p,
+			   struct topoml_placement *out)
+{
+	int n = req->nnodes, P = n % p->pp ? 1 : p->pp, S = n / P;
+	int na = hwloc_bitmap_weight(req->avail), np, k = 0, v, rc = -1;
+	int *arr = NULL, *part = NULL, *rep = NULL, *left = NULL, *take = NULL;
+	hwloc_bitmap_t sub = NULL;
+	char why[256];
+
+	memset(out, 0, sizeof(*out));
+	if (req->required || req->units || na < n || n < 2)
+		return -1;
+	arr = malloc(sizeof(int) * na);
+	part = malloc(sizeof(int) * na);
+	rep = malloc(sizeof(int) * na);
+	left = calloc(na, sizeof(int));
+	take = calloc(na, sizeof(int));
+	sub = hwloc_bitmap_alloc();
+	out->nodes = malloc(sizeof(int) * n);
+	if (!arr || !part || !rep || !left || !take || !sub || !out->nodes)
+		goto out;
+	hwloc_bitmap_foreach_begin(v, req->avail)
+		arr[k++] = v;
+	hwloc_bitmap_foreach_end();
+	np = _top_parts(t, arr, na, part, rep);
+	if (np < 2)
+		goto out;
+	for (int i = 0; i < na; i++)
+		left[part[i]]++;
+	/* whole stages */
+	for (int stages = P; stages > 0;) {
+		int q = _pick_part(left, np, S, S, true);
+		int s = q < 0 ? 0 : left[q] / S;
+
+		if (q < 0)
+			break;
+		s = s < stages ? s : stages;
+		if (P == 1) {	/* one stage: the tightest part holding it */
+			for (int r = 0; r < np; r++)
+				if (left[r] >= S && left[r] < left[q])
+					q = r;
+		}
+		take[q] += s * S;
+		left[q] -= s * S;
+		stages -= s;
+	}
+	k = 0;
+	for (int q = 0; q < np; q++)
+		k += take[q];
+	/* the rest from the parts with most left */
+	while (k < n) {
+		int q = _pick_part(left, np, S, 1, false), x = n - k;
+
+		if (q < 0)
+			goto out;
+		x = x < left[q] ? x : left[q];
+		take[q] += x;
+		left[q] -= x;
+		k += x;
+	}
+	k = 0;
+	for (int q = 0; q < np; q++) {
+		struct topoml_place_req r2 = *req;
+		struct topoml_placement pl;
+
+		if (!take[q])
+			continue;
+		hwloc_bitmap_zero(sub);
+		for (int i = 0; i < na; i++)
+			if (part[i] == q)
+				hwloc_bitmap_set(sub, arr[i]);
+		r2.nnodes = take[q];
+		r2.avail = sub;
+		r2.attempt = 0;
+		r2.unscored = true;
+		if (topoml_place(t, TOPOML_POLICY_TOPOML, &r2, &pl, why,
+				 sizeof(why)))
+			goto out;
+		if (pl.n != take[q]) {
+			topoml_placement_clear(&pl);
+			goto out;
+		}
+		memcpy(out->nodes + k, pl.nodes, sizeof(int) * pl.n);
+		k += pl.n;
+		topoml_placement_clear(&pl);
+	}
+	out->n = n;
+	rc = k == n ? 0 : -1;
+out:
+	if (rc)
+		topoml_placement_clear(out);
+	free(arr);
+	free(part);
+	free(rep);
+	free(left);
+	free(take);
+	hwloc_bitmap_free(sub);
+	return rc;
+}
+
 struct _ranked {
 	struct topoml_placement pl;
-	long split;
+	long split, dp_top;
 	double cost;
 	bool priced;
 	int rank;
@@ -258,9 +389,34 @@ static int _ranked_cmp(const void *a, const void *b)
 		return x->priced ? -1 : 1;
 	if (x->priced && x->split != y->split)
 		return x->split < y->split ? -1 : 1;
+	if (x->priced && x->dp_top != y->dp_top)
+		return x->dp_top < y->dp_top ? -1 : 1;
 	if (x->priced && x->cost != y->cost)
 		return x->cost < y->cost ? -1 : 1;
 	return x->rank - y->rank;	/* the engine's own order */
+}
+
+/* Even out, order and price one candidate. */
+static void _price(const topoml_topo_t *t, const struct topoml_place_req *req,
+		   const struct topoml_parallel *p, int tasks_per_node,
+		   const double w[TOPOML_KIND_COUNT], int m, struct _ranked *r)
+{
+	struct topoml_hybrid_cost c;
+
+	if (!r->pl.nodes || r->pl.n != req->nnodes)
+		return;
+	if (m > 1)
+		_even_domains(t, req, r->pl.nodes, r->pl.n, m);
+	topoml_ring_order(t, r->pl.nodes, r->pl.n);
+	if (topoml_hybrid_cost(t, r->pl.nodes, r->pl.n, tasks_per_node, p, w,
+			       &c))
+		return;
+	_stages_aligned(t, r->pl.nodes, r->pl.n, tasks_per_node, p, w, &c);
+	r->priced = true;
+	r->cost = c.weighted;
+	r->dp_top = c.kind[TOPOML_KIND_DP].cross_top;
+	r->split = topoml_hybrid_tp_split(t, r->pl.nodes, r->pl.n,
+					  tasks_per_node, p);
 }
 
 int topoml_hybrid_rank(const topoml_topo_t *t,
@@ -269,8 +425,7 @@ int topoml_hybrid_rank(const topoml_topo_t *t,
 		       const double w[TOPOML_KIND_COUNT],
 		       struct topoml_placement *cand, int k)
 {
-	struct _ranked *r;
-	struct topoml_hybrid_cost c;
+	struct _ranked *r, extra = { 0 };
 	int m;
 
 	if (k <= 0 || tasks_per_node < 1)
@@ -284,23 +439,25 @@ int topoml_hybrid_rank(const topoml_topo_t *t,
 	for (int i = 0; i < k; i++) {
 		r[i].pl = cand[i];
 		r[i].rank = i;
-		if (!cand[i].nodes || cand[i].n != req->nnodes)
-			continue;
-		if (m > 1)
-			_even_domains(t, req, r[i].pl.nodes, r[i].pl.n, m);
-		topoml_ring_order(t, r[i].pl.nodes, r[i].pl.n);
-		if (topoml_hybrid_cost(t, r[i].pl.nodes, r[i].pl.n,
-				       tasks_per_node, p, w, &c))
-			continue;
-		_stages_aligned(t, r[i].pl.nodes, r[i].pl.n, tasks_per_node,
-				p, w, &c);
-		r[i].priced = true;
-		r[i].cost = c.weighted;
-		r[i].split = topoml_hybrid_tp_split(t, r[i].pl.nodes,
-						    r[i].pl.n, tasks_per_node,
-						    p);
+		_price(t, req, p, tasks_per_node, w, m, &r[i]);
 	}
 	qsort(r, k, sizeof(*r), _ranked_cmp);
+	/*
+	 * The engine's candidates are chosen for one ring; one built for
+	 * the stages replaces the last when it sends fewer data-parallel
+	 * transfers through the top (or splits fewer tensor groups).
+	 */
+	if (!_part_candidate(t, req, p, &extra.pl)) {
+		extra.rank = k;
+		_price(t, req, p, tasks_per_node, w, m, &extra);
+		if (extra.priced && _ranked_cmp(&extra, &r[k - 1]) < 0) {
+			topoml_placement_clear(&r[k - 1].pl);
+			r[k - 1] = extra;
+			qsort(r, k, sizeof(*r), _ranked_cmp);
+		} else {
+			topoml_placement_clear(&extra.pl);
+		}
+	}
 	for (int i = 0; i < k; i++)
 		cand[i] = r[i].pl;
 	free(r);

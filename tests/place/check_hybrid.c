@@ -1,8 +1,8 @@
 /*
- * The rank order of a hybrid-parallel job (issue 14 item 5): pipeline
- * stages kept inside top-level parts (spine subtrees, dragonfly groups)
- * so that fewer data-parallel rings cross the top, on the 576-node fat
- * tree with NVLink domains of tests/fixtures/hybrid.
+ * The rank order and placement of a hybrid-parallel job (issue 14 item
+ * 5): pipeline stages kept inside top-level parts (spine subtrees,
+ * dragonfly groups) so that fewer data-parallel rings cross the top, on
+ * the 576-node machines with NVLink domains of tests/fixtures/hybrid.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE
@@ -221,6 +221,72 @@ START_TEST(never_worse_than_ring)
 }
 END_TEST
 
+/*
+ * The placement itself (topoml_hybrid_rank over the engine's choice, as
+ * select/topoml runs it): a 48-node job (tp=8, pp=4: stages of 12 nodes)
+ * on a machine with 6, 12 or 18 nodes free on some leaves.  Six spines
+ * hold 2 + 1 + 1 + 1 + 2 + 2 whole stages: no data-parallel ring need
+ * cross the top.  The engine's choice, made for one ring, fewest leaves
+ * first, sent 16 DP transfers through it when this test was written.
+ */
+START_TEST(placed_for_stages)
+{
+	static const int free_per_leaf[32] = {
+		12, 6, 12, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 12, 0, 0, 0, 0, 18, 0, 6, 12, 0, 6, 18, 0, 12, 0,
+	};
+	topoml_topo_t *t = _load("fattree-nvl576.json");
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc(), own = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { 0 }, req_own;
+	struct topoml_placement pl = { 0 }, eng = { 0 };
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	char why[256];
+
+	for (int l = 0; l < 32; l++)
+		if (free_per_leaf[l])
+			hwloc_bitmap_set_range(fr, l * 18,
+					       l * 18 + free_per_leaf[l] - 1);
+	req.nnodes = 48;
+	req.avail = fr;
+	_shape(&p, 8, 4, 48);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &req, &pl, why,
+				      sizeof(why)), 0);
+	/* the engine's nodes in their best order */
+	eng.n = pl.n;
+	eng.nodes = malloc(sizeof(int) * pl.n);
+	ck_assert_ptr_nonnull(eng.nodes);
+	memcpy(eng.nodes, pl.nodes, sizeof(int) * pl.n);
+	for (int i = 0; i < pl.n; i++)
+		hwloc_bitmap_set(own, pl.nodes[i]);
+	req_own = req;
+	req_own.avail = own;
+	ck_assert_int_eq(topoml_hybrid_rank(t, &req_own, &p, TPN, w, &eng, 1),
+			 0);
+	ck_assert_int_eq(topoml_hybrid_rank(t, &req, &p, TPN, w, &pl, 1), 0);
+	fprintf(stderr, "placed_for_stages: DP through the top: engine's "
+		"nodes %ld, hybrid placement %ld\n",
+		_dp_top(t, eng.nodes, eng.n, &p),
+		_dp_top(t, pl.nodes, pl.n, &p));
+	ck_assert_int_eq(pl.n, 48);
+	for (int i = 0; i < pl.n; i++) {
+		ck_assert(hwloc_bitmap_isset(fr, pl.nodes[i]));
+		hwloc_bitmap_clr(fr, pl.nodes[i]);	/* each once */
+	}
+	ck_assert_int_eq(_dp_top(t, pl.nodes, pl.n, &p), 0);
+	ck_assert_int_le(_dp_top(t, pl.nodes, pl.n, &p),
+			 _dp_top(t, eng.nodes, eng.n, &p));
+	ck_assert_int_eq(topoml_hybrid_tp_split(t, pl.nodes, pl.n, TPN, &p),
+			 0);
+	topoml_placement_clear(&pl);
+	topoml_placement_clear(&eng);
+	hwloc_bitmap_free(fr);
+	hwloc_bitmap_free(own);
+	topoml_free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hybrid");
@@ -231,6 +297,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, stages_in_spines);
 	tcase_add_test(tc, never_worse_than_ring);
+	tcase_add_test(tc, placed_for_stages);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

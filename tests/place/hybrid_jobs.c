@@ -4,7 +4,9 @@
  * select/topoml gives an --ml-parallel job (topoml_hybrid_rank on the
  * job's own nodes) beside the ring order the simulator prices, and a
  * lower bound on the data-parallel transfers through the top level given
- * the nodes that were free when each job started.
+ * the nodes that were free when each job started; and for topoml the
+ * choice topoml_hybrid_rank makes on those same free nodes (a decision
+ * on the replay's free sets, not a replay of its own).
  *
  *   hybrid_jobs TOPOLOGY JOBS TRACE K TP
  *
@@ -35,6 +37,7 @@ struct sum {
 	char pol[32];
 	long jobs, dp_top, pp_top, pp_hops, tp_split, bound;
 	long dp_top_ring, pp_hops_ring, tp_split_ring;
+	long dp_top_free, pp_hops_free, tp_split_free, placed_free;
 	double weighted, weighted_ring;
 };
 
@@ -115,6 +118,39 @@ static long _bound(const struct topoml_parallel *p, int n, const int *freec,
 	}
 	free(c);
 	return b;
+}
+
+/*
+ * select/topoml's choice on the nodes that were free when the job
+ * started: the engine's placement, then topoml_hybrid_rank.  A decision
+ * on the same free nodes, not a replay (the later schedule would move).
+ */
+static void _place_free(const topoml_topo_t *t, hwloc_const_bitmap_t busy,
+			const struct topoml_parallel *par, int n, int K,
+			const double *w, struct sum *x)
+{
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { 0 };
+	struct topoml_placement pl = { 0 };
+	struct topoml_hybrid_cost c;
+	char why[256];
+
+	hwloc_bitmap_set_range(fr, 0, t->nnodes - 1);
+	hwloc_bitmap_andnot(fr, fr, busy);
+	req.nnodes = n;
+	req.avail = fr;
+	if (!topoml_place(t, TOPOML_POLICY_TOPOML, &req, &pl, why,
+			  sizeof(why)) &&
+	    !topoml_hybrid_rank(t, &req, par, K, w, &pl, 1) &&
+	    !topoml_hybrid_cost(t, pl.nodes, pl.n, K, par, w, &c)) {
+		x->dp_top_free += c.kind[TOPOML_KIND_DP].cross_top;
+		x->pp_hops_free += c.kind[TOPOML_KIND_PP].hops;
+		x->tp_split_free += topoml_hybrid_tp_split(t, pl.nodes, pl.n,
+							   K, par);
+		x->placed_free++;
+	}
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(fr);
 }
 
 int main(int argc, char **argv)
@@ -218,6 +254,8 @@ int main(int argc, char **argv)
 		for (v = 0; v < t->nnodes; v++)
 			freec[part[v]] += !hwloc_bitmap_isset(busy, v);
 		x->bound += _bound(&par, n, freec, np);
+		if (!slurm)
+			_place_free(t, busy, &par, n, K, w, x);
 		x->jobs++;
 		if (!slurm) {
 			/* the simulator's figure: the engine's ring */
@@ -261,6 +299,13 @@ int main(int argc, char **argv)
 			       s[p].tp_split_ring, s[p].weighted_ring);
 		printf("\n");
 	}
+	for (int p = 0; p < npol; p++)
+		if (!strcmp(s[p].pol, "topoml"))
+			printf("placed by topoml_hybrid_rank on the same free "
+			       "nodes (%ld jobs): DP top %ld, PP hops %ld, TP "
+			       "split %ld\n", s[p].placed_free,
+			       s[p].dp_top_free, s[p].pp_hops_free,
+			       s[p].tp_split_free);
 	for (int i = 0; i < nrows; i++)
 		hwloc_bitmap_free(rows[i].set);
 	free(rows);
