@@ -5,7 +5,7 @@
 # looked for are libtopoml_sim's own global definitions, read with nm from
 # its archive, so a function added there later is covered without a list.
 #
-# usage: check_layering.sh [PLUGIN.so ...]  (default: the build's plugins)
+# usage: test_layering.sh [PLUGIN.so ...]  (default: the build's plugins)
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 b=${TOP_BUILDDIR:-..}
