@@ -126,45 +126,74 @@ static long _cycle_index(int x, int m, int r, int c)
 /*
  * 2-opt on the closed ring: reverse a segment whenever that shortens the
  * ring, until no move helps or about 4M pair tests are spent.
- * Deterministic.
+ * Deterministic.  Hops come from the nodes' coordinates, kept beside the
+ * ring (xyz per position, reversed with it), and a table of wrapped
+ * distances per axis: the same hops as topoml_hops(), several times
+ * faster (a 512-node fallback ring on a 97k-node torus: ~5 -> ~1 ms).
  */
 static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 {
 	long budget = 1L << 22;
 	bool better = true;
+	int len = 0, *c, *tab, *w[3];
 
 	if (n < 4)
 		return;
+	for (int d = 0; d < 3; d++)
+		len += 2 * t->dims[d];
+	c = malloc(3 * (size_t)n * sizeof(int));
+	tab = malloc(len * sizeof(int));
+	if (!c || !tab)
+		goto out;
+	/* w[d][delta], delta in (-dims, dims): hops along axis d */
+	for (int d = 0, off = 0; d < 3; off += 2 * t->dims[d], d++) {
+		w[d] = tab + off + t->dims[d];
+		for (int x = 1 - t->dims[d]; x < t->dims[d]; x++) {
+			int h = abs(x);
+
+			if (t->wrap[d] && t->dims[d] - h < h)
+				h = t->dims[d] - h;
+			w[d][x] = h;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		memcpy(c + 3 * i, t->nodes[nodes[i]].coord, 3 * sizeof(int));
+#define HOPS(p, q) (w[0][c[3 * (p)] - c[3 * (q)]] + \
+		    w[1][c[3 * (p) + 1] - c[3 * (q) + 1]] + \
+		    w[2][c[3 * (p) + 2] - c[3 * (q) + 2]])
 	while (better && budget > 0) {
 		better = false;
 		for (int i = 0; i < n - 1 && budget > 0; i++) {
-			int a = nodes[i], b = nodes[i + 1];
-			int dab = topoml_hops(t, a, b);
+			int dab = HOPS(i, i + 1);
 
 			for (int j = i + 2; j < n && budget > 0; j++) {
-				int c = nodes[j], d = nodes[(j + 1) % n];
-				int gain;
+				int k = (j + 1) % n, gain;
 
 				budget--;
-				if (d == a)
+				if (nodes[k] == nodes[i])
 					continue;
-				gain = dab + topoml_hops(t, c, d) -
-				       topoml_hops(t, a, c) -
-				       topoml_hops(t, b, d);
+				gain = dab + HOPS(j, k) - HOPS(i, j) -
+				       HOPS(i + 1, k);
 				if (gain <= 0)
 					continue;
 				for (int l = i + 1, r = j; l < r; l++, r--) {
-					int x = nodes[l];
+					int x = nodes[l], xc[3];
 
 					nodes[l] = nodes[r];
 					nodes[r] = x;
+					memcpy(xc, c + 3 * l, sizeof(xc));
+					memcpy(c + 3 * l, c + 3 * r, sizeof(xc));
+					memcpy(c + 3 * r, xc, sizeof(xc));
 				}
-				b = nodes[i + 1];
-				dab = topoml_hops(t, a, b);
+				dab = HOPS(i, i + 1);
 				better = true;
 			}
 		}
 	}
+#undef HOPS
+out:
+	free(c);
+	free(tab);
 }
 
 struct tord {

@@ -45,6 +45,7 @@ struct grid {
 	struct topoml_psum req;		/* required cells, or none */
 	struct topoml_psum shadow;	/* shadowed free cells, or none */
 	int *run;		/* free cells from each cell on along x */
+	int *rowmax;		/* per row (y, z): its longest run */
 };
 
 struct shape {
@@ -106,16 +107,25 @@ static int _prefix(const struct grid *g, hwloc_const_bitmap_t set,
 	return rc;
 }
 
-static bool _rows_free(const struct grid *g, const int o[3], const int s[3])
+/*
+ * The shortest free run along x from x on the box's four corner rows
+ * (rows[0..3]: the run table at those rows): the box is all free only
+ * if it is >= a, and when it is m < a, a busy cell lies at x + m on one
+ * of those rows, so no origin up to x + m on this row of origins is
+ * free either.
+ */
+static inline int _rows_min(const int *const rows[4], int x, int a)
 {
-	int y2 = (o[1] + s[1] - 1) % g->d[1], z2 = (o[2] + s[2] - 1) % g->d[2];
-	const int *r = g->run;
-	size_t dx = g->d[0], dxy = dx * g->d[1];
+	int m = rows[0][x], v;
 
-	return r[o[0] + dx * o[1] + dxy * o[2]] >= s[0] &&
-	       r[o[0] + dx * y2 + dxy * o[2]] >= s[0] &&
-	       r[o[0] + dx * o[1] + dxy * z2] >= s[0] &&
-	       r[o[0] + dx * y2 + dxy * z2] >= s[0];
+	if (m < a)
+		return m;
+	for (int k = 1; k < 4; k++) {
+		v = rows[k][x];
+		if (v < m)
+			m = v;
+	}
+	return m;
 }
 
 /* run[pos]: free cells from pos on along +x (wrapping when x wraps). */
@@ -140,6 +150,79 @@ static int *_runs(const struct grid *g, hwloc_const_bitmap_t avail)
 		}
 	}
 	return r;
+}
+
+/* The longest free run of each row along x (the run table's maximum). */
+static int *_rowmax(const struct grid *g)
+{
+	size_t rows = (size_t)g->d[1] * g->d[2];
+	int *m = malloc((rows ? rows : 1) * sizeof(int));
+
+	if (!m)
+		return NULL;
+	for (size_t k = 0; k < rows; k++) {
+		const int *r = g->run + k * g->d[0];
+
+		m[k] = 0;
+		for (int x = 0; x < g->d[0]; x++)
+			if (r[x] > m[k])
+				m[k] = r[x];
+	}
+	return m;
+}
+
+/*
+ * Rows of origins (y, z) where a free box of shape sh may start: each of
+ * its s[1] x s[2] rows along x holds a free run of s[0] somewhere (a
+ * 2D window count over the rows' longest runs).  NULL: out of memory,
+ * every row may.
+ */
+static char *_rows_ok(const struct grid *g, const struct shape *sh)
+{
+	int Y = g->d[1], Z = g->d[2], a = sh->s[0], b = sh->s[1],
+	    c = sh->s[2];
+	int *p = calloc((size_t)(Y + 1) * (Z + 1), sizeof(int));
+	char *ok = malloc((size_t)Y * Z);
+
+	if (!p || !ok || !g->rowmax) {
+		free(p);
+		free(ok);
+		return NULL;
+	}
+#define P(y, z) p[(size_t)(z) * (Y + 1) + (y)]
+	for (int z = 1; z <= Z; z++)
+		for (int y = 1; y <= Y; y++)
+			P(y, z) = (g->rowmax[(y - 1) + (size_t)Y * (z - 1)] >=
+				   a) + P(y - 1, z) + P(y, z - 1) -
+				  P(y - 1, z - 1);
+	for (int z = 0; z < Z; z++)
+		for (int y = 0; y < Y; y++) {
+			int ys[2][2] = { { y, y + b } }, zs[2][2] = { { z, z + c } };
+			int ny = 1, nz = 1, cnt = 0;
+
+			if (y + b > Y) {	/* wraps (else not an origin) */
+				ys[0][1] = Y;
+				ys[1][0] = 0;
+				ys[1][1] = y + b - Y;
+				ny = 2;
+			}
+			if (z + c > Z) {
+				zs[0][1] = Z;
+				zs[1][0] = 0;
+				zs[1][1] = z + c - Z;
+				nz = 2;
+			}
+			for (int i = 0; i < ny; i++)
+				for (int j = 0; j < nz; j++)
+					cnt += P(ys[i][1], zs[j][1]) -
+					       P(ys[i][0], zs[j][1]) -
+					       P(ys[i][1], zs[j][0]) +
+					       P(ys[i][0], zs[j][0]);
+			ok[y + (size_t)Y * z] = cnt >= b * c;
+		}
+#undef P
+	free(p);
+	return ok;
 }
 
 /* Busy cells (or mesh edge) on the six faces just outside the box. */
@@ -262,6 +345,8 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 {
 	struct tcand *cv = NULL;
 	int cnt = 0, lim[3], st[3];
+	bool rows_test = (all_free || sh->vol == n) && g->run;
+	char *ok = rows_test && !aligned ? _rows_ok(g, sh) : NULL;
 
 	for (int d = 0; d < 3; d++) {
 		if (g->w[d])
@@ -271,15 +356,36 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 		st[d] = aligned ? sh->s[d] : 1;
 	}
 	for (int z = 0; z < lim[2]; z += st[2])
-		for (int y = 0; y < lim[1]; y += st[1])
+		for (int y = 0; y < lim[1]; y += st[1]) {
+			size_t dx = g->d[0], dxy = dx * g->d[1];
+			int y2 = (y + sh->s[1] - 1) % g->d[1];
+			int z2 = (z + sh->s[2] - 1) % g->d[2];
+			const int *rows[4] = { NULL };
+
+			/* a row without a long enough run: no origin */
+			if (ok && !ok[y + (size_t)g->d[1] * z])
+				continue;
+			if (g->run) {
+				rows[0] = g->run + dx * y + dxy * z;
+				rows[1] = g->run + dx * y2 + dxy * z;
+				rows[2] = g->run + dx * y + dxy * z2;
+				rows[3] = g->run + dx * y2 + dxy * z2;
+			}
 			for (int x = 0; x < lim[0]; x += st[0]) {
 				int o[3] = { x, y, z }, b;
 
 				/* all free: the four corner rows along x
-				 * first (most origins fail there) */
-				if ((all_free || sh->vol == n) && g->run &&
-				    !_rows_free(g, o, sh->s))
-					continue;
+				 * first (most origins fail there), skipping
+				 * the origins the same busy cell rules out */
+				if (rows_test) {
+					int m = _rows_min(rows, x, sh->s[0]);
+
+					if (m < sh->s[0]) {
+						if (st[0] == 1)
+							x += m;
+						continue;
+					}
+				}
 				b = topoml_psum_wrap(&g->busy, o, sh->s);
 
 				if (sh->vol - b < n || (all_free && b))
@@ -289,6 +395,7 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 					continue;
 				if (topoml_grow((void **)&cv, cnt,
 						sizeof(*cv))) {
+					free(ok);
 					*nc = cnt;
 					return cv;
 				}
@@ -305,6 +412,8 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 					cv[cnt].align += o[d] % sh->s[d] == 0;
 				cnt++;
 			}
+		}
+	free(ok);
 	*nc = cnt;
 	return cv;
 }
@@ -442,6 +551,7 @@ int topoml__place_torus(const struct place_in *in,
 	budget = (1 << 18) / vol;
 	budget = budget < 2 ? 2 : budget > 64 ? 64 : budget;
 	g.run = _runs(&g, in->avail);
+	g.rowmax = g.run ? _rowmax(&g) : NULL;
 	if (!set || _prefix(&g, in->avail, false, &g.busy) ||
 	    (in->nreq && _prefix(&g, in->required, true, &g.req)))
 		goto oom;
@@ -520,7 +630,14 @@ int topoml__place_torus(const struct place_in *in,
 					      phase == 1, false, &nc);
 			/* best origin first, by repeated selection: a small
 			 * job has thousands of origins, attempts are few;
-			 * contacts only among the best by the other keys */
+			 * contacts only among the best by the other keys,
+			 * in origin order, until one touches on every face
+			 * (no later origin can beat it) */
+			int maxc = 0;
+
+			for (int d = 0; d < 3; d++)
+				if (!g.w[d] || sv[i].s[d] < g.d[d])
+					maxc += 2 * sv[i].vol / sv[i].s[d];
 			for (int left = nc; left > 0; left--) {
 				int k = -1;
 
@@ -538,6 +655,8 @@ int topoml__place_torus(const struct place_in *in,
 							cv[j].o, sv[i].s);
 					if (_tcand_cmp(&cv[j], &cv[k]) < 0)
 						k = j;
+					if (cv[k].contact == maxc)
+						break;
 				}
 				if (_box_set(&g, in, &sv[i], cv[k].o, set)) {
 					cv[k].busy = -1;
@@ -577,6 +696,7 @@ out:
 	free(sv);
 	topoml_psum_free(&g.busy);
 	free(g.run);
+	free(g.rowmax);
 	topoml_psum_free(&g.req);
 	topoml_psum_free(&g.shadow);
 	return rc;
@@ -604,7 +724,7 @@ static int _dn_cmp(const void *a, const void *b)
  * this job's would cross).
  */
 static long _bbox(const topoml_topo_t *t, hwloc_const_bitmap_t set,
-		  hwloc_const_bitmap_t avail, long *busy)
+		  hwloc_const_bitmap_t avail, const char *fr, long *busy)
 {
 	int start[3], ext[3];
 	long vol = topoml_torus_box_set(t, set, true, start, ext);
@@ -612,17 +732,26 @@ static long _bbox(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 	*busy = 0;
 	if (vol < 0)
 		return LONG_MAX >> 33;
-	for (int z = 0; z < ext[2]; z++)
-		for (int y = 0; y < ext[1]; y++)
+	/* start < dims and ext <= dims: one wrap at most per axis */
+	for (int z = 0, c[3]; z < ext[2]; z++) {
+		c[2] = start[2] + z - (start[2] + z >= t->dims[2] ?
+				       t->dims[2] : 0);
+		for (int y = 0; y < ext[1]; y++) {
+			c[1] = start[1] + y - (start[1] + y >= t->dims[1] ?
+					       t->dims[1] : 0);
 			for (int x = 0; x < ext[0]; x++) {
-				int c[3] = { (start[0] + x) % t->dims[0],
-					     (start[1] + y) % t->dims[1],
-					     (start[2] + z) % t->dims[2] };
-				int n = t->coord_node[topoml__torus_pos(t, c)];
+				int n;
 
-				if (n >= 0 && !hwloc_bitmap_isset(avail, n))
+				c[0] = start[0] + x -
+				       (start[0] + x >= t->dims[0] ?
+					t->dims[0] : 0);
+				n = t->coord_node[topoml__torus_pos(t, c)];
+				if (n >= 0 && !(fr ? fr[n] :
+						hwloc_bitmap_isset(avail, n)))
 					(*busy)++;
 			}
+		}
+	}
 	return vol;
 }
 
@@ -690,7 +819,13 @@ static void _or_hilbert(const struct place_in *in,
 	long hb = 0, mb = 0;
 	char why[128];
 
-	if (!hs || !ms ||
+	/* a ring of one hop per step is as short as rings get: no run can
+	 * replace it.  The curve's order is a sort of every node: 7 ms on a
+	 * 97k-node torus, more than the rest of the search, and there it
+	 * replaced none of 31 loose placements (46^3, a quarter to three
+	 * quarters busy, 300-1000 nodes), so tori above 32k nodes skip it. */
+	if (!hs || !ms || in->t->nnodes > 1 << 15 ||
+	    _ring(in->t, out->nodes, out->n) <= out->n ||
 	    topoml__place_slurm_linear(in, true, &h, why, sizeof(why)))
 		goto out;
 	for (int i = 0; i < h.n; i++)
@@ -698,8 +833,8 @@ static void _or_hilbert(const struct place_in *in,
 	for (int i = 0; i < out->n; i++)
 		hwloc_bitmap_set(ms, out->nodes[i]);
 	if (!ring_only) {
-		_bbox(in->t, hs, in->avail, &hb);
-		_bbox(in->t, ms, in->avail, &mb);
+		_bbox(in->t, hs, in->avail, NULL, &hb);
+		_bbox(in->t, ms, in->avail, NULL, &mb);
 	}
 	/* the run's ring order (2-opt: the costly part) only when its box
 	 * could win */
@@ -723,30 +858,36 @@ out:
  * free nodes to cur (depth summed into *cost).  Returns how many are still
  * wanted (the seed's free region was too small).
  */
-static int _grow(const topoml_topo_t *t, const struct place_in *in,
-		 int seed, int want, hwloc_bitmap_t cur, struct dn *q,
-		 long *cost)
+/* breadth-first queue entry: the node, its depth and coordinates (read
+ * here, not from the node table: a cache miss per node there) */
+struct bq {
+	int node, d;
+	int c[3];
+};
+
+static int _grow(const topoml_topo_t *t, const char *fr, int *mark,
+		 int stamp, int seed, int want, hwloc_bitmap_t cur,
+		 struct bq *q, long *cost)
 {
-	hwloc_bitmap_t seen = hwloc_bitmap_alloc();
 	int head = 0, tail = 0;
 
-	if (!seen)
-		return want;
+	/* mark[v] == stamp: v was queued in this search (stamps, not a
+	 * cleared set per seed) */
 	q[tail].node = seed;
+	memcpy(q[tail].c, t->nodes[seed].coord, sizeof(q[tail].c));
 	q[tail++].d = 0;
-	hwloc_bitmap_set(seen, seed);
+	mark[seed] = stamp;
 	while (head < tail && want > 0) {
-		struct dn x = q[head++];
-		const int *c = t->nodes[x.node].coord;
+		const struct bq *x = &q[head++];
 
-		if (!hwloc_bitmap_isset(cur, x.node)) {
-			hwloc_bitmap_set(cur, x.node);
-			*cost += x.d;
+		if (!hwloc_bitmap_isset(cur, x->node)) {
+			hwloc_bitmap_set(cur, x->node);
+			*cost += x->d;
 			want--;
 		}
 		for (int d = 0; d < 3; d++)
 			for (int dir = -1; dir <= 1; dir += 2) {
-				int nc[3] = { c[0], c[1], c[2] }, nb;
+				int nc[3] = { x->c[0], x->c[1], x->c[2] }, nb;
 
 				nc[d] += dir;
 				if (nc[d] < 0 || nc[d] >= t->dims[d]) {
@@ -756,15 +897,84 @@ static int _grow(const topoml_topo_t *t, const struct place_in *in,
 						t->dims[d];
 				}
 				nb = t->coord_node[topoml__torus_pos(t, nc)];
-				if (nb < 0 || hwloc_bitmap_isset(seen, nb) ||
-				    !hwloc_bitmap_isset(in->avail, nb))
+				if (nb < 0 || mark[nb] == stamp || !fr[nb])
 					continue;
-				hwloc_bitmap_set(seen, nb);
+				mark[nb] = stamp;
 				q[tail].node = nb;
-				q[tail++].d = x.d + 1;
+				memcpy(q[tail].c, nc, sizeof(nc));
+				q[tail++].d = x->d + 1;
 			}
 	}
-	hwloc_bitmap_free(seen);
+	return want;
+}
+
+static int _int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/*
+ * The nearest free nodes not in cur round seed, up to want of them:
+ * breadth first over every cell of the torus (busy ones and holes too:
+ * hop distance is geometric), ring by ring; within a ring, node order.
+ * lay[cell] == stamp: queued in this search; buf: 3 x cells of the
+ * torus (this ring, the next, the nodes taken).  Returns how many are
+ * still wanted.
+ */
+static int _nearest(const topoml_topo_t *t, const char *fr, int *lay,
+		    int stamp, int seed, int want, hwloc_bitmap_t cur,
+		    int *buf, long *cost)
+{
+	size_t vol = (size_t)t->dims[0] * t->dims[1] * t->dims[2];
+	int *ring = buf, *next = buf + vol, *take = buf + 2 * vol;
+	int nring = 1, d = 0;
+
+	ring[0] = topoml__torus_pos(t, t->nodes[seed].coord);
+	lay[ring[0]] = stamp;
+	while (nring && want > 0) {
+		int ntake = 0, nnext = 0;
+
+		for (int i = 0; i < nring; i++) {
+			int v = t->coord_node[ring[i]];
+
+			if (v >= 0 && fr[v] && !hwloc_bitmap_isset(cur, v))
+				take[ntake++] = v;
+		}
+		qsort(take, ntake, sizeof(int), _int_cmp);
+		for (int i = 0; i < ntake && want > 0; i++) {
+			hwloc_bitmap_set(cur, take[i]);
+			*cost += d;
+			want--;
+		}
+		if (want <= 0)
+			break;
+		/* the next ring: unqueued neighbours of this one */
+		for (int i = 0; i < nring; i++) {
+			int c[3];
+
+			topoml_grid_coord(t->dims, ring[i], c);
+			for (int k = 0; k < 3; k++)
+				for (int dir = -1; dir <= 1; dir += 2) {
+					int nc[3] = { c[0], c[1], c[2] }, p;
+
+					nc[k] += dir;
+					if (nc[k] < 0 || nc[k] >= t->dims[k]) {
+						if (!t->wrap[k])
+							continue;
+						nc[k] = (nc[k] + t->dims[k]) %
+							t->dims[k];
+					}
+					p = topoml__torus_pos(t, nc);
+					if (lay[p] == stamp)
+						continue;
+					lay[p] = stamp;
+					next[nnext++] = p;
+				}
+		}
+		memcpy(ring, next, nnext * sizeof(int));
+		nring = nnext;
+		d++;
+	}
 	return want;
 }
 
@@ -783,7 +993,15 @@ int topoml__place_compact(const struct place_in *in,
 	int *fl = malloc((nfree ? nfree : 1) * sizeof(int));
 	struct dn *dv = malloc((nfree ? nfree : 1) * sizeof(*dv));
 	hwloc_bitmap_t best = hwloc_bitmap_alloc(), cur = hwloc_bitmap_alloc();
-	struct dn *qv = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*qv));
+	struct bq *qv = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*qv));
+	/* free flags and search stamps by node: the searches read them
+	 * millions of times */
+	char *fr = calloc(t->nnodes ? t->nnodes : 1, 1);
+	int *mark = calloc(t->nnodes ? t->nnodes : 1, sizeof(int));
+	size_t cells = t->family == TOPOML_TORUS ?
+		       (size_t)t->dims[0] * t->dims[1] * t->dims[2] : 0;
+	int *lay = cells ? calloc(cells, sizeof(int)) : NULL;
+	int *nbuf = cells ? malloc(3 * cells * sizeof(int)) : NULL;
 	long best_cost = LONG_MAX;
 	int rc = -1;
 
@@ -794,6 +1012,8 @@ int topoml__place_compact(const struct place_in *in,
 	hwloc_bitmap_foreach_begin(v, in->avail)
 		fl[i++] = v;
 	hwloc_bitmap_foreach_end();
+	for (int k = 0; fr && k < nfree; k++)
+		fr[fl[k]] = 1;
 	/* as many seeds as about 4M distance computations allow */
 	nseeds = nfree ? (1 << 22) / nfree : 0;
 	nseeds = nseeds < 16 ? 16 : nseeds > 64 ? 64 : nseeds;
@@ -808,8 +1028,16 @@ int topoml__place_compact(const struct place_in *in,
 		hwloc_bitmap_copy(cur, in->required);
 		/* torus: grow a connected region through free neighbours,
 		 * breadth first (a ring through it steps one hop at a time) */
-		if (t->family == TOPOML_TORUS && qv)
-			want = _grow(t, in, seed, want, cur, qv, &cost);
+		if (t->family == TOPOML_TORUS && qv && fr && mark)
+			want = _grow(t, fr, mark, s + 1, seed, want, cur, qv,
+				     &cost);
+		/* torus: the nearest free nodes by rings of equal distance
+		 * round the seed (a breadth-first search over every cell),
+		 * node order within a ring, as the sort below gives them */
+		if (want > 0 && t->family == TOPOML_TORUS && fr && lay &&
+		    nbuf)
+			want = _nearest(t, fr, lay, s + 1, seed, want, cur,
+					nbuf, &cost);
 		if (want > 0) {
 			for (int k = 0; k < nfree; k++) {
 				dv[k].node = fl[k];
@@ -827,7 +1055,7 @@ int topoml__place_compact(const struct place_in *in,
 		/* fewest other jobs' nodes in the bounding box (shared
 		 * links), then the smallest box, then the least distance */
 		if (t->family == TOPOML_TORUS) {
-			long busy, vol = _bbox(t, cur, in->avail, &busy);
+			long busy, vol = _bbox(t, cur, in->avail, fr, &busy);
 
 			cost += (busy << 44) + (vol << 24);
 		}
@@ -845,6 +1073,10 @@ int topoml__place_compact(const struct place_in *in,
 	rc = topoml__placement_from_set(t, best, out);
 out:
 	free(qv);
+	free(fr);
+	free(mark);
+	free(lay);
+	free(nbuf);
 	free(fl);
 	free(dv);
 	hwloc_bitmap_free(best);
