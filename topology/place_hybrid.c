@@ -119,14 +119,24 @@ out:
 static int _top_parts(const topoml_topo_t *t, const int *nodes, int n,
 		      int *part, int *rep)
 {
-	int np = 0;
+	int np = 0, *leaf_part;
 
 	if (t->family != TOPOML_DRAGONFLY &&
 	    (t->family != TOPOML_FAT_TREE || t->nlevels < 2))
 		return 0;
+	/* nodes of one leaf share its part: decide once per leaf */
+	leaf_part = malloc(sizeof(int) * (t->nswitches + 1));
+	if (!leaf_part)
+		return 0;
+	for (int s = 0; s <= t->nswitches; s++)
+		leaf_part[s] = -1;
 	for (int i = 0; i < n; i++) {
-		int q;
+		int q, l = t->nodes[nodes[i]].leaf;
 
+		if (l >= 0 && leaf_part[l] >= 0) {
+			part[i] = leaf_part[l];
+			continue;
+		}
 		for (q = 0; q < np; q++)
 			if (t->family == TOPOML_DRAGONFLY ?
 			    t->nodes[nodes[rep[q]]].group ==
@@ -137,7 +147,10 @@ static int _top_parts(const topoml_topo_t *t, const int *nodes, int n,
 		if (q == np)
 			rep[np++] = i;
 		part[i] = q;
+		if (l >= 0)
+			leaf_part[l] = q;
 	}
+	free(leaf_part);
 	return np;
 }
 
