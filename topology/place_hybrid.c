@@ -432,6 +432,14 @@ static void _price(const topoml_topo_t *t, const struct topoml_place_req *req,
 					  tasks_per_node, p);
 }
 
+/*
+ * topoml.h's contract, and what callers must know beyond it: each
+ * candidate's nodes come back evened out and in the order its ranks
+ * should take (ring, or stages kept in parts); cand[k - 1] may come back
+ * as a different placement (its former nodes freed), so the caller owns
+ * and clears cand[0..k) as before.  Deterministic: the same state gives
+ * the same answer (slurmctld asks several times per job).
+ */
 int topoml_hybrid_rank(const topoml_topo_t *t,
 		       const struct topoml_place_req *req,
 		       const struct topoml_parallel *p, int tasks_per_node,
