@@ -282,7 +282,7 @@ static int _pick_part(const int *left, int np, int S, int min_free,
  * straddle the top; a job of one stage goes into the part that holds it
  * most tightly, or into the fewest parts.  The engine picks the nodes
  * inside each part.  0 with out filled, -1 when there is none (one part,
- * required nodes, shared nodes).
+ * required nodes, shared nodes, a leaf limit).
  */
 static int _part_candidate(const topoml_topo_t *t,
 			   const struct topoml_place_req *req,
@@ -296,7 +296,9 @@ static int _part_candidate(const topoml_topo_t *t,
 	char why[256];
 
 	memset(out, 0, sizeof(*out));
-	if (req->required || req->units || na < n || n < 2)
+	/* --switches=N bounds the leaves of the whole job: the engine's */
+	if (req->required || req->units || req->max_leaves > 0 || na < n ||
+	    n < 2)
 		return -1;
 	arr = malloc(sizeof(int) * na);
 	part = malloc(sizeof(int) * na);
