@@ -178,12 +178,13 @@ static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 					continue;
 				for (int l = i + 1, r = j; l < r; l++, r--) {
 					int x = nodes[l], xc[3];
+					int *cl = c + 3 * l, *cr = c + 3 * r;
 
 					nodes[l] = nodes[r];
 					nodes[r] = x;
-					memcpy(xc, c + 3 * l, sizeof(xc));
-					memcpy(c + 3 * l, c + 3 * r, sizeof(xc));
-					memcpy(c + 3 * r, xc, sizeof(xc));
+					memcpy(xc, cl, sizeof(xc));
+					memcpy(cl, cr, sizeof(xc));
+					memcpy(cr, xc, sizeof(xc));
 				}
 				dab = HOPS(i, i + 1);
 				better = true;

@@ -46,6 +46,11 @@ struct grid {
 	struct topoml_psum shadow;	/* shadowed free cells, or none */
 	int *run;		/* free cells from each cell on along x */
 	int *rowmax;		/* per row (y, z): its longest run */
+	/* per size 2^k: the aligned blocks of that side, 1 = all free
+	 * (_blocks_free; built on first use) */
+	char *blk[7];
+	int nblk[7][3];
+	int blk_free[7];	/* how many of them are all free */
 };
 
 struct shape {
@@ -61,6 +66,8 @@ struct tcand {
 	int contact;		/* -1: not computed yet */
 	int busy;
 	int shadow;
+	int brk;		/* free aligned blocks it breaks (_breaks) */
+	int sh;			/* its shape (index into the shapes) */
 };
 
 static void _or_hilbert(const struct place_in *in,
@@ -197,7 +204,8 @@ static char *_rows_ok(const struct grid *g, const struct shape *sh)
 				  P(y - 1, z - 1);
 	for (int z = 0; z < Z; z++)
 		for (int y = 0; y < Y; y++) {
-			int ys[2][2] = { { y, y + b } }, zs[2][2] = { { z, z + c } };
+			int ys[2][2] = { { y, y + b } };
+			int zs[2][2] = { { z, z + c } };
 			int ny = 1, nz = 1, cnt = 0;
 
 			if (y + b > Y) {	/* wraps (else not an origin) */
@@ -278,6 +286,8 @@ static int _tcand_key(const struct tcand *x, const struct tcand *y)
 		return x->busy - y->busy;
 	if (x->shadow != y->shadow)
 		return x->shadow - y->shadow;
+	if (x->brk != y->brk)
+		return x->brk - y->brk;
 	return y->align - x->align;
 }
 
@@ -289,10 +299,9 @@ static int _tcand_cmp(const struct tcand *x, const struct tcand *y)
 		return k;
 	if (x->contact != y->contact)
 		return y->contact - x->contact;
-	for (int d = 2; d >= 0; d--)
-		if (x->o[d] != y->o[d])
-			return x->o[d] - y->o[d];
-	return 0;
+	/* then the list's order: lowest origin (z, y, x) of one shape,
+	 * shapes in their order */
+	return x < y ? -1 : x > y;
 }
 
 /* Shapes of volume in [vmin, vmax], cube-like first. */
@@ -335,16 +344,115 @@ static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
 	return sv;
 }
 
+/* block indices of side L covering [o, o + s) on an axis of size d */
+static int _blocks(int o, int s, int d, int L, int *b)
+{
+	int n = 0, last = -1;
+
+	if (s <= L) {	/* the common case: one block, or two */
+		int e = o + s - 1;
+
+		b[0] = o / L;
+		e = (e >= d ? e - d : e) / L;
+		if (e == b[0])
+			return 1;
+		b[1] = e;
+		return 2;
+	}
+
+	for (int k = 0; k < s; k++) {
+		int c = (o + k) % d, i = c / L;
+
+		if (i != last && (n == 0 || i != b[0])) {
+			b[n++] = i;
+			last = i;
+		}
+		if (n == 64)
+			break;
+	}
+	return n;
+}
+
+/* Which aligned blocks of side 2^k are all free (g->blk[k]); -1: none
+ * (out of memory). */
+static int _blocks_free(struct grid *g, int k)
+{
+	int L = 1 << k, *nb = g->nblk[k];
+
+	if (g->blk[k])
+		return 0;
+	for (int d = 0; d < 3; d++)
+		nb[d] = (g->d[d] + L - 1) / L;
+	g->blk[k] = malloc((size_t)nb[0] * nb[1] * nb[2]);
+	if (!g->blk[k])
+		return -1;
+	for (int z = 0; z < nb[2]; z++)
+		for (int y = 0; y < nb[1]; y++)
+			for (int x = 0; x < nb[0]; x++) {
+				int bo[3] = { x * L, y * L, z * L }, bs[3];
+				size_t at;
+
+				for (int d = 0; d < 3; d++)
+					bs[d] = bo[d] + L > g->d[d] ?
+						g->d[d] - bo[d] : L;
+				at = x + (size_t)nb[0] *
+					    (y + (size_t)nb[1] * z);
+
+				g->blk[k][at] = !topoml_psum_wrap(&g->busy, bo,
+								  bs);
+				g->blk_free[k] += g->blk[k][at];
+			}
+	return 0;
+}
+
+/*
+ * Buddy best fit: the all-free aligned blocks (cubes of side 2^k at
+ * multiples of 2^k, clipped at the torus' end) larger than the box that
+ * the box would break, counted per size, the largest size most
+ * significant: taking a box out of a block already in use keeps the
+ * large free blocks whole for the large jobs to come.  Measured on the
+ * 16^3 torus against the same engine without it: Mira / 16 bounding box
+ * 1.340 -> 1.288 x N, exact boxes 62.5 -> 65.1 %; Theta 1.077 -> 1.075.
+ */
+static int _breaks(struct grid *g, const int o[3], const struct shape *sh)
+{
+	int key = 0, maxd = g->d[0];
+
+	for (int d = 1; d < 3; d++)
+		if (g->d[d] > maxd)
+			maxd = g->d[d];
+	for (int k = 1; (1 << k) <= maxd && k < 7; k++) {
+		int L = 1 << k, b[3][64], nb[3], cnt = 0, *n = g->nblk[k];
+
+		if ((long)L * L * L <= sh->vol || _blocks_free(g, k) ||
+		    !g->blk_free[k])
+			continue;
+		for (int d = 0; d < 3; d++)
+			nb[d] = _blocks(o[d], sh->s[d], g->d[d], L, b[d]);
+		for (int i = 0; i < nb[0]; i++)
+			for (int j = 0; j < nb[1]; j++)
+				for (int l = 0; l < nb[2]; l++) {
+					size_t at = b[0][i] + (size_t)n[0] *
+						    (b[1][j] + (size_t)n[1] *
+						     b[2][l]);
+
+					cnt += g->blk[k][at];
+				}
+		key += (cnt > 15 ? 15 : cnt) << (4 * k);
+	}
+	return key;
+}
+
 /*
  * Feasible origins of shape sh: all free (exact) or >= n free nodes;
  * aligned: only origins on the shape's own grid (multiples of its sides).
+ * Appended to cv's *nc entries (grown by topoml_grow), sh set on each.
  */
-static struct tcand *_origins(const struct grid *g, const struct shape *sh,
+static struct tcand *_origins(struct grid *g, const struct shape *sh,
 			      int n, int nreq, bool all_free, bool aligned,
-			      int *nc)
+			      struct tcand *cv, int *nc)
 {
-	struct tcand *cv = NULL;
-	int cnt = 0, lim[3], st[3];
+	int cnt = *nc, lim[3], st[3];
 	bool rows_test = (all_free || sh->vol == n) && g->run;
 	char *ok = rows_test && !aligned ? _rows_ok(g, sh) : NULL;
 
@@ -407,6 +515,8 @@ static struct tcand *_origins(const struct grid *g, const struct shape *sh,
 					topoml_psum_wrap(&g->shadow, o,
 							 sh->s) : 0;
 				cv[cnt].contact = -1;
+				cv[cnt].sh = -1;
+				cv[cnt].brk = b ? 0 : _breaks(g, o, sh);
 				cv[cnt].align = 0;
 				for (int d = 0; d < 3; d++)
 					cv[cnt].align += o[d] % sh->s[d] == 0;
@@ -600,7 +710,7 @@ int topoml__place_torus(const struct place_in *in,
 		}
 		for (int i = 0; i < nsh; i++) {
 			struct tcand *cv;
-			int nc;
+			int nc, gend = i + 1;
 
 			/* Bound the search for boxes larger than the job on a
 			 * busy machine (each shape scans the whole torus):
@@ -609,12 +719,14 @@ int topoml__place_torus(const struct place_in *in,
 				break;
 			tried++;
 			cv = NULL;
-			/* An exact box on the shape's grid, free and outside
-			 * every shadow, is as good as a candidate gets but for
-			 * the contact: the other origins need no test then. */
+			/* Exact boxes on the shape's grid, free and outside
+			 * every shadow: then only those of this orientation
+			 * (free space stays in aligned boxes), the others
+			 * need no test. */
+			nc = 0;
 			if (phase == 0 && !in->req->attempt) {
 				cv = _origins(&g, &sv[i], in->n, in->nreq,
-					      false, true, &nc);
+					      false, true, NULL, &nc);
 				int j = 0;
 
 				while (j < nc && (cv[j].busy || cv[j].shadow ||
@@ -625,19 +737,42 @@ int topoml__place_torus(const struct place_in *in,
 					cv = NULL;
 				}
 			}
-			if (!cv)
+			if (!cv) {
+				nc = 0;
 				cv = _origins(&g, &sv[i], in->n, in->nreq,
-					      phase == 1, false, &nc);
+					      phase == 1, false, NULL, &nc);
+			}
+			for (int j = 0; j < nc; j++)
+				cv[j].sh = i;
+			/* exact boxes: every orientation of the shape in one
+			 * list, so that the blocks broken choose among them */
+			while (phase == 0 && gend < nsh &&
+			       sv[gend].per == sv[i].per &&
+			       sv[gend].spread == sv[i].spread) {
+				int m = nc;
+
+				cv = _origins(&g, &sv[gend], in->n, in->nreq,
+					      false, false, cv, &nc);
+				for (int j = m; j < nc; j++)
+					cv[j].sh = gend;
+				gend++;
+			}
 			/* best origin first, by repeated selection: a small
 			 * job has thousands of origins, attempts are few;
 			 * contacts only among the best by the other keys,
-			 * in origin order, until one touches on every face
-			 * (no later origin can beat it) */
+			 * in list order, until one touches on every face
+			 * (no later one can beat it) */
 			int maxc = 0;
 
-			for (int d = 0; d < 3; d++)
-				if (!g.w[d] || sv[i].s[d] < g.d[d])
-					maxc += 2 * sv[i].vol / sv[i].s[d];
+			for (int h = i; h < gend; h++) {
+				int mc = 0;
+
+				for (int d = 0; d < 3; d++)
+					if (!g.w[d] || sv[h].s[d] < g.d[d])
+						mc += 2 * sv[h].vol /
+						      sv[h].s[d];
+				maxc = mc > maxc ? mc : maxc;
+			}
 			for (int left = nc; left > 0; left--) {
 				int k = -1;
 
@@ -652,13 +787,15 @@ int topoml__place_torus(const struct place_in *in,
 						continue;
 					if (cv[j].contact < 0)
 						cv[j].contact = _contact(&g,
-							cv[j].o, sv[i].s);
+							cv[j].o,
+							sv[cv[j].sh].s);
 					if (_tcand_cmp(&cv[j], &cv[k]) < 0)
 						k = j;
 					if (cv[k].contact == maxc)
 						break;
 				}
-				if (_box_set(&g, in, &sv[i], cv[k].o, set)) {
+				if (_box_set(&g, in, &sv[cv[k].sh], cv[k].o,
+					     set)) {
 					cv[k].busy = -1;
 					continue;
 				}
@@ -675,6 +812,7 @@ int topoml__place_torus(const struct place_in *in,
 				}
 			}
 			free(cv);
+			i = gend - 1;
 		}
 	}
 	/* 4: no box: the most compact free set (attempts 0 only). */
@@ -697,6 +835,8 @@ out:
 	topoml_psum_free(&g.busy);
 	free(g.run);
 	free(g.rowmax);
+	for (int k = 0; k < 7; k++)
+		free(g.blk[k]);
 	topoml_psum_free(&g.req);
 	topoml_psum_free(&g.shadow);
 	return rc;

@@ -172,10 +172,11 @@ START_TEST(test_torus_box_wait)
 	path = _write("topoml.conf", "torusboxwait=-1\nTorusBoxWait=10s\n");
 	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), -1);
 	e = _errs(&err);
-	snprintf(want, sizeof(want), "%s:1:1: torusboxwait=-1: expected seconds",
-		 path);
+	snprintf(want, sizeof(want),
+		 "%s:1:1: torusboxwait=-1: expected seconds", path);
 	ck_assert_msg(strstr(e, want), "got:\n%s", e);
-	snprintf(want, sizeof(want), "%s:2:1: TorusBoxWait=10s: expected", path);
+	snprintf(want, sizeof(want), "%s:2:1: TorusBoxWait=10s: expected",
+		 path);
 	ck_assert_msg(strstr(e, want), "got:\n%s", e);
 	ck_assert_int_eq(err.n, 2);
 	topoml_errors_clear(&err);
