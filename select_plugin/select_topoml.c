@@ -348,6 +348,26 @@ static enum topoml_hint _parallel_hint(job_record_t *job_ptr,
 	return par ? TOPOML_HINT_ALLREDUCE : hint;
 }
 
+/* The job's --ml-parallel sizes for nnodes nodes and its tasks a node. */
+static bool _job_parallel(job_record_t *job_ptr, int nnodes,
+			  struct topoml_parallel *p, int *tpn)
+{
+	uint32_t k = job_ptr->details ? job_ptr->details->ntasks_per_node
+				      : 0;
+	const char *spec = NULL;
+	char err[256];
+
+	for (uint32_t i = 0; i < job_ptr->spank_job_env_size; i++)
+		if (topoml_parallel_job_env(job_ptr->spank_job_env[i]))
+			spec = topoml_parallel_job_env(
+				job_ptr->spank_job_env[i]);
+	*tpn = (int)k;
+	return spec && nnodes > 0 && k && k != NO_VAL16 &&
+	       !topoml_parallel_parse(spec, p, err, sizeof(err)) &&
+	       !topoml_parallel_resolve(p, (int)(nnodes * k), err,
+					sizeof(err));
+}
+
 /*
  * --ml-parallel with --ntasks-per-node: the engine's choices reordered by
  * the job's cost per traffic kind, whole tensor groups in NVLink domains
@@ -357,24 +377,15 @@ static void _hybrid_rank(job_record_t *job_ptr,
 			 const struct topoml_place_req *req,
 			 struct topoml_placement *choice, int n)
 {
-	uint32_t tpn = job_ptr->details ? job_ptr->details->ntasks_per_node
-					: 0;
 	struct topoml_parallel p;
 	double w[TOPOML_KIND_COUNT];
-	const char *spec = NULL;
-	char err[256];
+	int tpn;
 
-	for (uint32_t i = 0; i < job_ptr->spank_job_env_size; i++)
-		if (topoml_parallel_job_env(job_ptr->spank_job_env[i]))
-			spec = topoml_parallel_job_env(
-				job_ptr->spank_job_env[i]);
-	if (!spec || n < 1 || req->units || !tpn || tpn == NO_VAL16 ||
-	    topoml_parallel_parse(spec, &p, err, sizeof(err)) ||
-	    topoml_parallel_resolve(&p, (int)(req->nnodes * tpn), err,
-				    sizeof(err)))
+	if (n < 1 || req->units ||
+	    !_job_parallel(job_ptr, (int)req->nnodes, &p, &tpn))
 		return;
 	topoml_kind_weights_default(w);
-	(void)topoml_hybrid_rank(g_topo, req, &p, (int)tpn, w, choice, n);
+	(void)topoml_hybrid_rank(g_topo, req, &p, tpn, w, choice, n);
 }
 
 /* The job's --ml-comm hint, or the partition/site default. */
@@ -1030,9 +1041,10 @@ static void _publish(job_record_t *job_ptr)
 {
 	struct topoml_placement pl = { 0 };
 	struct topoml_comment c = { .global_hops = -1 };
+	struct topoml_parallel par;
 	hwloc_bitmap_t avail = NULL;
 	char *msg = NULL, *merged;
-	int i, n = 0;
+	int i, n = 0, tpn;
 
 	if (!g_topo || !job_ptr->node_bitmap)
 		return;
@@ -1070,6 +1082,18 @@ static void _publish(job_record_t *job_ptr)
 			c.spares = 0;
 	}
 	c.spares = topoml_spares_last(g_topo, pl.nodes, n, c.spares);
+	/*
+	 * --ml-parallel: the workers in the order topoml_hybrid_rank gave
+	 * the job's nodes (pipeline stages kept inside spine subtrees or
+	 * dragonfly groups), so RANK follows it; the spares stay last.
+	 */
+	if (_job_parallel(job_ptr, n - c.spares, &par, &tpn)) {
+		double w[TOPOML_KIND_COUNT];
+
+		topoml_kind_weights_default(w);
+		(void)topoml_hybrid_order(g_topo, pl.nodes, n - c.spares, tpn,
+					  &par, w);
+	}
 	topoml_score(g_topo, avail, &pl);
 	/*
 	 * order= is the one ring order the job's tasks get: topoml.so reads

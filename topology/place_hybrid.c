@@ -411,6 +411,30 @@ static int _ranked_cmp(const void *a, const void *b)
 	return x->rank - y->rank;	/* the engine's own order */
 }
 
+/* Order a set of nodes for the job's ranks and price it: 0 or -1. */
+static int _order(const topoml_topo_t *t, int *nodes, int n,
+		  int tasks_per_node, const struct topoml_parallel *p,
+		  const double w[TOPOML_KIND_COUNT],
+		  struct topoml_hybrid_cost *c)
+{
+	topoml_ring_order(t, nodes, n);
+	if (topoml_hybrid_cost(t, nodes, n, tasks_per_node, p, w, c))
+		return -1;
+	_stages_aligned(t, nodes, n, tasks_per_node, p, w, c);
+	return 0;
+}
+
+int topoml_hybrid_order(const topoml_topo_t *t, int *nodes, int n,
+			int tasks_per_node, const struct topoml_parallel *p,
+			const double w[TOPOML_KIND_COUNT])
+{
+	struct topoml_hybrid_cost c;
+
+	if (n < 1 || tasks_per_node < 1)
+		return -1;
+	return _order(t, nodes, n, tasks_per_node, p, w, &c);
+}
+
 /* Even out, order and price one candidate. */
 static void _price(const topoml_topo_t *t, const struct topoml_place_req *req,
 		   const struct topoml_parallel *p, int tasks_per_node,
@@ -422,11 +446,8 @@ static void _price(const topoml_topo_t *t, const struct topoml_place_req *req,
 		return;
 	if (m > 1)
 		_even_domains(t, req, r->pl.nodes, r->pl.n, m);
-	topoml_ring_order(t, r->pl.nodes, r->pl.n);
-	if (topoml_hybrid_cost(t, r->pl.nodes, r->pl.n, tasks_per_node, p, w,
-			       &c))
+	if (_order(t, r->pl.nodes, r->pl.n, tasks_per_node, p, w, &c))
 		return;
-	_stages_aligned(t, r->pl.nodes, r->pl.n, tasks_per_node, p, w, &c);
 	r->priced = true;
 	r->cost = c.weighted;
 	r->dp_top = c.kind[TOPOML_KIND_DP].cross_top;

@@ -522,9 +522,14 @@ long topoml_hybrid_tp_split(const topoml_topo_t *t, const int *nodes, int n,
  * cost; nodes in ring order, scored; its cost in *cost (may be NULL).
  */
 /*
- * The same choice over the k candidates of topoml_place_ranked (nodes
- * evened out and ring-ordered in place): cand[0] becomes the best, the
- * rest follow by split groups, cost, then the engine's rank.  0, or -1
+ * The same choice over the k candidates of topoml_place_ranked: cand[0]
+ * becomes the best, the rest follow by split tensor groups, data-parallel
+ * transfers through the top level, weighted cost, then the engine's rank.
+ * Each candidate comes back evened out (its nodes may differ) and in the
+ * order its ranks should take: the ring, or pipeline stages kept inside
+ * top-level parts (topoml_hybrid_order).  cand[k - 1] may come back as a
+ * different placement, built for the stages, its old nodes freed; the
+ * caller owns and clears cand[0..k) as before.  Deterministic.  0, or -1
  * out of memory (cand unchanged).
  */
 int topoml_hybrid_rank(const topoml_topo_t *t,
@@ -539,6 +544,15 @@ int topoml_place_hybrid(const topoml_topo_t *t,
 			struct topoml_placement *out,
 			struct topoml_hybrid_cost *cost, char *why,
 			size_t whylen);
+/*
+ * A placed job's nodes in the order topoml_hybrid_rank gives a candidate
+ * of exactly these nodes (select/topoml's order=, the simulator's
+ * --hybrid figures); the set is unchanged.  0, or -1 (shape not fitting
+ * n * tasks_per_node; nodes ring-ordered then).
+ */
+int topoml_hybrid_order(const topoml_topo_t *t, int *nodes, int n,
+			int tasks_per_node, const struct topoml_parallel *p,
+			const double w[TOPOML_KIND_COUNT]);
 /* -1 when nodes * tasks_per_node is not the job's rank count. */
 int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
 		       int tasks_per_node, const struct topoml_parallel *p,

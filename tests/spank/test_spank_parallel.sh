@@ -13,7 +13,9 @@
 # does not divide the tasks fails the job with the reason, node not
 # drained.  2. With NVLink domains of 2 nodes and tp=4 at 2 tasks a
 # node, select/topoml keeps every tensor group in one domain for an
-# --ml-parallel job (the engine's ring alone splits them).
+# --ml-parallel job (the engine's ring alone splits them).  3. Spines of
+# 2, 4 and 2 nodes, tp=2,pp=2: order= (so RANK) is the stage order of
+# topoml_hybrid_rank, where the ring straddles spines with both stages.
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 . "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
@@ -186,4 +188,83 @@ nvl nvl-plain
 echo "ok: tp=4 over 2-node NVLink domains: 0 groups split with" \
 	"--ml-parallel, $(cat nvl-plain.split) of 3 without"
 scancel "$busy"
+cd / && cluster_stop
+rm -rf "$SPANK_CACHE"
+
+# 3. Pipeline stages that runs of the ring would split: spines of 2, 4
+# and 2 nodes (n1,n8 | n2,n6,n3,n7 | n4,n5); tp=2,pp=2 at 2 tasks a node
+# makes stages of 4 nodes.  The ring puts each stage over two spines; for
+# a job that asked --ml-parallel at allocation select/topoml publishes
+# the order topoml_hybrid_rank gives (spine2's 4 nodes one stage), so
+# RANK follows it and only one stage's DP groups cross the core.  The
+# same job without --ml-parallel at allocation gets the ring in order=
+# (the control: there both stages cross).
+cat >"$work/net3.conf" <<'TOPO'
+SwitchName=leaf1 Nodes=n1,n8
+SwitchName=leaf2 Nodes=n2,n6
+SwitchName=leaf3 Nodes=n3,n7
+SwitchName=leaf4 Nodes=n4,n5
+SwitchName=spine1 Switches=leaf1
+SwitchName=spine2 Switches=leaf[2-3]
+SwitchName=spine3 Switches=leaf4
+SwitchName=core Switches=spine[1-3]
+TOPO
+printf 'TopologyFile=%s\n' "$work/net3.conf" >"$work/topoml.conf"
+chmod 644 "$work"/*
+CLUSTER_SLURMD=8 CLUSTER_SELECT=topoml CLUSTER_TOPOML_CONF=$work/topoml.conf \
+	spank_start spank-parallel-stages
+trap 'cluster_stop; rm -rf "$SPANK_CACHE" "$work"' EXIT
+cp "${TESTS_DIR:-$(dirname "$0")/..}/spank/hybrid_groups.py" \
+	"$CLUSTER_DIR/hybrid_groups.py"
+chmod 755 "$CLUSTER_DIR/hybrid_groups.py"
+cd "$CLUSTER_DIR" || exit 1
+sp3() { case $1 in n1|n8) echo 1 ;; n4|n5) echo 3 ;; *) echo 2 ;; esac; }
+# spines NODE...: distinct spines of the nodes
+spines() {
+	local n
+	for n in "$@"; do sp3 "$n"; done | sort -u | wc -l
+}
+# stages TAG SALLOC-ARGS...: $tag.order (order= of the job, one node a
+# line), $tag.stages (stages of order= over 2+ spines), $tag.dp (DP
+# groups over 2+ spines)
+stages() {
+	local tag=$1 cross=0 order
+	shift
+	as_user timeout 300 salloc -Q -N8 --ntasks-per-node=2 "$@" bash -c \
+		'scontrol show job $SLURM_JOB_ID | sed -n "s/^ *SystemComment=/COMMENT /p"
+		srun --ml-parallel=tp=2,pp=2 '"$PY"' hybrid_groups.py' \
+		>"$tag.out" 2>&1 || cluster_fail "$tag: $(tail -20 "$tag.out")"
+	order=$(sed -n 's/^COMMENT //p' "$tag.out" | tr ' ' '\n' |
+		sed -n 's/^order=//p')
+	[ -n "$order" ] || cluster_fail "$tag: no order=: $(cat "$tag.out")"
+	scontrol show hostnames "$order" >"$tag.order"
+	[ "$(wc -l <"$tag.order")" = 8 ] ||
+		cluster_fail "$tag: order=$order is not 8 nodes"
+	[ "$(spines $(sed -n 1,4p "$tag.order"))" -gt 1 ] && cross=$((cross + 1))
+	[ "$(spines $(sed -n 5,8p "$tag.order"))" -gt 1 ] && cross=$((cross + 1))
+	echo "$cross" >"$tag.stages"
+	[ "$(grep -c '^GROUP dp ' "$tag.out")" = 4 ] ||
+		cluster_fail "$tag: DP groups missing: $(cat "$tag.out")"
+	cross=0
+	while read -r _ _ _ nodes; do
+		[ "$(spines ${nodes//,/ })" -gt 1 ] && cross=$((cross + 1))
+	done < <(grep '^GROUP dp ' "$tag.out")
+	echo "$cross" >"$tag.dp"
+	echo "$tag: order=$order, $(cat "$tag.stages") of 2 stages and" \
+		"$(cat "$tag.dp") of 4 DP groups over 2+ spines"
+}
+stages stages-hybrid --ml-parallel=tp=2,pp=2
+stages stages-ring
+[ "$(cat stages-ring.stages)" = 2 ] ||
+	cluster_fail "the ring keeps a stage in one spine: no proof"
+[ "$(cat stages-hybrid.stages)" = 1 ] ||
+	cluster_fail "--ml-parallel: order= is not the stage order" \
+		"($(cat stages-hybrid.stages) of 2 stages over spines)"
+[ "$(spines $(sed -n 1,4p stages-hybrid.order))" = 1 ] ||
+	cluster_fail "--ml-parallel: the first stage is not spine2's nodes"
+[ "$(cat stages-hybrid.dp)" = 2 ] && [ "$(cat stages-ring.dp)" = 4 ] ||
+	cluster_fail "DP groups over spines: $(cat stages-hybrid.dp) of 4" \
+		"(want 2), ring $(cat stages-ring.dp) (want 4)"
+echo "ok: stage order in order= and RANK: 2 of 4 DP groups cross the" \
+	"core, 4 of 4 in ring order"
 echo "PASS: --ml-parallel with PyTorch groups"
