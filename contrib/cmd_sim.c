@@ -34,10 +34,11 @@ struct sim_cli {
 };
 
 /*
- * --hybrid: every job gets a hybrid shape and its per-step traffic is
- * counted on the nodes it ran on, in the rank order its placement gives:
- * the engine's ring (select/topoml's SystemComment order=) for topoml,
- * Slurm's node order for the baselines.
+ * --hybrid: every job gets a hybrid shape; topoml places it as
+ * select/topoml places an --ml-parallel job (topoml_place_hybrid) and its
+ * per-step traffic is counted on the nodes it ran on, in the rank order
+ * its placement gives: topoml_hybrid_order for topoml (select/topoml's
+ * SystemComment order=), Slurm's node order for the baselines.
  */
 struct hyb_sum {
 	struct topoml_kind_cost kind[TOPOML_KIND_COUNT];
@@ -681,6 +682,22 @@ static bool _hyb_shape(const struct sim_cli *c, int nodes,
 	return false;
 }
 
+/* The simulator's placement of a --hybrid job under topoml. */
+static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
+		      const struct topoml_place_req *req,
+		      struct topoml_placement *out, char *why, size_t whylen)
+{
+	const struct sim_cli *c = arg;
+	struct topoml_parallel p;
+
+	(void)job;
+	if (!_hyb_shape(c, req->nnodes, &p))
+		return topoml_place(t, TOPOML_POLICY_TOPOML, req, out, why,
+				    whylen);
+	return topoml_place_hybrid(t, req, &p, c->hybrid, c->weights, out,
+				   NULL, why, whylen);
+}
+
 static void _hyb_add(const struct sim_cli *c, const topoml_topo_t *t,
 		     const struct topoml_trace *tr, enum topoml_policy pol,
 		     const struct topoml_sim_jobout *jo, struct hyb_sum *h)
@@ -702,7 +719,8 @@ static void _hyb_add(const struct sim_cli *c, const topoml_topo_t *t,
 			nodes[n++] = v;
 		hwloc_bitmap_foreach_end();
 		if (pol == TOPOML_POLICY_TOPOML)
-			topoml_ring_order(t, nodes, n);
+			(void)topoml_hybrid_order(t, nodes, n, c->hybrid, &p,
+						  c->weights);
 		if (!topoml_hybrid_cost(t, nodes, n, c->hybrid, &p, c->weights,
 					&hc)) {
 			for (int k = 0; k < TOPOML_KIND_COUNT; k++) {
@@ -864,6 +882,10 @@ int cmd_sim(int argc, char **argv)
 		}
 	}
 	c.sopts.progress = _progress;
+	if (c.hybrid) {
+		c.sopts.place = _hyb_place;
+		c.sopts.place_arg = &c;
+	}
 	for (int p = 0; p < c.npol; p++) {
 		struct sim_progress sp = { c.pol[p], p, c.npol };
 

@@ -139,6 +139,17 @@ struct topoml_sim_opts {
 	 */
 	void (*progress)(void *arg, int submitted, int queued, int njobs);
 	void *progress_arg;
+	/*
+	 * topoml policy, whole-node jobs: when set, places trace job `job'
+	 * instead of topoml_place(), with the same contract (out scored,
+	 * 0 or -1 with why), e.g. the CLI's --hybrid gives each job
+	 * topoml_place_hybrid for its shape, as select/topoml ranks an
+	 * --ml-parallel job's choices.  May be NULL.
+	 */
+	int (*place)(void *arg, const topoml_topo_t *t, int job,
+		     const struct topoml_place_req *req,
+		     struct topoml_placement *out, char *why, size_t whylen);
+	void *place_arg;
 };
 
 /*

@@ -1072,7 +1072,10 @@ static bool _try_start(struct state *s, int job, bool backfill)
 		r->n = s->pl.n;
 	} else {
 		s->placements++;
-		if (topoml_place(s->t, s->policy, &req, &s->pl, why,
+		if (s->policy == TOPOML_POLICY_TOPOML && s->o && s->o->place ?
+		    s->o->place(s->o->place_arg, s->t, job, &req, &s->pl, why,
+				sizeof(why)) :
+		    topoml_place(s->t, s->policy, &req, &s->pl, why,
 				 sizeof(why)))
 			return false;
 		if (s->pl.n != j->nodes) {
