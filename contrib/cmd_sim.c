@@ -30,6 +30,8 @@ struct sim_cli {
 	struct topoml_sim_opts sopts;
 	int hybrid;		/* --hybrid K: tasks (GPUs) per node, 0 off */
 	int hybrid_tp;		/* --hybrid-tp T, 0: K */
+	bool *forced;		/* per job: its free nodes held no
+				 * placement without a split TP group */
 	double weights[TOPOML_KIND_COUNT];
 };
 
@@ -43,6 +45,7 @@ struct sim_cli {
 struct hyb_sum {
 	struct topoml_kind_cost kind[TOPOML_KIND_COUNT];
 	long tp_split_nvl;	/* TP groups over > 1 NVLink domain */
+	long tp_split_forced;	/* of those: no free set allowed fewer */
 	long tp_split_node;	/* TP groups over > 1 node */
 	int jobs;
 	double weighted;
@@ -682,20 +685,45 @@ static bool _hyb_shape(const struct sim_cli *c, int nodes,
 	return false;
 }
 
+/*
+ * Whether the free nodes hold n nodes as whole tensor groups of m nodes
+ * in one NVLink domain each: if not, a split is forced.
+ */
+static bool _hyb_whole_fit(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+			   int n, int m)
+{
+	int *fr = calloc(t->nnvl, sizeof(int)), v, groups = 0;
+
+	if (!fr)
+		return true;
+	hwloc_bitmap_foreach_begin(v, avail)
+		if (t->nodes[v].nvl >= 0 && ++fr[t->nodes[v].nvl] % m == 0)
+			groups++;
+	hwloc_bitmap_foreach_end();
+	free(fr);
+	return groups >= n / m;
+}
+
 /* The simulator's placement of a --hybrid job under topoml. */
 static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 		      const struct topoml_place_req *req,
 		      struct topoml_placement *out, char *why, size_t whylen)
 {
-	const struct sim_cli *c = arg;
+	struct sim_cli *c = arg;
 	struct topoml_parallel p;
+	int rc;
 
-	(void)job;
 	if (!_hyb_shape(c, req->nnodes, &p))
 		return topoml_place(t, TOPOML_POLICY_TOPOML, req, out, why,
 				    whylen);
-	return topoml_place_hybrid(t, req, &p, c->hybrid, c->weights, out,
-				   NULL, why, whylen);
+	rc = topoml_place_hybrid(t, req, &p, c->hybrid, c->weights, out,
+				 NULL, why, whylen);
+	if (!rc && c->forced && t->nnvl > 0 && p.tp > c->hybrid)
+		c->forced[job] = topoml_hybrid_tp_split(t, out->nodes, out->n,
+							c->hybrid, &p) &&
+			!_hyb_whole_fit(t, req->avail, out->n,
+					p.tp / c->hybrid);
+	return rc;
 }
 
 static void _hyb_add(const struct sim_cli *c, const topoml_topo_t *t,
@@ -752,6 +780,9 @@ static void _hyb_add(const struct sim_cli *c, const topoml_topo_t *t,
 				}
 				h->tp_split_node += a != b;
 				h->tp_split_nvl += split;
+				h->tp_split_forced += split &&
+					pol == TOPOML_POLICY_TOPOML &&
+					c->forced && c->forced[i];
 			}
 		}
 		free(nodes);
@@ -798,6 +829,11 @@ static void _hyb_print(const struct sim_cli *c)
 	printf("\n%-26s", "TP groups split NVL dom");
 	for (int p = 0; p < c->npol; p++)
 		printf(" %16ld", _hyb[p].tp_split_nvl);
+	printf("\n%-26s", "  of those forced");
+	for (int p = 0; p < c->npol; p++) {
+		snprintf(v, sizeof(v), "%ld", _hyb[p].tp_split_forced);
+		printf(" %16s", c->pol[p] == TOPOML_POLICY_TOPOML ? v : "-");
+	}
 	printf("\n%-26s", "weighted cost");
 	for (int p = 0; p < c->npol; p++) {
 		snprintf(v, sizeof(v), "%.0f", _hyb[p].weighted);
@@ -885,6 +921,9 @@ int cmd_sim(int argc, char **argv)
 	if (c.hybrid) {
 		c.sopts.place = _hyb_place;
 		c.sopts.place_arg = &c;
+		c.forced = calloc(tr->njobs + 1, sizeof(bool));
+		if (!c.forced)
+			goto out;
 	}
 	for (int p = 0; p < c.npol; p++) {
 		struct sim_progress sp = { c.pol[p], p, c.npol };
@@ -931,6 +970,7 @@ out:
 		topoml_sim_jobout_free(jo, tr->njobs);
 	free(jo);
 	free(m);
+	free(c.forced);
 	topoml_trace_free(tr);
 	topoml_free(t);
 	topoml_torus3d_free(t3d);

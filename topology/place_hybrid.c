@@ -38,6 +38,99 @@ static bool _required(const struct topoml_place_req *req, int v)
 }
 
 /*
+ * What evening out in place leaves (a domain with no free node to
+ * complete its remainder, no donor): give up every remainder node (and
+ * nodes of no domain) and take as many whole groups of m free nodes from
+ * the domains the job uses, then those nearest its nodes.  Whenever the
+ * free nodes hold the job in whole groups this leaves none split; else
+ * nothing changes (a forced split).  count and in: the job's, updated.
+ */
+static void _whole_groups(const topoml_topo_t *t,
+			  const struct topoml_place_req *req, int *nodes,
+			  int n, int m, int *count, hwloc_bitmap_t in)
+{
+	int *rem = malloc(sizeof(int) * n), *fr = calloc(t->nnvl, sizeof(int));
+	int *dist = malloc(sizeof(int) * t->nnvl), *seen = NULL;
+	int nr = 0, anchor = -1, k = 0, avail = 0;
+
+	seen = calloc(t->nnvl, sizeof(int));
+	if (!rem || !fr || !dist || !seen)
+		goto out;
+	for (int d = 0; d < t->nnvl; d++)
+		seen[d] = count[d] % m;
+	for (int i = n - 1; i >= 0; i--) {
+		int d = t->nodes[nodes[i]].nvl;
+
+		if (d >= 0 && seen[d] <= 0) {
+			anchor = nodes[i];
+			continue;
+		}
+		if (_required(req, nodes[i]))
+			goto out;	/* it cannot move */
+		if (d >= 0)
+			seen[d]--;
+		rem[nr++] = i;
+	}
+	if (!nr || nr % m)
+		goto out;
+	/* free nodes per domain once the remainders are given up */
+	for (int r = 0; r < nr; r++)
+		hwloc_bitmap_clr(in, nodes[rem[r]]);
+	for (int v = 0; v < t->nnodes; v++)
+		if (t->nodes[v].nvl >= 0 && hwloc_bitmap_isset(req->avail, v) &&
+		    !hwloc_bitmap_isset(in, v) && fr[t->nodes[v].nvl]++ == 0)
+			dist[t->nodes[v].nvl] = anchor < 0 ? 0 :
+				topoml_hops(t, anchor, v);
+	for (int d = 0; d < t->nnvl; d++)
+		avail += fr[d] / m;
+	if (avail < nr / m) {
+		for (int r = 0; r < nr; r++)
+			hwloc_bitmap_set(in, nodes[rem[r]]);
+		goto out;
+	}
+	while (k < nr) {
+		int best = -1;
+
+		/* a domain the job keeps nodes in, else the nearest */
+		for (int d = 0; d < t->nnvl; d++) {
+			int kd = count[d] - count[d] % m;
+
+			if (fr[d] < m)
+				continue;
+			if (best < 0 || (kd > 0) > (count[best] -
+						    count[best] % m > 0) ||
+			    ((kd > 0) == (count[best] - count[best] % m > 0) &&
+			     dist[d] < dist[best]))
+				best = d;
+		}
+		for (int v = 0, got = 0; got < m && v < t->nnodes; v++) {
+			int i = rem[k];
+
+			if (t->nodes[v].nvl != best ||
+			    !hwloc_bitmap_isset(req->avail, v) ||
+			    hwloc_bitmap_isset(in, v))
+				continue;
+			hwloc_bitmap_set(in, v);
+			nodes[i] = v;
+			got++;
+			k++;
+		}
+		fr[best] -= m;
+		count[best] += m;	/* kept from now on */
+	}
+	for (int d = 0; d < t->nnvl; d++)
+		count[d] = 0;
+	for (int i = 0; i < n; i++)
+		if (t->nodes[nodes[i]].nvl >= 0)
+			count[t->nodes[nodes[i]].nvl]++;
+out:
+	free(rem);
+	free(fr);
+	free(dist);
+	free(seen);
+}
+
+/*
  * A tensor group of m nodes stays in one domain only when the job holds a
  * multiple of m nodes in each domain it uses.  For each domain A short of
  * that, take the missing nodes from A's free ones and give up as many
@@ -104,6 +197,7 @@ static void _even_domains(const topoml_topo_t *t,
 			progress = true;
 		}
 	}
+	_whole_groups(t, req, nodes, n, m, count, in);
 out:
 	free(count);
 	free(left);
@@ -411,6 +505,146 @@ static int _ranked_cmp(const void *a, const void *b)
 	return x->rank - y->rank;	/* the engine's own order */
 }
 
+/*
+ * Tensor groups of m nodes are m consecutive nodes of the order: keep the
+ * ring, but emit a domain's nodes m at a time, when its m-th arrives, so
+ * each group lies in one domain where the counts allow (the ring may cross
+ * a domain boundary in the middle of a group); what cannot form a whole
+ * group goes last, in ring order.
+ */
+static void _group_units(const topoml_topo_t *t, int *nodes, int n, int m)
+{
+	int nd = t->nnvl + 1, k = 0;
+	int *pend = malloc(sizeof(int) * (size_t)nd * m);
+	int *np = calloc(nd, sizeof(int)), *out = malloc(sizeof(int) * n);
+	bool *done = calloc(n, sizeof(bool));
+
+	if (!pend || !np || !out || !done)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		int d = t->nodes[nodes[i]].nvl;
+
+		d = d < 0 ? nd - 1 : d;
+		pend[d * m + np[d]++] = i;
+		if (np[d] < m)
+			continue;
+		for (int j = 0; j < m; j++) {
+			out[k++] = nodes[pend[d * m + j]];
+			done[pend[d * m + j]] = true;
+		}
+		np[d] = 0;
+	}
+	for (int i = 0; i < n; i++)
+		if (!done[i])
+			out[k++] = nodes[i];
+	memcpy(nodes, out, sizeof(int) * n);
+out:
+	free(pend);
+	free(np);
+	free(out);
+	free(done);
+}
+
+/*
+ * The ring with tensor groups formed inside domains (_group_units) when
+ * that splits fewer of them: a split group costs more than any other
+ * transfer, so this may send more data-parallel transfers through the
+ * top (where counts force a split, the leftovers go last).
+ */
+static void _grouped(const topoml_topo_t *t, int *nodes, int n,
+		     int tasks_per_node, const struct topoml_parallel *p)
+{
+	int *alt = malloc(sizeof(int) * n);
+
+	if (!alt)
+		return;
+	memcpy(alt, nodes, sizeof(int) * n);
+	_group_units(t, alt, n, p->tp / tasks_per_node);
+	if (topoml_hybrid_tp_split(t, alt, n, tasks_per_node, p) <
+	    topoml_hybrid_tp_split(t, nodes, n, tasks_per_node, p))
+		memcpy(nodes, alt, sizeof(int) * n);
+	free(alt);
+}
+
+/* Hops between the nodes at the same positions of a and b. */
+static long _pp_hops(const topoml_topo_t *t, const int *a, const int *b,
+		     int S)
+{
+	long h = 0;
+
+	for (int i = 0; i < S; i++)
+		h += topoml_hops(t, a[i], b[i]);
+	return h;
+}
+
+/*
+ * Pipeline neighbours: rank i of stage s sends to rank i of stage s + 1,
+ * so nodes at the same position of neighbouring stages should be close.
+ * Rotating or reversing a stage's units (tensor groups of m nodes) keeps
+ * its data-parallel rings (cyclic) and tensor groups as they are: stage
+ * after stage, take the rotation (at a unit where the leaf changes, or
+ * none) and direction with the fewest hops to the stage before.  Only
+ * without context or expert parallelism, whose groups a rotation would
+ * cut.
+ */
+static void _pp_align(const topoml_topo_t *t, int *nodes, int n,
+		      int tasks_per_node, const struct topoml_parallel *p)
+{
+	long stage_ranks = (long)p->tp * p->cp * p->dp;
+	int P = p->pp, S, m, g, *cur = NULL, *best = NULL, *rot = NULL;
+
+	if (P < 2 || p->cp != 1 || p->ep != 1 || n % P ||
+	    stage_ranks % tasks_per_node)
+		return;
+	S = n / P;
+	m = p->tp > tasks_per_node && p->tp % tasks_per_node == 0 ?
+		p->tp / tasks_per_node : 1;
+	if (S % m || S != stage_ranks / tasks_per_node)
+		return;
+	g = S / m;
+	cur = malloc(sizeof(int) * S);
+	best = malloc(sizeof(int) * S);
+	rot = malloc(sizeof(int) * (g + 1));
+	if (!cur || !best || !rot)
+		goto out;
+	for (int s = 1; s < P; s++) {
+		const int *prev = nodes + (size_t)(s - 1) * S;
+		int *st = nodes + (size_t)s * S, nrot = 0;
+		long bc = _pp_hops(t, prev, st, S);
+
+		memcpy(best, st, sizeof(int) * S);
+		rot[nrot++] = 0;
+		for (int u = 1; u < g && nrot < 33; u++)
+			if (t->nodes[st[u * m]].leaf !=
+			    t->nodes[st[(u - 1) * m]].leaf)
+				rot[nrot++] = u;
+		for (int r = 0; r < nrot; r++)
+			for (int rev = 0; rev < 2; rev++) {
+				long c;
+
+				if (!r && !rev)
+					continue;
+				for (int j = 0; j < g; j++) {
+					int u = rev ? (rot[r] - 1 - j + 2 * g) %
+						g : (rot[r] + j) % g;
+
+					memcpy(cur + j * m, st + u * m,
+					       sizeof(int) * m);
+				}
+				c = _pp_hops(t, prev, cur, S);
+				if (c < bc) {
+					bc = c;
+					memcpy(best, cur, sizeof(int) * S);
+				}
+			}
+		memcpy(st, best, sizeof(int) * S);
+	}
+out:
+	free(cur);
+	free(best);
+	free(rot);
+}
+
 /* Order a set of nodes for the job's ranks and price it: 0 or -1. */
 static int _order(const topoml_topo_t *t, int *nodes, int n,
 		  int tasks_per_node, const struct topoml_parallel *p,
@@ -418,10 +652,14 @@ static int _order(const topoml_topo_t *t, int *nodes, int n,
 		  struct topoml_hybrid_cost *c)
 {
 	topoml_ring_order(t, nodes, n);
+	if (t->nnvl > 0 && p->tp > tasks_per_node &&
+	    p->tp % tasks_per_node == 0)
+		_grouped(t, nodes, n, tasks_per_node, p);
 	if (topoml_hybrid_cost(t, nodes, n, tasks_per_node, p, w, c))
 		return -1;
 	_stages_aligned(t, nodes, n, tasks_per_node, p, w, c);
-	return 0;
+	_pp_align(t, nodes, n, tasks_per_node, p);
+	return topoml_hybrid_cost(t, nodes, n, tasks_per_node, p, w, c);
 }
 
 int topoml_hybrid_order(const topoml_topo_t *t, int *nodes, int n,
