@@ -37,6 +37,51 @@ static bool _required(const struct topoml_place_req *req, int v)
 	return req->required && hwloc_bitmap_isset(req->required, v);
 }
 
+/* The free nodes of each NVLink domain: lst[off[d] .. off[d + 1]). */
+struct _dom_free {
+	int *off, *lst;
+};
+
+static int _dom_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+		     struct _dom_free *df)
+{
+	int v, k;
+
+	df->off = calloc(t->nnvl + 1, sizeof(int));
+	df->lst = malloc(sizeof(int) * (hwloc_bitmap_weight(avail) + 1));
+	if (!df->off || !df->lst)
+		return -1;
+	hwloc_bitmap_foreach_begin(v, avail)
+		if (t->nodes[v].nvl >= 0)
+			df->off[t->nodes[v].nvl + 1]++;
+	hwloc_bitmap_foreach_end();
+	for (int d = 0; d < t->nnvl; d++)
+		df->off[d + 1] += df->off[d];
+	hwloc_bitmap_foreach_begin(v, avail)
+		if ((k = t->nodes[v].nvl) >= 0)
+			df->lst[df->off[k]++] = v;
+	hwloc_bitmap_foreach_end();
+	for (int d = t->nnvl; d > 0; d--)	/* back to the starts */
+		df->off[d] = df->off[d - 1];
+	df->off[0] = 0;
+	return 0;
+}
+
+struct _dom_key {
+	int d, kept, dist;
+};
+
+static int _dom_key_cmp(const void *a, const void *b)
+{
+	const struct _dom_key *x = a, *y = b;
+
+	if (x->kept != y->kept)
+		return y->kept - x->kept;
+	if (x->dist != y->dist)
+		return x->dist - y->dist;
+	return x->d - y->d;
+}
+
 /*
  * What evening out in place leaves (a domain with no free node to
  * complete its remainder, no donor): give up every remainder node (and
@@ -46,15 +91,16 @@ static bool _required(const struct topoml_place_req *req, int v)
  * nothing changes (a forced split).  count and in: the job's, updated.
  */
 static void _whole_groups(const topoml_topo_t *t,
-			  const struct topoml_place_req *req, int *nodes,
-			  int n, int m, int *count, hwloc_bitmap_t in)
+			  const struct topoml_place_req *req,
+			  const struct _dom_free *df, int *nodes, int n, int m,
+			  int *count, hwloc_bitmap_t in)
 {
 	int *rem = malloc(sizeof(int) * n), *fr = calloc(t->nnvl, sizeof(int));
-	int *dist = malloc(sizeof(int) * t->nnvl), *seen = NULL;
-	int nr = 0, anchor = -1, k = 0, avail = 0;
+	int *seen = calloc(t->nnvl, sizeof(int));
+	struct _dom_key *key = malloc(sizeof(*key) * (t->nnvl + 1));
+	int nr = 0, anchor = -1, k = 0, avail = 0, nk = 0;
 
-	seen = calloc(t->nnvl, sizeof(int));
-	if (!rem || !fr || !dist || !seen)
+	if (!rem || !fr || !seen || !key)
 		goto out;
 	for (int d = 0; d < t->nnvl; d++)
 		seen[d] = count[d] % m;
@@ -76,47 +122,37 @@ static void _whole_groups(const topoml_topo_t *t,
 	/* free nodes per domain once the remainders are given up */
 	for (int r = 0; r < nr; r++)
 		hwloc_bitmap_clr(in, nodes[rem[r]]);
-	for (int v = 0; v < t->nnodes; v++)
-		if (t->nodes[v].nvl >= 0 && hwloc_bitmap_isset(req->avail, v) &&
-		    !hwloc_bitmap_isset(in, v) && fr[t->nodes[v].nvl]++ == 0)
-			dist[t->nodes[v].nvl] = anchor < 0 ? 0 :
-				topoml_hops(t, anchor, v);
-	for (int d = 0; d < t->nnvl; d++)
+	for (int d = 0; d < t->nnvl; d++) {
+		for (int j = df->off[d]; j < df->off[d + 1]; j++)
+			fr[d] += !hwloc_bitmap_isset(in, df->lst[j]);
 		avail += fr[d] / m;
+		if (fr[d] < m)
+			continue;
+		key[nk].d = d;
+		key[nk].kept = count[d] - count[d] % m > 0;
+		key[nk++].dist = anchor < 0 ? 0 :
+			topoml_hops(t, anchor, df->lst[df->off[d]]);
+	}
 	if (avail < nr / m) {
 		for (int r = 0; r < nr; r++)
 			hwloc_bitmap_set(in, nodes[rem[r]]);
 		goto out;
 	}
-	while (k < nr) {
-		int best = -1;
+	/* a domain the job keeps nodes in first, then the nearest */
+	qsort(key, nk, sizeof(*key), _dom_key_cmp);
+	for (int q = 0; q < nk && k < nr; q++) {
+		int d = key[q].d, take = (fr[d] / m) * m;
 
-		/* a domain the job keeps nodes in, else the nearest */
-		for (int d = 0; d < t->nnvl; d++) {
-			int kd = count[d] - count[d] % m;
+		take = take < nr - k ? take : nr - k;
+		for (int j = df->off[d]; take > 0 && j < df->off[d + 1]; j++) {
+			int v = df->lst[j];
 
-			if (fr[d] < m)
-				continue;
-			if (best < 0 || (kd > 0) > (count[best] -
-						    count[best] % m > 0) ||
-			    ((kd > 0) == (count[best] - count[best] % m > 0) &&
-			     dist[d] < dist[best]))
-				best = d;
-		}
-		for (int v = 0, got = 0; got < m && v < t->nnodes; v++) {
-			int i = rem[k];
-
-			if (t->nodes[v].nvl != best ||
-			    !hwloc_bitmap_isset(req->avail, v) ||
-			    hwloc_bitmap_isset(in, v))
+			if (hwloc_bitmap_isset(in, v))
 				continue;
 			hwloc_bitmap_set(in, v);
-			nodes[i] = v;
-			got++;
-			k++;
+			nodes[rem[k++]] = v;
+			take--;
 		}
-		fr[best] -= m;
-		count[best] += m;	/* kept from now on */
 	}
 	for (int d = 0; d < t->nnvl; d++)
 		count[d] = 0;
@@ -126,8 +162,8 @@ static void _whole_groups(const topoml_topo_t *t,
 out:
 	free(rem);
 	free(fr);
-	free(dist);
 	free(seen);
+	free(key);
 }
 
 /*
@@ -144,9 +180,11 @@ static void _even_domains(const topoml_topo_t *t,
 	int *count = calloc(t->nnvl, sizeof(int));
 	int *left = calloc(t->nnvl, sizeof(int));
 	hwloc_bitmap_t in = hwloc_bitmap_alloc();
+	struct _dom_free df = { NULL, NULL };
 	bool progress = true;
 
-	if (!count || !left || !in)
+	if (t->nnvl <= 0 || !count || !left || !in ||
+	    _dom_free(t, req->avail, &df))
 		goto out;
 	for (int i = 0; i < n; i++) {
 		hwloc_bitmap_set(in, nodes[i]);
@@ -162,11 +200,10 @@ static void _even_domains(const topoml_topo_t *t,
 			if (!need || need > 64)
 				continue;
 			/* free nodes of A */
-			for (int v = 0; v < t->nnodes && na < need; v++)
-				if (t->nodes[v].nvl == a &&
-				    hwloc_bitmap_isset(req->avail, v) &&
-				    !hwloc_bitmap_isset(in, v))
-					add[na++] = v;
+			for (int j = df.off[a]; j < df.off[a + 1] && na < need;
+			     j++)
+				if (!hwloc_bitmap_isset(in, df.lst[j]))
+					add[na++] = df.lst[j];
 			if (na < need)
 				continue;
 			/* donors: remainders of other domains, no domain */
@@ -197,10 +234,12 @@ static void _even_domains(const topoml_topo_t *t,
 			progress = true;
 		}
 	}
-	_whole_groups(t, req, nodes, n, m, count, in);
+	_whole_groups(t, req, &df, nodes, n, m, count, in);
 out:
 	free(count);
 	free(left);
+	free(df.off);
+	free(df.lst);
 	hwloc_bitmap_free(in);
 }
 
@@ -587,20 +626,21 @@ static long _pp_hops(const topoml_topo_t *t, const int *a, const int *b,
  * without context or expert parallelism, whose groups a rotation would
  * cut.
  */
-static void _pp_align(const topoml_topo_t *t, int *nodes, int n,
+static bool _pp_align(const topoml_topo_t *t, int *nodes, int n,
 		      int tasks_per_node, const struct topoml_parallel *p)
 {
 	long stage_ranks = (long)p->tp * p->cp * p->dp;
 	int P = p->pp, S, m, g, *cur = NULL, *best = NULL, *rot = NULL;
+	bool moved = false;
 
 	if (P < 2 || p->cp != 1 || p->ep != 1 || n % P ||
 	    stage_ranks % tasks_per_node)
-		return;
+		return false;
 	S = n / P;
 	m = p->tp > tasks_per_node && p->tp % tasks_per_node == 0 ?
 		p->tp / tasks_per_node : 1;
 	if (S % m || S != stage_ranks / tasks_per_node)
-		return;
+		return false;
 	g = S / m;
 	cur = malloc(sizeof(int) * S);
 	best = malloc(sizeof(int) * S);
@@ -614,7 +654,7 @@ static void _pp_align(const topoml_topo_t *t, int *nodes, int n,
 
 		memcpy(best, st, sizeof(int) * S);
 		rot[nrot++] = 0;
-		for (int u = 1; u < g && nrot < 33; u++)
+		for (int u = 1; u < g && nrot < 9; u++)
 			if (t->nodes[st[u * m]].leaf !=
 			    t->nodes[st[(u - 1) * m]].leaf)
 				rot[nrot++] = u;
@@ -635,6 +675,7 @@ static void _pp_align(const topoml_topo_t *t, int *nodes, int n,
 				if (c < bc) {
 					bc = c;
 					memcpy(best, cur, sizeof(int) * S);
+					moved = true;
 				}
 			}
 		memcpy(st, best, sizeof(int) * S);
@@ -643,6 +684,7 @@ out:
 	free(cur);
 	free(best);
 	free(rot);
+	return moved;
 }
 
 /* Order a set of nodes for the job's ranks and price it: 0 or -1. */
@@ -658,7 +700,8 @@ static int _order(const topoml_topo_t *t, int *nodes, int n,
 	if (topoml_hybrid_cost(t, nodes, n, tasks_per_node, p, w, c))
 		return -1;
 	_stages_aligned(t, nodes, n, tasks_per_node, p, w, c);
-	_pp_align(t, nodes, n, tasks_per_node, p);
+	if (!_pp_align(t, nodes, n, tasks_per_node, p))
+		return 0;
 	return topoml_hybrid_cost(t, nodes, n, tasks_per_node, p, w, c);
 }
 
