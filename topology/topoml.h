@@ -517,9 +517,10 @@ long topoml_hybrid_tp_split(const topoml_topo_t *t, const int *nodes, int n,
  * The engine's placement of a hybrid job (place_hybrid.c; p resolved for
  * req->nnodes * tasks_per_node): of the engine's best candidates
  * (topoml_place_ranked), each with the job's count in every NVLink domain
- * evened out to whole tensor groups where free nodes allow, the one with
- * the fewest tensor groups split across domains, then the lowest weighted
- * cost; nodes in ring order, scored; its cost in *cost (may be NULL).
+ * evened out to whole tensor groups where free nodes allow, and one
+ * built for the pipeline stages, the first by topoml_hybrid_rank; nodes
+ * in the order its ranks take (topoml_hybrid_order), scored; its cost in
+ * *cost (may be NULL).
  */
 /*
  * The same choice over the k candidates of topoml_place_ranked: cand[0]

@@ -2,7 +2,8 @@
  * hybrid_jobs: the hybrid-parallel traffic of one `topoml sim --jobs` run,
  * priced again per policy (issue 14 item 5), with the rank order
  * select/topoml gives an --ml-parallel job (topoml_hybrid_rank on the
- * job's own nodes) beside the ring order the simulator prices, and a
+ * job's own nodes, which topoml sim --hybrid prices too) beside the
+ * plain ring order of the same nodes, and a
  * lower bound on the data-parallel transfers through the top level given
  * the nodes that were free when each job started; and for topoml the
  * choice topoml_hybrid_rank makes on those same free nodes (a decision
@@ -258,7 +259,7 @@ int main(int argc, char **argv)
 			_place_free(t, busy, &par, n, K, w, x);
 		x->jobs++;
 		if (!slurm) {
-			/* the simulator's figure: the engine's ring */
+			/* the same nodes in plain ring order */
 			topoml_ring_order(t, pl.nodes, n);
 			if (!topoml_hybrid_cost(t, pl.nodes, n, K, &par, w,
 						&c)) {
