@@ -15,7 +15,8 @@
 # node, select/topoml keeps every tensor group in one domain for an
 # --ml-parallel job (the engine's ring alone splits them).  3. Spines of
 # 2, 4 and 2 nodes, tp=2,pp=2: order= (so RANK) is the stage order of
-# topoml_hybrid_rank, where the ring straddles spines with both stages.
+# topoml_hybrid_rank, where the ring straddles spines with both stages;
+# with --ml-spares=2 the spares stay last in order=.
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 . "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
@@ -267,4 +268,29 @@ stages stages-ring
 		"(want 2), ring $(cat stages-ring.dp) (want 4)"
 echo "ok: stage order in order= and RANK: 2 of 4 DP groups cross the" \
 	"core, 4 of 4 in ring order"
+
+# Spares stay last (topoml_spares_last, then the workers ordered): -N8
+# with --ml-spares=2 and tp=2,pp=3 on the 6 workers: spares=2, the last
+# two of order= one leaf (the spares), the workers 3 stages of 2 nodes,
+# each inside one spine.
+lf3() { case $1 in n1|n8) echo 1 ;; n2|n6) echo 2 ;; n3|n7) echo 3 ;;
+	*) echo 4 ;; esac; }
+as_user timeout 120 salloc -Q -N8 --ntasks-per-node=2 --ml-spares=2 \
+	--ml-parallel=tp=2,pp=3 bash -c \
+	'scontrol show job $SLURM_JOB_ID | sed -n "s/^ *SystemComment=//p"' \
+	>spares.out 2>&1 || cluster_fail "spares: $(cat spares.out)"
+tr ' ' '\n' <spares.out >spares.kv
+[ "$(sed -n 's/^spares=//p' spares.kv)" = 2 ] ||
+	cluster_fail "spares: no spares=2 in $(cat spares.out)"
+scontrol show hostnames "$(sed -n 's/^order=//p' spares.kv)" >spares.order
+mapfile -t o <spares.order
+[ "${#o[@]}" = 8 ] || cluster_fail "spares: order= $(cat spares.out)"
+[ "$(lf3 "${o[6]}")" = "$(lf3 "${o[7]}")" ] ||
+	cluster_fail "spares: last two of order= ${o[*]} not one leaf"
+for s in 0 2 4; do
+	[ "$(spines "${o[s]}" "${o[s + 1]}")" = 1 ] ||
+		cluster_fail "spares: stage $((s / 2)) of ${o[*]} over spines"
+done
+echo "ok: --ml-spares=2 with --ml-parallel: order=${o[*]}, spares" \
+	"${o[6]},${o[7]} last, 3 worker stages each in one spine"
 echo "PASS: --ml-parallel with PyTorch groups"
