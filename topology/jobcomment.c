@@ -431,9 +431,11 @@ int topoml_spares_last(const struct topoml_topo *t, int *nodes, int n, int k)
 	for (int i = 0; i < n; i++)
 		if (_domain(t, nodes[i]) >= ndom)
 			ndom = _domain(t, nodes[i]) + 1;
-	count = calloc(ndom + 1, sizeof(int));
-	spare = calloc(n, sizeof(bool));
-	out = malloc(sizeof(int) * n);
+	/* unsigned: n > k >= 1 here, which the compiler's size-range
+	 * check (-Walloc-size-larger-than under ASan) cannot see */
+	count = calloc((unsigned)ndom + 1, sizeof(int));
+	spare = calloc((unsigned)n, sizeof(bool));
+	out = malloc(sizeof(int) * (unsigned)n);
 	if (!count || !spare || !out)
 		goto out;
 	for (int i = 0; i < n; i++)
@@ -466,7 +468,7 @@ int topoml_spares_last(const struct topoml_topo *t, int *nodes, int n, int k)
 	for (int i = 0; i < n; i++)
 		if (spare[i])
 			out[w++] = nodes[i];
-	memcpy(nodes, out, sizeof(int) * n);
+	memcpy(nodes, out, sizeof(int) * (unsigned)n);
 	rc = k;
 out:
 	free(count);
