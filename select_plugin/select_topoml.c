@@ -368,10 +368,26 @@ static bool _job_parallel(job_record_t *job_ptr, int nnodes,
 					sizeof(err));
 }
 
+/* The job's --ml-spares count, 0 without (or a bad value, as _publish). */
+static int _job_spares(job_record_t *job_ptr)
+{
+	int k = 0;
+
+	for (uint32_t i = 0; i < job_ptr->spank_job_env_size; i++) {
+		const char *v = topoml_spares_job_env(job_ptr->spank_job_env[i]);
+
+		if (v && topoml_spares_parse(v, &k))
+			k = 0;
+	}
+	return k;
+}
+
 /*
  * --ml-parallel with --ntasks-per-node: the engine's choices reordered by
  * the job's cost per traffic kind, whole tensor groups in NVLink domains
- * first (topoml_hybrid_rank); else left as they are.
+ * first (topoml_hybrid_rank); else left as they are.  With --ml-spares
+ * the sizes are those of the workers, and each choice is priced on the
+ * workers _publish will keep of it (topoml_hybrid_rank_spares).
  */
 static void _hybrid_rank(job_record_t *job_ptr,
 			 const struct topoml_place_req *req,
@@ -379,13 +395,16 @@ static void _hybrid_rank(job_record_t *job_ptr,
 {
 	struct topoml_parallel p;
 	double w[TOPOML_KIND_COUNT];
-	int tpn;
+	int tpn, spares = _job_spares(job_ptr);
 
+	if (spares >= req->nnodes)	/* as topoml_spares_last in _publish */
+		spares = 0;
 	if (n < 1 || req->units ||
-	    !_job_parallel(job_ptr, (int)req->nnodes, &p, &tpn))
+	    !_job_parallel(job_ptr, req->nnodes - spares, &p, &tpn))
 		return;
 	topoml_kind_weights_default(w);
-	(void)topoml_hybrid_rank(g_topo, req, &p, tpn, w, choice, n);
+	(void)topoml_hybrid_rank_spares(g_topo, req, &p, tpn, w, choice, n,
+					spares);
 }
 
 /* The job's --ml-comm hint, or the partition/site default. */

@@ -476,3 +476,12 @@ out:
 	free(out);
 	return rc;
 }
+
+int topoml_spares_workers(const struct topoml_topo *t, int *nodes, int n,
+			  int k)
+{
+	if (!t || n < 1)
+		return n > 0 ? n : 0;
+	topoml_ring_order(t, nodes, n);
+	return n - topoml_spares_last(t, nodes, n, k);
+}

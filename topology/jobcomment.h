@@ -74,6 +74,35 @@ struct topoml_topo;
 int topoml_spares_last(const struct topoml_topo *t, int *nodes, int n, int k);
 
 /*
+ * The workers of a placement of n nodes, k of them spares, as
+ * select/topoml's _publish finds them: nodes[0..n) put in ring order,
+ * then topoml_spares_last.  The workers are nodes[0..return value), in
+ * ring order; the spares follow.
+ */
+int topoml_spares_workers(const struct topoml_topo *t, int *nodes, int n,
+			  int k);
+
+/*
+ * topoml_hybrid_rank (topoml.h) for a job with `spares` spares among
+ * its req->nnodes nodes: p is sized for the workers (nnodes - spares
+ * nodes), and each of the k candidates is priced on the workers that
+ * topoml_spares_workers keeps of it; they come back first, in the order
+ * their ranks should take, the spares last.  No candidate built for the
+ * pipeline stages is added when spares > 0.  spares == 0 is
+ * topoml_hybrid_rank; spares >= nnodes leaves cand as it is.  w: the
+ * TOPOML_KIND_COUNT weights.  0, or -1 out of memory.
+ * (place_hybrid.c)
+ */
+struct topoml_place_req;
+struct topoml_parallel;
+struct topoml_placement;
+int topoml_hybrid_rank_spares(const struct topoml_topo *t,
+			      const struct topoml_place_req *req,
+			      const struct topoml_parallel *p,
+			      int tasks_per_node, const double *w,
+			      struct topoml_placement *cand, int k, int spares);
+
+/*
  * The "topoml: ..." part for c, as a malloc'd string (NULL: no memory).
  * order= is left out when longer than TOPOML_COMMENT_ORDER_MAX.
  */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobcomment.h"
 #include "topoml.h"
 
 #define HYB_CANDIDATES 4
@@ -716,24 +717,32 @@ int topoml_hybrid_order(const topoml_topo_t *t, int *nodes, int n,
 	return _order(t, nodes, n, tasks_per_node, p, w, &c);
 }
 
-/* Even out, order and price one candidate. */
+/*
+ * Even out, order and price one candidate.  With spares, only the
+ * workers are priced: those _publish will keep once it has put the
+ * spares last (topoml_spares_workers); the spares follow them.
+ */
 static void _price(const topoml_topo_t *t, const struct topoml_place_req *req,
 		   const struct topoml_parallel *p, int tasks_per_node,
-		   const double w[TOPOML_KIND_COUNT], int m, struct _ranked *r)
+		   const double w[TOPOML_KIND_COUNT], int m, int spares,
+		   struct _ranked *r)
 {
 	struct topoml_hybrid_cost c;
+	int nw = r->pl.n;
 
 	if (!r->pl.nodes || r->pl.n != req->nnodes)
 		return;
 	if (m > 1)
 		_even_domains(t, req, r->pl.nodes, r->pl.n, m);
-	if (_order(t, r->pl.nodes, r->pl.n, tasks_per_node, p, w, &c))
+	if (spares > 0)
+		nw = topoml_spares_workers(t, r->pl.nodes, r->pl.n, spares);
+	if (_order(t, r->pl.nodes, nw, tasks_per_node, p, w, &c))
 		return;
 	r->priced = true;
 	r->cost = c.weighted;
 	r->dp_top = c.kind[TOPOML_KIND_DP].cross_top;
-	r->split = topoml_hybrid_tp_split(t, r->pl.nodes, r->pl.n,
-					  tasks_per_node, p);
+	r->split = topoml_hybrid_tp_split(t, r->pl.nodes, nw, tasks_per_node,
+					  p);
 }
 
 /*
@@ -742,18 +751,21 @@ static void _price(const topoml_topo_t *t, const struct topoml_place_req *req,
  * should take (ring, or stages kept in parts); cand[k - 1] may come back
  * as a different placement (its former nodes freed), so the caller owns
  * and clears cand[0..k) as before.  Deterministic: the same state gives
- * the same answer (slurmctld asks several times per job).
+ * the same answer (slurmctld asks several times per job).  With spares
+ * (jobcomment.h), p is sized for the workers and no candidate is built
+ * for the stages: _part_candidate sizes stages on all req->nnodes.
  */
-int topoml_hybrid_rank(const topoml_topo_t *t,
-		       const struct topoml_place_req *req,
-		       const struct topoml_parallel *p, int tasks_per_node,
-		       const double w[TOPOML_KIND_COUNT],
-		       struct topoml_placement *cand, int k)
+int topoml_hybrid_rank_spares(const topoml_topo_t *t,
+			      const struct topoml_place_req *req,
+			      const struct topoml_parallel *p,
+			      int tasks_per_node, const double *w,
+			      struct topoml_placement *cand, int k, int spares)
 {
 	struct _ranked *r, extra = { 0 };
 	int m;
 
-	if (k <= 0 || tasks_per_node < 1)
+	if (k <= 0 || tasks_per_node < 1 || spares < 0 ||
+	    (spares > 0 && spares >= req->nnodes))
 		return 0;
 	r = calloc(k, sizeof(*r));
 	if (!r)
@@ -764,7 +776,7 @@ int topoml_hybrid_rank(const topoml_topo_t *t,
 	for (int i = 0; i < k; i++) {
 		r[i].pl = cand[i];
 		r[i].rank = i;
-		_price(t, req, p, tasks_per_node, w, m, &r[i]);
+		_price(t, req, p, tasks_per_node, w, m, spares, &r[i]);
 	}
 	qsort(r, k, sizeof(*r), _ranked_cmp);
 	/*
@@ -772,9 +784,9 @@ int topoml_hybrid_rank(const topoml_topo_t *t,
 	 * the stages replaces the last when it sends fewer data-parallel
 	 * transfers through the top (or splits fewer tensor groups).
 	 */
-	if (!_part_candidate(t, req, p, &extra.pl)) {
+	if (!spares && !_part_candidate(t, req, p, &extra.pl)) {
 		extra.rank = k;
-		_price(t, req, p, tasks_per_node, w, m, &extra);
+		_price(t, req, p, tasks_per_node, w, m, 0, &extra);
 		if (extra.priced && _ranked_cmp(&extra, &r[k - 1]) < 0) {
 			topoml_placement_clear(&r[k - 1].pl);
 			r[k - 1] = extra;
@@ -787,6 +799,16 @@ int topoml_hybrid_rank(const topoml_topo_t *t,
 		cand[i] = r[i].pl;
 	free(r);
 	return 0;
+}
+
+int topoml_hybrid_rank(const topoml_topo_t *t,
+		       const struct topoml_place_req *req,
+		       const struct topoml_parallel *p, int tasks_per_node,
+		       const double w[TOPOML_KIND_COUNT],
+		       struct topoml_placement *cand, int k)
+{
+	return topoml_hybrid_rank_spares(t, req, p, tasks_per_node, w, cand,
+					 k, 0);
 }
 
 int topoml_place_hybrid(const topoml_topo_t *t,

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "jobcomment.h"
 #include "topoml.h"
 
 #define TPN 4		/* tasks (GPUs) per node, as on a GB200 node */
@@ -347,6 +349,127 @@ START_TEST(whole_groups)
 }
 END_TEST
 
+/* The candidate of nodes v[0..n) named n1..n8 on t, as the engine's. */
+static void _cand(const topoml_topo_t *t, struct topoml_placement *pl,
+		  const char *const *names, int n)
+{
+	memset(pl, 0, sizeof(*pl));
+	pl->nodes = malloc(sizeof(int) * n);
+	ck_assert_ptr_nonnull(pl->nodes);
+	for (int i = 0; i < n; i++) {
+		pl->nodes[i] = topoml_node_by_name(t, names[i]);
+		ck_assert_int_ge(pl->nodes[i], 0);
+	}
+	pl->n = n;
+}
+
+/* The number in node v's name nN, and its spine (n1-n4: 0, n5-n8: 1). */
+static int _nr(const topoml_topo_t *t, int v)
+{
+	return atoi(t->nodes[v].name + 1);
+}
+
+static int _spine(const topoml_topo_t *t, int v)
+{
+	return (_nr(t, v) - 1) / 4;
+}
+
+/*
+ * --ml-spares with --ml-parallel (select/topoml's _hybrid_rank): -N6
+ * --ml-spares=2, tp=1,pp=2 at one task a node: 4 workers, stages of 2.
+ * Spines of leaves n1,n2|n3,n4 and n5,n6|n7,n8.  Choice X =
+ * n[1-5,7]: its spares are n1,n2 (the fullest leaf, topoml_spares_last),
+ * its workers n3,n4 | n5,n7: each stage in one spine.  Choice Y =
+ * n[1-3,5-7]: spares n1,n2 again, workers n3 | n5,n6,n7: a stage must
+ * straddle the spines.  Ranked as if all 6 nodes were workers (dp=3,
+ * stages of 3: the plugin's sizes before) Y wins (3+3 per spine); ranked
+ * on the workers X must.
+ */
+START_TEST(spares_workers_ranked)
+{
+	static const char *const x[] = { "n1", "n2", "n3", "n4", "n5", "n7" };
+	static const char *const y[] = { "n1", "n2", "n3", "n5", "n6", "n7" };
+	char path[] = "/tmp/check_hybrid_spares.XXXXXX";
+	const char *conf =
+		"SwitchName=leaf1 Nodes=n[1-2]\n"
+		"SwitchName=leaf2 Nodes=n[3-4]\n"
+		"SwitchName=leaf3 Nodes=n[5-6]\n"
+		"SwitchName=leaf4 Nodes=n[7-8]\n"
+		"SwitchName=spine1 Switches=leaf[1-2]\n"
+		"SwitchName=spine2 Switches=leaf[3-4]\n"
+		"SwitchName=core Switches=spine[1-2]\n";
+	topoml_errors_t err = { 0 };
+	struct topoml_place_req req = { 0 };
+	struct topoml_placement c[2];
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	hwloc_bitmap_t avail = hwloc_bitmap_alloc();
+	topoml_topo_t *t;
+	char e[128];
+	int fd = mkstemp(path), nw, in_x;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, conf, strlen(conf)), (long)strlen(conf));
+	close(fd);
+	t = topoml_load(path, TOPOML_FMT_AUTO, &err);
+	topoml_errors_print(&err, stderr);
+	topoml_errors_clear(&err);
+	unlink(path);
+	ck_assert_ptr_nonnull(t);
+	topoml_kind_weights_default(w);
+
+	/* The workers of X, as _publish finds them. */
+	_cand(t, &c[0], x, 6);
+	nw = topoml_spares_workers(t, c[0].nodes, 6, 2);
+	ck_assert_int_eq(nw, 4);
+	for (int i = 4; i < 6; i++)
+		ck_assert_int_le(_nr(t, c[0].nodes[i]), 2);
+	topoml_placement_clear(&c[0]);
+
+	for (int i = 0; i < 6; i++) {
+		hwloc_bitmap_set(avail, topoml_node_by_name(t, x[i]));
+		hwloc_bitmap_set(avail, topoml_node_by_name(t, y[i]));
+	}
+	req.nnodes = 6;
+	req.avail = avail;
+	req.unscored = true;
+	for (int spares = 0; spares <= 2; spares += 2) {
+		/* Y is the engine's first choice: X must overtake it. */
+		_cand(t, &c[0], y, 6);
+		_cand(t, &c[1], x, 6);
+		p = (struct topoml_parallel){ 1, 2, 0, 1, 1 };
+		ck_assert_int_eq(topoml_parallel_resolve(&p, 6 - spares, e,
+							 sizeof(e)), 0);
+		ck_assert_int_eq(topoml_hybrid_rank_spares(t, &req, &p, 1, w, c,
+							   2, spares), 0);
+		ck_assert_int_eq(c[0].n, 6);
+		in_x = 0;
+		for (int i = 0; i < 6; i++)
+			for (int j = 0; j < 6; j++)
+				in_x += c[0].nodes[i] ==
+					topoml_node_by_name(t, x[j]);
+		fprintf(stderr, "spares_workers_ranked: spares=%d dp=%d: "
+			"first choice %s (%d of 6 nodes of X)\n", spares, p.dp,
+			in_x == 6 ? "X" : "not X", in_x);
+		if (!spares) {
+			ck_assert_int_lt(in_x, 6);
+		} else {
+			ck_assert_int_eq(in_x, 6);
+			/* workers: 2 stages, each in one spine; spares last */
+			for (int s = 0; s < 4; s += 2)
+				ck_assert_int_eq(_spine(t, c[0].nodes[s]),
+						 _spine(t, c[0].nodes[s + 1]));
+			for (int i = 4; i < 6; i++)
+				ck_assert_int_le(_nr(t, c[0].nodes[i]), 2);
+		}
+		topoml_placement_clear(&c[0]);
+		topoml_placement_clear(&c[1]);
+	}
+	hwloc_bitmap_free(avail);
+	topoml_free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hybrid");
@@ -359,6 +482,7 @@ int main(void)
 	tcase_add_test(tc, never_worse_than_ring);
 	tcase_add_test(tc, placed_for_stages);
 	tcase_add_test(tc, whole_groups);
+	tcase_add_test(tc, spares_workers_ranked);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
