@@ -189,7 +189,87 @@ static void _check_usage(FILE *f)
 "warnings.  --progress shows what is loading (default on a terminal).\n"
 "Warnings (what Slurm accepts but only logs) go to stderr; -q hides them.\n"
 "--site-conf also validates select/topoml's topoml.conf and the topology\n"
-"file it names, as slurmctld will read them.\n");
+"file it names, as slurmctld will read them, and prints every key's value\n"
+"(defaults included) and each partition's overrides.\n");
+}
+
+/* topoml.conf's own spelling of each value (siteconf.c parses these). */
+static const char *_format_name(enum topoml_format fmt)
+{
+	switch (fmt) {
+	case TOPOML_FMT_CONF:
+		return "conf";
+	case TOPOML_FMT_JSON:
+		return "json";
+	case TOPOML_FMT_IBNET:
+		return "ibnetdiscover";
+	default:
+		return "auto";
+	}
+}
+
+static const char *_sc_family(const struct topoml_siteconf *sc)
+{
+	return sc->family ? topoml_family_name(sc->family) : "auto";
+}
+
+/*
+ * Every key topoml.conf sets, with the value slurmctld will use (defaults
+ * included), so that an admin sees what a typo or a missing line means.
+ */
+static void _site_conf_json(json_object *o, const struct topoml_siteconf *sc)
+{
+	json_object *parts = json_object_new_array();
+
+	json_object_object_add(o, "topology_format", json_object_new_string(
+		_format_name(sc->topology_format)));
+	json_object_object_add(o, "family",
+			       json_object_new_string(_sc_family(sc)));
+	json_object_object_add(o, "dragonfly_spread", json_object_new_string(
+		sc->df_spread_alltoall ? "alltoall" : "never"));
+	json_object_object_add(o, "torus_box_wait",
+			       json_object_new_int(sc->torus_box_wait));
+	json_object_object_add(o, "debug", json_object_new_int(sc->debug));
+	for (int i = 0; i < sc->nparts; i++) {
+		const struct topoml_part_conf *pc = &sc->parts[i];
+		json_object *po = json_object_new_object();
+
+		json_object_object_add(po, "name",
+				       json_object_new_string(pc->name));
+		if (pc->has_hint)
+			json_object_object_add(po, "hint",
+				json_object_new_string(
+					topoml_hint_name(pc->hint)));
+		if (pc->placement >= 0)
+			json_object_object_add(po, "placement",
+				json_object_new_string(
+					pc->placement ? "topoml" : "off"));
+		json_object_array_add(parts, po);
+	}
+	json_object_object_add(o, "partitions", parts);
+}
+
+static void _site_conf_print(const char *path,
+			     const struct topoml_siteconf *sc, const char *topo)
+{
+	printf("%s: DefaultHint=%s Placement=%s, %d partition override(s)\n",
+	       path, topoml_hint_name(sc->default_hint),
+	       sc->placement ? "topoml" : "off", sc->nparts);
+	printf("%s: TopologyFile=%s TopologyFormat=%s Family=%s "
+	       "DragonflySpread=%s TorusBoxWait=%d Debug=%d\n", path,
+	       topo ? topo : "(none)", _format_name(sc->topology_format),
+	       _sc_family(sc), sc->df_spread_alltoall ? "alltoall" : "never",
+	       sc->torus_box_wait, sc->debug);
+	for (int i = 0; i < sc->nparts; i++) {
+		const struct topoml_part_conf *pc = &sc->parts[i];
+
+		printf("%s: PartitionName=%s", path, pc->name);
+		if (pc->has_hint)
+			printf(" Hint=%s", topoml_hint_name(pc->hint));
+		if (pc->placement >= 0)
+			printf(" Placement=%s", pc->placement ? "topoml" : "off");
+		printf("\n");
+	}
 }
 
 /* topoml.conf and the topology it names, as select/topoml loads them. */
@@ -198,7 +278,7 @@ static int _check_site_conf(const char *path, json_object *jarr)
 	struct topoml_siteconf sc;
 	topoml_errors_t err = { 0 };
 	topoml_topo_t *t = NULL;
-	char *dir, *slash, sum[512];
+	char *dir, *slash, *topo = NULL, sum[512];
 	int rc = CLI_INVALID;
 
 	if (cli_readable(path))
@@ -216,9 +296,9 @@ static int _check_site_conf(const char *path, json_object *jarr)
 	    !(t = topoml_siteconf_load_topology(&sc, dir, &err)))
 		goto out;
 	rc = CLI_OK;
+	topo = topoml_siteconf_topology_path(&sc, dir);
 	if (jarr) {
 		json_object *o = json_object_new_object();
-		char *topo = topoml_siteconf_topology_path(&sc, dir);
 
 		json_object_object_add(o, "file", json_object_new_string(path));
 		json_object_object_add(o, "kind",
@@ -233,22 +313,17 @@ static int _check_site_conf(const char *path, json_object *jarr)
 		if (topo)
 			json_object_object_add(o, "topology_file",
 					       json_object_new_string(topo));
+		_site_conf_json(o, &sc);
 		if (t)
 			json_object_object_add(o, "topology",
 					       cli_topology_json(t));
 		json_object_array_add(jarr, o);
-		free(topo);
 		goto out;
 	}
-	printf("%s: DefaultHint=%s Placement=%s, %d partition override(s)\n",
-	       path, topoml_hint_name(sc.default_hint),
-	       sc.placement ? "topoml" : "off", sc.nparts);
+	_site_conf_print(path, &sc, topo);
 	if (t) {
-		char *topo = topoml_siteconf_topology_path(&sc, dir);
-
 		topoml_summary(t, sum, sizeof(sum));
 		printf("%s: %s\n", topo ? topo : "?", sum);
-		free(topo);
 	}
 out:
 	if (rc && jarr) {
@@ -266,6 +341,7 @@ out:
 	if (t)
 		topoml_free(t);
 	topoml_siteconf_clear(&sc);
+	free(topo);
 	free(dir);
 	return rc;
 }
