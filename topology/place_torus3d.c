@@ -682,7 +682,6 @@ static void _rtorus(struct t3d_reader *r, const struct ynode *tm,
 			  s->spacing, &l3))
 			continue;
 		s->line = p->line;
-		s->size = s->dims[0] * s->dims[1] * s->dims[2];
 		for (int d = 0; d < 3; d++) {
 			/* spacing 0 means the dims, as Slurm reads it */
 			if (!s->spacing[d])
@@ -702,6 +701,10 @@ static void _rtorus(struct t3d_reader *r, const struct ynode *tm,
 				break;
 			}
 		}
+		/* after the checks: dims of 65535^3 overflow an int, those
+		 * within the torus (2^24 cells at most) do not */
+		if (!r->bad)
+			s->size = s->dims[0] * s->dims[1] * s->dims[2];
 		c->nshapes++;
 	}
 	/* Slurm sorts with qsort() by size; listed order kept on ties. */

@@ -170,6 +170,12 @@ START_TEST(yaml_errors_name_file_and_line)
 	     "        dims: {x: 2, y: 2, z: 2}\n        nodes: n[1-8]\n"
 	     "        placements:\n          - dims: {x: 3, y: 1, z: 1}\n",
 	     "8: placement dims exceed");
+	/* fuzz_torusyaml: the size of such a shape overflowed an int */
+	_bad("- topology: t\n  torus3d:\n    toruses:\n      - name: a\n"
+	     "        dims: {x: 2, y: 2, z: 2}\n        nodes: n[1-8]\n"
+	     "        placements:\n"
+	     "          - dims: {x: 65535, y: 65535, z: 65535}\n",
+	     "8: placement dims exceed");
 	_bad("- topology: t\n  torus3d:\n    toruses:\n      - name: a\n"
 	     "        dims: {x: 2, y: 2, z: 0}\n        nodes: n[1-8]\n",
 	     "5: dims.z: '0' is not a number in 1..65535");
