@@ -16,7 +16,8 @@
 # --ml-parallel job (the engine's ring alone splits them).  3. Spines of
 # 2, 4 and 2 nodes, tp=2,pp=2: order= (so RANK) is the stage order of
 # topoml_hybrid_rank, where the ring straddles spines with both stages;
-# with --ml-spares=2 the spares stay last in order=.
+# with --ml-spares=2 the spares stay last in order=, and with n2 busy a
+# -N6 job's choice is ranked on its workers (both stages in one spine).
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 . "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
@@ -293,4 +294,36 @@ for s in 0 2 4; do
 done
 echo "ok: --ml-spares=2 with --ml-parallel: order=${o[*]}, spares" \
 	"${o[6]},${o[7]} last, 3 worker stages each in one spine"
+
+# The engine's choices ranked on the workers: n2 busy, -N6 --ml-spares=2
+# with tp=2,pp=2 (4 workers, stages of 2 nodes).  Ranked as if the
+# spares were workers (dp=3, stages of 3: select/topoml before d13a71f)
+# the job got order=n6 n3 n4 n7 n1 n8, a worker stage over spines 2 and
+# 3; priced on the workers _publish keeps: n3 n7 | n4 n5, spares n1 n8.
+sbusy=$(sbatch --parsable -w n2 -N1 -o /dev/null --wrap 'sleep 300') ||
+	cluster_fail "sbatch on n2"
+for _ in $(seq 1 300); do
+	[ "$(squeue -h -j "$sbusy" -o %T)" = RUNNING ] && break
+	sleep 0.1
+done
+as_user timeout 120 salloc -Q -N6 --ntasks-per-node=2 --ml-spares=2 \
+	--ml-parallel=tp=2,pp=2 bash -c \
+	'scontrol show job $SLURM_JOB_ID | sed -n "s/^ *SystemComment=//p"' \
+	>spares6.out 2>&1 || cluster_fail "spares -N6: $(cat spares6.out)"
+scancel "$sbusy"
+tr ' ' '\n' <spares6.out >spares6.kv
+[ "$(sed -n 's/^spares=//p' spares6.kv)" = 2 ] ||
+	cluster_fail "spares -N6: no spares=2 in $(cat spares6.out)"
+scontrol show hostnames "$(sed -n 's/^order=//p' spares6.kv)" >spares6.order
+mapfile -t o <spares6.order
+[ "${#o[@]}" = 6 ] || cluster_fail "spares -N6: order= $(cat spares6.out)"
+[ "$(lf3 "${o[4]}")" = "$(lf3 "${o[5]}")" ] ||
+	cluster_fail "spares -N6: last two of order= ${o[*]} not one leaf"
+for s in 0 2; do
+	[ "$(spines "${o[s]}" "${o[s + 1]}")" = 1 ] ||
+		cluster_fail "spares -N6: worker stage $((s / 2)) of ${o[*]}" \
+			"over spines (choice ranked with the spares as workers)"
+done
+echo "ok: -N6 --ml-spares=2, n2 busy: order=${o[*]}, both worker stages" \
+	"each in one spine"
 echo "PASS: --ml-parallel with PyTorch groups"
