@@ -808,7 +808,8 @@ static void _generate_usage(FILE *f)
 "       topoml generate dragonfly --groups G --routers R --per-router P\n"
 "                                 [--arrangement all-to-all|absolute|relative]\n"
 "       topoml generate torus --dims XxYxZ [--no-wrap]\n"
-"   common: [--prefix NAME] [--format conf|json] [-o OUT] [--progress|-q]\n"
+"   common: [--prefix NAME] [--format conf|json] [-o|--output OUT]\n"
+"           [--progress|-q]\n"
 "Nodes are named NAME1..NAMEn (default prefix \"node\").  Default format:\n"
 "conf (Slurm topology.conf) for fat-trees, json otherwise; a torus is\n"
 "json only.\n");

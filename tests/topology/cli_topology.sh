@@ -96,6 +96,25 @@ run "$TOPOML" check --json --site-conf "$T/topoml.conf"
 expect_rc 0 "check --json --site-conf"
 python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))[0]; sys.exit(not (o["kind"] == "topoml.conf" and o["placement"] == "topoml" and o["topology"]["leaves"] == 4))' "$T/out" &&
 	ok "site-conf JSON" || fail "site-conf JSON: $out"
+# every key of topoml.conf is shown, with the value set or its default
+{ sed 's/^#TorusBoxWait=/TorusBoxWait=/' "$T/topoml.conf"
+  printf 'Debug=2\nDragonflySpread=alltoall\nTopologyFormat=conf\n'
+  printf 'PartitionName=dbg Placement=off\n'; } >"$T/keys.conf"
+run "$TOPOML" check --json --site-conf "$T/keys.conf"
+expect_rc 0 "check --json --site-conf, every key"
+python3 - "$T/out" "$(sed -n 's/^TorusBoxWait=//p' "$T/keys.conf")" <<'PY' &&
+import json, sys
+o = json.load(open(sys.argv[1]))[0]
+assert o["torus_box_wait"] == int(sys.argv[2]) > 0, o
+assert o["debug"] == 2 and o["dragonfly_spread"] == "alltoall", o
+assert o["topology_format"] == "conf" and o["family"] == "auto", o
+assert o["partitions"] == [{"name": "moe", "hint": "alltoall"},
+                           {"name": "dbg", "placement": "off"}], o
+PY
+	ok "site-conf JSON: every key" || fail "site-conf JSON, every key: $out"
+run "$TOPOML" check --site-conf "$T/keys.conf"
+expect_out "TopologyFormat=conf Family=auto DragonflySpread=alltoall TorusBoxWait=" "site-conf text: every key"
+expect_out "PartitionName=dbg Placement=off" "site-conf text: partitions"
 
 # --- generate
 run "$TOPOML" generate fat-tree --nodes 4096 --per-leaf 32 --prefix c -o "$T/ft.conf"
@@ -218,8 +237,16 @@ COMP_WORDS=(topoml place --pol); COMP_CWORD=2; _topoml; echo "${COMPREPLY[*]}"
 COMP_WORDS=(topoml place --policy sl); COMP_CWORD=3; _topoml; echo "${COMPREPLY[*]}"
 COMP_WORDS=(topoml s); COMP_CWORD=1; _topoml; echo "${COMPREPLY[*]}"' _ "$comp")
 [ "$got" = "--policy
-slurm-tree slurm-dragonfly slurm-hilbert
+slurm-tree slurm-dragonfly slurm-hilbert slurm-torus3d slurm-block
 show sim" ] && ok "completion of commands, options and values" || fail "completion: $got"
+# every option each parser takes, and only those, against --help too
+if got=$(bash "$SRC/tests/topology/completion.sh" 2>&1); then
+	ok "completion offers every parser option: $(echo "$got" |
+		sed -n 's/^# \([a-z-]*\): \([0-9]*\) options offered.*/\1 \2/p' |
+		tr '\n' ' ')"
+else
+	fail "completion and parsers differ:"; echo "$got"
+fi
 
 # --- real site files: each is loaded or rejected, never a crash
 if [ -d "${REALDATA:-/nonexistent}/topology_conf" ]; then
