@@ -267,7 +267,8 @@ static void _site_conf_print(const char *path,
 		if (pc->has_hint)
 			printf(" Hint=%s", topoml_hint_name(pc->hint));
 		if (pc->placement >= 0)
-			printf(" Placement=%s", pc->placement ? "topoml" : "off");
+			printf(" Placement=%s",
+			       pc->placement ? "topoml" : "off");
 		printf("\n");
 	}
 }
