@@ -68,7 +68,12 @@ struct yparse {
 	struct yline *l;
 	int nl;
 	int bad;
+	int depth;		/* of _yblock calls: bounded, slurmctld's stack */
 };
+
+/* topology.yaml nests 8 deep; a deeper file is refused, not recursed into
+ * (400 KB of "- " overflowed the stack). */
+#define Y_MAX_DEPTH 64
 
 static void _yfree(struct ynode *y)
 {
@@ -101,16 +106,16 @@ static int _yadd(struct ynode *y, char *key, struct ynode *v)
 	char **k = NULL;
 	struct ynode **nv;
 
+	/* doubling: a long list grown by one was quadratic (52 s for 100k
+	 * items under ASan) */
 	if (y->type == Y_MAP) {
-		k = realloc(y->keys, (y->n + 1) * sizeof(*k));
-		if (!k)
+		if (topoml_grow((void **)&y->keys, y->n, sizeof(*k)))
 			return -1;
-		y->keys = k;
+		k = y->keys;
 	}
-	nv = realloc(y->v, (y->n + 1) * sizeof(*nv));
-	if (!nv)
+	if (topoml_grow((void **)&y->v, y->n, sizeof(*nv)))
 		return -1;
-	y->v = nv;
+	nv = y->v;
 	if (k)
 		k[y->n] = key;
 	nv[y->n++] = v;
@@ -238,7 +243,68 @@ static int _ykey(const char *s)
 	return -1;
 }
 
+struct ykey {
+	const char *k;
+	int line;
+	int idx;
+};
+
+static int _ykey_cmp(const void *a, const void *b)
+{
+	const struct ykey *x = a, *y = b;
+	int c = strcmp(x->k, y->k);
+
+	return c ? c : x->idx - y->idx;
+}
+
+/* Duplicate keys of a map, by sorting (comparing each key with all before
+ * it was quadratic: 32 s for 30k keys). */
+static void _ydups(struct yparse *p, const struct ynode *y, const int *kline)
+{
+	struct ykey *s;
+
+	if (y->n < 2)
+		return;
+	s = malloc((unsigned)y->n * sizeof(*s));
+	if (!s) {
+		_yerr(p, y->line, "out of memory");
+		return;
+	}
+	for (int k = 0; k < y->n; k++)
+		s[k] = (struct ykey){ y->keys[k], kline[k], k };
+	qsort(s, y->n, sizeof(*s), _ykey_cmp);
+	for (int k = 1; k < y->n; k++)
+		if (!strcmp(s[k].k, s[k - 1].k)) {
+			char m[160];
+
+			snprintf(m, sizeof(m), "duplicate key '%.100s'",
+				 s[k].k);
+			_yerr(p, s[k].line, m);
+		}
+	free(s);
+}
+
+static struct ynode *_yblock_in(struct yparse *p, int *i, int ind);
+
 static struct ynode *_yblock(struct yparse *p, int *i, int ind)
+{
+	struct ynode *y;
+
+	if (p->depth >= Y_MAX_DEPTH) {
+		char m[64];
+
+		snprintf(m, sizeof(m), "nested deeper than %d levels",
+			 Y_MAX_DEPTH);
+		_yerr(p, p->l[*i].no, m);
+		return NULL;
+	}
+	p->depth++;
+	y = _yblock_in(p, i, ind);
+	p->depth--;
+	return y;
+}
+
+static struct ynode *_yblock_in(struct yparse *p, int *i, int ind)
 {
 	struct yline *l = &p->l[*i];
 	struct ynode *y;
@@ -277,6 +343,8 @@ static struct ynode *_yblock(struct yparse *p, int *i, int ind)
 		return y;
 	}
 	if (_ykey(l->s) >= 0) {
+		int *kline = NULL;
+
 		y = _ynew(Y_MAP, l->no);
 		while (y && *i < p->nl && p->l[*i].ind == ind &&
 		       !_yis_item(p->l[*i].s)) {
@@ -292,24 +360,21 @@ static struct ynode *_yblock(struct yparse *p, int *i, int ind)
 			key = _yscalar(kl->s, c, kl->no);
 			(*i)++;
 			v = _yvalue(p, i, kl->s + c + 1, kl->no, ind);
-			for (int k = 0; key && k < y->n; k++)
-				if (!strcmp(y->keys[k], key->str)) {
-					char m[160];
-
-					snprintf(m, sizeof(m),
-						 "duplicate key '%.100s'",
-						 key->str);
-					_yerr(p, kl->no, m);
-				}
-			if (!key || !v || _yadd(y, key->str, v)) {
+			if (!key || !v ||
+			    topoml_grow((void **)&kline, y->n, sizeof(int)) ||
+			    _yadd(y, key->str, v)) {
 				if (key)
 					free(key->str);
 				free(key);
 				_yfree(v);
 				break;
 			}
+			kline[y->n - 1] = kl->no;
 			free(key);
 		}
+		if (y && kline)
+			_ydups(p, y, kline);
+		free(kline);
 		if (*i < p->nl && p->l[*i].ind > ind && !p->bad)
 			_yerr(p, p->l[*i].no, "bad indentation");
 		return y;

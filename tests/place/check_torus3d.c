@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "topoml.h"
@@ -187,6 +188,59 @@ START_TEST(yaml_errors_name_file_and_line)
 	     "5: ");
 	_bad("- topology: t\n  tree:\n    switches: []\n", "3: flow");
 	_bad("- topology: t\n  flat: true\n", "");
+}
+END_TEST
+
+/* CPU seconds of this process (the test's fork). */
+static double _cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* head, then n times fmt (with its index), as one string. */
+static char *_repeat(const char *head, const char *fmt, int n)
+{
+	size_t cap = strlen(head) + (size_t)n * 64 + 1, len;
+	char *s = malloc(cap);
+
+	ck_assert_ptr_nonnull(s);
+	len = (size_t)snprintf(s, cap, "%s", head);
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(s + len, cap - len, fmt, i);
+	return s;
+}
+
+/* Found with fuzz_torusyaml's inputs made large: deep nesting overflowed
+ * slurmctld's stack, long lists and maps were quadratic. */
+START_TEST(yaml_deep_and_long_files)
+{
+	char *s = _repeat("", "- ", 200000);
+	double t0;
+
+	strcat(s, "x\n");
+	_bad(s, "1: nested deeper than 64 levels");
+	free(s);
+	_bad("torus3d:\n  toruses:\n    - name: a\n      name: b\n"
+	     "      dims: {x: 1, y: 1, z: 1}\n      nodes: n1\n"
+	     "      name: c\n", "4: duplicate key 'name'");
+	_bad("torus3d:\n  toruses:\n    - name: a\n      name: b\n"
+	     "      dims: {x: 1, y: 1, z: 1}\n      nodes: n1\n"
+	     "      name: c\n", "7: duplicate key 'name'");
+	/* 50k keys (1.2e9 compares before), 100k list items */
+	s = _repeat("torus3d:\n", "  k%d: 1\n", 50000);
+	t0 = _cpu();
+	_bad(s, "2: torus3d: 'toruses' needs");
+	ck_assert_msg(_cpu() - t0 < 1.0, "50k keys: %.2f s", _cpu() - t0);
+	free(s);
+	s = _repeat("- topology: t\n  tree:\n    switches:\n",
+		    "      - switch: s%d\n", 100000);
+	t0 = _cpu();
+	_bad(s, " no torus3d topology");
+	ck_assert_msg(_cpu() - t0 < 1.0, "100k items: %.2f s", _cpu() - t0);
+	free(s);
 }
 END_TEST
 
@@ -498,6 +552,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, yaml_reads_the_man_page_example);
 	tcase_add_test(tc, yaml_errors_name_file_and_line);
+	tcase_add_test(tc, yaml_deep_and_long_files);
 	tcase_add_test(tc, torus3d_refuses_sizes_without_a_shape);
 	tcase_add_test(tc, torus3d_anchors_frag_and_waiting);
 	tcase_add_test(tc, torus3d_prefers_powered_up_nodes);
