@@ -45,6 +45,7 @@ offered() {
 	COMP_WORDS=("$@")
 	COMP_CWORD=$(($# - 1))
 	COMP_LINE="$*"
+	COMP_LINE=${COMP_LINE// = /=}	# the words of "--opt=value"
 	COMP_POINT=${#COMP_LINE}
 	COMPREPLY=()
 	_topoml topoml "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
@@ -144,6 +145,11 @@ got=$(offered topoml sim --policy "")
 # sim takes a comma list
 offered topoml sim -p topoml,slurm-b | grep -qx 'topoml,slurm-block' ||
 	fail "sim -p topoml,slurm-b: not completed to topoml,slurm-block"
+# --policy=VALUE (bash splits at '='; the stand-ins do not split)
+if [ -n "${BASH_COMPLETION_VERSINFO:-}" ]; then
+	offered topoml place --policy = slurm-b | grep -qx slurm-block ||
+		fail "place --policy=slurm-b: not completed to slurm-block"
+fi
 # short options mean different things per command
 [ "$(offered topoml place -H a)" = "$(printf 'allreduce\nalltoall')" ] ||
 	fail "place -H is --hint: [$(offered topoml place -H a)]"
