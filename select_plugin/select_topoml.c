@@ -1093,14 +1093,8 @@ static void _publish(job_record_t *job_ptr)
 	 * them together; its spares go last in order= (jobcomment.h), so
 	 * that both plugins and topoml-run agree which nodes they are.
 	 */
-	for (i = 0; i < (int)job_ptr->spank_job_env_size; i++) {
-		const char *v;
-
-		v = topoml_spares_job_env(job_ptr->spank_job_env[i]);
-		if (v && topoml_spares_parse(v, &c.spares))
-			c.spares = 0;
-	}
-	c.spares = topoml_spares_last(g_topo, pl.nodes, n, c.spares);
+	c.spares = topoml_spares_last(g_topo, pl.nodes, n,
+				      _job_spares(job_ptr));
 	/*
 	 * --ml-parallel: the workers in the order topoml_hybrid_rank gave
 	 * the job's nodes (pipeline stages kept inside spine subtrees or
