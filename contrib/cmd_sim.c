@@ -672,21 +672,8 @@ static int _write_jobs(FILE *f, const topoml_topo_t *t,
 static bool _hyb_shape(const struct sim_cli *c, int nodes,
 		       struct topoml_parallel *p)
 {
-	static const int pps[] = { 8, 4, 2, 1 };
-	int world = nodes * c->hybrid, tp = c->hybrid_tp ? c->hybrid_tp :
-		c->hybrid;
-	char err[128];
-
-	if (world % tp)
-		tp = c->hybrid;	/* odd node counts: TP within a node */
-	for (size_t i = 0; i < sizeof(pps) / sizeof(pps[0]); i++) {
-		*p = (struct topoml_parallel){ tp, pps[i], 0, 1, 1 };
-		if (world % ((long)tp * pps[i]) == 0 &&
-		    (world / tp / pps[i] >= 2 || pps[i] == 1) &&
-		    !topoml_parallel_resolve(p, world, err, sizeof(err)))
-			return true;
-	}
-	return false;
+	return topoml_sim_hybrid_shape(nodes, c->hybrid, c->hybrid_tp ?
+				       c->hybrid_tp : c->hybrid, p);
 }
 
 /*

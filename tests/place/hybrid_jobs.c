@@ -49,22 +49,6 @@ struct row {
 	hwloc_bitmap_t set;
 };
 
-static bool _shape(int nodes, int K, int TP, struct topoml_parallel *p)
-{
-	static const int pps[] = { 8, 4, 2, 1 };
-	int world = nodes * K, tp = world % TP ? K : TP;
-	char err[128];
-
-	for (size_t i = 0; i < sizeof(pps) / sizeof(pps[0]); i++) {
-		*p = (struct topoml_parallel){ tp, pps[i], 0, 1, 1 };
-		if (world % ((long)tp * pps[i]) == 0 &&
-		    (world / tp / pps[i] >= 2 || pps[i] == 1) &&
-		    !topoml_parallel_resolve(p, world, err, sizeof(err)))
-			return true;
-	}
-	return false;
-}
-
 /* Top-level part of every node (as place_hybrid.c counts it), or -1. */
 static int *_parts(const topoml_topo_t *t, int *np)
 {
@@ -235,7 +219,7 @@ int main(int argc, char **argv)
 		int n = hwloc_bitmap_weight(r->set), v, k = 0;
 		bool slurm = strcmp(x->pol, "topoml") != 0;
 
-		if (!_shape(n, K, TP, &par))
+		if (!topoml_sim_hybrid_shape(n, K, TP, &par))
 			continue;
 		pl.n = n;
 		pl.nodes = malloc(sizeof(int) * n);

@@ -23,6 +23,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1530,4 +1531,25 @@ void topoml_sim_jobout_free(struct topoml_sim_jobout *jo, int n)
 		jo[i].nodes = NULL;
 		jo[i].units = NULL;
 	}
+}
+
+bool topoml_sim_hybrid_shape(int nodes, int per_node, int tp,
+			     struct topoml_parallel *p)
+{
+	static const int pps[] = { 8, 4, 2, 1 };
+	long world = (long)nodes * per_node;
+	char err[128];
+
+	if (nodes < 1 || per_node < 1 || world > INT_MAX)
+		return false;
+	if (tp < 1 || world % tp)
+		tp = per_node;
+	for (size_t i = 0; i < sizeof(pps) / sizeof(pps[0]); i++) {
+		*p = (struct topoml_parallel){ tp, pps[i], 0, 1, 1 };
+		if (world % ((long)tp * pps[i]) == 0 &&
+		    (world / tp / pps[i] >= 2 || pps[i] == 1) &&
+		    !topoml_parallel_resolve(p, (int)world, err, sizeof(err)))
+			return true;
+	}
+	return false;
 }
