@@ -37,34 +37,15 @@ static int _getenv(spank_t sp, const char *name, char *buf, size_t len)
 	return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS ? 0 : -1;
 }
 
-/* Expand the step's host list with Slurm's own parser (libslurmfull in
- * slurmstepd: no library linked into the plugin). */
+/* The job's host list (its environment: the user's), bounded. */
 static char **_hosts(const char *list, int *n)
 {
-	topoml_hl_t hl = slurm_hostlist_create(list);
-	char **names = NULL, *h;
-	int k = 0, count;
-
-	*n = 0;
-	if (!hl)
-		return NULL;
-	count = slurm_hostlist_count(hl);
-	if (count > 0 && count <= ML_MAX_NODES)
-		names = calloc(count, sizeof(char *));
-	while (names && k < count && (h = slurm_hostlist_shift(hl))) {
-		names[k++] = strdup(h);
-		free(h);
-	}
-	slurm_hostlist_destroy(hl);
-	*n = k;
-	return names;
+	return ml_hosts(list, ML_MAX_NODES, n);
 }
 
 static void _free_hosts(char **names, int n)
 {
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	ml_hosts_free(names, n);
 }
 
 /*

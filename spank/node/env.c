@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ml.h"
+#include "model_int.h"	/* topoml_hostlist_foreach */
 
 /* Add or replace. */
 void ml_env_add(struct ml_env *e, const char *name, const char *fmt, ...)
@@ -405,4 +406,52 @@ int ml_parse_gpu_list(const struct hw_node *n, const char *s, int *pool,
 			return -1;
 	}
 	return k;
+}
+
+struct _hosts {
+	char **v;
+	int n, max;
+};
+
+static int _host(const char *host, void *arg)
+{
+	struct _hosts *h = arg;
+
+	if (h->n >= h->max || !(h->v[h->n] = strdup(host)))
+		return -1;
+	h->n++;
+	return 0;
+}
+
+/*
+ * Not libslurm's parser on the string as is: it expands bracket groups as
+ * a product ("a[0-9]b[0-9]..." is 10^k names) and may call fatal(), as
+ * root in slurmstepd.  nodeset.c's walk checks the list and its size
+ * first, in linear time, then hands Slurm one checked token at a time.
+ */
+char **ml_hosts(const char *list, int max, int *n)
+{
+	struct _hosts h = { .max = max };
+	struct topoml_hl_budget b;
+
+	*n = 0;
+	if (!list || !*list || max < 1 ||
+	    !(h.v = calloc((size_t)max, sizeof(char *))))
+		return NULL;
+	topoml_hl_budget_init(&b);
+	if (b.hosts > max)
+		b.hosts = max;
+	if (topoml_hostlist_foreach(list, &b, _host, &h) || !h.n) {
+		ml_hosts_free(h.v, h.n);
+		return NULL;
+	}
+	*n = h.n;
+	return h.v;
+}
+
+void ml_hosts_free(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 }

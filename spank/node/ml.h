@@ -178,5 +178,13 @@ int ml_parse_tasks_per_node(const char *s, int *counts, int max);
 /* A plain list of GPU indices "0,2,3" -> model indices; -1 on error. */
 int ml_parse_gpu_list(const struct hw_node *n, const char *s, int *pool,
 		      int max);
+/*
+ * The host names of a Slurm host list from the job's environment
+ * (SLURM_STEP_NODELIST...: the user's to set), at most MAX of them, in
+ * order; NULL (*n = 0) when LIST is not a host list or holds more.
+ * Free with ml_hosts_free.
+ */
+char **ml_hosts(const char *list, int max, int *n);
+void ml_hosts_free(char **names, int n);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -273,6 +274,41 @@ START_TEST(parse_lists)
 	ck_assert_int_eq(pool[1], 1);
 	ck_assert_int_eq(ml_parse_gpu_list(&n, "4", pool, 8), -1);
 	ck_assert_int_eq(ml_parse_gpu_list(&n, "GPU-8a1b", pool, 8), -1);
+}
+END_TEST
+
+/*
+ * A host list from the job's environment (SLURM_STEP_NODELIST,
+ * SLURM_JOB_NODELIST: a user's own srun sends anything) is expanded by
+ * root in slurmstepd.  libslurm's parser expands bracket groups as a
+ * product: "a[0-9]b[0-9]...h[0-9]" is 10^8 names, about 1 GB and seconds
+ * (ten groups abort slurmstepd, or its node, out of memory).  Refused
+ * without that: within a few MB.
+ */
+START_TEST(hosts_from_job_env)
+{
+	struct rusage ru0, ru1;
+	char **h;
+	int n = -1;
+
+	h = ml_hosts("n[1-3],m2", 16, &n);
+	ck_assert_ptr_nonnull(h);
+	ck_assert_int_eq(n, 4);
+	ck_assert_str_eq(h[0], "n1");
+	ck_assert_str_eq(h[2], "n3");
+	ck_assert_str_eq(h[3], "m2");
+	ml_hosts_free(h, n);
+	ck_assert_ptr_null(ml_hosts("n[1-17]", 16, &n));
+	ck_assert_int_eq(n, 0);
+	ck_assert_ptr_null(ml_hosts("", 16, &n));
+	ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru0), 0);
+	ck_assert_ptr_null(ml_hosts("a[0-9]b[0-9]c[0-9]d[0-9]e[0-9]f[0-9]"
+				    "g[0-9]h[0-9]", 65536, &n));
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru1), 0);
+	ck_assert_msg(ru1.ru_maxrss - ru0.ru_maxrss < 64 * 1024,
+		      "%ld KB to refuse a host list", ru1.ru_maxrss -
+		      ru0.ru_maxrss);
 }
 END_TEST
 
@@ -2046,6 +2082,7 @@ static Suite *_suite(void)
 	tcase_add_test(t, opt_table);
 	tcase_add_test(t, parse_lists);
 	tcase_add_test(t, master_port);
+	tcase_add_test(t, hosts_from_job_env);
 	tcase_add_test(t, spares_opt);
 	tcase_add_test(t, spares_last);
 	suite_add_tcase(s, t);
