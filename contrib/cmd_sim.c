@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,11 @@ struct sim_cli {
 	int hybrid_tp;		/* --hybrid-tp T, 0: K */
 	bool *forced;		/* per job: its free nodes held no
 				 * placement without a split TP group */
+	/* --hybrid-wait: the last placement's locality, and per job size
+	 * the best on an all-free machine (tp_split -1: not known yet) */
+	bool last_hybrid;
+	struct topoml_hybrid_locality last;
+	struct topoml_hybrid_locality *best;
 	double weights[TOPOML_KIND_COUNT];
 };
 
@@ -172,6 +178,10 @@ static void _usage(FILE *f)
 "                          tasks (else K)\n"
 "      --weights W         with --hybrid: the weighted cost's weights per\n"
 "                          kind (default tp=16,cp=4,ep=4,dp=1,pp=2)\n"
+"      --hybrid-wait SECONDS  with --hybrid: topoml holds a placement that\n"
+"                          splits more tensor groups or sends more DP\n"
+"                          traffic through the top than on a free machine\n"
+"                          up to SECONDS (HybridWait=; default 0)\n"
 "  -j, --json              print JSON\n"
 "      --svg FILE          draw the metrics per policy (normalised bars)\n"
 "      --progress          progress on stderr even when it is not a terminal\n"
@@ -259,7 +269,7 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 {
 	enum { OPT_SVG = 256, OPT_NOBF, OPT_SPREAD, OPT_NOFRAG, OPT_SHARED,
 	       OPT_CLOUD, OPT_JOBS, OPT_TORUS3D, OPT_BOXWAIT, OPT_HYBRID,
-	       OPT_HYBRID_TP, OPT_WEIGHTS };
+	       OPT_HYBRID_TP, OPT_WEIGHTS, OPT_HYBRID_WAIT };
 	static const struct option longopts[] = {
 		{ "topology", required_argument, NULL, 't' },
 		{ "trace", required_argument, NULL, 'T' },
@@ -281,6 +291,7 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		{ "box-wait", required_argument, NULL, OPT_BOXWAIT },
 		{ "hybrid", required_argument, NULL, OPT_HYBRID },
 		{ "hybrid-tp", required_argument, NULL, OPT_HYBRID_TP },
+		{ "hybrid-wait", required_argument, NULL, OPT_HYBRID_WAIT },
 		{ "weights", required_argument, NULL, OPT_WEIGHTS },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_COMMON_OPTS,
@@ -389,6 +400,14 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 				return 2;
 			c->sopts.record_nodes = true;
 			break;
+		case OPT_HYBRID_WAIT: {
+			int w;
+
+			if (_parse_int("--hybrid-wait", optarg, 0, &w))
+				return 2;
+			c->sopts.hold_wait = w;
+			break;
+		}
 		case OPT_HYBRID_TP:
 			if (_parse_int("--hybrid-tp", optarg, 1,
 				       &c->hybrid_tp))
@@ -709,12 +728,43 @@ static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 				    whylen);
 	rc = topoml_place_hybrid(t, req, &p, c->hybrid, c->weights, out,
 				 NULL, why, whylen);
+	c->last_hybrid = !rc && !topoml_hybrid_locality(t, out->nodes,
+							out->n, c->hybrid, &p,
+							c->weights, &c->last);
 	if (!rc && c->forced && t->nnvl > 0 && p.tp > c->hybrid)
 		c->forced[job] = topoml_hybrid_tp_split(t, out->nodes, out->n,
 							c->hybrid, &p) &&
 			!_hyb_whole_fit(t, req->avail, out->n,
 					p.tp / c->hybrid);
 	return rc;
+}
+
+/*
+ * --hybrid-wait: hold a placement that falls short of what the job's
+ * shape gets on the free machine (HybridWait= in select/topoml).
+ */
+static bool _hyb_hold(void *arg, const topoml_topo_t *t, int job,
+		      const struct topoml_placement *pl)
+{
+	struct sim_cli *c = arg;
+	struct topoml_hybrid_locality *b = &c->best[pl->n];
+	struct topoml_parallel p;
+
+	(void)job;
+	if (!c->last_hybrid || !_hyb_shape(c, pl->n, &p))
+		return false;
+	if (b->tp_split < 0) {
+		hwloc_bitmap_t all = hwloc_bitmap_alloc();
+
+		if (!all)
+			return false;
+		hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
+		if (topoml_hybrid_best_locality(t, all, pl->n, &p, c->hybrid,
+						c->weights, b))
+			b->tp_split = b->dp_top = LONG_MAX;
+		hwloc_bitmap_free(all);
+	}
+	return topoml_hybrid_falls_short(&c->last, b);
 }
 
 static void _hyb_add(const struct sim_cli *c, const topoml_topo_t *t,
@@ -913,8 +963,12 @@ int cmd_sim(int argc, char **argv)
 		c.sopts.place = _hyb_place;
 		c.sopts.place_arg = &c;
 		c.forced = calloc(tr->njobs + 1, sizeof(bool));
-		if (!c.forced)
+		c.best = malloc((t->nnodes + 1) * sizeof(*c.best));
+		if (!c.forced || !c.best)
 			goto out;
+		for (int n = 0; n <= t->nnodes; n++)
+			c.best[n].tp_split = -1;
+		c.sopts.hold = _hyb_hold;
 	}
 	for (int p = 0; p < c.npol; p++) {
 		struct sim_progress sp = { c.pol[p], p, c.npol };
@@ -962,6 +1016,7 @@ out:
 	free(jo);
 	free(m);
 	free(c.forced);
+	free(c.best);
 	topoml_trace_free(tr);
 	topoml_free(t);
 	topoml_torus3d_free(t3d);

@@ -846,6 +846,50 @@ int topoml_place_hybrid(const topoml_topo_t *t,
 	*out = cand[0];
 	for (int i = 1; i < k; i++)
 		topoml_placement_clear(&cand[i]);
-	topoml_score(t, req->avail, out);
+	if (!req->unscored)
+		topoml_score(t, req->avail, out);
 	return 0;
+}
+
+int topoml_hybrid_locality(const topoml_topo_t *t, const int *nodes, int n,
+			   int tasks_per_node, const struct topoml_parallel *p,
+			   const double w[TOPOML_KIND_COUNT],
+			   struct topoml_hybrid_locality *out)
+{
+	struct topoml_hybrid_cost hc;
+
+	if (topoml_hybrid_cost(t, nodes, n, tasks_per_node, p, w, &hc))
+		return -1;
+	out->tp_split = topoml_hybrid_tp_split(t, nodes, n, tasks_per_node,
+					       p);
+	out->dp_top = hc.kind[TOPOML_KIND_DP].cross_top;
+	return 0;
+}
+
+int topoml_hybrid_best_locality(const topoml_topo_t *t,
+				hwloc_const_bitmap_t all, int n,
+				const struct topoml_parallel *p,
+				int tasks_per_node,
+				const double w[TOPOML_KIND_COUNT],
+				struct topoml_hybrid_locality *out)
+{
+	struct topoml_place_req req = { .nnodes = n, .avail = all,
+					.unscored = true };
+	struct topoml_placement pl = { 0 };
+	char why[128];
+	int rc;
+
+	if (topoml_place_hybrid(t, &req, p, tasks_per_node, w, &pl, NULL,
+				why, sizeof(why)))
+		return -1;
+	rc = topoml_hybrid_locality(t, pl.nodes, pl.n, tasks_per_node, p, w,
+				    out);
+	topoml_placement_clear(&pl);
+	return rc;
+}
+
+bool topoml_hybrid_falls_short(const struct topoml_hybrid_locality *now,
+			       const struct topoml_hybrid_locality *best)
+{
+	return now->tp_split > best->tp_split || now->dp_top > best->dp_top;
 }

@@ -150,6 +150,17 @@ struct topoml_sim_opts {
 		     const struct topoml_place_req *req,
 		     struct topoml_placement *out, char *why, size_t whylen);
 	void *place_arg;
+	/*
+	 * topoml policy: a placement hold() finds short of what the job
+	 * could get on a freer machine (e.g. a tensor group split over
+	 * NVLink domains) is not started; the job waits for a better one up
+	 * to hold_wait s from the first time it could start (retried at
+	 * each event, the clock box_wait uses), then takes what there is.
+	 * hold may be NULL; hold_wait 0 = never waits.  arg: place_arg.
+	 */
+	bool (*hold)(void *arg, const topoml_topo_t *t, int job,
+		     const struct topoml_placement *pl);
+	double hold_wait;
 };
 
 /*

@@ -410,6 +410,7 @@ struct topoml_siteconf {
 	bool df_spread_alltoall;	/* DragonflySpread=alltoall */
 	int debug;			/* 0 quiet, 1 placements, 2 verbose */
 	int torus_box_wait;		/* TorusBoxWait= seconds, 0 = never */
+	int hybrid_wait;		/* HybridWait= seconds, 0 = never */
 	int nparts;
 	struct topoml_part_conf *parts;
 };
@@ -559,6 +560,38 @@ int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
 		       int tasks_per_node, const struct topoml_parallel *p,
 		       const double w[TOPOML_KIND_COUNT],
 		       struct topoml_hybrid_cost *out);
+
+/*
+ * What a site's bounded wait for a better hybrid placement (HybridWait=
+ * in topoml.conf, topoml sim --hybrid-wait) looks at: tensor groups split
+ * over NVLink domains, and data-parallel transfers per step through the
+ * top level (fat-tree core, between dragonfly groups).
+ */
+struct topoml_hybrid_locality {
+	long tp_split;
+	long dp_top;
+};
+
+/* Of nodes[0..n) in rank order.  0, or -1 (shape not fitting). */
+int topoml_hybrid_locality(const topoml_topo_t *t, const int *nodes, int n,
+			   int tasks_per_node, const struct topoml_parallel *p,
+			   const double w[TOPOML_KIND_COUNT],
+			   struct topoml_hybrid_locality *out);
+/*
+ * Of topoml_place_hybrid's placement of n nodes of this shape on `all`
+ * (e.g. a partition's nodes, busy or not): the best the job can wait
+ * for.  0, or -1 (no placement there).
+ */
+int topoml_hybrid_best_locality(const topoml_topo_t *t,
+				hwloc_const_bitmap_t all, int n,
+				const struct topoml_parallel *p,
+				int tasks_per_node,
+				const double w[TOPOML_KIND_COUNT],
+				struct topoml_hybrid_locality *out);
+/* Whether `now' splits more tensor groups or sends more DP traffic
+ * through the top than `best': worth waiting for. */
+bool topoml_hybrid_falls_short(const struct topoml_hybrid_locality *now,
+			       const struct topoml_hybrid_locality *best);
 
 #ifdef __cplusplus
 }

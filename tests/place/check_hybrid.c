@@ -470,6 +470,64 @@ START_TEST(spares_workers_ranked)
 }
 END_TEST
 
+/*
+ * HybridWait's measure: a 36-node job (tp=8 over two nodes, pp=1,
+ * dp=18) on the free machine stays in one spine subtree (no DP ring through the top, no split tensor group); on
+ * 18 free nodes of each of two spines it must cross the top, so it falls
+ * short of the best and a site's wait is worth it; the best itself and a
+ * placement as good do not.
+ */
+START_TEST(locality_falls_short)
+{
+	topoml_topo_t *t = _load("fattree-nvl576.json");
+	struct topoml_hybrid_locality best, now;
+	struct topoml_parallel p;
+	hwloc_bitmap_t all = hwloc_bitmap_alloc();
+	double w[TOPOML_KIND_COUNT];
+	int nodes[36], n = 0;
+
+	topoml_kind_weights_default(w);
+	_shape(&p, 8, 1, 36);
+	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
+	ck_assert_int_eq(topoml_hybrid_best_locality(t, all, 36, &p, TPN, w,
+						     &best), 0);
+	ck_assert_int_eq(best.dp_top, 0);
+	ck_assert_int_eq(best.tp_split, 0);
+	/* one leaf of spine 1, one of spine 2 */
+	for (int v = 0; v < 18; v++)
+		nodes[n++] = v;
+	for (int v = 72; v < 90; v++)
+		nodes[n++] = v;
+	_hybrid_order(t, nodes, n, &p);
+	ck_assert_int_eq(topoml_hybrid_locality(t, nodes, n, TPN, &p, w,
+						&now), 0);
+	ck_assert_int_gt(now.dp_top, 0);
+	ck_assert_int_eq(now.tp_split, 0);
+	ck_assert(topoml_hybrid_falls_short(&now, &best));
+	ck_assert(!topoml_hybrid_falls_short(&best, &best));
+	/* two leaves of spine 1: as good as the best */
+	for (int i = 0; i < 36; i++)
+		nodes[i] = i;
+	_hybrid_order(t, nodes, n, &p);
+	ck_assert_int_eq(topoml_hybrid_locality(t, nodes, n, TPN, &p, w,
+						&now), 0);
+	ck_assert(!topoml_hybrid_falls_short(&now, &best));
+	/* a tensor group over two domains (leaves) falls short too */
+	now.dp_top = 0;
+	now.tp_split = 1;
+	ck_assert(topoml_hybrid_falls_short(&now, &best));
+	/* the best of a partition without a whole spine crosses the top */
+	hwloc_bitmap_zero(all);
+	hwloc_bitmap_set_range(all, 0, 17);
+	hwloc_bitmap_set_range(all, 72, 89);
+	ck_assert_int_eq(topoml_hybrid_best_locality(t, all, 36, &p, TPN, w,
+						     &best), 0);
+	ck_assert_int_gt(best.dp_top, 0);
+	hwloc_bitmap_free(all);
+	topoml_free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hybrid");
@@ -483,6 +541,7 @@ int main(void)
 	tcase_add_test(tc, placed_for_stages);
 	tcase_add_test(tc, whole_groups);
 	tcase_add_test(tc, spares_workers_ranked);
+	tcase_add_test(tc, locality_falls_short);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

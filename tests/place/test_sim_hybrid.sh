@@ -8,6 +8,8 @@
 # not the ring's; every split it leaves is forced (the free nodes held no
 # placement without one); it splits no more groups and sends fewer DP
 # transfers through the top than the stock policy in the same run.
+# With --hybrid-wait 3600 on the fat tree: no split group, DP through the
+# top <= 0.5 x stock, pipeline hops <= stock.
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
@@ -70,4 +72,30 @@ read -r dp ring _ _ <"$work/df-mira.fig"
 [ "$dp" -lt "$ring" ] || fail "df-mira: ring $ring, hybrid $dp: no proof"
 read -r _ _ split _ <"$work/ft-theta.fig"
 [ "$split" -gt 0 ] || fail "ft-theta: no forced split: no proof"
+
+# --hybrid-wait (HybridWait= in select/topoml): waiting up to an hour for
+# whole tensor groups and DP rings below the top meets issue 14's targets
+# on the fat tree: no split group, DP through the top <= 0.5 x stock,
+# pipeline hops <= stock; the price is mean wait, printed beside stock's.
+t=$src/fixtures/hybrid/fattree-nvl576.json
+tr=$swf/MTech-Thesis_JobLogs_theta.swf.txt
+"$bld/contrib/topoml" sim -t "$t" -T "$tr" -N 4392 -n 3000 \
+	-p topoml,slurm-tree --hybrid 4 --hybrid-tp 8 --no-fragmentation \
+	--hybrid-wait 3600 -q >"$work/wait.sim" 2>&1 ||
+	fail "wait: sim: $(cat "$work/wait.sim")"
+read -r dp dps < <(awk 'index($0, "dp cross top/group") == 1 {
+	split(substr($0, 27), f, " "); print f[1], f[2] }' "$work/wait.sim")
+read -r pp pps < <(awk 'index($0, "pp hops") == 1 {
+	split(substr($0, 27), f, " "); print f[1], f[2] }' "$work/wait.sim")
+read -r split _ < <(awk 'index($0, "TP groups split NVL dom") == 1 {
+	split(substr($0, 27), f, " "); print f[1], f[2] }' "$work/wait.sim")
+read -r wt wts < <(awk 'index($0, "mean wait (s)") == 1 {
+	split(substr($0, 27), f, " "); print f[1], f[2] }' "$work/wait.sim")
+echo "ft-theta --hybrid-wait 3600: DP top $dp (stock $dps), PP hops $pp" \
+	"(stock $pps), TP split $split, mean wait $wt s (stock $wts)"
+[ -n "$dp" ] && [ -n "$pp" ] && [ -n "$split" ] && [ -n "$wt" ] ||
+	fail "wait: figures missing: $(cat "$work/wait.sim")"
+[ "$split" = 0 ] || fail "wait: $split TP groups split"
+[ $((2 * dp)) -le "$dps" ] || fail "wait: DP top $dp > 0.5 x $dps"
+[ "$pp" -le "$pps" ] || fail "wait: PP hops $pp > stock $pps"
 echo "PASS: topoml sim --hybrid"

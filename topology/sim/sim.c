@@ -1041,6 +1041,27 @@ static int _place_shared(struct state *s, const struct topoml_job *j)
 
 /* ---- start and end ------------------------------------------------- */
 
+/* box_wait: a torus placement that is no exact box, where one exists */
+static bool _wants_box(const struct state *s, const struct topoml_job *j)
+{
+	return s->o->box_wait > 0 && s->t->family == TOPOML_TORUS &&
+		j->nodes > 1 && s->pl.score.span > j->nodes &&
+		topoml_torus_box_size(s->t, j->nodes);
+}
+
+/* Whether topoml's placement in s->pl should wait for a better one. */
+static bool _holds(const struct state *s, int job, const struct topoml_job *j)
+{
+	return _wants_box(s, j) ||
+		(s->o->hold_wait > 0 && s->o->hold &&
+		 s->o->hold(s->o->place_arg, s->t, job, &s->pl));
+}
+
+static double _hold_bound(const struct state *s, const struct topoml_job *j)
+{
+	return _wants_box(s, j) ? s->o->box_wait : s->o->hold_wait;
+}
+
 static bool _try_start(struct state *s, int job, bool backfill)
 {
 	const struct topoml_job *j = &s->tr->jobs[job];
@@ -1086,14 +1107,11 @@ static bool _try_start(struct state *s, int job, bool backfill)
 		/* box_wait (site choice): a torus job that gets no exact
 		 * box waits for one, up to box_wait s from the first time
 		 * it could start */
-		if (s->o && s->o->box_wait > 0 &&
-		    s->policy == TOPOML_POLICY_TOPOML &&
-		    s->t->family == TOPOML_TORUS && j->nodes > 1 &&
-		    s->pl.score.span > j->nodes &&
-		    topoml_torus_box_size(s->t, j->nodes)) {
+		if (s->o && s->policy == TOPOML_POLICY_TOPOML &&
+		    _holds(s, job, j)) {
 			if (!(r->box_since > 0))
 				r->box_since = s->now + 1e-9;
-			if (s->now - r->box_since < s->o->box_wait) {
+			if (s->now - r->box_since < _hold_bound(s, j)) {
 				topoml_placement_clear(&s->pl);
 				return false;
 			}
