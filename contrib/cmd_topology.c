@@ -229,6 +229,8 @@ static void _site_conf_json(json_object *o, const struct topoml_siteconf *sc)
 		sc->df_spread_alltoall ? "alltoall" : "never"));
 	json_object_object_add(o, "torus_box_wait",
 			       json_object_new_int(sc->torus_box_wait));
+	json_object_object_add(o, "hybrid_wait",
+			       json_object_new_int(sc->hybrid_wait));
 	json_object_object_add(o, "debug", json_object_new_int(sc->debug));
 	for (int i = 0; i < sc->nparts; i++) {
 		const struct topoml_part_conf *pc = &sc->parts[i];
@@ -256,10 +258,10 @@ static void _site_conf_print(const char *path,
 	       path, topoml_hint_name(sc->default_hint),
 	       sc->placement ? "topoml" : "off", sc->nparts);
 	printf("%s: TopologyFile=%s TopologyFormat=%s Family=%s "
-	       "DragonflySpread=%s TorusBoxWait=%d Debug=%d\n", path,
-	       topo ? topo : "(none)", _format_name(sc->topology_format),
+	       "DragonflySpread=%s TorusBoxWait=%d HybridWait=%d Debug=%d\n",
+	       path, topo ? topo : "(none)", _format_name(sc->topology_format),
 	       _sc_family(sc), sc->df_spread_alltoall ? "alltoall" : "never",
-	       sc->torus_box_wait, sc->debug);
+	       sc->torus_box_wait, sc->hybrid_wait, sc->debug);
 	for (int i = 0; i < sc->nparts; i++) {
 		const struct topoml_part_conf *pc = &sc->parts[i];
 

@@ -706,11 +706,58 @@ static int _cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	return rc;
 }
 
-/* _topoml_test: the job waits for a torus box (TorusBoxWait) */
+/* _topoml_test: the job waits for a better placement (TorusBoxWait,
+ * HybridWait) */
 #define TOPOML_BOX_WAITING	(-2)
 
-/* TorusBoxWait's clock per job; g_lock held */
+/* TorusBoxWait's and HybridWait's clock per job; g_lock held */
 static struct topoml_box_waits g_box_waits;
+
+/* The partition's nodes, busy or not (NULL: no memory). */
+static hwloc_bitmap_t _part_nodes(job_record_t *job_ptr)
+{
+	bitstr_t *part = job_ptr->part_ptr ? job_ptr->part_ptr->node_bitmap
+					   : NULL;
+	hwloc_bitmap_t all = hwloc_bitmap_alloc();
+
+	for (int i = 0; all && i < g_map_count; i++)
+		if (g_map[i] >= 0 && (!part || bit_test(part, i)))
+			hwloc_bitmap_set(all, g_map[i]);
+	return all;
+}
+
+/* The job found what it waited for: forget its clock. */
+static void _wait_found(job_record_t *job_ptr, const char *what)
+{
+	int64_t since = topoml_box_wait_forget(&g_box_waits, job_ptr->job_id);
+
+	if (since >= 0)
+		info("select/topoml: %pJ: found %s after waiting %lld s",
+		     job_ptr, what, (long long)(time(NULL) - since));
+}
+
+/*
+ * The job may wait for `what' up to `wait' s (topoml.conf `key'): true
+ * while it still does (why says so), false once the time is up.
+ */
+static bool _wait_more(job_record_t *job_ptr, const char *key, int wait,
+		       const char *what, char *why, size_t whylen)
+{
+	int64_t left = topoml_box_wait_left(&g_box_waits, job_ptr->job_id,
+					    time(NULL), wait);
+
+	if (!left) {
+		info("select/topoml: %pJ: no %s after %s=%d s, placed without",
+		     job_ptr, what, key, wait);
+		return false;
+	}
+	if (left == wait)
+		info("select/topoml: %pJ waits up to %d s for %s (none free, enough nodes)",
+		     job_ptr, wait, what);
+	snprintf(why, whylen, "waiting %lld s more for %s (%s=%d)",
+		 (long long)left, what, key, wait);
+	return true;
+}
 
 /*
  * Could the job ever get an exact box: one of n nodes in its partition's
@@ -720,15 +767,12 @@ static bool _box_possible(job_record_t *job_ptr, int n)
 {
 	struct topoml_place_req req = { .unscored = true, .nnodes = n };
 	struct topoml_placement pl = { 0 };
-	bitstr_t *part = job_ptr->part_ptr ? job_ptr->part_ptr->node_bitmap
-					   : NULL;
-	hwloc_bitmap_t all = hwloc_bitmap_alloc();
+	hwloc_bitmap_t all = _part_nodes(job_ptr);
 	char why[128];
 	bool box;
 
-	for (int i = 0; i < g_map_count; i++)
-		if (g_map[i] >= 0 && (!part || bit_test(part, i)))
-			hwloc_bitmap_set(all, g_map[i]);
+	if (!all)
+		return false;
 	req.avail = all;
 	box = !topoml_place(g_topo, TOPOML_POLICY_TOPOML, &req, &pl, why,
 			    sizeof(why)) &&
@@ -751,36 +795,69 @@ static bool _box_wait(job_record_t *job_ptr,
 		      size_t whylen)
 {
 	int wait = g_conf.torus_box_wait;
-	int64_t left, since;
+	char what[64];
 
 	if (wait <= 0 || g_topo->family != TOPOML_TORUS || req->required ||
 	    req->units || req->nnodes < 2)
 		return false;
+	snprintf(what, sizeof(what), "torus box of %d nodes", req->nnodes);
 	if (topoml_torus_is_box(g_topo, pl->nodes, pl->n)) {
-		since = topoml_box_wait_forget(&g_box_waits, job_ptr->job_id);
-		if (since >= 0)
-			info("select/topoml: %pJ: a torus box of %d nodes after waiting %lld s",
-			     job_ptr, req->nnodes,
-			     (long long)(time(NULL) - since));
+		_wait_found(job_ptr, what);
 		return false;
 	}
 	if (!topoml_torus_box_size(g_topo, req->nnodes) ||
 	    !_box_possible(job_ptr, req->nnodes))
 		return false;
-	left = topoml_box_wait_left(&g_box_waits, job_ptr->job_id,
-				    time(NULL), wait);
-	if (!left) {
-		info("select/topoml: %pJ: no torus box of %d nodes after TorusBoxWait=%d s, placed without one",
-		     job_ptr, req->nnodes, wait);
+	return _wait_more(job_ptr, "TorusBoxWait", wait, what, why, whylen);
+}
+
+/*
+ * HybridWait (topoml.conf(5)): an --ml-parallel whole-node job whose best
+ * placement now splits more tensor groups over NVLink domains, or sends
+ * more data-parallel traffic through the top level, than its workers'
+ * shape gets on its partition's nodes waits for a better one, up to the
+ * site's seconds.  pl: ranked by _hybrid_rank, workers first in rank
+ * order.  True: decline now (why says so).
+ */
+static bool _hybrid_wait(job_record_t *job_ptr,
+			 const struct topoml_place_req *req,
+			 const struct topoml_placement *pl, char *why,
+			 size_t whylen)
+{
+	static const char what[] =
+		"whole tensor groups and data-parallel rings below the top";
+	int wait = g_conf.hybrid_wait, tpn, spares = _job_spares(job_ptr);
+	struct topoml_hybrid_locality now, best = { 0, 0 };
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	hwloc_bitmap_t all;
+	int rc;
+
+	if (spares >= req->nnodes)	/* as _hybrid_rank */
+		spares = 0;
+	if (wait <= 0 || req->required || req->units || pl->n < req->nnodes ||
+	    !_job_parallel(job_ptr, req->nnodes - spares, &p, &tpn))
+		return false;
+	topoml_kind_weights_default(w);
+	if (topoml_hybrid_locality(g_topo, pl->nodes, pl->n - spares, tpn,
+				   &p, w, &now))
+		return false;
+	if (!topoml_hybrid_falls_short(&now, &best)) {
+		_wait_found(job_ptr, what);
 		return false;
 	}
-	if (left == wait)
-		info("select/topoml: %pJ waits up to %d s for a torus box of %d nodes (none free, enough nodes)",
-		     job_ptr, wait, req->nnodes);
-	snprintf(why, whylen,
-		 "waiting %lld s more for a torus box of %d nodes (TorusBoxWait=%d)",
-		 (long long)left, req->nnodes, wait);
-	return true;
+	/* the best the partition's nodes allow: only that is worth it */
+	all = _part_nodes(job_ptr);
+	if (!all)
+		return false;
+	rc = topoml_hybrid_best_locality(g_topo, all, req->nnodes - spares,
+					 &p, tpn, w, &best);
+	hwloc_bitmap_free(all);
+	if (rc || !topoml_hybrid_falls_short(&now, &best)) {
+		_wait_found(job_ptr, what);
+		return false;
+	}
+	return _wait_more(job_ptr, "HybridWait", wait, what, why, whylen);
 }
 
 /*
@@ -877,7 +954,8 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		/* --ml-parallel: the choices by the job's traffic kinds */
 		_hybrid_rank(job_ptr, &req, choice, nchoice);
 		if (!pass && !will_run && nchoice > 0 &&
-		    _box_wait(job_ptr, &req, &choice[0], why, whylen)) {
+		    (_box_wait(job_ptr, &req, &choice[0], why, whylen) ||
+		     _hybrid_wait(job_ptr, &req, &choice[0], why, whylen))) {
 			for (attempt = 0; attempt < nchoice; attempt++)
 				topoml_placement_clear(&choice[attempt]);
 			result = TOPOML_BOX_WAITING;

@@ -326,8 +326,10 @@ static int _global_word(struct topoml_siteconf *c, const char *dir,
 			return -1;
 		}
 		c->placement = on;
-	} else if (!strcasecmp(w->key, "TorusBoxWait")) {
-		/* seconds a torus job waits for an exact box; 0 never */
+	} else if (!strcasecmp(w->key, "TorusBoxWait") ||
+		   !strcasecmp(w->key, "HybridWait")) {
+		/* seconds a job waits for a better placement (an exact
+		 * torus box; whole tensor groups and stages); 0 never */
 		char *end;
 		long v = strtol(w->val, &end, 10);
 
@@ -336,7 +338,10 @@ static int _global_word(struct topoml_siteconf *c, const char *dir,
 				   "seconds from 0 to 31536000");
 			return -1;
 		}
-		c->torus_box_wait = (int)v;
+		if (!strcasecmp(w->key, "HybridWait"))
+			c->hybrid_wait = (int)v;
+		else
+			c->torus_box_wait = (int)v;
 	} else if (!strcasecmp(w->key, "Debug")) {
 		char *end;
 		bool b;

@@ -184,6 +184,32 @@ START_TEST(test_torus_box_wait)
 }
 END_TEST
 
+/* HybridWait=SECONDS: its own value, 0 by default, junk refused. */
+START_TEST(test_hybrid_wait)
+{
+	struct topoml_siteconf c;
+	topoml_errors_t err = { 0 };
+	char *path = _write("topoml.conf", "HybridWait=3600\n");
+	const char *e;
+	char want[600];
+
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert_int_eq(c.hybrid_wait, 3600);
+	ck_assert_int_eq(c.torus_box_wait, 0);
+	topoml_siteconf_clear(&c);
+	ck_assert_int_eq(c.hybrid_wait, 0);
+	path = _write("topoml.conf", "TorusBoxWait=5\nhybridwait=1y\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), -1);
+	e = _errs(&err);
+	snprintf(want, sizeof(want),
+		 "%s:2:1: hybridwait=1y: expected seconds", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	ck_assert_int_eq(err.n, 1);
+	topoml_errors_clear(&err);
+	topoml_siteconf_clear(&c);
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
 	struct topoml_siteconf c;
@@ -264,6 +290,7 @@ int main(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_torus_box_wait);
+	tcase_add_test(tc, test_hybrid_wait);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_topology_auto);
 	tcase_add_test(tc, test_family_mismatch);

@@ -135,7 +135,7 @@ t=$(($(date +%s) - t0))
 s=$(span "$nx")
 [ "$s" = 8 ] || cluster_fail "8-node job not in a box: $nx (span $s)"
 [ "$t" -lt "$W" ] || cluster_fail "8-node job took the box only after $t s"
-grep -q "JobId=$x: a torus box of 8 nodes after waiting" "$log" ||
+grep -q "JobId=$x: found torus box of 8 nodes after waiting" "$log" ||
 	cluster_fail "no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
 echo "ok: TorusBoxWait=$W: pending, then a box when one freed, after $t s ($nx)"
 scontrol ping | grep -q UP || cluster_fail "slurmctld down"
