@@ -1,0 +1,107 @@
+#!/bin/bash
+# HybridWait (topoml.conf(5)) through real slurmctld and slurmd, jobs
+# submitted by an unprivileged user with topoml.so's --ml-parallel.  The
+# network: n1,n5 | n2,n6 under spine1 and n3,n7 | n4,n8 under spine2.
+# With n1 and n3 busy, 3 nodes of each spine are free, so a 4-node
+# tp=2,pp=1 job at 2 tasks a node (dp=4) sends its DP rings through the
+# core, where on a free spine it would not.
+#  - a job without --ml-parallel starts at once;
+#  - an --ml-parallel job pends (Resources) and starts over both spines
+#    after W s, with the log line that says so;
+#  - another pends until the job on n1 ends, then starts in spine1 alone.
+# SPDX-License-Identifier: GPL-2.0-or-later
+. "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
+. "${TESTS_DIR:-$(dirname "$0")/..}/select/lib.sh"
+sel_require_tools
+
+U=topomlhwait
+W=${HYBRIDWAIT_SECONDS:-15}
+work=$(mktemp -d "${TMPDIR:-/tmp}/topoml-hybridwait.XXXXXX")
+chmod 755 "$work"
+cat >"$work/net.conf" <<'TOPO'
+SwitchName=leaf1 Nodes=n1,n5
+SwitchName=leaf2 Nodes=n2,n6
+SwitchName=leaf3 Nodes=n3,n7
+SwitchName=leaf4 Nodes=n4,n8
+SwitchName=spine1 Switches=leaf[1-2]
+SwitchName=spine2 Switches=leaf[3-4]
+SwitchName=core Switches=spine[1-2]
+TOPO
+printf 'TopologyFile=%s\nHybridWait=%s\nDebug=1\n' "$work/net.conf" "$W" \
+	>"$work/topoml.conf"
+chmod 644 "$work"/*
+spine() {
+	case $1 in n1|n5|n2|n6) echo 1 ;; n3|n7|n4|n8) echo 2 ;; esac
+}
+# spines NODELIST: the distinct spines of a Slurm node list
+spines() {
+	local n
+	for n in $(scontrol show hostnames "$1"); do spine "$n"; done |
+		sort -u | wc -l
+}
+
+CLUSTER_SLURMD=8 CLUSTER_SELECT=topoml CLUSTER_TOPOML_CONF=$work/topoml.conf \
+	spank_start hybridwait
+trap 'cluster_stop; rm -rf "$SPANK_CACHE" "$work"' EXIT
+cluster_user $U
+log=$CLUSTER_DIR/log/slurmctld.log
+cd "$CLUSTER_DIR" || exit 1
+
+submit() {
+	runuser -u $U -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable \
+		-o /dev/null "$@" --wrap 'sleep 100000'
+}
+reason() { squeue -h -j "$1" -o '%T %r' 2>/dev/null; }
+
+b1=$(submit -N1 -w n1) || cluster_fail "sbatch -w n1"
+b3=$(submit -N1 -w n3) || cluster_fail "sbatch -w n3"
+sel_wait_start "$b1" >/dev/null && sel_wait_start "$b3" >/dev/null ||
+	cluster_fail "one-node jobs did not start"
+
+# Without --ml-parallel: never waits.
+x=$(submit -N4 --ntasks-per-node=2) || cluster_fail "sbatch -N4"
+nx=$(sel_wait_start "$x" 100) ||
+	cluster_fail "plain 4-node job waited: $(reason "$x")"
+echo "ok: without --ml-parallel, at once on $nx ($(spines "$nx") spines)"
+scancel "$x"
+sel_wait_gone "$x" || cluster_fail "job $x not cancelled"
+
+# --ml-parallel: waits W s, then takes both spines.
+t0=$(date +%s)
+x=$(submit -N4 --ntasks-per-node=2 --ml-parallel=tp=2,pp=1) ||
+	cluster_fail "sbatch --ml-parallel"
+sleep $((W / 2))
+r=$(reason "$x")
+[ "$r" = "PENDING Resources" ] ||
+	cluster_fail "--ml-parallel job after $((W / 2)) s of HybridWait=$W: '$r'"
+nx=$(sel_wait_start "$x" $((W * 10 + 150))) ||
+	cluster_fail "--ml-parallel job still waits after $((W + 15)) s: $(reason "$x")"
+t=$(($(date +%s) - t0))
+[ "$t" -ge "$W" ] || cluster_fail "--ml-parallel job started after $t s < $W s"
+[ "$(spines "$nx")" = 2 ] || cluster_fail "one spine free? $nx"
+grep -q "JobId=$x: no whole tensor groups and data-parallel rings below the top after HybridWait=$W s" "$log" ||
+	cluster_fail "no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
+echo "ok: HybridWait=$W: pending ($r), started after $t s over both spines ($nx)"
+scancel "$x"
+sel_wait_gone "$x" || cluster_fail "job $x not cancelled"
+
+# Again, but spine1 frees while it waits: it takes spine1 alone.
+t0=$(date +%s)
+x=$(submit -N4 --ntasks-per-node=2 --ml-parallel=tp=2,pp=1) ||
+	cluster_fail "sbatch --ml-parallel (2)"
+sleep 3
+r=$(reason "$x")
+[ "$r" = "PENDING Resources" ] || cluster_fail "second job after 3 s: '$r'"
+scancel "$b1"
+sel_wait_gone "$b1" || cluster_fail "job $b1 not cancelled"
+nx=$(sel_wait_start "$x" $((W * 10))) ||
+	cluster_fail "job did not start when spine1 freed: $(reason "$x")"
+t=$(($(date +%s) - t0))
+[ "$(spines "$nx")" = 1 ] && [ "$(spine "$(scontrol show hostnames "$nx" |
+	head -1)")" = 1 ] || cluster_fail "not in spine1: $nx"
+[ "$t" -lt "$W" ] || cluster_fail "took spine1 only after $t s"
+grep -q "JobId=$x: found whole tensor groups and data-parallel rings below the top after waiting" "$log" ||
+	cluster_fail "no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
+echo "ok: HybridWait=$W: pending, then spine1 when it freed, after $t s ($nx)"
+scontrol ping | grep -q UP || cluster_fail "slurmctld down"
+echo "PASS: HybridWait"
