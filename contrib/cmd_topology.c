@@ -220,6 +220,7 @@ static const char *_sc_family(const struct topoml_siteconf *sc)
 static void _site_conf_json(json_object *o, const struct topoml_siteconf *sc)
 {
 	json_object *parts = json_object_new_array();
+	char hw[128];
 
 	json_object_object_add(o, "topology_format", json_object_new_string(
 		_format_name(sc->topology_format)));
@@ -231,6 +232,9 @@ static void _site_conf_json(json_object *o, const struct topoml_siteconf *sc)
 			       json_object_new_int(sc->torus_box_wait));
 	json_object_object_add(o, "hybrid_wait",
 			       json_object_new_int(sc->hybrid_wait));
+	topoml_kind_weights_format(sc->hybrid_weights, hw, sizeof(hw));
+	json_object_object_add(o, "hybrid_weights",
+			       json_object_new_string(hw));
 	json_object_object_add(o, "debug", json_object_new_int(sc->debug));
 	for (int i = 0; i < sc->nparts; i++) {
 		const struct topoml_part_conf *pc = &sc->parts[i];
@@ -254,14 +258,18 @@ static void _site_conf_json(json_object *o, const struct topoml_siteconf *sc)
 static void _site_conf_print(const char *path,
 			     const struct topoml_siteconf *sc, const char *topo)
 {
+	char hw[128];
+
 	printf("%s: DefaultHint=%s Placement=%s, %d partition override(s)\n",
 	       path, topoml_hint_name(sc->default_hint),
 	       sc->placement ? "topoml" : "off", sc->nparts);
+	topoml_kind_weights_format(sc->hybrid_weights, hw, sizeof(hw));
 	printf("%s: TopologyFile=%s TopologyFormat=%s Family=%s "
-	       "DragonflySpread=%s TorusBoxWait=%d HybridWait=%d Debug=%d\n",
+	       "DragonflySpread=%s TorusBoxWait=%d HybridWait=%d "
+	       "HybridWeights=%s Debug=%d\n",
 	       path, topo ? topo : "(none)", _format_name(sc->topology_format),
 	       _sc_family(sc), sc->df_spread_alltoall ? "alltoall" : "never",
-	       sc->torus_box_wait, sc->hybrid_wait, sc->debug);
+	       sc->torus_box_wait, sc->hybrid_wait, hw, sc->debug);
 	for (int i = 0; i < sc->nparts; i++) {
 		const struct topoml_part_conf *pc = &sc->parts[i];
 

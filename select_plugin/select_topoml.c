@@ -402,7 +402,7 @@ static void _hybrid_rank(job_record_t *job_ptr,
 	if (n < 1 || req->units ||
 	    !_job_parallel(job_ptr, req->nnodes - spares, &p, &tpn))
 		return;
-	topoml_kind_weights_default(w);
+	memcpy(w, g_conf.hybrid_weights, sizeof(w));
 	(void)topoml_hybrid_rank_spares(g_topo, req, &p, tpn, w, choice, n,
 					spares);
 }
@@ -838,7 +838,7 @@ static bool _hybrid_wait(job_record_t *job_ptr,
 	if (wait <= 0 || req->required || req->units || pl->n < req->nnodes ||
 	    !_job_parallel(job_ptr, req->nnodes - spares, &p, &tpn))
 		return false;
-	topoml_kind_weights_default(w);
+	memcpy(w, g_conf.hybrid_weights, sizeof(w));
 	if (topoml_hybrid_locality(g_topo, pl->nodes, pl->n - spares, tpn,
 				   &p, w, &now))
 		return false;
@@ -1181,7 +1181,7 @@ static void _publish(job_record_t *job_ptr)
 	if (_job_parallel(job_ptr, n - c.spares, &par, &tpn)) {
 		double w[TOPOML_KIND_COUNT];
 
-		topoml_kind_weights_default(w);
+		memcpy(w, g_conf.hybrid_weights, sizeof(w));
 		(void)topoml_hybrid_order(g_topo, pl.nodes, n - c.spares, tpn,
 					  &par, w);
 	}

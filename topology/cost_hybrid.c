@@ -37,6 +37,23 @@ void topoml_kind_weights_default(double w[TOPOML_KIND_COUNT])
 	w[TOPOML_KIND_PP] = 2;
 }
 
+void topoml_kind_weights_format(const double w[TOPOML_KIND_COUNT], char *buf,
+				size_t len)
+{
+	size_t at = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (int k = 0; k < TOPOML_KIND_COUNT && at < len; k++) {
+		int n = snprintf(buf + at, len - at, "%s%s=%g", k ? "," : "",
+				 kind_names[k], w[k]);
+
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+}
+
 int topoml_kind_weights_parse(const char *s, double w[TOPOML_KIND_COUNT],
 			      char *err, size_t errlen)
 {

@@ -25,6 +25,7 @@ void topoml_siteconf_init(struct topoml_siteconf *c)
 	c->topology_format = TOPOML_FMT_AUTO;
 	c->default_hint = TOPOML_HINT_ALLREDUCE;
 	c->placement = true;
+	topoml_kind_weights_default(c->hybrid_weights);
 }
 
 void topoml_siteconf_clear(struct topoml_siteconf *c)
@@ -342,6 +343,19 @@ static int _global_word(struct topoml_siteconf *c, const char *dir,
 			c->hybrid_wait = (int)v;
 		else
 			c->torus_box_wait = (int)v;
+	} else if (!strcasecmp(w->key, "HybridWeights")) {
+		/* relative traffic per kind for --ml-parallel jobs */
+		double v[TOPOML_KIND_COUNT];
+		char why[160], expect[256];
+
+		memcpy(v, c->hybrid_weights, sizeof(v));
+		if (topoml_kind_weights_parse(w->val, v, why, sizeof(why))) {
+			snprintf(expect, sizeof(expect),
+				 "KIND=WEIGHT,... (%s)", why);
+			_bad_value(err, path, line, w, expect);
+			return -1;
+		}
+		memcpy(c->hybrid_weights, v, sizeof(v));
 	} else if (!strcasecmp(w->key, "Debug")) {
 		char *end;
 		bool b;

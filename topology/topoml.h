@@ -411,6 +411,9 @@ struct topoml_siteconf {
 	int debug;			/* 0 quiet, 1 placements, 2 verbose */
 	int torus_box_wait;		/* TorusBoxWait= seconds, 0 = never */
 	int hybrid_wait;		/* HybridWait= seconds, 0 = never */
+	/* HybridWeights=: per traffic kind (enum topoml_kind, below), the
+	 * defaults of topoml_kind_weights_default where not set */
+	double hybrid_weights[5];
 	int nparts;
 	struct topoml_part_conf *parts;
 };
@@ -503,8 +506,14 @@ struct topoml_hybrid_cost {
 	double weighted;	/* sum of weight[kind] * hops[kind] */
 };
 
+_Static_assert(sizeof(((struct topoml_siteconf *)0)->hybrid_weights) ==
+	       TOPOML_KIND_COUNT * sizeof(double), "one weight per kind");
+
 /* Relative traffic per kind; the defaults (tp=16,cp=4,ep=4,dp=1,pp=2). */
 void topoml_kind_weights_default(double w[TOPOML_KIND_COUNT]);
+/* "tp=16,cp=4,ep=4,dp=1,pp=2": every kind, as the parser reads it back. */
+void topoml_kind_weights_format(const double w[TOPOML_KIND_COUNT], char *buf,
+				size_t len);
 /* "tp=16,dp=1": the named weights (>= 0) replace those in w. */
 int topoml_kind_weights_parse(const char *s, double w[TOPOML_KIND_COUNT],
 			      char *err, size_t errlen);

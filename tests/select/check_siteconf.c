@@ -196,8 +196,24 @@ START_TEST(test_hybrid_wait)
 	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
 	ck_assert_int_eq(c.hybrid_wait, 3600);
 	ck_assert_int_eq(c.torus_box_wait, 0);
+	ck_assert(c.hybrid_weights[TOPOML_KIND_TP] == 16);	/* default */
 	topoml_siteconf_clear(&c);
 	ck_assert_int_eq(c.hybrid_wait, 0);
+	/* HybridWeights=: the kinds named replace the defaults */
+	path = _write("topoml.conf", "HybridWeights=dp=2.5,tp=0\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert(c.hybrid_weights[TOPOML_KIND_DP] == 2.5);
+	ck_assert(c.hybrid_weights[TOPOML_KIND_TP] == 0);
+	ck_assert(c.hybrid_weights[TOPOML_KIND_PP] == 2);
+	topoml_siteconf_clear(&c);
+	path = _write("topoml.conf", "HybridWeights=xp=1\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), -1);
+	e = _errs(&err);
+	snprintf(want, sizeof(want), "%s:1:1: HybridWeights=xp=1: expected "
+		 "KIND=WEIGHT,... (unknown kind 'xp'", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	topoml_errors_clear(&err);
+	topoml_siteconf_clear(&c);
 	path = _write("topoml.conf", "TorusBoxWait=5\nhybridwait=1y\n");
 	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), -1);
 	e = _errs(&err);
