@@ -18,15 +18,8 @@ U=topomlhwait
 W=${HYBRIDWAIT_SECONDS:-15}
 work=$(mktemp -d "${TMPDIR:-/tmp}/topoml-hybridwait.XXXXXX")
 chmod 755 "$work"
-cat >"$work/net.conf" <<'TOPO'
-SwitchName=leaf1 Nodes=n1,n5
-SwitchName=leaf2 Nodes=n2,n6
-SwitchName=leaf3 Nodes=n3,n7
-SwitchName=leaf4 Nodes=n4,n8
-SwitchName=spine1 Switches=leaf[1-2]
-SwitchName=spine2 Switches=leaf[3-4]
-SwitchName=core Switches=spine[1-2]
-TOPO
+cp "${TESTS_DIR:-$(dirname "$0")/..}/fixtures/hybrid/spines-n8.conf" \
+	"$work/net.conf"
 printf 'TopologyFile=%s\nHybridWait=%s\nDebug=1\n' "$work/net.conf" "$W" \
 	>"$work/topoml.conf"
 chmod 644 "$work"/*
