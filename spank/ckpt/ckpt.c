@@ -126,7 +126,8 @@ static int _user_setup(char *resume, size_t len, long *world, char *err,
 		snprintf(err, errlen, "shared page %s: %s", ml_ck.page_path,
 			 errno == EPERM || errno == ELOOP ?
 			 "not a regular file of the job's user" :
-			 strerror(errno));
+			 errno == EWOULDBLOCK ? "locked (flock) by another "
+			 "process for seconds" : strerror(errno));
 		goto out;
 	}
 	ml_ckpt__page_clean_stale();

@@ -24,6 +24,9 @@
 #include "model_int.h"	/* topoml_hash(): the engine's FNV-1a */
 #include "topoml_ckpt_page.h"
 
+/* The longest root waits for the page's lock (_lock_wait). */
+#define CKPT_LOCK_WAIT_MS	3000
+
 /* A process that runs (a zombie does not). */
 static bool _alive(pid_t pid)
 {
@@ -43,6 +46,29 @@ static bool _alive(pid_t pid)
 	buf[n] = '\0';
 	s = strrchr(buf, ')');
 	return !(s && s[1] == ' ' && (s[2] == 'Z' || s[2] == 'X'));
+}
+
+/*
+ * The page's lock, waited for at most MS milliseconds.  It is a flock on
+ * the user's own file: the user can hold it for ever (from another job on
+ * the node too), and slurmstepd must not wait on that (a hung exit hook
+ * leaves the job completing and the node with it).  The hook library
+ * holds it for a few stores only.  0, or -1 with errno (EWOULDBLOCK:
+ * still held).
+ */
+static int _lock_wait(int fd, int ms)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	for (int waited = 0;; waited += 10) {
+		if (!flock(fd, LOCK_EX | LOCK_NB))
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (waited >= ms)
+			return errno = EWOULDBLOCK, -1;
+		nanosleep(&ts, NULL);
+	}
 }
 
 /*
@@ -136,21 +162,23 @@ static int _page_join(struct topoml_ckpt_page *p)
 int ml_ckpt__page_open(void)
 {
 	struct stat st, st2;
+	int fd, tries = 0;
 	void *m;
-	int fd;
 
 again:
 	fd = ml_open_owned(AT_FDCWD, ml_ck.page_path, O_RDWR | O_CREAT, 0600,
 			   ml_ck.cred.uid);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0)
+	if (fstat(fd, &st) < 0 || _lock_wait(fd, CKPT_LOCK_WAIT_MS) < 0)
 		goto fail;
-	flock(fd, LOCK_EX);
-	/* The last user may have unlinked it between open and flock. */
+	/* The last user may have unlinked it between open and flock (the
+	 * user too, as often as they like: a bounded number of times). */
 	if (lstat(ml_ck.page_path, &st2) < 0 || st2.st_ino != st.st_ino) {
 		close(fd);
-		goto again;
+		if (++tries < 16)
+			goto again;
+		return errno = EBUSY, -1;
 	}
 	if (fstat(fd, &st) < 0 ||
 	    (st.st_size != TOPOML_CKPT_PAGE_SIZE &&
@@ -225,11 +253,16 @@ void ml_ckpt__page_clean_stale(void)
 void ml_ckpt__raise(uint32_t why)
 {
 	struct topoml_ckpt_page *p = ml_ck.page;
+	/*
+	 * Never waited for (_lock_wait): without it, the event is raised
+	 * as the hook's signal handlers raise theirs (topoml_ckpt_page.h).
+	 */
+	bool locked = !flock(ml_ck.page_fd, LOCK_EX | LOCK_NB);
 
-	flock(ml_ck.page_fd, LOCK_EX);
 	__atomic_fetch_or(&p->reason, why, __ATOMIC_SEQ_CST);
 	__atomic_fetch_add(&p->gen, 1, __ATOMIC_SEQ_CST);
-	flock(ml_ck.page_fd, LOCK_UN);
+	if (locked)
+		flock(ml_ck.page_fd, LOCK_UN);
 }
 
 /*
@@ -337,7 +370,11 @@ void ml_ckpt__page_leave(void)
 	struct ml_cred_saved saved;
 	struct topoml_ckpt_page *p = ml_ck.page;
 
-	flock(ml_ck.page_fd, LOCK_EX);
+	/* Held by somebody else for long: leave the list as it is (the
+	 * next join drops this slurmstepd, dead by then) and the page to
+	 * ml_ckpt__page_clean_stale. */
+	if (_lock_wait(ml_ck.page_fd, CKPT_LOCK_WAIT_MS) < 0)
+		goto unmap;
 	ml_ck.bus_thread = pthread_self();
 	if (sigsetjmp(ml_ck.bus_jmp, 1))
 		goto unlock;	/* truncated by the user: just let go */
@@ -361,6 +398,7 @@ void ml_ckpt__page_leave(void)
 unlock:
 	ml_ck.bus_armed = 0;
 	flock(ml_ck.page_fd, LOCK_UN);
+unmap:
 	munmap(ml_ck.page, TOPOML_CKPT_PAGE_SIZE);
 	ml_ck.page = NULL;
 	close(ml_ck.page_fd);

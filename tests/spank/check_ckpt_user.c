@@ -1,0 +1,226 @@
+/*
+ * What the job's user can do to --ml-ckpt's root side.
+ *
+ * The page's lock is a flock on the job user's own file: the
+ * user can hold it for ever (a process of theirs, in this job or another
+ * one on the node).  slurmstepd (user_init, the root timer thread, the
+ * exit hook) must not wait on it: a hung exit hook leaves the job
+ * completing and its node out of use.  Against spank/ckpt/ with a stubbed
+ * SPANK handle, as tests/ckpt/check_ckpt.c.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "ckpt.h"
+#include "topoml_ckpt_page.h"
+
+/* ---- a SPANK handle good enough for user_init/exit ------------------ */
+static char _env[16][2][PATH_MAX];
+static int _nenv;
+
+int spank_remote(spank_t sp)
+{
+	(void)sp;
+	return 1;
+}
+
+spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
+{
+	spank_err_t rc = ESPANK_SUCCESS;
+	va_list ap;
+
+	(void)sp;
+	va_start(ap, item);
+	switch (item) {
+	case S_JOB_UID:
+		*va_arg(ap, uid_t *) = getuid();
+		break;
+	case S_JOB_GID:
+		*va_arg(ap, gid_t *) = getgid();
+		break;
+	case S_JOB_ID:
+		*va_arg(ap, uint32_t *) = 4343;
+		break;
+	case S_JOB_STEPID:
+		*va_arg(ap, uint32_t *) = 0;
+		break;
+	case S_JOB_NODEID:
+		*va_arg(ap, uint32_t *) = 0;
+		break;
+	default:
+		rc = ESPANK_BAD_ARG;
+	}
+	va_end(ap);
+	return rc;
+}
+
+spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
+{
+	(void)sp;
+	for (int i = 0; i < _nenv; i++)
+		if (!strcmp(_env[i][0], var)) {
+			snprintf(buf, len, "%s", _env[i][1]);
+			return ESPANK_SUCCESS;
+		}
+	return ESPANK_ENV_NOEXIST;
+}
+
+spank_err_t spank_setenv(spank_t sp, const char *var, const char *val,
+			 int overwrite)
+{
+	int i;
+
+	(void)sp;
+	(void)overwrite;
+	for (i = 0; i < _nenv; i++)
+		if (!strcmp(_env[i][0], var))
+			break;
+	if (i == 16)
+		return ESPANK_ERROR;
+	if (i == _nenv)
+		_nenv++;
+	snprintf(_env[i][0], PATH_MAX, "%s", var);
+	snprintf(_env[i][1], PATH_MAX, "%s", val);
+	return ESPANK_SUCCESS;
+}
+
+static long _stub_restart(uint32_t job_id)
+{
+	(void)job_id;
+	return 0;
+}
+
+static char _tmp[PATH_MAX];
+
+static double _now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A process of the user's that takes the page's lock and keeps it. */
+static pid_t _hold_lock(const char *page)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(page, O_RDWR);
+
+		if (fd < 0 || flock(fd, LOCK_EX) < 0)
+			_exit(1);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	ck_assert_int_eq(read(p[0], &c, 1), 1);
+	close(p[0]);
+	return pid;
+}
+
+START_TEST(page_lock_held_by_user)
+{
+	struct topoml_ckpt_page pg;
+	struct ml_ckpt_opts o;
+	char err[512], arg[PATH_MAX + 64], cache[PATH_MAX + 16];
+	char page[PATH_MAX];
+	struct stat st;
+	double t0;
+	pid_t holder;
+	int fd, rc;
+
+	snprintf(_tmp, sizeof(_tmp), "%s/ckpt-lock.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(_tmp));
+	chmod(_tmp, 0755);
+	setenv("TOPOML_CKPT_SIGNALS", "0", 1);
+	ml_ckpt_restart_lookup = _stub_restart;
+	snprintf(cache, sizeof(cache), "%s/cache", _tmp);
+	snprintf(arg, sizeof(arg), "%s/ck,lead=0,interval=1", _tmp);
+	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
+	ck_assert_int_eq(ml_ckpt_post_opt(NULL, &o, cache, err, sizeof(err)),
+			 0);
+	ck_assert_msg(ml_ckpt_user_init(NULL, &o, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(spank_getenv(NULL, "TOPOML_CKPT_PAGE", page,
+				      sizeof(page)), ESPANK_SUCCESS);
+
+	/* The user holds the lock; interval=1: the root timer raises an
+	 * event meanwhile, and the exit hook stops it and leaves. */
+	holder = _hold_lock(page);
+	sleep(2);
+	t0 = _now();
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	ck_assert_msg(_now() - t0 < 10, "exit hook took %.1f s",
+		      _now() - t0);
+	ck_assert_int_ge(fd = open(page, O_RDONLY), 0);
+	ck_assert_int_eq(pread(fd, &pg, sizeof(pg), 0), (ssize_t)sizeof(pg));
+	close(fd);
+	ck_assert_msg(pg.gen >= 1 && (pg.reason & TOPOML_CKPT_R_INTERVAL),
+		      "interval event not raised under the user's lock "
+		      "(gen %llu reason %u)", (unsigned long long)pg.gen,
+		      pg.reason);
+
+	/* The next step's user_init: an error for the job's output, not a
+	 * slurmstepd that waits for ever before its tasks. */
+	t0 = _now();
+	rc = ml_ckpt_user_init(NULL, &o, err, sizeof(err));
+	ck_assert_msg(_now() - t0 < 10, "user_init took %.1f s", _now() - t0);
+	ck_assert_int_eq(rc, -1);
+	ck_assert_msg(strstr(err, "locked"), "%s", err);
+
+	/* Let go: the page works again, and the last one out removes it. */
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	ck_assert_msg(ml_ckpt_user_init(NULL, &o, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	ck_assert_int_eq(stat(page, &st), -1);
+
+	snprintf(arg, sizeof(arg), "rm -rf '%s'", _tmp);
+	ck_assert_int_eq(system(arg), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("ckpt_user");
+	TCase *t = tcase_create("page");
+	SRunner *r;
+	int failed;
+
+	/* A hook that waits for ever: the timeout turns it into an error. */
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, page_lock_held_by_user);
+	suite_add_tcase(s, t);
+	r = srunner_create(s);
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? 1 : 0;
+}
