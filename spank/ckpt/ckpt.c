@@ -114,11 +114,8 @@ static int _user_setup(char *resume, size_t len, long *world, char *err,
 			 (unsigned)ml_ck.cred.uid, strerror(errno));
 		return -1;
 	}
-	if (ml_ckpt__mkdir_user(ml_ck.dir) < 0) {
-		snprintf(err, errlen, "cannot use %s as uid %u: %s", ml_ck.dir,
-			 (unsigned)ml_ck.cred.uid, strerror(errno));
+	if (ml_ckpt__mkdir_user(ml_ck.dir, ml_ck.cred.uid, err, errlen) < 0)
 		goto out;
-	}
 	topoml_ckpt__write_epoch(ml_ck.dir, ml_ck.restart);
 	ml_ckpt__resume_path(ml_ck.dir, resume, len);
 	*world = _resume_world(resume);

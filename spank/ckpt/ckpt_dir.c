@@ -147,13 +147,69 @@ int ml_ckpt_local(spank_t sp, const struct ml_ckpt_opts *o)
 	return 0;
 }
 
-/* DIR created and usable by the job's user. */
-int ml_ckpt__mkdir_user(const char *dir)
+/*
+ * DIR is the job's alone: the job resumes from what DIR/latest names
+ * (TOPOML_RESUME), so nobody else may have made DIR, or be able to
+ * replace it or a directory on its way.  Only a world-writable directory
+ * (/tmp) lets anybody add entries: what lies in one must be the user's
+ * (or root's), under the sticky bit; DIR itself must be the user's and
+ * not writable by others.  Group-writable project directories are the
+ * site's trust.  Checked as the user, symlinks resolved.
+ */
+static int _dir_safe(const char *dir, uid_t uid, char *err, size_t errlen)
 {
-	if (topoml_ckpt__mkdir_p(dir) < 0)
+	char real[PATH_MAX], *s, *slash;
+	struct stat st, up;
+
+	if (!realpath(dir, real) || stat("/", &up) < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
-	/* Effective ids: slurmstepd's real uid is still root here. */
-	return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS);
+	}
+	st = up;
+	for (s = real + 1; *s; s = slash + 1) {
+		if ((slash = strchr(s, '/')))
+			*slash = '\0';
+		if (stat(real, &st) < 0) {
+			snprintf(err, errlen, "%s: %s", real, strerror(errno));
+			return -1;
+		}
+		if ((up.st_mode & S_IWOTH) &&
+		    (!(up.st_mode & S_ISVTX) ||
+		     (st.st_uid != uid && st.st_uid != 0))) {
+			snprintf(err, errlen, "%s is %s: another user could "
+				 "replace the checkpoints", real,
+				 !(up.st_mode & S_ISVTX) ? "in a directory "
+				 "anybody can write (no sticky bit)" :
+				 "another user's, in a directory anybody "
+				 "can write");
+			return -1;
+		}
+		up = st;
+		if (!slash)
+			break;
+		*slash = '/';
+	}
+	if (st.st_uid != uid || (st.st_mode & S_IWOTH)) {
+		snprintf(err, errlen, "%s is %s: another user could replace "
+			 "the checkpoints", real, st.st_uid != uid ?
+			 "another user's directory" : "writable by anybody");
+		return -1;
+	}
+	return 0;
+}
+
+/* DIR created, usable and trusted by the job's user UID. */
+int ml_ckpt__mkdir_user(const char *dir, uid_t uid, char *err,
+			size_t errlen)
+{
+	if (topoml_ckpt__mkdir_p(dir) < 0 ||
+	    /* Effective ids: slurmstepd's real uid is still root here. */
+	    faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0) {
+		snprintf(err, errlen, "cannot use %s as uid %u: %s", dir,
+			 (unsigned)uid, strerror(errno));
+		return -1;
+	}
+	return _dir_safe(dir, uid, err, errlen);
 }
 
 /* DIR/latest's path, or "" when there is no complete checkpoint. */

@@ -55,7 +55,9 @@ extern struct ml_ckpt_state ml_ck;
 int ml_ckpt__expand_dir(const char *in, uint32_t job, uint32_t array_job,
 			uint32_t array_task, const char *user, char *out,
 			size_t len);
-int ml_ckpt__mkdir_user(const char *dir);
+/* DIR made (as the user) and the job's alone; 0 or -1 + err. */
+int ml_ckpt__mkdir_user(const char *dir, uid_t uid, char *err,
+			size_t errlen);
 void ml_ckpt__resume_path(const char *dir, char *out, size_t len);
 
 /* ckpt_page.c */

@@ -1,5 +1,6 @@
 /*
- * What the job's user can do to --ml-ckpt's root side.
+ * What the job's user, or another user, can do to --ml-ckpt's root side
+ * (more in tests/ckpt/check_ckpt.c, plugin_hostile_files).
  *
  * The page's lock is a flock on the job user's own file: the
  * user can hold it for ever (a process of theirs, in this job or another
@@ -207,6 +208,109 @@ START_TEST(page_lock_held_by_user)
 }
 END_TEST
 
+/*
+ * The job resumes from DIR/latest (TOPOML_RESUME): in a world-writable
+ * place (/tmp, a scratch root) another user can make DIR, or the
+ * directory above it, before the job does (job ids are easy to guess)
+ * and plant a checkpoint there.  Refused, with the reason; the user's
+ * own directories and a group's project directory are fine.  Root only:
+ * it needs a directory of another uid.
+ */
+#define OTHER_UID 4242
+
+static int _init_in(const char *dir, char *err, size_t errlen)
+{
+	struct ml_ckpt_opts o;
+	char arg[PATH_MAX + 64];
+	int rc;
+
+	snprintf(arg, sizeof(arg), "%s,lead=0", dir);
+	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, errlen), 0);
+	snprintf(arg, sizeof(arg), "%s/cache", _tmp);
+	ck_assert_int_eq(ml_ckpt_post_opt(NULL, &o, arg, err, errlen), 0);
+	rc = ml_ckpt_user_init(NULL, &o, err, errlen);
+	if (!rc)
+		ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	return rc;
+}
+
+static void _mkdir_as(const char *rel, mode_t mode, uid_t uid)
+{
+	char p[PATH_MAX + 64];
+
+	snprintf(p, sizeof(p), "%s/%s", _tmp, rel);
+	ck_assert_int_eq(mkdir(p, mode), 0);
+	ck_assert_int_eq(chmod(p, mode), 0);
+	ck_assert_int_eq(chown(p, uid, uid), 0);
+}
+
+START_TEST(dir_of_another_user)
+{
+	char err[512], dir[PATH_MAX + 64], p[PATH_MAX + 128];
+	char resume[PATH_MAX];
+
+	if (geteuid() != 0)
+		return;
+	snprintf(_tmp, sizeof(_tmp), "%s/ckpt-user.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(_tmp));
+	chmod(_tmp, 0755);
+	setenv("TOPOML_CKPT_SIGNALS", "0", 1);
+	ml_ckpt_restart_lookup = _stub_restart;
+	_nenv = 0;
+	_mkdir_as("pub", 01777, 0);
+
+	/* The job's own directory, made ahead by another user, with a
+	 * checkpoint of theirs as the latest. */
+	_mkdir_as("pub/ck", 0755, 0);
+	_mkdir_as("pub/ck/4343", 0777, OTHER_UID);
+	_mkdir_as("pub/ck/4343/step-000000000005", 0755, OTHER_UID);
+	snprintf(p, sizeof(p), "%s/pub/ck/4343/latest", _tmp);
+	ck_assert_int_eq(symlink("step-000000000005", p), 0);
+	snprintf(dir, sizeof(dir), "%s/pub/ck", _tmp);
+	ck_assert_msg(_init_in(dir, err, sizeof(err)) == -1,
+		      "resumes from another user's checkpoint: %s",
+		      spank_getenv(NULL, "TOPOML_RESUME", resume,
+				   sizeof(resume)) ? "?" : resume);
+	ck_assert_msg(strstr(err, "another user's directory"), "%s", err);
+
+	/* The directory above it, another user's in a world-writable
+	 * place: they could swap the job's directory later. */
+	_mkdir_as("pub/theirs", 0755, OTHER_UID);
+	snprintf(dir, sizeof(dir), "%s/pub/theirs", _tmp);
+	ck_assert_int_eq(_init_in(dir, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "another user's, in a directory anybody "
+			     "can write"), "%s", err);
+
+	/* World-writable without the sticky bit: anybody renames. */
+	_mkdir_as("open", 0777, 0);
+	snprintf(dir, sizeof(dir), "%s/open/ck", _tmp);
+	ck_assert_int_eq(_init_in(dir, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "no sticky bit"), "%s", err);
+
+	/* The job's directory writable by anybody. */
+	_mkdir_as("loose", 0755, 0);
+	_mkdir_as("loose/4343", 0777, 0);
+	snprintf(dir, sizeof(dir), "%s/loose", _tmp);
+	ck_assert_int_eq(_init_in(dir, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "writable by anybody"), "%s", err);
+
+	/* Fine: made by the job in /tmp-like pub, in a group's project
+	 * directory of another owner, through a symlink of the user's. */
+	snprintf(dir, sizeof(dir), "%s/pub/mine", _tmp);
+	ck_assert_msg(_init_in(dir, err, sizeof(err)) == 0, "%s", err);
+	_mkdir_as("proj", 02775, OTHER_UID);
+	snprintf(dir, sizeof(dir), "%s/proj/ck", _tmp);
+	ck_assert_msg(_init_in(dir, err, sizeof(err)) == 0, "%s", err);
+	snprintf(p, sizeof(p), "%s/link", _tmp);
+	ck_assert_int_eq(symlink("pub/mine", p), 0);
+	ck_assert_msg(_init_in(p, err, sizeof(err)) == 0, "%s", err);
+
+	snprintf(p, sizeof(p), "rm -rf '%s'", _tmp);
+	ck_assert_int_eq(system(p), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ckpt_user");
@@ -217,6 +321,7 @@ int main(void)
 	/* A hook that waits for ever: the timeout turns it into an error. */
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, page_lock_held_by_user);
+	tcase_add_test(t, dir_of_another_user);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
