@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -263,6 +264,15 @@ static int _job(spank_t sp, uint32_t jobid)
 		rc = 0;
 		goto out;
 	}
+	/* Counts of up to 65535 (ml_parse_tasks_per_node) on up to
+	 * ML_MAX_NODES nodes: their sum may not fit a rank. */
+	for (long i = 0, sum = 0; i < n; i++)
+		if ((sum += counts[i]) > INT_MAX) {
+			ML_ERR(ML_OPT_RANK_ORDER, "task counts per node add up "
+			       "to more than %d, using Slurm's order", INT_MAX);
+			rc = 0;
+			goto out;
+		}
 	ml.node_first_rank = calloc(1, sizeof(int));
 	if (!ml.node_first_rank)
 		goto out;

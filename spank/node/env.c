@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,7 +366,9 @@ int ml_parse_tasks_per_node(const char *s, int *counts, int max)
 		char *end;
 		long v = strtol(s, &end, 10), rep = 1;
 
-		if (end == s || v < 0)
+		/* Slurm's counts are uint16_t; the rest is the job's
+		 * environment (the user's) and would wrap in an int. */
+		if (end == s || v < 0 || v > UINT16_MAX)
 			return -1;
 		s = end;
 		if (!strncmp(s, "(x", 2)) {

@@ -269,6 +269,18 @@ START_TEST(parse_lists)
 	ck_assert_int_eq(ml_parse_tasks_per_node("4(x", c, 8), -1);
 	ck_assert_int_eq(ml_parse_tasks_per_node("a", c, 8), -1);
 	ck_assert_int_eq(ml_parse_tasks_per_node("1(x9)", c, 8), -1);
+	/*
+	 * The job's environment (a user's own srun sends any): Slurm's
+	 * counts are uint16_t, larger ones are not truncated into a
+	 * different count (2^32 + 1 read as 1 before) nor summed past
+	 * INT_MAX into the ranks root computes.
+	 */
+	ck_assert_int_eq(ml_parse_tasks_per_node("65535", c, 8), 1);
+	ck_assert_int_eq(c[0], 65535);
+	ck_assert_int_eq(ml_parse_tasks_per_node("65536", c, 8), -1);
+	ck_assert_int_eq(ml_parse_tasks_per_node("4294967297", c, 8), -1);
+	ck_assert_int_eq(ml_parse_tasks_per_node("2,4294967297(x2)", c, 8),
+			 -1);
 	ck_assert_int_eq(ml_parse_gpu_list(&n, "3,1", pool, 8), 2);
 	ck_assert_int_eq(pool[0], 3);
 	ck_assert_int_eq(pool[1], 1);
