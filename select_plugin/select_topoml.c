@@ -23,6 +23,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -362,7 +363,9 @@ static bool _job_parallel(job_record_t *job_ptr, int nnodes,
 			spec = topoml_parallel_job_env(
 				job_ptr->spank_job_env[i]);
 	*tpn = (int)k;
+	/* the task count in an int: absurd requests are no hybrid job */
 	return spec && nnodes > 0 && k && k != NO_VAL16 &&
+	       (long)nnodes * k <= INT_MAX &&
 	       !topoml_parallel_parse(spec, p, err, sizeof(err)) &&
 	       !topoml_parallel_resolve(p, (int)(nnodes * k), err,
 					sizeof(err));

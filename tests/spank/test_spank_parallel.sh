@@ -30,15 +30,8 @@ $PY -c 'import torch.distributed as d; assert d.is_gloo_available()' \
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/topoml-spank-parallel.XXXXXX")
 chmod 755 "$work"
-cat >"$work/net.conf" <<'TOPO'
-SwitchName=leaf1 Nodes=n1,n5
-SwitchName=leaf2 Nodes=n2,n6
-SwitchName=leaf3 Nodes=n3,n7
-SwitchName=leaf4 Nodes=n4,n8
-SwitchName=spine1 Switches=leaf[1-2]
-SwitchName=spine2 Switches=leaf[3-4]
-SwitchName=core Switches=spine[1-2]
-TOPO
+cp "${TESTS_DIR:-$(dirname "$0")/..}/fixtures/hybrid/spines-n8.conf" \
+	"$work/net.conf"
 printf 'TopologyFile=%s\n' "$work/net.conf" >"$work/topoml.conf"
 chmod 644 "$work"/*
 leaf() { echo $(( (${1#n} - 1) % 4 + 1 )); }
