@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -54,6 +55,31 @@ static bool _ours(pid_t pid)
 }
 
 /*
+ * Kill pid if this slurmstepd started it.  A pidfd pins the process
+ * first: while it is still there (a zombie too), its pid cannot have gone
+ * to another process between the check and the signal.  Without pidfds
+ * (Linux < 5.3), the plain check and kill.
+ */
+static void _kill_if_ours(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd >= 0) {
+		if (_ours(pid))	/* a dead process: no signal, ESRCH */
+			(void)syscall(SYS_pidfd_send_signal, fd, SIGKILL,
+				      NULL, 0);
+		close(fd);
+		return;
+	}
+	if (errno != ENOSYS)
+		return;		/* gone already */
+#endif
+	if (_ours(pid))
+		kill(pid, SIGKILL);
+}
+
+/*
  * A newer run of the job started elsewhere: stop this one's tasks.  The
  * page's pid list is the user's to write, so only processes this
  * slurmstepd started are killed.
@@ -66,8 +92,8 @@ static void _kill_stale(void)
 	for (i = 0; i < p->npids && i < TOPOML_CKPT_PAGE_PIDS; i++) {
 		pid_t pid = p->pids[i];
 
-		if (pid > 1 && _ours(pid))
-			kill(pid, SIGKILL);
+		if (pid > 1)
+			_kill_if_ours(pid);
 	}
 }
 
