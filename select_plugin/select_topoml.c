@@ -420,9 +420,13 @@ static enum topoml_hint _job_hint(job_record_t *job_ptr)
 						    job_ptr->partition),
 			       (const char *const *)job_ptr->spank_job_env,
 			       job_ptr->spank_job_env_size, &bad);
-	if (bad)
+	if (bad) {
+		char q[64];
+
 		_error_once("JobId=%u: unknown --ml-comm value '%s', using the default",
-			    job_ptr->job_id, bad);
+			    job_ptr->job_id,
+			    topoml_log_escape(bad, q, sizeof(q)));
+	}
 	return _parallel_hint(job_ptr, hint);
 }
 

@@ -227,7 +227,10 @@ static int _job(spank_t sp, uint32_t jobid)
 		return 0;
 	}
 	if (!(names = _hosts(list, &n)) || n == 0 || (int)nodeid >= n) {
-		slurm_error("topoml: cannot expand node list '%s'", list);
+		char q[160];
+
+		slurm_error("topoml: cannot expand node list '%s'",
+			    topoml_log_escape(list, q, sizeof(q)));
 		goto out;
 	}
 	_master_addr(names[0], ml.job.master_addr, sizeof(ml.job.master_addr));
@@ -407,8 +410,11 @@ static int _pool(spank_t sp, int *pool, int max)
 			_pool_slurm = i < 2;
 			return k;
 		}
+		char q[160];
+
 		slurm_info("topoml: %s=%s is not a list of GPU indices of "
-			   "this node: all GPUs", vars[i], buf);
+			   "this node: all GPUs", vars[i],
+			   topoml_log_escape(buf, q, sizeof(q)));
 		return -1;
 	}
 	return -1;
@@ -662,9 +668,11 @@ static void _keep_visible(spank_t sp, const struct ml_task_bind *b,
 	if (ml_own_in_visible(ml.node, b, cur, _step_pool,
 			      _step_npool > 0 ? _step_npool : 0,
 			      _pool_slurm, own, sizeof(own))) {
+		char q[160];
+
 		slurm_info("topoml: %s=%s does not say where this task's "
 			   "GPUs are: no TOPOML_DEVICE", ml_visible_var(b),
-			   cur);
+			   topoml_log_escape(cur, q, sizeof(q)));
 		own[0] = '\0';
 	}
 	/* An empty value: _apply leaves the variable out. */
@@ -748,14 +756,15 @@ int ml_remote_task_init(spank_t sp)
 	}
 	_apply(sp, &env);
 	if (b && b->ngpus) {
-		char cpus[256] = "-";
+		char cpus[256] = "-", q[160];
 
 		if (bound)
 			hwloc_bitmap_list_snprintf(cpus, sizeof(cpus),
 						   b->cpuset);
 		slurm_verbose("topoml: task %d: %s=%s own=%s cpus=%s hca=%s "
 			      "cxi=%s", tid, ml_visible_var(b),
-			      b->cuda_visible, b->local_gpus, cpus,
+			      topoml_log_escape(b->cuda_visible, q, sizeof(q)),
+			      b->local_gpus, cpus,
 			      b->ib_hca[0] ? b->ib_hca : "-",
 			      b->cxi[0] ? b->cxi : "-");
 	}

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "topoml.h"
 #include "model_int.h"
@@ -60,4 +61,41 @@ void topoml_errors_clear(topoml_errors_t *e)
 	free(e->msg);
 	e->msg = NULL;
 	e->n = 0;
+}
+
+static bool _log_plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '\\';
+}
+
+char *topoml_log_escape(const char *s, char *buf, size_t len)
+{
+	size_t at = 0, total = 0;
+	bool cut;
+
+	if (!len)
+		return buf;
+	for (const char *p = s; p && *p; p++)
+		total += _log_plain((unsigned char)*p) ? 1 : 4;
+	cut = total >= len;
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		size_t need = _log_plain(c) ? 1 : 4;
+
+		/* when cut, room for "..." stays: at <= len - 4 then */
+		if (at + need + (cut ? 3 : 0) >= len) {
+			if (len >= 4) {
+				memcpy(buf + at, "...", 3);
+				at += 3;
+			}
+			break;
+		}
+		if (need == 1)
+			buf[at++] = (char)c;
+		else
+			at += (size_t)snprintf(buf + at, len - at, "\\x%02x",
+					       c);
+	}
+	buf[at < len ? at : len - 1] = '\0';
+	return buf;
 }

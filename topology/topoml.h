@@ -145,6 +145,14 @@ void topoml_errors_add(topoml_errors_t *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void topoml_errors_print(const topoml_errors_t *e, FILE *f);
 void topoml_errors_clear(topoml_errors_t *e);
+/*
+ * s as one log line: control characters, quotes' backslash and bytes
+ * outside printable ASCII as \xNN, cut at len - 1 bytes ("..." at the
+ * end when cut).  For values a job brings (its environment, options)
+ * that reach a daemon's log, which a newline would let forge lines.
+ * Returns buf.
+ */
+char *topoml_log_escape(const char *s, char *buf, size_t len);
 
 /* ---- a model's life ----------------------------------------------- */
 

@@ -398,6 +398,34 @@ START_TEST(test_many_names)
 }
 END_TEST
 
+/* Job values on one log line: no newline gets through, cuts say so. */
+START_TEST(test_log_escape)
+{
+	char buf[16], big[256];
+
+	ck_assert_str_eq(topoml_log_escape("n[1-4]", big, sizeof(big)),
+			 "n[1-4]");
+	ck_assert_str_eq(topoml_log_escape("a\nerror: x\\y\x7f\xc3",
+					   big, sizeof(big)),
+			 "a\\x0aerror: x\\x5cy\\x7f\\xc3");
+	ck_assert_str_eq(topoml_log_escape(NULL, big, sizeof(big)), "");
+	/* 16 bytes: 12 kept, "...", the NUL */
+	ck_assert_str_eq(topoml_log_escape("0123456789abcdefgh", buf,
+					   sizeof(buf)), "0123456789ab...");
+	/* an escape never split: the cut comes before it */
+	ck_assert_str_eq(topoml_log_escape("0123456789ab\n", buf, sizeof(buf)),
+			 "0123456789ab...");
+	ck_assert_str_eq(topoml_log_escape("0123456789a\n", buf, sizeof(buf)),
+			 "0123456789a\\x0a");
+	/* exactly full: no cut */
+	ck_assert_str_eq(topoml_log_escape("0123456789abcde", buf,
+					   sizeof(buf)), "0123456789abcde");
+	ck_assert_str_eq(topoml_log_escape("abc", buf, 2), "");
+	ck_assert_str_eq(topoml_log_escape("\n\n\n\n\n\n", buf, sizeof(buf)),
+			 "\\x0a\\x0a\\x0a...");
+}
+END_TEST
+
 Suite *model_suite(void)
 {
 	Suite *s = suite_create("model");
@@ -411,6 +439,7 @@ Suite *model_suite(void)
 	tcase_add_test(tc, test_dragonfly);
 	tcase_add_test(tc, test_torus);
 	tcase_add_test(tc, test_many_names);
+	tcase_add_test(tc, test_log_escape);
 	suite_add_tcase(s, tc);
 	return s;
 }
