@@ -13,7 +13,8 @@
 # per node (4), PER_LEAF nodes per leaf / router (4), SUBMIT_SCALE and
 # RUN_SCALE divide the trace's submit gaps and run times (1: as traced;
 # larger SUBMIT_SCALE than RUN_SCALE raises the load), MAX_JOBS (all),
-# STOCK_ONLY=1 (stock cons_tres only), KEEP=1 (keep the work directory).
+# STOCK_ONLY=1 (stock cons_tres only), TOPOML_ONLY=1 (select/topoml only),
+# KEEP=1 (keep the work directory).
 # Prints per policy: jobs, mean and max wait, utilisation (core-seconds /
 # cores x makespan), multi-node jobs, their mean span (leaves or groups),
 # jobs above the span lower bound for their cores, summed ring cost.
@@ -238,6 +239,9 @@ report() {
 		}' "$f"
 }
 
+# TOPOML_ONLY=1: the select/topoml half alone (stock cons_tres does not
+# change with this project's code: compare with an earlier stock half).
+if [ "${TOPOML_ONLY:-0}" != 1 ]; then
 CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_CPUS=$CPN \
 	CLUSTER_SELECT=cons_tres CLUSTER_TOPOLOGY=$work/stock.conf \
 	CLUSTER_TOPOLOGY_PARAM=$stock_param CLUSTER_PARTITION_EXTRA="" \
@@ -258,6 +262,7 @@ if [ "${STOCK_ONLY:-0}" = 1 ]; then
 	exit 0
 fi
 cluster_stop
+fi
 
 # select/topoml with Slurm's topology plugin kept, as the README advises
 # (backfill's will-run estimates are cons_tres's own); SLURM_TOPO=none
@@ -275,7 +280,7 @@ CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_CPUS=$CPN \
 t0=$(date +%s)
 replay topoml
 echo "topoml: replayed in $(($(date +%s) - t0)) s"
-report stock
+[ "${TOPOML_ONLY:-0}" = 1 ] || report stock
 report topoml
 cluster_stop
 if [ -n "${KEEP:-}" ]; then
