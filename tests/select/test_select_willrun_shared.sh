@@ -9,9 +9,7 @@
 # pending -n 32 job can start when c[1-8] free:
 #  - cons_tres alone (a partition with Placement=off) spreads its plan
 #    over every router, idle nodes too, so a 30-minute -n 4 job would
-#    delay it and waits (22.05, 26.05.3, mostly 24.11.5; printed: it
-#    depends on cons_tres's node weights), which is what select/topoml
-#    planned before 6fe761b (this test failed then);
+#    delay it and waits;
 #  - select/topoml plans it on c[1-8], the group that frees, and the
 #    30-minute -n 4 job starts at once on an idle node.
 # SPDX-License-Identifier: GPL-2.0-or-later
@@ -83,14 +81,8 @@ pp=$(plan "$p")
 echo "cons_tres alone plans -n 32 on $pp"
 scancel "$p"
 sel_wait_gone "$p"
-# Whether cons_tres spreads depends on its node weights (CLOUD nodes it
-# counts powered down weigh more), which vary between releases and runs:
-# said, not asserted.  Without narrowing, select/topoml's plan was this.
-if idle_in "$pp"; then
-	echo "cons_tres alone takes idle nodes, as in the replay"
-else
-	echo "note: cons_tres alone kept off the idle nodes this time"
-fi
+idle_in "$pp" ||
+	cluster_fail "cons_tres alone planned $pp, no idle node: the test shows nothing"
 
 # select/topoml: the group that frees, so a small long job starts at once
 p=$(sbatch --parsable -o /dev/null -t 5 -n 32 --wrap 'sleep 1') ||
