@@ -93,7 +93,6 @@ if [ $# -eq 0 ]; then
 			select/test_select_torus3d.sh \
 			select/test_select_boxwait.sh \
 			select/test_select_hybridwait.sh \
-			select/test_select_willrun_shared.sh \
 			select/compare_2605.sh
 fi
 pass=0 fail=0 skip=0
