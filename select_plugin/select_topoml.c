@@ -386,6 +386,20 @@ static int _job_spares(job_record_t *job_ptr)
 }
 
 /*
+ * The --ml-parallel shape of a job on nnodes nodes: its workers, the
+ * nodes less its --ml-spares (*spares; none when they would leave no
+ * worker, as topoml_spares_last decides in _publish).
+ */
+static bool _job_workers(job_record_t *job_ptr, int nnodes, int *spares,
+			 struct topoml_parallel *p, int *tpn)
+{
+	*spares = _job_spares(job_ptr);
+	if (*spares >= nnodes)
+		*spares = 0;
+	return _job_parallel(job_ptr, nnodes - *spares, p, tpn);
+}
+
+/*
  * --ml-parallel with --ntasks-per-node: the engine's choices reordered by
  * the job's cost per traffic kind, whole tensor groups in NVLink domains
  * first (topoml_hybrid_rank); else left as they are.  With --ml-spares
@@ -397,16 +411,13 @@ static void _hybrid_rank(job_record_t *job_ptr,
 			 struct topoml_placement *choice, int n)
 {
 	struct topoml_parallel p;
-	double w[TOPOML_KIND_COUNT];
-	int tpn, spares = _job_spares(job_ptr);
+	int tpn, spares;
 
-	if (spares >= req->nnodes)	/* as topoml_spares_last in _publish */
-		spares = 0;
 	if (n < 1 || req->units ||
-	    !_job_parallel(job_ptr, req->nnodes - spares, &p, &tpn))
+	    !_job_workers(job_ptr, req->nnodes, &spares, &p, &tpn))
 		return;
-	memcpy(w, g_conf.hybrid_weights, sizeof(w));
-	(void)topoml_hybrid_rank_spares(g_topo, req, &p, tpn, w, choice, n,
+	(void)topoml_hybrid_rank_spares(g_topo, req, &p, tpn,
+					g_conf.hybrid_weights, choice, n,
 					spares);
 }
 
@@ -833,19 +844,16 @@ static bool _hybrid_wait(job_record_t *job_ptr,
 {
 	static const char what[] =
 		"whole tensor groups and data-parallel rings below the top";
-	int wait = g_conf.hybrid_wait, tpn, spares = _job_spares(job_ptr);
+	const double *w = g_conf.hybrid_weights;
+	int wait = g_conf.hybrid_wait, tpn, spares;
 	struct topoml_hybrid_locality now, best = { 0, 0 };
 	struct topoml_parallel p;
-	double w[TOPOML_KIND_COUNT];
 	hwloc_bitmap_t all;
 	int rc;
 
-	if (spares >= req->nnodes)	/* as _hybrid_rank */
-		spares = 0;
 	if (wait <= 0 || req->required || req->units || pl->n < req->nnodes ||
-	    !_job_parallel(job_ptr, req->nnodes - spares, &p, &tpn))
+	    !_job_workers(job_ptr, req->nnodes, &spares, &p, &tpn))
 		return false;
-	memcpy(w, g_conf.hybrid_weights, sizeof(w));
 	if (topoml_hybrid_locality(g_topo, pl->nodes, pl->n - spares, tpn,
 				   &p, w, &now))
 		return false;
@@ -1185,13 +1193,9 @@ static void _publish(job_record_t *job_ptr)
 	 * the job's nodes (pipeline stages kept inside spine subtrees or
 	 * dragonfly groups), so RANK follows it; the spares stay last.
 	 */
-	if (_job_parallel(job_ptr, n - c.spares, &par, &tpn)) {
-		double w[TOPOML_KIND_COUNT];
-
-		memcpy(w, g_conf.hybrid_weights, sizeof(w));
+	if (_job_parallel(job_ptr, n - c.spares, &par, &tpn))
 		(void)topoml_hybrid_order(g_topo, pl.nodes, n - c.spares, tpn,
-					  &par, w);
-	}
+					  &par, g_conf.hybrid_weights);
 	topoml_score(g_topo, avail, &pl);
 	/*
 	 * order= is the one ring order the job's tasks get: topoml.so reads
