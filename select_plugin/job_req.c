@@ -124,6 +124,18 @@ int64_t topoml_box_wait_left(struct topoml_box_waits *w, uint32_t job,
 	return w->since[i] + wait - now;
 }
 
+int64_t topoml_box_wait_peek(const struct topoml_box_waits *w, uint32_t job,
+			     int64_t now, int64_t wait)
+{
+	int i = _box_wait_find(w, job);
+
+	if (wait <= 0)
+		return 0;
+	if (i < 0)
+		return wait;
+	return now - w->since[i] >= wait ? 0 : w->since[i] + wait - now;
+}
+
 int64_t topoml_box_wait_forget(struct topoml_box_waits *w, uint32_t job)
 {
 	int i = _box_wait_find(w, job);

@@ -63,6 +63,10 @@ struct topoml_box_waits {
  */
 int64_t topoml_box_wait_left(struct topoml_box_waits *w, uint32_t job,
 			     int64_t now, int64_t wait);
+/* As topoml_box_wait_left, but reads the clock only (backfill's plan):
+ * a job without a clock would wait all of wait. */
+int64_t topoml_box_wait_peek(const struct topoml_box_waits *w, uint32_t job,
+			     int64_t now, int64_t wait);
 /* The job got a box, or left: drop its clock; when it started, or -1. */
 int64_t topoml_box_wait_forget(struct topoml_box_waits *w, uint32_t job);
 void topoml_box_waits_clear(struct topoml_box_waits *w);

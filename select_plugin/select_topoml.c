@@ -805,12 +805,13 @@ static bool _box_possible(job_record_t *job_ptr, int n)
  * placement now is no exact box waits for one, up to the site's seconds
  * from the first time it could have started here; a job that could
  * never get one (its size, its partition) never waits.  True: decline
- * now (why says so).
+ * now (why says so).  plan (backfill's will-run): whether it would wait,
+ * its clock only read.
  */
 static bool _box_wait(job_record_t *job_ptr,
 		      const struct topoml_place_req *req,
-		      const struct topoml_placement *pl, char *why,
-		      size_t whylen)
+		      const struct topoml_placement *pl, bool plan,
+		      char *why, size_t whylen)
 {
 	int wait = g_conf.torus_box_wait;
 	char what[64];
@@ -820,13 +821,42 @@ static bool _box_wait(job_record_t *job_ptr,
 		return false;
 	snprintf(what, sizeof(what), "torus box of %d nodes", req->nnodes);
 	if (topoml_torus_is_box(g_topo, pl->nodes, pl->n)) {
-		_wait_found(job_ptr, what);
+		if (!plan)
+			_wait_found(job_ptr, what);
 		return false;
 	}
 	if (!topoml_torus_box_size(g_topo, req->nnodes) ||
 	    !_box_possible(job_ptr, req->nnodes))
 		return false;
+	if (plan)
+		return topoml_box_wait_peek(&g_box_waits, job_ptr->job_id,
+					    time(NULL), wait) > 0;
 	return _wait_more(job_ptr, "TorusBoxWait", wait, what, why, whylen);
+}
+
+/*
+ * Backfill's plan for a job that waits for a torus box (_box_wait): the
+ * box that frees first by the running jobs' limits, not the placement
+ * outside a box it declines now.  Backfill then reserves that box, and
+ * jobs that would outlast its time keep off it, so that it does free;
+ * planned where it declines to start, the job would hold those nodes in
+ * the plan while other jobs fill the box.  True: req->avail is the nodes
+ * free by then (their jobs will have ended: no owners).
+ */
+static bool _box_plan(struct _job_req *r, struct topoml_place_req *req)
+{
+	int v;
+
+	if (!r->free_at ||
+	    (!r->avail_then && !(r->avail_then = hwloc_bitmap_alloc())) ||
+	    topoml_torus_box_free_by(g_topo, r->avail_all, r->free_at,
+				     req->nnodes, r->avail_then) < 0)
+		return false;
+	hwloc_bitmap_foreach_begin(v, r->avail_then)
+		r->owner[v] = 0;
+	hwloc_bitmap_foreach_end();
+	req->avail = r->avail_then;
+	return true;
 }
 
 /*
@@ -943,8 +973,10 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			 */
 			int v;
 
-			r.avail_then = hwloc_bitmap_alloc();
-			if (topoml_job_free_by(r.free_at, r.avail_all,
+			if (!r.avail_then)
+				r.avail_then = hwloc_bitmap_alloc();
+			if (!r.avail_then ||
+			    topoml_job_free_by(r.free_at, r.avail_all,
 					       req.nnodes, r.avail_then) < 0)
 				break;
 			hwloc_bitmap_foreach_begin(v, r.avail_then)
@@ -968,8 +1000,21 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 					      choice, why, whylen);
 		/* --ml-parallel: the choices by the job's traffic kinds */
 		_hybrid_rank(job_ptr, &req, choice, nchoice);
+		if (!pass && will_run && nchoice > 0 &&
+		    _box_wait(job_ptr, &req, &choice[0], true, why, whylen)) {
+			/* one pass, on the nodes free when the box is */
+			for (attempt = 0; attempt < nchoice; attempt++)
+				topoml_placement_clear(&choice[attempt]);
+			nchoice = _box_plan(&r, &req) ?
+				  topoml_place_ranked(g_topo,
+						      TOPOML_POLICY_TOPOML,
+						      &req, 1, choice, why,
+						      whylen) : 0;
+			pass = 1;
+		}
 		if (!pass && !will_run && nchoice > 0 &&
-		    (_box_wait(job_ptr, &req, &choice[0], why, whylen) ||
+		    (_box_wait(job_ptr, &req, &choice[0], false, why,
+			       whylen) ||
 		     _hybrid_wait(job_ptr, &req, &choice[0], why, whylen))) {
 			for (attempt = 0; attempt < nchoice; attempt++)
 				topoml_placement_clear(&choice[attempt]);

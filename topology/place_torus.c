@@ -639,6 +639,101 @@ out:
 	return sh;
 }
 
+/* Is some box of n cells all free in avail?  -1: out of memory. */
+static int _box_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+		     int n)
+{
+	struct grid g = { .t = t };
+	struct shape *sv;
+	int nsh = 0, found = 0;
+
+	for (int d = 0; d < 3; d++) {
+		g.d[d] = t->dims[d];
+		g.w[d] = t->wrap[d] && t->dims[d] > 1;
+	}
+	if (_prefix(&g, avail, false, &g.busy))
+		return -1;
+	g.run = _runs(&g, avail);
+	g.rowmax = g.run ? _rowmax(&g) : NULL;
+	sv = _shapes(&g, n, n, &nsh);
+	for (int i = 0; i < nsh && !found; i++) {
+		int nc = 0;
+		struct tcand *cv = _origins(&g, &sv[i], n, 0, true, false,
+					    NULL, &nc);
+
+		found = nc > 0;
+		free(cv);
+	}
+	free(sv);
+	free(g.run);
+	free(g.rowmax);
+	for (int k = 0; k < 7; k++)
+		free(g.blk[k]);
+	topoml_psum_free(&g.busy);
+	return found;
+}
+
+static int _i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
+				 hwloc_const_bitmap_t nodes,
+				 const int64_t *free_at, int n,
+				 hwloc_bitmap_t then)
+{
+	int64_t *at, when = -1;
+	int k = 0, v, lo, hi;
+	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+
+	if (!a || t->family != TOPOML_TORUS || n < 1 ||
+	    !topoml_torus_box_size(t, n) ||
+	    !(at = malloc(((size_t)hwloc_bitmap_weight(nodes) + 1) *
+			  sizeof(*at)))) {
+		hwloc_bitmap_free(a);
+		return -1;
+	}
+	at[k++] = 0;
+	hwloc_bitmap_foreach_begin(v, nodes)
+		if (free_at[v] > 0 && free_at[v] < INT64_MAX)
+			at[k++] = free_at[v];
+	hwloc_bitmap_foreach_end();
+	qsort(at, k, sizeof(*at), _i64_cmp);
+	/* the free set only grows with time: bisect the distinct ends for
+	 * the first at which a box is free (at[hi] always tested last) */
+	lo = 0;
+	hi = k;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2, f;
+
+		hwloc_bitmap_zero(a);
+		hwloc_bitmap_foreach_begin(v, nodes)
+			if (free_at[v] <= at[mid])
+				hwloc_bitmap_set(a, v);
+		hwloc_bitmap_foreach_end();
+		if ((f = _box_free(t, a, n)) < 0)
+			break;
+		if (f)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo == hi && hi < k) {
+		when = at[hi];
+		hwloc_bitmap_zero(then);
+		hwloc_bitmap_foreach_begin(v, nodes)
+			if (free_at[v] <= when)
+				hwloc_bitmap_set(then, v);
+		hwloc_bitmap_foreach_end();
+	}
+	free(at);
+	hwloc_bitmap_free(a);
+	return when;
+}
+
 int topoml__place_torus(const struct place_in *in,
 			struct topoml_placement *out, char *why,
 			size_t whylen)

@@ -382,6 +382,16 @@ struct topoml_torus3d *topoml_torus3d_every_size(const topoml_topo_t *t);
 bool topoml_torus3d_size_ok(const struct topoml_torus3d *c, int n);
 /* Does the torus have a box (a x b x c within its dims) of n nodes? */
 bool topoml_torus_box_size(const topoml_topo_t *t, int n);
+/*
+ * When a box of n nodes is all free at the earliest, each of `nodes'
+ * being free from free_at[node] on (0 or less: now; INT64_MAX: never):
+ * that time (0: now), with `then' set to the nodes free by it, or -1 (no
+ * such time, not a torus, a size no box has, out of memory).
+ */
+int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
+				 hwloc_const_bitmap_t nodes,
+				 const int64_t *free_at, int n,
+				 hwloc_bitmap_t then);
 /* Do the n nodes fill their wrap-aware bounding box exactly (geom.c)? */
 bool topoml_torus_is_box(const topoml_topo_t *t, const int *nodes, int n);
 void topoml_torus3d_free(struct topoml_torus3d *c);

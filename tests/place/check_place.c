@@ -956,6 +956,65 @@ START_TEST(torus_boxes_avoid_other_jobs_boxes)
 }
 END_TEST
 
+/*
+ * 4x4x4: the even cells (x + y + z) are busy, so no box of 8 is free now
+ * (every box of two cells or more holds both kinds).  Those of the 2x2x2
+ * box at (2,2,2) free at 300, those at (0,0,0) at 500, the rest never:
+ * the first box frees at 300, and placed on the nodes free then, the
+ * engine takes it.
+ */
+START_TEST(torus_box_free_by_first_box)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 4, 4, 4, true);
+	int64_t *at;
+	hwloc_bitmap_t all, then;
+	struct topoml_placement p;
+	char why[256];
+
+	ck_assert_ptr_nonnull(t);
+	all = _all(t);
+	then = hwloc_bitmap_alloc();
+	at = calloc(t->nnodes, sizeof(*at));
+	for (int v = 0; v < t->nnodes; v++) {
+		const int *c = t->nodes[v].coord;
+		bool lo = c[0] < 2 && c[1] < 2 && c[2] < 2;
+		bool hi = c[0] >= 2 && c[1] >= 2 && c[2] >= 2;
+
+		if ((c[0] + c[1] + c[2]) % 2)
+			continue;
+		at[v] = hi ? 300 : lo ? 500 : INT64_MAX;
+	}
+	ck_assert_int_eq(topoml_torus_box_free_by(t, all, at, 8, then), 300);
+	ck_assert_int_eq(hwloc_bitmap_weight(then), 32 + 4);
+	struct topoml_place_req r = { .nnodes = 8, .avail = then };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(p.score.span, 8);
+	for (int i = 0; i < p.n; i++)
+		for (int d = 0; d < 3; d++)
+			ck_assert_int_ge(t->nodes[p.nodes[i]].coord[d], 2);
+	topoml_placement_clear(&p);
+	/* without (2,2,2)'s jobs in the candidates: (0,0,0)'s box at 500 */
+	for (int v = 0; v < t->nnodes; v++)
+		if (at[v] == 300)
+			hwloc_bitmap_clr(all, v);
+	ck_assert_int_eq(topoml_torus_box_free_by(t, all, at, 8, then), 500);
+	/* never: no box frees; 7 nodes: no box of 7 on 4x4x4 */
+	for (int v = 0; v < t->nnodes; v++)
+		if (at[v] == 500)
+			at[v] = INT64_MAX;
+	ck_assert_int_eq(topoml_torus_box_free_by(t, all, at, 8, then), -1);
+	ck_assert_int_eq(topoml_torus_box_free_by(t, all, at, 7, then), -1);
+	/* all free: now */
+	memset(at, 0, t->nnodes * sizeof(*at));
+	ck_assert_int_eq(topoml_torus_box_free_by(t, all, at, 8, then), 0);
+	free(at);
+	hwloc_bitmap_free(all);
+	hwloc_bitmap_free(then);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(torus_size_without_box_follows_hilbert)
 {
 	topoml_topo_t *t = topoml_gen_torus("t", 4, 4, 4, true);
@@ -1386,6 +1445,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, df_alltoall_spread_is_a_site_choice);
 	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
 	tcase_add_test(tc, torus_boxes_avoid_other_jobs_boxes);
+	tcase_add_test(tc, torus_box_free_by_first_box);
 	tcase_add_test(tc, torus_size_without_box_follows_hilbert);
 	tcase_add_test(tc, torus_wraps_and_falls_back);
 	suite_add_tcase(s, tc);

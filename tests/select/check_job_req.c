@@ -112,6 +112,15 @@ START_TEST(box_wait_clock)
 	ck_assert_int_eq(topoml_box_wait_left(&w, 8, 1010, 60), 60);
 	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 1030, 60), 30);
 	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 1059, 60), 1);
+	/* backfill's plan reads the clock and leaves it: no clock yet is
+	 * the whole wait, an expired one none, and neither is made or
+	 * dropped */
+	ck_assert_int_eq(topoml_box_wait_peek(&w, 7, 1059, 60), 1);
+	ck_assert_int_eq(topoml_box_wait_peek(&w, 7, 1070, 60), 0);
+	ck_assert_int_eq(topoml_box_wait_peek(&w, 5, 1070, 60), 60);
+	ck_assert_int_eq(topoml_box_wait_peek(&w, 7, 1059, 0), 0);
+	ck_assert_int_eq(w.n, 2);
+	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 1059, 60), 1);
 	/* waited long enough: place it, clock gone */
 	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 1060, 60), 0);
 	ck_assert_int_eq(w.n, 1);

@@ -8,6 +8,9 @@
 #    of a partition whose nodes hold no 8-node box start at once; an
 #    8-node job pends (Resources) and starts outside a box after W s; the
 #    next one pends until the 32-node job ends, then starts in a box.
+#  - TorusBoxWait=600, four checkerboard jobs with a 1-minute limit: the
+#    waiting 8-node job's backfill plan is the 2x2x2 box they free, a
+#    1-node job of an hour keeps off it, and the job takes the box.
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -44,10 +47,11 @@ span() {
 		tr ' ' '\n' | sed -n 's/^span=//p'
 }
 
-# start CONF_LINE: a cluster with the checkerboard and the 32-node box
-# busy; sets BIG (the 32-node job).
+# start CONF_LINE [SHORT_NODES]: a cluster with the checkerboard and the
+# 32-node box busy (the checkerboard's jobs on SHORT_NODES with a 1-minute
+# limit: SHORT_IDS); sets BIG (the 32-node job).
 start() {
-	local id n
+	local id n lim
 	printf 'TopologyFile=%s\n%s\nDebug=1\n' "$TOPO" "$1" \
 		>"$work/topoml.conf"
 	CLUSTER_SLURMD=0 CLUSTER_CLOUD=64 CLUSTER_SELECT=topoml \
@@ -55,7 +59,10 @@ start() {
 		CLUSTER_CONF_EXTRA="PartitionName=holes Nodes=$holes MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE" \
 		cluster_start boxwait || exit $?
 	for n in $busy_nodes; do
-		id=$(topo_submit -N1 -w "$n") || cluster_fail "sbatch -w $n"
+		lim=
+		case " ${2:-} " in *" $n "*) lim=--time=1 ;; esac
+		id=$(topo_submit -N1 -w "$n" $lim) || cluster_fail "sbatch -w $n"
+		[ -n "$lim" ] && SHORT_IDS="${SHORT_IDS:-} $id"
 		sel_wait_start "$id" >/dev/null ||
 			cluster_fail "one-node job on $n: $(topo_reason "$id")"
 	done
@@ -139,6 +146,49 @@ grep -q "JobId=$x: found torus box of 8 nodes after waiting" "$log" ||
 	cluster_fail "no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
 echo "ok: TorusBoxWait=$W: pending, then a box when one freed, after $t s ($nx)"
 scontrol ping | grep -q UP || cluster_fail "slurmctld down"
+cluster_stop
+
+# ---- backfill's plan for a job that waits: the box that frees first ----
+# The checkerboard's jobs in x 2-3, y 0-1, z 0-1 end within a minute (their
+# limit): that 2x2x2 box, four of its nodes free now, is the only one that
+# frees.  The waiting 8-node job's plan must be that box, so that a 1-node
+# job that would outlast it keeps off its free nodes and the box frees
+# (CLOUD nodes never boot, so limits end no job here: they are cancelled).
+box="$(node 2 0 0) $(node 3 0 0) $(node 2 1 0) $(node 3 1 0)"
+box="$box $(node 2 0 1) $(node 3 0 1) $(node 2 1 1) $(node 3 1 1)"
+short="$(node 2 0 0) $(node 3 0 0) $(node 2 1 1) $(node 3 1 1)"
+start "TorusBoxWait=600" "$short"
+log=$CLUSTER_DIR/log/slurmctld.log
+x=$(topo_submit -N8) || cluster_fail "sbatch -N8"
+plan=
+for _ in $(seq 1 300); do
+	plan=$(squeue -h -j "$x" -o '%T %Y' 2>/dev/null)
+	case "$plan" in "PENDING "?*) [ "${plan#PENDING }" != "(null)" ] &&
+		break ;; esac
+	sleep 0.1
+done
+plan=${plan#PENDING }
+want=$(echo $box | tr ' ' '\n' | sort | tr '\n' ' ')
+got=$(scontrol show hostnames "$plan" 2>/dev/null | sort | tr '\n' ' ')
+[ "$got" = "$want" ] ||
+	cluster_fail "waiting 8-node job: backfill plans '$plan', not the box that frees first ($box)"
+echo "ok: a job waiting for a box is planned on the box that frees first ($plan)"
+l=$(topo_submit -N1 --time=60) || cluster_fail "sbatch -N1 --time=60"
+nl=$(sel_wait_start "$l" 100) ||
+	cluster_fail "1-node job did not start: $(topo_reason "$l")"
+case " $box " in *" $nl "*)
+	cluster_fail "1-node job of 60 minutes took $nl, in the planned box" ;;
+esac
+echo "ok: a 1-node job that would outlast the plan keeps off the box ($nl)"
+# shellcheck disable=SC2086
+scancel $SHORT_IDS
+nx=$(sel_wait_start "$x" 300) ||
+	cluster_fail "8-node job did not start: $(topo_reason "$x")"
+s=$(span "$nx")
+[ "$s" = 8 ] || cluster_fail "8-node job not in a box: $nx (span $s)"
+grep -q "JobId=$x: found torus box of 8 nodes after waiting" "$log" ||
+	cluster_fail "no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
+echo "ok: the box freed and the job took it ($nx)"
 cluster_stop
 rm -rf "$work"
 echo "PASS: TorusBoxWait"

@@ -90,6 +90,7 @@ struct state {
 	unsigned char *busy_at;	/* torus, by position: busy or no node */
 
 	double now;
+	int held;		/* the job _try_start held for a box, or -1 */
 	bool dirty;		/* free set changed since frag_val */
 	double frag_val;
 	double frag_t;		/* time frag_val holds since */
@@ -1062,6 +1063,31 @@ static double _hold_bound(const struct state *s, const struct topoml_job *j)
 	return _wants_box(s, j) ? s->o->box_wait : s->o->hold_wait;
 }
 
+/*
+ * box_wait: when an exact box of j's size frees, by the running jobs'
+ * limits (est_end), and in `then' the nodes free by then; -1: never.
+ */
+static double _box_then(struct state *s, const struct topoml_job *j,
+			hwloc_bitmap_t then)
+{
+	int64_t *at = malloc(s->t->nnodes * sizeof(*at)), w = -1;
+	hwloc_bitmap_t all = hwloc_bitmap_alloc();
+
+	if (at && all) {
+		for (int v = 0; v < s->t->nnodes; v++) {
+			double e = s->owner[v] ?
+				   s->runs[s->owner[v] - 1].est_end : 0;
+
+			at[v] = e > s->now ? (int64_t)ceil(e) : 0;
+		}
+		hwloc_bitmap_set_range(all, 0, s->t->nnodes - 1);
+		w = topoml_torus_box_free_by(s->t, all, at, j->nodes, then);
+	}
+	free(at);
+	hwloc_bitmap_free(all);
+	return w < 0 ? -1 : w > s->now ? (double)w : s->now;
+}
+
 static bool _try_start(struct state *s, int job, bool backfill)
 {
 	const struct topoml_job *j = &s->tr->jobs[job];
@@ -1112,6 +1138,8 @@ static bool _try_start(struct state *s, int job, bool backfill)
 			if (!(r->box_since > 0))
 				r->box_since = s->now + 1e-9;
 			if (s->now - r->box_since < _hold_bound(s, j)) {
+				if (_wants_box(s, j))
+					s->held = job;
 				topoml_placement_clear(&s->pl);
 				return false;
 			}
@@ -1283,7 +1311,9 @@ static bool _schedule(struct state *s)
 	const struct topoml_job *jobs = s->tr->jobs;
 	bool any = false;
 	int head = 0, kept;
+	hwloc_bitmap_t box = NULL, keep = NULL;
 
+	s->held = -1;
 	while (head < s->nqueue) {
 		int job = s->queue[head];
 
@@ -1298,21 +1328,66 @@ static bool _schedule(struct state *s)
 
 		/* in units: cores on shared nodes, else nodes */
 		_shadow(s, _demand(s, &jobs[s->queue[head]]), &shadow, &extra);
+		/*
+		 * box_wait: the reservation of a head job held for a box is
+		 * the box that frees first by the running jobs' limits (what
+		 * select/topoml answers backfill's will-run); later jobs that
+		 * would outlast it keep off its nodes, so that it does free.
+		 * A count-only reservation (now, on any nodes) lets only what
+		 * fits beside the job's size start and fills the box anyway.
+		 */
+		if (s->held == s->queue[head] &&
+		    (box = hwloc_bitmap_alloc()) &&
+		    (keep = hwloc_bitmap_alloc())) {
+			const struct topoml_job *h = &jobs[s->held];
+			struct topoml_place_req req = {
+				.nnodes = h->nodes, .unscored = true,
+			};
+			struct topoml_placement pl = { 0 };
+			char why[128];
+
+			shadow = _box_then(s, h, box);
+			req.avail = box;
+			if (shadow < 0 || topoml_place(s->t, s->policy, &req,
+						       &pl, why, sizeof(why))) {
+				hwloc_bitmap_free(box);
+				box = NULL;
+			} else {
+				hwloc_bitmap_zero(box);
+				for (int k = 0; k < pl.n; k++)
+					hwloc_bitmap_set(box, pl.nodes[k]);
+				extra = LONG_MAX;
+			}
+			topoml_placement_clear(&pl);
+		}
 		for (int i = head + 1; i < s->nqueue && s->ufree > 0; i++) {
 			int job = s->queue[i];
 			const struct topoml_job *j = &jobs[job];
-			bool before = s->now + j->walltime <= shadow;
+			bool before = s->now + j->walltime <= shadow, ok;
 
 			if (!_fits_count(s, j) ||
 			    (!before && _demand(s, j) > extra))
 				continue;
-			if (!_try_start(s, job, true))
+			if (box && !before) {
+				hwloc_bitmap_copy(keep, s->avail);
+				hwloc_bitmap_andnot(s->avail, s->avail, box);
+				ok = _try_start(s, job, true);
+				for (int k = 0; ok && k < s->runs[job].n; k++)
+					hwloc_bitmap_clr(keep,
+							 s->runs[job].nodes[k]);
+				hwloc_bitmap_copy(s->avail, keep);
+			} else {
+				ok = _try_start(s, job, true);
+			}
+			if (!ok)
 				continue;
 			s->queue[i] = -1;
 			any = true;
 			if (!before)
 				extra -= _demand(s, j);
 		}
+		hwloc_bitmap_free(box);
+		hwloc_bitmap_free(keep);
 	}
 	kept = 0;
 	for (int i = 0; i < s->nqueue; i++)

@@ -1,0 +1,62 @@
+#!/bin/bash
+# topoml sim --box-wait (TorusBoxWait=) on the ANL Theta trace (skips
+# without ../shared) and a 16x16x16 torus, issue 16: with the site's wait
+# of 36000 s, select/topoml's boxes are as compact as Slurm 26.05's
+# torus3d (shapes for every size) in the same run: exact isolated boxes
+# and mean pair hops at least as good, bounding box / N <= 1.02, every job
+# placed; and the price in wait stays small because a job held for a box
+# reserves the box that frees first (backfill keeps longer jobs off it):
+# mean wait below torus3d's and at most 1.15 x never waiting's (1.55 x
+# before that reservation), utilisation as never waiting's.
+#
+# SPDX-License-Identifier: GPL-2.0-or-later
+set -u
+bld=${TOP_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)/build}
+src=${TESTS_DIR:-$(dirname "$0")/..}
+trace=${REALDATA:-$src/../../shared/realdata}/swf/MTech-Thesis_JobLogs_theta.swf.txt
+[ -r "$trace" ] || { echo "SKIP: no $trace"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$bld/contrib/topoml" generate torus --dims 16x16x16 >"$work/torus.json" ||
+	fail "generate torus"
+"$bld/contrib/topoml" sim -q -t "$work/torus.json" -T "$trace" \
+	-p topoml,slurm-torus3d --box-wait 36000 --no-fragmentation --json \
+	>"$work/wait.json" 2>"$work/err" || fail "sim: $(cat "$work/err")"
+"$bld/contrib/topoml" sim -q -t "$work/torus.json" -T "$trace" -p topoml \
+	--no-fragmentation --json >"$work/now.json" 2>"$work/err" ||
+	fail "sim: $(cat "$work/err")"
+python3 - "$work/wait.json" "$work/now.json" <<'PY' || exit 1
+import json, sys
+w = json.load(open(sys.argv[1]))
+now = json.load(open(sys.argv[2]))["policies"]["topoml"]
+jobs = w["trace"]["jobs"]
+t, s = w["policies"]["topoml"], w["policies"]["slurm-torus3d"]
+print("box-wait 36000: exact %.4f bbox/N %.4f pair hops %.3f wait %.1f s;"
+      " torus3d %.4f %.4f %.3f %.1f s; never waiting: %.4f %.4f %.3f %.1f s"
+      % (t["contiguous_isolated"], t["span_over_lower_bound"],
+         t["mean_pair_hops"], t["mean_wait_s"],
+         s["contiguous_isolated"], s["span_over_lower_bound"],
+         s["mean_pair_hops"], s["mean_wait_s"],
+         now["contiguous_isolated"], now["span_over_lower_bound"],
+         now["mean_pair_hops"], now["mean_wait_s"]))
+bad = []
+if t["jobs"] != jobs or t["unplaced"]:
+    bad.append("placed %d of %d" % (t["jobs"], jobs))
+if t["contiguous_isolated"] < s["contiguous_isolated"] - 1e-9:
+    bad.append("fewer exact boxes than torus3d")
+if t["span_over_lower_bound"] > 1.02:
+    bad.append("bounding box / N above 1.02")
+if t["mean_pair_hops"] > s["mean_pair_hops"] + 1e-9:
+    bad.append("pair hops above torus3d's")
+if not t["mean_wait_s"] < s["mean_wait_s"]:
+    bad.append("waits as long as torus3d")
+if t["mean_wait_s"] > 1.15 * now["mean_wait_s"]:
+    bad.append("mean wait above 1.15 x never waiting's")
+if t["utilization"] < now["utilization"] - 1e-9:
+    bad.append("utilisation below never waiting's")
+if bad:
+    sys.exit("FAIL: " + "; ".join(bad))
+PY
+echo "PASS: box-wait on Theta"
