@@ -1336,26 +1336,29 @@ static bool _schedule(struct state *s)
 		 * A count-only reservation (now, on any nodes) lets only what
 		 * fits beside the job's size start and fills the box anyway.
 		 */
-		if (s->held == s->queue[head] &&
-		    (box = hwloc_bitmap_alloc()) &&
-		    (keep = hwloc_bitmap_alloc())) {
+		if (s->held == s->queue[head]) {
 			const struct topoml_job *h = &jobs[s->held];
 			struct topoml_place_req req = {
 				.nnodes = h->nodes, .unscored = true,
 			};
 			struct topoml_placement pl = { 0 };
+			double at = -1;
 			char why[128];
 
-			shadow = _box_then(s, h, box);
+			box = hwloc_bitmap_alloc();
+			keep = hwloc_bitmap_alloc();
+			if (box && keep)
+				at = _box_then(s, h, box);
 			req.avail = box;
-			if (shadow < 0 || topoml_place(s->t, s->policy, &req,
-						       &pl, why, sizeof(why))) {
+			if (at < 0 || topoml_place(s->t, s->policy, &req, &pl,
+						   why, sizeof(why))) {
 				hwloc_bitmap_free(box);
 				box = NULL;
 			} else {
 				hwloc_bitmap_zero(box);
 				for (int k = 0; k < pl.n; k++)
 					hwloc_bitmap_set(box, pl.nodes[k]);
+				shadow = at;
 				extra = LONG_MAX;
 			}
 			topoml_placement_clear(&pl);
