@@ -702,8 +702,9 @@ int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 			at[k++] = free_at[v];
 	hwloc_bitmap_foreach_end();
 	qsort(at, k, sizeof(*at), _i64_cmp);
-	/* the free set only grows with time: bisect the distinct ends for
-	 * the first at which a box is free (at[hi] always tested last) */
+	/* the free set only grows with time: bisect the sorted end times
+	 * (0 first: free now) for the first at which a box is all free;
+	 * lo == k: none is, by any of them */
 	lo = 0;
 	hi = k;
 	while (lo < hi) {
