@@ -639,37 +639,56 @@ out:
 	return sh;
 }
 
-/* Is some box of n cells all free in avail?  -1: out of memory. */
-static int _box_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
-		     int n)
+/*
+ * The grid of avail on t: dims, wrap, busy prefix sums, and the free runs
+ * along x with their row maxima (NULL when out of memory: the box tests
+ * then skip that shortcut).  0, or -1 when out of memory.
+ */
+static int _grid_init(struct grid *g, const topoml_topo_t *t,
+		      hwloc_const_bitmap_t avail)
 {
-	struct grid g = { .t = t };
-	struct shape *sv;
-	int nsh = 0, found = 0;
-
+	*g = (struct grid){ .t = t };
 	for (int d = 0; d < 3; d++) {
-		g.d[d] = t->dims[d];
-		g.w[d] = t->wrap[d] && t->dims[d] > 1;
+		g->d[d] = t->dims[d];
+		g->w[d] = t->wrap[d] && t->dims[d] > 1;
 	}
-	if (_prefix(&g, avail, false, &g.busy))
+	g->run = _runs(g, avail);
+	g->rowmax = g->run ? _rowmax(g) : NULL;
+	return _prefix(g, avail, false, &g->busy);
+}
+
+static void _grid_free(struct grid *g)
+{
+	topoml_psum_free(&g->busy);
+	topoml_psum_free(&g->req);
+	topoml_psum_free(&g->shadow);
+	free(g->run);
+	free(g->rowmax);
+	for (int k = 0; k < 7; k++)
+		free(g->blk[k]);
+}
+
+/* Is a box of one of the shapes sv all free in avail?  -1: out of
+ * memory. */
+static int _box_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+		     const struct shape *sv, int nsh)
+{
+	struct grid g;
+	int found = 0;
+
+	if (_grid_init(&g, t, avail)) {
+		_grid_free(&g);
 		return -1;
-	g.run = _runs(&g, avail);
-	g.rowmax = g.run ? _rowmax(&g) : NULL;
-	sv = _shapes(&g, n, n, &nsh);
+	}
 	for (int i = 0; i < nsh && !found; i++) {
 		int nc = 0;
-		struct tcand *cv = _origins(&g, &sv[i], n, 0, true, false,
-					    NULL, &nc);
+		struct tcand *cv = _origins(&g, &sv[i], sv[i].vol, 0, true,
+					    false, NULL, &nc);
 
 		found = nc > 0;
 		free(cv);
 	}
-	free(sv);
-	free(g.run);
-	free(g.rowmax);
-	for (int k = 0; k < 7; k++)
-		free(g.blk[k]);
-	topoml_psum_free(&g.busy);
+	_grid_free(&g);
 	return found;
 }
 
@@ -685,14 +704,24 @@ int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 				 const int64_t *free_at, int n,
 				 hwloc_bitmap_t then)
 {
-	int64_t *at, when = -1;
-	int k = 0, v, lo, hi;
+	int64_t *at = NULL, when = -1;
+	int k = 0, v, lo, hi, nsh = 0;
 	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+	struct grid dims = { .t = t };
+	struct shape *sv = NULL;
 
-	if (!a || t->family != TOPOML_TORUS || n < 1 ||
-	    !topoml_torus_box_size(t, n) ||
-	    !(at = malloc(((size_t)hwloc_bitmap_weight(nodes) + 1) *
-			  sizeof(*at)))) {
+	if (a && t->family == TOPOML_TORUS && n >= 1 &&
+	    topoml_torus_box_size(t, n)) {
+		for (int d = 0; d < 3; d++)
+			dims.d[d] = t->dims[d];
+		/* the shapes once, for every step of the bisection */
+		sv = _shapes(&dims, n, n, &nsh);
+		at = malloc(((size_t)hwloc_bitmap_weight(nodes) + 1) *
+			    sizeof(*at));
+	}
+	if (!sv || !at) {
+		free(sv);
+		free(at);
 		hwloc_bitmap_free(a);
 		return -1;
 	}
@@ -715,7 +744,7 @@ int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 			if (free_at[v] <= at[mid])
 				hwloc_bitmap_set(a, v);
 		hwloc_bitmap_foreach_end();
-		if ((f = _box_free(t, a, n)) < 0)
+		if ((f = _box_free(t, a, sv, nsh)) < 0)
 			break;
 		if (f)
 			hi = mid;
@@ -730,6 +759,7 @@ int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 				hwloc_bitmap_set(then, v);
 		hwloc_bitmap_foreach_end();
 	}
+	free(sv);
 	free(at);
 	hwloc_bitmap_free(a);
 	return when;
@@ -740,27 +770,21 @@ int topoml__place_torus(const struct place_in *in,
 			size_t whylen)
 {
 	const topoml_topo_t *t = in->t;
-	struct grid g = { .t = t };
+	struct grid g;
 	struct place_seen seen = { 0 };
 	struct shape *sv = NULL;
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
 	int nsh = 0, found = 0, rc = -1, vol, budget;
 	bool exact_shape = false;
 
-	for (int d = 0; d < 3; d++) {
-		g.d[d] = t->dims[d];
-		g.w[d] = t->wrap[d] && t->dims[d] > 1;
-	}
+	if (_grid_init(&g, t, in->avail) || !set ||
+	    (in->nreq && _prefix(&g, in->required, true, &g.req)))
+		goto oom;
 	vol = g.d[0] * g.d[1] * g.d[2];
 	/* shapes larger than the job tried per phase: 64 up to 4096 nodes,
 	 * 2 on a 97k-node torus (each one scans every origin) */
 	budget = (1 << 18) / vol;
 	budget = budget < 2 ? 2 : budget > 64 ? 64 : budget;
-	g.run = _runs(&g, in->avail);
-	g.rowmax = g.run ? _rowmax(&g) : NULL;
-	if (!set || _prefix(&g, in->avail, false, &g.busy) ||
-	    (in->nreq && _prefix(&g, in->required, true, &g.req)))
-		goto oom;
 	if (in->req->owner) {
 		hwloc_bitmap_t sh = _shadowed(t, in);
 
@@ -928,13 +952,7 @@ out:
 	topoml__seen_clear(&seen);
 	hwloc_bitmap_free(set);
 	free(sv);
-	topoml_psum_free(&g.busy);
-	free(g.run);
-	free(g.rowmax);
-	for (int k = 0; k < 7; k++)
-		free(g.blk[k]);
-	topoml_psum_free(&g.req);
-	topoml_psum_free(&g.shadow);
+	_grid_free(&g);
 	return rc;
 }
 
