@@ -67,7 +67,7 @@ struct state {
 	uint32_t *fu;		/* free units per node */
 	long ufree;
 	hwloc_bitmap_t partial;	/* partly used nodes with free units */
-	hwloc_bitmap_t cand;	/* scratch: idle | partial */
+	hwloc_bitmap_t cand;	/* scratch: the nodes a job may use now */
 	unsigned char *used;	/* cloud_power: used once (powered up) */
 	uint64_t *weight;	/* cloud_power: Slurm's scheduling weight */
 	struct sstab *st;	/* Slurm's switch table (shared jobs) */
@@ -973,10 +973,12 @@ static bool _fits_count(const struct state *s, const struct topoml_job *j)
 }
 
 /*
- * Place a shared job: its nodes and units into s->snodes/s->sunits, the
- * scored placement (engine ring order) into s->pl.  0 or -1.
+ * Place a shared job, off the nodes of off (NULL: none): its nodes and
+ * units into s->snodes/s->sunits, the scored placement (engine ring
+ * order) into s->pl.  0 or -1.
  */
-static int _place_shared(struct state *s, const struct topoml_job *j)
+static int _place_shared(struct state *s, const struct topoml_job *j,
+			 hwloc_const_bitmap_t off)
 {
 	const topoml_topo_t *t = s->t;
 	enum sl_mode mode = SL_LINEAR;
@@ -985,6 +987,8 @@ static int _place_shared(struct state *s, const struct topoml_job *j)
 	int n;
 
 	hwloc_bitmap_or(s->cand, s->avail, s->partial);
+	if (off)
+		hwloc_bitmap_andnot(s->cand, s->cand, off);
 	switch (s->policy) {
 	case TOPOML_POLICY_SLURM_TREE:
 		mode = SL_TREE;
@@ -1088,7 +1092,9 @@ static double _box_then(struct state *s, const struct topoml_job *j,
 	return w < 0 ? -1 : w > s->now ? (double)w : s->now;
 }
 
-static bool _try_start(struct state *s, int job, bool backfill)
+/* Start job now if it can, off the nodes of off (NULL: none). */
+static bool _try_start(struct state *s, int job, bool backfill,
+		       hwloc_const_bitmap_t off)
 {
 	const struct topoml_job *j = &s->tr->jobs[job];
 	struct topoml_place_req req = {
@@ -1113,12 +1119,16 @@ static bool _try_start(struct state *s, int job, bool backfill)
 		req.weight = s->weight;
 	}
 	if (shared) {
-		if (_place_shared(s, j)) {
+		if (_place_shared(s, j, off)) {
 			topoml_placement_clear(&s->pl);
 			return false;
 		}
 		r->n = s->pl.n;
 	} else {
+		if (off) {
+			hwloc_bitmap_andnot(s->cand, s->avail, off);
+			req.avail = s->cand;
+		}
 		s->placements++;
 		if (s->policy == TOPOML_POLICY_TOPOML && s->o && s->o->place ?
 		    s->o->place(s->o->place_arg, s->t, job, &req, &s->pl, why,
@@ -1311,13 +1321,14 @@ static bool _schedule(struct state *s)
 	const struct topoml_job *jobs = s->tr->jobs;
 	bool any = false;
 	int head = 0, kept;
-	hwloc_bitmap_t box = NULL, keep = NULL;
+	hwloc_bitmap_t box = NULL;
 
 	s->held = -1;
 	while (head < s->nqueue) {
 		int job = s->queue[head];
 
-		if (!_fits_count(s, &jobs[job]) || !_try_start(s, job, false))
+		if (!_fits_count(s, &jobs[job]) ||
+		    !_try_start(s, job, false, NULL))
 			break;
 		s->queue[head++] = -1;
 		any = true;
@@ -1346,8 +1357,7 @@ static bool _schedule(struct state *s)
 			char why[128];
 
 			box = hwloc_bitmap_alloc();
-			keep = hwloc_bitmap_alloc();
-			if (box && keep)
+			if (box)
 				at = _box_then(s, h, box);
 			req.avail = box;
 			if (at < 0 || topoml_place(s->t, s->policy, &req, &pl,
@@ -1366,23 +1376,12 @@ static bool _schedule(struct state *s)
 		for (int i = head + 1; i < s->nqueue && s->ufree > 0; i++) {
 			int job = s->queue[i];
 			const struct topoml_job *j = &jobs[job];
-			bool before = s->now + j->walltime <= shadow, ok;
+			bool before = s->now + j->walltime <= shadow;
 
 			if (!_fits_count(s, j) ||
 			    (!before && _demand(s, j) > extra))
 				continue;
-			if (box && !before) {
-				hwloc_bitmap_copy(keep, s->avail);
-				hwloc_bitmap_andnot(s->avail, s->avail, box);
-				ok = _try_start(s, job, true);
-				for (int k = 0; ok && k < s->runs[job].n; k++)
-					hwloc_bitmap_clr(keep,
-							 s->runs[job].nodes[k]);
-				hwloc_bitmap_copy(s->avail, keep);
-			} else {
-				ok = _try_start(s, job, true);
-			}
-			if (!ok)
+			if (!_try_start(s, job, true, before ? NULL : box))
 				continue;
 			s->queue[i] = -1;
 			any = true;
@@ -1390,7 +1389,6 @@ static bool _schedule(struct state *s)
 				extra -= _demand(s, j);
 		}
 		hwloc_bitmap_free(box);
-		hwloc_bitmap_free(keep);
 	}
 	kept = 0;
 	for (int i = 0; i < s->nqueue; i++)
