@@ -1,8 +1,8 @@
 /*
  * Unit tests of the checkpoint hooks: the --ml-ckpt parser and the
- * plugin's user_init/exit (spank/ckpt/, against a stubbed SPANK handle),
- * the hook library's decision rule and atomic commit, and a kill -9
- * torture of the commit.
+ * plugin's user_init/exit (spank/ckpt/, against the stubbed SPANK handle
+ * of tests/lib/spank_stub.c), the hook library's decision rule and atomic
+ * commit, and a kill -9 torture of the commit.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE
@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,102 +27,7 @@
 #include "ckpt_layout.h"
 #include "../../contrib/ckpt/topoml_ckpt.h"
 #include "topoml_ckpt_page.h"
-
-/* ---- a SPANK handle good enough for user_init/exit ------------------ */
-static char _env[16][2][PATH_MAX];
-static int _nenv;
-static uint32_t _stub_step = 7, _stub_array_job, _stub_array_task = NO_VAL;
-
-int spank_remote(spank_t sp)
-{
-	(void)sp;
-	return 1;
-}
-
-spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
-{
-	va_list ap;
-	spank_err_t rc = ESPANK_SUCCESS;
-
-	(void)sp;
-	va_start(ap, item);
-	switch (item) {
-	case S_JOB_UID:
-		*va_arg(ap, uid_t *) = getuid();
-		break;
-	case S_JOB_GID:
-		*va_arg(ap, gid_t *) = getgid();
-		break;
-	case S_JOB_ID:
-		*va_arg(ap, uint32_t *) = 4242;
-		break;
-	case S_JOB_STEPID:
-		*va_arg(ap, uint32_t *) = _stub_step;
-		break;
-	case S_JOB_NODEID:
-		*va_arg(ap, uint32_t *) = 0;
-		break;
-	case S_JOB_ARRAY_ID:
-		*va_arg(ap, uint32_t *) = _stub_array_job;
-		break;
-	case S_JOB_ARRAY_TASK_ID:
-		*va_arg(ap, uint32_t *) = _stub_array_task;
-		break;
-	default:
-		rc = ESPANK_BAD_ARG;
-	}
-	va_end(ap);
-	return rc;
-}
-
-static const char *_getenv_stub(const char *var)
-{
-	int i;
-
-	for (i = 0; i < _nenv; i++)
-		if (!strcmp(_env[i][0], var))
-			return _env[i][1];
-	return NULL;
-}
-
-spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
-{
-	const char *v = _getenv_stub(var);
-
-	(void)sp;
-	if (!v)
-		return ESPANK_ENV_NOEXIST;
-	snprintf(buf, len, "%s", v);
-	return ESPANK_SUCCESS;
-}
-
-spank_err_t spank_setenv(spank_t sp, const char *var, const char *val,
-			 int overwrite)
-{
-	int i;
-
-	(void)sp;
-	(void)overwrite;
-	for (i = 0; i < _nenv; i++)
-		if (!strcmp(_env[i][0], var))
-			break;
-	if (i == 16)
-		return ESPANK_ERROR;
-	if (i == _nenv)
-		_nenv++;
-	snprintf(_env[i][0], PATH_MAX, "%s", var);
-	snprintf(_env[i][1], PATH_MAX, "%s", val);
-	return ESPANK_SUCCESS;
-}
-
-/* slurmctld's answer for the restart count. */
-static long _stub_restarts = 2;
-
-static long _stub_restart(uint32_t job_id)
-{
-	(void)job_id;
-	return _stub_restarts;
-}
+#include "../lib/spank_stub.h"
 
 /* ---- helpers --------------------------------------------------------- */
 static char _tmpdir[PATH_MAX];
@@ -281,7 +185,7 @@ END_TEST
 
 static const char *_stub_env(const char *v)
 {
-	const char *s = _getenv_stub(v);
+	const char *s = spank_stub_env(v);
 
 	ck_assert_msg(s != NULL, "%s not exported", v);
 	return s;
@@ -296,12 +200,12 @@ START_TEST(plugin_user_init)
 	int fd;
 
 	_mktmp();
-	_nenv = 0;
+	spank_stub_env_clear();
 	/* The job's environment is the user's: never the restart count. */
 	spank_setenv(NULL, "SLURM_RESTART_COUNT", "9", 1);
 	spank_setenv(NULL, "SLURMD_NODENAME", "n1", 1);
-	ml_ckpt_restart_lookup = _stub_restart;
-	_stub_restarts = 2;
+	ml_ckpt_restart_lookup = spank_stub_restart;
+	spank_stub.restarts = 2;
 	snprintf(cache, sizeof(cache), "%s/cache", _tmpdir);
 	snprintf(arg, sizeof(arg), "%s/ck,every=10,keep=4,lead=0,interval=0",
 		 _tmpdir);
@@ -410,8 +314,8 @@ START_TEST(plugin_user_init)
 	ck_assert_int_eq(unlink(arg), 0);
 
 	/* Array task and %-patterns. */
-	_stub_array_job = 77;
-	_stub_array_task = 3;
+	spank_stub.array_job = 77;
+	spank_stub.array_task = 3;
 	snprintf(arg, sizeof(arg), "%s/ar", _tmpdir);
 	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
 	o.lead = 0;
@@ -429,8 +333,8 @@ START_TEST(plugin_user_init)
 	snprintf(arg, sizeof(arg), "%s/p/%%q", _tmpdir);
 	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
 	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), -1);
-	_stub_array_job = 0;
-	_stub_array_task = NO_VAL;
+	spank_stub.array_job = 0;
+	spank_stub.array_task = NO_VAL;
 	_rmtmp();
 }
 END_TEST
@@ -452,9 +356,9 @@ START_TEST(plugin_hostile_files)
 	int fd;
 
 	_mktmp();
-	_nenv = 0;
-	ml_ckpt_restart_lookup = _stub_restart;
-	_stub_restarts = 0;
+	spank_stub_env_clear();
+	ml_ckpt_restart_lookup = spank_stub_restart;
+	spank_stub.restarts = 0;
 	snprintf(cache, sizeof(cache), "%s/cache", _tmpdir);
 
 	/* epoch: a FIFO (no writer: a blocking open would hang) ... */

@@ -6,8 +6,8 @@
  * user can hold it for ever (a process of theirs, in this job or another
  * one on the node).  slurmstepd (user_init, the root timer thread, the
  * exit hook) must not wait on it: a hung exit hook leaves the job
- * completing and its node out of use.  Against spank/ckpt/ with a stubbed
- * SPANK handle, as tests/ckpt/check_ckpt.c.
+ * completing and its node out of use.  Against spank/ckpt/ with the
+ * stubbed SPANK handle of tests/lib/spank_stub.c, as tests/ckpt/check_ckpt.c.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE
@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,82 +30,7 @@
 
 #include "ckpt.h"
 #include "topoml_ckpt_page.h"
-
-/* ---- a SPANK handle good enough for user_init/exit ------------------ */
-static char _env[16][2][PATH_MAX];
-static int _nenv;
-
-int spank_remote(spank_t sp)
-{
-	(void)sp;
-	return 1;
-}
-
-spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
-{
-	spank_err_t rc = ESPANK_SUCCESS;
-	va_list ap;
-
-	(void)sp;
-	va_start(ap, item);
-	switch (item) {
-	case S_JOB_UID:
-		*va_arg(ap, uid_t *) = getuid();
-		break;
-	case S_JOB_GID:
-		*va_arg(ap, gid_t *) = getgid();
-		break;
-	case S_JOB_ID:
-		*va_arg(ap, uint32_t *) = 4343;
-		break;
-	case S_JOB_STEPID:
-		*va_arg(ap, uint32_t *) = 0;
-		break;
-	case S_JOB_NODEID:
-		*va_arg(ap, uint32_t *) = 0;
-		break;
-	default:
-		rc = ESPANK_BAD_ARG;
-	}
-	va_end(ap);
-	return rc;
-}
-
-spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
-{
-	(void)sp;
-	for (int i = 0; i < _nenv; i++)
-		if (!strcmp(_env[i][0], var)) {
-			snprintf(buf, len, "%s", _env[i][1]);
-			return ESPANK_SUCCESS;
-		}
-	return ESPANK_ENV_NOEXIST;
-}
-
-spank_err_t spank_setenv(spank_t sp, const char *var, const char *val,
-			 int overwrite)
-{
-	int i;
-
-	(void)sp;
-	(void)overwrite;
-	for (i = 0; i < _nenv; i++)
-		if (!strcmp(_env[i][0], var))
-			break;
-	if (i == 16)
-		return ESPANK_ERROR;
-	if (i == _nenv)
-		_nenv++;
-	snprintf(_env[i][0], PATH_MAX, "%s", var);
-	snprintf(_env[i][1], PATH_MAX, "%s", val);
-	return ESPANK_SUCCESS;
-}
-
-static long _stub_restart(uint32_t job_id)
-{
-	(void)job_id;
-	return 0;
-}
+#include "../lib/spank_stub.h"
 
 static char _tmp[PATH_MAX];
 
@@ -160,7 +84,7 @@ START_TEST(page_lock_held_by_user)
 	ck_assert_ptr_nonnull(mkdtemp(_tmp));
 	chmod(_tmp, 0755);
 	setenv("TOPOML_CKPT_SIGNALS", "0", 1);
-	ml_ckpt_restart_lookup = _stub_restart;
+	ml_ckpt_restart_lookup = spank_stub_restart;
 	snprintf(cache, sizeof(cache), "%s/cache", _tmp);
 	snprintf(arg, sizeof(arg), "%s/ck,lead=0,interval=1", _tmp);
 	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, sizeof(err)), 0);
@@ -256,8 +180,8 @@ START_TEST(dir_of_another_user)
 	ck_assert_ptr_nonnull(mkdtemp(_tmp));
 	chmod(_tmp, 0755);
 	setenv("TOPOML_CKPT_SIGNALS", "0", 1);
-	ml_ckpt_restart_lookup = _stub_restart;
-	_nenv = 0;
+	ml_ckpt_restart_lookup = spank_stub_restart;
+	spank_stub_env_clear();
 	_mkdir_as("pub", 01777, 0);
 
 	/* The job's own directory, made ahead by another user, with a
@@ -317,6 +241,10 @@ int main(void)
 	TCase *t = tcase_create("page");
 	SRunner *r;
 	int failed;
+
+	/* Job 4343, step 0, not an array, never restarted. */
+	spank_stub.job_id = 4343;
+	spank_stub.step_id = 0;
 
 	/* A hook that waits for ever: the timeout turns it into an error. */
 	tcase_set_timeout(t, 60);
