@@ -147,6 +147,46 @@ static void _cell(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 	fflush(stdout);
 }
 
+/*
+ * TorusBoxWait's will-run (select/topoml's _box_plan): the first time an
+ * exact box is all free, each busy node free at one of 500 end times.
+ */
+static void _box_free_by_cell(const topoml_topo_t *t,
+			      hwloc_const_bitmap_t avail, double seconds)
+{
+	static const int sizes[] = { 8, 16, 32, 64, 128, 256, 512 };
+	double ms[MAX_SAMPLES], start = _now_ms();
+	int64_t *free_at = malloc(t->nnodes * sizeof(*free_at));
+	hwloc_bitmap_t all = hwloc_bitmap_alloc(), then = hwloc_bitmap_alloc();
+	int n = 0, fails = 0;
+
+	if (!free_at || !all || !then) {
+		fprintf(stderr, "bench_place: out of memory\n");
+		exit(1);
+	}
+	for (int v = 0; v < t->nnodes; v++)
+		free_at[v] = hwloc_bitmap_isset(avail, v) ? 0 :
+			     1 + _rand() % 500;
+	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
+	while (n < MAX_SAMPLES && (n < 20 || _now_ms() - start < seconds * 1e3)) {
+		int size = sizes[_rand() % 7];
+		double t0 = _now_ms();
+
+		if (topoml_torus_box_free_by(t, all, free_at, size, then) < 0)
+			fails++;
+		ms[n++] = _now_ms() - t0;
+	}
+	qsort(ms, n, sizeof(double), _dcmp);
+	printf("%-10s %7d %-16s %10.3f %10.3f %10s %7d%s\n",
+	       topoml_family_name(t->family), t->nnodes, "box free by",
+	       ms[n / 2], ms[(int)(0.99 * (n - 1) + 0.5)], "-", n,
+	       fails ? "  (some found none)" : "");
+	fflush(stdout);
+	free(free_at);
+	hwloc_bitmap_free(all);
+	hwloc_bitmap_free(then);
+}
+
 int main(int argc, char **argv)
 {
 	static const int sizes[] = { 1024, 4096, 16384, 100000 };
@@ -192,7 +232,8 @@ int main(int argc, char **argv)
 			a = _half_busy(t);
 			for (int p = 0; p < 3; p++)
 				_cell(t, a, cells[c].pol[p], seconds);
-			/* Slurm 26.05 torus3d, a box shape for every size */
+			/* Slurm 26.05 torus3d, a box shape for every size;
+			 * the box a job waiting for one plans (TorusBoxWait) */
 			if (cells[c].family == TOPOML_TORUS) {
 				struct topoml_torus3d *t3d =
 					topoml_torus3d_every_size(t);
@@ -203,6 +244,7 @@ int main(int argc, char **argv)
 					      seconds);
 				t->torus3d = NULL;
 				topoml_torus3d_free(t3d);
+				_box_free_by_cell(t, a, seconds);
 			}
 			hwloc_bitmap_free(a);
 			topoml_free(t);
