@@ -668,100 +668,218 @@ static void _grid_free(struct grid *g)
 		free(g->blk[k]);
 }
 
-/* Is a box of one of the shapes sv all free in avail?  -1: out of
- * memory. */
-static int _box_free(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
-		     const struct shape *sv, int nsh)
+/*
+ * Sliding maximum along one line of d cells (stride st apart): out[o] for
+ * o < lim is the largest of the s cells from o on (wrapping when w).  The
+ * line is first copied out unrolled (buf: 2d entries), then a monotone
+ * deque of positions (q, 2d entries): O(lim + s).
+ */
+static void _line_max(const int64_t *in, int64_t *out, int d, size_t st,
+		      int s, bool w, int lim, int *q, int64_t *buf)
 {
-	struct grid g;
-	int found = 0;
+	int head = 0, tail = 0, len = lim + s - 1;
 
-	if (_grid_init(&g, t, avail)) {
-		_grid_free(&g);
-		return -1;
+	for (int k = 0; k < len; k++)
+		buf[k] = in[(size_t)(w && k >= d ? k - d : k) * st];
+	for (int k = 0; k < len; k++) {
+		while (tail > head && buf[q[tail - 1]] <= buf[k])
+			tail--;
+		q[tail++] = k;
+		if (k < s - 1)
+			continue;
+		if (q[head] <= k - s)
+			head++;
+		out[(size_t)(k - s + 1) * st] = buf[q[head]];
 	}
-	for (int i = 0; i < nsh && !found; i++) {
-		int nc = 0;
-		struct tcand *cv = _origins(&g, &sv[i], sv[i].vol, 0, true,
-					    false, NULL, &nc);
-
-		found = nc > 0;
-		free(cv);
-	}
-	_grid_free(&g);
-	return found;
 }
 
-static int _i64_cmp(const void *a, const void *b)
+/* Box origins along axis ax for a side of s. */
+static int _lim(const struct grid *g, int ax, int s)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
+	return g->w[ax] ? (s >= g->d[ax] ? 1 : g->d[ax]) : g->d[ax] - s + 1;
 }
 
+/*
+ * The sliding maximum along axis ax, window s (in -> out), on the lines
+ * whose other coordinates are below ext (the axes done before it: only
+ * the origins there).  Along x a deque per line (lines are contiguous);
+ * along y and z van Herk / Gil-Werman on whole x-runs at once (block
+ * prefix and suffix maxima, g and h: 2d x-runs each), so that the inner
+ * loops read memory in order.
+ */
+static void _axis_max(const struct grid *g, const int64_t *in,
+		      int64_t *out, int ax, int s, const int ext[3], int *q,
+		      int64_t *buf, int64_t *pre, int64_t *suf)
+{
+	int d = g->d[ax], lim = _lim(g, ax, s), len = lim + s - 1;
+	int e0 = ext[0], nj = ax == 1 ? ext[2] : ext[1];
+	size_t st[3] = { 1, (size_t)g->d[0], (size_t)g->d[0] * g->d[1] };
+	size_t sj = ax == 1 ? st[2] : st[1];
+
+	if (ax == 0) {
+		for (int z = 0; z < ext[2]; z++)
+			for (int y = 0; y < ext[1]; y++) {
+				size_t base = y * st[1] + z * st[2];
+
+				_line_max(in + base, out + base, d, 1, s,
+					  g->w[0], lim, q, buf);
+			}
+		return;
+	}
+	for (int j = 0; j < nj; j++) {
+		const int64_t *src = in + j * sj;
+
+		for (int k = 0; k < len; k++) {
+			const int64_t *a = src +
+				(size_t)(g->w[ax] && k >= d ? k - d : k) *
+				st[ax];
+			int64_t *p = pre + (size_t)k * e0;
+
+			if (k % s == 0) {
+				memcpy(p, a, e0 * sizeof(*p));
+				continue;
+			}
+			for (int x = 0; x < e0; x++)
+				p[x] = a[x] > p[x - e0] ? a[x] : p[x - e0];
+		}
+		for (int k = len - 1; k >= 0; k--) {
+			const int64_t *a = src +
+				(size_t)(g->w[ax] && k >= d ? k - d : k) *
+				st[ax];
+			int64_t *h = suf + (size_t)k * e0;
+
+			if (k % s == s - 1 || k == len - 1) {
+				memcpy(h, a, e0 * sizeof(*h));
+				continue;
+			}
+			for (int x = 0; x < e0; x++)
+				h[x] = a[x] > h[x + e0] ? a[x] : h[x + e0];
+		}
+		for (int o = 0; o < lim; o++) {
+			const int64_t *h = suf + (size_t)o * e0;
+			const int64_t *p = pre + (size_t)(o + s - 1) * e0;
+			int64_t *r = out + j * sj + (size_t)o * st[ax];
+
+			for (int x = 0; x < e0; x++)
+				r[x] = h[x] > p[x] ? h[x] : p[x];
+		}
+	}
+}
+
+static int _shape_abc(const void *a, const void *b)
+{
+	const struct shape *x = a, *y = b;
+
+	for (int d = 0; d < 3; d++)
+		if (x->s[d] != y->s[d])
+			return x->s[d] - y->s[d];
+	return 0;
+}
+
+static int64_t _min_of_max(const struct grid *g, const int64_t *m,
+			   const int s[3])
+{
+	int64_t best = INT64_MAX;
+	int lim[3];
+
+	for (int d = 0; d < 3; d++)
+		lim[d] = _lim(g, d, s[d]);
+	for (int z = 0; z < lim[2]; z++)
+		for (int y = 0; y < lim[1]; y++)
+			for (int x = 0; x < lim[0]; x++) {
+				int64_t v = m[x + (size_t)g->d[0] *
+					      (y + (size_t)g->d[1] * z)];
+
+				if (v < best)
+					best = v;
+			}
+	return best;
+}
+
+/*
+ * A box is all free from the latest of its cells' free times on, so the
+ * first time any box of n is all free is the least, over shapes and
+ * origins, of that maximum: three separable sliding maxima per shape
+ * (the passes along x and y kept while the shapes, sorted by sides,
+ * share them), O(cells) each.
+ */
 int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 				 hwloc_const_bitmap_t nodes,
 				 const int64_t *free_at, int n,
 				 hwloc_bitmap_t then)
 {
-	int64_t *at = NULL, when = -1;
-	int k = 0, v, lo, hi, nsh = 0;
-	hwloc_bitmap_t a = hwloc_bitmap_alloc();
-	struct grid dims = { .t = t };
+	struct grid g = { .t = t };
 	struct shape *sv = NULL;
+	int64_t *f = NULL, *mx = NULL, *mxy = NULL, *mxyz = NULL, *buf = NULL;
+	int64_t *pre = NULL, *suf = NULL;
+	int64_t when = INT64_MAX;
+	int nsh = 0, *q = NULL, maxd = 1, v;
+	size_t vol;
 
-	if (a && t->family == TOPOML_TORUS && n >= 1 &&
-	    topoml_torus_box_size(t, n)) {
-		for (int d = 0; d < 3; d++)
-			dims.d[d] = t->dims[d];
-		/* the shapes once, for every step of the bisection */
-		sv = _shapes(&dims, n, n, &nsh);
-		at = malloc(((size_t)hwloc_bitmap_weight(nodes) + 1) *
-			    sizeof(*at));
-	}
-	if (!sv || !at) {
-		free(sv);
-		free(at);
-		hwloc_bitmap_free(a);
+	if (t->family != TOPOML_TORUS || n < 1 || !topoml_torus_box_size(t, n))
 		return -1;
+	for (int d = 0; d < 3; d++) {
+		g.d[d] = t->dims[d];
+		g.w[d] = t->wrap[d] && t->dims[d] > 1;
+		maxd = g.d[d] > maxd ? g.d[d] : maxd;
 	}
-	at[k++] = 0;
+	vol = (size_t)g.d[0] * g.d[1] * g.d[2];
+	sv = _shapes(&g, n, n, &nsh);
+	f = malloc(vol * sizeof(*f));
+	mx = malloc(vol * sizeof(*mx));
+	mxy = malloc(vol * sizeof(*mxy));
+	mxyz = malloc(vol * sizeof(*mxyz));
+	q = malloc(2 * (size_t)maxd * sizeof(*q));
+	buf = malloc(2 * (size_t)maxd * sizeof(*buf));
+	pre = malloc(2 * (size_t)maxd * g.d[0] * sizeof(*pre));
+	suf = malloc(2 * (size_t)maxd * g.d[0] * sizeof(*suf));
+	if (!sv || !f || !mx || !mxy || !mxyz || !q || !buf || !pre || !suf) {
+		when = -1;
+		goto out;
+	}
+	/* cells without a candidate node never free */
+	for (size_t p = 0; p < vol; p++)
+		f[p] = INT64_MAX;
 	hwloc_bitmap_foreach_begin(v, nodes)
-		if (free_at[v] > 0 && free_at[v] < INT64_MAX)
-			at[k++] = free_at[v];
+		if (v < t->nnodes)
+			f[topoml__torus_pos(t, t->nodes[v].coord)] =
+				free_at[v] > 0 ? free_at[v] : 0;
 	hwloc_bitmap_foreach_end();
-	qsort(at, k, sizeof(*at), _i64_cmp);
-	/* the free set only grows with time: bisect the sorted end times
-	 * (0 first: free now) for the first at which a box is all free;
-	 * lo == k: none is, by any of them */
-	lo = 0;
-	hi = k;
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2, f;
+	qsort(sv, nsh, sizeof(*sv), _shape_abc);
+	for (int i = 0; i < nsh && when > 0; i++) {
+		const int *s = sv[i].s;
+		int ex[3] = { g.d[0], g.d[1], g.d[2] };
+		int64_t b;
 
-		hwloc_bitmap_zero(a);
-		hwloc_bitmap_foreach_begin(v, nodes)
-			if (free_at[v] <= at[mid])
-				hwloc_bitmap_set(a, v);
-		hwloc_bitmap_foreach_end();
-		if ((f = _box_free(t, a, sv, nsh)) < 0)
-			break;
-		if (f)
-			hi = mid;
-		else
-			lo = mid + 1;
+		if (!i || s[0] != sv[i - 1].s[0])
+			_axis_max(&g, f, mx, 0, s[0], ex, q, buf, pre, suf);
+		ex[0] = _lim(&g, 0, s[0]);
+		if (!i || s[0] != sv[i - 1].s[0] || s[1] != sv[i - 1].s[1])
+			_axis_max(&g, mx, mxy, 1, s[1], ex, q, buf, pre, suf);
+		ex[1] = _lim(&g, 1, s[1]);
+		_axis_max(&g, mxy, mxyz, 2, s[2], ex, q, buf, pre, suf);
+		b = _min_of_max(&g, mxyz, s);
+		when = b < when ? b : when;
 	}
-	if (lo == hi && hi < k) {
-		when = at[hi];
-		hwloc_bitmap_zero(then);
-		hwloc_bitmap_foreach_begin(v, nodes)
-			if (free_at[v] <= when)
-				hwloc_bitmap_set(then, v);
-		hwloc_bitmap_foreach_end();
+	if (when == INT64_MAX) {
+		when = -1;
+		goto out;
 	}
+	hwloc_bitmap_zero(then);
+	hwloc_bitmap_foreach_begin(v, nodes)
+		if (v < t->nnodes && free_at[v] <= when)
+			hwloc_bitmap_set(then, v);
+	hwloc_bitmap_foreach_end();
+out:
 	free(sv);
-	free(at);
-	hwloc_bitmap_free(a);
+	free(f);
+	free(mx);
+	free(mxy);
+	free(mxyz);
+	free(q);
+	free(buf);
+	free(pre);
+	free(suf);
 	return when;
 }
 

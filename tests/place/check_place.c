@@ -1015,6 +1015,120 @@ START_TEST(torus_box_free_by_first_box)
 }
 END_TEST
 
+/* The brute force: is a box of n cells all in free (by position)? */
+static bool _brute_box(const topoml_topo_t *t, const char *fr, int n)
+{
+	const int *d = t->dims;
+
+	for (int a = 1; a <= d[0]; a++)
+		for (int b = 1; b <= d[1]; b++)
+			for (int c = 1; c <= d[2]; c++) {
+				int s[3] = { a, b, c }, lim[3];
+
+				if (a * b * c != n)
+					continue;
+				for (int k = 0; k < 3; k++)
+					lim[k] = t->wrap[k] && d[k] > 1 ?
+						 (s[k] >= d[k] ? 1 : d[k]) :
+						 d[k] - s[k] + 1;
+				for (int z = 0; z < lim[2]; z++)
+				for (int y = 0; y < lim[1]; y++)
+				for (int x = 0; x < lim[0]; x++) {
+					bool ok = true;
+
+					for (int k = 0; ok && k < n; k++) {
+						int c3[3] = {
+							(x + k % a) % d[0],
+							(y + k / a % b) % d[1],
+							(z + k / (a * b)) % d[2] };
+
+						ok = fr[c3[0] + d[0] *
+							  (c3[1] + d[1] *
+							   c3[2])];
+					}
+					if (ok)
+						return true;
+				}
+			}
+	return false;
+}
+
+/* Against the brute force at every end time, on random tori and meshes,
+ * random end times and a random subset of candidate nodes. */
+START_TEST(torus_box_free_by_brute_force)
+{
+	static const int dims[][4] = {
+		{ 4, 4, 4, 1 }, { 5, 4, 3, 1 }, { 6, 3, 2, 0 }, { 4, 4, 4, 0 },
+		{ 7, 1, 1, 1 }, { 3, 5, 2, 1 },
+	};
+	unsigned seed = 12345;
+
+	for (unsigned di = 0; di < sizeof(dims) / sizeof(dims[0]); di++) {
+		topoml_topo_t *t = topoml_gen_torus("t", dims[di][0],
+						    dims[di][1], dims[di][2],
+						    dims[di][3]);
+		int64_t *at = calloc(t->nnodes, sizeof(*at));
+		char *fr = calloc(t->nnodes, 1);
+		hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+		hwloc_bitmap_t then = hwloc_bitmap_alloc();
+
+		ck_assert_ptr_nonnull(t);
+		for (int round = 0; round < 40; round++) {
+			for (int v = 0; v < t->nnodes; v++) {
+				unsigned r = (seed = seed * 1103515245 + 12345)
+					     >> 16;
+
+				at[v] = r % 4 == 0 ? 0 : r % 9 == 1 ?
+					INT64_MAX : (int64_t)(r % 13);
+				if (r % 11)
+					hwloc_bitmap_set(nodes, v);
+				else
+					hwloc_bitmap_clr(nodes, v);
+			}
+			for (int n = 1; n <= 12; n++) {
+				int64_t want = -1, got;
+
+				for (int64_t T = 0; T <= 13 && want < 0; T++) {
+					for (int v = 0; v < t->nnodes; v++) {
+						const int *c = t->nodes[v].coord;
+
+						fr[c[0] + t->dims[0] *
+						     (c[1] + t->dims[1] *
+						      c[2])] =
+							hwloc_bitmap_isset(
+								nodes, v) &&
+							at[v] <= T;
+					}
+					if (_brute_box(t, fr, n))
+						want = T;
+				}
+				if (!topoml_torus_box_size(t, n))
+					want = -1;
+				got = topoml_torus_box_free_by(t, nodes, at, n,
+							       then);
+				ck_assert_msg(got == want,
+					      "%dx%dx%d wrap %d n %d: %lld, want %lld",
+					      t->dims[0], t->dims[1],
+					      t->dims[2], dims[di][3], n,
+					      (long long)got, (long long)want);
+				if (got < 0)
+					continue;
+				for (int v = 0; v < t->nnodes; v++)
+					ck_assert_int_eq(
+						hwloc_bitmap_isset(then, v),
+						hwloc_bitmap_isset(nodes, v) &&
+						at[v] <= got);
+			}
+		}
+		free(at);
+		free(fr);
+		hwloc_bitmap_free(nodes);
+		hwloc_bitmap_free(then);
+		topoml_free(t);
+	}
+}
+END_TEST
+
 START_TEST(torus_size_without_box_follows_hilbert)
 {
 	topoml_topo_t *t = topoml_gen_torus("t", 4, 4, 4, true);
@@ -1446,6 +1560,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
 	tcase_add_test(tc, torus_boxes_avoid_other_jobs_boxes);
 	tcase_add_test(tc, torus_box_free_by_first_box);
+	tcase_add_test(tc, torus_box_free_by_brute_force);
 	tcase_add_test(tc, torus_size_without_box_follows_hilbert);
 	tcase_add_test(tc, torus_wraps_and_falls_back);
 	suite_add_tcase(s, tc);
