@@ -5,6 +5,7 @@
  */
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "job_req.h"
 
@@ -87,6 +88,9 @@ static void _box_wait_drop(struct topoml_box_waits *w, int i)
 	w->n--;
 	w->job[i] = w->job[w->n];
 	w->since[i] = w->since[w->n];
+	memmove(&w->verdict[i * TOPOML_WAIT_SLOTS],
+	       &w->verdict[w->n * TOPOML_WAIT_SLOTS],
+	       TOPOML_WAIT_SLOTS * sizeof(*w->verdict));
 }
 
 int64_t topoml_box_wait_left(struct topoml_box_waits *w, uint32_t job,
@@ -105,17 +109,26 @@ int64_t topoml_box_wait_left(struct topoml_box_waits *w, uint32_t job,
 	i = _box_wait_find(w, job);
 	if (i < 0) {
 		uint32_t *j = realloc(w->job, (w->n + 1) * sizeof(*j));
-		int64_t *s;
+		int64_t *s = NULL;
+		struct topoml_wait_verdict *v = NULL;
 
-		if (j)
+		if (j) {
 			w->job = j;
-		s = j ? realloc(w->since, (w->n + 1) * sizeof(*s)) : NULL;
-		if (!s)
+			s = realloc(w->since, (w->n + 1) * sizeof(*s));
+		}
+		if (s) {
+			w->since = s;
+			v = realloc(w->verdict, (w->n + 1) *
+				    TOPOML_WAIT_SLOTS * sizeof(*v));
+		}
+		if (!v)
 			return 0;	/* out of memory: do not wait */
-		w->since = s;
+		w->verdict = v;
 		i = w->n++;
 		w->job[i] = job;
 		w->since[i] = now;
+		memset(&v[i * TOPOML_WAIT_SLOTS], 0,
+		       TOPOML_WAIT_SLOTS * sizeof(*v));
 	}
 	if (now - w->since[i] >= wait) {
 		_box_wait_drop(w, i);
@@ -152,7 +165,57 @@ void topoml_box_waits_clear(struct topoml_box_waits *w)
 {
 	free(w->job);
 	free(w->since);
+	free(w->verdict);
 	w->job = NULL;
 	w->since = NULL;
+	w->verdict = NULL;
 	w->n = 0;
+}
+
+bool topoml_box_wait_verdict_get(const struct topoml_box_waits *w,
+				 uint32_t job, int slot, uint64_t key,
+				 int64_t val[TOPOML_WAIT_VALS])
+{
+	int i = _box_wait_find(w, job);
+	const struct topoml_wait_verdict *v;
+
+	if (i < 0 || !key || slot < 0 || slot >= TOPOML_WAIT_SLOTS)
+		return false;
+	v = &w->verdict[i * TOPOML_WAIT_SLOTS + slot];
+	if (v->key != key)
+		return false;
+	memcpy(val, v->val, sizeof(v->val));
+	return true;
+}
+
+bool topoml_box_wait_verdict_set(struct topoml_box_waits *w, uint32_t job,
+				 int slot, uint64_t key,
+				 const int64_t val[TOPOML_WAIT_VALS])
+{
+	int i = _box_wait_find(w, job);
+	struct topoml_wait_verdict *v;
+
+	if (i < 0 || !key || slot < 0 || slot >= TOPOML_WAIT_SLOTS)
+		return false;
+	v = &w->verdict[i * TOPOML_WAIT_SLOTS + slot];
+	v->key = key;
+	memcpy(v->val, val, sizeof(v->val));
+	return true;
+}
+
+/* splitmix64's finaliser: every input bit moves every output bit */
+static uint64_t _mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+uint64_t topoml_wait_key(const uint64_t *v, int n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
+
+	for (int i = 0; i < n; i++)
+		h = _mix64(h ^ v[i]) + 0x9e3779b97f4a7c15ULL;
+	return h ? h : 1;
 }

@@ -7,6 +7,7 @@
 #ifndef TOPOML_JOB_REQ_H
 #define TOPOML_JOB_REQ_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "topoml.h"
@@ -44,6 +45,21 @@ int64_t topoml_job_free_by(const int64_t *free_at, hwloc_const_bitmap_t avail,
 			   int n, hwloc_bitmap_t out);
 
 /*
+ * Beside each job's clock (below), TOPOML_WAIT_SLOTS verdicts the caller
+ * computes once while the job waits (e.g. whether its partition could ever
+ * give it a box: a full placement, too dear for every scheduling try), each
+ * under a key the caller builds from the verdict's inputs; a different
+ * key misses, so a verdict is recomputed when its inputs change.  Key 0
+ * is never kept.
+ */
+#define TOPOML_WAIT_SLOTS	2
+#define TOPOML_WAIT_VALS	2
+struct topoml_wait_verdict {
+	uint64_t key;			/* 0: none */
+	int64_t val[TOPOML_WAIT_VALS];
+};
+
+/*
  * TorusBoxWait's clock (topoml.conf(5)): the jobs that could start now,
  * but only outside an exact torus box, and when that was first seen.
  * select/topoml keeps it in memory: a restarted slurmctld starts every
@@ -52,6 +68,7 @@ int64_t topoml_job_free_by(const int64_t *free_at, hwloc_const_bitmap_t avail,
 struct topoml_box_waits {
 	uint32_t *job;
 	int64_t *since;
+	struct topoml_wait_verdict *verdict;	/* TOPOML_WAIT_SLOTS each */
 	int n;
 };
 
@@ -67,8 +84,26 @@ int64_t topoml_box_wait_left(struct topoml_box_waits *w, uint32_t job,
  * a job without a clock would wait all of wait. */
 int64_t topoml_box_wait_peek(const struct topoml_box_waits *w, uint32_t job,
 			     int64_t now, int64_t wait);
-/* The job got a box, or left: drop its clock; when it started, or -1. */
+/* The job got a box, or left: drop its clock (and its verdicts); when it
+ * started, or -1. */
 int64_t topoml_box_wait_forget(struct topoml_box_waits *w, uint32_t job);
 void topoml_box_waits_clear(struct topoml_box_waits *w);
+
+/*
+ * The job's verdict in slot (0..TOPOML_WAIT_SLOTS) if kept under key:
+ * true and val[0..TOPOML_WAIT_VALS) filled; false (a miss) without a
+ * clock, or with another key.
+ */
+bool topoml_box_wait_verdict_get(const struct topoml_box_waits *w,
+				 uint32_t job, int slot, uint64_t key,
+				 int64_t val[TOPOML_WAIT_VALS]);
+/* Keep a verdict with the job's clock, replacing the slot's; false (not
+ * kept) when the job has no clock or key is 0. */
+bool topoml_box_wait_verdict_set(struct topoml_box_waits *w, uint32_t job,
+				 int slot, uint64_t key,
+				 const int64_t val[TOPOML_WAIT_VALS]);
+/* A key from n values: a different value gives another key (but for
+ * chance, 2^-64); never 0. */
+uint64_t topoml_wait_key(const uint64_t *v, int n);
 
 #endif

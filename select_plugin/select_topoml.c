@@ -56,6 +56,12 @@
  */
 bitstr_t *idle_node_bitmap;
 topoml_list_t job_list;
+/*
+ * When slurmctld last changed its partitions (every release the plugin
+ * builds for has it).  Weak: the clients, which lack it, load the plugin
+ * with its address NULL, and the version script needs no entry for it.
+ */
+extern time_t last_part_update __attribute__((weak));
 
 const char plugin_name[] = "Topology-aware ML placement (wraps cons_tres)";
 const char plugin_type[] = "select/topoml";
@@ -75,6 +81,7 @@ static char *g_topo_path;
 static int *g_map;		/* Slurm node index -> engine node, or -1 */
 static int *g_rmap;		/* engine node -> Slurm node index, or -1 */
 static int g_map_count = -1;	/* node_record_count g_map was built for */
+static uint64_t g_map_gen;	/* bumped when g_topo or g_map change */
 
 /* The last run-now decision, for the job's SystemComment at job_begin. */
 static struct {
@@ -289,6 +296,7 @@ out:
 		free(g_topo_path);
 		g_topo_path = topo_path;
 		g_map_count = -1;
+		g_map_gen++;
 		slurm_mutex_unlock(&g_lock);
 	}
 	topoml_errors_clear(&err);
@@ -323,6 +331,7 @@ static void _map_nodes(void)
 			unmapped++;
 	}
 	g_map_count = node_record_count;
+	g_map_gen++;
 	info("select/topoml: %d of %d Slurm nodes are in the topology (ring order of each job in its SystemComment)",
 	     node_record_count - unmapped, node_record_count);
 }
@@ -744,6 +753,39 @@ static hwloc_bitmap_t _part_nodes(job_record_t *job_ptr)
 	return all;
 }
 
+/* Slots of the verdicts kept with a waiting job's clock */
+enum { _VERDICT_BOX, _VERDICT_HYBRID };
+
+/*
+ * The key of a verdict on the job's partition's nodes, busy or not
+ * (_box_possible, the best hybrid locality), from the job's shape in[]:
+ * with the partition, slurmctld's last partition change and the topology
+ * and node map in use, so that it is computed once while the job waits,
+ * and again when any of these changes.  0 (not kept): partitions changed
+ * this second, so that a second change now might leave
+ * last_part_update as it is; or no last_part_update (not slurmctld).
+ */
+static uint64_t _verdict_key(job_record_t *job_ptr, int slot,
+			     const int64_t *in, int nin)
+{
+	uint64_t v[12];
+	time_t part_update;
+	int n = 0;
+
+	if (!&last_part_update || nin > 8)
+		return 0;
+	part_update = last_part_update;
+	if (part_update >= time(NULL))
+		return 0;
+	v[n++] = slot;
+	v[n++] = (uintptr_t)job_ptr->part_ptr;
+	v[n++] = (uint64_t)part_update;
+	v[n++] = g_map_gen;
+	for (int i = 0; i < nin; i++)
+		v[n++] = (uint64_t)in[i];
+	return topoml_wait_key(v, n);
+}
+
 /* The job found what it waited for: forget its clock. */
 static void _wait_found(job_record_t *job_ptr, const char *what)
 {
@@ -815,6 +857,9 @@ static bool _box_wait(job_record_t *job_ptr,
 {
 	int wait = g_conf.torus_box_wait;
 	char what[64];
+	int64_t n = req->nnodes, possible[TOPOML_WAIT_VALS] = { 0 };
+	uint64_t key;
+	bool waits;
 
 	if (wait <= 0 || g_topo->family != TOPOML_TORUS || req->required ||
 	    req->units || req->nnodes < 2)
@@ -825,13 +870,25 @@ static bool _box_wait(job_record_t *job_ptr,
 			_wait_found(job_ptr, what);
 		return false;
 	}
-	if (!topoml_torus_box_size(g_topo, req->nnodes) ||
-	    !_box_possible(job_ptr, req->nnodes))
+	if (!topoml_torus_box_size(g_topo, req->nnodes))
 		return false;
-	if (plan)
-		return topoml_box_wait_peek(&g_box_waits, job_ptr->job_id,
-					    time(NULL), wait) > 0;
-	return _wait_more(job_ptr, "TorusBoxWait", wait, what, why, whylen);
+	/* a full placement: once while the job waits (_verdict_key) */
+	key = _verdict_key(job_ptr, _VERDICT_BOX, &n, 1);
+	if (!topoml_box_wait_verdict_get(&g_box_waits, job_ptr->job_id,
+					 _VERDICT_BOX, key, possible))
+		possible[0] = _box_possible(job_ptr, req->nnodes);
+	if (!possible[0])
+		waits = false;
+	else if (plan)
+		waits = topoml_box_wait_peek(&g_box_waits, job_ptr->job_id,
+					     time(NULL), wait) > 0;
+	else
+		waits = _wait_more(job_ptr, "TorusBoxWait", wait, what, why,
+				   whylen);
+	/* after _wait_more: kept from the job's first wait on */
+	topoml_box_wait_verdict_set(&g_box_waits, job_ptr->job_id,
+				    _VERDICT_BOX, key, possible);
+	return waits;
 }
 
 /*
@@ -879,7 +936,9 @@ static bool _hybrid_wait(job_record_t *job_ptr,
 	struct topoml_hybrid_locality now, best = { 0, 0 };
 	struct topoml_parallel p;
 	hwloc_bitmap_t all;
-	int rc;
+	int64_t shape[7], val[TOPOML_WAIT_VALS];
+	uint64_t key;
+	bool waits;
 
 	if (wait <= 0 || req->required || req->units || pl->n < req->nnodes ||
 	    !_job_workers(job_ptr, req->nnodes, &spares, &p, &tpn))
@@ -891,18 +950,45 @@ static bool _hybrid_wait(job_record_t *job_ptr,
 		_wait_found(job_ptr, what);
 		return false;
 	}
-	/* the best the partition's nodes allow: only that is worth it */
-	all = _part_nodes(job_ptr);
-	if (!all)
-		return false;
-	rc = topoml_hybrid_best_locality(g_topo, all, req->nnodes - spares,
-					 &p, tpn, w, &best);
-	hwloc_bitmap_free(all);
-	if (rc || !topoml_hybrid_falls_short(&now, &best)) {
+	/*
+	 * The best the partition's nodes allow: only that is worth it.
+	 * Milliseconds on a large machine: once while the job waits
+	 * (_verdict_key; the weights change only with g_map_gen).
+	 */
+	shape[0] = req->nnodes - spares;
+	shape[1] = tpn;
+	shape[2] = p.tp;
+	shape[3] = p.pp;
+	shape[4] = p.dp;
+	shape[5] = p.ep;
+	shape[6] = p.cp;
+	key = _verdict_key(job_ptr, _VERDICT_HYBRID, shape, 7);
+	if (!topoml_box_wait_verdict_get(&g_box_waits, job_ptr->job_id,
+					 _VERDICT_HYBRID, key, val)) {
+		int rc;
+
+		all = _part_nodes(job_ptr);
+		if (!all)
+			return false;
+		rc = topoml_hybrid_best_locality(g_topo, all,
+						 req->nnodes - spares, &p, tpn,
+						 w, &best);
+		hwloc_bitmap_free(all);
+		/* -1: none (shape not fitting), never worth waiting for */
+		val[0] = rc ? -1 : best.tp_split;
+		val[1] = best.dp_top;
+	}
+	best.tp_split = val[0];
+	best.dp_top = val[1];
+	if (val[0] < 0 || !topoml_hybrid_falls_short(&now, &best)) {
 		_wait_found(job_ptr, what);
 		return false;
 	}
-	return _wait_more(job_ptr, "HybridWait", wait, what, why, whylen);
+	waits = _wait_more(job_ptr, "HybridWait", wait, what, why, whylen);
+	/* after _wait_more: kept from the job's first wait on */
+	topoml_box_wait_verdict_set(&g_box_waits, job_ptr->job_id,
+				    _VERDICT_HYBRID, key, val);
+	return waits;
 }
 
 /*

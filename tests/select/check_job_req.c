@@ -139,6 +139,92 @@ START_TEST(box_wait_clock)
 }
 END_TEST
 
+/*
+ * The verdicts kept with a waiting job's clock (TorusBoxWait's "could the
+ * partition ever give it a box", HybridWait's best locality): computed
+ * once while the job waits, under the key of their inputs.
+ */
+START_TEST(box_wait_verdicts)
+{
+	struct topoml_box_waits w = { 0 };
+	int64_t yes[TOPOML_WAIT_VALS] = { 1, 0 };
+	int64_t best[TOPOML_WAIT_VALS] = { 3, 17 };
+	int64_t val[TOPOML_WAIT_VALS] = { 0 };
+	uint64_t in[3] = { 8, 1000, 2 }, k1, k2, k3;
+
+	k1 = topoml_wait_key(in, 3);
+	in[0] = 16;			/* another node count */
+	k2 = topoml_wait_key(in, 3);
+	in[0] = 8;
+	in[1] = 1001;			/* partitions changed */
+	k3 = topoml_wait_key(in, 3);
+	ck_assert(k1 && k2 && k3);
+	ck_assert(k1 != k2 && k1 != k3 && k2 != k3);
+	in[1] = 1000;
+	ck_assert(topoml_wait_key(in, 3) == k1);
+	ck_assert(topoml_wait_key(in, 2) != k1);
+	ck_assert(topoml_wait_key(NULL, 0) != 0);
+
+	/* no clock yet: nothing kept, a miss */
+	ck_assert(!topoml_box_wait_verdict_set(&w, 7, 0, k1, yes));
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, 0, k1, val));
+	/* the job's clock starts: its slots are empty */
+	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 1000, 60), 60);
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, 0, k1, val));
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, 1, k1, val));
+	/* set, then get under the same key */
+	ck_assert(topoml_box_wait_verdict_set(&w, 7, 0, k1, yes));
+	ck_assert(topoml_box_wait_verdict_get(&w, 7, 0, k1, val));
+	ck_assert_int_eq(val[0], 1);
+	ck_assert_int_eq(val[1], 0);
+	/* the other slot is its own */
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, 1, k1, val));
+	ck_assert(topoml_box_wait_verdict_set(&w, 7, 1, k2, best));
+	ck_assert(topoml_box_wait_verdict_get(&w, 7, 1, k2, val));
+	ck_assert_int_eq(val[0], 3);
+	ck_assert_int_eq(val[1], 17);
+	ck_assert(topoml_box_wait_verdict_get(&w, 7, 0, k1, val));
+	ck_assert_int_eq(val[0], 1);
+	/* a different key misses (inputs changed), and is then kept */
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, 0, k3, val));
+	yes[0] = 0;
+	ck_assert(topoml_box_wait_verdict_set(&w, 7, 0, k3, yes));
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, 0, k1, val));
+	ck_assert(topoml_box_wait_verdict_get(&w, 7, 0, k3, val));
+	ck_assert_int_eq(val[0], 0);
+	/* key 0 is never kept; slots out of range are refused */
+	ck_assert(!topoml_box_wait_verdict_set(&w, 7, 0, 0, yes));
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, 0, 0, val));
+	ck_assert(!topoml_box_wait_verdict_set(&w, 7, TOPOML_WAIT_SLOTS, k1,
+					       yes));
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, -1, k1, val));
+	/* another job's verdicts are its own */
+	ck_assert_int_eq(topoml_box_wait_left(&w, 8, 1010, 60), 60);
+	ck_assert(!topoml_box_wait_verdict_get(&w, 8, 0, k3, val));
+	ck_assert(topoml_box_wait_verdict_set(&w, 8, 0, k2, best));
+	/* forget drops them with the clock; a new clock starts empty */
+	ck_assert_int_eq(topoml_box_wait_forget(&w, 7), 1000);
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, 0, k3, val));
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, 1, k2, val));
+	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 1020, 60), 60);
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, 0, k3, val));
+	/* job 8's moved with its clock when job 7's was dropped */
+	ck_assert(topoml_box_wait_verdict_get(&w, 8, 0, k2, val));
+	ck_assert_int_eq(val[1], 17);
+	/* the wait runs out: the clock and its verdicts go */
+	ck_assert_int_eq(topoml_box_wait_left(&w, 8, 1070, 60), 0);
+	ck_assert(!topoml_box_wait_verdict_get(&w, 8, 0, k2, val));
+	/* clear drops them all */
+	ck_assert(topoml_box_wait_verdict_set(&w, 7, 0, k1, best));
+	topoml_box_waits_clear(&w);
+	ck_assert_int_eq(w.n, 0);
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, 0, k1, val));
+	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 2000, 60), 60);
+	ck_assert(!topoml_box_wait_verdict_get(&w, 7, 0, k1, val));
+	topoml_box_waits_clear(&w);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("job_req");
@@ -151,6 +237,7 @@ int main(void)
 	tcase_add_test(tc, hint_from_job_env);
 	tcase_add_test(tc, free_by_end_time_order);
 	tcase_add_test(tc, box_wait_clock);
+	tcase_add_test(tc, box_wait_verdicts);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
