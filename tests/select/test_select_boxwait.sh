@@ -180,6 +180,14 @@ case " $box " in *" $nl "*)
 	cluster_fail "1-node job of 60 minutes took $nl, in the planned box" ;;
 esac
 echo "ok: a 1-node job that would outlast the plan keeps off the box ($nl)"
+# Its clock runs from its first run-now test (backfill's will-run only
+# reads it): only then can it log that it found the box after waiting.
+for _ in $(seq 1 300); do
+	grep -q "JobId=$x waits up to 600 s for torus box" "$log" && break
+	sleep 0.1
+done
+grep -q "JobId=$x waits up to 600 s for torus box" "$log" ||
+	cluster_fail "8-node job never declined a start to wait: $(grep "JobId=$x" "$log" | tail -3)"
 # shellcheck disable=SC2086
 scancel $SHORT_IDS
 nx=$(sel_wait_start "$x" 300) ||
