@@ -31,6 +31,7 @@ prefix=$(bash "$top/contrib/slurm-release.sh" $compile "$ver" | tail -1) || {
 build=${TOPOML_RELEASE_BUILDDIR:-$top/build-$ver}
 mkdir -p "$build"
 cd "$build" || exit 1
+build=$(pwd)	# a relative one would no longer hold after this cd
 # select_topoml.so needs the release's internal headers: its configured
 # source tree beside the prefix, and a release select_compat.h knows.
 rel=$(dirname "$prefix")
