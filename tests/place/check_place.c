@@ -1015,42 +1015,56 @@ START_TEST(torus_box_free_by_first_box)
 }
 END_TEST
 
-/* The brute force: is a box of n cells all in free (by position)? */
-static bool _brute_box(const topoml_topo_t *t, const char *fr, int n)
+/* Is the box of sides s at origin o all in fr (by position)? */
+static bool _brute_in(const topoml_topo_t *t, const char *fr,
+		      const int o[3], const int s[3])
 {
 	const int *d = t->dims;
 
-	for (int a = 1; a <= d[0]; a++)
-		for (int b = 1; b <= d[1]; b++)
-			for (int c = 1; c <= d[2]; c++) {
-				int s[3] = { a, b, c }, lim[3];
+	for (int k = 0; k < s[0] * s[1] * s[2]; k++) {
+		int x = (o[0] + k % s[0]) % d[0];
+		int y = (o[1] + k / s[0] % s[1]) % d[1];
+		int z = (o[2] + k / (s[0] * s[1])) % d[2];
 
-				if (a * b * c != n)
-					continue;
-				for (int k = 0; k < 3; k++)
-					lim[k] = t->wrap[k] && d[k] > 1 ?
-						 (s[k] >= d[k] ? 1 : d[k]) :
-						 d[k] - s[k] + 1;
-				for (int z = 0; z < lim[2]; z++)
-				for (int y = 0; y < lim[1]; y++)
-				for (int x = 0; x < lim[0]; x++) {
-					bool ok = true;
+		if (!fr[x + d[0] * (y + d[1] * z)])
+			return false;
+	}
+	return true;
+}
 
-					for (int k = 0; ok && k < n; k++) {
-						int c3[3] = {
-							(x + k % a) % d[0],
-							(y + k / a % b) % d[1],
-							(z + k / (a * b)) % d[2] };
+/* The brute force: is some box of n cells all in fr? */
+static bool _brute_box(const topoml_topo_t *t, const char *fr, int n)
+{
+	const int *d = t->dims;
+	int s[3], lim[3], o[3];
 
-						ok = fr[c3[0] + d[0] *
-							  (c3[1] + d[1] *
-							   c3[2])];
-					}
-					if (ok)
-						return true;
-				}
-			}
+	for (s[0] = 1; s[0] <= d[0]; s[0]++)
+	for (s[1] = 1; s[1] <= d[1]; s[1]++)
+	for (s[2] = 1; s[2] <= d[2]; s[2]++) {
+		if (s[0] * s[1] * s[2] != n)
+			continue;
+		for (int k = 0; k < 3; k++)
+			lim[k] = t->wrap[k] && d[k] > 1 ?
+				 (s[k] >= d[k] ? 1 : d[k]) : d[k] - s[k] + 1;
+		for (o[2] = 0; o[2] < lim[2]; o[2]++)
+		for (o[1] = 0; o[1] < lim[1]; o[1]++)
+		for (o[0] = 0; o[0] < lim[0]; o[0]++)
+			if (_brute_in(t, fr, o, s))
+				return true;
+	}
 	return false;
+}
+
+/* fr (by position): the nodes of nodes free by T. */
+static void _free_by(const topoml_topo_t *t, hwloc_const_bitmap_t nodes,
+		     const int64_t *at, int64_t T, char *fr)
+{
+	for (int v = 0; v < t->nnodes; v++) {
+		const int *c = t->nodes[v].coord;
+
+		fr[c[0] + t->dims[0] * (c[1] + t->dims[1] * c[2])] =
+			hwloc_bitmap_isset(nodes, v) && at[v] <= T;
+	}
 }
 
 /* Against the brute force at every end time, on random tori and meshes,
@@ -1089,28 +1103,18 @@ START_TEST(torus_box_free_by_brute_force)
 				int64_t want = -1, got;
 
 				for (int64_t T = 0; T <= 13 && want < 0; T++) {
-					for (int v = 0; v < t->nnodes; v++) {
-						const int *c = t->nodes[v].coord;
-
-						fr[c[0] + t->dims[0] *
-						     (c[1] + t->dims[1] *
-						      c[2])] =
-							hwloc_bitmap_isset(
-								nodes, v) &&
-							at[v] <= T;
-					}
+					_free_by(t, nodes, at, T, fr);
 					if (_brute_box(t, fr, n))
 						want = T;
 				}
-				if (!topoml_torus_box_size(t, n))
-					want = -1;
 				got = topoml_torus_box_free_by(t, nodes, at, n,
 							       then);
 				ck_assert_msg(got == want,
-					      "%dx%dx%d wrap %d n %d: %lld, want %lld",
-					      t->dims[0], t->dims[1],
-					      t->dims[2], dims[di][3], n,
-					      (long long)got, (long long)want);
+					      "%dx%dx%d wrap %d n %d: %lld, "
+					      "want %lld", t->dims[0],
+					      t->dims[1], t->dims[2],
+					      dims[di][3], n, (long long)got,
+					      (long long)want);
 				if (got < 0)
 					continue;
 				for (int v = 0; v < t->nnodes; v++)
