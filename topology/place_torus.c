@@ -703,9 +703,9 @@ static int _lim(const struct grid *g, int ax, int s)
  * The sliding maximum along axis ax, window s (in -> out), on the lines
  * whose other coordinates are below ext (the axes done before it: only
  * the origins there).  Along x a deque per line (lines are contiguous);
- * along y and z van Herk / Gil-Werman on whole x-runs at once (block
- * prefix and suffix maxima, g and h: 2d x-runs each), so that the inner
- * loops read memory in order.
+ * along y and z van Herk / Gil-Werman on whole x-runs at once (the
+ * maxima from each block of s cells' start and to its end, pre and suf:
+ * up to 2d x-runs each), so that the inner loops read memory in order.
  */
 static void _axis_max(const struct grid *g, const int64_t *in,
 		      int64_t *out, int ax, int s, const int ext[3], int *q,
