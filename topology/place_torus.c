@@ -443,6 +443,12 @@ static int _breaks(struct grid *g, const int o[3], const struct shape *sh)
 	return key;
 }
 
+/* Box origins along axis ax for a side of s. */
+static int _lim(const struct grid *g, int ax, int s)
+{
+	return g->w[ax] ? (s >= g->d[ax] ? 1 : g->d[ax]) : g->d[ax] - s + 1;
+}
+
 /*
  * Feasible origins of shape sh: all free (exact) or >= n free nodes;
  * aligned: only origins on the shape's own grid (multiples of its sides).
@@ -457,10 +463,7 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 	char *ok = rows_test && !aligned ? _rows_ok(g, sh) : NULL;
 
 	for (int d = 0; d < 3; d++) {
-		if (g->w[d])
-			lim[d] = sh->s[d] >= g->d[d] ? 1 : g->d[d];
-		else
-			lim[d] = g->d[d] - sh->s[d] + 1;
+		lim[d] = _lim(g, d, sh->s[d]);
 		st[d] = aligned ? sh->s[d] : 1;
 	}
 	for (int z = 0; z < lim[2]; z += st[2])
@@ -691,12 +694,6 @@ static void _line_max(const int64_t *in, int64_t *out, int d, size_t st,
 			head++;
 		out[(size_t)(k - s + 1) * st] = buf[q[head]];
 	}
-}
-
-/* Box origins along axis ax for a side of s. */
-static int _lim(const struct grid *g, int ax, int s)
-{
-	return g->w[ax] ? (s >= g->d[ax] ? 1 : g->d[ax]) : g->d[ax] - s + 1;
 }
 
 /*
