@@ -642,6 +642,16 @@ out:
 	return sh;
 }
 
+/* The grid's shape alone: t's dims, and which axes wrap. */
+static void _grid_dims(struct grid *g, const topoml_topo_t *t)
+{
+	*g = (struct grid){ .t = t };
+	for (int d = 0; d < 3; d++) {
+		g->d[d] = t->dims[d];
+		g->w[d] = t->wrap[d] && t->dims[d] > 1;
+	}
+}
+
 /*
  * The grid of avail on t: dims, wrap, busy prefix sums, and the free runs
  * along x with their row maxima (NULL when out of memory: the box tests
@@ -650,11 +660,7 @@ out:
 static int _grid_init(struct grid *g, const topoml_topo_t *t,
 		      hwloc_const_bitmap_t avail)
 {
-	*g = (struct grid){ .t = t };
-	for (int d = 0; d < 3; d++) {
-		g->d[d] = t->dims[d];
-		g->w[d] = t->wrap[d] && t->dims[d] > 1;
-	}
+	_grid_dims(g, t);
 	g->run = _runs(g, avail);
 	g->rowmax = g->run ? _rowmax(g) : NULL;
 	return _prefix(g, avail, false, &g->busy);
@@ -805,7 +811,7 @@ int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 				 const int64_t *free_at, int n,
 				 hwloc_bitmap_t then)
 {
-	struct grid g = { .t = t };
+	struct grid g;
 	struct shape *sv = NULL;
 	int64_t *f = NULL, *mx = NULL, *mxy = NULL, *mxyz = NULL, *buf = NULL;
 	int64_t *pre = NULL, *suf = NULL;
@@ -815,11 +821,9 @@ int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 
 	if (t->family != TOPOML_TORUS || n < 1 || !topoml_torus_box_size(t, n))
 		return -1;
-	for (int d = 0; d < 3; d++) {
-		g.d[d] = t->dims[d];
-		g.w[d] = t->wrap[d] && t->dims[d] > 1;
+	_grid_dims(&g, t);
+	for (int d = 0; d < 3; d++)
 		maxd = g.d[d] > maxd ? g.d[d] : maxd;
-	}
 	vol = (size_t)g.d[0] * g.d[1] * g.d[2];
 	sv = _shapes(&g, n, n, &nsh);
 	f = malloc(vol * sizeof(*f));
