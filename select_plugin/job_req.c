@@ -75,6 +75,59 @@ int64_t topoml_job_free_by(const int64_t *free_at, hwloc_const_bitmap_t avail,
 	return when;
 }
 
+struct _ends {
+	int64_t at;
+	int v;
+};
+
+static int _cmp_ends(const void *a, const void *b)
+{
+	const struct _ends *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+int64_t topoml_job_units_free_by(const int64_t *free_at, const uint32_t *cap,
+				 uint32_t *fu, hwloc_const_bitmap_t avail,
+				 uint64_t units, hwloc_bitmap_t idle_then)
+{
+	int w = hwloc_bitmap_weight(avail), k = 0, v;
+	uint64_t have = 0;
+	int64_t when = -1;
+	struct _ends *e;
+
+	hwloc_bitmap_zero(idle_then);
+	if (w <= 0)
+		return -1;
+	hwloc_bitmap_foreach_begin(v, avail)
+		have += fu[v];
+	hwloc_bitmap_foreach_end();
+	if (have >= units)
+		return 0;
+	if (!(e = malloc((size_t)w * sizeof(*e))))
+		return -1;
+	hwloc_bitmap_foreach_begin(v, avail)
+		if (free_at[v] > 0)
+			e[k++] = (struct _ends){ free_at[v], v };
+	hwloc_bitmap_foreach_end();
+	qsort(e, k, sizeof(*e), _cmp_ends);
+	for (int i = 0; i < k && have < units; i++) {
+		if (cap[e[i].v] > fu[e[i].v])
+			have += cap[e[i].v] - fu[e[i].v];
+		when = e[i].at;
+	}
+	free(e);
+	if (have < units)
+		return -1;
+	hwloc_bitmap_foreach_begin(v, avail)
+		if (free_at[v] > 0 && free_at[v] <= when) {
+			fu[v] = cap[v];
+			hwloc_bitmap_set(idle_then, v);
+		}
+	hwloc_bitmap_foreach_end();
+	return when;
+}
+
 static int _box_wait_find(const struct topoml_box_waits *w, uint32_t job)
 {
 	for (int i = 0; i < w->n; i++)

@@ -45,6 +45,20 @@ int64_t topoml_job_free_by(const int64_t *free_at, hwloc_const_bitmap_t avail,
 			   int n, hwloc_bitmap_t out);
 
 /*
+ * The same for a job that shares nodes and needs `units' CPUs or GPUs:
+ * fu[i] is what node i offers now, cap[i] what it offers once all its
+ * jobs have ended (at free_at[i]).  When avail offers fewer than units
+ * now, busy nodes are counted whole in end-time order until they do, at
+ * T; every node of avail free by T gets fu[i] = cap[i] and its bit in
+ * idle_then (it is idle then: no job to share with, no leaf to spoil).
+ * Returns 0 (enough now: nothing changed), T, or -1 (never enough:
+ * nothing changed).
+ */
+int64_t topoml_job_units_free_by(const int64_t *free_at, const uint32_t *cap,
+				 uint32_t *fu, hwloc_const_bitmap_t avail,
+				 uint64_t units, hwloc_bitmap_t idle_then);
+
+/*
  * Beside each job's clock (below), TOPOML_WAIT_SLOTS verdicts the caller
  * computes once while the job waits (e.g. whether its partition could ever
  * give it a box: a full placement, too dear for every scheduling try), each

@@ -468,6 +468,8 @@ struct _job_req {
 	uint32_t *owner;
 	uint32_t *used_cpus;		/* per engine node */
 	uint32_t *free_units;		/* per engine node: CPUs or GPUs */
+	uint32_t *cap_units;		/* will-run, shared job: the same once
+					 * the node's jobs have ended */
 	uint64_t units;			/* shared job: CPUs or GPUs; 0 = whole
 					 * nodes */
 	int64_t *free_at;		/* will-run: per engine node, when its
@@ -488,6 +490,7 @@ static void _job_req_free(struct _job_req *r)
 	xfree(r->owner);
 	xfree(r->used_cpus);
 	xfree(r->free_units);
+	xfree(r->cap_units);
 	xfree(r->free_at);
 	if (r->avail_then)
 		hwloc_bitmap_free(r->avail_then);
@@ -537,8 +540,8 @@ static uint64_t _job_gpus(job_record_t *job_ptr, uint32_t nodes)
 	return n;
 }
 
-/* GPUs of a node not held by a job. */
-static uint32_t _node_free_gpus(node_record_t *node_ptr)
+/* GPUs of a node: those not allocated, or all of them. */
+static uint32_t _node_gpus(node_record_t *node_ptr, bool free_only)
 {
 	topoml_list_itr_t it;
 	gres_state_t *gs;
@@ -550,8 +553,11 @@ static uint32_t _node_free_gpus(node_record_t *node_ptr)
 	while ((gs = list_next(it))) {
 		gres_node_state_t *ns = gs->gres_data;
 
-		if (ns && !xstrcmp(gs->gres_name, "gpu") &&
-		    ns->gres_cnt_avail > ns->gres_cnt_alloc)
+		if (!ns || xstrcmp(gs->gres_name, "gpu"))
+			continue;
+		if (!free_only)
+			n += ns->gres_cnt_avail;
+		else if (ns->gres_cnt_avail > ns->gres_cnt_alloc)
 			n += ns->gres_cnt_avail - ns->gres_cnt_alloc;
 	}
 	list_iterator_destroy(it);
@@ -632,6 +638,9 @@ static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
 	if (!whole) {
 		uint32_t nodes = MAX(job_ptr->details->min_nodes, 1);
 
+		if (will_run)
+			r->cap_units = xcalloc(g_topo->nnodes,
+					       sizeof(uint32_t));
 		r->units = _job_gpus(job_ptr, nodes);
 		gpus = r->units > 0;
 		if (!gpus)
@@ -657,8 +666,11 @@ static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
 		/* What the node still offers a job that shares it. */
 		cpus = node_ptr->cpus_efctv ? node_ptr->cpus_efctv
 					    : node_ptr->cpus;
+		if (r->cap_units)
+			r->cap_units[t] = gpus ? _node_gpus(node_ptr, false)
+					       : cpus;
 		cpus = cpus > r->used_cpus[t] ? cpus - r->used_cpus[t] : 0;
-		r->free_units[t] = (gpus && cpus) ? _node_free_gpus(node_ptr)
+		r->free_units[t] = (gpus && cpus) ? _node_gpus(node_ptr, true)
 						  : cpus;
 	}
 	if (!req || bit_set_count(req) == 0)
@@ -1069,6 +1081,35 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 				r.owner[v] = 0;
 			hwloc_bitmap_foreach_end();
 			req.avail = r.avail_then;
+		}
+		if (will_run && req.units && r.cap_units && r.free_at &&
+		    g_topo->family == TOPOML_DRAGONFLY) {
+			/*
+			 * Will-run for a job that shares nodes and cannot
+			 * start now: the units free once enough are, busy
+			 * nodes counted whole in end-time order.  Nodes idle
+			 * by then hold no job, so the reservation falls on
+			 * what frees rather than on idle cores backfill can
+			 * fill meanwhile: cons_tres's will-run on a dragonfly
+			 * (TopologyParam=dragonfly) spreads one node per
+			 * router over them and keeps small jobs waiting.  On
+			 * a tree its best fit packs as select/topoml does,
+			 * and this plan cost more than it gained there
+			 * (doc/sim-results.md, issue 18).
+			 */
+			int v;
+
+			r.avail_then = hwloc_bitmap_alloc();
+			if (r.avail_then &&
+			    topoml_job_units_free_by(r.free_at, r.cap_units,
+						     r.free_units, r.avail_all,
+						     req.units,
+						     r.avail_then) > 0) {
+				hwloc_bitmap_foreach_begin(v, r.avail_then)
+					r.owner[v] = 0;
+					hwloc_bitmap_clr(r.partial, v);
+				hwloc_bitmap_foreach_end();
+			}
 		}
 		if (g_conf.debug > 1) {
 			char *av = topoml_nodeset_format(g_topo, req.avail);

@@ -99,6 +99,51 @@ START_TEST(free_by_end_time_order)
 }
 END_TEST
 
+/* The window-1501 case: 16 CPUs wanted, 8 idle now on nodes 0-1, nodes
+ * 4-7 (4 CPUs each) free whole at 100, nodes 2-3 busy until 500. */
+START_TEST(units_free_by_end_time_order)
+{
+	int64_t at[] = { 0, 0, 500, 500, 100, 100, 100, 100 };
+	uint32_t cap[] = { 4, 4, 4, 4, 4, 4, 4, 4 };
+	uint32_t fu[] = { 4, 4, 0, 0, 0, 0, 1, 0 };
+	hwloc_bitmap_t avail = hwloc_bitmap_alloc(), out = hwloc_bitmap_alloc();
+
+	hwloc_bitmap_set_range(avail, 0, 7);
+	/* 9 units are free now: nothing changes */
+	ck_assert_int_eq(topoml_job_units_free_by(at, cap, fu, avail, 9, out),
+			 0);
+	ck_assert(hwloc_bitmap_iszero(out));
+	ck_assert_int_eq(fu[4], 0);
+	/* 16: at 100 nodes 4-7 are idle, whole, and marked so */
+	ck_assert_int_eq(topoml_job_units_free_by(at, cap, fu, avail, 16,
+						  out), 100);
+	ck_assert_int_eq(hwloc_bitmap_weight(out), 4);
+	ck_assert(hwloc_bitmap_isset(out, 4) && hwloc_bitmap_isset(out, 7));
+	for (int v = 4; v < 8; v++)
+		ck_assert_uint_eq(fu[v], 4);
+	ck_assert_uint_eq(fu[2], 0);
+	ck_assert_uint_eq(fu[0], 4);
+	/* more than ever: -1, nothing changed */
+	fu[4] = 0;
+	ck_assert_int_eq(topoml_job_units_free_by(at, cap, fu, avail, 33,
+						  out), -1);
+	ck_assert(hwloc_bitmap_iszero(out));
+	ck_assert_uint_eq(fu[4], 0);
+	/* 32: everything, at 500 */
+	ck_assert_int_eq(topoml_job_units_free_by(at, cap, fu, avail, 32,
+						  out), 500);
+	ck_assert_int_eq(hwloc_bitmap_weight(out), 6);
+	/* only candidates count */
+	hwloc_bitmap_clr_range(avail, 4, 7);
+	fu[2] = fu[3] = 0;
+	ck_assert_int_eq(topoml_job_units_free_by(at, cap, fu, avail, 16,
+						  out), 500);
+	ck_assert_int_eq(hwloc_bitmap_weight(out), 2);
+	hwloc_bitmap_free(avail);
+	hwloc_bitmap_free(out);
+}
+END_TEST
+
 /* TorusBoxWait's clock: per job, from its first call, then dropped. */
 START_TEST(box_wait_clock)
 {
@@ -236,6 +281,7 @@ int main(void)
 	tcase_add_test(tc, nodes_wanted_from_cpus);
 	tcase_add_test(tc, hint_from_job_env);
 	tcase_add_test(tc, free_by_end_time_order);
+	tcase_add_test(tc, units_free_by_end_time_order);
 	tcase_add_test(tc, box_wait_clock);
 	tcase_add_test(tc, box_wait_verdicts);
 	suite_add_tcase(s, tc);
