@@ -88,6 +88,7 @@ if [ $# -eq 0 ]; then
 			select/test_select_fallback.sh \
 			select/test_select_shared.sh \
 			select/test_select_willrun.sh \
+			select/test_select_willrun_shared.sh \
 			spank/test_spank_ring.sh \
 			select/test_select_topo_opts.sh \
 			place/test_block_slurm.sh \
