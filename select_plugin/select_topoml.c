@@ -638,7 +638,8 @@ static const char *_job_req_build(job_record_t *job_ptr, bitstr_t *bitmap,
 	if (!whole) {
 		uint32_t nodes = MAX(job_ptr->details->min_nodes, 1);
 
-		if (will_run)
+		/* only where will-run narrows such jobs (_topoml_test) */
+		if (will_run && g_topo->family == TOPOML_DRAGONFLY)
 			r->cap_units = xcalloc(g_topo->nnodes,
 					       sizeof(uint32_t));
 		r->units = _job_gpus(job_ptr, nodes);
@@ -1082,10 +1083,10 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			hwloc_bitmap_foreach_end();
 			req.avail = r.avail_then;
 		}
-		if (will_run && req.units && r.cap_units && r.free_at &&
-		    g_topo->family == TOPOML_DRAGONFLY) {
+		if (will_run && req.units && r.cap_units && r.free_at) {
 			/*
-			 * Will-run for a job that shares nodes and cannot
+			 * Will-run on a dragonfly (cap_units is kept there
+			 * only) for a job that shares nodes and cannot
 			 * start now: the units free once enough are, busy
 			 * nodes counted whole in end-time order.  Nodes idle
 			 * by then hold no job, so the reservation falls on
