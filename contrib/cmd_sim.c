@@ -157,6 +157,9 @@ static void _usage(FILE *f)
 "      --box-wait SECONDS  topoml on a torus: a job without a free exact\n"
 "                          box waits for one up to SECONDS from the first\n"
 "                          time it could start (TorusBoxWait=; default 0)\n"
+"      --box-wait-span L   with --box-wait: only a placement spanning more\n"
+"                          than L x its nodes waits (TorusBoxWaitSpan=;\n"
+"                          default 1: any that is no box)\n"
 "      --jobs FILE         per job and policy: id, submit, start, cores,\n"
 "                          nodes, cores per node, span, ring cost (one\n"
 "                          line each; '-' for stdout)\n"
@@ -268,8 +271,8 @@ static int _parse_int(const char *opt, const char *s, int min, int *v)
 static int _parse_args(struct sim_cli *c, int argc, char **argv)
 {
 	enum { OPT_SVG = 256, OPT_NOBF, OPT_SPREAD, OPT_NOFRAG, OPT_SHARED,
-	       OPT_CLOUD, OPT_JOBS, OPT_TORUS3D, OPT_BOXWAIT, OPT_HYBRID,
-	       OPT_HYBRID_TP, OPT_WEIGHTS, OPT_HYBRID_WAIT };
+	       OPT_CLOUD, OPT_JOBS, OPT_TORUS3D, OPT_BOXWAIT, OPT_BOXSPAN,
+	       OPT_HYBRID, OPT_HYBRID_TP, OPT_WEIGHTS, OPT_HYBRID_WAIT };
 	static const struct option longopts[] = {
 		{ "topology", required_argument, NULL, 't' },
 		{ "trace", required_argument, NULL, 'T' },
@@ -289,6 +292,7 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "torus3d", required_argument, NULL, OPT_TORUS3D },
 		{ "box-wait", required_argument, NULL, OPT_BOXWAIT },
+		{ "box-wait-span", required_argument, NULL, OPT_BOXSPAN },
 		{ "hybrid", required_argument, NULL, OPT_HYBRID },
 		{ "hybrid-tp", required_argument, NULL, OPT_HYBRID_TP },
 		{ "hybrid-wait", required_argument, NULL, OPT_HYBRID_WAIT },
@@ -393,6 +397,17 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 			if (_parse_int("--box-wait", optarg, 0, &w))
 				return 2;
 			c->sopts.box_wait = w;
+			break;
+		}
+		case OPT_BOXSPAN: {
+			double *l = &c->sopts.box_wait_span;
+
+			if (topoml_box_wait_span_parse(optarg, l)) {
+				cli_err("--box-wait-span: '%s' is not a number "
+					"from 1 to %d", optarg,
+					TOPOML_BOX_WAIT_SPAN_MAX);
+				return 2;
+			}
 			break;
 		}
 		case OPT_HYBRID:

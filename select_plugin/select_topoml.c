@@ -857,9 +857,10 @@ static bool _box_possible(job_record_t *job_ptr, int n)
 
 /*
  * TorusBoxWait (topoml.conf(5)): a whole-node torus job whose best
- * placement now is no exact box waits for one, up to the site's seconds
- * from the first time it could have started here; a job that could
- * never get one (its size, its partition) never waits.  True: decline
+ * placement now is no exact box, and spans more than TorusBoxWaitSpan x
+ * its nodes, waits for one, up to the site's seconds from the first time
+ * it could have started here; a job that could never get one (its size,
+ * its partition) never waits.  True: decline
  * now (why says so).  plan (backfill's will-run): whether it would wait,
  * its clock only read.
  */
@@ -883,8 +884,15 @@ static bool _box_wait(job_record_t *job_ptr,
 			_wait_found(job_ptr, what);
 		return false;
 	}
-	if (!topoml_torus_box_size(g_topo, req->nnodes))
+	/* a size no box has, or a span the site accepts
+	 * (TorusBoxWaitSpan) */
+	if (!topoml_torus_wants_box(g_topo, pl->nodes, pl->n,
+				    g_conf.torus_box_wait_span)) {
+		if (!plan)
+			_wait_found(job_ptr,
+				    "a placement within TorusBoxWaitSpan");
 		return false;
+	}
 	/* a full placement: once while the job waits (_verdict_key) */
 	key = _verdict_key(job_ptr, _VERDICT_BOX, &n, 1);
 	if (!topoml_box_wait_verdict_get(&g_box_waits, job_ptr->job_id,

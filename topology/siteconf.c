@@ -25,6 +25,7 @@ void topoml_siteconf_init(struct topoml_siteconf *c)
 	c->topology_format = TOPOML_FMT_AUTO;
 	c->default_hint = TOPOML_HINT_ALLREDUCE;
 	c->placement = true;
+	c->torus_box_wait_span = 1;
 	topoml_kind_weights_default(c->hybrid_weights);
 }
 
@@ -343,6 +344,19 @@ static int _global_word(struct topoml_siteconf *c, const char *dir,
 			c->hybrid_wait = (int)v;
 		else
 			c->torus_box_wait = (int)v;
+	} else if (!strcasecmp(w->key, "TorusBoxWaitSpan")) {
+		/* TorusBoxWait only for placements spanning more than this
+		 * many times the job's nodes */
+		char expect[64];
+
+		if (topoml_box_wait_span_parse(w->val,
+					       &c->torus_box_wait_span)) {
+			snprintf(expect, sizeof(expect),
+				 "a number from 1 to %d",
+				 TOPOML_BOX_WAIT_SPAN_MAX);
+			_bad_value(err, path, line, w, expect);
+			return -1;
+		}
 	} else if (!strcasecmp(w->key, "HybridWeights")) {
 		/* relative traffic per kind for --ml-parallel jobs */
 		double v[TOPOML_KIND_COUNT];

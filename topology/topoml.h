@@ -394,6 +394,18 @@ int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 				 hwloc_bitmap_t then);
 /* Do the n nodes fill their wrap-aware bounding box exactly (geom.c)? */
 bool topoml_torus_is_box(const topoml_topo_t *t, const int *nodes, int n);
+/*
+ * TorusBoxWait's test (geom.c): should this placement of n nodes wait for
+ * an exact box?  Its size has one, and its wrap-aware bounding box holds
+ * more than max_span x n nodes (TorusBoxWaitSpan=; 1 or less: any
+ * placement that is no box waits).
+ */
+bool topoml_torus_wants_box(const topoml_topo_t *t, const int *nodes, int n,
+			    double max_span);
+/* TorusBoxWaitSpan's range, and its parser: 0, or -1 (not a number from
+ * 1 to TOPOML_BOX_WAIT_SPAN_MAX) */
+#define TOPOML_BOX_WAIT_SPAN_MAX 64
+int topoml_box_wait_span_parse(const char *s, double *v);
 void topoml_torus3d_free(struct topoml_torus3d *c);
 /*
  * Bind topoml's engine on torus t to c's boxes (t->torus3d = c, not owned;
@@ -428,6 +440,7 @@ struct topoml_siteconf {
 	bool df_spread_alltoall;	/* DragonflySpread=alltoall */
 	int debug;			/* 0 quiet, 1 placements, 2 verbose */
 	int torus_box_wait;		/* TorusBoxWait= seconds, 0 = never */
+	double torus_box_wait_span;	/* TorusBoxWaitSpan=, default 1 */
 	int hybrid_wait;		/* HybridWait= seconds, 0 = never */
 	/* HybridWeights=: per traffic kind (enum topoml_kind, below), the
 	 * defaults of topoml_kind_weights_default where not set */

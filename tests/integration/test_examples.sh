@@ -24,19 +24,21 @@ echo "$out" | grep -q "DefaultHint=allreduce Placement=topoml, 1 partition" ||
 	{ echo "FAIL: unexpected summary: $out"; exit 1; }
 # every other key with the value slurmctld uses (TorusBoxWait commented out:
 # its default)
-echo "$out" | grep -qx "$work/topoml.conf: TopologyFile=$topo TopologyFormat=auto Family=auto DragonflySpread=never TorusBoxWait=0 HybridWait=0 HybridWeights=tp=16,cp=4,ep=4,dp=1,pp=2 Debug=0" ||
+echo "$out" | grep -qx "$work/topoml.conf: TopologyFile=$topo TopologyFormat=auto Family=auto DragonflySpread=never TorusBoxWait=0 TorusBoxWaitSpan=1 HybridWait=0 HybridWeights=tp=16,cp=4,ep=4,dp=1,pp=2 Debug=0" ||
 	{ echo "FAIL: keys not shown: $out"; exit 1; }
 echo "$out" | grep -qx "$work/topoml.conf: PartitionName=moe Hint=alltoall" ||
 	{ echo "FAIL: partition override not shown: $out"; exit 1; }
-# the commented TorusBoxWait= line is valid and shown once uncommented
-sed 's/^#TorusBoxWait=/TorusBoxWait=/' "$work/topoml.conf" >"$work/box.conf"
+# the commented TorusBoxWait= lines are valid and shown once uncommented
+sed 's/^#\(TorusBoxWait\|TorusBoxWaitSpan\)=/\1=/' "$work/topoml.conf" \
+	>"$work/box.conf"
 wait_s=$(sed -n 's/^TorusBoxWait=\([0-9]\+\)$/\1/p' "$work/box.conf")
-[ -n "$wait_s" ] && [ "$wait_s" != 0 ] ||
-	{ echo "FAIL: no #TorusBoxWait=SECONDS line in the example"; exit 1; }
+span=$(sed -n 's/^TorusBoxWaitSpan=\([0-9.]\+\)$/\1/p' "$work/box.conf")
+[ -n "$wait_s" ] && [ "$wait_s" != 0 ] && [ -n "$span" ] ||
+	{ echo "FAIL: no #TorusBoxWait(Span)= lines in the example"; exit 1; }
 out=$("$topoml" check --site-conf "$work/box.conf") ||
-	{ echo "FAIL: example TorusBoxWait= line: $out"; exit 1; }
-echo "$out" | grep -q " TorusBoxWait=$wait_s HybridWait=0 HybridWeights=[^ ]* Debug=0$" ||
-	{ echo "FAIL: TorusBoxWait=$wait_s not shown: $out"; exit 1; }
+	{ echo "FAIL: example TorusBoxWait= lines: $out"; exit 1; }
+echo "$out" | grep -q " TorusBoxWait=$wait_s TorusBoxWaitSpan=$span HybridWait=0 HybridWeights=[^ ]* Debug=0$" ||
+	{ echo "FAIL: TorusBoxWait=$wait_s TorusBoxWaitSpan=$span not shown: $out"; exit 1; }
 echo "Hint=ring" >>"$work/topoml.conf"
 line=$(wc -l <"$work/topoml.conf")
 err=$("$topoml" check --site-conf "$work/topoml.conf" 2>&1) &&

@@ -505,6 +505,51 @@ START_TEST(torus_box_sizes)
 }
 END_TEST
 
+static int _at(const topoml_topo_t *t, int x, int y, int z)
+{
+	for (int v = 0; v < t->nnodes; v++)
+		if (t->nodes[v].coord[0] == x && t->nodes[v].coord[1] == y &&
+		    t->nodes[v].coord[2] == z)
+			return v;
+	return -1;
+}
+
+/*
+ * TorusBoxWaitSpan's test: a placement waits for a box only when it is
+ * none and its wrap-aware bounding box holds more than factor x n nodes;
+ * a size no box has never waits.
+ */
+START_TEST(torus_wants_box_by_span)
+{
+	topoml_topo_t *t = topoml_gen_torus("c", 16, 16, 16, true);
+	int box[8], loose[8], wrap[8], far[43], k = 0;
+
+	/* 2x2x2 across the wrap (x 15, 0): a box */
+	for (int z = 0; z < 2; z++)
+		for (int y = 0; y < 2; y++)
+			for (int x = 0; x < 2; x++) {
+				box[k] = _at(t, 4 + x, 4 + y, 4 + z);
+				wrap[k++] = _at(t, (15 + x) % 16, y, z);
+			}
+	/* 8 of a 2x2x3 box (12 = 1.5 x 8): the 2x2x2 at z 0-1 with two
+	 * corners moved to z 2 */
+	memcpy(loose, box, sizeof(loose));
+	loose[6] = _at(t, 4, 5, 6);
+	loose[7] = _at(t, 5, 5, 6);
+	ck_assert(!topoml_torus_wants_box(t, box, 8, 1));
+	ck_assert(!topoml_torus_wants_box(t, wrap, 8, 1));
+	ck_assert(topoml_torus_wants_box(t, loose, 8, 1));
+	ck_assert(topoml_torus_wants_box(t, loose, 8, 0));	/* as 1 */
+	ck_assert(topoml_torus_wants_box(t, loose, 8, 1.49));
+	ck_assert(!topoml_torus_wants_box(t, loose, 8, 1.5));
+	/* 43 has no box: never waits, however spread */
+	for (int i = 0; i < 43; i++)
+		far[i] = _at(t, (i * 5) % 16, (i * 3) % 16, i % 16);
+	ck_assert(!topoml_torus_wants_box(t, far, 43, 1));
+	topoml_free(t);
+}
+END_TEST
+
 /*
  * topoml's exact boxes sit on their shape's own grid: on an empty 8^3
  * torus with (1,1,1) busy, a job of 8 gets a 2x2x2 box at even
@@ -560,6 +605,7 @@ int main(void)
 	tcase_add_test(tc, topoml_exact_box_whenever_torus3d_has_one);
 	tcase_add_test(tc, yaml_regions_and_unmapped_cells);
 	tcase_add_test(tc, torus_box_sizes);
+	tcase_add_test(tc, torus_wants_box_by_span);
 	tcase_add_test(tc, topoml_boxes_on_their_grid);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

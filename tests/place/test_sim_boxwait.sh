@@ -7,17 +7,30 @@
 # placed; and the price in wait stays small because a job held for a box
 # reserves the box that frees first (backfill keeps longer jobs off it):
 # mean wait below torus3d's and at most 1.15 x never waiting's (1.55 x
-# before that reservation), utilisation as never waiting's.
+# before that reservation), utilisation as never waiting's.  With
+# --box-wait-span 1.5 (TorusBoxWaitSpan=) placements within 1.5 x N start
+# at once: some jobs take no exact box, bounding box / N stays <= 1.02,
+# and the mean wait falls below that of waiting for every box.
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 bld=${TOP_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 src=${TESTS_DIR:-$(dirname "$0")/..}
 trace=${REALDATA:-$src/../../shared/realdata}/swf/MTech-Thesis_JobLogs_theta.swf.txt
+fail() { echo "FAIL: $*"; exit 1; }
+# a bound outside 1-64 is a usage error naming the option
+for l in 0.5 65 nan 1.5x; do
+	err=$("$bld/contrib/topoml" sim -t none -T none --box-wait 60 \
+		--box-wait-span "$l" 2>&1)
+	rc=$?
+	[ $rc = 2 ] && case $err in
+		*"--box-wait-span: '$l' is not a number from 1 to 64"*) ;;
+		*) false ;; esac ||
+		fail "--box-wait-span $l: rc $rc, $err"
+done
 [ -r "$trace" ] || { echo "SKIP: no $trace"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 "$bld/contrib/topoml" generate torus --dims 16x16x16 >"$work/torus.json" ||
 	fail "generate torus"
@@ -27,10 +40,14 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$bld/contrib/topoml" sim -q -t "$work/torus.json" -T "$trace" -p topoml \
 	--no-fragmentation --json >"$work/now.json" 2>"$work/err" ||
 	fail "sim: $(cat "$work/err")"
-python3 - "$work/wait.json" "$work/now.json" <<'PY' || exit 1
+"$bld/contrib/topoml" sim -q -t "$work/torus.json" -T "$trace" -p topoml \
+	--box-wait 36000 --box-wait-span 1.5 --no-fragmentation --json \
+	>"$work/span.json" 2>"$work/err" || fail "sim: $(cat "$work/err")"
+python3 - "$work/wait.json" "$work/now.json" "$work/span.json" <<'PY' || exit 1
 import json, sys
 w = json.load(open(sys.argv[1]))
 now = json.load(open(sys.argv[2]))["policies"]["topoml"]
+sp = json.load(open(sys.argv[3]))["policies"]["topoml"]
 jobs = w["trace"]["jobs"]
 t, s = w["policies"]["topoml"], w["policies"]["slurm-torus3d"]
 print("box-wait 36000: exact %.4f bbox/N %.4f pair hops %.3f wait %.1f s;"
@@ -56,6 +73,17 @@ if t["mean_wait_s"] > 1.15 * now["mean_wait_s"]:
     bad.append("mean wait above 1.15 x never waiting's")
 if t["utilization"] < now["utilization"] - 1e-9:
     bad.append("utilisation below never waiting's")
+print("box-wait-span 1.5: exact %.4f bbox/N %.4f wait %.1f s"
+      % (sp["contiguous_isolated"], sp["span_over_lower_bound"],
+         sp["mean_wait_s"]))
+if sp["jobs"] != jobs or sp["unplaced"]:
+    bad.append("span 1.5: placed %d of %d" % (sp["jobs"], jobs))
+if not sp["contiguous_isolated"] < t["contiguous_isolated"]:
+    bad.append("span 1.5: every job still waited for an exact box")
+if sp["span_over_lower_bound"] > 1.02:
+    bad.append("span 1.5: bounding box / N above 1.02")
+if not sp["mean_wait_s"] < t["mean_wait_s"]:
+    bad.append("span 1.5: waits as long as waiting for every box")
 if bad:
     sys.exit("FAIL: " + "; ".join(bad))
 PY

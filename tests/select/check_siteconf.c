@@ -184,6 +184,38 @@ START_TEST(test_torus_box_wait)
 }
 END_TEST
 
+/* TorusBoxWaitSpan=FACTOR: 1 by default, 1 to 64, junk refused. */
+START_TEST(test_torus_box_wait_span)
+{
+	struct topoml_siteconf c;
+	topoml_errors_t err = { 0 };
+	char *path = _write("topoml.conf",
+			    "TorusBoxWait=60\nTorusBoxWaitSpan=1.5\n");
+	const char *e;
+	char want[600];
+
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert(c.torus_box_wait_span == 1.5);
+	topoml_siteconf_clear(&c);
+	ck_assert(c.torus_box_wait_span == 1);
+	path = _write("topoml.conf", "TorusBoxWaitSpan=0.9\n"
+		      "TorusBoxWaitSpan=nan\nTorusBoxWaitSpan=65\n"
+		      "TorusBoxWaitSpan=2x\nTorusBoxWaitSpan=64\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), -1);
+	e = _errs(&err);
+	for (int line = 1; line <= 4; line++) {
+		snprintf(want, sizeof(want), "%s:%d:1: TorusBoxWaitSpan=",
+			 path, line);
+		ck_assert_msg(strstr(e, want), "line %d, got:\n%s", line, e);
+	}
+	ck_assert_msg(strstr(e, "expected a number from 1 to 64"), "got:\n%s",
+		      e);
+	ck_assert_int_eq(err.n, 4);
+	topoml_errors_clear(&err);
+	topoml_siteconf_clear(&c);
+}
+END_TEST
+
 /* HybridWait=SECONDS: its own value, 0 by default, junk refused. */
 START_TEST(test_hybrid_wait)
 {
@@ -306,6 +338,7 @@ int main(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_torus_box_wait);
+	tcase_add_test(tc, test_torus_box_wait_span);
 	tcase_add_test(tc, test_hybrid_wait);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_topology_auto);

@@ -4,6 +4,8 @@
 # a checkerboard of x = 2..3 (busy where y + z is even), a 32-node job
 # takes the only 32-node box (x = 0..1): 16 nodes are free, no box of 8 is.
 #  - TorusBoxWait=0: an 8-node job starts at once, outside a box.
+#  - TorusBoxWait=600, TorusBoxWaitSpan = that placement's span / 8: it
+#    starts at once too (the default 1 waits: below).
 #  - TorusBoxWait=W: a 7-node job (no box has 7 nodes) and an 8-node job
 #    of a partition whose nodes hold no 8-node box start at once; an
 #    8-node job pends (Resources) and starts outside a box after W s; the
@@ -88,6 +90,24 @@ nx=$(sel_wait_start "$x" 50) ||
 s=$(span "$nx")
 [ "$s" -gt 8 ] || cluster_fail "TorusBoxWait=0: 8 nodes in a box? $nx (span $s)"
 echo "ok: TorusBoxWait=0: 8 nodes at once in $(($(date +%s) - t0)) s, outside a box ($nx, span $s)"
+cluster_stop
+
+# ---- TorusBoxWaitSpan: a placement that tight starts at once ----
+# The same state: the same placement, of span s0; with TorusBoxWait=600
+# and TorusBoxWaitSpan=s0/8 it is within the bound and does not wait.
+s0=$s
+L=$(awk -v s="$s0" 'BEGIN { printf "%g", s / 8 }')
+start "TorusBoxWait=600
+TorusBoxWaitSpan=$L"
+x=$(topo_submit -N8) || cluster_fail "sbatch -N8"
+nx=$(sel_wait_start "$x" 50) ||
+	cluster_fail "TorusBoxWaitSpan=$L: 8-node job of span $s0 waited: $(topo_reason "$x")"
+s=$(span "$nx")
+[ "$s" -gt 8 ] && [ "$s" -le "$s0" ] ||
+	cluster_fail "TorusBoxWaitSpan=$L: 8 nodes on $nx (span $s, want 9-$s0)"
+grep -q "JobId=$x waits up to" "$CLUSTER_DIR/log/slurmctld.log" &&
+	cluster_fail "TorusBoxWaitSpan=$L: job $x logged a wait"
+echo "ok: TorusBoxWait=600 TorusBoxWaitSpan=$L: 8 nodes at once, span $s"
 cluster_stop
 
 # ---- TorusBoxWait=W ----

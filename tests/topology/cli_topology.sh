@@ -97,7 +97,8 @@ expect_rc 0 "check --json --site-conf"
 python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))[0]; sys.exit(not (o["kind"] == "topoml.conf" and o["placement"] == "topoml" and o["topology"]["leaves"] == 4))' "$T/out" &&
 	ok "site-conf JSON" || fail "site-conf JSON: $out"
 # every key of topoml.conf is shown, with the value set or its default
-{ sed 's/^#\(TorusBoxWait\|HybridWait\|HybridWeights\)=/\1=/' "$T/topoml.conf"
+{ sed 's/^#\(TorusBoxWait\|TorusBoxWaitSpan\|HybridWait\|HybridWeights\)=/\1=/' \
+	"$T/topoml.conf"
   printf 'Debug=2\nDragonflySpread=alltoall\nTopologyFormat=conf\n'
   printf 'PartitionName=dbg Placement=off\n'; } >"$T/keys.conf"
 run "$TOPOML" check --json --site-conf "$T/keys.conf"
@@ -107,6 +108,7 @@ python3 - "$T/out" "$(sed -n 's/^TorusBoxWait=//p' "$T/keys.conf")" \
 import json, sys
 o = json.load(open(sys.argv[1]))[0]
 assert o["torus_box_wait"] == int(sys.argv[2]) > 0, o
+assert o["torus_box_wait_span"] == 1.5, o
 assert o["hybrid_wait"] == int(sys.argv[3]) > 0, o
 assert o["hybrid_weights"] == "tp=16,cp=4,ep=4,dp=2,pp=4", o
 assert o["debug"] == 2 and o["dragonfly_spread"] == "alltoall", o
@@ -117,6 +119,7 @@ PY
 	ok "site-conf JSON: every key" || fail "site-conf JSON, every key: $out"
 run "$TOPOML" check --site-conf "$T/keys.conf"
 expect_out "TopologyFormat=conf Family=auto DragonflySpread=alltoall TorusBoxWait=" "site-conf text: every key"
+expect_out " TorusBoxWaitSpan=1.5 HybridWait=" "site-conf text: TorusBoxWaitSpan"
 expect_out " HybridWait=$(sed -n 's/^HybridWait=//p' "$T/keys.conf") HybridWeights=tp=16,cp=4,ep=4,dp=2,pp=4 Debug=2" "site-conf text: HybridWait, HybridWeights"
 expect_out "PartitionName=dbg Placement=off" "site-conf text: partitions"
 

@@ -1046,25 +1046,26 @@ static int _place_shared(struct state *s, const struct topoml_job *j,
 
 /* ---- start and end ------------------------------------------------- */
 
-/* box_wait: a torus placement that is no exact box, where one exists */
-static bool _wants_box(const struct state *s, const struct topoml_job *j)
+/* box_wait: a torus placement that is no exact box, where one exists
+ * (and spans more than box_wait_span x its nodes) */
+static bool _wants_box(const struct state *s)
 {
-	return s->o->box_wait > 0 && s->t->family == TOPOML_TORUS &&
-		j->nodes > 1 && s->pl.score.span > j->nodes &&
-		topoml_torus_box_size(s->t, j->nodes);
+	return s->o->box_wait > 0 &&
+		topoml_torus_wants_box(s->t, s->pl.nodes, s->pl.n,
+				       s->o->box_wait_span);
 }
 
 /* Whether topoml's placement in s->pl should wait for a better one. */
-static bool _holds(const struct state *s, int job, const struct topoml_job *j)
+static bool _holds(const struct state *s, int job)
 {
-	return _wants_box(s, j) ||
+	return _wants_box(s) ||
 		(s->o->hold_wait > 0 && s->o->hold &&
 		 s->o->hold(s->o->place_arg, s->t, job, &s->pl));
 }
 
-static double _hold_bound(const struct state *s, const struct topoml_job *j)
+static double _hold_bound(const struct state *s)
 {
-	return _wants_box(s, j) ? s->o->box_wait : s->o->hold_wait;
+	return _wants_box(s) ? s->o->box_wait : s->o->hold_wait;
 }
 
 /*
@@ -1144,11 +1145,11 @@ static bool _try_start(struct state *s, int job, bool backfill,
 		 * box waits for one, up to box_wait s from the first time
 		 * it could start */
 		if (s->o && s->policy == TOPOML_POLICY_TOPOML &&
-		    _holds(s, job, j)) {
+		    _holds(s, job)) {
 			if (!(r->box_since > 0))
 				r->box_since = s->now + 1e-9;
-			if (s->now - r->box_since < _hold_bound(s, j)) {
-				if (_wants_box(s, j))
+			if (s->now - r->box_since < _hold_bound(s)) {
+				if (_wants_box(s))
 					s->held = job;
 				topoml_placement_clear(&s->pl);
 				return false;
