@@ -860,9 +860,8 @@ static bool _box_possible(job_record_t *job_ptr, int n)
  * placement now is no exact box, and spans more than TorusBoxWaitSpan x
  * its nodes, waits for one, up to the site's seconds from the first time
  * it could have started here; a job that could never get one (its size,
- * its partition) never waits.  True: decline
- * now (why says so).  plan (backfill's will-run): whether it would wait,
- * its clock only read.
+ * its partition) never waits.  True: decline now (why says so).  plan
+ * (backfill's will-run): whether it would wait, its clock only read.
  */
 static bool _box_wait(job_record_t *job_ptr,
 		      const struct topoml_place_req *req,
