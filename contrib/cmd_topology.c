@@ -287,7 +287,8 @@ static void _site_conf_print(const char *path,
 }
 
 /* topoml.conf and the topology it names, as select/topoml loads them. */
-static int _check_site_conf(const char *path, json_object *jarr)
+static int _check_site_conf(const char *path, json_object *jarr,
+			    bool quiet)
 {
 	struct topoml_siteconf sc;
 	topoml_errors_t err = { 0 };
@@ -306,6 +307,9 @@ static int _check_site_conf(const char *path, json_object *jarr)
 		strcpy(dir, ".");
 	if (topoml_siteconf_read(path, &sc, &err))
 		goto out;
+	if (topoml_siteconf_inert(&sc) && !quiet)
+		fprintf(stderr, "%s: warning: %s\n", path,
+			topoml_siteconf_inert(&sc));
 	if (sc.placement &&
 	    !(t = topoml_siteconf_load_topology(&sc, dir, &err)))
 		goto out;
@@ -413,7 +417,7 @@ int cmd_check(int argc, char **argv)
 		return 2;
 	}
 	if (site_conf)
-		rc = _check_site_conf(site_conf, jarr);
+		rc = _check_site_conf(site_conf, jarr, quiet);
 	for (i = optind; i < argc; i++) {
 		topoml_errors_t err = { 0 }, warn = { 0 };
 		topoml_topo_t *t;

@@ -242,6 +242,9 @@ static int _load_conf(bool at_start)
 	if (path && access(path, F_OK) == 0) {
 		if (topoml_siteconf_read(path, &conf, &err))
 			goto out;
+		if (topoml_siteconf_inert(&conf))
+			info("select/topoml: %s: %s", path,
+			     topoml_siteconf_inert(&conf));
 	} else {
 		info("select/topoml: no %s, using defaults", path);
 	}

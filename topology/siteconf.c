@@ -29,6 +29,13 @@ void topoml_siteconf_init(struct topoml_siteconf *c)
 	topoml_kind_weights_default(c->hybrid_weights);
 }
 
+const char *topoml_siteconf_inert(const struct topoml_siteconf *c)
+{
+	if (c->torus_box_wait_span != 1 && !c->torus_box_wait)
+		return "TorusBoxWaitSpan has no effect while TorusBoxWait is 0";
+	return NULL;
+}
+
 void topoml_siteconf_clear(struct topoml_siteconf *c)
 {
 	int i;

@@ -451,6 +451,9 @@ struct topoml_siteconf {
 
 /* Defaults: auto topology file and family, allreduce, placement on. */
 void topoml_siteconf_init(struct topoml_siteconf *c);
+/* A setting that does nothing as set (TorusBoxWaitSpan while TorusBoxWait
+ * is 0), said for the admin; NULL when there is none. */
+const char *topoml_siteconf_inert(const struct topoml_siteconf *c);
 /*
  * Read path into c (initialised here).  Relative TopologyFile paths are
  * taken from the file's directory.  0 on success, -1 with every problem in

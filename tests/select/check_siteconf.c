@@ -196,8 +196,12 @@ START_TEST(test_torus_box_wait_span)
 
 	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
 	ck_assert(c.torus_box_wait_span == 1.5);
+	ck_assert_ptr_null(topoml_siteconf_inert(&c));
+	c.torus_box_wait = 0;	/* the span alone does nothing: said */
+	ck_assert_ptr_nonnull(topoml_siteconf_inert(&c));
 	topoml_siteconf_clear(&c);
 	ck_assert(c.torus_box_wait_span == 1);
+	ck_assert_ptr_null(topoml_siteconf_inert(&c));
 	path = _write("topoml.conf", "TorusBoxWaitSpan=0.9\n"
 		      "TorusBoxWaitSpan=nan\nTorusBoxWaitSpan=65\n"
 		      "TorusBoxWaitSpan=2x\nTorusBoxWaitSpan=64\n");

@@ -82,7 +82,12 @@ topo_reason() {
 }
 
 # ---- TorusBoxWait=0 (the default): never waits ----
-start "TorusBoxWait=0"
+# (TorusBoxWaitSpan alone does nothing: slurmctld says so)
+start "TorusBoxWait=0
+TorusBoxWaitSpan=1.25"
+grep -q "TorusBoxWaitSpan has no effect while TorusBoxWait is 0" \
+	"$CLUSTER_DIR/log/slurmctld.log" ||
+	cluster_fail "no log line for TorusBoxWaitSpan without TorusBoxWait"
 t0=$(date +%s)
 x=$(topo_submit -N8) || cluster_fail "sbatch -N8"
 nx=$(sel_wait_start "$x" 50) ||

@@ -122,6 +122,14 @@ expect_out "TopologyFormat=conf Family=auto DragonflySpread=alltoall TorusBoxWai
 expect_out " TorusBoxWaitSpan=1.5 HybridWait=" "site-conf text: TorusBoxWaitSpan"
 expect_out " HybridWait=$(sed -n 's/^HybridWait=//p' "$T/keys.conf") HybridWeights=tp=16,cp=4,ep=4,dp=2,pp=4 Debug=2" "site-conf text: HybridWait, HybridWeights"
 expect_out "PartitionName=dbg Placement=off" "site-conf text: partitions"
+# every key set with effect: no warning; TorusBoxWaitSpan alone has none
+grep -q 'warning' "$T/err" && fail "site-conf, every key: warned: $err"
+sed '/^TorusBoxWait=/d' "$T/keys.conf" >"$T/span.conf"
+run "$TOPOML" check --site-conf "$T/span.conf"
+expect_rc 0 "site-conf: TorusBoxWaitSpan without TorusBoxWait"
+expect_err "$T/span.conf: warning: TorusBoxWaitSpan has no effect while TorusBoxWait is 0" "site-conf: inert TorusBoxWaitSpan warned"
+run "$TOPOML" check -q --site-conf "$T/span.conf"
+[ -s "$T/err" ] && fail "site-conf -q: warned: $err" || ok "site-conf -q: quiet"
 
 # --- generate
 run "$TOPOML" generate fat-tree --nodes 4096 --per-leaf 32 --prefix c -o "$T/ft.conf"
