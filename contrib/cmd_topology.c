@@ -294,6 +294,7 @@ static int _check_site_conf(const char *path, json_object *jarr,
 	topoml_errors_t err = { 0 };
 	topoml_topo_t *t = NULL;
 	char *dir, *slash, *topo = NULL, sum[512];
+	const char *inert;
 	int rc = CLI_INVALID;
 
 	if (cli_readable(path))
@@ -307,9 +308,9 @@ static int _check_site_conf(const char *path, json_object *jarr,
 		strcpy(dir, ".");
 	if (topoml_siteconf_read(path, &sc, &err))
 		goto out;
-	if (topoml_siteconf_inert(&sc) && !quiet)
-		fprintf(stderr, "%s: warning: %s\n", path,
-			topoml_siteconf_inert(&sc));
+	inert = topoml_siteconf_inert(&sc);
+	if (inert && !quiet)
+		fprintf(stderr, "%s: warning: %s\n", path, inert);
 	if (sc.placement &&
 	    !(t = topoml_siteconf_load_topology(&sc, dir, &err)))
 		goto out;

@@ -236,15 +236,16 @@ static int _load_conf(bool at_start)
 	char *dir = _conf_dir();
 	char *topo_path = NULL;
 	struct topoml_torus3d *t3d = NULL;
+	const char *inert;
 	int rc = SLURM_ERROR;
 
 	topoml_siteconf_init(&conf);
 	if (path && access(path, F_OK) == 0) {
 		if (topoml_siteconf_read(path, &conf, &err))
 			goto out;
-		if (topoml_siteconf_inert(&conf))
-			info("select/topoml: %s: %s", path,
-			     topoml_siteconf_inert(&conf));
+		inert = topoml_siteconf_inert(&conf);
+		if (inert)
+			info("select/topoml: %s: %s", path, inert);
 	} else {
 		info("select/topoml: no %s, using defaults", path);
 	}

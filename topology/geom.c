@@ -6,7 +6,6 @@
  * callers still differ on purpose).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,20 +118,6 @@ bool topoml_torus_wants_box(const topoml_topo_t *t, const int *nodes, int n,
 	span = topoml_torus_box(t, nodes, n, true, start, ext);
 	/* a size with a box has n as its smallest span: the factor is of n */
 	return span > n && span > (max_span > 1 ? max_span : 1) * n;
-}
-
-int topoml_box_wait_span_parse(const char *s, double *v)
-{
-	char *end;
-	double x;
-
-	errno = 0;
-	x = strtod(s, &end);
-	if (end == s || *end || errno || !(x >= 1) ||
-	    x > TOPOML_BOX_WAIT_SPAN_MAX)
-		return -1;
-	*v = x;
-	return 0;
 }
 
 /* ---- ring order inside a box -------------------------------------- */

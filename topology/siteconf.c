@@ -29,6 +29,20 @@ void topoml_siteconf_init(struct topoml_siteconf *c)
 	topoml_kind_weights_default(c->hybrid_weights);
 }
 
+int topoml_box_wait_span_parse(const char *s, double *v)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(s, &end);
+	if (end == s || *end || errno || !(x >= 1) ||
+	    x > TOPOML_BOX_WAIT_SPAN_MAX)
+		return -1;
+	*v = x;
+	return 0;
+}
+
 const char *topoml_siteconf_inert(const struct topoml_siteconf *c)
 {
 	if (c->torus_box_wait_span != 1 && !c->torus_box_wait)

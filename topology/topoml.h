@@ -402,10 +402,6 @@ bool topoml_torus_is_box(const topoml_topo_t *t, const int *nodes, int n);
  */
 bool topoml_torus_wants_box(const topoml_topo_t *t, const int *nodes, int n,
 			    double max_span);
-/* TorusBoxWaitSpan's range, and its parser: 0, or -1 (not a number from
- * 1 to TOPOML_BOX_WAIT_SPAN_MAX) */
-#define TOPOML_BOX_WAIT_SPAN_MAX 64
-int topoml_box_wait_span_parse(const char *s, double *v);
 void topoml_torus3d_free(struct topoml_torus3d *c);
 /*
  * Bind topoml's engine on torus t to c's boxes (t->torus3d = c, not owned;
@@ -451,6 +447,10 @@ struct topoml_siteconf {
 
 /* Defaults: auto topology file and family, allreduce, placement on. */
 void topoml_siteconf_init(struct topoml_siteconf *c);
+/* TorusBoxWaitSpan's range, and its parser (siteconf.c): 0, or -1 (not a
+ * number from 1 to TOPOML_BOX_WAIT_SPAN_MAX) */
+#define TOPOML_BOX_WAIT_SPAN_MAX 64
+int topoml_box_wait_span_parse(const char *s, double *v);
 /* A setting that does nothing as set (TorusBoxWaitSpan while TorusBoxWait
  * is 0), said for the admin; NULL when there is none. */
 const char *topoml_siteconf_inert(const struct topoml_siteconf *c);
