@@ -19,6 +19,7 @@ static void _usage(FILE *f)
 "                    [--required HOSTLIST] [--hint allreduce|alltoall|isolate]\n"
 "                    [--policy P] (P: %s)\n"
 "                    [--switches K] [--spread] [--attempt K]\n"
+"                    [--torus-placement boxes|curve]\n"
 "                    [--powered-down HOSTLIST] [--job ID=HOSTLIST]...\n"
 "                    [--parallel tp=T,pp=P[,ep=E][,cp=C]\n"
 "                     [--tasks-per-node K] [--weights tp=W,dp=W,...]]\n"
@@ -28,6 +29,8 @@ static void _usage(FILE *f)
 "  --required HOSTLIST  nodes the job must include (srun -w)\n"
 "  --switches K         at most K leaf switches (sbatch --switches)\n"
 "  --spread             dragonfly: alltoall jobs spread over groups\n"
+"  --torus-placement boxes|curve  torus: exact boxes (default), or every\n"
+"                       job along the Hilbert curve (TorusPlacement=)\n"
 "  --attempt K          the K-th best distinct placement (0 = best)\n"
 "  --powered-down HOSTLIST  nodes Slurm would have to boot: the Slurm\n"
 "                       baselines use them last, as slurmctld does\n"
@@ -306,6 +309,7 @@ int cmd_place(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "switches", required_argument, NULL, 's' },
 		{ "spread", no_argument, NULL, 'S' },
+		{ "torus-placement", required_argument, NULL, 'T' },
 		{ "attempt", required_argument, NULL, 'a' },
 		{ "powered-down", required_argument, NULL, 'P' },
 		{ "job", required_argument, NULL, 'J' },
@@ -421,6 +425,15 @@ int cmd_place(int argc, char **argv)
 			break;
 		case 'S':
 			req.df_spread_alltoall = true;
+			break;
+		case 'T':
+			if (strcmp(optarg, "curve") &&
+			    strcmp(optarg, "boxes")) {
+				cli_err("--torus-placement: '%s' is not boxes "
+					"or curve", optarg);
+				return 2;
+			}
+			req.torus_curve = !strcmp(optarg, "curve");
 			break;
 		case 'a':
 			req.attempt = (int)strtol(optarg, &end, 10);

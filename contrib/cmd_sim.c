@@ -160,6 +160,10 @@ static void _usage(FILE *f)
 "      --box-wait-span L   with --box-wait: only a placement spanning more\n"
 "                          than L x its nodes waits (TorusBoxWaitSpan=;\n"
 "                          default 1: any that is no box)\n"
+"      --torus-placement boxes|curve\n"
+"                          topoml on a torus: exact boxes (default), or\n"
+"                          every job along the Hilbert curve\n"
+"                          (TorusPlacement=; no --box-wait with curve)\n"
 "      --jobs FILE         per job and policy: id, submit, start, cores,\n"
 "                          nodes, cores per node, span, ring cost (one\n"
 "                          line each; '-' for stdout)\n"
@@ -272,6 +276,7 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 {
 	enum { OPT_SVG = 256, OPT_NOBF, OPT_SPREAD, OPT_NOFRAG, OPT_SHARED,
 	       OPT_CLOUD, OPT_JOBS, OPT_TORUS3D, OPT_BOXWAIT, OPT_BOXSPAN,
+	       OPT_TPLACE,
 	       OPT_HYBRID, OPT_HYBRID_TP, OPT_WEIGHTS, OPT_HYBRID_WAIT };
 	static const struct option longopts[] = {
 		{ "topology", required_argument, NULL, 't' },
@@ -293,6 +298,7 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		{ "torus3d", required_argument, NULL, OPT_TORUS3D },
 		{ "box-wait", required_argument, NULL, OPT_BOXWAIT },
 		{ "box-wait-span", required_argument, NULL, OPT_BOXSPAN },
+		{ "torus-placement", required_argument, NULL, OPT_TPLACE },
 		{ "hybrid", required_argument, NULL, OPT_HYBRID },
 		{ "hybrid-tp", required_argument, NULL, OPT_HYBRID_TP },
 		{ "hybrid-wait", required_argument, NULL, OPT_HYBRID_WAIT },
@@ -399,6 +405,17 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 			c->sopts.box_wait = w;
 			break;
 		}
+		case OPT_TPLACE:
+			if (!strcmp(optarg, "curve")) {
+				c->sopts.torus_curve = true;
+			} else if (!strcmp(optarg, "boxes")) {
+				c->sopts.torus_curve = false;
+			} else {
+				cli_err("--torus-placement: '%s' is not boxes "
+					"or curve", optarg);
+				return 2;
+			}
+			break;
 		case OPT_BOXSPAN: {
 			double *l = &c->sopts.box_wait_span;
 
@@ -457,6 +474,11 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 	if (c->topts.shared && c->topts.cores_per_node < 2) {
 		cli_err("--shared needs --cores-per-node N with N >= 2 (the "
 			"cores of a node that jobs share)");
+		return 2;
+	}
+	if (c->sopts.torus_curve && c->sopts.box_wait > 0) {
+		cli_err("--box-wait has no effect with --torus-placement "
+			"curve (one discipline: no exact boxes to wait for)");
 		return 2;
 	}
 	return -1;

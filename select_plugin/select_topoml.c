@@ -878,7 +878,8 @@ static bool _box_wait(job_record_t *job_ptr,
 	uint64_t key;
 	bool waits;
 
-	if (wait <= 0 || g_topo->family != TOPOML_TORUS || req->required ||
+	if (wait <= 0 || g_conf.torus_curve ||
+	    g_topo->family != TOPOML_TORUS || req->required ||
 	    req->units || req->nnodes < 2)
 		return false;
 	snprintf(what, sizeof(what), "torus box of %d nodes", req->nnodes);
@@ -1051,6 +1052,7 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	if (job_ptr->req_switch && job_ptr->req_switch < INFINITE16)
 		req.max_leaves = job_ptr->req_switch;
 	req.df_spread_alltoall = g_conf.df_spread_alltoall;
+	req.torus_curve = g_conf.torus_curve;
 	req.partial = r.partial;
 	if (r.units && !r.required && hint != TOPOML_HINT_ISOLATE) {
 		/*

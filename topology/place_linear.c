@@ -271,3 +271,64 @@ out:
 	free(inmap);
 	return rc;
 }
+
+/*
+ * Buddy best fit in one dimension: the curve's windows of n nodes at
+ * multiples of n (n a power of two) that are all free, the one inside the
+ * smallest all-free aligned window of 2n, 4n, ... taken, so that large
+ * free windows stay whole; on a torus of 2^k sides such windows are
+ * boxes.  Without one, or for other sizes, Slurm's best-fit run.  One
+ * discipline for every job: mixing exact boxes placed anywhere with runs
+ * of the curve breaks both (doc/sim-results.md, issue 16).
+ */
+int topoml__place_curve(const struct place_in *in,
+			struct topoml_placement *out, char *why,
+			size_t whylen)
+{
+	const topoml_topo_t *t = in->t;
+	int nn = t->nnodes, n = in->n, best = -1, bestblk = 0;
+	int *order = NULL, *pre = NULL;
+
+	if (n < 1 || (n & (n - 1)) || n > nn)
+		goto run;
+	order = _hilbert_order(t);
+	pre = malloc((nn + 1) * sizeof(int));
+	if (!order || !pre)
+		goto run;
+	/* pre[p]: free nodes among the first p along the curve */
+	pre[0] = 0;
+	for (int p = 0; p < nn; p++)
+		pre[p + 1] = pre[p] + hwloc_bitmap_isset(in->avail, order[p]);
+	for (int s = 0; s + n <= nn; s += n) {
+		int blk = n;
+
+		if (pre[s + n] - pre[s] != n)
+			continue;
+		for (;;) {
+			int b2 = blk * 2, st = s / b2 * b2;
+
+			if (b2 > nn || st + b2 > nn ||
+			    pre[st + b2] - pre[st] != b2)
+				break;
+			blk = b2;
+		}
+		if (best < 0 || blk < bestblk) {
+			best = s;
+			bestblk = blk;
+		}
+	}
+	if (best >= 0) {
+		out->nodes = malloc(n * sizeof(int));
+		if (!out->nodes)
+			goto run;
+		out->n = n;
+		memcpy(out->nodes, order + best, n * sizeof(int));
+		free(order);
+		free(pre);
+		return 0;
+	}
+run:
+	free(order);
+	free(pre);
+	return topoml__place_slurm_linear(in, true, out, why, whylen);
+}

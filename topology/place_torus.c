@@ -896,6 +896,15 @@ int topoml__place_torus(const struct place_in *in,
 	int nsh = 0, found = 0, rc = -1, vol, budget;
 	bool exact_shape = false;
 
+	/* the site's choice of one discipline, the curve's, for every job
+	 * (required nodes and later attempts: the boxes below) */
+	if (in->req->torus_curve && !in->nreq && !in->req->attempt) {
+		hwloc_bitmap_free(set);
+		rc = topoml__place_curve(in, out, why, whylen);
+		if (!rc)
+			_best_ring(t, out->nodes, out->n);
+		return rc;
+	}
 	if (_grid_init(&g, t, in->avail) || !set ||
 	    (in->nreq && _prefix(&g, in->required, true, &g.req)))
 		goto oom;

@@ -45,6 +45,8 @@ int topoml_box_wait_span_parse(const char *s, double *v)
 
 const char *topoml_siteconf_inert(const struct topoml_siteconf *c)
 {
+	if (c->torus_box_wait && c->torus_curve)
+		return "TorusBoxWait has no effect with TorusPlacement=curve";
 	if (c->torus_box_wait_span != 1 && !c->torus_box_wait)
 		return "TorusBoxWaitSpan has no effect while TorusBoxWait is 0";
 	return NULL;
@@ -341,6 +343,15 @@ static int _global_word(struct topoml_siteconf *c, const char *dir,
 			c->df_spread_alltoall = false;
 		} else {
 			_bad_value(err, path, line, w, "alltoall or never");
+			return -1;
+		}
+	} else if (!strcasecmp(w->key, "TorusPlacement")) {
+		if (!strcasecmp(w->val, "curve")) {
+			c->torus_curve = true;
+		} else if (!strcasecmp(w->val, "boxes")) {
+			c->torus_curve = false;
+		} else {
+			_bad_value(err, path, line, w, "boxes or curve");
 			return -1;
 		}
 	} else if (!strcasecmp(w->key, "Placement")) {

@@ -243,6 +243,10 @@ struct topoml_place_req {
 	const uint32_t *owner;
 	int max_leaves;			/* --switches=N, 0 = no limit */
 	bool df_spread_alltoall;	/* site choice for dragonfly */
+	/* site choice for tori (TorusPlacement=curve): every job along
+	 * Slurm's Hilbert curve, power-of-two sizes in the smallest all-free
+	 * aligned window of the curve; no exact boxes elsewhere */
+	bool torus_curve;
 	/* topoml_place: 0 = best, 1 = next best, ... (topoml_place_ranked
 	 * gives them all in one call and ignores it) */
 	int attempt;
@@ -435,6 +439,7 @@ struct topoml_siteconf {
 	bool placement;			/* false: plain cons_tres everywhere */
 	bool df_spread_alltoall;	/* DragonflySpread=alltoall */
 	int debug;			/* 0 quiet, 1 placements, 2 verbose */
+	bool torus_curve;		/* TorusPlacement=curve */
 	int torus_box_wait;		/* TorusBoxWait= seconds, 0 = never */
 	double torus_box_wait_span;	/* TorusBoxWaitSpan=, default 1 */
 	int hybrid_wait;		/* HybridWait= seconds, 0 = never */

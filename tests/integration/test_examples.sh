@@ -24,7 +24,7 @@ echo "$out" | grep -q "DefaultHint=allreduce Placement=topoml, 1 partition" ||
 	{ echo "FAIL: unexpected summary: $out"; exit 1; }
 # every other key with the value slurmctld uses (TorusBoxWait commented out:
 # its default)
-echo "$out" | grep -qx "$work/topoml.conf: TopologyFile=$topo TopologyFormat=auto Family=auto DragonflySpread=never TorusBoxWait=0 TorusBoxWaitSpan=1 HybridWait=0 HybridWeights=tp=16,cp=4,ep=4,dp=1,pp=2 Debug=0" ||
+echo "$out" | grep -qx "$work/topoml.conf: TopologyFile=$topo TopologyFormat=auto Family=auto DragonflySpread=never TorusPlacement=boxes TorusBoxWait=0 TorusBoxWaitSpan=1 HybridWait=0 HybridWeights=tp=16,cp=4,ep=4,dp=1,pp=2 Debug=0" ||
 	{ echo "FAIL: keys not shown: $out"; exit 1; }
 echo "$out" | grep -qx "$work/topoml.conf: PartitionName=moe Hint=alltoall" ||
 	{ echo "FAIL: partition override not shown: $out"; exit 1; }

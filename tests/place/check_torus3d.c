@@ -586,6 +586,69 @@ START_TEST(topoml_boxes_on_their_grid)
 }
 END_TEST
 
+/*
+ * TorusPlacement=curve: on an 8x8x8 torus with (1,1,1) busy, a job of 8
+ * gets an aligned window of the Hilbert curve (a 2x2x2 box) inside the
+ * 4x4x4 block the busy node already breaks, so that the other blocks stay
+ * whole; a 64-node job on the empty torus an aligned 4x4x4; a size that
+ * is no power of two Slurm's own run (the slurm-hilbert policy).
+ */
+START_TEST(torus_curve_buddy_windows)
+{
+	topoml_topo_t *t = topoml_gen_torus("c", 8, 8, 8, true);
+	hwloc_bitmap_t a = _free_but(t, "c74"), all = _free_but(t, NULL);
+	struct topoml_place_req r = { .nnodes = 8, .avail = a,
+				      .torus_curve = true };
+	struct topoml_placement p = { 0 };
+	char why[256], *h, *c;
+	int busy = topoml_node_by_name(t, "c74");
+
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), 0);
+	ck_assert_int_eq(p.score.span, 8);
+	for (int i = 0; i < p.n; i++) {
+		ck_assert_int_ne(p.nodes[i], busy);
+		for (int d = 0; d < 3; d++) {
+			ck_assert_int_lt(t->nodes[p.nodes[i]].coord[d], 4);
+			if (i == 0)
+				ck_assert_int_eq(
+					t->nodes[p.nodes[i]].coord[d] % 2, 0);
+		}
+	}
+	topoml_placement_clear(&p);
+	r.nnodes = 64;
+	r.avail = all;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), 0);
+	ck_assert_int_eq(p.score.span, 64);
+	for (int i = 0; i < p.n; i++)
+		for (int d = 0; d < 3; d++)
+			ck_assert_int_eq(t->nodes[p.nodes[i]].coord[d] / 4,
+					 t->nodes[p.nodes[0]].coord[d] / 4);
+	topoml_placement_clear(&p);
+	r.nnodes = 7;
+	r.avail = a;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), 0);
+	c = topoml_nodes_format(t, p.nodes, p.n);
+	topoml_placement_clear(&p);
+	h = _place(t, TOPOML_POLICY_SLURM_HILBERT, 7, a, NULL, why);
+	ck_assert_ptr_nonnull(h);
+	{
+		char *cs = _sorted(t, c), *hs = _sorted(t, h);
+
+		ck_assert_str_eq(cs, hs);
+		free(cs);
+		free(hs);
+	}
+	free(c);
+	free(h);
+	hwloc_bitmap_free(a);
+	hwloc_bitmap_free(all);
+	topoml_free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("torus3d");
@@ -607,6 +670,7 @@ int main(void)
 	tcase_add_test(tc, torus_box_sizes);
 	tcase_add_test(tc, torus_wants_box_by_span);
 	tcase_add_test(tc, topoml_boxes_on_their_grid);
+	tcase_add_test(tc, torus_curve_buddy_windows);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

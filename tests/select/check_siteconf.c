@@ -220,6 +220,37 @@ START_TEST(test_torus_box_wait_span)
 }
 END_TEST
 
+/* TorusPlacement=boxes|curve: boxes by default; with curve TorusBoxWait
+ * does nothing, and says so; anything else refused at its line. */
+START_TEST(test_torus_placement)
+{
+	struct topoml_siteconf c;
+	topoml_errors_t err = { 0 };
+	char *path = _write("topoml.conf", "TorusPlacement=Curve\n");
+	const char *e;
+	char want[600];
+
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert(c.torus_curve);
+	ck_assert_ptr_null(topoml_siteconf_inert(&c));
+	c.torus_box_wait = 60;
+	ck_assert_ptr_nonnull(strstr(topoml_siteconf_inert(&c),
+				     "TorusPlacement=curve"));
+	topoml_siteconf_clear(&c);
+	ck_assert(!c.torus_curve);
+	path = _write("topoml.conf", "TorusPlacement=boxes\n"
+		      "TorusPlacement=hilbert\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), -1);
+	e = _errs(&err);
+	snprintf(want, sizeof(want), "%s:2:1: TorusPlacement=", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	ck_assert_msg(strstr(e, "expected boxes or curve"), "got:\n%s", e);
+	ck_assert_int_eq(err.n, 1);
+	topoml_errors_clear(&err);
+	topoml_siteconf_clear(&c);
+}
+END_TEST
+
 /* HybridWait=SECONDS: its own value, 0 by default, junk refused. */
 START_TEST(test_hybrid_wait)
 {
@@ -343,6 +374,7 @@ int main(void)
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_torus_box_wait);
 	tcase_add_test(tc, test_torus_box_wait_span);
+	tcase_add_test(tc, test_torus_placement);
 	tcase_add_test(tc, test_hybrid_wait);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_topology_auto);

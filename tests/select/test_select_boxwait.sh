@@ -6,6 +6,8 @@
 #  - TorusBoxWait=0: an 8-node job starts at once, outside a box.
 #  - TorusBoxWait=600, TorusBoxWaitSpan = that placement's span / 8: it
 #    starts at once too (the default 1 waits: below).
+#  - TorusPlacement=curve (with TorusBoxWait=600, which it makes inert):
+#    the 8-node job starts at once on `topoml place`'s curve placement.
 #  - TorusBoxWait=W: a 7-node job (no box has 7 nodes) and an 8-node job
 #    of a partition whose nodes hold no 8-node box start at once; an
 #    8-node job pends (Resources) and starts outside a box after W s; the
@@ -113,6 +115,30 @@ s=$(span "$nx")
 grep -q "JobId=$x waits up to" "$CLUSTER_DIR/log/slurmctld.log" &&
 	cluster_fail "TorusBoxWaitSpan=$L: job $x logged a wait"
 echo "ok: TorusBoxWait=600 TorusBoxWaitSpan=$L: 8 nodes at once, span $s"
+cluster_stop
+
+# ---- TorusPlacement=curve: every job along the curve, no box waits ----
+# The same state: TorusBoxWait does nothing (slurmctld says so), the
+# 8-node job starts at once on the nodes `topoml place --torus-placement
+# curve` gives for the same busy nodes.
+start "TorusPlacement=curve
+TorusBoxWait=600"
+grep -q "TorusBoxWait has no effect with TorusPlacement=curve" \
+	"$CLUSTER_DIR/log/slurmctld.log" ||
+	cluster_fail "no log line for TorusBoxWait with TorusPlacement=curve"
+want=$("$SEL_TOPOML" place -q -t "$TOPO" --nodes 8 \
+	--busy "$(cluster_nodes_allocated)" --torus-placement curve |
+	sed -n 's/^nodes: //p')
+[ -n "$want" ] || cluster_fail "topoml place --torus-placement curve"
+x=$(topo_submit -N8) || cluster_fail "sbatch -N8"
+nx=$(sel_wait_start "$x" 50) ||
+	cluster_fail "TorusPlacement=curve: 8-node job waited: $(topo_reason "$x")"
+[ "$(scontrol show hostnames "$nx" | sort)" = \
+  "$(scontrol show hostnames "$want" | sort)" ] ||
+	cluster_fail "TorusPlacement=curve: 8 nodes on $nx, topoml place: $want"
+grep -q "JobId=$x waits up to" "$CLUSTER_DIR/log/slurmctld.log" &&
+	cluster_fail "TorusPlacement=curve: job $x logged a wait"
+echo "ok: TorusPlacement=curve: 8 nodes at once on the curve's $nx (span $(span "$nx"))"
 cluster_stop
 
 # ---- TorusBoxWait=W ----

@@ -112,13 +112,14 @@ assert o["torus_box_wait_span"] == 1.5, o
 assert o["hybrid_wait"] == int(sys.argv[3]) > 0, o
 assert o["hybrid_weights"] == "tp=16,cp=4,ep=4,dp=2,pp=4", o
 assert o["debug"] == 2 and o["dragonfly_spread"] == "alltoall", o
+assert o["torus_placement"] == "boxes", o
 assert o["topology_format"] == "conf" and o["family"] == "auto", o
 assert o["partitions"] == [{"name": "moe", "hint": "alltoall"},
                            {"name": "dbg", "placement": "off"}], o
 PY
 	ok "site-conf JSON: every key" || fail "site-conf JSON, every key: $out"
 run "$TOPOML" check --site-conf "$T/keys.conf"
-expect_out "TopologyFormat=conf Family=auto DragonflySpread=alltoall TorusBoxWait=" "site-conf text: every key"
+expect_out "TopologyFormat=conf Family=auto DragonflySpread=alltoall TorusPlacement=boxes TorusBoxWait=" "site-conf text: every key"
 expect_out " TorusBoxWaitSpan=1.5 HybridWait=" "site-conf text: TorusBoxWaitSpan"
 expect_out " HybridWait=$(sed -n 's/^HybridWait=//p' "$T/keys.conf") HybridWeights=tp=16,cp=4,ep=4,dp=2,pp=4 Debug=2" "site-conf text: HybridWait, HybridWeights"
 expect_out "PartitionName=dbg Placement=off" "site-conf text: partitions"
@@ -130,6 +131,13 @@ expect_rc 0 "site-conf: TorusBoxWaitSpan without TorusBoxWait"
 expect_err "$T/span.conf: warning: TorusBoxWaitSpan has no effect while TorusBoxWait is 0" "site-conf: inert TorusBoxWaitSpan warned"
 run "$TOPOML" check -q --site-conf "$T/span.conf"
 [ -s "$T/err" ] && fail "site-conf -q: warned: $err" || ok "site-conf -q: quiet"
+# TorusPlacement=curve shown; TorusBoxWait beside it has no effect: said
+sed 's/^TorusPlacement=boxes$/TorusPlacement=curve/' "$T/keys.conf" \
+	>"$T/curve.conf"
+run "$TOPOML" check --site-conf "$T/curve.conf"
+expect_rc 0 "site-conf: TorusPlacement=curve"
+expect_out " DragonflySpread=alltoall TorusPlacement=curve TorusBoxWait=" "site-conf text: TorusPlacement=curve"
+expect_err "$T/curve.conf: warning: TorusBoxWait has no effect with TorusPlacement=curve" "site-conf: TorusBoxWait with curve warned"
 
 # --- generate
 run "$TOPOML" generate fat-tree --nodes 4096 --per-leaf 32 --prefix c -o "$T/ft.conf"

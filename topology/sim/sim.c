@@ -1011,6 +1011,7 @@ static int _place_shared(struct state *s, const struct topoml_job *j,
 			.hint = j->hint,
 			.owner = s->owner,
 			.df_spread_alltoall = s->o && s->o->df_spread_alltoall,
+			.torus_curve = s->o && s->o->torus_curve,
 			.units = (uint32_t)j->cores,
 			.free_units = s->fu,
 			.partial = s->partial,
@@ -1050,7 +1051,7 @@ static int _place_shared(struct state *s, const struct topoml_job *j,
  * (and spans more than box_wait_span x its nodes) */
 static bool _wants_box(const struct state *s)
 {
-	return s->o->box_wait > 0 &&
+	return s->o->box_wait > 0 && !s->o->torus_curve &&
 		topoml_torus_wants_box(s->t, s->pl.nodes, s->pl.n,
 				       s->o->box_wait_span);
 }
@@ -1104,6 +1105,7 @@ static bool _try_start(struct state *s, int job, bool backfill,
 		.hint = j->hint,
 		.owner = s->owner,
 		.df_spread_alltoall = s->o && s->o->df_spread_alltoall,
+		.torus_curve = s->o && s->o->torus_curve,
 	};
 	struct run *r = &s->runs[job];
 	const struct topoml_score *sc;
