@@ -66,16 +66,14 @@ static int _rank_cmp(const void *a, const void *b)
  * they come from the model, with as many bits as the largest dimension
  * needs (5 for anything Slurm accepts, so the same ranks).
  */
-static int *_hilbert_order(const topoml_topo_t *t)
+/* Every node with its rank on the curve, in curve order; NULL: no memory */
+static struct rank *_hilbert_ranks(const topoml_topo_t *t)
 {
-	struct rank *r = malloc(t->nnodes * sizeof(*r));
-	int *order = malloc(t->nnodes * sizeof(int)), b = 5;
+	struct rank *r = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*r));
+	int b = 5;
 
-	if (!r || !order) {
-		free(r);
-		free(order);
+	if (!r)
 		return NULL;
-	}
 	for (int d = 0; d < 3; d++)
 		while ((1 << b) < t->dims[d])
 			b++;
@@ -94,6 +92,19 @@ static int *_hilbert_order(const topoml_topo_t *t)
 		r[i].node = i;
 	}
 	qsort(r, t->nnodes, sizeof(*r), _rank_cmp);
+	return r;
+}
+
+static int *_hilbert_order(const topoml_topo_t *t)
+{
+	struct rank *r = _hilbert_ranks(t);
+	int *order = malloc((t->nnodes ? t->nnodes : 1) * sizeof(int));
+
+	if (!r || !order) {
+		free(r);
+		free(order);
+		return NULL;
+	}
 	for (int i = 0; i < t->nnodes; i++)
 		order[i] = r[i].node;
 	free(r);
@@ -272,63 +283,92 @@ out:
 	return rc;
 }
 
+/* The first of r[0..n) whose rank is at least v (ranks ascending). */
+static int _rank_at(const struct rank *r, int n, uint64_t v)
+{
+	int lo = 0, hi = n;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (r[mid].r < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
- * Buddy best fit in one dimension: the curve's windows of n nodes at
- * multiples of n (n a power of two) that are all free, the one inside the
- * smallest all-free aligned window of 2n, 4n, ... taken, so that large
- * free windows stay whole; on a torus of 2^k sides such windows are
- * boxes.  Without one, or for other sizes, Slurm's best-fit run.  One
- * discipline for every job: mixing exact boxes placed anywhere with runs
- * of the curve breaks both (doc/sim-results.md, issue 16).
+ * Buddy best fit along the curve: a power-of-two size n takes a window of
+ * the curve of n positions from a multiple of n (a box of the curve's
+ * cube) whose cells are all nodes and all free, the one inside the
+ * smallest such all-free window of 2n, 4n, ... positions, so that large
+ * free windows stay whole.  Positions are the curve's own, not the rank
+ * among the nodes: on a torus whose sides are no powers of two a window
+ * is still a box, never a run across the curve's jumps.  Without one, or
+ * for other sizes, Slurm's best-fit run.  One discipline for every job:
+ * exact boxes placed anywhere break the curve's free runs, and runs
+ * break the boxes (doc/sim-results.md, issue 16).
  */
 int topoml__place_curve(const struct place_in *in,
 			struct topoml_placement *out, char *why,
 			size_t whylen)
 {
 	const topoml_topo_t *t = in->t;
-	int nn = t->nnodes, n = in->n, best = -1, bestblk = 0;
-	int *order = NULL, *pre = NULL;
+	int nn = t->nnodes, n = in->n, best = -1;
+	uint64_t bestblk = 0;
+	struct rank *r = NULL;
+	int *pre = NULL;
 
 	if (n < 1 || (n & (n - 1)) || n > nn)
 		goto run;
-	order = _hilbert_order(t);
+	r = _hilbert_ranks(t);
 	pre = malloc((nn + 1) * sizeof(int));
-	if (!order || !pre)
+	if (!r || !pre)
 		goto run;
-	/* pre[p]: free nodes among the first p along the curve */
+	/* pre[i]: free nodes among the first i along the curve */
 	pre[0] = 0;
-	for (int p = 0; p < nn; p++)
-		pre[p + 1] = pre[p] + hwloc_bitmap_isset(in->avail, order[p]);
-	for (int s = 0; s + n <= nn; s += n) {
-		int blk = n;
+	for (int i = 0; i < nn; i++)
+		pre[i + 1] = pre[i] + hwloc_bitmap_isset(in->avail, r[i].node);
+	for (int i = 0; i + n <= nn;) {
+		uint64_t w = r[i].r / n, blk = n;
+		int end = _rank_at(r, nn, (w + 1) * n);
 
-		if (pre[s + n] - pre[s] != n)
+		/* n nodes in the window's n positions: every cell a node */
+		if (end - i != n || pre[end] - pre[i] != n) {
+			i = end;
 			continue;
+		}
 		for (;;) {
-			int b2 = blk * 2, st = s / b2 * b2;
+			uint64_t b2 = blk * 2, st = r[i].r / b2 * b2;
+			int lo = _rank_at(r, nn, st), hi = _rank_at(r, nn, st + b2);
 
-			if (b2 > nn || st + b2 > nn ||
-			    pre[st + b2] - pre[st] != b2)
+			if ((uint64_t)(hi - lo) != b2 || pre[hi] - pre[lo] != hi - lo)
 				break;
 			blk = b2;
+			if (blk > (uint64_t)nn)
+				break;
 		}
 		if (best < 0 || blk < bestblk) {
-			best = s;
+			best = i;
 			bestblk = blk;
 		}
+		i = end;
 	}
 	if (best >= 0) {
 		out->nodes = malloc(n * sizeof(int));
 		if (!out->nodes)
 			goto run;
 		out->n = n;
-		memcpy(out->nodes, order + best, n * sizeof(int));
-		free(order);
+		for (int k = 0; k < n; k++)
+			out->nodes[k] = r[best + k].node;
+		free(r);
 		free(pre);
 		return 0;
 	}
 run:
-	free(order);
+	free(r);
 	free(pre);
 	return topoml__place_slurm_linear(in, true, out, why, whylen);
 }
