@@ -273,8 +273,8 @@ static void _site_conf_print(const char *path,
 	       "TorusBoxWaitSpan=%g HybridWait=%d HybridWeights=%s Debug=%d\n",
 	       path, topo ? topo : "(none)", _format_name(sc->topology_format),
 	       _sc_family(sc), sc->df_spread_alltoall ? "alltoall" : "never",
-	       sc->torus_curve ? "curve" : "boxes", sc->torus_box_wait, sc->torus_box_wait_span, sc->hybrid_wait,
-	       hw, sc->debug);
+	       sc->torus_curve ? "curve" : "boxes", sc->torus_box_wait,
+	       sc->torus_box_wait_span, sc->hybrid_wait, hw, sc->debug);
 	for (int i = 0; i < sc->nparts; i++) {
 		const struct topoml_part_conf *pc = &sc->parts[i];
 

@@ -342,9 +342,12 @@ int topoml__place_curve(const struct place_in *in,
 		}
 		for (;;) {
 			uint64_t b2 = blk * 2, st = r[i].r / b2 * b2;
-			int lo = _rank_at(r, nn, st), hi = _rank_at(r, nn, st + b2);
+			int lo = _rank_at(r, nn, st);
+			int hi = _rank_at(r, nn, st + b2);
 
-			if ((uint64_t)(hi - lo) != b2 || pre[hi] - pre[lo] != hi - lo)
+			/* the larger window: every cell a node, all free */
+			if ((uint64_t)(hi - lo) != b2 ||
+			    pre[hi] - pre[lo] != hi - lo)
 				break;
 			blk = b2;
 			if (blk > (uint64_t)nn)

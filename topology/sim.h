@@ -118,7 +118,7 @@ int topoml_trace_format_parse(const char *s, enum topoml_trace_format *f);
 
 struct topoml_sim_opts {
 	bool df_spread_alltoall;	/* passed to topoml_place */
-	bool torus_curve;		/* passed to topoml_place; no box_wait */
+	bool torus_curve;		/* to topoml_place; no box_wait */
 	bool no_backfill;		/* plain FCFS */
 	bool no_fragmentation;		/* skip the per-event metric */
 	/*
