@@ -427,13 +427,12 @@ int cmd_place(int argc, char **argv)
 			req.df_spread_alltoall = true;
 			break;
 		case 'T':
-			if (strcmp(optarg, "curve") &&
-			    strcmp(optarg, "boxes")) {
+			if (topoml_torus_placement_parse(optarg,
+							 &req.torus_curve)) {
 				cli_err("--torus-placement: '%s' is not boxes "
 					"or curve", optarg);
 				return 2;
 			}
-			req.torus_curve = !strcmp(optarg, "curve");
 			break;
 		case 'a':
 			req.attempt = (int)strtol(optarg, &end, 10);

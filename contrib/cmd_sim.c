@@ -406,11 +406,8 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 			break;
 		}
 		case OPT_TPLACE:
-			if (!strcmp(optarg, "curve")) {
-				c->sopts.torus_curve = true;
-			} else if (!strcmp(optarg, "boxes")) {
-				c->sopts.torus_curve = false;
-			} else {
+			if (topoml_torus_placement_parse(optarg,
+						&c->sopts.torus_curve)) {
 				cli_err("--torus-placement: '%s' is not boxes "
 					"or curve", optarg);
 				return 2;

@@ -229,7 +229,7 @@ static void _site_conf_json(json_object *o, const struct topoml_siteconf *sc)
 	json_object_object_add(o, "dragonfly_spread", json_object_new_string(
 		sc->df_spread_alltoall ? "alltoall" : "never"));
 	json_object_object_add(o, "torus_placement", json_object_new_string(
-		sc->torus_curve ? "curve" : "boxes"));
+		topoml_torus_placement_name(sc->torus_curve)));
 	json_object_object_add(o, "torus_box_wait",
 			       json_object_new_int(sc->torus_box_wait));
 	json_object_object_add(o, "torus_box_wait_span",
@@ -273,7 +273,7 @@ static void _site_conf_print(const char *path,
 	       "TorusBoxWaitSpan=%g HybridWait=%d HybridWeights=%s Debug=%d\n",
 	       path, topo ? topo : "(none)", _format_name(sc->topology_format),
 	       _sc_family(sc), sc->df_spread_alltoall ? "alltoall" : "never",
-	       sc->torus_curve ? "curve" : "boxes", sc->torus_box_wait,
+	       topoml_torus_placement_name(sc->torus_curve), sc->torus_box_wait,
 	       sc->torus_box_wait_span, sc->hybrid_wait, hw, sc->debug);
 	for (int i = 0; i < sc->nparts; i++) {
 		const struct topoml_part_conf *pc = &sc->parts[i];

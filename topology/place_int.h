@@ -44,15 +44,15 @@ int topoml__place_torus(const struct place_in *in,
 /* Slurm's _eval_nodes() in node index order or along topology/3d_torus's
  * Hilbert curve (place_linear.c): the linear and slurm-hilbert policies,
  * and a fallback of topoml's torus engine. */
+int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
+			       struct topoml_placement *out, char *why,
+			       size_t whylen);
 /* TorusPlacement=curve (place_linear.c): a power-of-two size in the
  * smallest all-free aligned window of the Hilbert curve that holds it,
  * else Slurm's best-fit run along the curve. */
 int topoml__place_curve(const struct place_in *in,
 			struct topoml_placement *out, char *why,
 			size_t whylen);
-int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
-			       struct topoml_placement *out, char *why,
-			       size_t whylen);
 /*
  * Slurm 26.05 topology/torus3d's boxes (t->torus3d's shapes, or a box of
  * every size): place_torus3d.c.  ml: topoml's ranking of the free boxes

@@ -64,9 +64,9 @@ static int _rank_cmp(const void *a, const void *b)
  * nodes_to_hilbert_curve(): Slurm reads the coordinates from the last
  * three characters of the name and uses 5 bits (coordinates < 32); here
  * they come from the model, with as many bits as the largest dimension
- * needs (5 for anything Slurm accepts, so the same ranks).
+ * needs (5 for anything Slurm accepts, so the same ranks).  Every node with
+ * its rank, in curve order; NULL: out of memory.
  */
-/* Every node with its rank on the curve, in curve order; NULL: no memory */
 static struct rank *_hilbert_ranks(const topoml_topo_t *t)
 {
 	struct rank *r = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*r));
@@ -350,8 +350,6 @@ int topoml__place_curve(const struct place_in *in,
 			    pre[hi] - pre[lo] != hi - lo)
 				break;
 			blk = b2;
-			if (blk > (uint64_t)nn)
-				break;
 		}
 		if (best < 0 || blk < bestblk) {
 			best = i;

@@ -43,6 +43,22 @@ int topoml_box_wait_span_parse(const char *s, double *v)
 	return 0;
 }
 
+int topoml_torus_placement_parse(const char *s, bool *curve)
+{
+	if (!strcasecmp(s, "curve"))
+		*curve = true;
+	else if (!strcasecmp(s, "boxes"))
+		*curve = false;
+	else
+		return -1;
+	return 0;
+}
+
+const char *topoml_torus_placement_name(bool curve)
+{
+	return curve ? "curve" : "boxes";
+}
+
 const char *topoml_siteconf_inert(const struct topoml_siteconf *c)
 {
 	if (c->torus_box_wait && c->torus_curve)
@@ -346,11 +362,7 @@ static int _global_word(struct topoml_siteconf *c, const char *dir,
 			return -1;
 		}
 	} else if (!strcasecmp(w->key, "TorusPlacement")) {
-		if (!strcasecmp(w->val, "curve")) {
-			c->torus_curve = true;
-		} else if (!strcasecmp(w->val, "boxes")) {
-			c->torus_curve = false;
-		} else {
+		if (topoml_torus_placement_parse(w->val, &c->torus_curve)) {
 			_bad_value(err, path, line, w, "boxes or curve");
 			return -1;
 		}

@@ -244,8 +244,8 @@ struct topoml_place_req {
 	int max_leaves;			/* --switches=N, 0 = no limit */
 	bool df_spread_alltoall;	/* site choice for dragonfly */
 	/* site choice for tori (TorusPlacement=curve): every job along
-	 * Slurm's Hilbert curve, power-of-two sizes in the smallest all-free
-	 * aligned window of the curve; no exact boxes elsewhere */
+	 * Slurm's Hilbert curve, power-of-two sizes by buddy best fit over
+	 * the curve's aligned windows (place_linear.c) */
 	bool torus_curve;
 	/* topoml_place: 0 = best, 1 = next best, ... (topoml_place_ranked
 	 * gives them all in one call and ignores it) */
@@ -456,8 +456,13 @@ void topoml_siteconf_init(struct topoml_siteconf *c);
  * number from 1 to TOPOML_BOX_WAIT_SPAN_MAX) */
 #define TOPOML_BOX_WAIT_SPAN_MAX 64
 int topoml_box_wait_span_parse(const char *s, double *v);
+/* TorusPlacement=boxes|curve (siteconf.c; the CLI's --torus-placement
+ * too): 0 with *curve set, or -1 (neither word); and the word for it. */
+int topoml_torus_placement_parse(const char *s, bool *curve);
+const char *topoml_torus_placement_name(bool curve);
 /* A setting that does nothing as set (TorusBoxWaitSpan while TorusBoxWait
- * is 0), said for the admin; NULL when there is none. */
+ * is 0, TorusBoxWait with TorusPlacement=curve), said for the admin; NULL
+ * when there is none. */
 const char *topoml_siteconf_inert(const struct topoml_siteconf *c);
 /*
  * Read path into c (initialised here).  Relative TopologyFile paths are
