@@ -37,6 +37,9 @@ for round in 1 2; do
 	[ "$(sel_state "$id")" = PENDING ] ||
 		cluster_fail "requeue $round: state $(sel_state "$id")"
 	# A requeued job waits for its old credential to expire: not here.
+	# slurmd refuses a credential made in the same second as the
+	# revocation ("Job credential revoked"): let that second pass.
+	sleep 2
 	scontrol update jobid="$id" StartTime=now ||
 		cluster_fail "requeue $round: StartTime=now"
 	sel_wait_start "$id" 600 >/dev/null ||
