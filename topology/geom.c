@@ -1,11 +1,13 @@
 /*
  * Torus geometry shared by the engine, the cost model and the simulator:
  * the smallest wrap-aware box around a set of nodes, the ring order
- * inside it, and the prefix sums the torus engines test boxes with.  Defined once, so that a placement, its score and the
- * simulator's figures measure the same box (model_int.h says where the
- * callers still differ on purpose).
+ * inside it, the prefix sums the torus engines test boxes with, and
+ * Slurm's Hilbert curve (model.c keeps it per torus).  Defined once, so
+ * that a placement, its score and the simulator's figures measure the
+ * same box (model_int.h says where the callers still differ on purpose).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -341,4 +343,82 @@ int topoml_psum_wrap(const struct topoml_psum *g, const int o[3],
 				total += topoml_psum_box(g, l, h);
 			}
 	return total;
+}
+
+/* hilbert.c's AxestoTranspose(), for b bits and 3 dimensions. */
+static void _axes_to_transpose(unsigned *x, int b, int n)
+{
+	unsigned p, q, t;
+	int i;
+
+	for (q = 1u << (b - 1); q > 1; q >>= 1) {
+		p = q - 1;
+		if (x[0] & q)
+			x[0] ^= p;
+		for (i = 1; i < n; i++) {
+			if (x[i] & q) {
+				x[0] ^= p;
+			} else {
+				t = (x[0] ^ x[i]) & p;
+				x[0] ^= t;
+				x[i] ^= t;
+			}
+		}
+	}
+	for (i = 1; i < n; i++)
+		x[i] ^= x[i - 1];
+	t = x[n - 1];
+	for (i = 1; i < b; i <<= 1)
+		x[n - 1] ^= x[n - 1] >> i;
+	t ^= x[n - 1];
+	for (i = n - 2; i >= 0; i--)
+		x[i] ^= t;
+}
+
+struct curve_rank {
+	uint64_t pos;
+	int node;
+};
+
+static int _curve_cmp(const void *a, const void *b)
+{
+	const struct curve_rank *x = a, *y = b;
+
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return x->node - y->node;
+}
+
+int topoml__hilbert_curve(const topoml_topo_t *t, uint64_t *pos, int *node)
+{
+	struct curve_rank *r = malloc((t->nnodes ? t->nnodes : 1) *
+				      sizeof(*r));
+	int b = 5;
+
+	if (!r)
+		return -1;
+	for (int d = 0; d < 3; d++)
+		while ((1 << b) < t->dims[d])
+			b++;
+	for (int i = 0; i < t->nnodes; i++) {
+		unsigned h[3];
+		uint64_t rank = 0;
+
+		for (int d = 0; d < 3; d++)
+			h[d] = t->nodes[i].coord[d] < 0 ? 0 :
+			       (unsigned)t->nodes[i].coord[d];
+		_axes_to_transpose(h, b, 3);
+		for (int bit = b - 1; bit >= 0; bit--)
+			for (int d = 0; d < 3; d++)
+				rank = (rank << 1) | ((h[d] >> bit) & 1);
+		r[i].pos = rank;
+		r[i].node = i;
+	}
+	qsort(r, t->nnodes, sizeof(*r), _curve_cmp);
+	for (int i = 0; i < t->nnodes; i++) {
+		pos[i] = r[i].pos;
+		node[i] = r[i].node;
+	}
+	free(r);
+	return 0;
 }

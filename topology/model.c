@@ -34,6 +34,10 @@ struct topoml_cache {
 	int nleaves;
 	/* dragonfly: global hops between groups (ngroups x ngroups) */
 	int *gdist;
+	/* torus: nodes along Slurm's Hilbert curve and their positions, so
+	 * that no placement sorts every node */
+	int *curve_node;
+	uint64_t *curve_pos;
 };
 
 int topoml_grow(void **arr, int n, size_t sz)
@@ -277,6 +281,8 @@ static void _cache_free(topoml_topo_t *t)
 	free(c->anc_off);
 	free(c->anc);
 	free(c->gdist);
+	free(c->curve_node);
+	free(c->curve_pos);
 	free(c);
 	t->cache = NULL;
 }
@@ -1154,7 +1160,33 @@ static int _finalize_torus(topoml_topo_t *t, topoml_errors_t *err)
 				  t->source, t->switches[0].name);
 		rc = -1;
 	}
-	return rc;
+	if (rc)
+		return rc;
+	t->cache = calloc(1, sizeof(*t->cache));
+	if (t->cache) {
+		t->cache->curve_node = malloc((t->nnodes ? t->nnodes : 1) *
+					      sizeof(int));
+		t->cache->curve_pos = malloc((t->nnodes ? t->nnodes : 1) *
+					     sizeof(uint64_t));
+	}
+	if (!t->cache || !t->cache->curve_node || !t->cache->curve_pos ||
+	    topoml__hilbert_curve(t, t->cache->curve_pos,
+				  t->cache->curve_node)) {
+		topoml_errors_add(err, "%s: out of memory", t->source);
+		return -1;
+	}
+	return 0;
+}
+
+const int *topoml__torus_curve(const topoml_topo_t *t, const uint64_t **pos)
+{
+	const struct topoml_cache *c = t->cache;
+
+	if (t->family != TOPOML_TORUS || !c || !c->curve_node)
+		return NULL;
+	if (pos)
+		*pos = c->curve_pos;
+	return c->curve_node;
 }
 
 int topoml_finalize(topoml_topo_t *t, topoml_errors_t *err)

@@ -140,6 +140,22 @@ long topoml_torus_box(const topoml_topo_t *t, const int *nodes, int n,
 long topoml_torus_box_set(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 			  bool tie_wraps, int start[3], int ext[3]);
 /*
+ * Slurm's Hilbert curve (topology/3d_torus's nodes_to_hilbert_curve()):
+ * every node of torus t with its position on the curve, in curve order
+ * (pos ascending; node[] of t->nnodes each).  Slurm reads the coordinates
+ * from the names' last three characters with 5 bits (coordinates < 32);
+ * here they come from the model, with as many bits as the largest
+ * dimension needs (5 for anything Slurm accepts: the same positions).
+ * -1: out of memory.
+ */
+int topoml__hilbert_curve(const topoml_topo_t *t, uint64_t *pos, int *node);
+/*
+ * The same, computed once by topoml_finalize(): the nodes in curve order,
+ * their positions in *pos when pos is not NULL; NULL if t is no torus.
+ */
+const int *topoml__torus_curve(const topoml_topo_t *t, const uint64_t **pos);
+
+/*
  * Ring order of torus nodes: a closed tour of their box (snake rows, a
  * Hamiltonian cycle where a side is even), 2-opt over holes.  In place.
  */

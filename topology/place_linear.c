@@ -16,101 +16,6 @@
 #include "topoml.h"
 #include "place_int.h"
 
-/* hilbert.c's AxestoTranspose(), for b bits and 3 dimensions. */
-static void _axes_to_transpose(unsigned *x, int b, int n)
-{
-	unsigned p, q, t;
-	int i;
-
-	for (q = 1u << (b - 1); q > 1; q >>= 1) {
-		p = q - 1;
-		if (x[0] & q)
-			x[0] ^= p;
-		for (i = 1; i < n; i++) {
-			if (x[i] & q) {
-				x[0] ^= p;
-			} else {
-				t = (x[0] ^ x[i]) & p;
-				x[0] ^= t;
-				x[i] ^= t;
-			}
-		}
-	}
-	for (i = 1; i < n; i++)
-		x[i] ^= x[i - 1];
-	t = x[n - 1];
-	for (i = 1; i < b; i <<= 1)
-		x[n - 1] ^= x[n - 1] >> i;
-	t ^= x[n - 1];
-	for (i = n - 2; i >= 0; i--)
-		x[i] ^= t;
-}
-
-struct rank {
-	uint64_t r;
-	int node;
-};
-
-static int _rank_cmp(const void *a, const void *b)
-{
-	const struct rank *x = a, *y = b;
-
-	if (x->r != y->r)
-		return x->r < y->r ? -1 : 1;
-	return x->node - y->node;
-}
-
-/*
- * nodes_to_hilbert_curve(): Slurm reads the coordinates from the last
- * three characters of the name and uses 5 bits (coordinates < 32); here
- * they come from the model, with as many bits as the largest dimension
- * needs (5 for anything Slurm accepts, so the same ranks).  Every node with
- * its rank, in curve order; NULL: out of memory.
- */
-static struct rank *_hilbert_ranks(const topoml_topo_t *t)
-{
-	struct rank *r = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*r));
-	int b = 5;
-
-	if (!r)
-		return NULL;
-	for (int d = 0; d < 3; d++)
-		while ((1 << b) < t->dims[d])
-			b++;
-	for (int i = 0; i < t->nnodes; i++) {
-		unsigned h[3];
-		uint64_t rank = 0;
-
-		for (int d = 0; d < 3; d++)
-			h[d] = t->nodes[i].coord[d] < 0 ? 0 :
-			       (unsigned)t->nodes[i].coord[d];
-		_axes_to_transpose(h, b, 3);
-		for (int bit = b - 1; bit >= 0; bit--)
-			for (int d = 0; d < 3; d++)
-				rank = (rank << 1) | ((h[d] >> bit) & 1);
-		r[i].r = rank;
-		r[i].node = i;
-	}
-	qsort(r, t->nnodes, sizeof(*r), _rank_cmp);
-	return r;
-}
-
-static int *_hilbert_order(const topoml_topo_t *t)
-{
-	struct rank *r = _hilbert_ranks(t);
-	int *order = malloc((t->nnodes ? t->nnodes : 1) * sizeof(int));
-
-	if (!r || !order) {
-		free(r);
-		free(order);
-		return NULL;
-	}
-	for (int i = 0; i < t->nnodes; i++)
-		order[i] = r[i].node;
-	free(r);
-	return order;
-}
-
 struct consec {
 	int nodes;
 	int start, end;		/* positions in the order */
@@ -125,8 +30,9 @@ int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
 {
 	const topoml_topo_t *t = in->t;
 	const uint64_t *wt = in->req->weight;
-	int nn = t->nnodes, *order = NULL, nc = 0, rc = -1;
+	int nn = t->nnodes, *ident = NULL, nc = 0, rc = -1;
 	int rem = in->n, max_nodes = in->n;
+	const int *order;
 	struct consec *c = NULL;
 	char *inmap = NULL;
 
@@ -135,16 +41,24 @@ int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
 			 hilbert ? "slurm-hilbert" : "linear");
 		return -1;
 	}
-	order = hilbert ? _hilbert_order(t) : malloc(nn * sizeof(int));
+	if (hilbert) {
+		order = topoml__torus_curve(t, NULL);
+		if (!order) {
+			snprintf(why, whylen,
+				 "slurm-hilbert needs a 3D torus");
+			return -1;
+		}
+	} else {
+		order = ident = malloc((nn ? nn : 1) * sizeof(int));
+		for (int i = 0; ident && i < nn; i++)
+			ident[i] = i;
+	}
 	c = calloc(nn + 1, sizeof(*c));
 	inmap = calloc(nn, 1);
 	if (!order || !c || !inmap) {
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
-	if (!hilbert)
-		for (int i = 0; i < nn; i++)
-			order[i] = i;
 	/* Required nodes first. */
 	for (int p = 0; p < nn && max_nodes > 0; p++) {
 		if (!hwloc_bitmap_isset(in->required, order[p]))
@@ -277,21 +191,21 @@ done:
 			out->nodes[out->n++] = order[p];
 	rc = 0;
 out:
-	free(order);
+	free(ident);
 	free(c);
 	free(inmap);
 	return rc;
 }
 
-/* The first of r[0..n) whose rank is at least v (ranks ascending). */
-static int _rank_at(const struct rank *r, int n, uint64_t v)
+/* The first of pos[0..n) at least v (pos ascending). */
+static int _rank_at(const uint64_t *pos, int n, uint64_t v)
 {
 	int lo = 0, hi = n;
 
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
 
-		if (r[mid].r < v)
+		if (pos[mid] < v)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -318,22 +232,22 @@ int topoml__place_curve(const struct place_in *in,
 	const topoml_topo_t *t = in->t;
 	int nn = t->nnodes, n = in->n, best = -1;
 	uint64_t bestblk = 0;
-	struct rank *r = NULL;
+	const uint64_t *pos;
+	const int *node = topoml__torus_curve(t, &pos);
 	int *pre = NULL;
 
-	if (n < 1 || (n & (n - 1)) || n > nn)
+	if (n < 1 || (n & (n - 1)) || n > nn || !node)
 		goto run;
-	r = _hilbert_ranks(t);
 	pre = malloc((nn + 1) * sizeof(int));
-	if (!r || !pre)
+	if (!pre)
 		goto run;
 	/* pre[i]: free nodes among the first i along the curve */
 	pre[0] = 0;
 	for (int i = 0; i < nn; i++)
-		pre[i + 1] = pre[i] + hwloc_bitmap_isset(in->avail, r[i].node);
+		pre[i + 1] = pre[i] + hwloc_bitmap_isset(in->avail, node[i]);
 	for (int i = 0; i + n <= nn;) {
-		uint64_t w = r[i].r / n, blk = n;
-		int end = _rank_at(r, nn, (w + 1) * n);
+		uint64_t w = pos[i] / n, blk = n;
+		int end = _rank_at(pos, nn, (w + 1) * n);
 
 		/* n nodes in the window's n positions: every cell a node */
 		if (end - i != n || pre[end] - pre[i] != n) {
@@ -341,9 +255,9 @@ int topoml__place_curve(const struct place_in *in,
 			continue;
 		}
 		for (;;) {
-			uint64_t b2 = blk * 2, st = r[i].r / b2 * b2;
-			int lo = _rank_at(r, nn, st);
-			int hi = _rank_at(r, nn, st + b2);
+			uint64_t b2 = blk * 2, st = pos[i] / b2 * b2;
+			int lo = _rank_at(pos, nn, st);
+			int hi = _rank_at(pos, nn, st + b2);
 
 			/* the larger window: every cell a node, all free */
 			if ((uint64_t)(hi - lo) != b2 ||
@@ -362,14 +276,11 @@ int topoml__place_curve(const struct place_in *in,
 		if (!out->nodes)
 			goto run;
 		out->n = n;
-		for (int k = 0; k < n; k++)
-			out->nodes[k] = r[best + k].node;
-		free(r);
+		memcpy(out->nodes, node + best, n * sizeof(int));
 		free(pre);
 		return 0;
 	}
 run:
-	free(r);
 	free(pre);
 	return topoml__place_slurm_linear(in, true, out, why, whylen);
 }

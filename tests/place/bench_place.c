@@ -93,8 +93,9 @@ static topoml_topo_t *_make(int fam, int n)
 	return NULL;
 }
 
+/* curve: TorusPlacement=curve (the topoml policy only) */
 static void _cell(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
-		  enum topoml_policy pol, double seconds)
+		  enum topoml_policy pol, bool curve, double seconds)
 {
 	static const int sizes[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512 };
 	double ms[MAX_SAMPLES], start = _now_ms(), ns[MAX_SAMPLES];
@@ -103,7 +104,8 @@ static void _cell(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 	char why[256];
 
 	while (n < MAX_SAMPLES && (n < 20 || _now_ms() - start < seconds * 1e3)) {
-		struct topoml_place_req r = { .avail = avail };
+		struct topoml_place_req r = { .avail = avail,
+					      .torus_curve = curve };
 		struct topoml_placement p;
 		double t0;
 
@@ -131,7 +133,7 @@ static void _cell(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 	qsort(cpu, n, sizeof(double), _dcmp);
 	printf("%-10s %7d %-16s %10.3f %10.3f %10.3f %7d%s\n",
 	       topoml_family_name(t->family), t->nnodes,
-	       topoml_policy_name(pol), ms[n / 2],
+	       curve ? "topoml curve" : topoml_policy_name(pol), ms[n / 2],
 	       ms[(int)(0.99 * (n - 1) + 0.5)],
 	       cpu[(int)(0.99 * (n - 1) + 0.5)], n,
 	       fails ? "  (some could not be placed)" : "");
@@ -140,7 +142,8 @@ static void _cell(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 		qsort(ncpu, n, sizeof(double), _dcmp);
 		printf("%-10s %7d %-16s %10.3f %10.3f %10.3f %7d\n",
 		       topoml_family_name(t->family), t->nnodes,
-		       "topoml, no score", ns[n / 2],
+		       curve ? "curve, no score" : "topoml, no score",
+		       ns[n / 2],
 		       ns[(int)(0.99 * (n - 1) + 0.5)],
 		       ncpu[(int)(0.99 * (n - 1) + 0.5)], n);
 	}
@@ -231,17 +234,20 @@ int main(int argc, char **argv)
 			}
 			a = _half_busy(t);
 			for (int p = 0; p < 3; p++)
-				_cell(t, a, cells[c].pol[p], seconds);
+				_cell(t, a, cells[c].pol[p], false, seconds);
 			/* Slurm 26.05 torus3d, a box shape for every size;
 			 * the box a job waiting for one plans (TorusBoxWait) */
 			if (cells[c].family == TOPOML_TORUS) {
 				struct topoml_torus3d *t3d =
 					topoml_torus3d_every_size(t);
 
+				_cell(t, a, TOPOML_POLICY_TOPOML, true,
+				      seconds);
+
 				t->torus3d = t3d;
 				if (t3d)
 					_cell(t, a, TOPOML_POLICY_SLURM_TORUS3D,
-					      seconds);
+					      false, seconds);
 				t->torus3d = NULL;
 				topoml_torus3d_free(t3d);
 				_box_free_by_cell(t, a, seconds);

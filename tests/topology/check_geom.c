@@ -1,8 +1,8 @@
 /*
  * The engine's one definition of torus geometry (topology/geom.c) and of
  * its name maps (model.c): the wrap-aware box of a node set, its answer
- * for an empty set and for ties, coordinate -> position, and the FNV map
- * the model and the ibnetdiscover reader share.
+ * for an empty set and for ties, coordinate -> position, Slurm's Hilbert
+ * curve, and the FNV map the model and the ibnetdiscover reader share.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <check.h>
@@ -182,6 +182,60 @@ START_TEST(test_score_span)
 }
 END_TEST
 
+/*
+ * Slurm's Hilbert curve, computed once by topoml_finalize(): on a 4x4x4
+ * torus the nodes hold the curve's first 64 positions (its first aligned
+ * cube), each one hop from the next; a fat tree has no curve.
+ */
+START_TEST(test_hilbert_curve)
+{
+	topoml_topo_t *t = _torus(4, 4, 4, true), *o = _torus(4, 3, 2, true);
+	topoml_topo_t *ft = topoml_new(TOPOML_FAT_TREE, "ft");
+	const uint64_t *pos = NULL;
+	const int *node = topoml__torus_curve(t, &pos);
+	uint64_t fpos[64];
+	int fnode[64];
+	char seen[64] = { 0 };
+
+	ck_assert_ptr_nonnull(node);
+	ck_assert_ptr_nonnull(pos);
+	for (int i = 0; i < 64; i++) {
+		const int *a = t->nodes[node[i]].coord;
+
+		ck_assert_uint_eq(pos[i], (uint64_t)i);
+		ck_assert(!seen[node[i]]);
+		seen[node[i]] = 1;
+		if (i) {
+			const int *b = t->nodes[node[i - 1]].coord;
+
+			ck_assert_int_eq(abs(a[0] - b[0]) + abs(a[1] - b[1]) +
+					 abs(a[2] - b[2]), 1);
+		}
+	}
+	ck_assert_int_eq(t->nodes[node[0]].coord[0] +
+			 t->nodes[node[0]].coord[1] +
+			 t->nodes[node[0]].coord[2], 0);
+	/* the cache is the curve computed afresh */
+	ck_assert_int_eq(topoml__hilbert_curve(t, fpos, fnode), 0);
+	ck_assert_mem_eq(fpos, pos, sizeof(fpos));
+	ck_assert_mem_eq(fnode, node, sizeof(fnode));
+	/* not a cube: positions ascend, every node once */
+	node = topoml__torus_curve(o, &pos);
+	ck_assert_ptr_nonnull(node);
+	memset(seen, 0, sizeof(seen));
+	for (int i = 0; i < o->nnodes; i++) {
+		ck_assert(!seen[node[i]]);
+		seen[node[i]] = 1;
+		if (i)
+			ck_assert_uint_gt(pos[i], pos[i - 1]);
+	}
+	ck_assert_ptr_null(topoml__torus_curve(ft, NULL));
+	topoml_free(t);
+	topoml_free(o);
+	topoml_free(ft);
+}
+END_TEST
+
 START_TEST(test_name_index)
 {
 	struct topoml_name_index *ix = topoml_index_new();
@@ -219,6 +273,7 @@ int main(void)
 	tcase_add_test(tc, test_axis_extent);
 	tcase_add_test(tc, test_torus_box);
 	tcase_add_test(tc, test_score_span);
+	tcase_add_test(tc, test_hilbert_curve);
 	tcase_add_test(tc, test_name_index);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
