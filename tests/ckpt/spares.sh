@@ -65,21 +65,28 @@ trap 'cleanup' EXIT
 trap 'cleanup; exit 130' INT TERM
 cluster_user "$SP_USER"
 # A requeued job waits cred_expire (default 1200 s) before it starts again.
+# A killed node stays DOWN: with ReturnToService=2 slurmctld returns a DOWN
+# node to service when an RPC to it fails after it stopped responding
+# (agent.c: DSH_DONE, node_did_resp), and a requeued job lands on it again.
 cat >>"$SLURM_CONF" <<EOF
 AuthInfo=socket=$CLUSTER_DIR/munge/munge.socket,cred_expire=5
 SlurmdTimeout=5
+ReturnToService=1
 DebugFlags=NO_CONF_HASH
 EOF
 cluster_restart_ctld
 fail() { cluster_fail "$*"; }
 
 # submit NAME NODES "LAUNCHER OPTIONS" [sbatch args]: the job id.  The
-# batch script is one line: topoml-run.
+# batch script runs topoml-run.
 submit() {
 	local name=$1 nodes=$2 lopts=$3 d=$BASE/$1
 	shift 3
 	mkdir -p "$d"
 	printf '#!/bin/sh\nexport OMP_NUM_THREADS=1\n' >"$d/job.sh"
+	# a job to be killed holds before step 25 until kill_worker says go
+	[ "$name" = ref ] ||
+		printf 'export TRAIN_HOLD=25:%s/go\n' "$d" >>"$d/job.sh"
 	printf 'exec %s %s -- %s %s %s %s %s\n' \
 		"$BASE/bin/topoml-run" "$lopts" "$PY" \
 		"$BASE/bin/train_ddp.py" "$STEPS" "$MS" "$d" >>"$d/job.sh"
@@ -99,8 +106,9 @@ wait_gone() {
 	return 1
 }
 
-# kill_worker NAME ID: once job ID checkpointed step 20, kill its second
-# worker's slurmd, slurmstepd and tasks, mark the node DOWN.  Sets
+# kill_worker NAME ID: once job ID checkpointed step 20 (it holds before
+# step 25 until then), kill its second worker's slurmd, slurmstepd and
+# tasks, mark the node DOWN, let the job's next run go on.  Sets
 # victim, workers (the first run's), killed_at (epoch seconds).
 kill_worker() {
 	local name=$1 id=$2 ck=$BASE/$1/ck/$2 l="" p pids=""
@@ -127,6 +135,7 @@ kill_worker() {
 	kill -KILL $pids $(_cluster_descendants $pids) 2>/dev/null
 	scontrol update nodename="$victim" state=down reason=spares-test ||
 		fail "scontrol update $victim down"
+	touch "$BASE/$name/go"
 	echo "$name: killed $victim (slurmd, slurmstepd, tasks) after $l"
 }
 

@@ -12,7 +12,9 @@ order).
 RESULT_DIR/runs gets "start RELAUNCH from STEP world ..." per run (rank 0),
 RESULT_DIR/steps.RELAUNCH the steps rank 0 trained, RESULT_DIR/final the
 parameters.  Rendezvous on 127.0.0.1: the test cluster's slurmd all run
-on this host.
+on this host.  TRAIN_HOLD=STEP:PATH: before step STEP every
+rank waits until PATH exists, so that a job the test kills is still
+training when its turn comes, however loaded the machine.
 
 SPDX-License-Identifier: GPL-2.0-or-later
 """
@@ -77,7 +79,11 @@ def main():
                                      env.get("TOPOML_WORKER_NODES", "-")))
         log = open(os.path.join(rdir, "steps.%d.%d" % (restart, relaunch)),
                    "w")
+    hold_step, _, hold_path = env.get("TRAIN_HOLD", "").partition(":")
     while step < steps:
+        if hold_path and step + 1 == int(hold_step):
+            while not os.path.exists(hold_path):
+                time.sleep(0.1)
         step += 1
         # This rank's slice of the step's global batch.
         g = torch.Generator().manual_seed(step)
