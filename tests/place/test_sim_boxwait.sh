@@ -2,9 +2,9 @@
 # topoml sim --box-wait (TorusBoxWait=) on the ANL Theta trace (skips
 # without ../shared) and a 16x16x16 torus, issue 16: with the site's wait
 # of 36000 s, select/topoml's boxes are as compact as Slurm 26.05's
-# torus3d (shapes for every size) in the same run: exact isolated boxes
-# and mean pair hops at least as good, bounding box / N <= 1.02, every job
-# placed; and the price in wait stays small because a job held for a box
+# torus3d (shapes for every size) in the same run: exact isolated boxes,
+# mean pair hops and ring cost at least as good, bounding box / N <= 1.02,
+# every job placed; and the price in wait stays small because a job held for a box
 # reserves the box that frees first (backfill keeps longer jobs off it):
 # mean wait below torus3d's and at most 1.15 x never waiting's (1.55 x
 # before that reservation), utilisation as never waiting's.  With
@@ -67,6 +67,8 @@ if t["span_over_lower_bound"] > 1.02:
     bad.append("bounding box / N above 1.02")
 if t["mean_pair_hops"] > s["mean_pair_hops"] + 1e-9:
     bad.append("pair hops above torus3d's")
+if t["ring_cost_over_lower_bound"] > s["ring_cost_over_lower_bound"] + 1e-9:
+    bad.append("ring cost above torus3d's")
 if not t["mean_wait_s"] < s["mean_wait_s"]:
     bad.append("waits as long as torus3d")
 if t["mean_wait_s"] > 1.15 * now["mean_wait_s"]:
