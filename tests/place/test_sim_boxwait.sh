@@ -4,8 +4,9 @@
 # of 36000 s, select/topoml's boxes are as compact as Slurm 26.05's
 # torus3d (shapes for every size) in the same run: exact isolated boxes,
 # mean pair hops and ring cost at least as good, bounding box / N <= 1.02,
-# every job placed; and the price in wait stays small because a job held for a box
-# reserves the box that frees first (backfill keeps longer jobs off it):
+# every job placed; and the price in wait stays small because a job held
+# for a box reserves the box that frees first (backfill keeps longer jobs
+# off it):
 # mean wait below torus3d's and at most 1.15 x never waiting's (1.55 x
 # before that reservation), utilisation as never waiting's.  With
 # --box-wait-span 1.5 (TorusBoxWaitSpan=) placements within 1.5 x N start
