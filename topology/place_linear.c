@@ -197,20 +197,19 @@ out:
 	return rc;
 }
 
-/* The first of pos[0..n) at least v (pos ascending). */
-static int _rank_at(const uint64_t *pos, int n, uint64_t v)
+/*
+ * Whether the curve's positions [st, st + len) are all nodes, i is the
+ * index of one of them, and free: positions are distinct and ascending, so
+ * the window is whole when its ends are where they would be.
+ */
+static bool _window_free(const uint64_t *pos, const int *pre, int nn, int i,
+			 uint64_t st, uint64_t len)
 {
-	int lo = 0, hi = n;
+	long lo = i - (long)(pos[i] - st), hi = lo + (long)len;
 
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-
-		if (pos[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return lo >= 0 && hi <= nn && pos[lo] == st &&
+	       pos[hi - 1] == st + len - 1 &&
+	       (uint64_t)(pre[hi] - pre[lo]) == len;
 }
 
 /*
@@ -246,30 +245,25 @@ int topoml__place_curve(const struct place_in *in,
 	for (int i = 0; i < nn; i++)
 		pre[i + 1] = pre[i] + hwloc_bitmap_isset(in->avail, node[i]);
 	for (int i = 0; i + n <= nn;) {
-		uint64_t w = pos[i] / n, blk = n;
-		int end = _rank_at(pos, nn, (w + 1) * n);
+		uint64_t st = pos[i] / n * n, blk = n;
 
-		/* n nodes in the window's n positions: every cell a node */
-		if (end - i != n || pre[end] - pre[i] != n) {
-			i = end;
+		/* the window of i's position: every cell a node, all free */
+		if (pos[i] != st || !_window_free(pos, pre, nn, i, st, n)) {
+			/* on to the next window's first position */
+			while (i < nn && pos[i] < st + n)
+				i++;
 			continue;
 		}
-		for (;;) {
-			uint64_t b2 = blk * 2, st = pos[i] / b2 * b2;
-			int lo = _rank_at(pos, nn, st);
-			int hi = _rank_at(pos, nn, st + b2);
-
-			/* the larger window: every cell a node, all free */
-			if ((uint64_t)(hi - lo) != b2 ||
-			    pre[hi] - pre[lo] != hi - lo)
-				break;
-			blk = b2;
-		}
+		/* the largest all-free window around it */
+		while (blk * 2 <= (uint64_t)nn &&
+		       _window_free(pos, pre, nn, i, pos[i] / (blk * 2) *
+				    (blk * 2), blk * 2))
+			blk *= 2;
 		if (best < 0 || blk < bestblk) {
 			best = i;
 			bestblk = blk;
 		}
-		i = end;
+		i += n;
 	}
 	if (best >= 0) {
 		out->nodes = malloc(n * sizeof(int));
