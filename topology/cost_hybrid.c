@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_int.h"
 #include "topoml.h"
 
 static const char *const kind_names[TOPOML_KIND_COUNT] = {
@@ -99,11 +100,25 @@ out:
 	return rc;
 }
 
+/*
+ * Node (leaf, group) pairs one call may price one by one where no
+ * closed form holds (switches that do not nest, dragonfly groups at
+ * different distances); beyond it a bound stands in.  About 1 ms.
+ */
+#define HYBRID_PAIR_BUDGET (1L << 18)
+
 struct _ctx {
 	const topoml_topo_t *t;
 	const int *nodes;
 	int tpn;
 	struct topoml_kind_cost *c;
+	/* all-to-all groups (_a2a): their nodes and ranks per node */
+	int *v, *key;
+	long *m;
+	long *sum;		/* per key, zero between uses */
+	int *used, *rep;	/* keys in use, a node of each */
+	int ncap;		/* keys: 0 .. ncap - 1 */
+	long budget;		/* pair lookups left to this call */
 };
 
 /* One transfer between ranks a and b. */
@@ -141,6 +156,300 @@ static void _ring(const struct _ctx *x, const int *ranks, int m)
 		_pair(x, ranks[i], ranks[(i + 1) % m]);
 }
 
+static long _c2(long m)
+{
+	return m * (m - 1) / 2;
+}
+
+/*
+ * Pairs of ranks of the group (x->v, x->m: k nodes) with equal keys
+ * x->key[j] >= 0; a negative key is in no pair.
+ */
+static long _same(struct _ctx *x, int k)
+{
+	long pairs = 0;
+	int nu = 0;
+
+	for (int j = 0; j < k; j++) {
+		int q = x->key[j];
+
+		if (q < 0)
+			continue;
+		if (!x->sum[q])
+			x->used[nu++] = q;
+		x->sum[q] += x->m[j];
+	}
+	for (int u = 0; u < nu; u++) {
+		pairs += _c2(x->sum[x->used[u]]);
+		x->sum[x->used[u]] = 0;
+	}
+	return pairs;
+}
+
+enum _by { BY_NODE, BY_LEAF, BY_GROUP, BY_NVL };
+
+/*
+ * x->key[] for the group's k nodes: their node, leaf, group or domain;
+ * with `all`, a node without one (-1) shares the key ncap - 1 (the
+ * engine's common level takes two such nodes as one leaf or group),
+ * else it is in no pair; with `only_set`, nodes without a leaf (group,
+ * domain) are in no pair of node either.
+ */
+static void _keys(struct _ctx *x, int k, enum _by by, bool all)
+{
+	for (int j = 0; j < k; j++) {
+		const struct topoml_node *N = &x->t->nodes[x->v[j]];
+		int q = by == BY_NODE ? x->v[j] : by == BY_LEAF ? N->leaf :
+			by == BY_GROUP ? N->group : N->nvl;
+
+		x->key[j] = q >= 0 ? q : all ? x->ncap - 1 : -1;
+	}
+}
+
+/* Off-node pairs sharing a leaf (group, domain), nodes without one apart. */
+static long _same_off(struct _ctx *x, int k, enum _by by)
+{
+	long within;
+
+	_keys(x, k, by, false);
+	within = _same(x, k);
+	for (int j = 0; j < k; j++)	/* same node: same leaf */
+		if (x->key[j] >= 0)
+			x->key[j] = x->v[j];
+	return within - _same(x, k);
+}
+
+struct _wx {
+	long x, m;
+};
+
+static int _wx_cmp(const void *a, const void *b)
+{
+	const struct _wx *p = a, *q = b;
+
+	return (p->x > q->x) - (p->x < q->x);
+}
+
+/* Torus hops summed over the group's pairs: per axis, sorted positions. */
+static long _torus_hops(struct _ctx *x, int k)
+{
+	const topoml_topo_t *t = x->t;
+	struct _wx *w = malloc(sizeof(*w) * (k > 0 ? k : 1));
+	long hops = 0;
+
+	if (!w)
+		return -1;
+	for (int d = 0; d < 3; d++) {
+		long D = t->dims[d], wn = 0, sn = 0, wf = 0, sf = 0;
+		int far = 0;
+
+		for (int j = 0; j < k; j++)
+			w[j] = (struct _wx){ t->nodes[x->v[j]].coord[d],
+					     x->m[j] };
+		qsort(w, k, sizeof(*w), _wx_cmp);
+		/*
+		 * Earlier positions more than half the ring away go round
+		 * the wrap: D - (x_j - x_i).  Sums of weights and weighted
+		 * positions, near and far.
+		 */
+		for (int j = 0; j < k; j++) {
+			while (t->wrap[d] && far < j &&
+			       2 * (w[j].x - w[far].x) > D) {
+				wn -= w[far].m;
+				sn -= w[far].m * w[far].x;
+				wf += w[far].m;
+				sf += w[far].m * w[far].x;
+				far++;
+			}
+			hops += w[j].m * (w[j].x * wn - sn) +
+				w[j].m * (wf * (D - w[j].x) + sf);
+			wn += w[j].m;
+			sn += w[j].m * w[j].x;
+		}
+	}
+	free(w);
+	return hops;
+}
+
+/*
+ * Per key (x->key[] of the group's k nodes, -1 in none): the ranks in
+ * x->sum[], a node in x->rep[]; the keys in x->used[0..return).  The
+ * caller clears x->sum[] of them (_unsum).
+ */
+static int _sum_by_key(struct _ctx *x, int k)
+{
+	int nu = 0;
+
+	for (int j = 0; j < k; j++) {
+		int q = x->key[j];
+
+		if (q < 0)
+			continue;
+		if (!x->sum[q]) {
+			x->used[nu++] = q;
+			x->rep[q] = x->v[j];
+		}
+		x->sum[q] += x->m[j];
+	}
+	return nu;
+}
+
+static void _unsum(struct _ctx *x, int nu)
+{
+	for (int u = 0; u < nu; u++)
+		x->sum[x->used[u]] = 0;
+}
+
+/* Within the call's budget, nu * nu / 2 more lookups. */
+static bool _afford(struct _ctx *x, int nu)
+{
+	long cost = (long)nu * nu / 2;
+
+	if (cost > x->budget)
+		return false;
+	x->budget -= cost;
+	return true;
+}
+
+/*
+ * Fat tree: the common levels of the group's pairs summed, by the leaf
+ * classes of each level (model.c): pairs whose level exceeds l are those
+ * of different classes at l.  Where the switches do not nest, leaf
+ * pairs one by one, within the call's budget (beyond it the classes'
+ * bound).  *top: the pairs through the top level.
+ */
+static long _tree_levels(struct _ctx *x, int k, long tot, long *top)
+{
+	const topoml_topo_t *t = x->t;
+	long sum = 0;
+	bool exact = true;
+	int nu;
+
+	*top = 0;
+	for (int l = 0; l < t->nlevels; l++) {
+		long diff;
+		bool ok;
+
+		for (int j = 0; j < k; j++)
+			x->key[j] = topoml__leaf_class(t,
+				t->nodes[x->v[j]].leaf, l, &ok);
+		exact = exact && ok;
+		diff = tot - _same(x, k);
+		sum += diff;
+		if (l == t->nlevels - 2)
+			*top = diff;
+	}
+	if (exact)
+		return sum;
+	_keys(x, k, BY_LEAF, false);
+	nu = _sum_by_key(x, k);
+	if (_afford(x, nu)) {
+		sum = *top = 0;
+		for (int a = 0; a < nu; a++)
+			for (int b = a + 1; b < nu; b++) {
+				long w = x->sum[x->used[a]] *
+					 x->sum[x->used[b]];
+				int l = topoml_common_level(t,
+					x->rep[x->used[a]],
+					x->rep[x->used[b]]);
+
+				sum += w * l;
+				if (t->nlevels > 1 && l >= t->nlevels - 1)
+					*top += w;
+			}
+	}
+	_unsum(x, nu);
+	return sum;
+}
+
+/*
+ * Dragonfly: global hops of the group's pairs between groups; where
+ * they are not all one apart, group pairs within the budget, beyond it
+ * the mean distance.
+ */
+static long _global_hops(struct _ctx *x, int k)
+{
+	const topoml_topo_t *t = x->t;
+	double mean;
+	int u = topoml__gdist_uniform(t, &mean), nu;
+	long in = 0, pairs, sum;
+
+	_keys(x, k, BY_GROUP, false);
+	for (int j = 0; j < k; j++)
+		in += x->key[j] >= 0 ? x->m[j] : 0;
+	pairs = _c2(in) - _same(x, k);	/* both in groups, different */
+	if (u > 0 || !pairs)
+		return (long)u * pairs;
+	nu = _sum_by_key(x, k);
+	if (_afford(x, nu)) {
+		sum = 0;
+		for (int a = 0; a < nu; a++)
+			for (int b = a + 1; b < nu; b++)
+				sum += x->sum[x->used[a]] *
+				       x->sum[x->used[b]] *
+				       topoml_global_hops(t,
+					x->rep[x->used[a]],
+					x->rep[x->used[b]]);
+	} else {
+		sum = (long)(mean * (double)pairs + 0.5);
+	}
+	_unsum(x, nu);
+	return sum;
+}
+
+/*
+ * Expert-parallel all-to-all among the E ranks base + stride * i: each
+ * pair once, as _pair would count it, by closed forms over the group's
+ * nodes and ranks per node (consecutive ranks share a node), so that
+ * the cost grows with the nodes, not with E squared.
+ */
+static int _a2a(struct _ctx *x, long base, long stride, int E)
+{
+	const topoml_topo_t *t = x->t;
+	struct topoml_kind_cost *c = x->c;
+	long tot = _c2(E), off, sr, top;
+	int k = 0;
+
+	for (long i = 0; i < E; k++) {
+		long pos = (base + stride * i) / x->tpn;
+		long last = ((pos + 1) * x->tpn - 1 - base) / stride;
+
+		if (last > E - 1)
+			last = E - 1;
+		x->v[k] = x->nodes[pos];
+		x->m[k] = last - i + 1;
+		i = last + 1;
+	}
+	c->steps += tot;
+	_keys(x, k, BY_NODE, false);
+	off = tot - _same(x, k);
+	c->off_node += off;
+	c->cross_leaf += off - _same_off(x, k, BY_LEAF);
+	if (t->nnvl > 0)
+		c->cross_nvl += off - _same_off(x, k, BY_NVL);
+	switch (t->family) {
+	case TOPOML_FAT_TREE:
+		c->hops += 2 * off + 2 * _tree_levels(x, k, tot, &top);
+		c->cross_top += t->nlevels > 1 ? top : 0;
+		break;
+	case TOPOML_DRAGONFLY:
+		_keys(x, k, BY_LEAF, true);
+		sr = _same(x, k);
+		_keys(x, k, BY_NODE, false);
+		sr -= _same(x, k);	/* off node, one router */
+		c->hops += 2 * sr + 3 * (off - sr) + 2 * _global_hops(x, k);
+		_keys(x, k, BY_GROUP, true);
+		c->cross_top += tot - _same(x, k);
+		break;
+	case TOPOML_TORUS:
+		if ((top = _torus_hops(x, k)) < 0)
+			return -1;
+		c->hops += top;
+		break;
+	}
+	return 0;
+}
+
 int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
 		       int tasks_per_node, const struct topoml_parallel *p,
 		       const double w[TOPOML_KIND_COUNT],
@@ -149,7 +458,7 @@ int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
 	int T = p->tp, C = p->cp, D = p->dp, P = p->pp, E = p->ep;
 	int world = n * tasks_per_node, big;
 	struct _ctx x = { t, nodes, tasks_per_node, NULL };
-	int *r;
+	int *r = NULL, rc = -1;
 
 	memset(out, 0, sizeof(*out));
 	if (n < 1 || tasks_per_node < 1 || D < 1 ||
@@ -158,8 +467,19 @@ int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
 	big = T > C ? T : C;
 	big = big > D ? big : D;
 	big = big > E ? big : E;
-	if (!(r = malloc(sizeof(int) * (size_t)big)))
-		return -1;
+	x.ncap = t->nnodes > t->nswitches ? t->nnodes : t->nswitches;
+	x.ncap = x.ncap > t->ngroups ? x.ncap : t->ngroups;
+	x.ncap = (x.ncap > t->nnvl ? x.ncap : t->nnvl) + 1;
+	x.budget = HYBRID_PAIR_BUDGET;
+	r = malloc(sizeof(int) * (size_t)big);
+	x.v = malloc(sizeof(int) * (size_t)n);
+	x.key = malloc(sizeof(int) * (size_t)n);
+	x.m = malloc(sizeof(long) * (size_t)n);
+	x.sum = calloc(x.ncap, sizeof(long));
+	x.used = malloc(sizeof(int) * (size_t)x.ncap);
+	x.rep = malloc(sizeof(int) * (size_t)x.ncap);
+	if (!r || !x.v || !x.key || !x.m || !x.sum || !x.used || !x.rep)
+		goto fail;
 	/* TP rings: T consecutive ranks. */
 	x.c = &out->kind[TOPOML_KIND_TP];
 	for (int g = 0; g < world / T; g++) {
@@ -188,23 +508,25 @@ int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
 			/* EP all-to-all: E consecutive (cp, dp) slots. */
 			x.c = &out->kind[TOPOML_KIND_EP];
 			for (int g = 0; E > 1 && g < C * D / E; g++)
-				for (int i = 0; i < E; i++)
-					for (int j = i + 1; j < E; j++) {
-						int a = g * E + i, b = g * E + j;
-
-						_pair(&x, tp + T * a +
-						      T * C * D * pp,
-						      tp + T * b +
-						      T * C * D * pp);
-					}
+				if (_a2a(&x, tp + (long)T * g * E +
+					 (long)T * C * D * pp, T, E))
+					goto fail;
 		}
 	/* PP: stage s to s + 1, for each (tp, cp, dp). */
 	x.c = &out->kind[TOPOML_KIND_PP];
 	for (int pp = 0; pp + 1 < P; pp++)
 		for (int m = 0; m < T * C * D; m++)
 			_pair(&x, m + T * C * D * pp, m + T * C * D * (pp + 1));
-	free(r);
 	for (int k = 0; k < TOPOML_KIND_COUNT; k++)
 		out->weighted += w[k] * (double)out->kind[k].hops;
-	return 0;
+	rc = 0;
+fail:
+	free(r);
+	free(x.v);
+	free(x.key);
+	free(x.m);
+	free(x.sum);
+	free(x.used);
+	free(x.rep);
+	return rc;
 }

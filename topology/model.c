@@ -32,8 +32,20 @@ struct topoml_cache {
 	int nroots;
 	int nparts;		/* connected parts of the switch graph */
 	int nleaves;
-	/* dragonfly: global hops between groups (ngroups x ngroups) */
+	/*
+	 * fat-tree: per level l and leaf a, cls[l * nswitches + a] names the
+	 * leaves a reaches through switches of level <= l; cls_ok[l] when
+	 * one switch covers each such class, so that two leaves' common
+	 * level is <= l exactly when their classes agree (cost_hybrid.c
+	 * prices all-to-all traffic by class counts, not by pairs).
+	 */
+	int *cls;
+	bool *cls_ok;
+	/* dragonfly: global hops between groups (ngroups x ngroups); the
+	 * one value between any two groups, or 0 when they differ */
 	int *gdist;
+	int gdist_uniform;
+	double gdist_mean;
 	/* torus: nodes along Slurm's Hilbert curve and their positions, so
 	 * that no placement sorts every node */
 	int *curve_node;
@@ -280,6 +292,8 @@ static void _cache_free(topoml_topo_t *t)
 	free(c->anc_set);
 	free(c->anc_off);
 	free(c->anc);
+	free(c->cls);
+	free(c->cls_ok);
 	free(c->gdist);
 	free(c->curve_node);
 	free(c->curve_pos);
@@ -745,6 +759,68 @@ static void _sort_by_level(const topoml_topo_t *t, int *a, int n)
 	}
 }
 
+/*
+ * The leaf classes of every level (struct topoml_cache): union each leaf
+ * with its ancestors of level <= l.  A class is exact when one of its
+ * switches has every leaf of the class below it; uf and ndesc are
+ * scratch arrays of nswitches.
+ */
+static int _leaf_classes(topoml_topo_t *t, struct topoml_cache *c, int *uf,
+			 int *ndesc)
+{
+	int ns = t->nswitches, L = t->nlevels > 0 ? t->nlevels : 1;
+	int *size = calloc(ns ? ns : 1, sizeof(int));
+
+	c->cls = malloc((size_t)L * (ns ? ns : 1) * sizeof(int));
+	c->cls_ok = calloc(L, sizeof(bool));
+	if (!size || !c->cls || !c->cls_ok) {
+		free(size);
+		return -1;
+	}
+	for (int l = 0; l < L; l++) {
+		int *cls = c->cls + (size_t)l * ns;
+
+		for (int i = 0; i < ns; i++) {
+			uf[i] = i;
+			ndesc[i] = 0;
+			size[i] = 0;
+		}
+		for (int a = 0; a < ns; a++) {
+			if (!c->anc_set[a])
+				continue;
+			ndesc[a]++;
+			for (int k = c->anc_off[a]; k < c->anc_off[a + 1]; k++) {
+				int p = c->anc[k], x, y;
+
+				if (t->switches[p].level > l)
+					break;	/* sorted by level */
+				ndesc[p]++;
+				x = _find(uf, a);
+				y = _find(uf, p);
+				if (x != y)
+					uf[x] = y;
+			}
+		}
+		for (int a = 0; a < ns; a++) {
+			cls[a] = _find(uf, a);
+			size[cls[a]] += c->anc_set[a] != NULL;
+		}
+		c->cls_ok[l] = true;
+		for (int a = 0; a < ns; a++)
+			if (c->anc_set[a] && size[cls[a]] > 0)
+				size[cls[a]] = -size[cls[a]];	/* open */
+		for (int p = 0; p < ns; p++)
+			if ((t->switches[p].level <= l || c->anc_set[p]) &&
+			    size[cls[p]] < 0 && ndesc[p] == -size[cls[p]])
+				size[cls[p]] = -size[cls[p]];	/* covered */
+		for (int a = 0; a < ns; a++)
+			if (c->anc_set[a] && size[cls[a]] < 0)
+				c->cls_ok[l] = false;
+	}
+	free(size);
+	return 0;
+}
+
 /* Per leaf: ancestors sorted by level, and the set of self + ancestors. */
 static int _fat_tree_cache(topoml_topo_t *t, struct topoml_cache *c)
 {
@@ -812,7 +888,7 @@ static int _fat_tree_cache(topoml_topo_t *t, struct topoml_cache *c)
 	for (i = 0; i < ns; i++)
 		if (_find(uf, i) == i)
 			c->nparts++;
-	rc = 0;
+	rc = _leaf_classes(t, c, uf, queue);
 out:
 	free(queue);
 	free(uf);
@@ -894,6 +970,24 @@ oom:
 	return -1;
 }
 
+/* The one distance between any two groups (0 if they differ), the mean. */
+static void _gdist_summary(struct topoml_cache *c, int g)
+{
+	double sum = 0;
+	int u = -1;
+
+	for (size_t i = 0; i < (size_t)g * g; i++) {
+		int d = c->gdist[i];
+
+		if (i / g == i % g)
+			continue;
+		sum += d > 0 ? d : 0;
+		u = u < 0 || u == d ? d : 0;
+	}
+	c->gdist_uniform = u > 0 ? u : (g < 2 ? 1 : 0);
+	c->gdist_mean = g > 1 ? sum / ((double)g * (g - 1)) : 1;
+}
+
 /* Hops between groups over global links: BFS from every group. */
 static int _group_distances(topoml_topo_t *t, topoml_errors_t *err)
 {
@@ -955,6 +1049,7 @@ static int _group_distances(topoml_topo_t *t, topoml_errors_t *err)
 			rc = -1;
 		}
 	t->cache->gdist = dist;
+	_gdist_summary(t->cache, g);
 	free(queue);
 	free(adj_off);
 	free(adj);
@@ -1176,6 +1271,34 @@ static int _finalize_torus(topoml_topo_t *t, topoml_errors_t *err)
 		return -1;
 	}
 	return 0;
+}
+
+int topoml__leaf_class(const topoml_topo_t *t, int leaf, int level,
+		       bool *exact)
+{
+	const struct topoml_cache *c = t->cache;
+
+	if (t->family != TOPOML_FAT_TREE || !c || !c->cls || leaf < 0 ||
+	    leaf >= t->nswitches || level < 0 || level >= t->nlevels) {
+		*exact = false;
+		return -1;
+	}
+	*exact = c->cls_ok[level];
+	return c->cls[(size_t)level * t->nswitches + leaf];
+}
+
+int topoml__gdist_uniform(const topoml_topo_t *t, double *mean)
+{
+	const struct topoml_cache *c = t->cache;
+
+	if (!c || !c->gdist) {
+		if (mean)
+			*mean = 1;
+		return 1;
+	}
+	if (mean)
+		*mean = c->gdist_mean;
+	return c->gdist_uniform;
 }
 
 const int *topoml__torus_curve(const topoml_topo_t *t, const uint64_t **pos)

@@ -156,6 +156,21 @@ int topoml__hilbert_curve(const topoml_topo_t *t, uint64_t *pos, int *node);
 const int *topoml__torus_curve(const topoml_topo_t *t, const uint64_t **pos);
 
 /*
+ * Fat-tree: the class of leaf switch `leaf` at `level` (see model.c's
+ * struct topoml_cache), -1 if t is no fat-tree.  *exact: two leaves'
+ * common level is <= level exactly when their classes are equal; else
+ * the switches do not nest that way at that level, and equal classes
+ * only bound it.
+ */
+int topoml__leaf_class(const topoml_topo_t *t, int leaf, int level,
+		       bool *exact);
+/*
+ * Dragonfly: the global hops between any two distinct groups when they
+ * are all the same, else 0; *mean (if not NULL) their mean.
+ */
+int topoml__gdist_uniform(const topoml_topo_t *t, double *mean);
+
+/*
  * Ring order of torus nodes: a closed tour of their box (snake rows, a
  * Hamiltonian cycle where a side is even), 2-opt over holes.  In place.
  */
