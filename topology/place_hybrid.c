@@ -173,72 +173,153 @@ out:
  * that, take the missing nodes from A's free ones and give up as many
  * from domains with a remainder of their own (or from nodes of no
  * domain): both move towards a multiple, the job's size stays.
+ *
+ * One pass over the domains the job uses decides it: a domain evened out
+ * never gives a node again, and one that could not be stays so (donors
+ * only shrink; giving nodes away raises its need as much as its free
+ * nodes).  Donors are a list of the job's positions from the last, each
+ * domain's last remainder of them, so the pass costs O(n + free nodes of
+ * those domains), not O(domains x n) per domain: a request for many nodes
+ * on a fabric of many small domains is no longer quadratic (issue 28).
  */
+struct _donors {
+	int *nxt, *prv;		/* positions that may give, last first */
+	int *dom_next, *dom_head;	/* each domain's givers */
+	bool *on;
+	int head;
+};
+
+static void _donor_drop(struct _donors *g, int i)
+{
+	if (!g->on[i])
+		return;
+	g->on[i] = false;
+	if (g->prv[i] >= 0)
+		g->nxt[g->prv[i]] = g->nxt[i];
+	else
+		g->head = g->nxt[i];
+	if (g->nxt[i] >= 0)
+		g->prv[g->nxt[i]] = g->prv[i];
+}
+
+static int _donors_init(const topoml_topo_t *t,
+			const struct topoml_place_req *req, const int *nodes,
+			int n, int m, const int *count, struct _donors *g)
+{
+	int *left = calloc(t->nnvl, sizeof(int)), last = -1;
+
+	g->nxt = malloc(sizeof(int) * n);
+	g->prv = malloc(sizeof(int) * n);
+	g->dom_next = malloc(sizeof(int) * n);
+	g->dom_head = malloc(sizeof(int) * t->nnvl);
+	g->on = calloc(n, sizeof(bool));
+	g->head = -1;
+	if (!left || !g->nxt || !g->prv || !g->dom_next || !g->dom_head ||
+	    !g->on) {
+		free(left);
+		return -1;
+	}
+	for (int d = 0; d < t->nnvl; d++) {
+		left[d] = count[d] % m;
+		g->dom_head[d] = -1;
+	}
+	for (int i = n - 1; i >= 0; i--) {
+		int d = t->nodes[nodes[i]].nvl;
+
+		if (_required(req, nodes[i]) || (d >= 0 && left[d] <= 0))
+			continue;
+		if (d >= 0) {
+			left[d]--;
+			g->dom_next[i] = g->dom_head[d];
+			g->dom_head[d] = i;
+		}
+		g->on[i] = true;
+		g->prv[i] = last;
+		g->nxt[i] = -1;
+		if (last >= 0)
+			g->nxt[last] = i;
+		else
+			g->head = i;
+		last = i;
+	}
+	free(left);
+	return 0;
+}
+
+static void _donors_free(struct _donors *g)
+{
+	free(g->nxt);
+	free(g->prv);
+	free(g->dom_next);
+	free(g->dom_head);
+	free(g->on);
+}
+
+static int _int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
 static void _even_domains(const topoml_topo_t *t,
 			  const struct topoml_place_req *req, int *nodes,
 			  int n, int m)
 {
 	int *count = calloc(t->nnvl, sizeof(int));
-	int *left = calloc(t->nnvl, sizeof(int));
+	int *used = malloc(sizeof(int) * n), nu = 0;
 	hwloc_bitmap_t in = hwloc_bitmap_alloc();
 	struct _dom_free df = { NULL, NULL };
-	bool progress = true;
+	struct _donors g = { 0 };
 
-	if (t->nnvl <= 0 || !count || !left || !in ||
+	if (t->nnvl <= 0 || !count || !used || !in ||
 	    _dom_free(t, req->avail, &df))
 		goto out;
 	for (int i = 0; i < n; i++) {
+		int d = t->nodes[nodes[i]].nvl;
+
 		hwloc_bitmap_set(in, nodes[i]);
-		if (t->nodes[nodes[i]].nvl >= 0)
-			count[t->nodes[nodes[i]].nvl]++;
+		if (d >= 0 && !count[d]++)
+			used[nu++] = d;
 	}
-	for (int rounds = 0; progress && rounds < t->nnvl; rounds++) {
-		progress = false;
-		for (int a = 0; a < t->nnvl; a++) {
-			int need = count[a] % m ? m - count[a] % m : 0;
-			int add[64], take[64], na = 0, nt = 0;
+	qsort(used, nu, sizeof(int), _int_cmp);
+	if (_donors_init(t, req, nodes, n, m, count, &g))
+		goto out;
+	for (int u = 0; u < nu; u++) {
+		int a = used[u], need = count[a] % m ? m - count[a] % m : 0;
+		int add[64], take[64], na = 0, nt = 0;
 
-			if (!need || need > 64)
-				continue;
-			/* free nodes of A */
-			for (int j = df.off[a]; j < df.off[a + 1] && na < need;
-			     j++)
-				if (!hwloc_bitmap_isset(in, df.lst[j]))
-					add[na++] = df.lst[j];
-			if (na < need)
-				continue;
-			/* donors: remainders of other domains, no domain */
-			for (int d = 0; d < t->nnvl; d++)
-				left[d] = d == a ? 0 : count[d] % m;
-			for (int i = n - 1; i >= 0 && nt < need; i--) {
-				int d = t->nodes[nodes[i]].nvl;
-
-				if (_required(req, nodes[i]) ||
-				    (d >= 0 && left[d] <= 0))
-					continue;
-				if (d >= 0)
-					left[d]--;
+		if (!need || need > 64)
+			continue;
+		/* free nodes of A */
+		for (int j = df.off[a]; j < df.off[a + 1] && na < need; j++)
+			if (!hwloc_bitmap_isset(in, df.lst[j]))
+				add[na++] = df.lst[j];
+		if (na < need)
+			continue;
+		/* donors: remainders of other domains, no domain */
+		for (int i = g.head; i >= 0 && nt < need; i = g.nxt[i])
+			if (t->nodes[nodes[i]].nvl != a)
 				take[nt++] = i;
-			}
-			if (nt < need)
-				continue;
-			for (int k = 0; k < need; k++) {
-				int i = take[k], d = t->nodes[nodes[i]].nvl;
+		if (nt < need)
+			continue;
+		for (int k = 0; k < need; k++) {
+			int i = take[k], d = t->nodes[nodes[i]].nvl;
 
-				hwloc_bitmap_clr(in, nodes[i]);
-				if (d >= 0)
-					count[d]--;
-				nodes[i] = add[k];
-				hwloc_bitmap_set(in, add[k]);
-				count[a]++;
-			}
-			progress = true;
+			_donor_drop(&g, i);
+			hwloc_bitmap_clr(in, nodes[i]);
+			if (d >= 0)
+				count[d]--;
+			nodes[i] = add[k];
+			hwloc_bitmap_set(in, add[k]);
+			count[a]++;
 		}
+		for (int i = g.dom_head[a]; i >= 0; i = g.dom_next[i])
+			_donor_drop(&g, i);	/* even now: gives no more */
 	}
 	_whole_groups(t, req, &df, nodes, n, m, count, in);
 out:
+	_donors_free(&g);
 	free(count);
-	free(left);
+	free(used);
 	free(df.off);
 	free(df.lst);
 	hwloc_bitmap_free(in);
@@ -755,6 +836,13 @@ static void _price(const topoml_topo_t *t, const struct topoml_place_req *req,
  * (jobcomment.h), p is sized for the workers and no candidate is built
  * for the stages: _part_candidate sizes stages on all req->nnodes.
  */
+long topoml_hybrid_max_ranks(const topoml_topo_t *t)
+{
+	long per_node = 64L * (t ? t->nnodes : 0);
+
+	return per_node > 65536 ? per_node : 65536;
+}
+
 int topoml_hybrid_rank_spares(const topoml_topo_t *t,
 			      const struct topoml_place_req *req,
 			      const struct topoml_parallel *p,
@@ -765,7 +853,8 @@ int topoml_hybrid_rank_spares(const topoml_topo_t *t,
 	int m;
 
 	if (k <= 0 || tasks_per_node < 1 || spares < 0 ||
-	    (spares > 0 && spares >= req->nnodes))
+	    (spares > 0 && spares >= req->nnodes) ||
+	    (long)req->nnodes * tasks_per_node > topoml_hybrid_max_ranks(t))
 		return 0;
 	r = calloc(k, sizeof(*r));
 	if (!r)
