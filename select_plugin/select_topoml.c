@@ -376,9 +376,13 @@ static bool _job_parallel(job_record_t *job_ptr, int nnodes,
 			spec = topoml_parallel_job_env(
 				job_ptr->spank_job_env[i]);
 	*tpn = (int)k;
-	/* the task count in an int: absurd requests are no hybrid job */
+	/*
+	 * Pricing is linear in the ranks: beyond the engine's bound (a
+	 * 16-bit count per node is the user's) the job is no hybrid job,
+	 * and slurmctld's cost stays the machine's, not the request's.
+	 */
 	return spec && nnodes > 0 && k && k != NO_VAL16 &&
-	       (long)nnodes * k <= INT_MAX &&
+	       (long)nnodes * k <= topoml_hybrid_max_ranks(g_topo) &&
 	       !topoml_parallel_parse(spec, p, err, sizeof(err)) &&
 	       !topoml_parallel_resolve(p, (int)(nnodes * k), err,
 					sizeof(err));

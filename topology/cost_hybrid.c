@@ -457,7 +457,7 @@ int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
 {
 	int T = p->tp, C = p->cp, D = p->dp, P = p->pp, E = p->ep;
 	int world = n * tasks_per_node, big;
-	struct _ctx x = { t, nodes, tasks_per_node, NULL };
+	struct _ctx x = { .t = t, .nodes = nodes, .tpn = tasks_per_node };
 	int *r = NULL, rc = -1;
 
 	memset(out, 0, sizeof(*out));

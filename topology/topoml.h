@@ -608,6 +608,16 @@ int topoml_place_hybrid(const topoml_topo_t *t,
 int topoml_hybrid_order(const topoml_topo_t *t, int *nodes, int n,
 			int tasks_per_node, const struct topoml_parallel *p,
 			const double w[TOPOML_KIND_COUNT]);
+/*
+ * The most ranks (nodes x tasks per node) of a job the engine prices by
+ * traffic kind on t: 64 per node of the machine, at least 65536.  Each
+ * pricing pass is linear in the ranks and a placement prices a few
+ * candidates, so this bounds what a user's --ntasks-per-node (a 16-bit
+ * count) can make slurmctld spend; a larger job keeps the engine's ring
+ * (topoml_hybrid_rank leaves it, select/topoml treats it as no hybrid
+ * job).
+ */
+long topoml_hybrid_max_ranks(const topoml_topo_t *t);
 /* -1 when nodes * tasks_per_node is not the job's rank count. */
 int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
 		       int tasks_per_node, const struct topoml_parallel *p,
