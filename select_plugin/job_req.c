@@ -128,22 +128,112 @@ int64_t topoml_job_units_free_by(const int64_t *free_at, const uint32_t *cap,
 	return when;
 }
 
+static unsigned _box_hash(const struct topoml_box_waits *w, uint32_t job)
+{
+	return (unsigned)((job * 2654435761u) & (unsigned)(w->nidx - 1));
+}
+
 static int _box_wait_find(const struct topoml_box_waits *w, uint32_t job)
 {
-	for (int i = 0; i < w->n; i++)
+	if (!w->nidx)
+		return -1;
+	for (unsigned h = _box_hash(w, job);; h = (h + 1) & (w->nidx - 1)) {
+		int i = w->idx[h] - 1;
+
+		if (i < 0)
+			return -1;
 		if (w->job[i] == job)
 			return i;
-	return -1;
+	}
+}
+
+/* The index cell holding slot i (which is in the index). */
+static unsigned _box_cell(const struct topoml_box_waits *w, int i)
+{
+	unsigned h = _box_hash(w, w->job[i]);
+
+	while (w->idx[h] != i + 1)
+		h = (h + 1) & (w->nidx - 1);
+	return h;
+}
+
+/* Empty cell h, moving back the run after it (linear probing). */
+static void _box_unindex(struct topoml_box_waits *w, unsigned h)
+{
+	unsigned mask = w->nidx - 1, j = h;
+
+	w->idx[h] = 0;
+	for (;;) {
+		unsigned home;
+
+		j = (j + 1) & mask;
+		if (!w->idx[j])
+			return;
+		home = _box_hash(w, w->job[w->idx[j] - 1]);
+		/* j's entry stays if its home lies cyclically in (h, j] */
+		if (((j - home) & mask) < ((j - h) & mask))
+			continue;
+		w->idx[h] = w->idx[j];
+		w->idx[j] = 0;
+		h = j;
+	}
+}
+
+static void _box_index(struct topoml_box_waits *w, int i)
+{
+	unsigned h = _box_hash(w, w->job[i]);
+
+	while (w->idx[h])
+		h = (h + 1) & (w->nidx - 1);
+	w->idx[h] = i + 1;
 }
 
 static void _box_wait_drop(struct topoml_box_waits *w, int i)
 {
+	_box_unindex(w, _box_cell(w, i));
 	w->n--;
+	if (i == w->n)
+		return;
+	/* the last slot moves into i */
+	w->idx[_box_cell(w, w->n)] = i + 1;
 	w->job[i] = w->job[w->n];
 	w->since[i] = w->since[w->n];
 	memmove(&w->verdict[i * TOPOML_WAIT_SLOTS],
 	       &w->verdict[w->n * TOPOML_WAIT_SLOTS],
 	       TOPOML_WAIT_SLOTS * sizeof(*w->verdict));
+}
+
+/* Room for one more clock: capacity and index doubled as needed. */
+static int _box_grow(struct topoml_box_waits *w)
+{
+	int cap = w->cap ? 2 * w->cap : 16, nidx = 4 * cap, *idx;
+	uint32_t *j;
+	int64_t *s;
+	struct topoml_wait_verdict *v;
+
+	if (w->n < w->cap)
+		return 0;
+	if (cap > (1 << 24))
+		return -1;	/* more clocks than slurmctld has jobs */
+	if (!(j = realloc(w->job, cap * sizeof(*j))))
+		return -1;
+	w->job = j;
+	if (!(s = realloc(w->since, cap * sizeof(*s))))
+		return -1;
+	w->since = s;
+	if (!(v = realloc(w->verdict,
+			  cap * TOPOML_WAIT_SLOTS * sizeof(*v))))
+		return -1;
+	w->verdict = v;
+	if (!(idx = calloc(nidx, sizeof(*idx))))
+		return -1;
+	free(w->idx);
+	w->idx = idx;
+	w->nidx = nidx;
+	w->cap = cap;
+	for (int i = 0; i < w->n; i++)
+		_box_index(w, i);
+	return 0;
 }
 
 int64_t topoml_box_wait_left(struct topoml_box_waits *w, uint32_t job,
@@ -155,33 +245,24 @@ int64_t topoml_box_wait_left(struct topoml_box_waits *w, uint32_t job,
 		topoml_box_wait_forget(w, job);
 		return 0;
 	}
-	/* clocks of jobs that went away while waiting */
-	for (i = w->n - 1; i >= 0; i--)
-		if (w->job[i] != job && now - w->since[i] > 2 * wait + 3600)
-			_box_wait_drop(w, i);
+	/* clocks of jobs that went away while waiting, once a minute */
+	if (!w->swept || now - w->swept >= 60 || now < w->swept) {
+		w->swept = now;
+		for (i = w->n - 1; i >= 0; i--)
+			if (w->job[i] != job &&
+			    now - w->since[i] > 2 * wait + 3600)
+				_box_wait_drop(w, i);
+	}
 	i = _box_wait_find(w, job);
 	if (i < 0) {
-		uint32_t *j = realloc(w->job, (w->n + 1) * sizeof(*j));
-		int64_t *s = NULL;
-		struct topoml_wait_verdict *v = NULL;
-
-		if (j) {
-			w->job = j;
-			s = realloc(w->since, (w->n + 1) * sizeof(*s));
-		}
-		if (s) {
-			w->since = s;
-			v = realloc(w->verdict, (w->n + 1) *
-				    TOPOML_WAIT_SLOTS * sizeof(*v));
-		}
-		if (!v)
+		if (_box_grow(w))
 			return 0;	/* out of memory: do not wait */
-		w->verdict = v;
 		i = w->n++;
 		w->job[i] = job;
 		w->since[i] = now;
-		memset(&v[i * TOPOML_WAIT_SLOTS], 0,
-		       TOPOML_WAIT_SLOTS * sizeof(*v));
+		memset(&w->verdict[i * TOPOML_WAIT_SLOTS], 0,
+		       TOPOML_WAIT_SLOTS * sizeof(*w->verdict));
+		_box_index(w, i);
 	}
 	if (now - w->since[i] >= wait) {
 		_box_wait_drop(w, i);
@@ -219,10 +300,8 @@ void topoml_box_waits_clear(struct topoml_box_waits *w)
 	free(w->job);
 	free(w->since);
 	free(w->verdict);
-	w->job = NULL;
-	w->since = NULL;
-	w->verdict = NULL;
-	w->n = 0;
+	free(w->idx);
+	memset(w, 0, sizeof(*w));
 }
 
 bool topoml_box_wait_verdict_get(const struct topoml_box_waits *w,

@@ -83,7 +83,15 @@ struct topoml_box_waits {
 	uint32_t *job;
 	int64_t *since;
 	struct topoml_wait_verdict *verdict;	/* TOPOML_WAIT_SLOTS each */
-	int n;
+	int n, cap;
+	/*
+	 * Every user may keep jobs waiting, so no call costs more than
+	 * O(1) in their number: an index by job id (open addressing, slot
+	 * + 1, 0 empty; nidx a power of two over 2 * cap), the stale clocks
+	 * swept at most once a minute.
+	 */
+	int *idx, nidx;
+	int64_t swept;
 };
 
 /*

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "../select_plugin/job_req.h"
 
@@ -270,6 +271,98 @@ START_TEST(box_wait_verdicts)
 }
 END_TEST
 
+/*
+ * Many waiting jobs (every user may keep some): the clocks agree with a
+ * plain table through inserts, forgets, runs-out and stale sweeps in a
+ * random order, and one scheduling pass over them all costs linear time
+ * (a linear search and a sweep per call made it quadratic).
+ */
+static unsigned long _seed = 99;
+
+static unsigned _rnd(unsigned n)
+{
+	_seed = _seed * 6364136223846793005UL + 1442695040888963407UL;
+	return (unsigned)(_seed >> 33) % n;
+}
+
+START_TEST(box_wait_many_agree)
+{
+	enum { J = 5000 };
+	static int64_t since[J];	/* reference: 0 = no clock */
+	struct topoml_box_waits w = { 0 };
+	int64_t now = 1000, swept = 0;
+
+	for (int step = 0; step < 200000; step++) {
+		uint32_t job = 1 + _rnd(J - 1);
+		unsigned op = _rnd(10);
+
+		now += _rnd(3);
+		if (op == 0) {
+			ck_assert_int_eq(topoml_box_wait_forget(&w, job),
+					 since[job] ? since[job] : -1);
+			since[job] = 0;
+		} else if (op == 1) {
+			int64_t got = topoml_box_wait_peek(&w, job, now, 600);
+			int64_t want = !since[job] ? 600 :
+				now - since[job] >= 600 ? 0 :
+				since[job] + 600 - now;
+
+			ck_assert_int_eq(got, want);
+		} else {
+			int64_t got = topoml_box_wait_left(&w, job, now, 600);
+			int64_t want;
+
+			/* stale clocks go at most once a minute */
+			if (!swept || now - swept >= 60) {
+				swept = now;
+				for (int k = 0; k < J; k++)
+					if (k != (int)job && since[k] &&
+					    now - since[k] > 2 * 600 + 3600)
+						since[k] = 0;
+			}
+			if (!since[job])
+				since[job] = now;
+			want = now - since[job] >= 600 ? 0 :
+			       since[job] + 600 - now;
+			if (!want)
+				since[job] = 0;
+			ck_assert_int_eq(got, want);
+		}
+	}
+	/* a sweep long after: only the job asking keeps a clock */
+	now += 2 * 600 + 3601;
+	ck_assert_int_eq(topoml_box_wait_left(&w, J + 1, now, 600), 600);
+	ck_assert_int_eq(w.n, 1);
+	topoml_box_waits_clear(&w);
+}
+END_TEST
+
+static double _pass_secs(int jobs)
+{
+	struct topoml_box_waits w = { 0 };
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int pass = 0; pass < 3; pass++)
+		for (int j = 1; j <= jobs; j++)
+			ck_assert_int_gt(topoml_box_wait_left(&w, j * 7919,
+							      1000 + pass,
+							      600), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	topoml_box_waits_clear(&w);
+	return (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
+}
+
+START_TEST(box_wait_many_linear)
+{
+	double small = _pass_secs(10000), big = _pass_secs(80000);
+
+	/* 8x the jobs: 8x the time if linear, 64x if quadratic */
+	ck_assert_msg(big < 20 * small + 0.01,
+		      "10000 jobs %.4f s, 80000 jobs %.4f s", small, big);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("job_req");
@@ -284,6 +377,9 @@ int main(void)
 	tcase_add_test(tc, units_free_by_end_time_order);
 	tcase_add_test(tc, box_wait_clock);
 	tcase_add_test(tc, box_wait_verdicts);
+	tcase_add_test(tc, box_wait_many_agree);
+	tcase_add_test(tc, box_wait_many_linear);
+	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
