@@ -119,41 +119,71 @@ struct _ctx {
 	int *used, *rep;	/* keys in use, a node of each */
 	int ncap;		/* keys: 0 .. ncap - 1 */
 	long budget;		/* pair lookups left to this call */
+	/* the last group _a2a priced: its nodes, counts and cost */
+	int *pv, pk;
+	long *pm;
+	struct topoml_kind_cost pc;
 };
 
-/* One transfer between ranks a and b. */
-static void _pair(const struct _ctx *x, int a, int b)
+/* cnt transfers between the ranks of positions pa and pb. */
+static void _pairs(const struct _ctx *x, long pa, long pb, long cnt)
 {
 	const topoml_topo_t *t = x->t;
-	int na = x->nodes[a / x->tpn], nb = x->nodes[b / x->tpn];
+	int na = x->nodes[pa], nb = x->nodes[pb];
 	const struct topoml_node *A = &t->nodes[na], *B = &t->nodes[nb];
 	struct topoml_kind_cost *c = x->c;
 
-	c->steps++;
+	c->steps += cnt;
 	if (na == nb)
 		return;
-	c->off_node++;
-	c->hops += topoml_hops(t, na, nb);
+	c->off_node += cnt;
+	c->hops += cnt * topoml_hops(t, na, nb);
 	if (A->leaf != B->leaf || A->leaf < 0)
-		c->cross_leaf++;
+		c->cross_leaf += cnt;
 	if (t->family == TOPOML_DRAGONFLY) {
 		if (A->group != B->group)
-			c->cross_top++;
+			c->cross_top += cnt;
 	} else if (t->family != TOPOML_TORUS && t->nlevels > 1 &&
 		   topoml_common_level(t, na, nb) >= t->nlevels - 1) {
-		c->cross_top++;
+		c->cross_top += cnt;
 	}
 	if (t->nnvl > 0 && (A->nvl < 0 || A->nvl != B->nvl))
-		c->cross_nvl++;
+		c->cross_nvl += cnt;
 }
 
-/* A ring all-reduce over ranks[0..m): m transfers, closed. */
-static void _ring(const struct _ctx *x, const int *ranks, int m)
+/*
+ * The transfers rank r -> r + delta for r in [lo, hi): priced once per
+ * run of ranks whose two ends stay on the same two nodes, so a kind's
+ * cost grows with the nodes, not with the ranks per node.
+ */
+static void _batch(const struct _ctx *x, long lo, long hi, long delta)
+{
+	long tpn = x->tpn;
+
+	while (lo < hi) {
+		long pa = lo / tpn, pb = (lo + delta) / tpn, end = hi;
+
+		if ((pa + 1) * tpn < end)
+			end = (pa + 1) * tpn;
+		if ((pb + 1) * tpn - delta < end)
+			end = (pb + 1) * tpn - delta;
+		_pairs(x, pa, pb, end - lo);
+		lo = end;
+	}
+}
+
+/*
+ * Rings of m members base + stride * i, one for each of the stride
+ * consecutive bases from base (they fill the stride): m transfers each,
+ * i -> i + 1 and the last back to the first, as two batches.
+ */
+static void _rings(const struct _ctx *x, long base, long stride, long m)
 {
 	if (m < 2)
 		return;
-	for (int i = 0; i < m; i++)
-		_pair(x, ranks[i], ranks[(i + 1) % m]);
+	_batch(x, base, base + stride * (m - 1), stride);
+	_batch(x, base + stride * (m - 1), base + stride * m,
+	       -stride * (m - 1));
 }
 
 static long _c2(long m)
@@ -403,11 +433,28 @@ static long _global_hops(struct _ctx *x, int k)
  * nodes and ranks per node (consecutive ranks share a node), so that
  * the cost grows with the nodes, not with E squared.
  */
-static int _a2a(struct _ctx *x, long base, long stride, int E)
+static int _a2a_price(struct _ctx *x, struct topoml_kind_cost *c, int k,
+		      long tot);
+
+static void _kind_add(struct topoml_kind_cost *c,
+		      const struct topoml_kind_cost *d, long times)
 {
-	const topoml_topo_t *t = x->t;
-	struct topoml_kind_cost *c = x->c;
-	long tot = _c2(E), off, sr, top;
+	c->steps += d->steps * times;
+	c->off_node += d->off_node * times;
+	c->cross_leaf += d->cross_leaf * times;
+	c->cross_top += d->cross_top * times;
+	c->cross_nvl += d->cross_nvl * times;
+	c->hops += d->hops * times;
+}
+
+/*
+ * The groups of bases base, base + 1, .. (at most `most`) while they sit
+ * on the same nodes as the first (no rank crosses into the next node):
+ * priced once, counted for each.  Returns how many it counted, or -1.
+ */
+static long _a2a(struct _ctx *x, long base, long stride, int E, long most)
+{
+	long tot = _c2(E), reps = most;
 	int k = 0;
 
 	for (long i = 0; i < E; k++) {
@@ -418,9 +465,35 @@ static int _a2a(struct _ctx *x, long base, long stride, int E)
 			last = E - 1;
 		x->v[k] = x->nodes[pos];
 		x->m[k] = last - i + 1;
+		/* the run's last rank reaches the next node first */
+		if ((pos + 1) * x->tpn - (base + stride * last) < reps)
+			reps = (pos + 1) * x->tpn - (base + stride * last);
 		i = last + 1;
 	}
+	/* the next groups often sit on the same nodes too */
+	if (k != x->pk || memcmp(x->v, x->pv, sizeof(int) * k) ||
+	    memcmp(x->m, x->pm, sizeof(long) * k)) {
+		memcpy(x->pv, x->v, sizeof(int) * k);
+		memcpy(x->pm, x->m, sizeof(long) * k);
+		x->pk = k;
+		memset(&x->pc, 0, sizeof(x->pc));
+		if (_a2a_price(x, &x->pc, k, tot))
+			return -1;
+	}
+	_kind_add(x->c, &x->pc, reps);
+	return reps;
+}
+
+/* _a2a's group, its k nodes and counts in x->v and x->m, into c. */
+static int _a2a_price(struct _ctx *x, struct topoml_kind_cost *c, int k,
+		      long tot)
+{
+	const topoml_topo_t *t = x->t;
+	long off, sr, top;
+
 	c->steps += tot;
+	if (k == 1)
+		return 0;	/* one node: nothing leaves it */
 	_keys(x, k, BY_NODE, false);
 	off = tot - _same(x, k);
 	c->off_node += off;
@@ -456,77 +529,67 @@ int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
 		       struct topoml_hybrid_cost *out)
 {
 	int T = p->tp, C = p->cp, D = p->dp, P = p->pp, E = p->ep;
-	int world = n * tasks_per_node, big;
+	int world = n * tasks_per_node;
 	struct _ctx x = { .t = t, .nodes = nodes, .tpn = tasks_per_node };
-	int *r = NULL, rc = -1;
+	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
 	if (n < 1 || tasks_per_node < 1 || D < 1 ||
 	    (long)T * C * D * P != world || (C * D) % E)
 		return -1;
-	big = T > C ? T : C;
-	big = big > D ? big : D;
-	big = big > E ? big : E;
 	x.ncap = t->nnodes > t->nswitches ? t->nnodes : t->nswitches;
 	x.ncap = x.ncap > t->ngroups ? x.ncap : t->ngroups;
 	x.ncap = (x.ncap > t->nnvl ? x.ncap : t->nnvl) + 1;
 	x.budget = HYBRID_PAIR_BUDGET;
-	r = malloc(sizeof(int) * (size_t)big);
 	x.v = malloc(sizeof(int) * (size_t)n);
 	x.key = malloc(sizeof(int) * (size_t)n);
 	x.m = malloc(sizeof(long) * (size_t)n);
 	x.sum = calloc(x.ncap, sizeof(long));
 	x.used = malloc(sizeof(int) * (size_t)x.ncap);
 	x.rep = malloc(sizeof(int) * (size_t)x.ncap);
-	if (!r || !x.v || !x.key || !x.m || !x.sum || !x.used || !x.rep)
+	x.pv = malloc(sizeof(int) * (size_t)n);
+	x.pm = malloc(sizeof(long) * (size_t)n);
+	x.pk = -1;
+	if (!x.pv || !x.pm || !x.v || !x.key || !x.m || !x.sum || !x.used || !x.rep)
 		goto fail;
 	/* TP rings: T consecutive ranks. */
 	x.c = &out->kind[TOPOML_KIND_TP];
-	for (int g = 0; g < world / T; g++) {
-		for (int i = 0; i < T; i++)
-			r[i] = g * T + i;
-		_ring(&x, r, T);
-	}
-	for (int pp = 0; pp < P; pp++)
-		for (int tp = 0; tp < T; tp++) {
-			/* CP rings, for each dp. */
-			x.c = &out->kind[TOPOML_KIND_CP];
-			for (int dp = 0; dp < D; dp++) {
-				for (int i = 0; i < C; i++)
-					r[i] = topoml_parallel_rank(p, tp, i,
-								    dp, pp);
-				_ring(&x, r, C);
-			}
-			/* DP rings, for each cp. */
-			x.c = &out->kind[TOPOML_KIND_DP];
-			for (int cp = 0; cp < C; cp++) {
-				for (int i = 0; i < D; i++)
-					r[i] = topoml_parallel_rank(p, tp, cp,
-								    i, pp);
-				_ring(&x, r, D);
-			}
-			/* EP all-to-all: E consecutive (cp, dp) slots. */
-			x.c = &out->kind[TOPOML_KIND_EP];
-			for (int g = 0; E > 1 && g < C * D / E; g++)
-				if (_a2a(&x, tp + (long)T * g * E +
-					 (long)T * C * D * pp, T, E))
+	for (long g = 0; T > 1 && g < world / T; g++)
+		_rings(&x, g * T, 1, T);
+	for (long pp = 0; pp < P; pp++) {
+		long stage = (long)T * C * D * pp;
+
+		/* CP rings: for each (tp, dp), C ranks T apart */
+		x.c = &out->kind[TOPOML_KIND_CP];
+		for (long dp = 0; C > 1 && dp < D; dp++)
+			_rings(&x, stage + (long)T * C * dp, T, C);
+		/* DP rings: for each (tp, cp), D ranks T * C apart */
+		x.c = &out->kind[TOPOML_KIND_DP];
+		_rings(&x, stage, (long)T * C, D);
+		/* EP all-to-all: E consecutive (cp, dp) slots. */
+		x.c = &out->kind[TOPOML_KIND_EP];
+		for (int g = 0; E > 1 && g < C * D / E; g++)
+			for (long tp = 0, r; tp < T; tp += r)
+				if ((r = _a2a(&x, tp + (long)T * g * E + stage,
+					      T, E, T - tp)) < 1)
 					goto fail;
-		}
+	}
 	/* PP: stage s to s + 1, for each (tp, cp, dp). */
 	x.c = &out->kind[TOPOML_KIND_PP];
-	for (int pp = 0; pp + 1 < P; pp++)
-		for (int m = 0; m < T * C * D; m++)
-			_pair(&x, m + T * C * D * pp, m + T * C * D * (pp + 1));
+	for (long pp = 0; pp + 1 < P; pp++)
+		_batch(&x, (long)T * C * D * pp, (long)T * C * D * (pp + 1),
+		       (long)T * C * D);
 	for (int k = 0; k < TOPOML_KIND_COUNT; k++)
 		out->weighted += w[k] * (double)out->kind[k].hops;
 	rc = 0;
 fail:
-	free(r);
 	free(x.v);
 	free(x.key);
 	free(x.m);
 	free(x.sum);
 	free(x.used);
 	free(x.rep);
+	free(x.pv);
+	free(x.pm);
 	return rc;
 }
