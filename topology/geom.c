@@ -149,7 +149,7 @@ static long _cycle_index(int x, int m, int r, int c)
  */
 static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 {
-	long budget = 1L << 22;
+	long budget = 1L << 17;	/* under 1 ms: slurmctld holds its locks */
 	bool better = true;
 	int len = 0, *c, *tab, *w[3];
 
@@ -192,6 +192,7 @@ static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 				       HOPS(i + 1, k);
 				if (gain <= 0)
 					continue;
+				budget -= (j - i) / 2;	/* the reversal */
 				for (int l = i + 1, r = j; l < r; l++, r--) {
 					int x = nodes[l], xc[3];
 					int *cl = c + 3 * l, *cr = c + 3 * r;

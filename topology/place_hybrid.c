@@ -838,7 +838,7 @@ static void _price(const topoml_topo_t *t, const struct topoml_place_req *req,
  */
 long topoml_hybrid_max_ranks(const topoml_topo_t *t)
 {
-	long per_node = 64L * (t ? t->nnodes : 0);
+	long per_node = 8L * (t ? t->nnodes : 0);
 
 	return per_node > 65536 ? per_node : 65536;
 }

@@ -610,12 +610,12 @@ int topoml_hybrid_order(const topoml_topo_t *t, int *nodes, int n,
 			const double w[TOPOML_KIND_COUNT]);
 /*
  * The most ranks (nodes x tasks per node) of a job the engine prices by
- * traffic kind on t: 64 per node of the machine, at least 65536.  Each
- * pricing pass is linear in the ranks and a placement prices a few
- * candidates, so this bounds what a user's --ntasks-per-node (a 16-bit
- * count) can make slurmctld spend; a larger job keeps the engine's ring
- * (topoml_hybrid_rank leaves it, select/topoml treats it as no hybrid
- * job).
+ * traffic kind on t: 8 per node of the machine (a GPU each), at least
+ * 65536 (1024 nodes of 64).  Each pricing pass is linear in the ranks
+ * and a placement prices a few candidates, so this bounds what a user's
+ * --ntasks-per-node (a 16-bit count) can make slurmctld spend; a larger
+ * job keeps the engine's ring (topoml_hybrid_rank leaves it,
+ * select/topoml treats it as no hybrid job).
  */
 long topoml_hybrid_max_ranks(const topoml_topo_t *t);
 /* -1 when nodes * tasks_per_node is not the job's rank count. */
