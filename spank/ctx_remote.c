@@ -435,8 +435,9 @@ static int _load_model(struct hw_node *n, char *err, size_t errlen)
 	int rc, dfd;
 
 	dfd = ml_root_dir_open(ml.conf.cache_dir, false, derr, sizeof(derr));
-	if (dfd < 0)
-		slurm_error("topoml: cache_dir not used: %s", derr);
+	if (dfd < 0 && ml_log_once(ml.conf.cache_dir))
+		slurm_error("topoml: cache_dir not used: %s: %s",
+			    ml.conf.cache_dir, derr);
 	if (dfd >= 0 && ml.node_name[0]) {
 		snprintf(name, sizeof(name), "%s.model", ml.node_name);
 		if (!hw_node_loadat(n, dfd, name, 0, err, errlen))

@@ -171,10 +171,14 @@ int ml_slurmd_init(spank_t sp)
 	 */
 	dfd = ml_root_dir_open(c->cache_dir, true, err, sizeof(err));
 	if (dfd < 0) {
-		slurm_error("topoml: cache_dir refused: %s (it must be owned "
-			    "by root and writable by nobody else, as every "
-			    "directory above it): no node model, tasks run "
-			    "unbound", err);
+		if (ml_log_once(c->cache_dir))
+			slurm_error("topoml: cache_dir refused: %s: %s (it and "
+				    "every directory above it must be root's "
+				    "and writable by nobody else, sticky "
+				    "ones such as /tmp excepted, with no "
+				    "symlink but root's on the way): no node "
+				    "model, tasks run unbound", c->cache_dir,
+				    err);
 		goto out;
 	}
 	topo = hw_hwloc_load(c->hwloc_xml[0] ? c->hwloc_xml : NULL, err,

@@ -47,7 +47,7 @@
 #include "ckpt_int.h"
 #include "ckpt_layout.h"
 
-struct ml_ckpt_state ml_ck = { .page_fd = -1 };
+struct ml_ckpt_state ml_ck = { .page_fd = -1, .dir_fd = -1 };
 
 static void _setenv_long(spank_t sp, const char *name, long v)
 {
@@ -99,6 +99,13 @@ static long _resume_world(const char *resume)
 	return v;
 }
 
+static void _dir_close(void)
+{
+	if (ml_ck.dir_fd >= 0)
+		close(ml_ck.dir_fd);
+	ml_ck.dir_fd = -1;
+}
+
 /*
  * As the user: DIR, its epoch, the latest checkpoint, the page.  err says
  * what went wrong, for the job's output.
@@ -107,6 +114,7 @@ static int _user_setup(char *resume, size_t len, long *world, char *err,
 		       size_t errlen)
 {
 	struct ml_cred_saved saved;
+	char canon[PATH_MAX];
 	int rc = -1;
 
 	if (ml_cred_enter(&ml_ck.cred, &saved) < 0) {
@@ -114,10 +122,16 @@ static int _user_setup(char *resume, size_t len, long *world, char *err,
 			 (unsigned)ml_ck.cred.uid, strerror(errno));
 		return -1;
 	}
-	if (ml_ckpt__mkdir_user(ml_ck.dir, ml_ck.cred.uid, err, errlen) < 0)
+	_dir_close();
+	ml_ck.dir_fd = ml_ckpt__dir_open(ml_ck.dir, &ml_ck.cred, canon,
+					 sizeof(canon), err, errlen);
+	if (ml_ck.dir_fd < 0)
 		goto out;
-	topoml_ckpt__write_epoch(ml_ck.dir, ml_ck.restart);
-	ml_ckpt__resume_path(ml_ck.dir, resume, len);
+	/* What the job and the root side use from now on. */
+	strcpy(ml_ck.dir, canon);
+	topoml_ckpt__write_epoch_at(ml_ck.dir_fd, ml_ck.restart,
+				    ml_ck.cred.uid);
+	ml_ckpt__resume_path(ml_ck.dir_fd, ml_ck.dir, resume, len);
 	*world = _resume_world(resume);
 	if (ml_ckpt__page_open() < 0) {
 		snprintf(err, errlen, "shared page %s: %s", ml_ck.page_path,
@@ -130,6 +144,8 @@ static int _user_setup(char *resume, size_t len, long *world, char *err,
 	ml_ckpt__page_clean_stale();
 	rc = 0;
 out:
+	if (rc)
+		_dir_close();
 	ml_cred_leave(&saved);
 	return rc;
 }
@@ -259,5 +275,6 @@ int ml_ckpt_exit(spank_t sp, const struct ml_ckpt_opts *o)
 	ml_ck.active = false;
 	ml_ckpt__timer_stop();
 	ml_ckpt__page_leave();
+	_dir_close();
 	return 0;
 }

@@ -150,70 +150,47 @@ int ml_ckpt_local(spank_t sp, const struct ml_ckpt_opts *o)
 /*
  * DIR is the job's alone: the job resumes from what DIR/latest names
  * (TOPOML_RESUME), so nobody else may have made DIR, or be able to
- * replace it or a directory on its way.  Only a world-writable directory
- * (/tmp) lets anybody add entries: what lies in one must be the user's
- * (or root's), under the sticky bit; DIR itself must be the user's and
- * not writable by others.  Group-writable project directories are the
- * site's trust.  Checked as the user, symlinks resolved.
+ * replace it, or redirect the path to it, before or after this check.
+ * Walked from "/" as the user (ml_safe_dir_open): only root's and the
+ * user's symlinks are followed; every directory on the way is root's or
+ * the user's; one others can write needs the sticky bit (/tmp) and then
+ * what the walk takes in it must be root's or the user's; DIR itself is
+ * the user's.  Writable by one of the job's groups counts as the user's
+ * (a project's directory is that group's trust); by the world or another
+ * group, not.  The job gets DIR's path without symlinks, and the root
+ * side uses the directory by the descriptor held here.
  */
-static int _dir_safe(const char *dir, uid_t uid, char *err, size_t errlen)
+int ml_ckpt__dir_open(const char *dir, const struct ml_cred *cred,
+		      char *canon, size_t len, char *err, size_t errlen)
 {
-	char real[PATH_MAX], *s, *slash;
-	struct stat st, up;
+	struct ml_trust t = { .uid = cred->uid, .groups = cred,
+			      .create = true };
+	char why[PATH_MAX + 256];
+	int fd;
 
-	if (!realpath(dir, real) || stat("/", &up) < 0) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+	fd = ml_safe_dir_open(dir, &t, canon, len, why, sizeof(why));
+	if (fd == -2) {
+		snprintf(err, errlen, "%s refused: %s: another user could "
+			 "redirect or replace the checkpoints", dir, why);
 		return -1;
 	}
-	st = up;
-	for (s = real + 1; *s; s = slash + 1) {
-		if ((slash = strchr(s, '/')))
-			*slash = '\0';
-		if (stat(real, &st) < 0) {
-			snprintf(err, errlen, "%s: %s", real, strerror(errno));
-			return -1;
-		}
-		if ((up.st_mode & S_IWOTH) &&
-		    (!(up.st_mode & S_ISVTX) ||
-		     (st.st_uid != uid && st.st_uid != 0))) {
-			snprintf(err, errlen, "%s is %s: another user could "
-				 "replace the checkpoints", real,
-				 !(up.st_mode & S_ISVTX) ? "in a directory "
-				 "anybody can write (no sticky bit)" :
-				 "another user's, in a directory anybody "
-				 "can write");
-			return -1;
-		}
-		up = st;
-		if (!slash)
-			break;
-		*slash = '/';
-	}
-	if (st.st_uid != uid || (st.st_mode & S_IWOTH)) {
-		snprintf(err, errlen, "%s is %s: another user could replace "
-			 "the checkpoints", real, st.st_uid != uid ?
-			 "another user's directory" : "writable by anybody");
-		return -1;
-	}
-	return 0;
-}
-
-/* DIR created, usable and trusted by the job's user UID. */
-int ml_ckpt__mkdir_user(const char *dir, uid_t uid, char *err,
-			size_t errlen)
-{
-	if (topoml_ckpt__mkdir_p(dir) < 0 ||
-	    /* Effective ids: slurmstepd's real uid is still root here. */
-	    faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0) {
+	if (fd < 0) {
 		snprintf(err, errlen, "cannot use %s as uid %u: %s", dir,
-			 (unsigned)uid, strerror(errno));
+			 (unsigned)cred->uid, why);
 		return -1;
 	}
-	return _dir_safe(dir, uid, err, errlen);
+	/* Effective ids: slurmstepd's real uid is still root here. */
+	if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
+		snprintf(err, errlen, "cannot use %s as uid %u: %s", dir,
+			 (unsigned)cred->uid, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* DIR/latest's path, or "" when there is no complete checkpoint. */
-void ml_ckpt__resume_path(const char *dir, char *out, size_t len)
+void ml_ckpt__resume_path(int dfd, const char *dir, char *out, size_t len)
 {
-	topoml_ckpt__read_latest(dir, out, len);
+	topoml_ckpt__read_latest_at(dfd, dir, out, len);
 }

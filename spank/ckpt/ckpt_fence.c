@@ -97,7 +97,11 @@ static void _kill_stale(void)
 	}
 }
 
-/* DIR/epoch, read with the user's credentials; -1 when unreadable. */
+/*
+ * DIR/epoch, read with the user's credentials in the directory
+ * user_init walked (its descriptor: nothing can redirect it since);
+ * -1 when unreadable.
+ */
 static long _epoch(void)
 {
 	struct ml_cred_saved saved;
@@ -105,7 +109,8 @@ static long _epoch(void)
 
 	if (ml_cred_enter(&ml_ck.cred, &saved) < 0)
 		return -1;
-	e = topoml_ckpt__read_epoch(ml_ck.dir, ml_ck.cred.uid);
+	e = ml_ck.dir_fd < 0 ? -1 :
+	    topoml_ckpt__read_epoch_at(ml_ck.dir_fd, ml_ck.cred.uid);
 	ml_cred_leave(&saved);
 	return e;
 }

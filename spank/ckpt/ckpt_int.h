@@ -28,7 +28,8 @@ struct ml_ckpt_state {
 	long restart;
 	int lead;
 	long interval;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX];	/* after user_init: without symlinks */
+	int dir_fd;		/* DIR, held from user_init to exit */
 	char page_dir[PATH_MAX];	/* <cache_dir>/ckpt/<uid> */
 	char page_path[PATH_MAX];
 	struct ml_cred cred;
@@ -55,10 +56,14 @@ extern struct ml_ckpt_state ml_ck;
 int ml_ckpt__expand_dir(const char *in, uint32_t job, uint32_t array_job,
 			uint32_t array_task, const char *user, char *out,
 			size_t len);
-/* DIR made (as the user) and the job's alone; 0 or -1 + err. */
-int ml_ckpt__mkdir_user(const char *dir, uid_t uid, char *err,
-			size_t errlen);
-void ml_ckpt__resume_path(const char *dir, char *out, size_t len);
+/*
+ * DIR walked and made as the user (call with the user's credentials) and
+ * the job's alone: its descriptor, and its path without symlinks in
+ * CANON; -1 + err (naming the component and why).
+ */
+int ml_ckpt__dir_open(const char *dir, const struct ml_cred *cred,
+		      char *canon, size_t len, char *err, size_t errlen);
+void ml_ckpt__resume_path(int dfd, const char *dir, char *out, size_t len);
 
 /* ckpt_page.c */
 void ml_ckpt__bus_install(void);

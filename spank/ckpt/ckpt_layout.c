@@ -2,6 +2,7 @@
  * The checkpoint directory layout: see ckpt_layout.h.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -33,17 +34,23 @@ int topoml_ckpt__mkdir_p(const char *dir)
 	return 0;
 }
 
-long topoml_ckpt__read_latest(const char *dir, char *path, size_t len)
+/* DIR for the *_at functions: search permission is enough. */
+static int _dir_fd(const char *dir)
 {
-	char link[PATH_MAX], lp[PATH_MAX + 8];
+	return open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+long topoml_ckpt__read_latest_at(int dfd, const char *dir, char *path,
+				 size_t len)
+{
+	char link[PATH_MAX];
 	struct stat st;
 	ssize_t n;
 	long step;
 	char *end;
 
 	path[0] = '\0';
-	snprintf(lp, sizeof(lp), "%s/latest", dir);
-	n = readlink(lp, link, sizeof(link) - 1);
+	n = readlinkat(dfd, "latest", link, sizeof(link) - 1);
 	if (n <= 0)
 		return -1;
 	link[n] = '\0';
@@ -53,28 +60,40 @@ long topoml_ckpt__read_latest(const char *dir, char *path, size_t len)
 	if (*end || step < 0)
 		return -1;
 	if ((size_t)snprintf(path, len, "%s/%s", dir, link) >= len ||
-	    stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	    fstatat(dfd, link, &st, 0) < 0 || !S_ISDIR(st.st_mode)) {
 		path[0] = '\0';
 		return -1;
 	}
 	return step;
 }
 
-long topoml_ckpt__read_epoch(const char *dir, uid_t owner)
+long topoml_ckpt__read_latest(const char *dir, char *path, size_t len)
 {
-	char p[PATH_MAX + 8], buf[32];
+	int dfd = _dir_fd(dir);
+	long step;
+
+	path[0] = '\0';
+	if (dfd < 0)
+		return -1;
+	step = topoml_ckpt__read_latest_at(dfd, dir, path, len);
+	close(dfd);
+	return step;
+}
+
+long topoml_ckpt__read_epoch_at(int dfd, uid_t owner)
+{
+	char buf[32];
 	struct stat st;
 	ssize_t n;
 	int fd;
 
-	snprintf(p, sizeof(p), "%s/epoch", dir);
 	/*
 	 * slurmstepd's timer reads it too (as the user, but in a root
 	 * process): a symlink, FIFO or device there must neither redirect
 	 * nor block it.
 	 */
-	fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-		  O_CLOEXEC);
+	fd = openat(dfd, "epoch", O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
@@ -90,29 +109,51 @@ long topoml_ckpt__read_epoch(const char *dir, uid_t owner)
 	return strtol(buf, NULL, 10);
 }
 
-int topoml_ckpt__write_epoch(const char *dir, long restart)
+long topoml_ckpt__read_epoch(const char *dir, uid_t owner)
 {
-	char p[PATH_MAX + 32], t[PATH_MAX + 32], buf[32];
+	int dfd = _dir_fd(dir);
+	long e;
+
+	if (dfd < 0)
+		return -1;
+	e = topoml_ckpt__read_epoch_at(dfd, owner);
+	close(dfd);
+	return e;
+}
+
+int topoml_ckpt__write_epoch_at(int dfd, long restart, uid_t owner)
+{
+	char t[64], buf[32];
 	int fd, n;
 
-	if (topoml_ckpt__read_epoch(dir, geteuid()) >= restart)
+	if (topoml_ckpt__read_epoch_at(dfd, owner) >= restart)
 		return 0;
-	snprintf(p, sizeof(p), "%s/epoch", dir);
-	snprintf(t, sizeof(t), "%s/.epoch.%d", dir, (int)getpid());
-	unlink(t);	/* left by a killed run of the same pid */
-	if ((fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		       0644)) < 0)
+	snprintf(t, sizeof(t), ".epoch.%d", (int)getpid());
+	unlinkat(dfd, t, 0);	/* left by a killed run of the same pid */
+	if ((fd = openat(dfd, t, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			 O_CLOEXEC, 0644)) < 0)
 		return -1;
 	n = snprintf(buf, sizeof(buf), "%ld\n", restart);
 	if (write(fd, buf, n) != n || fsync(fd) < 0) {
 		close(fd);
-		unlink(t);
+		unlinkat(dfd, t, 0);
 		return -1;
 	}
 	close(fd);
-	if (rename(t, p) < 0) {
-		unlink(t);
+	if (renameat(dfd, t, dfd, "epoch") < 0) {
+		unlinkat(dfd, t, 0);
 		return -1;
 	}
 	return 0;
+}
+
+int topoml_ckpt__write_epoch(const char *dir, long restart)
+{
+	int dfd = _dir_fd(dir), rc;
+
+	if (dfd < 0)
+		return -1;
+	rc = topoml_ckpt__write_epoch_at(dfd, restart, geteuid());
+	close(dfd);
+	return rc;
 }

@@ -16,13 +16,20 @@
 int topoml_ckpt__mkdir_p(const char *dir);
 /* The step DIR/latest names and its path; -1 (path "") when none. */
 long topoml_ckpt__read_latest(const char *dir, char *path, size_t len);
+/* The same in the directory open as DFD, whose path is DIR. */
+long topoml_ckpt__read_latest_at(int dfd, const char *dir, char *path,
+				 size_t len);
 /*
  * DIR/epoch, -1 when absent or not a regular file owned by OWNER (never
  * follows a symlink, never blocks on a FIFO).
  */
 long topoml_ckpt__read_epoch(const char *dir, uid_t owner);
+long topoml_ckpt__read_epoch_at(int dfd, uid_t owner);
 /* Raise DIR/epoch to restart (never lower it), atomically; 0 or -1.
  * Runs as the directory's owner (the job's user). */
 int topoml_ckpt__write_epoch(const char *dir, long restart);
+/* The same in the directory open as DFD, for the user OWNER (a root
+ * thread with the user's fsuid writes it). */
+int topoml_ckpt__write_epoch_at(int dfd, long restart, uid_t owner);
 
 #endif

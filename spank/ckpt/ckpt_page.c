@@ -273,7 +273,7 @@ void ml_ckpt__raise(uint32_t why)
 int ml_ckpt_post_opt(spank_t sp, const struct ml_ckpt_opts *o,
 		     const char *cache_dir, char *err, size_t errlen)
 {
-	char base[PATH_MAX], name[32];
+	char base[PATH_MAX], name[32], why[PATH_MAX + 256];
 	struct stat st;
 	uid_t uid;
 	gid_t gid;
@@ -304,8 +304,11 @@ int ml_ckpt_post_opt(spank_t sp, const struct ml_ckpt_opts *o,
 		snprintf(err, errlen, "cache_dir too long");
 		return -1;
 	}
-	if ((dfd = ml_root_dir_open(base, true, err, errlen)) < 0)
+	if ((dfd = ml_root_dir_open(base, true, why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "page directory %s/%u: %s", base,
+			 (unsigned)uid, why);
 		return -1;
+	}
 	snprintf(name, sizeof(name), "%u", (unsigned)uid);
 	if (mkdirat(dfd, name, 0700) < 0 && errno != EEXIST)
 		goto fail;

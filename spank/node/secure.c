@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,115 +84,305 @@ bool ml_node_name_ok(const char *node)
 	return true;
 }
 
-/*
- * A directory root may trust; last: no write bit for others at all.  The
- * owner is root, or whoever runs this when that is not root (the unit
- * tests as a developer: there is nobody to protect).
- */
-static int _trusted(const struct stat *st, bool last)
+static bool _owner_ok(uid_t o, const struct ml_trust *t)
 {
-	if (!S_ISDIR(st->st_mode) ||
-	    (st->st_uid != 0 && st->st_uid != geteuid()))
+	return o == 0 || o == t->uid;
+}
+
+static bool _group_ok(gid_t g, const struct ml_trust *t)
+{
+	const struct ml_cred *c = t->groups;
+
+	if (!c)
+		return false;
+	if (g == c->gid)
+		return true;
+	for (int i = 0; i < c->ngids && i < ML_CRED_MAX_GIDS; i++)
+		if (c->gids[i] == g)
+			return true;
+	return false;
+}
+
+/* Who outside T can add, remove or rename entries of directory ST. */
+static const char *_writers(const struct stat *st, const struct ml_trust *t,
+			    char *buf, size_t len)
+{
+	if (st->st_mode & S_IWOTH)
+		return "anybody";
+	if ((st->st_mode & S_IWGRP) && !_group_ok(st->st_gid, t)) {
+		snprintf(buf, len, "group %u", (unsigned)st->st_gid);
+		return buf;
+	}
+	return NULL;
+}
+
+/* The walk's position: a directory, its path and who else may write it. */
+struct _walk {
+	int fd;
+	struct stat st;
+	char real[PATH_MAX];		/* "" for "/" */
+	const char *writers;		/* NULL: only the trusted */
+	char wbuf[32];
+};
+
+static const char *_shown(const struct _walk *w)
+{
+	return w->real[0] ? w->real : "/";
+}
+
+/* Checks of a directory the walk enters; -2 with err when refused. */
+static int _enter_dir(struct _walk *w, const struct ml_trust *t, bool last,
+		      char *err, size_t errlen)
+{
+	const char *who = _writers(&w->st, t, w->wbuf, sizeof(w->wbuf));
+
+	if (!S_ISDIR(w->st.st_mode)) {
+		snprintf(err, errlen, "%s is not a directory", _shown(w));
+		return -2;
+	}
+	if (!_owner_ok(w->st.st_uid, t) || (last && w->st.st_uid != t->uid)) {
+		if (!t->groups)		/* root's own path */
+			snprintf(err, errlen, "%s is not owned by root (uid "
+				 "%u)", _shown(w), (unsigned)w->st.st_uid);
+		else
+			snprintf(err, errlen, "%s is %s directory (uid %u)",
+				 _shown(w), w->st.st_uid ? "another user's" :
+				 "root's, not the user's",
+				 (unsigned)w->st.st_uid);
+		return -2;
+	}
+	/* Sticky: others cannot replace what the trusted own in it. */
+	if (who && (last || !(w->st.st_mode & S_ISVTX))) {
+		snprintf(err, errlen, "%s is writable by %s%s", _shown(w), who,
+			 last ? "" : " (no sticky bit)");
+		return -2;
+	}
+	w->writers = who;
+	return 0;
+}
+
+static int _walk_root(struct _walk *w, const struct ml_trust *t, bool last,
+		      char *err, size_t errlen)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->real[0] = '\0';
+	if ((w->fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    fstat(w->fd, &w->st) < 0) {
+		snprintf(err, errlen, "/: %s", strerror(errno));
 		return -1;
-	if (!(st->st_mode & (S_IWGRP | S_IWOTH)))
-		return 0;
-	/* /tmp-like: others cannot replace root's entries in it. */
-	return !last && (st->st_mode & S_ISVTX) ? 0 : -1;
+	}
+	return _enter_dir(w, t, last, err, errlen);
+}
+
+/*
+ * TODO (the components still to walk) becomes HEAD, then the rest of
+ * TODO from REST on: a symlink's target, or the parent for "..".
+ */
+static int _splice(char *todo, size_t len, const char *head,
+		   const char *rest)
+{
+	char tmp[2 * PATH_MAX];
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", head, rest) >=
+	    sizeof(tmp) || strlen(tmp) >= len)
+		return errno = ENAMETOOLONG, -1;
+	strcpy(todo, tmp);
+	return 0;
+}
+
+/* TODO from P: no component left (only slashes). */
+static bool _none_left(const char *p)
+{
+	return !p[strspn(p, "/")];
+}
+
+int ml_safe_dir_open(const char *path, const struct ml_trust *t,
+		     char *canon, size_t canonlen, char *err, size_t errlen)
+{
+	char todo[2 * PATH_MAX], name[NAME_MAX + 1], target[PATH_MAX];
+	struct _walk w = { .fd = -1 };
+	int rc, next = -1, hops = 0, links = 0;
+	const char *p;
+
+	if (!path || path[0] != '/' || strlen(path) >= PATH_MAX) {
+		snprintf(err, errlen, "'%s': not an absolute path",
+			 path ? path : "");
+		return -2;
+	}
+	strcpy(todo, path);
+	if ((rc = _walk_root(&w, t, _none_left(todo), err, errlen)))
+		goto fail;
+	for (p = todo;;) {
+		size_t n;
+		bool last;
+		struct stat st;
+		char shown[PATH_MAX + NAME_MAX + 2];
+
+		p += strspn(p, "/");
+		if (!*p)
+			break;
+		n = strcspn(p, "/");
+		if (n > NAME_MAX) {
+			snprintf(err, errlen, "%s/%.*s...: %s", w.real, 32, p,
+				 strerror(ENAMETOOLONG));
+			rc = -1;
+			goto fail;
+		}
+		memcpy(name, p, n);
+		name[n] = '\0';
+		p += n;
+		last = _none_left(p);
+		if (!strcmp(name, "."))
+			continue;
+		if (++hops > 4096) {
+			snprintf(err, errlen, "%s: %s", path, strerror(ELOOP));
+			rc = -1;
+			goto fail;
+		}
+		if (!strcmp(name, "..")) {
+			/* The parent of a walked path: walk it again. */
+			char *slash = strrchr(w.real, '/');
+
+			if (slash)
+				*slash = '\0';
+			if (_splice(todo, sizeof(todo), w.real, p) < 0) {
+				snprintf(err, errlen, "%s: %s", path,
+					 strerror(errno));
+				rc = -1;
+				goto fail;
+			}
+			p = todo;
+			if ((rc = _walk_root(&w, t, _none_left(todo), err,
+					     errlen)))
+				goto fail;
+			continue;
+		}
+		snprintf(shown, sizeof(shown), "%s/%s", w.real, name);
+		next = openat(w.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && t->create) {
+			if (mkdirat(w.fd, name, 0755) < 0 && errno != EEXIST) {
+				snprintf(err, errlen, "%s: mkdir: %s", shown,
+					 strerror(errno));
+				rc = -1;
+				goto fail;
+			}
+			next = openat(w.fd, name, O_PATH | O_NOFOLLOW |
+				      O_CLOEXEC);
+		}
+		if (next < 0 || fstat(next, &st) < 0) {
+			snprintf(err, errlen, "%s: %s", shown, strerror(errno));
+			rc = -1;
+			goto fail;
+		}
+		if (S_ISLNK(st.st_mode) && !_owner_ok(st.st_uid, t)) {
+			snprintf(err, errlen, "%s is a symlink of another user "
+				 "(uid %u)", shown, (unsigned)st.st_uid);
+			rc = -2;
+			goto fail;
+		}
+		/* Sticky and open to others: only the trusted's entries
+		 * cannot be replaced by someone else. */
+		if (w.writers && !_owner_ok(st.st_uid, t)) {
+			snprintf(err, errlen, "%s is another user's (uid %u), "
+				 "in a directory %s can write", shown,
+				 (unsigned)st.st_uid, w.writers);
+			rc = -2;
+			goto fail;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t l;
+
+			if (++links > 40) {	/* the kernel's own bound */
+				snprintf(err, errlen, "%s: %s", shown,
+					 strerror(ELOOP));
+				rc = -1;
+				goto fail;
+			}
+			l = readlinkat(next, "", target, sizeof(target) - 1);
+			close(next);
+			next = -1;
+			if (l <= 0 || (size_t)l >= sizeof(target) - 1 ||
+			    _splice(todo, sizeof(todo), (target[l] = '\0',
+							 target), p) < 0) {
+				snprintf(err, errlen, "%s: %s", shown,
+					 l < 0 ? strerror(errno) :
+					 "symlink target too long");
+				rc = -1;
+				goto fail;
+			}
+			p = todo;
+			if (target[0] == '/' &&
+			    (rc = _walk_root(&w, t, _none_left(todo), err,
+					     errlen)))
+				goto fail;
+			continue;
+		}
+		if (strlen(shown) >= sizeof(w.real)) {
+			snprintf(err, errlen, "%s: %s", path,
+				 strerror(ENAMETOOLONG));
+			rc = -1;
+			goto fail;
+		}
+		close(w.fd);
+		w.fd = next;
+		next = -1;
+		w.st = st;
+		memcpy(w.real, shown, strlen(shown) + 1);
+		if ((rc = _enter_dir(&w, t, last, err, errlen)))
+			goto fail;
+	}
+	/* The walked directory itself, readable: fsync, getdents. */
+	next = openat(w.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (next < 0) {
+		snprintf(err, errlen, "%s: %s", _shown(&w), strerror(errno));
+		rc = -1;
+		goto fail;
+	}
+	close(w.fd);
+	if (canon && (size_t)snprintf(canon, canonlen, "%s", _shown(&w)) >=
+	    canonlen) {
+		close(next);
+		snprintf(err, errlen, "%s: %s", path, strerror(ENAMETOOLONG));
+		return -1;
+	}
+	return next;
+fail:
+	if (next >= 0)
+		close(next);
+	if (w.fd >= 0)
+		close(w.fd);
+	return rc;
 }
 
 int ml_root_dir_open(const char *dir, bool create, char *err, size_t errlen)
 {
-	char path[PATH_MAX], real[PATH_MAX], *tail = NULL, *comp, *next_comp,
-	     *save;
-	struct stat st;
-	int fd, next;
+	struct ml_trust t = { .uid = geteuid(), .create = create };
+	int fd = ml_safe_dir_open(dir, &t, NULL, 0, err, errlen);
 
-	if (!dir || dir[0] != '/' || strlen(dir) >= sizeof(path)) {
-		snprintf(err, errlen, "'%s': not an absolute path",
-			 dir ? dir : "");
-		return -1;
-	}
-	/*
-	 * Resolve symlinks of the existing part as root: a symlink there is
-	 * either root's own or sits in a directory the walk below refuses.
-	 */
-	strcpy(path, dir);
-	while (!realpath(path, real)) {
-		char *slash;
+	return fd < 0 ? -1 : fd;
+}
 
-		if (errno != ENOENT) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			return -1;
-		}
-		slash = strrchr(path, '/');
-		if (!slash || slash == path) {
-			strcpy(real, "/");
-			tail = (char *)dir + 1;
-			break;
-		}
-		*slash = '\0';
-		tail = (char *)dir + (slash - path) + 1;
-	}
-	if (tail) {
-		size_t l = strlen(real);
+bool ml_log_once(const char *key)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t seen[64];
+	static int nseen;
+	uint64_t h = 1469598103934665603ULL;
+	bool first = false;
+	int i;
 
-		if (l + 1 + strlen(tail) >= sizeof(real)) {
-			snprintf(err, errlen, "%s: path too long", dir);
-			return -1;
-		}
-		if (l > 1)
-			real[l++] = '/';
-		strcpy(real + l, tail);
+	for (const unsigned char *c = (const unsigned char *)key; *c; c++)
+		h = (h ^ *c) * 1099511628211ULL;
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nseen && seen[i] != h; i++)
+		;
+	if (i == nseen && nseen < (int)(sizeof(seen) / sizeof(seen[0]))) {
+		seen[nseen++] = h;
+		first = true;
 	}
-	if ((fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "/: %s", strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) < 0 || _trusted(&st, false)) {
-		snprintf(err, errlen, "/ is not owned by root");
-		goto fail;
-	}
-	for (comp = strtok_r(real, "/", &save); comp; comp = next_comp) {
-		bool last;
-
-		next_comp = strtok_r(NULL, "/", &save);
-		last = !next_comp;
-		if (!strcmp(comp, ".") || !strcmp(comp, "..")) {
-			snprintf(err, errlen, "%s: '%s' in the path", dir,
-				 comp);
-			goto fail;
-		}
-		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			      O_CLOEXEC);
-		if (next < 0 && errno == ENOENT && create) {
-			if (mkdirat(fd, comp, 0755) < 0 && errno != EEXIST) {
-				snprintf(err, errlen, "%s: mkdir %s: %s", dir,
-					 comp, strerror(errno));
-				goto fail;
-			}
-			next = openat(fd, comp, O_RDONLY | O_DIRECTORY |
-				      O_NOFOLLOW | O_CLOEXEC);
-		}
-		if (next < 0) {
-			snprintf(err, errlen, "%s: %s: %s", dir, comp,
-				 errno == ELOOP ? "a symlink appeared" :
-				 strerror(errno));
-			goto fail;
-		}
-		close(fd);
-		fd = next;
-		if (fstat(fd, &st) < 0 || _trusted(&st, last)) {
-			snprintf(err, errlen, "%s: %s is %s", dir, comp,
-				 st.st_uid != 0 ? "not owned by root" :
-				 !S_ISDIR(st.st_mode) ? "not a directory" :
-				 "writable by group or others");
-			goto fail;
-		}
-	}
-	return fd;
-fail:
-	close(fd);
-	return -1;
+	pthread_mutex_unlock(&lock);
+	return first;
 }
 
 int ml_write_atomic(int dirfd, const char *name, mode_t mode,

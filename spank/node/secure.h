@@ -2,11 +2,12 @@
  * File access from root contexts (slurmd, slurmstepd) that must not be
  * turned against root by anything a user controls.
  *
- * - Root-owned places (cache_dir and below): every component of the path
- *   is owned by root and writable by nobody else (a world-writable sticky
- *   parent such as /tmp is allowed above a root-owned directory), so no
- *   user can swap a component for a symlink; files there are written
- *   under a random temporary name and renamed.
+ * - Root-owned places (cache_dir and below): walked from "/" without
+ *   following any symlink but root's; every component is owned by root
+ *   and writable by nobody else (a world-writable sticky parent such as
+ *   /tmp is allowed above a root-owned directory), so no user can swap a
+ *   component for a symlink; files there are written under a random
+ *   temporary name and renamed.
  * - A user's places (checkpoint directory, the user's page directory):
  *   opened with the user's credentials, per thread (fsuid, fsgid and
  *   supplementary groups of the calling thread only), with O_NOFOLLOW and
@@ -50,14 +51,50 @@ int ml_cred_enter(const struct ml_cred *u, struct ml_cred_saved *s);
 void ml_cred_leave(struct ml_cred_saved *s);
 
 /*
+ * Who may change a directory path besides root: the user UID and, where
+ * GROUPS is set, the members of its groups (gid and gids: a project's
+ * group-writable directory is that group's trust).  Everybody else must
+ * be unable to redirect it.
+ */
+struct ml_trust {
+	uid_t uid;
+	const struct ml_cred *groups;	/* NULL: no group is trusted */
+	bool create;			/* make missing directories, 0755 */
+};
+
+/*
+ * Walk the absolute PATH from "/" one component at a time with the
+ * calling thread's file-system identity (openat O_PATH|O_NOFOLLOW, fstat
+ * at each step), so that nothing on it can be swapped between the check
+ * and the use, and refuse it when someone outside T could redirect it:
+ *  - a symlink is followed only when root or T->uid owns it;
+ *  - every directory on the way is owned by root or T->uid; one that
+ *    others can write (the world, or a group outside T->groups) needs the
+ *    sticky bit, and then the entry taken in it must be root's or
+ *    T->uid's (a /tmp-like directory);
+ *  - the last directory is T->uid's and writable by nobody outside T.
+ * Returns the directory open O_RDONLY|O_DIRECTORY|O_CLOEXEC and its path
+ * without symlinks, "." or ".." in CANON (may be NULL); else -1 (a system
+ * call failed: errno) or -2 (refused), with the component and the reason
+ * in ERR.
+ */
+int ml_safe_dir_open(const char *path, const struct ml_trust *t,
+		     char *canon, size_t canonlen, char *err, size_t errlen);
+
+/*
  * Open the directory DIR that root trusts, creating the missing
- * components (0755) when create is set.  Every component must be a
- * directory owned by root (or by the caller's euid), not writable by group or others (sticky
- * world-writable parents excepted); symlinks are resolved first, so only
- * root-owned ones can be on the path.  Returns a directory fd, or -1 with
- * the reason in err.
+ * components (0755) when create is set: ml_safe_dir_open with nobody
+ * but root trusted (or the caller's euid, when that is not root: the
+ * unit tests as a developer).  Returns a directory fd, or -1 with the
+ * reason in err.
  */
 int ml_root_dir_open(const char *dir, bool create, char *err, size_t errlen);
+
+/*
+ * True the first time KEY is seen by this process (thread-safe): one
+ * log line per refused path, not one per job.  After 64 keys, false.
+ */
+bool ml_log_once(const char *key);
 
 /*
  * NAME in directory fd DIRFD, replaced atomically: written by fill() into

@@ -21,6 +21,8 @@ struct spank_stub spank_stub = {
 	.array_job = 0,
 	.array_task = NO_VAL,
 	.restarts = 0,
+	.uid = -1,
+	.gid = -1,
 };
 
 static char _env[STUB_NENV][2][PATH_MAX];
@@ -41,10 +43,12 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 	va_start(ap, item);
 	switch (item) {
 	case S_JOB_UID:
-		*va_arg(ap, uid_t *) = getuid();
+		*va_arg(ap, uid_t *) = spank_stub.uid < 0 ? getuid() :
+				       (uid_t)spank_stub.uid;
 		break;
 	case S_JOB_GID:
-		*va_arg(ap, gid_t *) = getgid();
+		*va_arg(ap, gid_t *) = spank_stub.gid < 0 ? getgid() :
+				       (gid_t)spank_stub.gid;
 		break;
 	case S_JOB_ID:
 		*va_arg(ap, uint32_t *) = spank_stub.job_id;

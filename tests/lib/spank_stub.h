@@ -18,6 +18,8 @@ struct spank_stub {
 	uint32_t array_job;	/* S_JOB_ARRAY_ID (default 0: none) */
 	uint32_t array_task;	/* S_JOB_ARRAY_TASK_ID (default NO_VAL) */
 	long restarts;		/* spank_stub_restart (default 0) */
+	long uid, gid;		/* S_JOB_UID/GID (default -1: getuid(),
+				 * getgid()) */
 };
 
 extern struct spank_stub spank_stub;

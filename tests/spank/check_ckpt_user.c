@@ -203,8 +203,8 @@ START_TEST(dir_of_another_user)
 	_mkdir_as("pub/theirs", 0755, OTHER_UID);
 	snprintf(dir, sizeof(dir), "%s/pub/theirs", _tmp);
 	ck_assert_int_eq(_init_in(dir, err, sizeof(err)), -1);
-	ck_assert_msg(strstr(err, "another user's, in a directory anybody "
-			     "can write"), "%s", err);
+	ck_assert_msg(strstr(err, "in a directory anybody can write"), "%s",
+		      err);
 
 	/* World-writable without the sticky bit: anybody renames. */
 	_mkdir_as("open", 0777, 0);
@@ -219,12 +219,18 @@ START_TEST(dir_of_another_user)
 	ck_assert_int_eq(_init_in(dir, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "writable by anybody"), "%s", err);
 
-	/* Fine: made by the job in /tmp-like pub, in a group's project
-	 * directory of another owner, through a symlink of the user's. */
-	snprintf(dir, sizeof(dir), "%s/pub/mine", _tmp);
-	ck_assert_msg(_init_in(dir, err, sizeof(err)) == 0, "%s", err);
+	/* A directory of another owner on the way: its owner could swap
+	 * what lies below (a project's group directory is fine when root
+	 * owns it: symlink_on_the_way). */
 	_mkdir_as("proj", 02775, OTHER_UID);
 	snprintf(dir, sizeof(dir), "%s/proj/ck", _tmp);
+	ck_assert_int_eq(_init_in(dir, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "proj is another user's directory (uid "
+			     "4242)"), "%s", err);
+
+	/* Fine: made by the job in /tmp-like pub, through a symlink of the
+	 * user's. */
+	snprintf(dir, sizeof(dir), "%s/pub/mine", _tmp);
 	ck_assert_msg(_init_in(dir, err, sizeof(err)) == 0, "%s", err);
 	snprintf(p, sizeof(p), "%s/link", _tmp);
 	ck_assert_int_eq(symlink("pub/mine", p), 0);
@@ -232,6 +238,132 @@ START_TEST(dir_of_another_user)
 
 	snprintf(p, sizeof(p), "rm -rf '%s'", _tmp);
 	ck_assert_int_eq(system(p), 0);
+}
+END_TEST
+
+/*
+ * Issue 28: a path checked only as realpath(DIR) never shows who owns
+ * the links and directories on the way.  Here the job's user is VICTIM
+ * (not root), OTHER_UID the attacker; each refusal names the component,
+ * and nothing of the victim's lands in the attacker's directory.
+ */
+#define VICTIM 4545
+
+static void _mkdir_own(const char *rel, mode_t mode, uid_t uid, gid_t gid)
+{
+	char p[PATH_MAX + 64];
+
+	snprintf(p, sizeof(p), "%s/%s", _tmp, rel);
+	ck_assert_int_eq(mkdir(p, mode), 0);
+	ck_assert_int_eq(chmod(p, mode), 0);
+	ck_assert_int_eq(chown(p, uid, gid), 0);
+}
+
+static void _symlink_as(const char *target, const char *rel, uid_t uid)
+{
+	char p[PATH_MAX + 64];
+
+	snprintf(p, sizeof(p), "%s/%s", _tmp, rel);
+	ck_assert_int_eq(symlink(target, p), 0);
+	ck_assert_int_eq(lchown(p, uid, uid), 0);
+}
+
+/* REL (under _tmp) holds nothing. */
+static void _empty(const char *rel)
+{
+	char cmd[PATH_MAX + 128];
+
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s/%s')\"", _tmp, rel);
+	ck_assert_msg(system(cmd) == 0, "something landed in %s", rel);
+}
+
+START_TEST(symlink_on_the_way)
+{
+	char err[1024], dir[PATH_MAX + 64], loot[PATH_MAX + 64], want[PATH_MAX];
+	char real[PATH_MAX];
+	const char *got;
+
+	if (geteuid() != 0)
+		return;
+	snprintf(_tmp, sizeof(_tmp), "%s/ckpt-walk.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(_tmp));
+	chmod(_tmp, 0755);
+	setenv("TOPOML_CKPT_SIGNALS", "0", 1);
+	ml_ckpt_restart_lookup = spank_stub_restart;
+	spank_stub_env_clear();
+	spank_stub.uid = VICTIM;
+	spank_stub.gid = VICTIM;
+	_mkdir_own("att", 0755, OTHER_UID, OTHER_UID);
+	_mkdir_own("att/loot", 01777, OTHER_UID, OTHER_UID);
+	_mkdir_own("v", 0755, VICTIM, VICTIM);
+	snprintf(loot, sizeof(loot), "%s/att/loot", _tmp);
+
+	/* The attacker's link in a world-writable directory without the
+	 * sticky bit (fs.protected_symlinks does not cover it). */
+	_mkdir_own("ww", 0777, 0, 0);
+	_symlink_as(loot, "ww/ck", OTHER_UID);
+	snprintf(dir, sizeof(dir), "%s/ww/ck", _tmp);
+	ck_assert_int_eq(_init_in(dir, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "/ww is writable by anybody (no sticky "
+			     "bit)"), "%s", err);
+	_empty("att/loot");
+
+	/* The same link in a sticky one (/tmp): not root's, not the
+	 * victim's, so not followed. */
+	_mkdir_own("st", 01777, 0, 0);
+	_symlink_as(loot, "st/ck", OTHER_UID);
+	snprintf(dir, sizeof(dir), "%s/st/ck", _tmp);
+	ck_assert_int_eq(_init_in(dir, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "/st/ck is a symlink of another user (uid "
+			     "4242)"), "%s", err);
+	_empty("att/loot");
+
+	/* Below a directory of the attacker's (who could rename what the
+	 * victim makes there), even a sticky one. */
+	_mkdir_own("att/pub", 01777, OTHER_UID, OTHER_UID);
+	snprintf(dir, sizeof(dir), "%s/att/pub/ck", _tmp);
+	ck_assert_int_eq(_init_in(dir, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "/att is another user's directory (uid "
+			     "4242)"), "%s", err);
+	_empty("att/pub");
+
+	/* Writable by a group that is not the job's. */
+	_mkdir_own("grp", 0775, 0, OTHER_UID);
+	snprintf(dir, sizeof(dir), "%s/grp/ck", _tmp);
+	ck_assert_int_eq(_init_in(dir, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "/grp is writable by group 4242 (no sticky "
+			     "bit)"), "%s", err);
+	_empty("grp");
+
+	/* Fine: the victim's own relative link with "..", in the sticky
+	 * directory; the job gets the path without the link. */
+	_symlink_as("../v/ck", "st/mine", VICTIM);
+	snprintf(dir, sizeof(dir), "%s/st/mine", _tmp);
+	ck_assert_msg(_init_in(dir, err, sizeof(err)) == 0, "%s", err);
+	snprintf(want, sizeof(want), "%s/v/ck/4343", _tmp);
+	got = spank_stub_env("TOPOML_CKPT_DIR");
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, want);
+	ck_assert_ptr_nonnull(realpath(got, real));
+	ck_assert_str_eq(real, got);
+	{
+		struct stat st;
+
+		ck_assert_int_eq(stat(want, &st), 0);
+		ck_assert_int_eq(st.st_uid, VICTIM);
+	}
+
+	/* Fine: a project directory root owns, writable by the job's
+	 * group. */
+	_mkdir_own("proj", 02775, 0, VICTIM);
+	snprintf(dir, sizeof(dir), "%s/proj/ck", _tmp);
+	ck_assert_msg(_init_in(dir, err, sizeof(err)) == 0, "%s", err);
+
+	spank_stub.uid = -1;
+	spank_stub.gid = -1;
+	snprintf(dir, sizeof(dir), "rm -rf '%s'", _tmp);
+	ck_assert_int_eq(system(dir), 0);
 }
 END_TEST
 
@@ -250,6 +382,7 @@ int main(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, page_lock_held_by_user);
 	tcase_add_test(t, dir_of_another_user);
+	tcase_add_test(t, symlink_on_the_way);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

@@ -115,6 +115,180 @@ START_TEST(test_root_dir_refuses)
 }
 END_TEST
 
+/* REL (under base) holds nothing. */
+static bool _empty(const char *rel)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s/%s')\"", base, rel);
+	return system(cmd) == 0;
+}
+
+/*
+ * Issue 28: root resolved cache_dir with realpath and checked only the
+ * result, so a user's symlink on the way sent root's files where the
+ * user chose.  Walked from "/" now: no symlink but root's is followed,
+ * and no world-writable directory without the sticky bit is crossed.
+ */
+START_TEST(test_root_dir_links)
+{
+	char p[512], q[512], err[512];
+	struct stat st, want;
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	/* A root directory the user would like root to write in. */
+	_path(p, sizeof(p), "rootdir");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ck_assert_int_eq(stat(p, &want), 0);
+
+	/* The user's link in a world-writable directory, no sticky bit. */
+	_path(p, sizeof(p), "ww");
+	ck_assert_int_eq(mkdir(p, 0777), 0);
+	ck_assert_int_eq(chmod(p, 0777), 0);
+	_path(p, sizeof(p), "ww/cache");
+	ck_assert_int_eq(symlink("../rootdir", p), 0);
+	ck_assert_int_eq(lchown(p, OTHER_UID, OTHER_GID), 0);
+	_path(p, sizeof(p), "ww/cache/ckpt");
+	ck_assert_int_lt(ml_root_dir_open(p, true, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "/ww is writable by anybody (no sticky "
+			     "bit)"), "%s", err);
+	ck_assert(_empty("rootdir"));
+
+	/* The same link in a sticky one (/tmp with
+	 * fs.protected_symlinks=0): not root's, not followed. */
+	_path(p, sizeof(p), "st");
+	ck_assert_int_eq(mkdir(p, 01777), 0);
+	ck_assert_int_eq(chmod(p, 01777), 0);
+	_path(q, sizeof(q), "rootdir");
+	_path(p, sizeof(p), "st/cache");
+	ck_assert_int_eq(symlink(q, p), 0);
+	ck_assert_int_eq(lchown(p, OTHER_UID, OTHER_GID), 0);
+	_path(p, sizeof(p), "st/cache/ckpt");
+	ck_assert_int_lt(ml_root_dir_open(p, true, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "/st/cache is a symlink of another user "
+			     "(uid 4242)"), "%s", err);
+	ck_assert(_empty("rootdir"));
+	/* Dangling: nothing is created at its target either. */
+	_path(p, sizeof(p), "st/dangling");
+	ck_assert_int_eq(symlink("../rootdir/made", p), 0);
+	ck_assert_int_eq(lchown(p, OTHER_UID, OTHER_GID), 0);
+	ck_assert_int_lt(ml_root_dir_open(p, true, err, sizeof(err)), 0);
+	ck_assert(_empty("rootdir"));
+
+	/* root's own links are followed, relative and absolute, ".."
+	 * included; the fd is the target. */
+	_path(p, sizeof(p), "st/rootlink");
+	ck_assert_int_eq(symlink("../st/../rootdir", p), 0);
+	_path(q, sizeof(q), "abs");
+	_path(p, sizeof(p), "rootdir");
+	ck_assert_int_eq(symlink(p, q), 0);
+	_path(p, sizeof(p), "st/rootlink");
+	for (int i = 0; i < 2; i++) {
+		fd = ml_root_dir_open(i ? q : p, false, err, sizeof(err));
+		ck_assert_msg(fd >= 0, "%s", err);
+		ck_assert_int_eq(fstat(fd, &st), 0);
+		ck_assert(st.st_ino == want.st_ino && st.st_dev == want.st_dev);
+		close(fd);
+	}
+	/* A user's directory in the sticky one, on the way. */
+	_path(p, sizeof(p), "st/udir");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ck_assert_int_eq(chown(p, OTHER_UID, OTHER_GID), 0);
+	_path(p, sizeof(p), "st/udir/cache");
+	ck_assert_int_lt(ml_root_dir_open(p, true, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "in a directory anybody can write"), "%s",
+		      err);
+}
+END_TEST
+
+/* The walk as a user: what the user may not enter, or that only the
+ * user's symlinks and directories count (ml_safe_dir_open). */
+START_TEST(test_safe_dir_user)
+{
+	struct ml_cred u = { .uid = OTHER_UID, .gid = OTHER_GID, .ngids = 1,
+			     .gids = { OTHER_GID } };
+	struct ml_trust t = { .uid = OTHER_UID, .groups = &u, .create = true };
+	char p[512], q[512], canon[512], err[512];
+	struct ml_cred_saved sv;
+	struct stat st;
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	_path(p, sizeof(p), "home");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ck_assert_int_eq(chown(p, OTHER_UID, OTHER_GID), 0);
+	_path(q, sizeof(q), "ulink");
+	ck_assert_int_eq(symlink("home//./", q), 0);
+	ck_assert_int_eq(lchown(q, OTHER_UID, OTHER_GID), 0);
+	_path(p, sizeof(p), "rootlast");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	_path(p, sizeof(p), "home/file");
+	fd = open(p, O_WRONLY | O_CREAT, 0644);
+	close(fd);
+	_path(p, sizeof(p), "home/loop");
+	ck_assert_int_eq(symlink("loop", p), 0);
+	_path(p, sizeof(p), "closed");
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+
+	/* As the user, as slurmstepd's thread does. */
+	ck_assert_int_eq(ml_cred_enter(&u, &sv), 0);
+	/* The user's link to the user's directory: made there as the
+	 * user, and canon has no link. */
+	_path(q, sizeof(q), "ulink/ck");
+	fd = ml_safe_dir_open(q, &t, canon, sizeof(canon), err, sizeof(err));
+	ck_assert_msg(fd >= 0, "%s", err);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_uid, OTHER_UID);
+	close(fd);
+	_path(p, sizeof(p), "home/ck");
+	ck_assert_str_eq(canon, p);
+	/* The last one must be the user's: root's is refused. */
+	_path(p, sizeof(p), "rootlast");
+	ck_assert_int_eq(ml_safe_dir_open(p, &t, NULL, 0, err, sizeof(err)),
+			 -2);
+	ck_assert_msg(strstr(err, "rootlast is root's, not the user's"), "%s",
+		      err);
+	/* A file on the way, a symlink loop, a directory the user cannot
+	 * search (the user's permissions apply), a relative path. */
+	_path(p, sizeof(p), "home/file/x");
+	ck_assert_int_eq(ml_safe_dir_open(p, &t, NULL, 0, err, sizeof(err)),
+			 -2);
+	ck_assert_msg(strstr(err, "home/file is not a directory"), "%s", err);
+	_path(p, sizeof(p), "home/loop");
+	ck_assert_int_eq(ml_safe_dir_open(p, &t, NULL, 0, err, sizeof(err)),
+			 -1);
+	_path(p, sizeof(p), "closed/x");
+	ck_assert_int_eq(ml_safe_dir_open(p, &t, NULL, 0, err, sizeof(err)),
+			 -1);
+	ck_assert_msg(strstr(err, "Permission denied"), "%s", err);
+	ck_assert_int_eq(ml_safe_dir_open("rel/x", &t, NULL, 0, err,
+					  sizeof(err)), -2);
+	ml_cred_leave(&sv);
+	_path(p, sizeof(p), "closed/x");
+	ck_assert_int_ne(access(p, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_log_once)
+{
+	char key[32];
+
+	ck_assert(ml_log_once("/run/topoml"));
+	ck_assert(!ml_log_once("/run/topoml"));
+	ck_assert(ml_log_once("/tmp/other"));
+	/* A bounded table: past it, silence rather than a flood. */
+	for (int i = 0; i < 100; i++) {
+		snprintf(key, sizeof(key), "/k%d", i);
+		ml_log_once(key);
+	}
+	ck_assert(!ml_log_once("/k99"));
+	ck_assert(!ml_log_once("/run/topoml"));
+}
+END_TEST
+
 static int _fill(FILE *f, void *arg)
 {
 	return fputs(arg, f) < 0;
@@ -305,6 +479,9 @@ int main(void)
 	tcase_add_checked_fixture(tc, _setup, _teardown);
 	tcase_add_test(tc, test_root_dir_create);
 	tcase_add_test(tc, test_root_dir_refuses);
+	tcase_add_test(tc, test_root_dir_links);
+	tcase_add_test(tc, test_safe_dir_user);
+	tcase_add_test(tc, test_log_once);
 	tcase_add_test(tc, test_write_atomic);
 	tcase_add_test(tc, test_open_owned);
 	tcase_add_test(tc, test_cred_thread);

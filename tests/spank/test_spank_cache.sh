@@ -143,9 +143,9 @@ mkdir -m 755 "$CLUSTER_DIR/ucache" "$CLUSTER_DIR/wcache" "$CLUSTER_DIR/udir"
 chown $U "$CLUSTER_DIR/ucache" "$CLUSTER_DIR/udir"
 chmod 777 "$CLUSTER_DIR/wcache"
 mkdir -m 755 "$CLUSTER_DIR/udir/cache"
-for bad in "ucache:ucache is not owned by root" \
-	"wcache:wcache is writable by group or others" \
-	"udir/cache:udir is not owned by root"; do
+for bad in "ucache:$CLUSTER_DIR/ucache is not owned by root (uid $(id -u $U))" \
+	"wcache:$CLUSTER_DIR/wcache is writable by anybody" \
+	"udir/cache:$CLUSTER_DIR/udir is not owned by root"; do
 	dir=$CLUSTER_DIR/${bad%%:*}
 	why=${bad#*:}
 	# The attack: the user plants links to root-only files.
