@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
@@ -34,6 +35,10 @@ const struct ml_ctld_job *ml_ctld_job(uint32_t job_id)
 	}
 	j = &info->job_array[0];
 	_job.restart_cnt = j->restart_cnt;
+	_job.start_time = j->start_time;
+	_job.end_time = j->end_time;
+	_job.at = time(NULL);
+	_job.batch = j->batch_flag != 0;
 	/*
 	 * SystemComment is written by slurmctld alone: job_desc_msg_t has no
 	 * such field (22.05 to 26.05), so no RPC a user sends (sbatch,

@@ -198,6 +198,8 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o, char *err,
 	}
 	_job_cred(sp);
 	spank_get_item(sp, S_JOB_NODEID, &ml_ck.node_id);
+	if (spank_get_item(sp, S_JOB_NNODES, &ml_ck.nnodes) != ESPANK_SUCCESS)
+		ml_ck.nnodes = 1;
 	if (spank_get_item(sp, S_JOB_ARRAY_ID, &array_job) != ESPANK_SUCCESS)
 		array_job = 0;
 	if (spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) !=

@@ -16,17 +16,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "ckpt.h"
 #include "secure.h"
 
 struct ml_ckpt_state {
 	bool active;
-	uint32_t job_id, step_id, node_id;
+	uint32_t job_id, step_id, node_id, nnodes;
 	uid_t uid;
 	gid_t gid;
 	long restart;
 	int lead;
+	/* The run's times from the step's load of the job (at: 0 none). */
+	time_t job_start, job_end, job_at;
+	int job_batch;			/* -1: not known */
 	long interval;
 	char dir[PATH_MAX];	/* after user_init: without symlinks */
 	int dir_fd;		/* DIR, held from user_init to exit */

@@ -293,6 +293,8 @@ int ml_ckpt_post_opt(spank_t sp, const struct ml_ckpt_opts *o,
 	 * auth plugin's lock while privileges are dropped for user_init, and
 	 * an RPC there is fatal.
 	 */
+	ml_ck.job_at = 0;
+	ml_ck.job_batch = -1;
 	if ((ml_ck.restart = ml_ckpt_restart_lookup(ml_ck.job_id)) < 0) {
 		snprintf(err, errlen, "job %u: slurmctld did not give the "
 			 "job's restart count: %s", ml_ck.job_id,

@@ -23,6 +23,26 @@
 #define CKPT_MIN_RUN	10	/* s of a run before its warning, at least */
 #define CKPT_POLL_NS	(200 * 1000 * 1000)
 #define CKPT_QUIET	2	/* s without RPCs after the timer starts */
+/*
+ * How often slurmctld is asked for the job's end time (it moves only with
+ * scontrol update, or suspend): the step's load of the job gives the
+ * first reading, and every slurmstepd asks again once shortly before its
+ * warning when that reading is older than CKPT_CONFIRM s (so an extension
+ * is honoured), spread over up to CKPT_SPREAD s by node so that a large
+ * job does not ask all at once.  Besides, one leader per job (the batch
+ * step, or node 0 of each step of a job without one) asks every
+ * CKPT_GAP_MIN to CKPT_GAP_MAX s (a shortened limit), until its warning,
+ * and the batch step until its requeue.  After a failure, each asks after
+ * an exponential back-off from CKPT_GAP_MIN to CKPT_FAIL_MAX s.
+ * slurmctld serves these as root, outside per-user RPC limits: the rate
+ * is bounded whatever the job's options and size.
+ */
+#define CKPT_GAP_MIN	60
+#define CKPT_GAP_MAX	300
+#define CKPT_FAIL_MAX	600
+#define CKPT_CONFIRM	30
+#define CKPT_SPREAD	20
+#define CKPT_NEVER	((time_t)1 << 62)
 
 /* The current run's start and expected end, from slurmctld. */
 static int _job_times(time_t *start, time_t *end)
@@ -41,61 +61,113 @@ static int _job_times(time_t *start, time_t *end)
 	return rc;
 }
 
+/*
+ * The warning's moment, from the job's times, the same on every node, so
+ * that all nodes warn at the same moment.
+ */
+static time_t _warn_at(time_t end, time_t begin, time_t page_start)
+{
+	time_t w = end - ml_ck.lead, b = begin ? begin : page_start;
+
+	return w < b + CKPT_MIN_RUN ? b + CKPT_MIN_RUN : w;
+}
+
+/* The end time of a reading: 0 for none (no time limit: a date years
+ * away, or already past). */
+static time_t _end_of(time_t e, time_t now)
+{
+	return (e > now && e - now < 10L * 365 * 86400) ? e : 0;
+}
+
+/* A leader's next reading after one at now (see CKPT_GAP_MIN). */
+static time_t _leader_next(time_t now, time_t end, time_t warn_at)
+{
+	time_t gap;
+
+	if (!end)
+		return now + CKPT_GAP_MAX;
+	gap = (warn_at - now) / 2;
+	return now + (gap < CKPT_GAP_MIN ? CKPT_GAP_MIN :
+		      gap > CKPT_GAP_MAX ? CKPT_GAP_MAX : gap);
+}
+
 static void _timer_loop(void)
 {
 	struct topoml_ckpt_page *p = ml_ck.page;
 	struct timespec ts = { 0, CKPT_POLL_NS };
 	bool batch = ml_ck.step_id == SLURM_BATCH_SCRIPT;
+	bool leader = batch || (ml_ck.node_id == 0 && ml_ck.job_batch != 1);
 	bool warned = false, requeued = false, fenced = false;
-	time_t next_poll = 0, next_epoch = 0, end = 0, begin = 0, warn_at = 0;
+	time_t next_poll, retry_at, next_epoch, end = 0, begin = 0, warn_at;
+	time_t read_at = 0;
+	uint32_t spread = 1 + (ml_ck.nnodes / 50 < CKPT_SPREAD ?
+			       ml_ck.nnodes / 50 : CKPT_SPREAD);
+	time_t jitter = 3 + (ml_ck.node_id + ml_ck.step_id) % spread;
 	int rpc_failed = 0;
 
 	/*
 	 * slurmstepd forks the tasks right after user_init: keep out of
 	 * Slurm's RPC and log code (and their locks) until that is done.
 	 */
-	next_poll = next_epoch = time(NULL) + CKPT_QUIET;
+	next_epoch = retry_at = time(NULL) + CKPT_QUIET;
+	next_poll = retry_at;
+	if (ml_ck.job_at && ml_ck.lead > 0) {
+		/* The step's load of the job: no RPC of ours. */
+		end = _end_of(ml_ck.job_end, ml_ck.job_at);
+		begin = ml_ck.job_start;
+		read_at = ml_ck.job_at;
+		p->end_time = end;
+		warn_at = _warn_at(end, begin, p->start_time);
+		next_poll = leader ? _leader_next(read_at, end, warn_at) :
+			    CKPT_NEVER;
+	}
 	while (!ml_ck.stop) {
 		time_t now = time(NULL), base;
+		bool ask;
 
+		warn_at = _warn_at(end, begin, p->start_time);
+		/* Before the warning: the leader's schedule, or a reading
+		 * too old for the warning to go by; the batch step's
+		 * requeue after it. */
+		if (!warned)
+			ask = now >= next_poll ||
+			      (end && read_at < warn_at - CKPT_CONFIRM &&
+			       now >= warn_at - jitter);
+		else
+			ask = batch && !requeued && now >= next_poll;
 		/* No RPC in the second before the warning: it may delay it. */
-		if (ml_ck.lead > 0 && now >= next_poll &&
+		if (ml_ck.lead > 0 && ask && now >= retry_at &&
 		    !(end && !warned && warn_at >= now && warn_at - now <= 1)) {
 			time_t e = 0, b = 0;
 
 			if (_job_times(&b, &e) < 0) {
+				int k = rpc_failed < 4 ? rpc_failed : 4;
+
 				if (!rpc_failed++)
 					slurm_info("topoml: --ml-ckpt: job %u: "
 						   "end time: %s (retrying)",
 						   ml_ck.job_id, slurm_strerror(
 						   errno));
-				next_poll = now + 5;
+				retry_at = now + (CKPT_GAP_MIN << k <
+						  CKPT_FAIL_MAX ?
+						  CKPT_GAP_MIN << k :
+						  CKPT_FAIL_MAX);
 				goto poll_done;
 			}
-			/* No time limit: a date years away. */
-			end = (e > now && e - now < 10L * 365 * 86400) ? e : 0;
+			rpc_failed = 0;
+			read_at = now;
+			end = _end_of(e, now);
 			begin = b;
 			p->end_time = end;
-			/*
-			 * The end moves only with scontrol update: ask again
-			 * every 5 min, often when the warning is near.
-			 */
-			if (end && end - ml_ck.lead - now < 60)
-				next_poll = now + 5;
-			else if (end && end - ml_ck.lead - now < 600)
-				next_poll = now + (end - ml_ck.lead - now) / 2;
+			warn_at = _warn_at(end, begin, p->start_time);
+			if (warned)
+				next_poll = now + CKPT_GAP_MIN;
 			else
-				next_poll = now + 300;
+				next_poll = leader ?
+					    _leader_next(now, end, warn_at) :
+					    CKPT_NEVER;
 		}
 poll_done:
-		/*
-		 * From the job's times, the same on every node, so that all
-		 * nodes warn at the same moment.
-		 */
-		warn_at = end - ml_ck.lead;
-		if (warn_at < (begin ? begin : p->start_time) + CKPT_MIN_RUN)
-			warn_at = (begin ? begin : p->start_time) +
-				  CKPT_MIN_RUN;
 		if (end && !warned && now >= warn_at) {
 			warned = true;
 			ml_ckpt__raise(TOPOML_CKPT_R_LIMIT);
@@ -232,7 +304,14 @@ static long _restart_from_ctld(uint32_t job_id)
 {
 	const struct ml_ctld_job *j = ml_ctld_job(job_id);
 
-	return j->state > 0 ? j->restart_cnt : -1;
+	if (j->state <= 0)
+		return -1;
+	/* The same load gives the timer its first reading. */
+	ml_ck.job_start = j->start_time;
+	ml_ck.job_end = j->end_time;
+	ml_ck.job_at = j->at;
+	ml_ck.job_batch = j->batch;
+	return j->restart_cnt;
 }
 
 long (*ml_ckpt_restart_lookup)(uint32_t job_id) = _restart_from_ctld;
