@@ -2,8 +2,9 @@
  * What topoml.so needs from slurmctld's record of the job, asked for once
  * per step in the remote context's init_post_opt (root): the restart count
  * and the run's times (checkpoints, spank/ckpt/) and the SystemComment
- * (select/topoml's ring order, ctx_remote.c).  One RPC serves both; from Slurm 23.11 slurmstepd
- * holds its auth lock during user_init, so the RPC cannot move there.
+ * (select/topoml's ring order, ctx_remote.c).  One RPC serves all; from
+ * Slurm 23.11 slurmstepd holds its auth lock during user_init, so the RPC
+ * cannot move there.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef TOPOML_SPANK_CTLD_JOB_H

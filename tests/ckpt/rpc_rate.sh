@@ -57,8 +57,10 @@ id_b=$(as_user sbatch --parsable -N2 --time=2 -o b-%j.out \
 
 # Both running, A's 4 steps and B's step launched.
 for _ in $(seq 1 120); do
-	na=$(squeue -h -s -j "$id_a" -o %i 2>/dev/null | grep -c "^$id_a\.[0-9]")
-	nb=$(squeue -h -s -j "$id_b" -o %i 2>/dev/null | grep -c "^$id_b\.[0-9]")
+	na=$(squeue -h -s -j "$id_a" -o %i 2>/dev/null |
+		grep -c "^$id_a\.[0-9]")
+	nb=$(squeue -h -s -j "$id_b" -o %i 2>/dev/null |
+		grep -c "^$id_b\.[0-9]")
 	[ "$na" = 4 ] && [ "$nb" = 1 ] && break
 	sleep 0.5
 done
