@@ -191,6 +191,21 @@ static int _splice(char *todo, size_t len, const char *head,
 	return 0;
 }
 
+/*
+ * NAME in DFD itself, never what a symlink names: a directory (asked as
+ * one first, so that an automount point is mounted), else the symlink
+ * or file, for fstat.
+ */
+static int _open_entry(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+			O_CLOEXEC);
+
+	if (fd < 0 && (errno == ENOTDIR || errno == ELOOP))
+		fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd;
+}
+
 /* TODO from P: no component left (only slashes). */
 static bool _none_left(const char *p)
 {
@@ -259,7 +274,7 @@ int ml_safe_dir_open(const char *path, const struct ml_trust *t,
 			continue;
 		}
 		snprintf(shown, sizeof(shown), "%s/%s", w.real, name);
-		next = openat(w.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		next = _open_entry(w.fd, name);
 		if (next < 0 && errno == ENOENT && t->create) {
 			if (mkdirat(w.fd, name, 0755) < 0 && errno != EEXIST) {
 				snprintf(err, errlen, "%s: mkdir: %s", shown,
@@ -267,8 +282,7 @@ int ml_safe_dir_open(const char *path, const struct ml_trust *t,
 				rc = -1;
 				goto fail;
 			}
-			next = openat(w.fd, name, O_PATH | O_NOFOLLOW |
-				      O_CLOEXEC);
+			next = _open_entry(w.fd, name);
 		}
 		if (next < 0 || fstat(next, &st) < 0) {
 			snprintf(err, errlen, "%s: %s", shown, strerror(errno));
@@ -299,12 +313,14 @@ int ml_safe_dir_open(const char *path, const struct ml_trust *t,
 				rc = -1;
 				goto fail;
 			}
-			l = readlinkat(next, "", target, sizeof(target) - 1);
+			/* The link fstat saw, not one put there since. */
+			l = readlinkat(next, "", target, sizeof(target));
 			close(next);
 			next = -1;
-			if (l <= 0 || (size_t)l >= sizeof(target) - 1 ||
-			    _splice(todo, sizeof(todo), (target[l] = '\0',
-							 target), p) < 0) {
+			if (l > 0 && (size_t)l < sizeof(target))
+				target[l] = '\0';
+			if (l <= 0 || (size_t)l >= sizeof(target) ||
+			    _splice(todo, sizeof(todo), target, p) < 0) {
 				snprintf(err, errlen, "%s: %s", shown,
 					 l < 0 ? strerror(errno) :
 					 "symlink target too long");
@@ -332,6 +348,9 @@ int ml_safe_dir_open(const char *path, const struct ml_trust *t,
 		if ((rc = _enter_dir(&w, t, last, err, errlen)))
 			goto fail;
 	}
+	/* Ended on "." or a trailing "..": the last one's rules. */
+	if ((rc = _enter_dir(&w, t, true, err, errlen)))
+		goto fail;
 	/* The walked directory itself, readable: fsync, getdents. */
 	next = openat(w.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (next < 0) {

@@ -9,7 +9,9 @@
  *   component for a symlink; files there are written under a random
  *   temporary name and renamed.
  * - A user's places (checkpoint directory, the user's page directory):
- *   opened with the user's credentials, per thread (fsuid, fsgid and
+ *   the checkpoint directory walked from "/" as the user (ml_safe_dir_open
+ *   with the user and the job's groups trusted), files in them opened
+ *   with the user's credentials, per thread (fsuid, fsgid and
  *   supplementary groups of the calling thread only), with O_NOFOLLOW and
  *   O_NONBLOCK, and accepted only as a regular file the user owns.
  * SPDX-License-Identifier: GPL-2.0-or-later

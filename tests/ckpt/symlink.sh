@@ -178,14 +178,15 @@ for c in "ww:$WW/cache:$WW is writable by anybody (no sticky bit)" \
 		sleep 0.1
 	done
 	grep -qF "topoml: cache_dir refused: $dir: $why" "$log" ||
-		fail "cache $name: slurmd's log does not say '$why': $(grep topoml "$log")"
+		fail "cache $name: slurmd's log does not say '$why':" \
+			"$(grep topoml "$log")"
 	# A checkpoint job (root would make ckpt/UID there) and a bound
 	# step (slurmstepd reads the cache): the first fails with the
 	# reason, the second runs unbound.
 	refused "cache-$name" "$BASE/$V/ck-$name" \
 		"page directory $dir/ckpt/$UIDV: $why"
-	out=$(as "$V" timeout 60 srun -N1 -n1 --ml-gpu-bind=auto echo STEP 2>&1) ||
-		fail "cache $name: srun: $out"
+	out=$(as "$V" timeout 60 srun -N1 -n1 --ml-gpu-bind=auto \
+		echo STEP 2>&1) || fail "cache $name: srun: $out"
 	echo "$out" | grep -qx STEP || fail "cache $name: srun: $out"
 	empty "$BASE/rootdir" "cache $name"
 	n=$(grep -c "topoml: cache_dir refused" "$log")

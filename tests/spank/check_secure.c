@@ -91,6 +91,13 @@ START_TEST(test_root_dir_refuses)
 	ck_assert_int_eq(chmod(p, 01777), 0);
 	ck_assert_int_lt(ml_root_dir_open(p, true, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(err, "writable"), "%s", err);
+	/* The same spelt "open/." or "open/x/..". */
+	_path(p, sizeof(p), "open/.");
+	ck_assert_int_lt(ml_root_dir_open(p, true, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "open is writable by anybody"), "%s", err);
+	_path(p, sizeof(p), "open/x/..");
+	ck_assert_int_lt(ml_root_dir_open(p, true, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "open is writable by anybody"), "%s", err);
 	/* ... but fine as a parent (like /tmp). */
 	_path(p, sizeof(p), "open/rootdir");
 	ck_assert_int_eq(mkdir(p, 0755), 0);
