@@ -60,7 +60,7 @@ static int _set(int opt, const char *arg, const char *what, bool remote)
 		if (remote)
 			ml_user_error("%s: %s", what, err);
 		else
-			slurm_error("topoml: %s: %s", what, err);
+			ml_log(ML_LOG_ERROR, "topoml: %s: %s", what, err);
 		return -1;
 	}
 	ml.set[opt] = true;
@@ -85,8 +85,8 @@ int ml_options_register(spank_t sp)
 		spank_err_t rc = spank_option_register(sp, &_table[i]);
 
 		if (rc != ESPANK_SUCCESS) {
-			slurm_error("topoml: --%s: cannot register: %s",
-				    ml_opt_name(i), spank_strerror(rc));
+			ml_log(ML_LOG_ERROR, "topoml: --%s: cannot register: "
+			       "%s", ml_opt_name(i), spank_strerror(rc));
 			return -1;
 		}
 	}
