@@ -75,7 +75,15 @@ static int _cb(int val, const char *optarg, int remote)
 	if (val < 0 || val >= ML_OPT_COUNT)
 		return -1;
 	snprintf(what, sizeof(what), "--%s", ml_opt_name(val));
-	return _set(val, optarg ? optarg : "", what, remote);
+	/*
+	 * Remote: the mistake is recorded (task_init fails the job with
+	 * it).  An error returned here would make Slurm log the value as
+	 * it came ("spank: failed to process option ml-...=VALUE"), where
+	 * a newline in it forges a line of slurmd's log.
+	 */
+	if (_set(val, optarg ? optarg : "", what, remote) && !remote)
+		return -1;
+	return 0;
 }
 
 int ml_options_register(spank_t sp)
