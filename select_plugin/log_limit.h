@@ -23,7 +23,7 @@ struct topoml_log_kind {
 	const void *key;	/* NULL: slot free */
 	time_t start;		/* the current window's start */
 	unsigned int shown;	/* lines shown in this window */
-	unsigned long dropped;	/* new texts dropped since the last line */
+	unsigned long dropped;	/* texts dropped since its last line */
 };
 
 struct topoml_log_limit {

@@ -51,8 +51,8 @@ fail() { cluster_fail "$*"; }
 
 # as CMD...: a client command as the user, in the user's directory.
 as() {
-	(cd "$BASE/$U" && runuser -u "$U" -- env SLURM_CONF="${CONF:-$SLURM_CONF}" \
-		"$@")
+	(cd "$BASE/$U" && runuser -u "$U" -- \
+		env SLURM_CONF="${CONF:-$SLURM_CONF}" "$@")
 }
 
 state() {
@@ -83,7 +83,8 @@ clean() {
 		LC_ALL=C grep -a -n '^slurm[a-z]*: error: FORGED' "$f" &&
 			fail "$what: a forged line in $f"
 		LC_ALL=C grep -a -q -P '\x1b' "$f" &&
-			fail "$what: an ESC byte in $f: $(LC_ALL=C grep -a -n -P '\x1b' "$f" | cat -v | head -3)"
+			fail "$what: an ESC byte in $f: $(LC_ALL=C \
+				grep -a -n -P '\x1b' "$f" | cat -v | head -3)"
 	done
 	return 0
 }
@@ -93,7 +94,8 @@ has() {
 	local what=$1 text=$2
 	shift 2
 	cat "$@" 2>/dev/null | grep -a -q -F -- "$text" ||
-		fail "$what: no '$text' in $*: $(cat "$@" | grep -a FORGED | cat -v | head -5)"
+		fail "$what: no '$text' in $*: $(cat "$@" |
+			grep -a FORGED | cat -v | head -5)"
 }
 
 no_drain() {
@@ -179,7 +181,9 @@ mins=$((($(date +%s) - t0) / 60 + 1))
 echo "comm: $n lines in $(($(date +%s) - t0)) s for $NJOBS jobs"
 [ "$n" -ge 1 ] || fail "comm: the forged --ml-comm never reached slurmctld"
 [ "$n" -le $((5 * mins + 1)) ] ||
-	fail "comm: $n lines about $NJOBS jobs in $mins minute(s): $(grep -a 'unknown --ml-comm' "$CLUSTER_DIR/log/slurmctld.log" | tail -3 | cat -v)"
+	fail "comm: $n lines about $NJOBS jobs in $mins minute(s): $(grep -a \
+		'unknown --ml-comm' "$CLUSTER_DIR/log/slurmctld.log" | tail -3 |
+		cat -v)"
 has comm 'value '\''x\x0aslurmctld: error: FORGED-comm \x1b[31m'\' \
 	"$CLUSTER_DIR/log/slurmctld.log"
 clean comm "${LOGS[@]}"
