@@ -22,16 +22,25 @@ static void _prefix(FILE *f)
 	fprintf(f, "topoml%s%s: ", *cli_cmd ? " " : "", cli_cmd);
 }
 
+/*
+ * Messages carry names from files and arguments (a node, a path, a key),
+ * which may be someone else's: each line escaped (topoml_log_vformat),
+ * so that none reaches the terminal as a control sequence or a line of
+ * its own.
+ */
+#define CLI_LINE 2048
+
 void cli_err(const char *fmt, ...)
 {
+	char line[CLI_LINE];
 	va_list ap;
 
 	cli_progress_end();
-	_prefix(stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	topoml_log_vformat(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	_prefix(stderr);
+	fprintf(stderr, "%s\n", line);
 }
 
 void cli_errors(const topoml_errors_t *e, const char *what)
@@ -42,8 +51,12 @@ void cli_errors(const topoml_errors_t *e, const char *what)
 		return;
 	cli_progress_end();
 	for (i = 0; i < e->n && i < 20; i++) {
+		char line[CLI_LINE];
+
 		_prefix(stderr);
-		fprintf(stderr, "%s%s\n", what ? what : "", e->msg[i]);
+		fprintf(stderr, "%s\n",
+			topoml_log_format(line, sizeof(line), "%s%s",
+					  what ? what : "", e->msg[i]));
 	}
 	if (e->n > 20) {
 		_prefix(stderr);
@@ -100,6 +113,7 @@ static void _progress_setup(void)
 
 static void _vprogress(bool force, const char *fmt, va_list ap)
 {
+	char line[CLI_LINE];
 	double now;
 
 	_progress_setup();
@@ -113,7 +127,7 @@ static void _vprogress(bool force, const char *fmt, va_list ap)
 	if (_progress_tty)
 		fputs("\r\033[K", stderr);
 	_prefix(stderr);
-	vfprintf(stderr, fmt, ap);
+	fputs(topoml_log_vformat(line, sizeof(line), fmt, ap), stderr);
 	fputc(_progress_tty ? ' ' : '\n', stderr);
 	fflush(stderr);
 	_progress_shown = _progress_tty;

@@ -311,8 +311,12 @@ static int _check_site_conf(const char *path, json_object *jarr,
 	if (topoml_siteconf_read(path, &sc, &err))
 		goto out;
 	inert = topoml_siteconf_inert(&sc);
-	if (inert && !quiet)
-		fprintf(stderr, "%s: warning: %s\n", path, inert);
+	if (inert && !quiet) {
+		char line[512];
+
+		fprintf(stderr, "%s\n", topoml_log_format(line, sizeof(line),
+			"%s: warning: %s", path, inert));
+	}
 	if (sc.placement &&
 	    !(t = topoml_siteconf_load_topology(&sc, dir, &err)))
 		goto out;

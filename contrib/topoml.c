@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 			cli_progress_end();
 			return rc;
 		}
-	fprintf(stderr, "topoml: unknown command '%s'\n", argv[1]);
+	cli_err("unknown command '%s'", argv[1]);
 	_usage(stderr);
 	return 2;
 }

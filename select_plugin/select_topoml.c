@@ -48,6 +48,7 @@
 #include "jobcomment.h"
 #include "select_compat.h"
 #include "job_req.h"
+#include "log_limit.h"
 
 /*
  * Symbols that live only in the slurmctld binary.  Defined here so clients
@@ -115,26 +116,34 @@ done:
 	return rc;
 }
 
-/* Log a message once per distinct text (errors must not flood the log). */
+/*
+ * Errors a job can cause (a forged --ml-comm value in each of many jobs)
+ * must not flood the log: each text once while it is recent, at most 5
+ * lines of one kind (its format) a minute with the count of the others
+ * (log_limit.h), the line escaped whole (its values are the job's).
+ */
 static void _error_once(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 static void _error_once(const char *fmt, ...)
 {
-	static char *seen[64];
-	static int nseen;
-	char buf[512];
+	static struct topoml_log_limit limit = TOPOML_LOG_LIMIT_INIT(5, 60);
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	unsigned long dropped;
+	char buf[1024];
 	va_list ap;
-	int i;
+	bool show;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	topoml_log_vformat(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	for (i = 0; i < nseen; i++)
-		if (!strcmp(seen[i], buf))
-			return;
-	if (nseen < 64)
-		seen[nseen++] = xstrdup(buf);
-	error("select/topoml: %s", buf);
+	slurm_mutex_lock(&lock);
+	show = topoml_log_limit(&limit, fmt, buf, time(NULL), &dropped);
+	slurm_mutex_unlock(&lock);
+	if (show && dropped)
+		error("select/topoml: %s (%lu similar messages suppressed)",
+		      buf, dropped);
+	else if (show)
+		error("select/topoml: %s", buf);
 }
 
 static char *_conf_dir(void)
@@ -448,13 +457,9 @@ static enum topoml_hint _job_hint(job_record_t *job_ptr)
 						    job_ptr->partition),
 			       (const char *const *)job_ptr->spank_job_env,
 			       job_ptr->spank_job_env_size, &bad);
-	if (bad) {
-		char q[64];
-
-		_error_once("JobId=%u: unknown --ml-comm value '%s', using the default",
-			    job_ptr->job_id,
-			    topoml_log_escape(bad, q, sizeof(q)));
-	}
+	if (bad)
+		_error_once("JobId=%u: unknown --ml-comm value '%.60s', using the default",
+			    job_ptr->job_id, bad);
 	return _parallel_hint(job_ptr, hint);
 }
 

@@ -64,31 +64,31 @@ static int _comment_order(uint32_t jobid, char **names, int n, int *order)
 	int rc;
 
 	if (j->state <= 0) {
-		slurm_info("topoml: job %u: slurmctld did not answer (%s): "
-			   "rank order from the topology file", jobid,
-			   slurm_strerror(j->err));
+		ml_log(ML_LOG_INFO, "topoml: job %u: slurmctld did not answer "
+		       "(%s): rank order from the topology file", jobid,
+		       slurm_strerror(j->err));
 		return -1;
 	}
 	rc = topoml_comment_parse(j->system_comment, &c, err, sizeof(err));
 	if (rc > 0) {
-		slurm_debug("topoml: job %u: not placed by select/topoml",
-			    jobid);
+		ml_log(ML_LOG_DEBUG, "topoml: job %u: not placed by "
+		       "select/topoml", jobid);
 		return -1;
 	}
 	if (rc < 0) {
-		slurm_error("topoml: job %u: SystemComment: %s: rank order "
-			    "from the topology file", jobid, err);
+		ml_log(ML_LOG_ERROR, "topoml: job %u: SystemComment: %s: rank "
+		       "order from the topology file", jobid, err);
 		return -1;
 	}
 	rc = c.order ? topoml_comment_step_order(c.order, names, n, order,
 						 err, sizeof(err)) : -1;
 	if (rc)
-		slurm_info("topoml: job %u: select/topoml's order does not "
-			   "serve this step (%s): rank order from the "
-			   "topology file", jobid, c.order ? err : "no order=");
+		ml_log(ML_LOG_INFO, "topoml: job %u: select/topoml's order "
+		       "does not serve this step (%s): rank order from the "
+		       "topology file", jobid, c.order ? err : "no order=");
 	else
-		slurm_verbose("topoml: job %u: rank order of select/topoml",
-			      jobid);
+		ml_log(ML_LOG_VERBOSE, "topoml: job %u: rank order of "
+		       "select/topoml", jobid);
 	topoml_comment_clear(&c);
 	return rc;
 }
@@ -187,9 +187,9 @@ static void _node_name(void)
 	if (ml_node_name_ok(n))
 		snprintf(ml.node_name, sizeof(ml.node_name), "%s", n);
 	else
-		slurm_error("topoml: slurmstepd has no usable SLURMD_NODENAME "
-			    "('%.64s'): node model by host name only",
-			    n ? n : "");
+		ml_log(ML_LOG_ERROR, "topoml: slurmstepd has no usable "
+		       "SLURMD_NODENAME ('%.64s'): node model by host name "
+		       "only", n ? n : "");
 }
 
 /*
@@ -223,14 +223,13 @@ static int _job(spank_t sp, uint32_t jobid)
 	if (_getenv(sp, "SLURM_STEP_NODELIST", list, sizeof(list)) &&
 	    _getenv(sp, "SLURM_JOB_NODELIST", list, sizeof(list)) &&
 	    _getenv(sp, "SLURM_NODELIST", list, sizeof(list))) {
-		slurm_error("topoml: no SLURM_STEP_NODELIST: no MASTER_ADDR");
+		ml_log(ML_LOG_ERROR, "topoml: no SLURM_STEP_NODELIST: no "
+		       "MASTER_ADDR");
 		return 0;
 	}
 	if (!(names = _hosts(list, &n)) || n == 0 || (int)nodeid >= n) {
-		char q[160];
-
-		slurm_error("topoml: cannot expand node list '%s'",
-			    topoml_log_escape(list, q, sizeof(q)));
+		ml_log(ML_LOG_ERROR, "topoml: cannot expand node list '%.120s'",
+		       list);
 		goto out;
 	}
 	_master_addr(names[0], ml.job.master_addr, sizeof(ml.job.master_addr));
@@ -334,8 +333,8 @@ static void _spares(spank_t sp, uint32_t jobid, bool wired)
 		return;
 	if (_getenv(sp, "SLURM_JOB_NODELIST", list, sizeof(list)) ||
 	    !(names = _hosts(list, &n)) || n < 1) {
-		slurm_error("topoml: --ml-spares: no SLURM_JOB_NODELIST: "
-			    "spares not known");
+		ml_log(ML_LOG_ERROR, "topoml: --ml-spares: no "
+		       "SLURM_JOB_NODELIST: spares not known");
 		goto out;
 	}
 	if (k >= n) {
@@ -410,11 +409,8 @@ static int _pool(spank_t sp, int *pool, int max)
 			_pool_slurm = i < 2;
 			return k;
 		}
-		char q[160];
-
-		slurm_info("topoml: %s=%s is not a list of GPU indices of "
-			   "this node: all GPUs", vars[i],
-			   topoml_log_escape(buf, q, sizeof(q)));
+		ml_log(ML_LOG_INFO, "topoml: %s=%.120s is not a list of GPU "
+		       "indices of this node: all GPUs", vars[i], buf);
 		return -1;
 	}
 	return -1;
@@ -436,8 +432,8 @@ static int _load_model(struct hw_node *n, char *err, size_t errlen)
 
 	dfd = ml_root_dir_open(ml.conf.cache_dir, false, derr, sizeof(derr));
 	if (dfd < 0 && ml_log_once(ml.conf.cache_dir))
-		slurm_error("topoml: cache_dir not used: %s: %s",
-			    ml.conf.cache_dir, derr);
+		ml_log(ML_LOG_ERROR, "topoml: cache_dir not used: %s: %s",
+		       ml.conf.cache_dir, derr);
 	if (dfd >= 0 && ml.node_name[0]) {
 		snprintf(name, sizeof(name), "%s.model", ml.node_name);
 		if (!hw_node_loadat(n, dfd, name, 0, err, errlen))
@@ -547,8 +543,8 @@ int ml_remote_post_opt(spank_t sp)
 	if (!ml.node)
 		return 0;
 	if (_load_model(ml.node, err, sizeof(err))) {
-		slurm_error("topoml: no node model (%s): tasks are not bound",
-			    err);
+		ml_log(ML_LOG_ERROR, "topoml: no node model (%s): tasks are "
+		       "not bound", err);
 		hw_node_free(ml.node);
 		ml.node = NULL;
 		return 0;
@@ -577,10 +573,10 @@ int ml_remote_post_opt(spank_t sp)
 	}
 	if (ml.val[ML_OPT_GPU_BIND] == ML_GPU_BIND_NVLINK && !ml.node->nvml &&
 	    ml.node->ngpus > 1)
-		slurm_info("topoml: --ml-gpu-bind=nvlink: no %s islands "
-			   "known on %s, binding by PCI locality",
-			   hw_node_amd(ml.node) ? "xGMI (ROCm SMI)" :
-			   "NVLink (NVML)", ml.node_name);
+		ml_log(ML_LOG_INFO, "topoml: --ml-gpu-bind=nvlink: no %s "
+		       "islands known on %s, binding by PCI locality",
+		       hw_node_amd(ml.node) ? "xGMI (ROCm SMI)" :
+		       "NVLink (NVML)", ml.node_name);
 	npool = _pool(sp, pool, ml.node->ngpus);
 	free(_step_pool);
 	_step_pool = NULL;
@@ -598,19 +594,6 @@ int ml_remote_post_opt(spank_t sp)
 	}
 	free(pool);
 	return 0;
-}
-
-void ml_user_error(const char *fmt, ...)
-{
-	char msg[sizeof(ml.user_error)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	slurm_error("topoml: %s", msg);
-	if (!ml.user_error[0])
-		snprintf(ml.user_error, sizeof(ml.user_error), "%s", msg);
 }
 
 int ml_remote_user_init(spank_t sp)
@@ -640,12 +623,13 @@ static bool _bind_cpus(hwloc_const_bitmap_t want)
 		}
 	hwloc_bitmap_foreach_end();
 	if (!count) {
-		slurm_info("topoml: the CPUs near this task's GPU are outside "
-			   "its allocation: left unbound");
+		ml_log(ML_LOG_INFO, "topoml: the CPUs near this task's GPU are "
+		       "outside its allocation: left unbound");
 		return false;
 	}
 	if (sched_setaffinity(0, sizeof(set), &set)) {
-		slurm_error("topoml: sched_setaffinity: %s", strerror(errno));
+		ml_log(ML_LOG_ERROR, "topoml: sched_setaffinity: %s",
+		       strerror(errno));
 		return false;
 	}
 	return true;
@@ -669,11 +653,9 @@ static void _keep_visible(spank_t sp, const struct ml_task_bind *b,
 	if (ml_own_in_visible(ml.node, b, cur, _step_pool,
 			      _step_npool > 0 ? _step_npool : 0,
 			      _pool_slurm, own, sizeof(own))) {
-		char q[160];
-
-		slurm_info("topoml: %s=%s does not say where this task's "
-			   "GPUs are: no TOPOML_DEVICE", ml_visible_var(b),
-			   topoml_log_escape(cur, q, sizeof(q)));
+		ml_log(ML_LOG_INFO, "topoml: %s=%.120s does not say where this "
+		       "task's GPUs are: no TOPOML_DEVICE", ml_visible_var(b),
+		       cur);
 		own[0] = '\0';
 	}
 	/* An empty value: _apply leaves the variable out. */
@@ -757,17 +739,16 @@ int ml_remote_task_init(spank_t sp)
 	}
 	_apply(sp, &env);
 	if (b && b->ngpus) {
-		char cpus[256] = "-", q[160];
+		char cpus[256] = "-";
 
 		if (bound)
 			hwloc_bitmap_list_snprintf(cpus, sizeof(cpus),
 						   b->cpuset);
-		slurm_verbose("topoml: task %d: %s=%s own=%s cpus=%s hca=%s "
-			      "cxi=%s", tid, ml_visible_var(b),
-			      topoml_log_escape(b->cuda_visible, q, sizeof(q)),
-			      b->local_gpus, cpus,
-			      b->ib_hca[0] ? b->ib_hca : "-",
-			      b->cxi[0] ? b->cxi : "-");
+		ml_log(ML_LOG_VERBOSE, "topoml: task %d: %s=%.120s own=%s "
+		       "cpus=%s hca=%s cxi=%s", tid, ml_visible_var(b),
+		       b->cuda_visible, b->local_gpus, cpus,
+		       b->ib_hca[0] ? b->ib_hca : "-",
+		       b->cxi[0] ? b->cxi : "-");
 	}
 	ml_env_clear(&env);
 	return rc;

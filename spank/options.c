@@ -60,7 +60,7 @@ static int _set(int opt, const char *arg, const char *what, bool remote)
 		if (remote)
 			ml_user_error("%s: %s", what, err);
 		else
-			slurm_error("topoml: %s: %s", what, err);
+			ml_log(ML_LOG_ERROR, "topoml: %s: %s", what, err);
 		return -1;
 	}
 	ml.set[opt] = true;
@@ -75,7 +75,15 @@ static int _cb(int val, const char *optarg, int remote)
 	if (val < 0 || val >= ML_OPT_COUNT)
 		return -1;
 	snprintf(what, sizeof(what), "--%s", ml_opt_name(val));
-	return _set(val, optarg ? optarg : "", what, remote);
+	/*
+	 * Remote: the mistake is recorded (task_init fails the job with
+	 * it).  An error returned here would make Slurm log the value as
+	 * it came ("spank: failed to process option ml-...=VALUE"), where
+	 * a newline in it forges a line of slurmd's log.
+	 */
+	if (_set(val, optarg ? optarg : "", what, remote) && !remote)
+		return -1;
+	return 0;
 }
 
 int ml_options_register(spank_t sp)
@@ -85,8 +93,8 @@ int ml_options_register(spank_t sp)
 		spank_err_t rc = spank_option_register(sp, &_table[i]);
 
 		if (rc != ESPANK_SUCCESS) {
-			slurm_error("topoml: --%s: cannot register: %s",
-				    ml_opt_name(i), spank_strerror(rc));
+			ml_log(ML_LOG_ERROR, "topoml: --%s: cannot register: "
+			       "%s", ml_opt_name(i), spank_strerror(rc));
 			return -1;
 		}
 	}

@@ -44,8 +44,20 @@ struct ml_state {
 
 extern struct ml_state ml;
 
+/*
+ * log.c: every line that can carry something of the job's (an option
+ * value, its environment, a path, a node name from its request) goes
+ * through ml_log or ml_user_error, which escape the whole line
+ * (topoml_log_vformat).  slurm_error() and its kin directly only for
+ * text the job has no part in (the site's configuration, ids, errno).
+ */
+enum ml_log_level { ML_LOG_ERROR, ML_LOG_INFO, ML_LOG_VERBOSE, ML_LOG_DEBUG };
+void ml_log(enum ml_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 #define ML_ERR(opt, fmt, ...) \
-	slurm_error("topoml: --%s: " fmt, ml_opt_name(opt), ##__VA_ARGS__)
+	ml_log(ML_LOG_ERROR, "topoml: --%s: " fmt, ml_opt_name(opt), \
+	       ##__VA_ARGS__)
 
 /* options.c */
 int ml_options_register(spank_t sp);
@@ -61,7 +73,8 @@ int ml_remote_post_opt(spank_t sp);		/* ctx_remote.c */
 int ml_remote_user_init(spank_t sp);
 int ml_remote_task_init(spank_t sp);
 int ml_remote_exit(spank_t sp);
-/* Remote: record the job's mistake (the first one) for task_init. */
+/* Remote: record the job's mistake (the first one) for task_init, and
+ * log it (log.c: escaped in both). */
 void ml_user_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 

@@ -24,7 +24,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		ml.val[i] = -1;
 	ml_conf_init(&ml.conf);
 	if (ml_conf_parse(&ml.conf, ac, av, err, sizeof(err))) {
-		slurm_error("topoml: plugstack.conf: %s", err);
+		ml_log(ML_LOG_ERROR, "topoml: plugstack.conf: %s", err);
 		return -1;
 	}
 	switch (ctx) {

@@ -99,3 +99,26 @@ char *topoml_log_escape(const char *s, char *buf, size_t len)
 	buf[at < len ? at : len - 1] = '\0';
 	return buf;
 }
+
+char *topoml_log_vformat(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	char *raw = NULL;
+
+	/* the whole text first: a cut must never split an escape */
+	if (vasprintf(&raw, fmt, ap) < 0)
+		raw = NULL;
+	topoml_log_escape(raw ? raw : "(no memory for a log line)", buf,
+			  len);
+	free(raw);
+	return buf;
+}
+
+char *topoml_log_format(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	topoml_log_vformat(buf, len, fmt, ap);
+	va_end(ap);
+	return buf;
+}

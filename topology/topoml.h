@@ -14,6 +14,7 @@
 #ifndef TOPOML_H
 #define TOPOML_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -153,6 +154,17 @@ void topoml_errors_clear(topoml_errors_t *e);
  * Returns buf.
  */
 char *topoml_log_escape(const char *s, char *buf, size_t len);
+/*
+ * A whole log line: fmt with its arguments, then escaped as above.  What
+ * every log line and job message of the plugins and the CLI goes
+ * through, so that no piece of it (a value, a path, a name the user
+ * chose) can start a line of its own or reach a terminal as a control
+ * sequence.  Fixed text stays as it is (plain ASCII).  Returns buf.
+ */
+char *topoml_log_vformat(char *buf, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+char *topoml_log_format(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* ---- a model's life ----------------------------------------------- */
 

@@ -426,6 +426,24 @@ START_TEST(test_log_escape)
 }
 END_TEST
 
+/* A whole line from pieces: every piece escaped, the fixed text kept. */
+START_TEST(test_log_format)
+{
+	char buf[16], big[256];
+
+	ck_assert_str_eq(topoml_log_format(big, sizeof(big),
+					   "job %u: '%s' (%s)", 7u,
+					   "a\nslurmd: error: x\x1b[2J\xff",
+					   "ok"),
+			 "job 7: 'a\\x0aslurmd: error: x\\x1b[2J\\xff' (ok)");
+	/* the cut is the escape's, after formatting: never half an escape */
+	ck_assert_str_eq(topoml_log_format(buf, sizeof(buf), "%s%s",
+					   "0123456789a", "\n\n"),
+			 "0123456789a...");
+	ck_assert_str_eq(topoml_log_format(big, sizeof(big), "%s", ""), "");
+}
+END_TEST
+
 Suite *model_suite(void)
 {
 	Suite *s = suite_create("model");
@@ -440,6 +458,7 @@ Suite *model_suite(void)
 	tcase_add_test(tc, test_torus);
 	tcase_add_test(tc, test_many_names);
 	tcase_add_test(tc, test_log_escape);
+	tcase_add_test(tc, test_log_format);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -61,6 +61,19 @@ printf '{"family": "torus",\n  "dims": [2, 2, 2], ]\n' >"$T/syntax.json"
 run "$TOPOML" check "$T/syntax.json"
 expect_rc 1 "syntax error"
 expect_err "$T/syntax.json:2:22: " "syntax error FILE:LINE:COL"
+# A name from a file (perhaps another user's) and an argument reach the
+# terminal escaped: no control sequence, no line of their own.
+printf 'SwitchName=s1 Nodes=n1\nSwitchName=top Switches=s1,ev\033il\377\n' \
+	>"$T/esc.conf"
+run "$TOPOML" check "$T/esc.conf"
+expect_rc 1 "a control byte in a file"
+expect_err "child switch 'ev\\x1bil\\xff' is not defined" "a file's bytes escaped"
+run "$TOPOML" "$(printf 'x\ntopoml: forged\033[2J')"
+expect_err "topoml: unknown command 'x\\x0atopoml: forged\\x1b[2J'" \
+	"an argument escaped"
+if LC_ALL=C grep -q -P '\x1b|^topoml: forged' "$T/err"; then
+	fail "a control byte or forged line on stderr"
+fi
 run "$TOPOML" check /nonexistent.json
 expect_rc 2 "missing file"
 expect_err "topoml check: /nonexistent.json: No such file or directory" "missing file message"
