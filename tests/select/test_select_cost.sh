@@ -44,7 +44,8 @@ CLUSTER_SLURMD=0 CLUSTER_CLOUD=1024 CLUSTER_CPUS=128 CLUSTER_SELECT=topoml \
 	CLUSTER_CONF_EXTRA="MaxTasksPerNode=512" \
 	cluster_start sel-cost || exit $?
 watch=
-trap '[ -n "$watch" ] && kill $watch 2>/dev/null; cluster_stop; rm -rf "$work"' EXIT
+trap 'touch "$work/squeue_ms.stop"; [ -n "$watch" ] && wait $watch
+	cluster_stop; rm -rf "$work"' EXIT
 cluster_user $A
 cluster_user $B
 log=$CLUSTER_DIR/log/slurmctld.log
@@ -56,11 +57,13 @@ as() {	# as USER CMD...: with the cluster's slurm.conf
 	runuser -u "$u" -- env SLURM_CONF="$SLURM_CONF" "$@"
 }
 
-# B's squeue, timed, every 0.2 s until killed: each answer's ms
+# B's squeue, timed, every 0.2 s: each answer's ms.  It stops by itself
+# when the stop file appears (or after 300 answers, or with the cluster).
 as $B squeue -h >/dev/null || cluster_fail "squeue as $B"
 : >"$work/squeue_ms"
 chmod 666 "$work/squeue_ms"
-as $B bash -c 'while :; do
+as $B bash -c 'for i in $(seq 1 300); do
+	[ -e "$1.stop" ] || [ ! -e "$1" ] && exit 0
 	t0=$(date +%s%N)
 	squeue -h >/dev/null 2>&1 || echo 99999 >>"$1"
 	echo $((($(date +%s%N) - t0) / 1000000)) >>"$1"
@@ -92,7 +95,7 @@ for s in "${shapes[@]}"; do
 done
 # the first two hold every node; the others pend and backfill plans each
 sleep 8
-kill $watch
+touch "$work/squeue_ms.stop"
 wait $watch 2>/dev/null
 for id in "${ids[@]}"; do scancel "$id"; done
 
