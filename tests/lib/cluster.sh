@@ -233,6 +233,11 @@ SuspendRate=0
 SlurmctldParameters=power_save_interval=1,power_save_min_interval=0
 PrivateData=cloud
 EOF
+	# Power saving is for the emulated nodes: ResumeProgram=/bin/true
+	# never wakes a real slurmd, so a --keep cluster's real nodes would
+	# sleep after SuspendTime and the next job hang in CONFIGURING.
+	[ "$CLUSTER_SLURMD" -gt 0 ] &&
+		echo "SuspendExcNodes=n[1-$CLUSTER_SLURMD]" >>"$d/slurm.conf"
 	if [ "$CLUSTER_SLURMD" -gt 0 ]; then
 		# Node nI listens on 127.0.0.I: one loopback address each,
 		# so a node's address tells which node it is.
