@@ -1,19 +1,20 @@
 #!/bin/bash
 # Hot spares (contrib/topoml-run) on a real local cluster with real
-# PyTorch DDP (gloo, CPU), as an unprivileged user; three jobs at once,
-# --no-kill, --ml-ckpt every 10 steps, 4 ranks:
-#   ref      5 nodes (4 workers + 1 spare: sbatch --ml-spares=1, the
+# PyTorch DDP (gloo, CPU), as an unprivileged user; four jobs at once,
+# --no-kill, --ml-ckpt every 10 steps, W worker nodes (3) of TPN ranks (2:
+# every path with 2+ tasks per node, as on GPU servers):
+#   ref      4 nodes (3 workers + 1 spare: sbatch --ml-spares=1, the
 #            plugin tells topoml-run which), no failure
-#   fail     5 nodes (4 + 1): once step 20 is checkpointed, the second
+#   fail     4 nodes (3 + 1): once step 20 is checkpointed, the second
 #            worker's slurmd, slurmstepd and tasks are killed and the node
 #            marked DOWN with scontrol (Slurm alone takes SlurmdTimeout + a
 #            ping cycle); topoml-run relaunches the step in the same job
 #            on the spare, in the failed node's ring position
-#   requeue  4 nodes, no spare, --requeue, the same failure: topoml-run
+#   requeue  3 nodes, no spare, --requeue, the same failure: topoml-run
 #            requeues the job (cred_expire=5), the next run resumes
-#   shrink   4 nodes, no spare, topoml-run --shrink, the same failure: the
-#            step goes on with 3 ranks in the same job (elastic resume:
-#            resume_world_size 4, the global batch kept)
+#   shrink   3 nodes, no spare, topoml-run --shrink, the same failure: the
+#            step goes on with 2 nodes in the same job (elastic resume:
+#            resume_world_size 6, the global batch kept)
 # The failed jobs resume from the last checkpoint and end with ref's
 # parameters (within fp tolerance).  Prints the steps trained again, the
 # time from the kill to training again and each job's time to solution
@@ -35,7 +36,8 @@ $PY -c 'import torch.distributed as d; assert d.is_gloo_available()' \
 	2>/dev/null || { echo "SKIP: no python3-torch with gloo"; exit 77; }
 STEPS=${SPARES_STEPS:-60}
 MS=${SPARES_MS:-100}		# sleep per step: the step's compute
-W=${SPARES_WORKERS:-4}		# ranks, one per node; >= 3
+W=${SPARES_WORKERS:-3}		# worker nodes; >= 3
+TPN=${SPARES_TPN:-2}		# ranks per node: 2+ on every path
 SHRINK=${SPARES_SHRINK:-1}	# 0: no shrink job
 # Limits that grow with the run: seconds to wait for a job, its minutes.
 LIM=$((180 + STEPS * MS * 3 / 1000))
@@ -93,7 +95,8 @@ submit() {
 	chmod 755 "$d/job.sh"
 	chown -R "$SP_USER" "$d"
 	su -s /bin/sh "$SP_USER" -c "cd $d && SLURM_CONF=$SLURM_CONF \
-		sbatch --parsable -N$nodes --no-kill --time=$TLIM \
+		sbatch --parsable -N$nodes --ntasks-per-node=$TPN \
+		--no-kill --time=$TLIM \
 		--open-mode=append -o $d/slurm-%j.out --ml-ckpt=$d/ck,every=10 $* $d/job.sh"
 }
 
@@ -155,7 +158,7 @@ check_resumed() {
 	[ "$from" -ge 20 ] && { [ "$from" = $((last / 10 * 10)) ] ||
 		{ [ $((last % 10)) = 0 ] && [ "$from" = $((last - 10)) ]; }; } ||
 		fail "$name: resumed from $from, first run reached $last"
-	grep -q "world $3 resume_world $W " <<<"$r2" ||
+	grep -q "world $3 resume_world $((W * TPN)) " <<<"$r2" ||
 		fail "$name: world sizes: $r2"
 	t2=$(sed 's/.* t \([0-9.]*\) .*/\1/' <<<"$r2")
 	echo "$((last - from)) $(awk -v a="$t2" -v b="$2" \
@@ -223,7 +226,7 @@ grep -q ' nodes ' "$BASE/ref/runs" && [ "$(wc -l <"$BASE/ref/runs")" = 1 ] ||
 out=$(cat "$BASE"/fail/slurm-*.out)
 grep -q "node $f_victim failed: .* takes ring position 1" <<<"$out" ||
 	fail "fail: topoml-run did not replace $f_victim: $out"
-res=$(check_resumed fail "$f_killed" "$W") || exit 1
+res=$(check_resumed fail "$f_killed" $((W * TPN))) || exit 1
 read -r f_lost f_rec <<<"$res"
 new=$(sed -n '2s/.* nodes //p' "$BASE/fail/runs")
 [ "$(cut -d, -f2 <<<"$new")" != "$f_victim" ] &&
@@ -239,7 +242,7 @@ grep -q "no spare or relaunch left: scontrol requeue" \
 	fail "requeue: topoml-run did not requeue:" \
 		"$(cat "$BASE"/requeue/slurm-*.out)"
 [ -e "$BASE/requeue/steps.1.0" ] || fail "requeue: no second run of the job"
-res=$(check_resumed requeue "$rq_killed" "$W") || exit 1
+res=$(check_resumed requeue "$rq_killed" $((W * TPN))) || exit 1
 read -r rq_lost rq_rec <<<"$res"
 final_same requeue
 
@@ -249,7 +252,7 @@ if [ "$SHRINK" = 1 ]; then
 	grep -qF "$msg $((W - 1))" "$BASE"/shrink/slurm-*.out ||
 		fail "shrink: topoml-run did not shrink:" \
 			"$(cat "$BASE"/shrink/slurm-*.out)"
-	res=$(check_resumed shrink "$sh_killed" $((W - 1))) || exit 1
+	res=$(check_resumed shrink "$sh_killed" $(((W - 1) * TPN))) || exit 1
 	read -r sh_lost sh_rec <<<"$res"
 	final_same shrink
 fi
@@ -259,9 +262,9 @@ ratio() { awk -v a="$(tts "$1")" -v b="$tref" \
 sh_tts= sh_msg=
 if [ "$SHRINK" = 1 ]; then
 	sh_tts=", shrink $(ratio shrink)"
-	sh_msg="shrink to $((W - 1)) ranks: $sh_lost steps again, $sh_rec s; "
+	sh_msg="shrink to $((W - 1)) nodes: $sh_lost steps again, $sh_rec s; "
 fi
-echo "time to solution ($W ranks, $STEPS steps of $MS ms): ref $tref s," \
+echo "time to solution ($W x $TPN ranks, $STEPS steps of $MS ms): ref $tref s," \
 	"spare $(ratio fail), requeue $(ratio requeue)$sh_tts"
 echo "PASS: spare: $f_victim killed, relaunched on $new (was $f_workers)," \
 	"$f_lost steps trained again, training again $f_rec s after the" \
