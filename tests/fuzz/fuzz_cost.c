@@ -6,9 +6,14 @@
  * 1024 nodes.  The finding is the cost: an input whose CPU time exceeds
  * the bound aborts (issue 28).  Sanitizers and coverage slow this build
  * 40-75x, unevenly, so the bound is relative, measured at start in the
- * same build: 4x what a large real job costs on the same fabric (half
- * the machine, 8 tasks per node, tp=8,pp=4; make bench's bench_job_cost
- * holds every shape, that one included, under 10 ms uninstrumented).
+ * same build: 4x what the largest job priced costs on the same fabric
+ * (half the machine at the most ranks priced, tp=8,pp=4; make bench's
+ * bench_job_cost holds every shape, that one included, under 10 ms
+ * uninstrumented).  A smaller reference (8 tasks per node) failed
+ * legitimately capped shapes: pricing grows with ranks up to the cap.
+ * An input over the bound is measured twice more and fails only if the
+ * fastest of the three is over it too: CPU time still counts a
+ * preempted thread's cache misses, and CI shares 2 cores.
  * FUZZ_COST_MS sets an absolute bound instead.
  * Input: byte 0 fabric, 1-2 nodes, 3-4 tasks per node, 5 spares, 6 hint,
  * 7 --switches, 8 required nodes, 9 busy %, then the --ml-parallel text.
@@ -28,13 +33,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	for (int f = 0; f < JC_FABRICS; f++) {
-		struct job_cost_in ref = { .tpn = 8, .parallel = "tp=8,pp=4",
+		struct job_cost_in ref = { .parallel = "tp=8,pp=4",
 					   .busy_pct = 25, .seed = 7 };
 		double best = -1;
 
 		if (!(fabrics[f] = job_cost_fabric(f, 1024)))
 			abort();
 		ref.nnodes = fabrics[f]->nnodes / 2 & ~7;
+		ref.tpn = (int)(topoml_hybrid_max_ranks(fabrics[f]) /
+				ref.nnodes);
 		for (int r = 0; r < 3; r++) {
 			double ms = job_cost_ms(fabrics[f], &ref);
 
@@ -71,6 +78,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	spec = fuzz_str(data + 10, size - 10);
 	in.parallel = spec[0] ? spec : NULL;
 	ms = job_cost_ms(t, &in);
+	for (int r = 0; r < 2 && ms > bound[f]; r++) {
+		double again = job_cost_ms(t, &in);
+
+		if (again < ms)
+			ms = again;
+	}
 	if (ms > bound[f]) {
 		fprintf(stderr, "fuzz_cost: %.1f ms > %.1f ms: fabric %d, -N "
 			"%d, %d tasks per node, spares %d, hint %d, switches "
