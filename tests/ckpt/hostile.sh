@@ -10,8 +10,9 @@
 #   badenv     TOPOML_GPU_BIND=fast through --export: the same; srun
 #              with TOPOML_NCCL=maybe, --ml-ckpt on an unwritable DIR,
 #              --ml-parallel=tp=3 on 4 tasks: srun or the step fails,
-#              the reason once in its output (these under plugstack.conf's
-#              keyword required and optional both)
+#              the reason once in its output (a path both nodes of a
+#              step refuse: once per node, named); these under
+#              plugstack.conf's keyword required and optional both
 #   squat      another user cannot create, read or write the victim's
 #              page or page directory
 #   env        SLURM_JOB_USER and SLURM_RESTART_COUNT in the job's
@@ -181,6 +182,17 @@ echo step=\$?; srun echo OK" 2>&1)
 	case "$out" in *RAN* | *step=0*) fail "$kw badenv step: '$out'" ;; esac
 	grep -qx OK <<<"$out" || fail "$kw badenv step: next step: '$out'"
 	no_drain "$kw badenv-srun"
+
+	# Past srun's check (the job's environment only): a path each node
+	# refuses by itself, so each says it, the second with its name.
+	out=$(as "$U1" srun -N2 --export=ALL,TOPOML_CKPT="$BASE/rootonly/z" \
+		echo RAN 2>&1) && fail "$kw 2 nodes baddir: srun ran: $out"
+	[ "$(grep -c 'topoml:' <<<"$out")" = 2 ] &&
+		grep -q "^topoml: --ml-ckpt: cannot use $BASE/rootonly/z/" \
+			<<<"$out" &&
+		grep -q "^topoml: node n[0-9]: --ml-ckpt: cannot use $BASE/rootonly/z/" \
+			<<<"$out" || fail "$kw 2 nodes baddir: '$out'"
+	case "$out" in *RAN*) fail "$kw 2 nodes baddir: a task ran" ;; esac
 
 	# An unwritable DIR on srun's command line: refused before launch.
 	out=$(as "$U1" srun -N1 --ml-ckpt="$BASE/rootonly/y" echo RAN 2>&1) &&
