@@ -9,6 +9,6 @@
 int ml_allocator_post_opt(spank_t sp)
 {
 	if (ml_local_common(sp))
-		ml_local_refuse();	/* ctx_local.c: whatever the keyword */
+		ml_local_refuse();	/* whatever the keyword */
 	return 0;
 }

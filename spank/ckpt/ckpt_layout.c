@@ -150,7 +150,7 @@ int topoml_ckpt__write_epoch_at(int dfd, long restart, uid_t owner,
 
 	cur = topoml_ckpt__read_epoch_job_at(dfd, owner, &cur_job);
 	if (!job)
-		job = cur_job;	/* the helper: the plugin's record stays */
+		job = cur_job;	/* a helper: the plugin's record stays */
 	/* Raised by a newer run of the same job; taken by another job. */
 	if (job == cur_job && cur >= restart)
 		return 0;

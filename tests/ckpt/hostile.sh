@@ -148,7 +148,8 @@ for kw in required optional; do
 
 	# baddir: past sbatch's own check through --export.
 	id=$(as "$U1" sbatch --parsable -N1 -o "$BASE/$U1/baddir.out" \
-		--export=ALL,TOPOML_CKPT="$BASE/rootonly/x" --wrap 'echo RAN') ||
+		--export=ALL,TOPOML_CKPT="$BASE/rootonly/x" \
+		--wrap 'echo RAN') ||
 		fail "$kw baddir: sbatch"
 	s=$(wait_end "$id" 60) || fail "$kw baddir: job $id still $s"
 	out=$(cat "$BASE/$U1/baddir.out" 2>/dev/null)
@@ -190,8 +191,8 @@ echo step=\$?; srun echo OK" 2>&1)
 	[ "$(grep -c 'topoml:' <<<"$out")" = 2 ] &&
 		grep -q "^topoml: --ml-ckpt: cannot use $BASE/rootonly/z/" \
 			<<<"$out" &&
-		grep -q "^topoml: node n[0-9]: --ml-ckpt: cannot use $BASE/rootonly/z/" \
-			<<<"$out" || fail "$kw 2 nodes baddir: '$out'"
+		grep -q "^topoml: node n[0-9]: --ml-ckpt: cannot use \
+$BASE/rootonly/z/" <<<"$out" || fail "$kw 2 nodes baddir: '$out'"
 	case "$out" in *RAN*) fail "$kw 2 nodes baddir: a task ran" ;; esac
 
 	# An unwritable DIR on srun's command line: refused before launch.
