@@ -8,5 +8,7 @@
 
 int ml_allocator_post_opt(spank_t sp)
 {
-	return ml_local_common(sp);
+	if (ml_local_common(sp))
+		ml_local_refuse();	/* whatever the keyword */
+	return 0;
 }

@@ -3,6 +3,9 @@
  * launched, so a bad value stops srun with the reason.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "plugin.h"
 #include "jobcomment.h"	/* TOPOML_SPARES_JOB_ENV */
 #include "topoml.h"	/* TOPOML_COMM_JOB_ENV */
@@ -28,7 +31,23 @@ int ml_local_common(spank_t sp)
 	return 0;
 }
 
+/*
+ * A refusal stops srun, sbatch or salloc here, before anything is
+ * submitted: under the plugstack keyword `optional` Slurm would ignore
+ * an error returned (and under `required` add its own lines to ours).
+ * The reason was printed once (ml_log); exit code 1 as Slurm's own
+ * "post-option processing failed".
+ */
+void ml_local_refuse(void)
+{
+	fflush(stdout);
+	fflush(stderr);
+	exit(1);
+}
+
 int ml_local_post_opt(spank_t sp)
 {
-	return ml_local_common(sp);
+	if (ml_local_common(sp))
+		ml_local_refuse();
+	return 0;
 }

@@ -495,19 +495,34 @@ static bool _cache_file_ok(const char *suffix)
 	return true;
 }
 
+/*
+ * A mistake that depends on this node (a path it sees): every node where
+ * it happens prints it, where a mistake of the job's options prints once
+ * for the whole step (_refuse).
+ */
+static void _node_error(const char *fmt, const char *err)
+{
+	bool first = !ml.user_error[0];
+
+	ml_user_error(fmt, err);
+	if (first)
+		ml.user_error_node = true;
+}
+
 int ml_remote_post_opt(spank_t sp)
 {
 	char err[1024], path[PATH_MAX + 64];
 	uint32_t jobid = 0, stepid = 0, local = 0;
 	int *pool = NULL, npool;
 
+	spank_get_item(sp, S_JOB_STEPID, &stepid);
+	ml.stepid = stepid;
 	if (ml_options_finish(sp, true))
 		return 0;	/* the job's mistake: task_init reports it */
 	if (ml.ckpt.set && ml_ckpt_post_opt(sp, &ml.ckpt, ml.conf.cache_dir,
 					    err, sizeof(err)))
-		ml_user_error("--ml-ckpt: %s", err);
+		_node_error("--ml-ckpt: %s", err);
 	spank_get_item(sp, S_JOB_ID, &jobid);
-	spank_get_item(sp, S_JOB_STEPID, &stepid);
 	if (stepid != ML_EXTERN_STEP)
 		_spares(sp, jobid, stepid != ML_BATCH_STEP &&
 			(ml.val[ML_OPT_NCCL] == ML_NCCL_AUTO ||
@@ -602,7 +617,10 @@ int ml_remote_user_init(spank_t sp)
 
 	if (ml.ckpt.set && !ml.user_error[0] &&
 	    ml_ckpt_user_init(sp, &ml.ckpt, err, sizeof(err)))
-		ml_user_error("--ml-ckpt: %s", err);
+		_node_error("--ml-ckpt: %s", err);
+	else if (ml.ckpt.set && ml_ckpt_resume_note()[0])
+		ml_log(ML_LOG_INFO, "topoml: --ml-ckpt: %s",
+		       ml_ckpt_resume_note());
 	return 0;	/* never an error here: see ml.user_error */
 }
 
@@ -680,6 +698,50 @@ static void _apply(spank_t sp, const struct ml_env *e)
 	}
 }
 
+/*
+ * The job's mistake, in the task before exec (as the user; stderr is the
+ * job's output): one task prints the reason, the step's first (the first
+ * local task of node 0) or, for a mistake of this node's own, the first
+ * local task of each node that has it; every task exits 1 there.  Not
+ * returned to slurmstepd: under `optional` it would exec the task all
+ * the same, under `required` print its own lines once per task.
+ */
+static void __attribute__((noreturn)) _refuse(spank_t sp)
+{
+	/* slurmstepd's own variable (see _node_name), not the job's */
+	const char *node = getenv("SLURMD_NODENAME");
+	uint32_t nodeid = 0;
+	int tid = -1;
+
+	spank_get_item(sp, S_TASK_ID, &tid);
+	spank_get_item(sp, S_JOB_NODEID, &nodeid);
+	if (tid == 0 && nodeid == 0)
+		dprintf(STDERR_FILENO, "topoml: %s\n", ml.user_error);
+	else if (tid == 0 && ml.user_error_node)
+		dprintf(STDERR_FILENO, "topoml: node %s: %s\n",
+			ml_node_name_ok(node) ? node : "?", ml.user_error);
+	_exit(1);
+}
+
+/* A line in the job's output from the step's first task (escaped). */
+static void __attribute__((format(printf, 2, 3)))
+_first_task_says(spank_t sp, const char *fmt, ...)
+{
+	char line[2048];
+	uint32_t nodeid = 0;
+	int tid = -1;
+	va_list ap;
+
+	spank_get_item(sp, S_TASK_ID, &tid);
+	spank_get_item(sp, S_JOB_NODEID, &nodeid);
+	if (tid || nodeid)
+		return;
+	va_start(ap, fmt);
+	topoml_log_vformat(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	dprintf(STDERR_FILENO, "topoml: %s\n", line);
+}
+
 int ml_remote_task_init(spank_t sp)
 {
 	struct ml_env env = { 0 };
@@ -688,14 +750,10 @@ int ml_remote_task_init(spank_t sp)
 	int tid = -1, rc = 0;
 	bool bound = false;
 
-	/*
-	 * In the task, before exec: stderr is the job's output.  The task
-	 * exits 1 (Slurm's exec_task), so the job fails, with the reason.
-	 */
-	if (ml.user_error[0]) {
-		dprintf(STDERR_FILENO, "topoml: %s\n", ml.user_error);
-		return -1;
-	}
+	if (ml.user_error[0] && ml.stepid != ML_EXTERN_STEP)
+		_refuse(sp);
+	if (ml.ckpt.set && ml_ckpt_resume_note()[0])
+		_first_task_says(sp, "--ml-ckpt: %s", ml_ckpt_resume_note());
 	if (ml.ckpt.set && ml_ckpt_task_init(sp, &ml.ckpt))
 		rc = -1;
 	if (ml.spare_nodes) {

@@ -54,5 +54,10 @@ void ml_user_error(const char *fmt, ...)
 				   again);
 	va_end(again);
 	va_end(ap);
-	slurm_error("topoml: %s", line);
+	/*
+	 * slurmd's log only: from user_init on, slurmstepd copies its
+	 * error lines into the job's output, where task_init prints the
+	 * reason once.  The job's mistake, not the node's: no error.
+	 */
+	slurm_info("topoml: %s", line);
 }

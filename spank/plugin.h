@@ -36,10 +36,15 @@ struct ml_state {
 	 * A mistake of the job's (a bad option value in its environment, a
 	 * checkpoint directory it cannot use), found in slurmstepd before the
 	 * tasks start.  Returning an error from those callbacks would fail
-	 * the batch step and make slurmctld drain the node; task_init prints
-	 * it in the job's output and fails the tasks instead.
+	 * the batch step and make slurmctld drain the node, and under the
+	 * plugstack keyword `optional` slurmstepd ignores a task_init error:
+	 * task_init prints it in the job's output once and ends every task
+	 * with exit code 1 before exec, whatever the keyword.
 	 */
 	char user_error[512];
+	bool user_error_node;		/* this node's own (a path): each
+					 * node that has it prints it */
+	uint32_t stepid;
 };
 
 extern struct ml_state ml;
@@ -67,6 +72,8 @@ int ml_options_finish(spank_t sp, bool remote);
 /* One file per context. */
 int ml_local_common(spank_t sp);		/* ctx_local.c */
 int ml_local_post_opt(spank_t sp);
+/* srun/sbatch/salloc: exit 1 after a refusal (its reason printed). */
+void ml_local_refuse(void) __attribute__((noreturn));
 int ml_allocator_post_opt(spank_t sp);		/* ctx_allocator.c */
 int ml_slurmd_init(spank_t sp);			/* ctx_slurmd.c */
 int ml_remote_post_opt(spank_t sp);		/* ctx_remote.c */

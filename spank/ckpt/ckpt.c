@@ -106,13 +106,68 @@ static void _dir_close(void)
 	ml_ck.dir_fd = -1;
 }
 
+static char _note[PATH_MAX + 256];
+
+const char *ml_ckpt_resume_note(void)
+{
+	return _note;
+}
+
+/*
+ * May this job resume RESUME (step STEP), the checkpoint DIR/latest
+ * names?  DIR/epoch records the job whose run DIR holds: the last one
+ * that started in it.  Its own run, yes (a requeue or a topoml-run
+ * relaunch keeps the job id); another job's, or one of a directory that
+ * recorded no job (older versions), only when the user named it
+ * (resume=any, resume=JOBID): a resubmitted job would otherwise continue
+ * (or write over) a finished run.  No checkpoint: nothing to resume.
+ * 0 with _note saying which and why, or -1 + err for the job's output.
+ */
+static int _may_resume(const struct ml_ckpt_opts *o, const char *resume,
+		       long step, char *err, size_t errlen)
+{
+	uint32_t owner = 0;
+	char whose[64];
+
+	_note[0] = '\0';
+	if (step < 0 || !resume[0])
+		return 0;
+	topoml_ckpt__read_epoch_job_at(ml_ck.dir_fd, ml_ck.cred.uid, &owner);
+	if (owner)
+		snprintf(whose, sizeof(whose), "job %u", owner);
+	else
+		snprintf(whose, sizeof(whose), "a job not recorded");
+	if (owner == ml_ck.job_id) {
+		snprintf(_note, sizeof(_note), "resuming from %s (step %ld): "
+			 "the run of this job, %u", resume, step, owner);
+		return 0;
+	}
+	if (o->resume == ML_CKPT_RESUME_ANY ||
+	    (o->resume == ML_CKPT_RESUME_JOB && owner &&
+	     owner == o->resume_job)) {
+		snprintf(_note, sizeof(_note), "resuming from %s (step %ld): "
+			 "the run of %s, as resume=%s asks", resume, step,
+			 whose, o->resume == ML_CKPT_RESUME_ANY ? "any" :
+			 whose + 4);
+		return 0;
+	}
+	snprintf(err, errlen, "%s holds the run of %s (latest checkpoint: "
+		 "step %ld); a job resumes only its own run: add resume=%s to "
+		 "--ml-ckpt to continue that one, or give this job a "
+		 "directory of its own (%%j)", ml_ck.dir, whose, step,
+		 owner ? whose + 4 : "any");
+	return -1;
+}
+
 /*
  * As the user: DIR, its epoch, the latest checkpoint, the page.  err says
  * what went wrong, for the job's output.
  */
-static int _user_setup(char *resume, size_t len, long *world, char *err,
-		       size_t errlen)
+static int _user_setup(const struct ml_ckpt_opts *o, char *resume,
+		       size_t len, long *world, char *err, size_t errlen)
 {
+	long step;
+
 	struct ml_cred_saved saved;
 	char canon[PATH_MAX];
 	int rc = -1;
@@ -129,9 +184,12 @@ static int _user_setup(char *resume, size_t len, long *world, char *err,
 		goto out;
 	/* What the job and the root side use from now on. */
 	strcpy(ml_ck.dir, canon);
+	step = topoml_ckpt__read_latest_at(ml_ck.dir_fd, ml_ck.dir, resume,
+					  len);
+	if (_may_resume(o, resume, step, err, errlen) < 0)
+		goto out;	/* DIR's record stays the other job's */
 	topoml_ckpt__write_epoch_at(ml_ck.dir_fd, ml_ck.restart,
-				    ml_ck.cred.uid);
-	ml_ckpt__resume_path(ml_ck.dir_fd, ml_ck.dir, resume, len);
+				    ml_ck.cred.uid, ml_ck.job_id);
 	*world = _resume_world(resume);
 	if (ml_ckpt__page_open() < 0) {
 		snprintf(err, errlen, "shared page %s: %s", ml_ck.page_path,
@@ -239,7 +297,7 @@ int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o, char *err,
 	if (ml_ckpt__page_path(err, errlen) < 0)
 		return -1;
 	ml_ckpt__bus_install();
-	if (_user_setup(resume, sizeof(resume), &world, err, errlen) < 0)
+	if (_user_setup(o, resume, sizeof(resume), &world, err, errlen) < 0)
 		return -1;
 	spank_setenv(sp, "TOPOML_CKPT_DIR", ml_ck.dir, 1);
 	_setenv_long(sp, "TOPOML_CKPT_EVERY", o->every);

@@ -21,9 +21,19 @@ struct ml_ckpt_opts {
 	long interval;		/* seconds, 0 = off */
 	int keep;		/* checkpoints kept, 0 = all */
 	int lead;		/* warning seconds before the time limit */
+	int resume;		/* ML_CKPT_RESUME_* */
+	uint32_t resume_job;	/* resume=JOBID */
 };
 
-/* Parse "DIR[,every=N][,interval=S][,keep=K][,lead=S]"; -1 + err. */
+/*
+ * Whose checkpoints a job resumes (resume=): its own run only (the
+ * default: a requeue or a relaunch keeps the job id), any run DIR holds,
+ * or the run of the job JOBID.
+ */
+enum { ML_CKPT_RESUME_OWN, ML_CKPT_RESUME_ANY, ML_CKPT_RESUME_JOB };
+
+/* Parse "DIR[,every=N][,interval=S][,keep=K][,lead=S][,resume=R]"; -1 +
+ * err. */
 int ml_ckpt_parse(const char *arg, struct ml_ckpt_opts *o, char *err,
 		  size_t errlen);
 /* local/allocator context, after options (srun, sbatch, salloc). */
@@ -41,6 +51,9 @@ int ml_ckpt_post_opt(spank_t sp, const struct ml_ckpt_opts *o,
  */
 int ml_ckpt_user_init(spank_t sp, const struct ml_ckpt_opts *o, char *err,
 		      size_t errlen);
+/* After user_init: which checkpoint the job resumes and why, for the
+ * job's output; "" when it starts afresh. */
+const char *ml_ckpt_resume_note(void);
 /* Where the restart count comes from (slurmctld); tests replace it. */
 extern long (*ml_ckpt_restart_lookup)(uint32_t job_id);
 /* remote context, slurm_spank_task_init (per task, as the user). */

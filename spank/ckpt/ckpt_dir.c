@@ -188,9 +188,3 @@ int ml_ckpt__dir_open(const char *dir, const struct ml_cred *cred,
 	}
 	return fd;
 }
-
-/* DIR/latest's path, or "" when there is no complete checkpoint. */
-void ml_ckpt__resume_path(int dfd, const char *dir, char *out, size_t len)
-{
-	topoml_ckpt__read_latest_at(dfd, dir, out, len);
-}

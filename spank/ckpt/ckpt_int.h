@@ -67,7 +67,6 @@ int ml_ckpt__expand_dir(const char *in, uint32_t job, uint32_t array_job,
  */
 int ml_ckpt__dir_open(const char *dir, const struct ml_cred *cred,
 		      char *canon, size_t len, char *err, size_t errlen);
-void ml_ckpt__resume_path(int dfd, const char *dir, char *out, size_t len);
 
 /* ckpt_page.c */
 void ml_ckpt__bus_install(void);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,13 +81,17 @@ long topoml_ckpt__read_latest(const char *dir, char *path, size_t len)
 	return step;
 }
 
-long topoml_ckpt__read_epoch_at(int dfd, uid_t owner)
+/* "RESTART JOB\n" (JOB absent in directories of older versions: 0). */
+long topoml_ckpt__read_epoch_job_at(int dfd, uid_t owner, uint32_t *job)
 {
-	char buf[32];
+	char buf[64], *end;
 	struct stat st;
+	unsigned long j;
 	ssize_t n;
+	long e;
 	int fd;
 
+	*job = 0;
 	/*
 	 * slurmstepd's timer reads it too (as the user, but in a root
 	 * process): a symlink, FIFO or device there must neither redirect
@@ -106,7 +111,21 @@ long topoml_ckpt__read_epoch_at(int dfd, uid_t owner)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
+	e = strtol(buf, &end, 10);
+	if (*end == ' ') {
+		errno = 0;
+		j = strtoul(end + 1, &end, 10);
+		if (!errno && j <= UINT32_MAX && (*end == '\n' || !*end))
+			*job = (uint32_t)j;
+	}
+	return e;
+}
+
+long topoml_ckpt__read_epoch_at(int dfd, uid_t owner)
+{
+	uint32_t job;
+
+	return topoml_ckpt__read_epoch_job_at(dfd, owner, &job);
 }
 
 long topoml_ckpt__read_epoch(const char *dir, uid_t owner)
@@ -121,19 +140,29 @@ long topoml_ckpt__read_epoch(const char *dir, uid_t owner)
 	return e;
 }
 
-int topoml_ckpt__write_epoch_at(int dfd, long restart, uid_t owner)
+int topoml_ckpt__write_epoch_at(int dfd, long restart, uid_t owner,
+				uint32_t job)
 {
-	char t[64], buf[32];
+	char t[64], buf[48];
+	uint32_t cur_job;
+	long cur;
 	int fd, n;
 
-	if (topoml_ckpt__read_epoch_at(dfd, owner) >= restart)
+	cur = topoml_ckpt__read_epoch_job_at(dfd, owner, &cur_job);
+	if (!job)
+		job = cur_job;	/* a helper: the plugin's record stays */
+	/* Raised by a newer run of the same job; taken by another job. */
+	if (job == cur_job && cur >= restart)
 		return 0;
 	snprintf(t, sizeof(t), ".epoch.%d", (int)getpid());
 	unlinkat(dfd, t, 0);	/* left by a killed run of the same pid */
 	if ((fd = openat(dfd, t, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 			 O_CLOEXEC, 0644)) < 0)
 		return -1;
-	n = snprintf(buf, sizeof(buf), "%ld\n", restart);
+	if (job)
+		n = snprintf(buf, sizeof(buf), "%ld %u\n", restart, job);
+	else
+		n = snprintf(buf, sizeof(buf), "%ld\n", restart);
 	if (write(fd, buf, n) != n || fsync(fd) < 0) {
 		close(fd);
 		unlinkat(dfd, t, 0);
@@ -153,7 +182,7 @@ int topoml_ckpt__write_epoch(const char *dir, long restart)
 
 	if (dfd < 0)
 		return -1;
-	rc = topoml_ckpt__write_epoch_at(dfd, restart, geteuid());
+	rc = topoml_ckpt__write_epoch_at(dfd, restart, geteuid(), 0);
 	close(dfd);
 	return rc;
 }

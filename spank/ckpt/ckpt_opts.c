@@ -1,5 +1,6 @@
 /*
- * The --ml-ckpt value "DIR[,every=N][,interval=S][,keep=K][,lead=S]": a
+ * The --ml-ckpt value
+ * "DIR[,every=N][,interval=S][,keep=K][,lead=S][,resume=own|any|JOBID]": a
  * pure parser (no Slurm call), shared by every context and fuzzed alone.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -7,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +50,9 @@ int ml_ckpt_parse(const char *arg, struct ml_ckpt_opts *o, char *err,
 		  size_t errlen)
 {
 	char *copy = NULL, *tok, *save = NULL;
-	bool seen_dir = false, seen[4] = { false };
+	bool seen_dir = false, seen[5] = { false };
 	static const char *const keys[] = { "every", "interval", "keep",
-					    "lead" };
+					    "lead", "resume" };
 	int rc = -1;
 
 	memset(o, 0, sizeof(*o));
@@ -58,7 +60,8 @@ int ml_ckpt_parse(const char *arg, struct ml_ckpt_opts *o, char *err,
 	o->lead = CKPT_DEFAULT_LEAD;
 	if (!arg || !*arg) {
 		snprintf(err, errlen, "empty value, expected "
-			 "DIR[,every=STEPS][,interval=SECONDS][,keep=K][,lead=SECONDS]");
+			 "DIR[,every=STEPS][,interval=SECONDS][,keep=K]"
+			 "[,lead=SECONDS][,resume=own|any|JOBID]");
 		return -1;
 	}
 	if (!(copy = strdup(arg))) {
@@ -102,12 +105,12 @@ int ml_ckpt_parse(const char *arg, struct ml_ckpt_opts *o, char *err,
 			continue;
 		}
 		*eq = '\0';
-		for (k = 0; k < 4; k++)
+		for (k = 0; k < 5; k++)
 			if (!strcmp(tok, keys[k]))
 				break;
-		if (k == 4) {
+		if (k == 5) {
 			snprintf(err, errlen, "unknown key '%s' (expected "
-				 "every, interval, keep or lead)", tok);
+				 "every, interval, keep, lead or resume)", tok);
 			goto out;
 		}
 		if (seen[k]) {
@@ -115,6 +118,23 @@ int ml_ckpt_parse(const char *arg, struct ml_ckpt_opts *o, char *err,
 			goto out;
 		}
 		seen[k] = true;
+		if (k == 4) {
+			if (!strcmp(eq + 1, "own")) {
+				o->resume = ML_CKPT_RESUME_OWN;
+			} else if (!strcmp(eq + 1, "any")) {
+				o->resume = ML_CKPT_RESUME_ANY;
+			} else if ((v = _parse_num(eq + 1, false,
+						   UINT32_MAX - 1)) > 0) {
+				o->resume = ML_CKPT_RESUME_JOB;
+				o->resume_job = (uint32_t)v;
+			} else {
+				snprintf(err, errlen, "resume='%.64s': "
+					 "expected own, any or a job id",
+					 eq + 1);
+				goto out;
+			}
+			continue;
+		}
 		switch (k) {
 		case 0:
 			v = _parse_num(eq + 1, false, LONG_MAX);

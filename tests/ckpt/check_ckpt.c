@@ -122,6 +122,18 @@ START_TEST(parse_defaults)
 				       sizeof(err)), 0);
 	ck_assert_str_eq(o.dir, "/scratch/a=b");
 	ck_assert_int_eq(o.every, 5);
+	ck_assert_int_eq(o.resume, ML_CKPT_RESUME_OWN);
+	ck_assert_int_eq(ml_ckpt_parse("/a,resume=any", &o, err,
+				       sizeof(err)), 0);
+	ck_assert_int_eq(o.resume, ML_CKPT_RESUME_ANY);
+	ck_assert_int_eq(ml_ckpt_parse("/a,resume=123,every=2", &o, err,
+				       sizeof(err)), 0);
+	ck_assert_int_eq(o.resume, ML_CKPT_RESUME_JOB);
+	ck_assert_int_eq(o.resume_job, 123);
+	ck_assert_int_eq(o.every, 2);
+	ck_assert_int_eq(ml_ckpt_parse("/a,resume=own", &o, err,
+				       sizeof(err)), 0);
+	ck_assert_int_eq(o.resume, ML_CKPT_RESUME_OWN);
 }
 END_TEST
 
@@ -142,6 +154,10 @@ static const struct {
 	{ "/a,every=99999999999999999999999", "every=" },
 	{ "/a\nb,every=5", "control character" },
 	{ "/a\tb", "control character" },
+	{ "/a,resume=x", "resume='x'" },
+	{ "/a,resume=0", "resume='0'" },
+	{ "/a,resume=4294967295", "resume='4294967295'" },
+	{ "/a,resume=any,resume=own", "'resume' given twice" },
 };
 
 START_TEST(parse_errors)
@@ -335,6 +351,134 @@ START_TEST(plugin_user_init)
 	ck_assert_int_eq(ml_ckpt_user_init(NULL, &o, err, sizeof(err)), -1);
 	spank_stub.array_job = 0;
 	spank_stub.array_task = NO_VAL;
+	_rmtmp();
+}
+END_TEST
+
+/* _epoch_is CKDIR TEXT: DIR/epoch holds TEXT. */
+static void _epoch_is(const char *dir, const char *text)
+{
+	char path[PATH_MAX + 16], buf[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/epoch", dir);
+	ck_assert_int_ge(fd = open(path, O_RDONLY), 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_str_eq(buf, text);
+}
+
+static char _cache[PATH_MAX];
+
+/* _start JOB RESTARTS ARG: post_opt and user_init of job JOB's run
+ * (restart RESTARTS) on ARG. */
+static int _start(uint32_t job, long restarts, const char *arg, char *err,
+		  size_t errlen)
+{
+	struct ml_ckpt_opts o;
+
+	spank_stub.job_id = job;
+	spank_stub.restarts = restarts;
+	ck_assert_int_eq(ml_ckpt_parse(arg, &o, err, errlen), 0);
+	o.lead = 0;
+	ck_assert_int_eq(ml_ckpt_post_opt(NULL, &o, _cache, err, errlen), 0);
+	if (ml_ckpt_user_init(NULL, &o, err, errlen))
+		return -1;
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	return 0;
+}
+
+/*
+ * A DIR the jobs of a user share (no %j): a job resumes the run of
+ * another job only when the user names it (issue 29 item 5); a requeue
+ * (same job id, more restarts) resumes its own.  DIR/epoch records whose
+ * run DIR holds.
+ */
+START_TEST(plugin_resume_owner)
+{
+	struct ml_ckpt_opts o = { 0 };
+	char err[512], arg[PATH_MAX + 64], dir[PATH_MAX + 64];
+	char step[PATH_MAX + 64], want[PATH_MAX + 256];
+
+	_mktmp();
+	spank_stub_env_clear();
+	ml_ckpt_restart_lookup = spank_stub_restart;
+	snprintf(_cache, sizeof(_cache), "%s/cache", _tmpdir);
+	snprintf(dir, sizeof(dir), "%s/shared%%", _tmpdir);
+	snprintf(step, sizeof(step), "%s/step-000000000040", dir);
+	snprintf(arg, sizeof(arg), "%s/shared%%%%,every=10", _tmpdir);
+
+	/* Job 100 starts afresh and leaves a checkpoint. */
+	ck_assert_int_eq(_start(100, 0, arg, err, sizeof(err)), 0);
+	ck_assert_str_eq(ml_ckpt_resume_note(), "");
+	ck_assert_str_eq(_stub_env("TOPOML_RESUME"), "");
+	_epoch_is(dir, "0 100\n");
+	ck_assert_int_eq(mkdir(step, 0755), 0);
+	snprintf(want, sizeof(want), "%s/latest", dir);
+	ck_assert_int_eq(symlink("step-000000000040", want), 0);
+	/* Its requeue resumes it, and says so. */
+	ck_assert_int_eq(_start(100, 1, arg, err, sizeof(err)), 0);
+	ck_assert_str_eq(_stub_env("TOPOML_RESUME"), step);
+	snprintf(want, sizeof(want), "resuming from %s (step 40): the run of "
+		 "this job, 100", step);
+	ck_assert_str_eq(ml_ckpt_resume_note(), want);
+	_epoch_is(dir, "1 100\n");
+
+	/* Job 200, resubmitted: refused, DIR's record unchanged. */
+	ck_assert_int_eq(_start(200, 0, arg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s holds the run of job 100 (latest "
+		 "checkpoint: step 40); a job resumes only its own run: add "
+		 "resume=100 to --ml-ckpt", dir);
+	ck_assert_msg(strstr(err, want), "%s", err);
+	_epoch_is(dir, "1 100\n");
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	/* resume=own is the default; resume= another job: refused too. */
+	snprintf(want, sizeof(want), "%s,resume=own", arg);
+	ck_assert_int_eq(_start(200, 0, want, err, sizeof(err)), -1);
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	snprintf(want, sizeof(want), "%s,resume=99", arg);
+	ck_assert_int_eq(_start(200, 0, want, err, sizeof(err)), -1);
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	/* resume=100: job 200 takes the run over (its own restart count). */
+	snprintf(want, sizeof(want), "%s,resume=100", arg);
+	ck_assert_int_eq(_start(200, 0, want, err, sizeof(err)), 0);
+	ck_assert_str_eq(_stub_env("TOPOML_RESUME"), step);
+	snprintf(want, sizeof(want), "resuming from %s (step 40): the run of "
+		 "job 100, as resume=100 asks", step);
+	ck_assert_str_eq(ml_ckpt_resume_note(), want);
+	_epoch_is(dir, "0 200\n");
+	/* resume=any: whoever's run. */
+	snprintf(want, sizeof(want), "%s,resume=any", arg);
+	ck_assert_int_eq(_start(300, 0, want, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "resuming from %s (step 40): the run of "
+		 "job 200, as resume=any asks", step);
+	ck_assert_str_eq(ml_ckpt_resume_note(), want);
+	_epoch_is(dir, "0 300\n");
+
+	/* A directory of an older version (no job recorded): another's. */
+	_write_file(dir, "epoch", "3\n");
+	ck_assert_int_eq(_start(300, 0, arg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "holds the run of a job not recorded"),
+		      "%s", err);
+	ck_assert_msg(strstr(err, "add resume=any"), "%s", err);
+	ck_assert_int_eq(ml_ckpt_exit(NULL, &o), 0);
+	/* The helpers raise the count and keep the job recorded. */
+	_write_file(dir, "epoch", "1 300\n");
+	ck_assert_int_eq(topoml_ckpt__write_epoch(dir, 2), 0);
+	_epoch_is(dir, "2 300\n");
+	ck_assert_int_eq(topoml_ckpt__read_epoch(dir, geteuid()), 2);
+
+	/* No checkpoint: a new job takes DIR, whoever's it was. */
+	snprintf(want, sizeof(want), "%s/latest", dir);
+	ck_assert_int_eq(unlink(want), 0);
+	ck_assert_int_eq(_start(400, 0, arg, err, sizeof(err)), 0);
+	ck_assert_str_eq(ml_ckpt_resume_note(), "");
+	_epoch_is(dir, "0 400\n");
+	spank_stub.job_id = 4242;
+	spank_stub.restarts = 0;
 	_rmtmp();
 }
 END_TEST
@@ -1042,6 +1186,7 @@ int main(void)
 	tcase_add_test(tp, plugin_local_check);
 	tcase_add_test(tp, plugin_user_init);
 	tcase_add_test(tp, plugin_hostile_files);
+	tcase_add_test(tp, plugin_resume_owner);
 	suite_add_tcase(s, tp);
 	tcase_add_test(tl, should_every);
 	tcase_add_loop_test(tl, should_event_agree, 0, 34);

@@ -10,6 +10,8 @@
 #   user               an unprivileged user's job: files and page are the
 #                      user's, warning and requeue work the same
 #   baddir             a DIR the user cannot write: sbatch fails, saying why
+#   shared             a DIR the user's jobs share (%u): a new job does not
+#                      resume another job's run unless resume=any|JOBID
 #   preempt            preempted (PreemptMode=REQUEUE) by a higher tier job
 #   interval           interval=2 through the TOPOML_CKPT environment twin
 #   ranks              2 nodes x 2 ranks in lockstep: all ranks checkpoint
@@ -183,6 +185,61 @@ out=$(su -s /bin/sh "$CK_USER" -c "cd /tmp && SLURM_CONF=$SLURM_CONF \
 echo "$out" | grep -q "rootonly.*not writable by uid $CK_UID" ||
 	fail "unclear error for an unwritable DIR: $out"
 echo "baddir: sbatch refused: $out"
+
+# 1b. A DIR the jobs of a user share (%u, no %j): a new job resumes
+# another job's run only when the user names it, and says which
+# checkpoint it resumed and why (issue 29 item 5).
+sd=$BASE/shared
+mkdir -p "$sd"
+chown "$CK_USER" "$sd"
+printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/bin exec %s/bin/train_c 40 5 %s\n' \
+	"$BASE" "$BASE" "$sd" >"$sd/job.sh"
+chmod 755 "$sd/job.sh"
+# shared [OPTS]: run a job on DIR=$sd/%u/ck to its end; prints its id and
+# its final state.
+shared() {
+	local id i s
+	id=$(su -s /bin/sh "$CK_USER" -c "cd $sd && SLURM_CONF=$SLURM_CONF \
+		sbatch --parsable -N1 -o $sd/%j.out \
+		--ml-ckpt=$sd/%u/ck,every=10${1:-} $sd/job.sh") || return 1
+	for i in $(seq 1 120); do
+		s=$(scontrol show job "$id" 2>/dev/null |
+			grep -o 'JobState=[A-Z]*' | cut -d= -f2)
+		case "$s" in COMPLETED | FAILED) break ;; esac
+		sleep 0.5
+	done
+	echo "$id $s"
+}
+ck=$sd/$CK_USER/ck
+read -r j1 s <<<"$(shared)" || fail "shared: sbatch"
+[ "$s" = COMPLETED ] && grep -q '^final steps=40' "$sd/$j1.out" ||
+	fail "shared: first job $j1 $s: $(cat "$sd/$j1.out")"
+# The same job again: refused, the reason once, nothing trained.
+read -r j2 s <<<"$(shared)" || fail "shared: sbatch 2"
+out=$(cat "$sd/$j2.out")
+[ "$s" = FAILED ] || fail "shared: job $j2 resubmitted ended $s: $out"
+[ "$(grep -c 'topoml:' <<<"$out")" = 1 ] && grep -qF "topoml: --ml-ckpt: \
+$ck holds the run of job $j1 (latest checkpoint: step 40); a job resumes \
+only its own run: add resume=$j1" <<<"$out" ||
+	fail "shared: job $j2 did not say why once: $out"
+case "$out" in *start*) fail "shared: job $j2 trained: $out" ;; esac
+# resume=any: the user asks to continue it; the job says from where.
+read -r j3 s <<<"$(shared ,resume=any)" || fail "shared: sbatch 3"
+out=$(cat "$sd/$j3.out")
+[ "$s" = COMPLETED ] && grep -qxF "topoml: --ml-ckpt: resuming from \
+$ck/step-000000000040 (step 40): the run of job $j1, as resume=any asks" \
+	<<<"$out" && grep -qx 'start restart 0 from 40' <<<"$out" ||
+	fail "shared: resume=any job $j3 $s: $out"
+# resume=JOBID: the run of that job only (job 3 took it over).
+read -r j4 s <<<"$(shared ",resume=$j1")" || fail "shared: sbatch 4"
+[ "$s" = FAILED ] && grep -qF "holds the run of job $j3" "$sd/$j4.out" ||
+	fail "shared: resume=$j1 job $j4 $s: $(cat "$sd/$j4.out")"
+read -r j5 s <<<"$(shared ",resume=$j3")" || fail "shared: sbatch 5"
+[ "$s" = COMPLETED ] &&
+	grep -qF "the run of job $j3, as resume=$j3 asks" "$sd/$j5.out" ||
+	fail "shared: resume=$j3 job $j5 $s: $(cat "$sd/$j5.out")"
+echo "shared: job $j2 refused, $j3 (resume=any) and $j5 (resume=$j3)" \
+	"resumed step 40 of job $j1's run"
 
 # 2. All the runs at once.
 id_lc=$(submit limit_c root c 700 50 "every=10,lead=50" --time=1) ||

@@ -7,7 +7,12 @@
 #   baddir     TOPOML_CKPT naming an unwritable DIR through --export (past
 #              sbatch's check): the job fails with the reason in its
 #              output, nothing is created there
-#   badenv     TOPOML_NCCL=maybe through --export: the same
+#   badenv     TOPOML_GPU_BIND=fast through --export: the same; srun
+#              with TOPOML_NCCL=maybe, --ml-ckpt on an unwritable DIR,
+#              --ml-parallel=tp=3 on 4 tasks: srun or the step fails,
+#              the reason once in its output (a path both nodes of a
+#              step refuse: once per node, named); these under
+#              plugstack.conf's keyword required and optional both
 #   squat      another user cannot create, read or write the victim's
 #              page or page directory
 #   env        SLURM_JOB_USER and SLURM_RESTART_COUNT in the job's
@@ -120,37 +125,94 @@ grep -q "runs again elsewhere" "$CLUSTER_DIR"/log/slurmd-*.log &&
 no_drain symlink
 echo "symlink: job $id $s, nothing leaked"
 
-# 3. baddir: past sbatch's own check through --export.
+# once OUT TEXT: TEXT is the one line of OUT that names topoml, and no
+# line is Slurm's about its plugin stack (the reason once, no noise).
+once() {
+	local n
+	n=$(grep -c 'topoml:' <<<"$1")
+	[ "$n" = 1 ] && grep -qF -- "$2" <<<"$1" ||
+		fail "$kw: want '$2' once, got $n line(s): '$1'"
+	case "$1" in *spank* | *"plugin stack"*) fail "$kw: noise: '$1'" ;; esac
+}
+
+# 3-4. Every refusal fails the job or the step whatever plugstack.conf's
+# keyword: under `optional` slurmstepd ignores a task_init error and
+# srun/sbatch an init_post_opt error (issue 29 item 4).  slurmstepd,
+# srun and sbatch read plugstack.conf at every start.
 mkdir -p "$BASE/rootonly"
 chmod 755 "$BASE/rootonly"
-id=$(as "$U1" sbatch --parsable -N1 -o "$BASE/$U1/baddir.out" \
-	--export=ALL,TOPOML_CKPT="$BASE/rootonly/x" --wrap 'echo RAN') ||
-	fail "baddir: sbatch"
-s=$(wait_end "$id" 60) || fail "baddir: job $id still $s"
-out=$(cat "$BASE/$U1/baddir.out" 2>/dev/null)
-[ "$s" = FAILED ] || fail "baddir: job $id ended $s: $out"
-echo "$out" | grep -q "topoml: --ml-ckpt: cannot use $BASE/rootonly/x/$id" ||
-	fail "baddir: no reason in the job's output: '$out'"
-case "$out" in *RAN*) fail "baddir: the script ran" ;; esac
-[ -z "$(ls -A "$BASE/rootonly")" ] || fail "baddir: created in rootonly"
-no_drain baddir
-echo "baddir: job $id $s: $(echo "$out" | head -1)"
+plugstack=$(sed -n 's/^PlugStackConfig=//p' "$SLURM_CONF")
+for kw in required optional; do
+	sed -i "s/^[a-z]* \(.*topoml.so\)/$kw \1/" "$plugstack"
+	grep -q "^$kw .*topoml.so" "$plugstack" || fail "$kw: $plugstack"
 
-# 4. badenv: a bad value of an option's environment twin.
-id=$(as "$U1" sbatch --parsable -N1 -o "$BASE/$U1/badenv.out" \
-	--export=ALL,TOPOML_NCCL=maybe --wrap 'echo RAN') ||
-	fail "badenv: sbatch"
-s=$(wait_end "$id" 60) || fail "badenv: job $id still $s"
-out=$(cat "$BASE/$U1/badenv.out" 2>/dev/null)
-[ "$s" = FAILED ] || fail "badenv: job $id ended $s: $out"
-echo "$out" | grep -q "topoml: TOPOML_NCCL: invalid value 'maybe'" ||
-	fail "badenv: no reason in the job's output: '$out'"
-no_drain badenv
-echo "badenv: job $id $s: $(echo "$out" | head -1)"
-# The same through srun inside a good allocation: that step fails alone.
-out=$(as "$U1" env TOPOML_NCCL=maybe srun -N1 true 2>&1) &&
-	fail "badenv: srun accepted TOPOML_NCCL=maybe"
-no_drain badenv-srun
+	# baddir: past sbatch's own check through --export.
+	id=$(as "$U1" sbatch --parsable -N1 -o "$BASE/$U1/baddir.out" \
+		--export=ALL,TOPOML_CKPT="$BASE/rootonly/x" \
+		--wrap 'echo RAN') ||
+		fail "$kw baddir: sbatch"
+	s=$(wait_end "$id" 60) || fail "$kw baddir: job $id still $s"
+	out=$(cat "$BASE/$U1/baddir.out" 2>/dev/null)
+	[ "$s" = FAILED ] || fail "$kw baddir: job $id ended $s: $out"
+	once "$out" "topoml: --ml-ckpt: cannot use $BASE/rootonly/x/$id"
+	case "$out" in *RAN*) fail "$kw baddir: the script ran" ;; esac
+	[ -z "$(ls -A "$BASE/rootonly")" ] ||
+		fail "$kw baddir: created in rootonly"
+	no_drain "$kw baddir"
+	echo "$kw baddir: job $id $s: $out"
+
+	# badenv: a bad value of an option's environment twin.
+	id=$(as "$U1" sbatch --parsable -N1 -o "$BASE/$U1/badenv.out" \
+		--export=ALL,TOPOML_GPU_BIND=fast --wrap 'echo RAN') ||
+		fail "$kw badenv: sbatch"
+	s=$(wait_end "$id" 60) || fail "$kw badenv: job $id still $s"
+	out=$(cat "$BASE/$U1/badenv.out" 2>/dev/null)
+	[ "$s" = FAILED ] || fail "$kw badenv: job $id ended $s: $out"
+	once "$out" "topoml: TOPOML_GPU_BIND: invalid value 'fast'"
+	case "$out" in *RAN*) fail "$kw badenv: the script ran" ;; esac
+	no_drain "$kw badenv"
+	echo "$kw badenv: job $id $s: $out"
+	# The same through srun (its own check), and a step inside a good
+	# allocation: that step fails alone.
+	out=$(as "$U1" env TOPOML_NCCL=maybe srun -N1 echo RAN 2>&1) &&
+		fail "$kw badenv: srun accepted TOPOML_NCCL=maybe: $out"
+	once "$out" "topoml: TOPOML_NCCL: invalid value 'maybe'"
+	case "$out" in *RAN*) fail "$kw badenv: srun ran" ;; esac
+	out=$(as "$U1" salloc -Q -N1 sh -c "TOPOML_NCCL=maybe srun echo RAN; \
+echo step=\$?; srun echo OK" 2>&1)
+	case "$out" in *RAN* | *step=0*) fail "$kw badenv step: '$out'" ;; esac
+	grep -qx OK <<<"$out" || fail "$kw badenv step: next step: '$out'"
+	no_drain "$kw badenv-srun"
+
+	# Past srun's check (the job's environment only): a path each node
+	# refuses by itself, so each says it, the second with its name.
+	out=$(as "$U1" srun -N2 --export=ALL,TOPOML_CKPT="$BASE/rootonly/z" \
+		echo RAN 2>&1) && fail "$kw 2 nodes baddir: srun ran: $out"
+	[ "$(grep -c 'topoml:' <<<"$out")" = 2 ] &&
+		grep -q "^topoml: --ml-ckpt: cannot use $BASE/rootonly/z/" \
+			<<<"$out" &&
+		grep -q "^topoml: node n[0-9]: --ml-ckpt: cannot use \
+$BASE/rootonly/z/" <<<"$out" || fail "$kw 2 nodes baddir: '$out'"
+	case "$out" in *RAN*) fail "$kw 2 nodes baddir: a task ran" ;; esac
+
+	# An unwritable DIR on srun's command line: refused before launch.
+	out=$(as "$U1" srun -N1 --ml-ckpt="$BASE/rootonly/y" echo RAN 2>&1) &&
+		fail "$kw srun baddir: srun ran: $out"
+	once "$out" "topoml: --ml-ckpt: $BASE/rootonly/y: cannot create"
+	case "$out" in *RAN*) fail "$kw srun baddir: the task ran" ;; esac
+
+	# --ml-parallel sizes that do not divide the step's tasks: refused
+	# in the tasks of 2 nodes, printed once, never run without RANK.
+	out=$(as "$U1" srun -N2 -n4 --ml-parallel=tp=3 \
+		sh -c 'echo RAN RANK=$RANK' 2>&1) &&
+		fail "$kw parallel: tp=3 on 4 tasks ran: $out"
+	once "$out" "topoml: --ml-parallel=tp=3:"
+	case "$out" in *RAN*) fail "$kw parallel: a task ran: $out" ;; esac
+	no_drain "$kw parallel"
+	echo "$kw: srun refusals: $(grep topoml <<<"$out")"
+done
+kw=required
+sed -i "s/^[a-z]* \(.*topoml.so\)/$kw \1/" "$plugstack"
 
 # 5. squat: the victim's page directory and page are out of reach.
 id=$(as "$U1" sbatch --parsable -N1 -o "$BASE/$U1/squat.out" \

@@ -233,6 +233,23 @@ class Commit(Base):
         new.begin(5)
         self.assertEqual(new.commit(), 0)
 
+    def test_fenced_keeps_job(self):
+        # The plugin records whose run DIR holds ("RESTART JOB"): the
+        # helper raises the count and keeps the job, and fences on it.
+        with open(os.path.join(self.tmp, "epoch"), "w") as f:
+            f.write("1 4242\n")
+        os.environ["TOPOML_RESTART_COUNT"] = "3"
+        ck = tc.Checkpointer(self.tmp)
+        with open(os.path.join(self.tmp, "epoch")) as f:
+            self.assertEqual(f.read(), "3 4242\n")
+        ck.begin(5)
+        self.assertEqual(ck.commit(), 0)
+        with open(os.path.join(self.tmp, "epoch"), "w") as f:
+            f.write("4 4242\n")
+        ck.begin(6)
+        with self.assertRaises(tc.StaleRun):
+            ck.commit()
+
     def test_kill9(self):
         """kill -9 at random points of commits: latest always complete."""
         n = int(os.environ.get("CKPT_TORTURE_PY", "100"))

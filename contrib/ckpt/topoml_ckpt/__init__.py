@@ -104,33 +104,45 @@ def _read_latest(directory: str) -> Tuple[int, Optional[str]]:
     return step, path
 
 
-def _read_epoch(directory: str) -> int:
+def _read_epoch_job(directory: str) -> Tuple[int, int]:
+    """DIR/epoch, "RESTART JOB": (restart count, job id whose run DIR
+    holds, 0 unrecorded); (-1, 0) when absent."""
     # The same rule as the C layout: a regular file of ours, never a
     # symlink, never a FIFO that would block.
     try:
         fd = os.open(os.path.join(directory, "epoch"),
                      os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return -1
+        return -1, 0
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-            return -1
-        return int(os.read(fd, 32).strip() or -1)
+            return -1, 0
+        words = os.read(fd, 64).split()
+        restart = int(words[0]) if words else -1
+        job = int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
+        return restart, job
     except (OSError, ValueError):
-        return -1
+        return -1, 0
     finally:
         os.close(fd)
 
 
+def _read_epoch(directory: str) -> int:
+    return _read_epoch_job(directory)[0]
+
+
 def _write_epoch(directory: str, restart: int) -> None:
-    if _read_epoch(directory) >= restart:
+    # The job recorded stays: the plugin alone says whose run DIR holds.
+    cur, job = _read_epoch_job(directory)
+    if cur >= restart:
         return
     tmp = os.path.join(directory, ".epoch.%d" % os.getpid())
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            os.write(fd, b"%d\n" % restart)
+            os.write(fd, (b"%d %d\n" % (restart, job)) if job else
+                     b"%d\n" % restart)
             os.fsync(fd)
         finally:
             os.close(fd)
