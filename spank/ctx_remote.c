@@ -233,7 +233,10 @@ static int _job(spank_t sp, uint32_t jobid)
 		goto out;
 	}
 	_master_addr(names[0], ml.job.master_addr, sizeof(ml.job.master_addr));
-	if (ml.val[ML_OPT_RANK_ORDER] != ML_RANK_TOPOLOGY || n < 2) {
+	/* --ml-parallel with --ml-rank-order=slurm still wants the
+	 * tensor-group check below: the counts are needed for both. */
+	if (n < 2 || (ml.val[ML_OPT_RANK_ORDER] != ML_RANK_TOPOLOGY &&
+		      !ml.set[ML_OPT_PARALLEL])) {
 		rc = 0;
 		goto out;
 	}
@@ -244,8 +247,9 @@ static int _job(spank_t sp, uint32_t jobid)
 	if ((_getenv(sp, "SLURM_STEP_TASKS_PER_NODE", tpn, sizeof(tpn)) &&
 	     _getenv(sp, "SLURM_TASKS_PER_NODE", tpn, sizeof(tpn))) ||
 	    ml_parse_tasks_per_node(tpn, counts, n) != n) {
-		ML_ERR(ML_OPT_RANK_ORDER, "no task counts per node, using "
-		       "Slurm's order");
+		if (ml.val[ML_OPT_RANK_ORDER] == ML_RANK_TOPOLOGY)
+			ML_ERR(ML_OPT_RANK_ORDER, "no task counts per node, "
+			       "using Slurm's order");
 		rc = 0;
 		goto out;
 	}
@@ -261,6 +265,10 @@ static int _job(spank_t sp, uint32_t jobid)
 				 ml.par.tp, counts[i], names[i]);
 			break;
 		}
+	if (ml.val[ML_OPT_RANK_ORDER] != ML_RANK_TOPOLOGY) {
+		rc = 0;
+		goto out;
+	}
 	if (_comment_order(jobid, names, n, order) &&
 	    _topology_order(names, n, order)) {
 		rc = 0;
@@ -625,7 +633,7 @@ int ml_remote_user_init(spank_t sp)
 }
 
 /* Bind within what Slurm already allowed; false when nothing is left. */
-static bool _bind_cpus(hwloc_const_bitmap_t want)
+static bool _bind_cpus(hwloc_const_bitmap_t want, int tid)
 {
 	cpu_set_t cur, set;
 	unsigned int i;
@@ -641,8 +649,14 @@ static bool _bind_cpus(hwloc_const_bitmap_t want)
 		}
 	hwloc_bitmap_foreach_end();
 	if (!count) {
-		ml_log(ML_LOG_INFO, "topoml: the CPUs near this task's GPU are "
-		       "outside its allocation: left unbound");
+		/* In the task: stderr is the job's output, where the user
+		 * who asked for --ml-gpu-bind looks (not slurmd's log). */
+		const char *node = getenv("SLURMD_NODENAME");
+
+		dprintf(STDERR_FILENO, "topoml: warning: --ml-gpu-bind: node "
+			"%s, task %d: the CPUs near its GPU are outside the "
+			"CPUs Slurm gave it: CPU binding left as Slurm set "
+			"it\n", ml_node_name_ok(node) ? node : "?", tid);
 		return false;
 	}
 	if (sched_setaffinity(0, sizeof(set), &set)) {
@@ -774,7 +788,7 @@ int ml_remote_task_init(spank_t sp)
 		ml_env_gpu(b, &env);
 		_keep_visible(sp, b, &env);
 		if (ml.conf.bind_cpus && !hwloc_bitmap_iszero(b->cpuset))
-			bound = _bind_cpus(b->cpuset);
+			bound = _bind_cpus(b->cpuset, tid);
 	}
 	if (ml.val[ML_OPT_NCCL] == ML_NCCL_AUTO || ml.set[ML_OPT_PARALLEL]) {
 		ml.job.local_rank = tid;

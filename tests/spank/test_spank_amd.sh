@@ -60,6 +60,14 @@ done
 # Task 0's GCDs are next to CPUs 0-15 (0 and 1 here); the others' CPUs
 # are outside this machine: left unbound, never failed.
 want "$out" 0 CPUS 0-1 "gres:8"
+# ... and the job's output says so, once per such task (not slurmd's log).
+for t in 1 2 3; do
+	[ "$(grep -c "task $t: the CPUs near its GPU are outside" \
+		"$out.err")" = 1 ] || cluster_fail "gres:8: no 'left as Slurm" \
+		"set it' warning of task $t in the output: $(cat "$out.err")"
+done
+! grep -q "task 0: the CPUs near" "$out.err" ||
+	cluster_fail "gres:8: task 0 is bound, yet warned"
 echo "ok: --gres=gpu:8 -n4 on the MI250X-like node"
 
 # 2. Without GRES: the plugin sets ROCR_VISIBLE_DEVICES itself; one GCD per

@@ -122,6 +122,19 @@ bad=$(sinfo -h -N -n 'n[1-8]' -o '%t' |
 	awk '$1 !~ /^(idle|alloc|mix|comp(leting)?)$/' | wc -l)
 [ "$bad" = 0 ] || cluster_fail "nodes left unusable: $(sinfo -N)"
 echo "ok: tp=3 on 16 tasks refused in the job's output, nodes not drained"
+
+# 3 tasks a node and tp=2: a tensor group straddles two nodes.  The job
+# runs and its output says so once, in either rank order.
+for ro in topology slurm; do
+	as_user timeout 120 salloc -Q -N2 --ntasks-per-node=3 srun \
+		--ml-parallel=tp=2,pp=1 --ml-rank-order=$ro true \
+		>split.out 2>&1 || cluster_fail "tp=2 at 3 a node ($ro):" \
+		"$(cat split.out)"
+	[ "$(grep -c 'tp=2 and the 3 tasks of node .*: tensor groups share' \
+		split.out)" = 1 ] || cluster_fail "tp=2 at 3 a node ($ro):" \
+		"not one warning: $(cat split.out)"
+done
+echo "ok: tensor groups across nodes warned once, either rank order"
 cd / && cluster_stop
 rm -rf "$SPANK_CACHE"
 
