@@ -903,6 +903,7 @@ int cmd_generate(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	family = argv[1];
+	argv[1] = argv[0];	/* "topoml generate" in getopt's messages */
 	optind = 1;
 	while ((c = getopt_long(argc - 1, argv + 1, "o:qh", opts, NULL)) != -1) {
 		rc = 0;
