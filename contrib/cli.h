@@ -39,6 +39,29 @@ void cli_errors(const topoml_errors_t *e, const char *what);
 /* 0 when path can be opened for reading, else -1 with a message. */
 int cli_readable(const char *path);
 
+/*
+ * What a slurm.conf defines, for import-ib --slurm-conf and check
+ * --site-conf --slurm-conf: the nodes of t its NodeName= lines name (host
+ * lists expanded, DEFAULT ignored; names t lacks skipped) and the names of
+ * its PartitionName= lines.
+ */
+struct cli_slurm_conf {
+	int node_lines;		/* NodeName= lines, DEFAULT not counted */
+	hwloc_bitmap_t nodes;	/* nodes of t (empty when t is NULL) */
+	int nparts;
+	char **parts;
+};
+/* 0, or -1 with a message (cannot be read, no memory); t may be NULL. */
+int cli_slurm_conf_read(const char *path, const topoml_topo_t *t,
+			struct cli_slurm_conf *sc);
+void cli_slurm_conf_clear(struct cli_slurm_conf *sc);
+
+/* "s" unless n is 1: "1 node", "2 nodes". */
+static inline const char *cli_plural(long n)
+{
+	return n == 1 ? "" : "s";
+}
+
 /* "topoml, slurm-tree, ...": every policy libtopoml knows, for help texts
  * and errors (one list: the engine's name table). */
 const char *cli_policy_list(void);

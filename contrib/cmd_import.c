@@ -79,47 +79,6 @@ static const char *_not_a_node(const char *name)
 	return NULL;
 }
 
-/* Hosts that NodeName= lines of slurm.conf define, as nodes of t. */
-static int _slurm_conf_nodes(const topoml_topo_t *t, const char *path,
-			     hwloc_bitmap_t keep, int *nconf)
-{
-	FILE *f = fopen(path, "r");
-	char line[8192];
-
-	if (!f) {
-		cli_err("%s: %s", path, strerror(errno));
-		return -1;
-	}
-	*nconf = 0;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line, *end, *hash = strchr(line, '#');
-		topoml_errors_t err = { 0 };
-		hwloc_bitmap_t set;
-
-		if (hash)
-			*hash = '\0';
-		while (isspace((unsigned char)*p))
-			p++;
-		if (strncasecmp(p, "NodeName=", 9))
-			continue;
-		p += 9;
-		for (end = p; *end && !isspace((unsigned char)*end); end++)
-			;
-		*end = '\0';
-		if (!strcasecmp(p, "DEFAULT"))
-			continue;
-		(*nconf)++;
-		/* names slurm.conf has but the fabric lacks are not an error */
-		set = topoml_nodeset_parse(t, p, &err);
-		if (set)
-			hwloc_bitmap_or(keep, keep, set);
-		hwloc_bitmap_free(set);
-		topoml_errors_clear(&err);
-	}
-	fclose(f);
-	return 0;
-}
-
 /*
  * The same fabric with only the hosts in keep: switches left without a
  * host below them go too (Slurm's topology.conf has no use for them).
@@ -254,7 +213,7 @@ int cmd_import_ib(int argc, char **argv)
 	}
 	if (npat || slurm_conf) {
 		topoml_topo_t *n;
-		int v, nconf = 0;
+		int v;
 
 		keep = hwloc_bitmap_alloc();
 		if (!keep)
@@ -265,20 +224,18 @@ int cmd_import_ib(int argc, char **argv)
 					if (!fnmatch(pat[i], t->nodes[v].name, 0))
 						hwloc_bitmap_set(keep, v);
 		if (slurm_conf) {
-			hwloc_bitmap_t sc = hwloc_bitmap_alloc();
+			struct cli_slurm_conf sc;
 
-			if (!sc || _slurm_conf_nodes(t, slurm_conf, sc,
-						     &nconf)) {
-				hwloc_bitmap_free(sc);
+			if (cli_slurm_conf_read(slurm_conf, t, &sc)) {
 				rc = 2;
 				goto out;
 			}
 			/* both filters: a host must pass both */
 			if (npat)
-				hwloc_bitmap_and(keep, keep, sc);
+				hwloc_bitmap_and(keep, keep, sc.nodes);
 			else
-				hwloc_bitmap_copy(keep, sc);
-			hwloc_bitmap_free(sc);
+				hwloc_bitmap_copy(keep, sc.nodes);
+			cli_slurm_conf_clear(&sc);
 		}
 		if (hwloc_bitmap_iszero(keep)) {
 			cli_err("no host of %s passes %s%s%s", argv[optind],

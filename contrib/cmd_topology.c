@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <json-c/json.h>
 
 #include "cli.h"
@@ -41,15 +42,16 @@ static topoml_topo_t *_load_quiet(const char *path, enum topoml_format fmt,
 				  topoml_errors_t *err, topoml_errors_t *warn,
 				  int *rc)
 {
-	FILE *f = fopen(path, "r");
+	int fd = topoml_open_regular(path);
 	topoml_topo_t *t;
 
-	if (!f) {
-		topoml_errors_add(err, "%s: %s", path, strerror(errno));
+	if (fd < 0) {
+		topoml_errors_add(err, "%s: %s", path,
+				  topoml_open_error(errno));
 		*rc = CLI_USAGE;
 		return NULL;
 	}
-	fclose(f);
+	close(fd);
 	cli_progress_step("loading %s", path);
 	t = topoml_load_ex(path, fmt, err, warn);
 	cli_progress_end();
@@ -181,7 +183,8 @@ static void _check_usage(FILE *f)
 {
 	fprintf(f,
 "usage: topoml check [-q] [--json] [--format auto|conf|json|ibnet] FILE...\n"
-"       topoml check [-q] [--json] --site-conf topoml.conf [FILE...]\n"
+"       topoml check [-q] [--json] --site-conf topoml.conf\n"
+"                    [--slurm-conf slurm.conf] [FILE...]\n"
 "Validate site topology files: one summary line per file and exit 0, or\n"
 "every error found (FILE:LINE[:COL]: what is wrong) and exit 1; exit 2 for\n"
 "a file that cannot be read or a usage error.\n"
@@ -190,7 +193,9 @@ static void _check_usage(FILE *f)
 "Warnings (what Slurm accepts but only logs) go to stderr; -q hides them.\n"
 "--site-conf also validates select/topoml's topoml.conf and the topology\n"
 "file it names, as slurmctld will read them, and prints every key's value\n"
-"(defaults included) and each partition's overrides.\n");
+"(defaults included) and each partition's overrides.  --slurm-conf adds\n"
+"what that slurm.conf lacks (exit 1): a partition topoml.conf names, a\n"
+"node of the topology.\n");
 }
 
 /* topoml.conf's own spelling of each value (siteconf.c parses these). */
@@ -288,21 +293,82 @@ static void _site_conf_print(const char *path,
 	}
 }
 
+/*
+ * What slurm.conf lacks: partitions topoml.conf overrides (a typo leaves
+ * the override unused) and nodes of the topology (slurmctld places on
+ * slurm.conf's nodes only), each with the FILE:LINE that names it.
+ */
+static int _check_slurm_conf(const char *slurm_conf,
+			     const struct topoml_siteconf *sc,
+			     const topoml_topo_t *t, const char *topo,
+			     topoml_errors_t *err)
+{
+	struct cli_slurm_conf s;
+	int i, k, v, n = 0;
+
+	if (cli_slurm_conf_read(slurm_conf, t, &s))
+		return CLI_USAGE;
+	for (i = 0; i < sc->nparts; i++) {
+		const char *name = sc->parts[i].name, *like = NULL;
+
+		for (k = 0; k < s.nparts; k++) {
+			if (!strcmp(s.parts[k], name))
+				break;
+			if (!strcasecmp(s.parts[k], name))
+				like = s.parts[k];
+		}
+		if (k < s.nparts)
+			continue;
+		n++;
+		if (like)
+			topoml_errors_add(err, "%s:%d: PartitionName=%s: no such partition in %s (partition names are case-sensitive: %s)",
+					  sc->path ? sc->path : "topoml.conf",
+					  sc->parts[i].line, name, slurm_conf,
+					  like);
+		else
+			topoml_errors_add(err, "%s:%d: PartitionName=%s: no such partition in %s",
+					  sc->path ? sc->path : "topoml.conf",
+					  sc->parts[i].line, name, slurm_conf);
+	}
+	for (v = 0; t && v < t->nnodes; v++) {
+		if (hwloc_bitmap_isset(s.nodes, v))
+			continue;
+		n++;
+		if (t->nodes[v].line > 0)
+			topoml_errors_add(err, "%s:%d: node %s: not a NodeName of %s",
+					  topo ? topo : "?", t->nodes[v].line,
+					  t->nodes[v].name, slurm_conf);
+		else
+			topoml_errors_add(err, "%s: node %s: not a NodeName of %s",
+					  topo ? topo : "?", t->nodes[v].name,
+					  slurm_conf);
+	}
+	cli_slurm_conf_clear(&s);
+	return n ? CLI_INVALID : CLI_OK;
+}
+
 /* topoml.conf and the topology it names, as select/topoml loads them. */
-static int _check_site_conf(const char *path, json_object *jarr,
-			    bool quiet)
+static int _check_site_conf(const char *path, const char *slurm_conf,
+			    json_object *jarr, bool quiet)
 {
 	struct topoml_siteconf sc;
 	topoml_errors_t err = { 0 };
 	topoml_topo_t *t = NULL;
-	char *dir, *slash, *topo = NULL, sum[512];
+	char *dir = NULL, *slash, *topo = NULL, sum[512];
 	const char *inert;
-	int rc = CLI_INVALID;
+	int fd, rc = CLI_INVALID;
 
-	if (cli_readable(path))
-		return CLI_USAGE;
+	topoml_siteconf_init(&sc);
+	/* cannot be read (a directory too): 2, as for every file */
+	if ((fd = topoml_open_regular(path)) < 0) {
+		topoml_errors_add(&err, "%s: %s", path,
+				  topoml_open_error(errno));
+		rc = CLI_USAGE;
+		goto out;
+	}
+	close(fd);
 	if (!(dir = strdup(path)))
-		return CLI_INVALID;
+		goto out;
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
@@ -311,24 +377,33 @@ static int _check_site_conf(const char *path, json_object *jarr,
 	if (topoml_siteconf_read(path, &sc, &err))
 		goto out;
 	inert = topoml_siteconf_inert(&sc);
-	if (inert && !quiet) {
-		char line[512];
-
-		fprintf(stderr, "%s\n", topoml_log_format(line, sizeof(line),
-			"%s: warning: %s", path, inert));
+	if (inert && !quiet)
+		cli_err("%s: warning: %s", path, inert);
+	topo = topoml_siteconf_topology_path(&sc, dir);
+	if (sc.placement && topo &&
+	    (fd = topoml_open_regular(topo)) < 0) {
+		topoml_errors_add(&err, "%s: %s", topo,
+				  topoml_open_error(errno));
+		rc = CLI_USAGE;
+		goto out;
 	}
+	if (sc.placement && topo)
+		close(fd);
 	if (sc.placement &&
 	    !(t = topoml_siteconf_load_topology(&sc, dir, &err)))
 		goto out;
-	rc = CLI_OK;
-	topo = topoml_siteconf_topology_path(&sc, dir);
+	rc = slurm_conf ? _check_slurm_conf(slurm_conf, &sc, t, topo, &err) :
+			  CLI_OK;
+	if (rc == CLI_USAGE)
+		goto out;
 	if (jarr) {
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "file", json_object_new_string(path));
 		json_object_object_add(o, "kind",
 				       json_object_new_string("topoml.conf"));
-		json_object_object_add(o, "valid", json_object_new_boolean(1));
+		json_object_object_add(o, "valid",
+				       json_object_new_boolean(rc == CLI_OK));
 		json_object_object_add(o, "default_hint", json_object_new_string(
 			topoml_hint_name(sc.default_hint)));
 		json_object_object_add(o, "placement", json_object_new_string(
@@ -338,12 +413,16 @@ static int _check_site_conf(const char *path, json_object *jarr,
 		if (topo)
 			json_object_object_add(o, "topology_file",
 					       json_object_new_string(topo));
+		if (slurm_conf)
+			json_object_object_add(o, "slurm_conf",
+					json_object_new_string(slurm_conf));
 		_site_conf_json(o, &sc);
 		if (t)
 			json_object_object_add(o, "topology",
 					       cli_topology_json(t));
+		json_object_object_add(o, "errors", _errors_json(&err));
 		json_object_array_add(jarr, o);
-		goto out;
+		goto done;
 	}
 	_site_conf_print(path, &sc, topo);
 	if (t) {
@@ -360,8 +439,10 @@ out:
 		json_object_object_add(o, "valid", json_object_new_boolean(0));
 		json_object_object_add(o, "errors", _errors_json(&err));
 		json_object_array_add(jarr, o);
+	} else {
+		cli_errors(&err, NULL);
 	}
-	cli_errors(&err, NULL);
+done:
 	topoml_errors_clear(&err);
 	if (t)
 		topoml_free(t);
@@ -377,19 +458,20 @@ int cmd_check(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "site-conf", required_argument, NULL, 'c' },
+		{ "slurm-conf", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "progress", no_argument, NULL, CLI_OPT_PROGRESS },
 		{ NULL, 0, NULL, 0 }
 	};
 	enum topoml_format fmt = TOPOML_FMT_AUTO;
-	const char *site_conf = NULL;
+	const char *site_conf = NULL, *slurm_conf = NULL;
 	json_object *jarr = NULL;
 	bool quiet = false;
 	int c, i, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:qc:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:qc:S:jh", opts, NULL)) != -1) {
 		if (cli_common_opt(c)) {
 			quiet = quiet || c == CLI_OPT_QUIET;
 			continue;
@@ -397,6 +479,9 @@ int cmd_check(int argc, char **argv)
 		switch (c) {
 		case 'c':
 			site_conf = optarg;
+			break;
+		case 'S':
+			slurm_conf = optarg;
 			break;
 		case 'j':
 			jarr = jarr ? jarr : json_object_new_array();
@@ -423,8 +508,13 @@ int cmd_check(int argc, char **argv)
 		json_object_put(jarr);
 		return 2;
 	}
+	if (slurm_conf && !site_conf) {
+		cli_err("--slurm-conf goes with --site-conf");
+		json_object_put(jarr);
+		return 2;
+	}
 	if (site_conf)
-		rc = _check_site_conf(site_conf, jarr, quiet);
+		rc = _check_site_conf(site_conf, slurm_conf, jarr, quiet);
 	for (i = optind; i < argc; i++) {
 		topoml_errors_t err = { 0 }, warn = { 0 };
 		topoml_topo_t *t;
