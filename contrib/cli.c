@@ -81,6 +81,32 @@ int cli_readable(const char *path)
 	return 0;
 }
 
+FILE *cli_out_open(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		cli_err("%s: %s", path, strerror(errno));
+	return f;
+}
+
+int cli_out_close(FILE *f, const char *path, bool keep)
+{
+	int bad = ferror(f), e = bad ? EIO : 0;
+
+	if (fclose(f) && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	if (!keep) {
+		unlink(path);
+		return 0;
+	}
+	if (bad)
+		cli_err("%s: %s", path, strerror(e));
+	return bad ? -1 : 0;
+}
+
 /* The value of the first word of p when it is KEY=VALUE, else NULL. */
 static char *_conf_value(char *p, const char *key)
 {

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "topoml.h"
 
@@ -38,6 +39,15 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_errors(const topoml_errors_t *e, const char *what);
 /* 0 when path can be opened for reading, else -1 with a message. */
 int cli_readable(const char *path);
+/*
+ * Open an output file (--svg) before the work, so that a path that cannot
+ * be written fails the command before it prints or computes anything: NULL
+ * with a message.  cli_out_close: 0, or -1 with a message when writing or
+ * closing failed; with keep false the file is removed (the command failed
+ * before writing it).
+ */
+FILE *cli_out_open(const char *path);
+int cli_out_close(FILE *f, const char *path, bool keep);
 
 /*
  * What a slurm.conf defines, for import-ib --slurm-conf and check
@@ -60,6 +70,16 @@ void cli_slurm_conf_clear(struct cli_slurm_conf *sc);
 static inline const char *cli_plural(long n)
 {
 	return n == 1 ? "" : "s";
+}
+
+/*
+ * Width in pixels of s in the SVGs' sans-serif at size px: a bound for the
+ * fonts renderers pick (DejaVu Sans, Liberation Sans, Arial average 0.55 to
+ * 0.6 em a character), so that a picture is sized to hold its text.
+ */
+static inline int cli_text_w(const char *s, double size)
+{
+	return (int)(strlen(s) * size * 0.62 + 0.999);
 }
 
 /* "topoml, slurm-tree, ...": every policy libtopoml knows, for help texts

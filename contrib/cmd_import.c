@@ -23,7 +23,8 @@
 static void _import_usage(FILE *f)
 {
 	fprintf(f,
-"usage: topoml import-ib IBNETDISCOVER_FILE [--format conf|json] [-o OUT]\n"
+"usage: topoml import-ib IBNETDISCOVER_FILE [--format conf|json | --json]\n"
+"                        [-o OUT]\n"
 "                        [--hosts PATTERN]... [--slurm-conf FILE]\n"
 "\n"
 "Turn the output of ibnetdiscover into a fat-tree site file: Slurm's\n"
@@ -34,15 +35,16 @@ static void _import_usage(FILE *f)
 "nodes such as \"localhost\" or \"ubuntu\") go to stderr.\n"
 "\n"
 "  -f, --format conf|json   output format (default conf)\n"
+"  -j, --json               the same as --format json\n"
 "  -o, --output OUT         write to OUT instead of stdout\n"
 "  -H, --hosts PATTERN      keep only hosts matching this shell pattern\n"
 "                           (\"dgx-*\"; repeatable: any of them)\n"
 "  -S, --slurm-conf FILE    keep only hosts slurm.conf defines (NodeName=)\n"
 "  -q, --quiet              no warnings, no progress\n"
 "      --progress           progress on stderr even when not a terminal\n"
+"  -h, --help               this text\n"
 "Exit 0, 1 for an invalid file or no host left, 2 for a usage error or a\n"
-"file that cannot be read or written.\n"
-"  -h, --help               this text\n");
+"file that cannot be read or written.\n");
 }
 
 /* Default or placeholder host names no cluster node has. */
@@ -132,6 +134,7 @@ int cmd_import_ib(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "hosts", required_argument, NULL, 'H' },
 		{ "slurm-conf", required_argument, NULL, 'S' },
@@ -150,7 +153,7 @@ int cmd_import_ib(int argc, char **argv)
 	int c, i, rc = 1;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:H:S:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:jo:H:S:qh", opts, NULL)) != -1) {
 		if (cli_common_opt(c)) {
 			quiet = quiet || c == CLI_OPT_QUIET;
 			continue;
@@ -171,14 +174,18 @@ int cmd_import_ib(int argc, char **argv)
 			slurm_conf = optarg;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "json")) {
-				json = true;
-			} else if (strcmp(optarg, "conf")) {
+			/* the last of --format and --json wins */
+			if (!strcmp(optarg, "json") || !strcmp(optarg, "conf")) {
+				json = !strcmp(optarg, "json");
+			} else {
 				cli_err("--format '%s': use conf or json",
 					optarg);
 				free(pat);
 				return 2;
 			}
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 'o':
 			out = optarg;

@@ -837,6 +837,7 @@ int cmd_show(int argc, char **argv)
 	enum topoml_format fmt = TOPOML_FMT_AUTO;
 	const char *svg = NULL;
 	topoml_topo_t *t;
+	FILE *f = NULL;
 	bool all = false, json = false, quiet = false;
 	char sum[512];
 	int c, rc = 0;
@@ -878,6 +879,11 @@ int cmd_show(int argc, char **argv)
 	t = _load(argv[optind], fmt, quiet, &rc);
 	if (!t)
 		return rc;
+	/* an SVG that cannot be written fails before the description */
+	if (svg && !(f = cli_out_open(svg))) {
+		topoml_free(t);
+		return CLI_USAGE;
+	}
 	topoml_summary(t, sum, sizeof(sum));
 	if (json)
 		_show_json(t, argv[optind]);
@@ -894,18 +900,14 @@ int cmd_show(int argc, char **argv)
 		_show_torus(t, all);
 		break;
 	}
-	if (svg) {
-		FILE *f;
-
+	if (f) {
 		cli_progress_step("drawing %s", svg);
-		errno = 0;
-		f = fopen(svg, "w");
-		if (!f || cli_write_svg(t, f, NULL) || ferror(f)) {
-			cli_err("%s: %s", svg, strerror(errno ? errno : EIO));
-			rc = CLI_USAGE;
-		}
-		if (f && fclose(f) && !rc) {
-			cli_err("%s: %s", svg, strerror(errno));
+		fflush(stdout);
+		if (cli_write_svg(t, f, NULL)) {
+			cli_err("%s: cannot draw this topology", svg);
+			cli_out_close(f, svg, false);
+			rc = CLI_INVALID;
+		} else if (cli_out_close(f, svg, true)) {
 			rc = CLI_USAGE;
 		}
 		cli_progress_end();
