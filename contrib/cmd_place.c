@@ -516,7 +516,8 @@ int cmd_place(int argc, char **argv)
 		req.weight = weight;
 	}
 	req.avail = avail;
-	cli_progress_step("placing %d nodes on %d", req.nnodes, t->nnodes);
+	cli_progress_step("placing %d node%s on %d", req.nnodes,
+			  cli_plural(req.nnodes), t->nnodes);
 	/* a hybrid job: the engine's candidates priced by traffic kind */
 	if (par && pol == TOPOML_POLICY_TOPOML && !req.attempt)
 		rc = topoml_place_hybrid(t, &req, &spec, tpn, w, &p, NULL, why,
@@ -525,8 +526,8 @@ int cmd_place(int argc, char **argv)
 		rc = topoml_place(t, pol, &req, &p, why, sizeof(why));
 	cli_progress_end();	/* before the answer on a terminal's stdout */
 	if (rc) {
-		cli_err("cannot place %d nodes: %s",
-			req.nnodes, why);
+		cli_err("cannot place %d node%s: %s", req.nnodes,
+			cli_plural(req.nnodes), why);
 		rc = 1;
 		goto out;
 	}

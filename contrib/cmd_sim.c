@@ -539,9 +539,10 @@ static void _print_table(const struct sim_cli *c, const topoml_topo_t *t,
 
 	topoml_summary(t, summary, sizeof(summary));
 	printf("topology: %s\n", summary);
-	printf("trace:    %s (%s), %d jobs, %d skipped, %d too large, "
+	printf("trace:    %s (%s), %d job%s, %d skipped, %d too large, "
 	       "size scale %g%s\n", c->trace,
-	       topoml_trace_format_name(tr->format), tr->njobs, tr->nskipped,
+	       topoml_trace_format_name(tr->format), tr->njobs,
+	       cli_plural(tr->njobs), tr->nskipped,
 	       tr->ntoo_large, tr->scale,
 	       tr->shared ? ", in cores (jobs share nodes)" : "");
 	if (tr->shared)
@@ -933,9 +934,9 @@ static void _progress(void *arg, int submitted, int queued, int njobs)
 {
 	const struct sim_progress *sp = arg;
 
-	cli_progress("%s (%d/%d): %d of %d jobs submitted, %d waiting",
+	cli_progress("%s (%d/%d): %d of %d job%s submitted, %d waiting",
 		     topoml_policy_name(sp->pol), sp->p + 1, sp->npol, submitted,
-		     njobs, queued);
+		     njobs, cli_plural(njobs), queued);
 }
 
 int cmd_sim(int argc, char **argv)
@@ -1019,8 +1020,9 @@ int cmd_sim(int argc, char **argv)
 		struct sim_progress sp = { c.pol[p], p, c.npol };
 
 		c.sopts.progress_arg = &sp;
-		cli_progress_step("%s (%d/%d): %d jobs", topoml_policy_name(
-				  c.pol[p]), p + 1, c.npol, tr->njobs);
+		cli_progress_step("%s (%d/%d): %d job%s", topoml_policy_name(
+				  c.pol[p]), p + 1, c.npol, tr->njobs,
+				  cli_plural(tr->njobs));
 		if (topoml_sim_run(t, tr, c.pol[p], &c.sopts, &m[p], jo,
 				   &err)) {
 			cli_errors(&err, NULL);

@@ -269,9 +269,10 @@ static void _site_conf_print(const char *path,
 {
 	char hw[128];
 
-	printf("%s: DefaultHint=%s Placement=%s, %d partition override(s)\n",
+	printf("%s: DefaultHint=%s Placement=%s, %d partition override%s\n",
 	       path, topoml_hint_name(sc->default_hint),
-	       sc->placement ? "topoml" : "off", sc->nparts);
+	       sc->placement ? "topoml" : "off", sc->nparts,
+	       cli_plural(sc->nparts));
 	topoml_kind_weights_format(sc->hybrid_weights, hw, sizeof(hw));
 	printf("%s: TopologyFile=%s TopologyFormat=%s Family=%s "
 	       "DragonflySpread=%s TorusPlacement=%s TorusBoxWait=%d "
@@ -572,8 +573,9 @@ static void _tree(const topoml_topo_t *t, int sw, int from, int depth)
 	const struct topoml_switch *s = &t->switches[sw];
 	int k;
 
-	printf("%*s%s (level %d, %d nodes", 2 * depth, "", s->name, s->level,
-	       hwloc_bitmap_weight(s->desc));
+	printf("%*s%s (level %d, %d node%s", 2 * depth, "", s->name, s->level,
+	       hwloc_bitmap_weight(s->desc),
+	       cli_plural(hwloc_bitmap_weight(s->desc)));
 	if (s->link_speed > 0)
 		printf(", link speed %g", s->link_speed);
 	printf(")");
@@ -631,7 +633,8 @@ static void _show_fat_tree(const topoml_topo_t *t, bool all)
 			       n == 1 ? "" : "es", lo);
 		if (hi != lo)
 			printf("-%d", hi);
-		printf(" nodes below each: %s\n", list ? list : "?");
+		printf(" node%s below each: %s\n", cli_plural(hi),
+		       list ? list : "?");
 		free(list);
 		free(names);
 	}
@@ -659,9 +662,11 @@ static void _show_dragonfly(const topoml_topo_t *t, bool all)
 				links += t->global_links[i * g + k];
 				peers++;
 			}
-		printf("group %s: %d routers, %d nodes, %d global links to %d groups: ",
-		       gr->name, gr->nrouters, hwloc_bitmap_weight(gr->desc),
-		       links, peers);
+		printf("group %s: %d router%s, %d node%s, %d global link%s to %d group%s: ",
+		       gr->name, gr->nrouters, cli_plural(gr->nrouters),
+		       hwloc_bitmap_weight(gr->desc),
+		       cli_plural(hwloc_bitmap_weight(gr->desc)), links,
+		       cli_plural(links), peers, cli_plural(peers));
 		_print_set(t, gr->desc);
 		printf("\n");
 		if (!all && t->nswitches > SHOW_TREE_MAX)
@@ -670,7 +675,8 @@ static void _show_dragonfly(const topoml_topo_t *t, bool all)
 			const struct topoml_switch *s =
 				&t->switches[gr->routers[k]];
 
-			printf("  router %s: %d nodes: ", s->name, s->nnodes);
+			printf("  router %s: %d node%s: ", s->name, s->nnodes,
+			       cli_plural(s->nnodes));
 			_print_set(t, s->desc);
 			printf("\n");
 		}
@@ -692,8 +698,9 @@ static void _show_torus(const topoml_topo_t *t, bool all)
 		for (y = 0; y < Y; y++)
 			for (x = 0; x < X; x++)
 				count += t->coord_node[x + X * (y + Y * z)] >= 0;
-		printf("plane z=%d: %d of %d positions hold nodes", z, count,
-		       X * Y);
+		printf("plane z=%d: %d of %d position%s hold%s node%s", z,
+		       count, X * Y, cli_plural(X * Y), count == 1 ? "s" : "",
+		       cli_plural(count));
 		n = t->coord_node[X * Y * z];
 		if (n >= 0)
 			printf(", (0,0,%d) = %s", z, t->nodes[n].name);
