@@ -69,7 +69,7 @@ static double _swatch(FILE *f, double x, double y, const char *col,
 		      const char *label)
 {
 	if (!f)
-		return x + (col ? 15 : 0) + 6.2 * strlen(label) + 16;
+		return x + (col ? 15 : 0) + cli_text_w(label, 11) + 16;
 	if (col)
 		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"11\" "
 			"height=\"11\" fill=\"%s\" stroke=\"#333\" "
@@ -78,7 +78,7 @@ static double _swatch(FILE *f, double x, double y, const char *col,
 		">", x + (col ? 15 : 0), y + 10);
 	_text(f, label);
 	fprintf(f, "</text>\n");
-	return x + (col ? 15 : 0) + 6.2 * strlen(label) + 16;
+	return x + (col ? 15 : 0) + cli_text_w(label, 11) + 16;
 }
 
 /*
@@ -115,8 +115,8 @@ static double _legend(FILE *f, const topoml_topo_t *t,
 	/* sorted: free (0) first, jobs, then CLI_JOB_NEW, CLI_JOB_BUSY */
 	for (i = nrun - 1; i >= 0; i--)
 		if (run[i].id == CLI_JOB_NEW) {
-			snprintf(label, sizeof(label), "this job (%d nodes)",
-				 run[i].n);
+			snprintf(label, sizeof(label), "this job (%d node%s)",
+				 run[i].n, run[i].n == 1 ? "" : "s");
 			_job_colour(col, sizeof(col), run[i].id);
 			x = _swatch(f, x, y, col, label);
 		}
@@ -133,7 +133,8 @@ static double _legend(FILE *f, const topoml_topo_t *t,
 		x = _swatch(f, x, y, col, label);
 	}
 	if (more) {
-		snprintf(label, sizeof(label), "+%d more jobs", more);
+		snprintf(label, sizeof(label), "+%d more job%s", more,
+			 more == 1 ? "" : "s");
 		x = _swatch(f, x, y, NULL, label);
 	}
 	for (i = nrun - 1; i >= 0; i--)
@@ -168,8 +169,8 @@ static void _top(FILE *f, double *w, double h, const char *title,
 
 	snprintf(line, sizeof(line), "%s%s%s", sub ? sub : "",
 		 sub ? "; " : "", shapes);
-	*w = fmax(*w, 8.6 * strlen(title) + 20);
-	*w = fmax(*w, 6.2 * strlen(line) + 20);
+	*w = fmax(*w, cli_text_w(title, 14) * 1.1 + 20);	/* bold */
+	*w = fmax(*w, cli_text_w(line, 11) + 20);
 	*w = fmax(*w, _legend(NULL, t, node_job, 10, 44) + 10);
 	_header(f, *w, h, title, line);
 	_legend(f, t, node_job, 10, 44);
@@ -312,16 +313,17 @@ static void _switch_box(FILE *f, const topoml_topo_t *t, int sw, double x,
 
 	fprintf(f, "<g><title>");
 	_text(f, s->name);
-	fprintf(f, ": level %d, %d nodes</title>\n<rect x=\"%.1f\" y=\"%.1f\" "
-		"width=\"%.1f\" height=\"%.1f\" rx=\"4\" fill=\"%s\" "
-		"stroke=\"#333\" stroke-width=\"0.8\"/>\n", s->level, n, x, y,
-		w, h, s->level ? "#cfe0f5" : "#d8efd0");
+	fprintf(f, ": level %d, %d node%s</title>\n<rect x=\"%.1f\" "
+		"y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"4\" "
+		"fill=\"%s\" stroke=\"#333\" stroke-width=\"0.8\"/>\n",
+		s->level, n, n == 1 ? "" : "s", x, y, w, h,
+		s->level ? "#cfe0f5" : "#d8efd0");
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
 		"text-anchor=\"middle\" " FONT ">", x + w / 2, y + 14);
 	_text(f, s->name);
 	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
-		"text-anchor=\"middle\" fill=\"#444\" " FONT ">%d nodes</text>"
-		"</g>\n", x + w / 2, y + 27, n);
+		"text-anchor=\"middle\" fill=\"#444\" " FONT ">%d node%s</text>"
+		"</g>\n", x + w / 2, y + 27, n, n == 1 ? "" : "s");
 }
 
 /*
@@ -348,7 +350,7 @@ static int _svg_tree_small(const topoml_topo_t *t, FILE *f,
 	cell = fmin(11, (bw - 4) / cols);
 	width = fmax(560, maxw * (bw + gap) + 40);
 	height = top + (nl - 1) * rowh + 38 + ceil((double)maxn / cols) * cell +
-		 14;
+		 28;
 	_top(f, &width, height, title, sub, "boxes: switches (green: leaves)",
 	     t, node_job);
 #define BOX_X(sw) (20 + ((width - 40) / count[t->switches[sw].level]) * \
@@ -368,10 +370,25 @@ static int _svg_tree_small(const topoml_topo_t *t, FILE *f,
 		const struct topoml_switch *s = &t->switches[i];
 
 		_switch_box(f, t, i, BOX_X(i), BOX_Y(i), bw, 34);
-		if (!s->level)
+		if (!s->level) {
+			char *hl = topoml_nodeset_format(t, s->desc);
+
 			_cells(f, t, s->nodes, s->nnodes,
 			       BOX_X(i) + (bw - cols * cell) / 2, BOX_Y(i) + 38,
 			       cols, cell, node_job);
+			/* the leaf's nodes by name, where they fit */
+			if (hl && cli_text_w(hl, 9) <= bw + gap - 4) {
+				fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" "
+					"font-size=\"9\" fill=\"#444\" "
+					"text-anchor=\"middle\" " FONT ">",
+					BOX_X(i) + bw / 2, BOX_Y(i) + 38 +
+					ceil((double)s->nnodes / cols) * cell +
+					11);
+				_text(f, hl);
+				fprintf(f, "</text>\n");
+			}
+			free(hl);
+		}
 	}
 #undef BOX_X
 #undef BOX_Y
@@ -553,8 +570,8 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 				"stroke=\"#333\" stroke-width=\"0.8\"/>\n"
 				"<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
 				"text-anchor=\"middle\" " FONT ">level %d: %d "
-				"switches ", y, width - 40, width / 2, y + 21,
-				l, n);
+				"switch%s ", y, width - 40, width / 2, y + 21,
+				l, n, n == 1 ? "" : "es");
 			_text(f, list ? list : "");
 			fprintf(f, "</text>\n");
 			free(list);
@@ -841,18 +858,36 @@ static int _svg_torus(const topoml_topo_t *t, FILE *f,
 	for (z = 0; z < Z; z++) {
 		double ox = 10 + (z % per_row) * pw + 22;
 		double oy = top + (z / per_row) * ph;
+		hwloc_bitmap_t plane = hwloc_bitmap_alloc();
+		char *hl;
 		int count = 0;
 
 		for (y = 0; y < Y; y++)
-			for (x = 0; x < X; x++)
-				count += t->coord_node[x + X * (y + Y * z)] >= 0;
+			for (x = 0; x < X; x++) {
+				int n = t->coord_node[x + X * (y + Y * z)];
+
+				if (n >= 0 && plane)
+					hwloc_bitmap_set(plane, n);
+				count += n >= 0;
+			}
+		hl = plane ? topoml_nodeset_format(t, plane) : NULL;
+		hwloc_bitmap_free(plane);
 		fprintf(f, "<g><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
 			"font-weight=\"bold\" " FONT ">z = %d</text>\n", ox,
 			oy + 11, z);
-		if (count != X * Y)
+		/* the plane's nodes by name where they fit, else a count */
+		if (hl && cli_text_w(hl, 9) <= pw - 34 - 46) {
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" "
+				"font-size=\"9\" fill=\"#444\" " FONT ">",
+				ox + 46, oy + 11);
+			_text(f, hl);
+			fprintf(f, "</text>\n");
+		} else if (count != X * Y) {
 			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" "
-				FONT ">%d nodes</text>\n", ox + 40, oy + 11,
-				count);
+				FONT ">%d node%s</text>\n", ox + 46, oy + 11,
+				count, count == 1 ? "" : "s");
+		}
+		free(hl);
 		/* axes: x labels above the grid, y labels to its left */
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"8\" "
 			"fill=\"#555\" " FONT ">x 0</text>\n<text x=\"%.1f\" "
