@@ -647,12 +647,12 @@ static int _write_svg(const struct sim_cli *c, FILE *f,
 	fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"14\" "
 		"font-weight=\"bold\">topoml sim: ");
 	_svg_text(f, summary);
-	fprintf(f, "</text>\n<text x=\"10\" y=\"38\"><title>");
-	_svg_text(f, c->trace);
-	fprintf(f, "</title>trace ");
+	fprintf(f, "</text>\n<text x=\"10\" y=\"38\">trace ");
 	_svg_text(f, base);
 	_svg_text(f, sub);
-	fprintf(f, "</text>\n");
+	fprintf(f, "<title>");
+	_svg_text(f, c->trace);
+	fprintf(f, "</title></text>\n");
 	for (int p = 0, x = 10; p < c->npol; p++) {
 		const char *name = topoml_policy_name(c->pol[p]);
 

@@ -219,12 +219,13 @@ static void _nodes_line(FILE *f, const topoml_topo_t *t,
 
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
 		"fill=\"#444\" text-anchor=\"%s\" " FONT ">", x, y, anchor);
+	fprintf(f, "%d node%s", n, n == 1 ? "" : "s");
 	if (!fits) {
 		fprintf(f, "<title>");
 		_text(f, s ? s : "");
 		fprintf(f, "</title>");
 	}
-	fprintf(f, "%d node%s</text>\n", n, n == 1 ? "" : "s");
+	fprintf(f, "</text>\n");
 	if (fits) {
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
 			"fill=\"#444\" text-anchor=\"%s\" " FONT ">", x,

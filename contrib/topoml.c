@@ -30,9 +30,11 @@ static void _usage(FILE *f)
 	fprintf(f, "usage: topoml COMMAND [OPTIONS] ...\n\ncommands:\n");
 	for (const struct topoml_cmd *c = commands; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
-	fprintf(f, "\n'topoml help COMMAND' (or 'topoml COMMAND --help') for a "
-		"command's options;\n'topoml --version' (-V) for the version; "
-		"topoml(1) for details.\n"
+	fprintf(f, "  %-10s %s\n", "help", "a command's options and exit "
+		"status: topoml help COMMAND");
+	fprintf(f, "\n'topoml COMMAND --help' is 'topoml help COMMAND'; "
+		"'topoml --version' (-V)\nprints the version; topoml(1) for "
+		"details.\n"
 		"Exit status: 0 done, 1 invalid input (a finding), 2 usage "
 		"error or a file\nthat cannot be read or written.\n");
 }
