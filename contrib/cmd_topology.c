@@ -936,7 +936,9 @@ static void _generate_usage(FILE *f)
 "           [--progress|-q]\n"
 "Nodes are named NAME1..NAMEn (default prefix \"node\").  Default format:\n"
 "conf (Slurm topology.conf) for fat-trees, json otherwise; a torus is\n"
-"json only.\n");
+"json only.\n"
+"Exit 0, 1 for sizes that make no topology, 2 for a usage error or an\n"
+"output that cannot be written.\n");
 }
 
 static int _int_arg(const char *opt, const char *s, int min, int *out)
