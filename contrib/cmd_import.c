@@ -201,6 +201,8 @@ int cmd_import_ib(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
+		cli_err(optind < argc ? "one IBNETDISCOVER_FILE at a time" :
+			"no IBNETDISCOVER_FILE given");
 		_import_usage(stderr);
 		free(pat);
 		return 2;

@@ -505,6 +505,7 @@ int cmd_check(int argc, char **argv)
 		}
 	}
 	if (optind >= argc && !site_conf) {
+		cli_err("no FILE and no --site-conf given");
 		_check_usage(stderr);
 		json_object_put(jarr);
 		return 2;
@@ -880,6 +881,8 @@ int cmd_show(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
+		cli_err(optind < argc ? "one FILE at a time" :
+			"no FILE given");
 		_show_usage(stderr);
 		return 2;
 	}
@@ -1000,6 +1003,8 @@ int cmd_generate(int argc, char **argv)
 	int c, rc;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		if (argc < 2)
+			cli_err("no family given: fat-tree, dragonfly or torus");
 		_generate_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
@@ -1071,6 +1076,7 @@ int cmd_generate(int argc, char **argv)
 			return 2;
 	}
 	if (optind != argc - 1) {
+		cli_err("unexpected argument '%s'", argv[optind + 1]);
 		_generate_usage(stderr);
 		return 2;
 	}

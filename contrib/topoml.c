@@ -69,6 +69,7 @@ int main(int argc, char **argv)
 	 * libtopoml_sim holds (the plugins link the core only) */
 	topoml_sim_register_baselines();
 	if (argc < 2) {
+		cli_err("no command given");
 		_usage(stderr);
 		return 2;
 	}

@@ -70,6 +70,24 @@ grep -q "^topoml generate: unrecognized option" "$T/err" ||
 run "$TOPOML" check -f
 grep -q "^topoml check: option requires an argument" "$T/err" ||
 	fail "check -f: $err"
+# a missing or extra argument says so first, then the usage
+while IFS='|' read -r want args; do
+	run $TOPOML $args
+	expect_rc 2 "topoml $args"
+	head -1 "$T/err" | grep -qF -- "$want" ||
+		fail "topoml $args: first line not '$want': $err"
+done <<'EOF'
+topoml: no command given|
+topoml check: no FILE and no --site-conf given|check
+topoml show: no FILE given|show
+topoml show: one FILE at a time|show a b
+topoml import-ib: no IBNETDISCOVER_FILE given|import-ib
+topoml import-ib: one IBNETDISCOVER_FILE at a time|import-ib a b
+topoml generate: no family given|generate
+topoml generate: unexpected argument 'x'|generate fat-tree x --nodes 3
+topoml place: --topology and --nodes are required|place
+topoml sim: --topology and --trace are required|sim
+EOF
 run "$TOPOML" nosuch
 expect_rc 2 "unknown command"
 grep -q "^topoml: unknown command 'nosuch'" "$T/err" || fail "nosuch: $err"
