@@ -546,8 +546,8 @@ static void _print_table(const struct sim_cli *c, const topoml_topo_t *t,
 	       tr->ntoo_large, tr->scale,
 	       tr->shared ? ", in cores (jobs share nodes)" : "");
 	if (tr->shared)
-		printf("          %d cores per node; utilization in cores\n",
-		       tr->cores_per_node);
+		printf("          %d core%s per node; utilization in cores\n",
+		       tr->cores_per_node, cli_plural(tr->cores_per_node));
 	printf("\n");
 	printf("%-26s", "");
 	for (int p = 0; p < c->npol; p++)
@@ -879,9 +879,9 @@ static void _hyb_print(const struct sim_cli *c)
 		"hops" };
 	char v[64];
 
-	printf("\nhybrid jobs (%d tasks per node, tp=%d, pp 1-8 by size, "
+	printf("\nhybrid jobs (%d task%s per node, tp=%d, pp 1-8 by size, "
 	       "Megatron order), per step, summed over jobs\n", c->hybrid,
-	       c->hybrid_tp ? c->hybrid_tp : c->hybrid);
+	       cli_plural(c->hybrid), c->hybrid_tp ? c->hybrid_tp : c->hybrid);
 	printf("%-26s", "jobs counted");
 	for (int p = 0; p < c->npol; p++)
 		printf(" %16d", _hyb[p].jobs);
