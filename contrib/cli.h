@@ -56,7 +56,7 @@ int cli_out_close(FILE *f, const char *path, bool keep);
  * its PartitionName= lines.
  */
 struct cli_slurm_conf {
-	int node_lines;		/* NodeName= lines, DEFAULT not counted */
+	int node_lines;		/* NodeName= lines but DEFAULT */
 	hwloc_bitmap_t nodes;	/* nodes of t (empty when t is NULL) */
 	int nparts;
 	char **parts;

@@ -175,7 +175,8 @@ int cmd_import_ib(int argc, char **argv)
 			break;
 		case 'f':
 			/* the last of --format and --json wins */
-			if (!strcmp(optarg, "json") || !strcmp(optarg, "conf")) {
+			if (!strcmp(optarg, "json") ||
+			    !strcmp(optarg, "conf")) {
 				json = !strcmp(optarg, "json");
 			} else {
 				cli_err("--format '%s': use conf or json",

@@ -720,8 +720,9 @@ static int _svg_dragonfly(const topoml_topo_t *t, FILE *f,
 	rw = cell;
 	gw = cells ? cols * cell + 16 : 120;
 	for (i = 0; i < g; i++) {
-		char lab[300], *hl = topoml_nodeset_format(t, t->groups[i].desc);
+		char lab[300], *hl;
 
+		hl = topoml_nodeset_format(t, t->groups[i].desc);
 		snprintf(lab, sizeof(lab), "%s: %d routers", t->groups[i].name,
 			 t->groups[i].nrouters);
 		gw = fmax(gw, cli_text_w(lab, 11) + 10);
@@ -778,8 +779,9 @@ static int _svg_dragonfly(const topoml_topo_t *t, FILE *f,
 		double a = 2 * M_PI * i / g - M_PI / 2;
 		double x = cx + radius * cos(a) - gw / 2;
 		double y = cy + radius * sin(a) - gh / 2;
-		int links = 0, gn = gr->desc ? hwloc_bitmap_weight(gr->desc) : 0;
+		int links = 0, gn;
 
+		gn = gr->desc ? hwloc_bitmap_weight(gr->desc) : 0;
 		for (k = 0; t->global_links && k < g; k++)
 			if (k != i)
 				links += t->global_links[i * g + k];
@@ -807,7 +809,8 @@ static int _svg_dragonfly(const topoml_topo_t *t, FILE *f,
 
 			if (cells) {
 				_cells(f, t, s->nodes, s->nnodes,
-				       x + (gw - cols * cell) / 2, y + 46 + k * rw,
+				       x + (gw - cols * cell) / 2,
+				       y + 46 + k * rw,
 				       cols, cell, node_job);
 			} else {
 				_job_colour(col, sizeof(col), node_job ?

@@ -1509,7 +1509,8 @@ void topoml_summary(const topoml_topo_t *t, char *buf, size_t len)
 		snprintf(buf, len, "%s: %d node%s, %dx%dx%d, %s",
 			 (t->wrap[0] || t->wrap[1] || t->wrap[2]) ?
 			 "torus" : "mesh",
-			 t->nnodes, t->nnodes == 1 ? "" : "s", t->dims[0], t->dims[1], t->dims[2], extra);
+			 t->nnodes, t->nnodes == 1 ? "" : "s", t->dims[0],
+			 t->dims[1], t->dims[2], extra);
 		break;
 	default:
 		snprintf(buf, len, "unknown topology");
