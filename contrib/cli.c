@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,13 +94,21 @@ FILE *cli_out_open(const char *path)
 int cli_out_close(FILE *f, const char *path, bool keep)
 {
 	int bad = ferror(f), e = bad ? EIO : 0;
+	struct stat fs, ps;
+	bool mine;
 
+	/* only the empty regular file this command opened goes: never
+	 * /dev/null, a symbolic link, or what another process put there */
+	mine = !keep && !fstat(fileno(f), &fs) && S_ISREG(fs.st_mode) &&
+	       !fs.st_size && !lstat(path, &ps) && S_ISREG(ps.st_mode) &&
+	       ps.st_ino == fs.st_ino && ps.st_dev == fs.st_dev;
 	if (fclose(f) && !bad) {
 		bad = 1;
 		e = errno;
 	}
 	if (!keep) {
-		unlink(path);
+		if (mine)
+			unlink(path);
 		return 0;
 	}
 	if (bad)

@@ -44,7 +44,7 @@ int cli_readable(const char *path);
  * be written fails the command before it prints or computes anything: NULL
  * with a message.  cli_out_close: 0, or -1 with a message when writing or
  * closing failed; with keep false the file is removed (the command failed
- * before writing it).
+ * before writing it) when it is still the empty regular file opened here.
  */
 FILE *cli_out_open(const char *path);
 int cli_out_close(FILE *f, const char *path, bool keep);

@@ -239,6 +239,11 @@ done
 run "$TOPOML" place --topology "$T/topology.conf" --nodes 99 --svg "$T/p99.svg"
 expect_rc 1 "place, cannot place"
 [ -e "$T/p99.svg" ] && fail "place left an SVG of a job it did not place"
+# but removes only the empty file it made: not a link, not a device
+ln -s "$T/target.svg" "$T/link.svg"
+run "$TOPOML" place --topology "$T/topology.conf" --nodes 99 --svg "$T/link.svg"
+[ -L "$T/link.svg" ] && ok "a symbolic link --svg kept" ||
+	fail "place removed the symbolic link it was given"
 
 # --- SVGs at the README's sizes
 "$TOPOML" generate fat-tree --nodes 4096 --per-leaf 32 --radix 16 \
