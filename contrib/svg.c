@@ -493,11 +493,9 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 		tpr = (int)fmax(1, floor((SVG_POD_WIDTH - 26 - 14 - 12) / tw));
 	rows = (npods + ppr - 1) / ppr;
 	ppr = (npods + rows - 1) / rows;	/* rows of equal length */
-	/* no wider than a square pod needs */
+	/* no wider than a square pod needs: a few pods make a picture
+	 * narrower than SVG_POD_WIDTH, not pods of one long row */
 	tpr = (int)fmin(tpr, fmax(1, ceil(sqrt(maxpl * th / tw))));
-	if (rows == 1)	/* one row: as wide as the width allows */
-		tpr = (int)fmax(tpr, floor(((SVG_POD_WIDTH - 26) / ppr - 26) /
-					   tw));
 	tpr = tpr < 1 ? 1 : tpr > maxpl ? maxpl : tpr;
 	pw = fmax(tpr * tw + 12, labw);
 	ph = ceil((double)maxpl / tpr) * th + 64;
