@@ -953,7 +953,8 @@ int cmd_sim(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (cli_readable(c.trace))
+	if (cli_readable(c.trace) || (c.torus3d &&
+	    strcmp(c.torus3d, "every-size") && cli_readable(c.torus3d)))
 		return 2;
 	t = cli_load_topology(c.topology, &rc);
 	if (!t)

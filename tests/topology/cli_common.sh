@@ -116,6 +116,9 @@ assert o["valid"] is False and o["errors"], o' ||
 	expect_rc 2 "place $bad"
 	run "$TOPOML" sim --topology "$T/topology.conf" --trace "$bad"
 	expect_rc 2 "sim --trace $bad"
+	run "$TOPOML" sim --topology "$T/topology.conf" --trace "$T/trace.csv" \
+		--torus3d "$bad"
+	expect_rc 2 "sim --torus3d $bad"
 	run "$TOPOML" import-ib "$bad"
 	expect_rc 2 "import-ib $bad"
 	expect_prefixed "topoml import-ib: $bad: " "import-ib $bad"
