@@ -850,6 +850,8 @@ static int _svg_torus(const topoml_topo_t *t, FILE *f,
 	{
 		double w = fmax(560, per_row * pw + 20);
 
+		w = fmax(w, cli_text_w(note, 11) + 20);
+
 		_top(f, &w, top + rows * ph + 10, title, sub, "cells: nodes",
 		     t, node_job);
 	}

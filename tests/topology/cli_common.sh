@@ -307,7 +307,8 @@ def box(e):
 
 # every text inside the picture
 for name in ("ft.svg", "df.svg", "t.svg", "small.svg", "job.svg",
-             "sim.svg"):
+             "sim.svg", "one.conf.svg", "df1.json.svg", "t1.json.svg",
+             "p1.svg", "s1.svg", "s2.svg"):
     doc, vb = load(name)
     for e in doc.getElementsByTagName("text"):
         x0, y0, x1, y1 = box(e)
