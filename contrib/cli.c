@@ -3,13 +3,18 @@
  * the exit-status convention, and progress on stderr.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "loaders.h"
 
 const char *cli_cmd = "";
 enum cli_progress cli_progress_mode = CLI_PROGRESS_AUTO;
@@ -66,14 +71,140 @@ void cli_errors(const topoml_errors_t *e, const char *what)
 
 int cli_readable(const char *path)
 {
-	FILE *f = fopen(path, "r");
+	/* a directory opens for reading too, and then reads as nothing */
+	int fd = topoml_open_regular(path);
 
-	if (!f) {
-		cli_err("%s: %s", path, strerror(errno));
+	if (fd < 0) {
+		cli_err("%s: %s", path, topoml_open_error(errno));
 		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+FILE *cli_out_open(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		cli_err("%s: %s", path, strerror(errno));
+	return f;
+}
+
+int cli_out_close(FILE *f, const char *path, bool keep)
+{
+	int bad = ferror(f), e = bad ? EIO : 0;
+	struct stat fs, ps;
+	bool mine;
+
+	/* only the empty regular file this command opened goes: never
+	 * /dev/null, a symbolic link, or what another process put there */
+	mine = !keep && !fstat(fileno(f), &fs) && S_ISREG(fs.st_mode) &&
+	       !fs.st_size && !lstat(path, &ps) && S_ISREG(ps.st_mode) &&
+	       ps.st_ino == fs.st_ino && ps.st_dev == fs.st_dev;
+	if (fclose(f) && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	if (!keep) {
+		if (mine)
+			unlink(path);
+		return 0;
+	}
+	if (bad)
+		cli_err("%s: %s", path, strerror(e));
+	return bad ? -1 : 0;
+}
+
+/* The value of the first word of p when it is KEY=VALUE, else NULL. */
+static char *_conf_value(char *p, const char *key)
+{
+	size_t n = strlen(key);
+	char *end;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (strncasecmp(p, key, n) || p[n] != '=')
+		return NULL;
+	p += n + 1;
+	if (*p == '"') {	/* PartitionName="a b" */
+		end = strchr(++p, '"');
+		if (end)
+			*end = '\0';
+		return p;
+	}
+	for (end = p; *end && !isspace((unsigned char)*end); end++)
+		;
+	*end = '\0';
+	return p;
+}
+
+int cli_slurm_conf_read(const char *path, const topoml_topo_t *t,
+			struct cli_slurm_conf *sc)
+{
+	FILE *f;
+	char line[8192];
+
+	memset(sc, 0, sizeof(*sc));
+	if (cli_readable(path))
+		return -1;
+	if (!(f = topoml_fopen_regular(path)) ||
+	    !(sc->nodes = hwloc_bitmap_alloc())) {
+		cli_err("%s: %s", path, strerror(errno ? errno : ENOMEM));
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#'), *v;
+
+		if (hash)
+			*hash = '\0';
+		if ((v = _conf_value(line, "NodeName"))) {
+			topoml_errors_t err = { 0 };
+			hwloc_bitmap_t set;
+
+			if (!strcasecmp(v, "DEFAULT"))
+				continue;
+			sc->node_lines++;
+			if (!t)
+				continue;
+			/* names t lacks are skipped, not an error */
+			set = topoml_nodeset_parse(t, v, &err);
+			if (set)
+				hwloc_bitmap_or(sc->nodes, sc->nodes, set);
+			hwloc_bitmap_free(set);
+			topoml_errors_clear(&err);
+		} else if ((v = _conf_value(line, "PartitionName"))) {
+			char **np;
+
+			if (!strcasecmp(v, "DEFAULT"))
+				continue;
+			np = realloc(sc->parts, (sc->nparts + 1) *
+				     sizeof(*np));
+			if (!np || !(np[sc->nparts] = strdup(v))) {
+				if (np)
+					sc->parts = np;
+				cli_err("%s: %s", path, strerror(ENOMEM));
+				fclose(f);
+				cli_slurm_conf_clear(sc);
+				return -1;
+			}
+			sc->parts = np;
+			sc->nparts++;
+		}
 	}
 	fclose(f);
 	return 0;
+}
+
+void cli_slurm_conf_clear(struct cli_slurm_conf *sc)
+{
+	for (int i = 0; i < sc->nparts; i++)
+		free(sc->parts[i]);
+	free(sc->parts);
+	hwloc_bitmap_free(sc->nodes);
+	memset(sc, 0, sizeof(*sc));
 }
 
 const char *cli_policy_list(void)

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "topoml.h"
 
@@ -38,6 +39,48 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_errors(const topoml_errors_t *e, const char *what);
 /* 0 when path can be opened for reading, else -1 with a message. */
 int cli_readable(const char *path);
+/*
+ * Open an output file (--svg) before the work, so that a path that cannot
+ * be written fails the command before it prints or computes anything: NULL
+ * with a message.  cli_out_close: 0, or -1 with a message when writing or
+ * closing failed; with keep false the file is removed (the command failed
+ * before writing it) when it is still the empty regular file opened here.
+ */
+FILE *cli_out_open(const char *path);
+int cli_out_close(FILE *f, const char *path, bool keep);
+
+/*
+ * What a slurm.conf defines, for import-ib --slurm-conf and check
+ * --site-conf --slurm-conf: the nodes of t its NodeName= lines name (host
+ * lists expanded, DEFAULT ignored; names t lacks skipped) and the names of
+ * its PartitionName= lines.
+ */
+struct cli_slurm_conf {
+	int node_lines;		/* NodeName= lines but DEFAULT */
+	hwloc_bitmap_t nodes;	/* nodes of t (empty when t is NULL) */
+	int nparts;
+	char **parts;
+};
+/* 0, or -1 with a message (cannot be read, no memory); t may be NULL. */
+int cli_slurm_conf_read(const char *path, const topoml_topo_t *t,
+			struct cli_slurm_conf *sc);
+void cli_slurm_conf_clear(struct cli_slurm_conf *sc);
+
+/* "s" unless n is 1: "1 node", "2 nodes". */
+static inline const char *cli_plural(long n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/*
+ * Width in pixels of s in the SVGs' sans-serif at size px: a bound for the
+ * fonts renderers pick (DejaVu Sans, Liberation Sans, Arial average 0.55 to
+ * 0.6 em a character), so that a picture is sized to hold its text.
+ */
+static inline int cli_text_w(const char *s, double size)
+{
+	return (int)(strlen(s) * size * 0.62 + 0.999);
+}
 
 /* "topoml, slurm-tree, ...": every policy libtopoml knows, for help texts
  * and errors (one list: the engine's name table). */

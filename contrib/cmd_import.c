@@ -23,7 +23,8 @@
 static void _import_usage(FILE *f)
 {
 	fprintf(f,
-"usage: topoml import-ib IBNETDISCOVER_FILE [--format conf|json] [-o OUT]\n"
+"usage: topoml import-ib IBNETDISCOVER_FILE [--format conf|json | --json]\n"
+"                        [-o OUT]\n"
 "                        [--hosts PATTERN]... [--slurm-conf FILE]\n"
 "\n"
 "Turn the output of ibnetdiscover into a fat-tree site file: Slurm's\n"
@@ -34,15 +35,16 @@ static void _import_usage(FILE *f)
 "nodes such as \"localhost\" or \"ubuntu\") go to stderr.\n"
 "\n"
 "  -f, --format conf|json   output format (default conf)\n"
+"  -j, --json               the same as --format json\n"
 "  -o, --output OUT         write to OUT instead of stdout\n"
 "  -H, --hosts PATTERN      keep only hosts matching this shell pattern\n"
 "                           (\"dgx-*\"; repeatable: any of them)\n"
 "  -S, --slurm-conf FILE    keep only hosts slurm.conf defines (NodeName=)\n"
 "  -q, --quiet              no warnings, no progress\n"
 "      --progress           progress on stderr even when not a terminal\n"
+"  -h, --help               this text\n"
 "Exit 0, 1 for an invalid file or no host left, 2 for a usage error or a\n"
-"file that cannot be read or written.\n"
-"  -h, --help               this text\n");
+"file that cannot be read or written.\n");
 }
 
 /* Default or placeholder host names no cluster node has. */
@@ -77,47 +79,6 @@ static const char *_not_a_node(const char *name)
 			return "looks like a fabric-manager host";
 	}
 	return NULL;
-}
-
-/* Hosts that NodeName= lines of slurm.conf define, as nodes of t. */
-static int _slurm_conf_nodes(const topoml_topo_t *t, const char *path,
-			     hwloc_bitmap_t keep, int *nconf)
-{
-	FILE *f = fopen(path, "r");
-	char line[8192];
-
-	if (!f) {
-		cli_err("%s: %s", path, strerror(errno));
-		return -1;
-	}
-	*nconf = 0;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line, *end, *hash = strchr(line, '#');
-		topoml_errors_t err = { 0 };
-		hwloc_bitmap_t set;
-
-		if (hash)
-			*hash = '\0';
-		while (isspace((unsigned char)*p))
-			p++;
-		if (strncasecmp(p, "NodeName=", 9))
-			continue;
-		p += 9;
-		for (end = p; *end && !isspace((unsigned char)*end); end++)
-			;
-		*end = '\0';
-		if (!strcasecmp(p, "DEFAULT"))
-			continue;
-		(*nconf)++;
-		/* names slurm.conf has but the fabric lacks are not an error */
-		set = topoml_nodeset_parse(t, p, &err);
-		if (set)
-			hwloc_bitmap_or(keep, keep, set);
-		hwloc_bitmap_free(set);
-		topoml_errors_clear(&err);
-	}
-	fclose(f);
-	return 0;
 }
 
 /*
@@ -173,6 +134,7 @@ int cmd_import_ib(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "hosts", required_argument, NULL, 'H' },
 		{ "slurm-conf", required_argument, NULL, 'S' },
@@ -191,7 +153,7 @@ int cmd_import_ib(int argc, char **argv)
 	int c, i, rc = 1;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:H:S:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:jo:H:S:qh", opts, NULL)) != -1) {
 		if (cli_common_opt(c)) {
 			quiet = quiet || c == CLI_OPT_QUIET;
 			continue;
@@ -212,14 +174,19 @@ int cmd_import_ib(int argc, char **argv)
 			slurm_conf = optarg;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "json")) {
-				json = true;
-			} else if (strcmp(optarg, "conf")) {
+			/* the last of --format and --json wins */
+			if (!strcmp(optarg, "json") ||
+			    !strcmp(optarg, "conf")) {
+				json = !strcmp(optarg, "json");
+			} else {
 				cli_err("--format '%s': use conf or json",
 					optarg);
 				free(pat);
 				return 2;
 			}
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 'o':
 			out = optarg;
@@ -235,6 +202,8 @@ int cmd_import_ib(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
+		cli_err(optind < argc ? "one IBNETDISCOVER_FILE at a time" :
+			"no IBNETDISCOVER_FILE given");
 		_import_usage(stderr);
 		free(pat);
 		return 2;
@@ -254,7 +223,7 @@ int cmd_import_ib(int argc, char **argv)
 	}
 	if (npat || slurm_conf) {
 		topoml_topo_t *n;
-		int v, nconf = 0;
+		int v;
 
 		keep = hwloc_bitmap_alloc();
 		if (!keep)
@@ -265,20 +234,18 @@ int cmd_import_ib(int argc, char **argv)
 					if (!fnmatch(pat[i], t->nodes[v].name, 0))
 						hwloc_bitmap_set(keep, v);
 		if (slurm_conf) {
-			hwloc_bitmap_t sc = hwloc_bitmap_alloc();
+			struct cli_slurm_conf sc;
 
-			if (!sc || _slurm_conf_nodes(t, slurm_conf, sc,
-						     &nconf)) {
-				hwloc_bitmap_free(sc);
+			if (cli_slurm_conf_read(slurm_conf, t, &sc)) {
 				rc = 2;
 				goto out;
 			}
 			/* both filters: a host must pass both */
 			if (npat)
-				hwloc_bitmap_and(keep, keep, sc);
+				hwloc_bitmap_and(keep, keep, sc.nodes);
 			else
-				hwloc_bitmap_copy(keep, sc);
-			hwloc_bitmap_free(sc);
+				hwloc_bitmap_copy(keep, sc.nodes);
+			cli_slurm_conf_clear(&sc);
 		}
 		if (hwloc_bitmap_iszero(keep)) {
 			cli_err("no host of %s passes %s%s%s", argv[optind],

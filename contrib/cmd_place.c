@@ -267,15 +267,16 @@ static int _parse_jobs(const topoml_topo_t *t, char **jobs, int njobs,
 /* --svg: the machine with the new job, the busy nodes by job, the free. */
 static int _write_svg(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 		      const uint32_t *owner, const struct topoml_placement *p,
-		      enum topoml_policy pol, const char *path)
+		      enum topoml_policy pol, FILE *f, const char *path)
 {
 	uint32_t *job = calloc(t->nnodes ? t->nnodes : 1, sizeof(*job));
 	char title[256];
-	FILE *f;
 	int rc = 0;
 
-	if (!job)
+	if (!job) {
+		cli_out_close(f, path, false);
 		return 1;
+	}
 	for (int v = 0; v < t->nnodes; v++)
 		if (!hwloc_bitmap_isset(avail, v))
 			job[v] = owner && owner[v] ? owner[v] : CLI_JOB_BUSY;
@@ -286,14 +287,13 @@ static int _write_svg(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 		 topoml_policy_name(pol), p->score.span,
 		 p->score.span_lower_bound, p->score.ring_cost,
 		 p->score.ring_lower_bound);
-	errno = 0;
-	f = fopen(path, "w");
-	if (!f || cli_write_svg_titled(t, f, job, title) || ferror(f))
+	if (cli_write_svg_titled(t, f, job, title)) {
+		cli_err("%s: cannot draw this topology", path);
+		cli_out_close(f, path, false);
+		rc = 1;
+	} else if (cli_out_close(f, path, true)) {
 		rc = 2;
-	if (f && fclose(f))
-		rc = 2;
-	if (rc)
-		cli_err("%s: %s", path, strerror(errno ? errno : EIO));
+	}
 	free(job);
 	return rc;
 }
@@ -335,6 +335,7 @@ int cmd_place(int argc, char **argv)
 	enum topoml_policy pol = TOPOML_POLICY_TOPOML;
 	struct topoml_placement p = { 0 };
 	topoml_topo_t *t = NULL;
+	FILE *svgf = NULL;
 	hwloc_bitmap_t avail = NULL, bset = NULL, rset = NULL, dset = NULL;
 	uint64_t *weight = NULL;
 	bool json = false;
@@ -477,6 +478,9 @@ int cmd_place(int argc, char **argv)
 	if (!t)
 		goto out;
 	rc = 2;
+	/* an SVG that cannot be written fails before the answer */
+	if (svg && !(svgf = cli_out_open(svg)))
+		goto out;
 	avail = hwloc_bitmap_alloc();
 	if (!avail)
 		goto out;
@@ -512,7 +516,8 @@ int cmd_place(int argc, char **argv)
 		req.weight = weight;
 	}
 	req.avail = avail;
-	cli_progress_step("placing %d nodes on %d", req.nnodes, t->nnodes);
+	cli_progress_step("placing %d node%s on %d", req.nnodes,
+			  cli_plural(req.nnodes), t->nnodes);
 	/* a hybrid job: the engine's candidates priced by traffic kind */
 	if (par && pol == TOPOML_POLICY_TOPOML && !req.attempt)
 		rc = topoml_place_hybrid(t, &req, &spec, tpn, w, &p, NULL, why,
@@ -521,8 +526,8 @@ int cmd_place(int argc, char **argv)
 		rc = topoml_place(t, pol, &req, &p, why, sizeof(why));
 	cli_progress_end();	/* before the answer on a terminal's stdout */
 	if (rc) {
-		cli_err("cannot place %d nodes: %s",
-			req.nnodes, why);
+		cli_err("cannot place %d node%s: %s", req.nnodes,
+			cli_plural(req.nnodes), why);
 		rc = 1;
 		goto out;
 	}
@@ -532,8 +537,12 @@ int cmd_place(int argc, char **argv)
 		_print_json(t, pol, req.hint, &p);
 	else
 		_print_text(t, &p);
-	rc = svg ? _write_svg(t, avail, owner, &p, pol, svg) : 0;
+	fflush(stdout);
+	rc = svgf ? _write_svg(t, avail, owner, &p, pol, svgf, svg) : 0;
+	svgf = NULL;
 out:
+	if (svgf)
+		cli_out_close(svgf, svg, false);
 	topoml_placement_clear(&p);
 	hwloc_bitmap_free(avail);
 	hwloc_bitmap_free(bset);

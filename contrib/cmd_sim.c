@@ -539,14 +539,15 @@ static void _print_table(const struct sim_cli *c, const topoml_topo_t *t,
 
 	topoml_summary(t, summary, sizeof(summary));
 	printf("topology: %s\n", summary);
-	printf("trace:    %s (%s), %d jobs, %d skipped, %d too large, "
+	printf("trace:    %s (%s), %d job%s, %d skipped, %d too large, "
 	       "size scale %g%s\n", c->trace,
-	       topoml_trace_format_name(tr->format), tr->njobs, tr->nskipped,
+	       topoml_trace_format_name(tr->format), tr->njobs,
+	       cli_plural(tr->njobs), tr->nskipped,
 	       tr->ntoo_large, tr->scale,
 	       tr->shared ? ", in cores (jobs share nodes)" : "");
 	if (tr->shared)
-		printf("          %d cores per node; utilization in cores\n",
-		       tr->cores_per_node);
+		printf("          %d core%s per node; utilization in cores\n",
+		       tr->cores_per_node, cli_plural(tr->cores_per_node));
 	printf("\n");
 	printf("%-26s", "");
 	for (int p = 0; p < c->npol; p++)
@@ -612,43 +613,54 @@ static void _svg_text(FILE *f, const char *s)
  * value: the labels and values are horizontal text beside the bars, so
  * nothing is rotated, clipped or drawn over the title.
  */
-static int _write_svg(const struct sim_cli *c, const topoml_topo_t *t,
-		      const struct topoml_trace *tr,
+static int _write_svg(const struct sim_cli *c, FILE *f,
+		      const topoml_topo_t *t, const struct topoml_trace *tr,
 		      const struct topoml_sim_metrics *m)
 {
-	const int left = 230, barmax = 400, bh = 14, top = 78;
-	const int block = c->npol * (bh + 3) + 16, width = left + barmax + 110;
-	int nm = 0, y;
-	char summary[256];
-	FILE *f;
+	const int left = 230, barmax = 400, bh = 14, top = 92;
+	const int block = c->npol * (bh + 3) + 16;
+	const char *base = strrchr(c->trace, '/');
+	int nm = 0, y, width = left + barmax + 110, lw = 10;
+	char summary[256], sub[128];
 
 	for (size_t i = 0; i < NMETRICS; i++)
 		nm += _in_svg(&_metrics[i], t);
-	f = fopen(c->svg, "w");
-	if (!f) {
-		cli_err("%s: %s", c->svg, strerror(errno));
-		return -1;
-	}
 	topoml_summary(t, summary, sizeof(summary));
+	/* the trace by its file name (the path is its tooltip), on a line
+	 * of its own: a long path no longer runs off the picture */
+	base = base && base[1] ? base + 1 : c->trace;
+	snprintf(sub, sizeof(sub), " (%d job%s); each metric's bars are "
+		 "scaled to its largest value", tr->njobs,
+		 cli_plural(tr->njobs));
+	for (int p = 0; p < c->npol; p++)
+		lw += 16 + cli_text_w(topoml_policy_name(c->pol[p]), 11) + 20;
+	width = fmax(width, 10 + cli_text_w("topoml sim: ", 14) * 1.1 +
+		     cli_text_w(summary, 14) * 1.1 + 10);
+	width = fmax(width, 10 + cli_text_w("trace ", 11) +
+		     cli_text_w(base, 11) + cli_text_w(sub, 11) + 10);
+	width = fmax(width, lw);
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		"height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
-		width, top + nm * block + 10);
+		"height=\"%d\" viewBox=\"0 0 %d %d\" "
+		"font-family=\"sans-serif\" font-size=\"11\">\n",
+		width, top + nm * block + 10, width, top + nm * block + 10);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
 	fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"14\" "
 		"font-weight=\"bold\">topoml sim: ");
 	_svg_text(f, summary);
 	fprintf(f, "</text>\n<text x=\"10\" y=\"38\">trace ");
+	_svg_text(f, base);
+	_svg_text(f, sub);
+	fprintf(f, "<title>");
 	_svg_text(f, c->trace);
-	fprintf(f, " (%d jobs); each metric's bars are scaled to its largest "
-		"value</text>\n", tr->njobs);
+	fprintf(f, "</title></text>\n");
 	for (int p = 0, x = 10; p < c->npol; p++) {
 		const char *name = topoml_policy_name(c->pol[p]);
 
-		fprintf(f, "<rect x=\"%d\" y=\"48\" width=\"12\" "
+		fprintf(f, "<rect x=\"%d\" y=\"56\" width=\"12\" "
 			"height=\"12\" fill=\"%s\"/>\n<text x=\"%d\" "
-			"y=\"58\">%s</text>\n", x, _colors[p % 8], x + 16,
+			"y=\"66\">%s</text>\n", x, _colors[p % 8], x + 16,
 			name);
-		x += 16 + 7 * (int)strlen(name) + 20;
+		x += 16 + cli_text_w(name, 11) + 20;
 	}
 	y = top;
 	for (size_t i = 0; i < NMETRICS; i++) {
@@ -688,11 +700,7 @@ static int _write_svg(const struct sim_cli *c, const topoml_topo_t *t,
 		y += block;
 	}
 	fprintf(f, "</svg>\n");
-	if (fclose(f)) {
-		cli_err("%s: %s", c->svg, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return cli_out_close(f, c->svg, true);
 }
 
 /* --jobs: one line per job: policy id submit start cores nodes units span
@@ -871,9 +879,9 @@ static void _hyb_print(const struct sim_cli *c)
 		"hops" };
 	char v[64];
 
-	printf("\nhybrid jobs (%d tasks per node, tp=%d, pp 1-8 by size, "
+	printf("\nhybrid jobs (%d task%s per node, tp=%d, pp 1-8 by size, "
 	       "Megatron order), per step, summed over jobs\n", c->hybrid,
-	       c->hybrid_tp ? c->hybrid_tp : c->hybrid);
+	       cli_plural(c->hybrid), c->hybrid_tp ? c->hybrid_tp : c->hybrid);
 	printf("%-26s", "jobs counted");
 	for (int p = 0; p < c->npol; p++)
 		printf(" %16d", _hyb[p].jobs);
@@ -926,9 +934,9 @@ static void _progress(void *arg, int submitted, int queued, int njobs)
 {
 	const struct sim_progress *sp = arg;
 
-	cli_progress("%s (%d/%d): %d of %d jobs submitted, %d waiting",
+	cli_progress("%s (%d/%d): %d of %d job%s submitted, %d waiting",
 		     topoml_policy_name(sp->pol), sp->p + 1, sp->npol, submitted,
-		     njobs, queued);
+		     njobs, cli_plural(njobs), queued);
 }
 
 int cmd_sim(int argc, char **argv)
@@ -939,16 +947,21 @@ int cmd_sim(int argc, char **argv)
 	struct topoml_trace *tr = NULL;
 	struct topoml_sim_metrics *m = NULL;
 	struct topoml_sim_jobout *jo = NULL;
-	FILE *jf = NULL;
+	FILE *jf = NULL, *svgf = NULL;
 	struct topoml_torus3d *t3d = NULL;
 	int rc = _parse_args(&c, argc, argv);
 
 	if (rc >= 0)
 		return rc;
-	if (cli_readable(c.trace))
+	if (cli_readable(c.trace) || (c.torus3d &&
+	    strcmp(c.torus3d, "every-size") && cli_readable(c.torus3d)))
 		return 2;
 	t = cli_load_topology(c.topology, &rc);
 	if (!t)
+		goto out;
+	/* an SVG that cannot be written fails before the simulation */
+	rc = 2;
+	if (c.svg && !(svgf = cli_out_open(c.svg)))
 		goto out;
 	rc = 1;
 	if (!c.npol)
@@ -1008,8 +1021,9 @@ int cmd_sim(int argc, char **argv)
 		struct sim_progress sp = { c.pol[p], p, c.npol };
 
 		c.sopts.progress_arg = &sp;
-		cli_progress_step("%s (%d/%d): %d jobs", topoml_policy_name(
-				  c.pol[p]), p + 1, c.npol, tr->njobs);
+		cli_progress_step("%s (%d/%d): %d job%s", topoml_policy_name(
+				  c.pol[p]), p + 1, c.npol, tr->njobs,
+				  cli_plural(tr->njobs));
 		if (topoml_sim_run(t, tr, c.pol[p], &c.sopts, &m[p], jo,
 				   &err)) {
 			cli_errors(&err, NULL);
@@ -1035,12 +1049,20 @@ int cmd_sim(int argc, char **argv)
 		_print_table(&c, t, tr, m);
 	if (c.hybrid && !c.json)
 		_hyb_print(&c);
-	if (c.svg && _write_svg(&c, t, tr, m)) {
-		rc = 2;
-		goto out;
+	fflush(stdout);
+	if (svgf) {
+		FILE *f = svgf;
+
+		svgf = NULL;
+		if (_write_svg(&c, f, t, tr, m)) {
+			rc = 2;
+			goto out;
+		}
 	}
 	rc = 0;
 out:
+	if (svgf)
+		cli_out_close(svgf, c.svg, false);
 	if (jf && jf != stdout && fclose(jf) && !rc) {
 		cli_err("%s: %s", c.jobs, strerror(errno));
 		rc = 2;

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <json-c/json.h>
 
 #include "cli.h"
@@ -41,15 +42,16 @@ static topoml_topo_t *_load_quiet(const char *path, enum topoml_format fmt,
 				  topoml_errors_t *err, topoml_errors_t *warn,
 				  int *rc)
 {
-	FILE *f = fopen(path, "r");
+	int fd = topoml_open_regular(path);
 	topoml_topo_t *t;
 
-	if (!f) {
-		topoml_errors_add(err, "%s: %s", path, strerror(errno));
+	if (fd < 0) {
+		topoml_errors_add(err, "%s: %s", path,
+				  topoml_open_error(errno));
 		*rc = CLI_USAGE;
 		return NULL;
 	}
-	fclose(f);
+	close(fd);
 	cli_progress_step("loading %s", path);
 	t = topoml_load_ex(path, fmt, err, warn);
 	cli_progress_end();
@@ -181,7 +183,8 @@ static void _check_usage(FILE *f)
 {
 	fprintf(f,
 "usage: topoml check [-q] [--json] [--format auto|conf|json|ibnet] FILE...\n"
-"       topoml check [-q] [--json] --site-conf topoml.conf [FILE...]\n"
+"       topoml check [-q] [--json] --site-conf topoml.conf\n"
+"                    [--slurm-conf slurm.conf] [FILE...]\n"
 "Validate site topology files: one summary line per file and exit 0, or\n"
 "every error found (FILE:LINE[:COL]: what is wrong) and exit 1; exit 2 for\n"
 "a file that cannot be read or a usage error.\n"
@@ -190,7 +193,9 @@ static void _check_usage(FILE *f)
 "Warnings (what Slurm accepts but only logs) go to stderr; -q hides them.\n"
 "--site-conf also validates select/topoml's topoml.conf and the topology\n"
 "file it names, as slurmctld will read them, and prints every key's value\n"
-"(defaults included) and each partition's overrides.\n");
+"(defaults included) and each partition's overrides.  --slurm-conf adds\n"
+"what that slurm.conf lacks (exit 1): a partition topoml.conf names, a\n"
+"node of the topology.\n");
 }
 
 /* topoml.conf's own spelling of each value (siteconf.c parses these). */
@@ -264,9 +269,10 @@ static void _site_conf_print(const char *path,
 {
 	char hw[128];
 
-	printf("%s: DefaultHint=%s Placement=%s, %d partition override(s)\n",
+	printf("%s: DefaultHint=%s Placement=%s, %d partition override%s\n",
 	       path, topoml_hint_name(sc->default_hint),
-	       sc->placement ? "topoml" : "off", sc->nparts);
+	       sc->placement ? "topoml" : "off", sc->nparts,
+	       cli_plural(sc->nparts));
 	topoml_kind_weights_format(sc->hybrid_weights, hw, sizeof(hw));
 	printf("%s: TopologyFile=%s TopologyFormat=%s Family=%s "
 	       "DragonflySpread=%s TorusPlacement=%s TorusBoxWait=%d "
@@ -288,21 +294,82 @@ static void _site_conf_print(const char *path,
 	}
 }
 
+/*
+ * What slurm.conf lacks: partitions topoml.conf overrides (a typo leaves
+ * the override unused) and nodes of the topology (slurmctld places on
+ * slurm.conf's nodes only), each with the FILE:LINE that names it.
+ */
+static int _check_slurm_conf(const char *slurm_conf,
+			     const struct topoml_siteconf *sc,
+			     const topoml_topo_t *t, const char *topo,
+			     topoml_errors_t *err)
+{
+	struct cli_slurm_conf s;
+	int i, k, v, n = 0;
+
+	if (cli_slurm_conf_read(slurm_conf, t, &s))
+		return CLI_USAGE;
+	for (i = 0; i < sc->nparts; i++) {
+		const char *name = sc->parts[i].name, *like = NULL;
+
+		for (k = 0; k < s.nparts; k++) {
+			if (!strcmp(s.parts[k], name))
+				break;
+			if (!strcasecmp(s.parts[k], name))
+				like = s.parts[k];
+		}
+		if (k < s.nparts)
+			continue;
+		n++;
+		if (like)
+			topoml_errors_add(err, "%s:%d: PartitionName=%s: no such partition in %s (partition names are case-sensitive: %s)",
+					  sc->path ? sc->path : "topoml.conf",
+					  sc->parts[i].line, name, slurm_conf,
+					  like);
+		else
+			topoml_errors_add(err, "%s:%d: PartitionName=%s: no such partition in %s",
+					  sc->path ? sc->path : "topoml.conf",
+					  sc->parts[i].line, name, slurm_conf);
+	}
+	for (v = 0; t && v < t->nnodes; v++) {
+		if (hwloc_bitmap_isset(s.nodes, v))
+			continue;
+		n++;
+		if (t->nodes[v].line > 0)
+			topoml_errors_add(err, "%s:%d: node %s: not a NodeName of %s",
+					  topo ? topo : "?", t->nodes[v].line,
+					  t->nodes[v].name, slurm_conf);
+		else
+			topoml_errors_add(err, "%s: node %s: not a NodeName of %s",
+					  topo ? topo : "?", t->nodes[v].name,
+					  slurm_conf);
+	}
+	cli_slurm_conf_clear(&s);
+	return n ? CLI_INVALID : CLI_OK;
+}
+
 /* topoml.conf and the topology it names, as select/topoml loads them. */
-static int _check_site_conf(const char *path, json_object *jarr,
-			    bool quiet)
+static int _check_site_conf(const char *path, const char *slurm_conf,
+			    json_object *jarr, bool quiet)
 {
 	struct topoml_siteconf sc;
 	topoml_errors_t err = { 0 };
 	topoml_topo_t *t = NULL;
-	char *dir, *slash, *topo = NULL, sum[512];
+	char *dir = NULL, *slash, *topo = NULL, sum[512];
 	const char *inert;
-	int rc = CLI_INVALID;
+	int fd, rc = CLI_INVALID;
 
-	if (cli_readable(path))
-		return CLI_USAGE;
+	topoml_siteconf_init(&sc);
+	/* cannot be read (a directory too): 2, as for every file */
+	if ((fd = topoml_open_regular(path)) < 0) {
+		topoml_errors_add(&err, "%s: %s", path,
+				  topoml_open_error(errno));
+		rc = CLI_USAGE;
+		goto out;
+	}
+	close(fd);
 	if (!(dir = strdup(path)))
-		return CLI_INVALID;
+		goto out;
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
@@ -311,24 +378,33 @@ static int _check_site_conf(const char *path, json_object *jarr,
 	if (topoml_siteconf_read(path, &sc, &err))
 		goto out;
 	inert = topoml_siteconf_inert(&sc);
-	if (inert && !quiet) {
-		char line[512];
-
-		fprintf(stderr, "%s\n", topoml_log_format(line, sizeof(line),
-			"%s: warning: %s", path, inert));
+	if (inert && !quiet)
+		cli_err("%s: warning: %s", path, inert);
+	topo = topoml_siteconf_topology_path(&sc, dir);
+	if (sc.placement && topo &&
+	    (fd = topoml_open_regular(topo)) < 0) {
+		topoml_errors_add(&err, "%s: %s", topo,
+				  topoml_open_error(errno));
+		rc = CLI_USAGE;
+		goto out;
 	}
+	if (sc.placement && topo)
+		close(fd);
 	if (sc.placement &&
 	    !(t = topoml_siteconf_load_topology(&sc, dir, &err)))
 		goto out;
-	rc = CLI_OK;
-	topo = topoml_siteconf_topology_path(&sc, dir);
+	rc = slurm_conf ? _check_slurm_conf(slurm_conf, &sc, t, topo, &err) :
+			  CLI_OK;
+	if (rc == CLI_USAGE)
+		goto out;
 	if (jarr) {
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "file", json_object_new_string(path));
 		json_object_object_add(o, "kind",
 				       json_object_new_string("topoml.conf"));
-		json_object_object_add(o, "valid", json_object_new_boolean(1));
+		json_object_object_add(o, "valid",
+				       json_object_new_boolean(rc == CLI_OK));
 		json_object_object_add(o, "default_hint", json_object_new_string(
 			topoml_hint_name(sc.default_hint)));
 		json_object_object_add(o, "placement", json_object_new_string(
@@ -338,12 +414,16 @@ static int _check_site_conf(const char *path, json_object *jarr,
 		if (topo)
 			json_object_object_add(o, "topology_file",
 					       json_object_new_string(topo));
+		if (slurm_conf)
+			json_object_object_add(o, "slurm_conf",
+					json_object_new_string(slurm_conf));
 		_site_conf_json(o, &sc);
 		if (t)
 			json_object_object_add(o, "topology",
 					       cli_topology_json(t));
+		json_object_object_add(o, "errors", _errors_json(&err));
 		json_object_array_add(jarr, o);
-		goto out;
+		goto done;
 	}
 	_site_conf_print(path, &sc, topo);
 	if (t) {
@@ -360,8 +440,10 @@ out:
 		json_object_object_add(o, "valid", json_object_new_boolean(0));
 		json_object_object_add(o, "errors", _errors_json(&err));
 		json_object_array_add(jarr, o);
+	} else {
+		cli_errors(&err, NULL);
 	}
-	cli_errors(&err, NULL);
+done:
 	topoml_errors_clear(&err);
 	if (t)
 		topoml_free(t);
@@ -377,19 +459,20 @@ int cmd_check(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "site-conf", required_argument, NULL, 'c' },
+		{ "slurm-conf", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "progress", no_argument, NULL, CLI_OPT_PROGRESS },
 		{ NULL, 0, NULL, 0 }
 	};
 	enum topoml_format fmt = TOPOML_FMT_AUTO;
-	const char *site_conf = NULL;
+	const char *site_conf = NULL, *slurm_conf = NULL;
 	json_object *jarr = NULL;
 	bool quiet = false;
 	int c, i, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:qc:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:qc:S:jh", opts, NULL)) != -1) {
 		if (cli_common_opt(c)) {
 			quiet = quiet || c == CLI_OPT_QUIET;
 			continue;
@@ -397,6 +480,9 @@ int cmd_check(int argc, char **argv)
 		switch (c) {
 		case 'c':
 			site_conf = optarg;
+			break;
+		case 'S':
+			slurm_conf = optarg;
 			break;
 		case 'j':
 			jarr = jarr ? jarr : json_object_new_array();
@@ -419,12 +505,18 @@ int cmd_check(int argc, char **argv)
 		}
 	}
 	if (optind >= argc && !site_conf) {
+		cli_err("no FILE and no --site-conf given");
 		_check_usage(stderr);
 		json_object_put(jarr);
 		return 2;
 	}
+	if (slurm_conf && !site_conf) {
+		cli_err("--slurm-conf goes with --site-conf");
+		json_object_put(jarr);
+		return 2;
+	}
 	if (site_conf)
-		rc = _check_site_conf(site_conf, jarr, quiet);
+		rc = _check_site_conf(site_conf, slurm_conf, jarr, quiet);
 	for (i = optind; i < argc; i++) {
 		topoml_errors_t err = { 0 }, warn = { 0 };
 		topoml_topo_t *t;
@@ -482,8 +574,9 @@ static void _tree(const topoml_topo_t *t, int sw, int from, int depth)
 	const struct topoml_switch *s = &t->switches[sw];
 	int k;
 
-	printf("%*s%s (level %d, %d nodes", 2 * depth, "", s->name, s->level,
-	       hwloc_bitmap_weight(s->desc));
+	printf("%*s%s (level %d, %d node%s", 2 * depth, "", s->name, s->level,
+	       hwloc_bitmap_weight(s->desc),
+	       cli_plural(hwloc_bitmap_weight(s->desc)));
 	if (s->link_speed > 0)
 		printf(", link speed %g", s->link_speed);
 	printf(")");
@@ -541,7 +634,8 @@ static void _show_fat_tree(const topoml_topo_t *t, bool all)
 			       n == 1 ? "" : "es", lo);
 		if (hi != lo)
 			printf("-%d", hi);
-		printf(" nodes below each: %s\n", list ? list : "?");
+		printf(" node%s below each: %s\n", cli_plural(hi),
+		       list ? list : "?");
 		free(list);
 		free(names);
 	}
@@ -569,9 +663,11 @@ static void _show_dragonfly(const topoml_topo_t *t, bool all)
 				links += t->global_links[i * g + k];
 				peers++;
 			}
-		printf("group %s: %d routers, %d nodes, %d global links to %d groups: ",
-		       gr->name, gr->nrouters, hwloc_bitmap_weight(gr->desc),
-		       links, peers);
+		printf("group %s: %d router%s, %d node%s, %d global link%s to %d group%s: ",
+		       gr->name, gr->nrouters, cli_plural(gr->nrouters),
+		       hwloc_bitmap_weight(gr->desc),
+		       cli_plural(hwloc_bitmap_weight(gr->desc)), links,
+		       cli_plural(links), peers, cli_plural(peers));
 		_print_set(t, gr->desc);
 		printf("\n");
 		if (!all && t->nswitches > SHOW_TREE_MAX)
@@ -580,7 +676,8 @@ static void _show_dragonfly(const topoml_topo_t *t, bool all)
 			const struct topoml_switch *s =
 				&t->switches[gr->routers[k]];
 
-			printf("  router %s: %d nodes: ", s->name, s->nnodes);
+			printf("  router %s: %d node%s: ", s->name, s->nnodes,
+			       cli_plural(s->nnodes));
 			_print_set(t, s->desc);
 			printf("\n");
 		}
@@ -602,8 +699,9 @@ static void _show_torus(const topoml_topo_t *t, bool all)
 		for (y = 0; y < Y; y++)
 			for (x = 0; x < X; x++)
 				count += t->coord_node[x + X * (y + Y * z)] >= 0;
-		printf("plane z=%d: %d of %d positions hold nodes", z, count,
-		       X * Y);
+		printf("plane z=%d: %d of %d position%s hold%s node%s", z,
+		       count, X * Y, cli_plural(X * Y), count == 1 ? "s" : "",
+		       cli_plural(count));
 		n = t->coord_node[X * Y * z];
 		if (n >= 0)
 			printf(", (0,0,%d) = %s", z, t->nodes[n].name);
@@ -747,6 +845,7 @@ int cmd_show(int argc, char **argv)
 	enum topoml_format fmt = TOPOML_FMT_AUTO;
 	const char *svg = NULL;
 	topoml_topo_t *t;
+	FILE *f = NULL;
 	bool all = false, json = false, quiet = false;
 	char sum[512];
 	int c, rc = 0;
@@ -782,12 +881,19 @@ int cmd_show(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
+		cli_err(optind < argc ? "one FILE at a time" :
+			"no FILE given");
 		_show_usage(stderr);
 		return 2;
 	}
 	t = _load(argv[optind], fmt, quiet, &rc);
 	if (!t)
 		return rc;
+	/* an SVG that cannot be written fails before the description */
+	if (svg && !(f = cli_out_open(svg))) {
+		topoml_free(t);
+		return CLI_USAGE;
+	}
 	topoml_summary(t, sum, sizeof(sum));
 	if (json)
 		_show_json(t, argv[optind]);
@@ -804,18 +910,14 @@ int cmd_show(int argc, char **argv)
 		_show_torus(t, all);
 		break;
 	}
-	if (svg) {
-		FILE *f;
-
+	if (f) {
 		cli_progress_step("drawing %s", svg);
-		errno = 0;
-		f = fopen(svg, "w");
-		if (!f || cli_write_svg(t, f, NULL) || ferror(f)) {
-			cli_err("%s: %s", svg, strerror(errno ? errno : EIO));
-			rc = CLI_USAGE;
-		}
-		if (f && fclose(f) && !rc) {
-			cli_err("%s: %s", svg, strerror(errno));
+		fflush(stdout);
+		if (cli_write_svg(t, f, NULL)) {
+			cli_err("%s: cannot draw this topology", svg);
+			cli_out_close(f, svg, false);
+			rc = CLI_INVALID;
+		} else if (cli_out_close(f, svg, true)) {
 			rc = CLI_USAGE;
 		}
 		cli_progress_end();
@@ -837,7 +939,9 @@ static void _generate_usage(FILE *f)
 "           [--progress|-q]\n"
 "Nodes are named NAME1..NAMEn (default prefix \"node\").  Default format:\n"
 "conf (Slurm topology.conf) for fat-trees, json otherwise; a torus is\n"
-"json only.\n");
+"json only.\n"
+"Exit 0, 1 for sizes that make no topology, 2 for a usage error or an\n"
+"output that cannot be written.\n");
 }
 
 static int _int_arg(const char *opt, const char *s, int min, int *out)
@@ -899,10 +1003,13 @@ int cmd_generate(int argc, char **argv)
 	int c, rc;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		if (argc < 2)
+			cli_err("no family given: fat-tree, dragonfly or torus");
 		_generate_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
 	family = argv[1];
+	argv[1] = argv[0];	/* "topoml generate" in getopt's messages */
 	optind = 1;
 	while ((c = getopt_long(argc - 1, argv + 1, "o:qh", opts, NULL)) != -1) {
 		rc = 0;
@@ -969,6 +1076,7 @@ int cmd_generate(int argc, char **argv)
 			return 2;
 	}
 	if (optind != argc - 1) {
+		cli_err("unexpected argument '%s'", argv[optind + 1]);
 		_generate_usage(stderr);
 		return 2;
 	}

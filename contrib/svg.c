@@ -69,7 +69,7 @@ static double _swatch(FILE *f, double x, double y, const char *col,
 		      const char *label)
 {
 	if (!f)
-		return x + (col ? 15 : 0) + 6.2 * strlen(label) + 16;
+		return x + (col ? 15 : 0) + cli_text_w(label, 11) + 16;
 	if (col)
 		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"11\" "
 			"height=\"11\" fill=\"%s\" stroke=\"#333\" "
@@ -78,7 +78,7 @@ static double _swatch(FILE *f, double x, double y, const char *col,
 		">", x + (col ? 15 : 0), y + 10);
 	_text(f, label);
 	fprintf(f, "</text>\n");
-	return x + (col ? 15 : 0) + 6.2 * strlen(label) + 16;
+	return x + (col ? 15 : 0) + cli_text_w(label, 11) + 16;
 }
 
 /*
@@ -115,8 +115,8 @@ static double _legend(FILE *f, const topoml_topo_t *t,
 	/* sorted: free (0) first, jobs, then CLI_JOB_NEW, CLI_JOB_BUSY */
 	for (i = nrun - 1; i >= 0; i--)
 		if (run[i].id == CLI_JOB_NEW) {
-			snprintf(label, sizeof(label), "this job (%d nodes)",
-				 run[i].n);
+			snprintf(label, sizeof(label), "this job (%d node%s)",
+				 run[i].n, run[i].n == 1 ? "" : "s");
 			_job_colour(col, sizeof(col), run[i].id);
 			x = _swatch(f, x, y, col, label);
 		}
@@ -133,7 +133,8 @@ static double _legend(FILE *f, const topoml_topo_t *t,
 		x = _swatch(f, x, y, col, label);
 	}
 	if (more) {
-		snprintf(label, sizeof(label), "+%d more jobs", more);
+		snprintf(label, sizeof(label), "+%d more job%s", more,
+			 more == 1 ? "" : "s");
 		x = _swatch(f, x, y, NULL, label);
 	}
 	for (i = nrun - 1; i >= 0; i--)
@@ -168,8 +169,8 @@ static void _top(FILE *f, double *w, double h, const char *title,
 
 	snprintf(line, sizeof(line), "%s%s%s", sub ? sub : "",
 		 sub ? "; " : "", shapes);
-	*w = fmax(*w, 8.6 * strlen(title) + 20);
-	*w = fmax(*w, 6.2 * strlen(line) + 20);
+	*w = fmax(*w, cli_text_w(title, 14) * 1.1 + 20);	/* bold */
+	*w = fmax(*w, cli_text_w(line, 11) + 20);
 	*w = fmax(*w, _legend(NULL, t, node_job, 10, 44) + 10);
 	_header(f, *w, h, title, line);
 	_legend(f, t, node_job, 10, 44);
@@ -193,6 +194,68 @@ static void _header(FILE *f, double w, double h, const char *title,
 		fprintf(f, "</text>\n");
 	}
 }
+
+/* A host list as text ("c[1-32]"). */
+static void _set_text(FILE *f, const topoml_topo_t *t,
+		      hwloc_const_bitmap_t set)
+{
+	char *s = set ? topoml_nodeset_format(t, set) : NULL;
+
+	_text(f, s ? s : "");
+	free(s);
+}
+
+/*
+ * "N nodes" at (x, y) in font 10 and below it the host list ("c[1-512]")
+ * when it fits in w (else it is the count's tooltip): node names are drawn
+ * where there is room for them.
+ */
+static void _nodes_line(FILE *f, const topoml_topo_t *t,
+			hwloc_const_bitmap_t set, int n, double x, double y,
+			double w, const char *anchor)
+{
+	char *s = set ? topoml_nodeset_format(t, set) : NULL;
+	bool fits = s && cli_text_w(s, 10) <= w;
+
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
+		"fill=\"#444\" text-anchor=\"%s\" " FONT ">", x, y, anchor);
+	fprintf(f, "%d node%s", n, n == 1 ? "" : "s");
+	if (!fits) {
+		fprintf(f, "<title>");
+		_text(f, s ? s : "");
+		fprintf(f, "</title>");
+	}
+	fprintf(f, "</text>\n");
+	if (fits) {
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
+			"fill=\"#444\" text-anchor=\"%s\" " FONT ">", x,
+			y + 12, anchor);
+		_text(f, s);
+		fprintf(f, "</text>\n");
+	}
+	free(s);
+}
+
+/* A pod's node count and host list. */
+static void _pod_nodes(FILE *f, const topoml_topo_t *t, const int *pod_of,
+		       int pod, int n, double x, double y, double w)
+{
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+
+	for (int i = 0; set && i < t->nswitches; i++)
+		if (!t->switches[i].level && pod_of[i] == pod)
+			hwloc_bitmap_or(set, set, t->switches[i].desc);
+	_nodes_line(f, t, set, n, x, y, w, "start");
+	hwloc_bitmap_free(set);
+}
+
+/*
+ * Fat-tree pods side by side in this width: the README's pictures are
+ * rendered 1400 px wide, at which the text is then drawn at its size.
+ */
+#define SVG_POD_WIDTH 1380.0
+/* Leaf names on their tiles: readable, not 8 px. */
+#define SVG_LEAF_FONT 10
 
 /* Above this many nodes, node cells would make a huge file: tiles only. */
 #define SVG_MAX_CELLS 20000
@@ -251,16 +314,17 @@ static void _switch_box(FILE *f, const topoml_topo_t *t, int sw, double x,
 
 	fprintf(f, "<g><title>");
 	_text(f, s->name);
-	fprintf(f, ": level %d, %d nodes</title>\n<rect x=\"%.1f\" y=\"%.1f\" "
-		"width=\"%.1f\" height=\"%.1f\" rx=\"4\" fill=\"%s\" "
-		"stroke=\"#333\" stroke-width=\"0.8\"/>\n", s->level, n, x, y,
-		w, h, s->level ? "#cfe0f5" : "#d8efd0");
+	fprintf(f, ": level %d, %d node%s</title>\n<rect x=\"%.1f\" "
+		"y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"4\" "
+		"fill=\"%s\" stroke=\"#333\" stroke-width=\"0.8\"/>\n",
+		s->level, n, n == 1 ? "" : "s", x, y, w, h,
+		s->level ? "#cfe0f5" : "#d8efd0");
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
 		"text-anchor=\"middle\" " FONT ">", x + w / 2, y + 14);
 	_text(f, s->name);
 	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
-		"text-anchor=\"middle\" fill=\"#444\" " FONT ">%d nodes</text>"
-		"</g>\n", x + w / 2, y + 27, n);
+		"text-anchor=\"middle\" fill=\"#444\" " FONT ">%d node%s</text>"
+		"</g>\n", x + w / 2, y + 27, n, n == 1 ? "" : "s");
 }
 
 /*
@@ -287,7 +351,7 @@ static int _svg_tree_small(const topoml_topo_t *t, FILE *f,
 	cell = fmin(11, (bw - 4) / cols);
 	width = fmax(560, maxw * (bw + gap) + 40);
 	height = top + (nl - 1) * rowh + 38 + ceil((double)maxn / cols) * cell +
-		 14;
+		 28;
 	_top(f, &width, height, title, sub, "boxes: switches (green: leaves)",
 	     t, node_job);
 #define BOX_X(sw) (20 + ((width - 40) / count[t->switches[sw].level]) * \
@@ -307,10 +371,25 @@ static int _svg_tree_small(const topoml_topo_t *t, FILE *f,
 		const struct topoml_switch *s = &t->switches[i];
 
 		_switch_box(f, t, i, BOX_X(i), BOX_Y(i), bw, 34);
-		if (!s->level)
+		if (!s->level) {
+			char *hl = topoml_nodeset_format(t, s->desc);
+
 			_cells(f, t, s->nodes, s->nnodes,
 			       BOX_X(i) + (bw - cols * cell) / 2, BOX_Y(i) + 38,
 			       cols, cell, node_job);
+			/* the leaf's nodes by name, where they fit */
+			if (hl && cli_text_w(hl, 9) <= bw + gap - 4) {
+				fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" "
+					"font-size=\"9\" fill=\"#444\" "
+					"text-anchor=\"middle\" " FONT ">",
+					BOX_X(i) + bw / 2, BOX_Y(i) + 38 +
+					ceil((double)s->nnodes / cols) * cell +
+					11);
+				_text(f, hl);
+				fprintf(f, "</text>\n");
+			}
+			free(hl);
+		}
 	}
 #undef BOX_X
 #undef BOX_Y
@@ -333,12 +412,12 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 	int *pods = calloc(t->nswitches + 1, sizeof(int));
 	int *nleaves = calloc(t->nswitches + 1, sizeof(int));
 	int *upos = calloc(t->nswitches + 1, sizeof(int));
-	int ucount[64] = { 0 };
+	int ucount[64] = { 0 }, umax = 0;
 	bool cells = t->nnodes <= SVG_MAX_CELLS, has_orphans = false;
 	double cell = t->nnodes > 4096 ? 3 : 5, tw, th, pw, ph, top = 62;
-	double width, height, uy, podtop, ubw = 110, podx;
-	int cols, tpr, ppr, rows;
-	char col[32];
+	double width, height, uy, podtop, ubw = 110, podx, labw = 0;
+	int cols, tpr = 1, ppr, rows;
+	char col[32], lab[320];
 
 	if (!pod_of || !pods || !nleaves || !upos)
 		goto fail;
@@ -377,18 +456,51 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 				maxpl = nleaves[p];
 		}
 	cols = maxleaf < 8 ? maxleaf : 8;
+	/* a tile holds its leaf's name at 10 px */
 	tw = cells ? cols * cell + 6 : 40;
-	tw = fmax(tw, 40);
-	th = (cells ? ceil((double)maxleaf / cols) * cell : 10) + 16;
-	tpr = (int)ceil(sqrt(maxpl * th / tw));
-	tpr = tpr < 1 ? 1 : tpr > maxpl ? maxpl : tpr;
-	pw = fmax(tpr * tw + 12, 200);	/* room for the pod's label */
-	ph = ceil((double)maxpl / tpr) * th + 40;
-	ppr = (int)fmax(1, floor(1800 / (pw + 14)));
-	ppr = ppr > npods ? npods : ppr;
+	for (i = 0; i < t->nswitches; i++) {
+		const struct topoml_switch *s = &t->switches[i];
+
+		if (!s->level)
+			tw = fmax(tw, cli_text_w(s->name, SVG_LEAF_FONT) + 6);
+		else if (s->level >= 2 && ucount[s->level] > umax)
+			umax = ucount[s->level];
+	}
+	th = (cells ? ceil((double)maxleaf / cols) * cell : 10) + 18;
+	/* a pod's label: "NAME (N leaves)", "N nodes", "under ..." */
+	for (k = 0; k < npods; k++) {
+		int sw = pods[k];
+
+		snprintf(lab, sizeof(lab), "%s (%d leaves)", sw >= 0 ?
+			 t->switches[sw].name : "other leaves", nleaves[k]);
+		labw = fmax(labw, cli_text_w(lab, 11) * 1.1);
+		labw = fmax(labw, cli_text_w("under ", 9) +
+			    (sw >= 0 ? 90 : 0));
+	}
+	labw = fmax(labw + 12, cli_text_w("99999 nodes", 10) + 12);
+	/*
+	 * As many pods side by side as SVG_POD_WIDTH holds (the README
+	 * renders at 1400 px: text stays at its size), each as wide as its
+	 * label needs and as many tiles across as fit.
+	 */
+	for (ppr = npods; ppr > 1; ppr--) {
+		tpr = (int)floor(((SVG_POD_WIDTH - 26) / ppr - 14 - 12) / tw);
+		if (tpr >= 1 && fmax(tpr * tw + 12, labw) <=
+		    (SVG_POD_WIDTH - 26) / ppr - 14)
+			break;
+	}
+	if (ppr == 1)
+		tpr = (int)fmax(1, floor((SVG_POD_WIDTH - 26 - 14 - 12) / tw));
 	rows = (npods + ppr - 1) / ppr;
 	ppr = (npods + rows - 1) / rows;	/* rows of equal length */
+	/* no wider than a square pod needs: a few pods make a picture
+	 * narrower than SVG_POD_WIDTH, not pods of one long row */
+	tpr = (int)fmin(tpr, fmax(1, ceil(sqrt(maxpl * th / tw))));
+	tpr = tpr < 1 ? 1 : tpr > maxpl ? maxpl : tpr;
+	pw = fmax(tpr * tw + 12, labw);
+	ph = ceil((double)maxpl / tpr) * th + 64;
 	width = fmax(640, ppr * (pw + 14) + 26);
+	width = fmax(width, umax <= 12 ? umax * (ubw + 12) + 20 : 0);
 	uy = top;
 	podtop = top + (nl > 2 ? (nl - 2) * 64 : 0) + 10;
 	height = podtop + rows * (ph + 14) + 10;
@@ -457,8 +569,8 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 				"stroke=\"#333\" stroke-width=\"0.8\"/>\n"
 				"<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
 				"text-anchor=\"middle\" " FONT ">level %d: %d "
-				"switches ", y, width - 40, width / 2, y + 21,
-				l, n);
+				"switch%s ", y, width - 40, width / 2, y + 21,
+				l, n, n == 1 ? "" : "es");
 			_text(f, list ? list : "");
 			fprintf(f, "</text>\n");
 			free(list);
@@ -479,7 +591,9 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 			"font-size=\"11\" font-weight=\"bold\" " FONT ">",
 			px, py, pw, ph, px + 6, py + 15);
 		_text(f, sw >= 0 ? t->switches[sw].name : "other leaves");
-		fprintf(f, ": %d leaves, %d nodes</text>\n", nleaves[k], nodes);
+		fprintf(f, " (%d lea%s)</text>\n", nleaves[k],
+			nleaves[k] == 1 ? "f" : "ves");
+		_pod_nodes(f, t, pod_of, k, nodes, px + 6, py + 28, pw - 12);
 		if (sw >= 0 && t->switches[sw].nparents) {
 			const struct topoml_switch *ps = &t->switches[sw];
 			const char **names = malloc(ps->nparents *
@@ -493,7 +607,7 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 			list = topoml_names_format(names, ps->nparents, true);
 			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" "
 				"font-size=\"9\" fill=\"#555\" " FONT ">under ",
-				px + 6, py + 27);
+				px + 6, py + 52);
 			_text(f, list ? list : "?");
 			fprintf(f, "</text>\n");
 			free(list);
@@ -506,28 +620,32 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 			if (s->level || pod_of[i] != k)
 				continue;
 			tx = px + 6 + (slot % tpr) * tw;
-			ty = py + 33 + (slot / tpr) * th;
+			ty = py + 58 + (slot / tpr) * th;
 			slot++;
 			fprintf(f, "<g><title>");
 			_text(f, s->name);
-			fprintf(f, ": %d nodes</title>\n<rect x=\"%.1f\" "
+			fprintf(f, ": %d node%s ", s->nnodes,
+				s->nnodes == 1 ? "" : "s");
+			_set_text(f, t, s->desc);
+			fprintf(f, "</title>\n<rect x=\"%.1f\" "
 				"y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-				"rx=\"2\" fill=\"#d8efd0\"/>\n", s->nnodes,
+				"rx=\"2\" fill=\"#d8efd0\"/>\n",
 				tx - 1, ty, tw - 3, th - 3);
 			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" "
-				"font-size=\"8\" " FONT ">", tx + 1, ty + 9);
+				"font-size=\"%d\" " FONT ">", tx + 1, ty + 10,
+				SVG_LEAF_FONT);
 			_text(f, s->name);
 			fprintf(f, "</text>\n");
 			if (cells) {
 				_cells(f, t, s->nodes, s->nnodes, tx + 1,
-				       ty + 11, cols, cell, node_job);
+				       ty + 13, cols, cell, node_job);
 			} else {
 				_job_colour(col, sizeof(col), node_job ?
 					    _major_job(s->nodes, s->nnodes,
 						       node_job) : 0);
 				fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" "
 					"width=\"%.1f\" height=\"8\" "
-					"fill=\"%s\"/>\n", tx + 1, ty + 11,
+					"fill=\"%s\"/>\n", tx + 1, ty + 13,
 					tw - 6, col);
 			}
 			fprintf(f, "</g>\n");
@@ -592,13 +710,25 @@ static int _svg_dragonfly(const topoml_topo_t *t, FILE *f,
 			if (t->global_links[i * g + k] > maxlinks)
 				maxlinks = t->global_links[i * g + k];
 		}
-	/* a group: one row of node cells per router */
-	gw = 175;
+	/* a group: one row of node cells per router, as wide as its cells
+	 * or its labels need (up to 175: a longer host list is a tooltip) */
 	cell = fmin(10, 140.0 / maxn);
 	cell = fmin(cell, fmax(2, 96.0 / maxr));
 	cols = maxn;
 	rw = cell;
-	gh = 24 + (cells ? maxr * cell : 10) + 8;
+	gw = cells ? cols * cell + 16 : 120;
+	for (i = 0; i < g; i++) {
+		char lab[300], *hl;
+
+		hl = topoml_nodeset_format(t, t->groups[i].desc);
+		snprintf(lab, sizeof(lab), "%s: %d routers", t->groups[i].name,
+			 t->groups[i].nrouters);
+		gw = fmax(gw, cli_text_w(lab, 11) + 10);
+		if (hl && cli_text_w(hl, 10) + 10 <= 175)
+			gw = fmax(gw, cli_text_w(hl, 10) + 10);
+		free(hl);
+	}
+	gh = 46 + (cells ? maxr * cell : 10) + 8;
 	/* boxes on the diagonals need their diagonal: no overlap anywhere */
 	radius = g > 1 ? fmax(160, (sqrt(gw * gw + gh * gh) + 8) * g /
 			      (2 * M_PI)) : 0;
@@ -609,8 +739,10 @@ static int _svg_dragonfly(const topoml_topo_t *t, FILE *f,
 	{
 		double w = size;
 
-		_top(f, &w, size + 70, title, sub, "boxes: groups, a row of "
-		     "nodes per router; lines: global links", t, node_job);
+		/* the links' total goes below the circle, not over them */
+		_top(f, &w, fmax(size + 70, cy + radius + gh / 2 + 30), title,
+		     sub, "boxes: groups, a row of nodes per router; lines: "
+		     "global links", t, node_job);
 		cx = w / 2;
 	}
 	fprintf(f, "<g stroke=\"#c05050\" stroke-opacity=\"0.55\" "
@@ -636,37 +768,38 @@ static int _svg_dragonfly(const topoml_topo_t *t, FILE *f,
 				g > 32 ? 0.3 : 0.6 + 2.0 * c / maxlinks);
 		}
 	}
-	fprintf(f, "</g>\n<rect x=\"%.1f\" y=\"%.1f\" width=\"130\" "
-		"height=\"36\" rx=\"6\" fill=\"white\" fill-opacity=\"0.9\"/>\n",
-		cx - 65, cy - 17);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" "
-		"text-anchor=\"middle\" " FONT ">%d global links</text>\n"
-		"<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#444\" "
-		"text-anchor=\"middle\" " FONT ">between %d groups</text>\n",
-		cx, cy - 2, total, cx, cy + 13, g);
+	fprintf(f, "</g>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" "
+		"text-anchor=\"middle\" " FONT ">%d global link%s between %d "
+		"group%s</text>\n", cx, cy + radius + gh / 2 + 20, total,
+		total == 1 ? "" : "s", g, g == 1 ? "" : "s");
 	for (i = 0; i < g; i++) {
 		const struct topoml_group *gr = &t->groups[i];
 		double a = 2 * M_PI * i / g - M_PI / 2;
 		double x = cx + radius * cos(a) - gw / 2;
 		double y = cy + radius * sin(a) - gh / 2;
-		int links = 0;
+		int links = 0, gn;
 
+		gn = gr->desc ? hwloc_bitmap_weight(gr->desc) : 0;
 		for (k = 0; t->global_links && k < g; k++)
 			if (k != i)
 				links += t->global_links[i * g + k];
 		fprintf(f, "<g><title>");
 		_text(f, gr->name);
-		fprintf(f, ": %d routers, %d nodes, %d global links</title>\n",
-			gr->nrouters, gr->desc ? hwloc_bitmap_weight(gr->desc) :
-			0, links);
+		fprintf(f, ": %d router%s, %d node%s, %d global link%s ",
+			gr->nrouters, gr->nrouters == 1 ? "" : "s", gn,
+			gn == 1 ? "" : "s", links, links == 1 ? "" : "s");
+		_set_text(f, t, gr->desc);
+		fprintf(f, "</title>\n");
 		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 			"height=\"%.1f\" rx=\"6\" fill=\"#f5ead0\" "
 			"stroke=\"#333\"/>\n", x, y, gw, gh);
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
 			"text-anchor=\"middle\" " FONT ">", x + gw / 2, y + 14);
 		_text(f, gr->name);
-		fprintf(f, ": %d routers, %d nodes</text>\n", gr->nrouters,
-			gr->desc ? hwloc_bitmap_weight(gr->desc) : 0);
+		fprintf(f, ": %d router%s</text>\n", gr->nrouters,
+			gr->nrouters == 1 ? "" : "s");
+		_nodes_line(f, t, gr->desc, gn, x + gw / 2, y + 26, gw - 8,
+			    "middle");
 		for (k = 0; k < gr->nrouters; k++) {
 			const struct topoml_switch *s =
 				&t->switches[gr->routers[k]];
@@ -674,7 +807,8 @@ static int _svg_dragonfly(const topoml_topo_t *t, FILE *f,
 
 			if (cells) {
 				_cells(f, t, s->nodes, s->nnodes,
-				       x + (gw - cols * cell) / 2, y + 22 + k * rw,
+				       x + (gw - cols * cell) / 2,
+				       y + 46 + k * rw,
 				       cols, cell, node_job);
 			} else {
 				_job_colour(col, sizeof(col), node_job ?
@@ -682,7 +816,7 @@ static int _svg_dragonfly(const topoml_topo_t *t, FILE *f,
 						       node_job) : 0);
 				fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" "
 					"width=\"%.1f\" height=\"10\" "
-					"fill=\"%s\"/>\n", rx + 1, y + 22,
+					"fill=\"%s\"/>\n", rx + 1, y + 46,
 					fmax(1, (gw - 10) / gr->nrouters - 2),
 					col);
 			}
@@ -716,6 +850,8 @@ static int _svg_torus(const topoml_topo_t *t, FILE *f,
 	{
 		double w = fmax(560, per_row * pw + 20);
 
+		w = fmax(w, cli_text_w(note, 11) + 20);
+
 		_top(f, &w, top + rows * ph + 10, title, sub, "cells: nodes",
 		     t, node_job);
 	}
@@ -726,18 +862,36 @@ static int _svg_torus(const topoml_topo_t *t, FILE *f,
 	for (z = 0; z < Z; z++) {
 		double ox = 10 + (z % per_row) * pw + 22;
 		double oy = top + (z / per_row) * ph;
+		hwloc_bitmap_t plane = hwloc_bitmap_alloc();
+		char *hl;
 		int count = 0;
 
 		for (y = 0; y < Y; y++)
-			for (x = 0; x < X; x++)
-				count += t->coord_node[x + X * (y + Y * z)] >= 0;
+			for (x = 0; x < X; x++) {
+				int n = t->coord_node[x + X * (y + Y * z)];
+
+				if (n >= 0 && plane)
+					hwloc_bitmap_set(plane, n);
+				count += n >= 0;
+			}
+		hl = plane ? topoml_nodeset_format(t, plane) : NULL;
+		hwloc_bitmap_free(plane);
 		fprintf(f, "<g><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
 			"font-weight=\"bold\" " FONT ">z = %d</text>\n", ox,
 			oy + 11, z);
-		if (count != X * Y)
+		/* the plane's nodes by name where they fit, else a count */
+		if (hl && cli_text_w(hl, 9) <= pw - 34 - 46) {
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" "
+				"font-size=\"9\" fill=\"#444\" " FONT ">",
+				ox + 46, oy + 11);
+			_text(f, hl);
+			fprintf(f, "</text>\n");
+		} else if (count != X * Y) {
 			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" "
-				FONT ">%d nodes</text>\n", ox + 40, oy + 11,
-				count);
+				FONT ">%d node%s</text>\n", ox + 46, oy + 11,
+				count, count == 1 ? "" : "s");
+		}
+		free(hl);
 		/* axes: x labels above the grid, y labels to its left */
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"8\" "
 			"fill=\"#555\" " FONT ">x 0</text>\n<text x=\"%.1f\" "

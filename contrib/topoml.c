@@ -30,37 +30,74 @@ static void _usage(FILE *f)
 	fprintf(f, "usage: topoml COMMAND [OPTIONS] ...\n\ncommands:\n");
 	for (const struct topoml_cmd *c = commands; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
-	fprintf(f, "\n'topoml COMMAND --help' for a command's options; "
-		"topoml(1) for details.\n");
+	fprintf(f, "  %-10s %s\n", "help", "a command's options and exit "
+		"status: topoml help COMMAND");
+	fprintf(f, "\n'topoml COMMAND --help' is 'topoml help COMMAND'; "
+		"'topoml --version' (-V)\nprints the version; topoml(1) for "
+		"details.\n"
+		"Exit status: 0 done, 1 invalid input (a finding), 2 usage "
+		"error or a file\nthat cannot be read or written.\n");
+}
+
+static const struct topoml_cmd *_find(const char *name)
+{
+	for (const struct topoml_cmd *c = commands; c->name; c++)
+		if (!strcmp(name, c->name))
+			return c;
+	return NULL;
+}
+
+/* Run c with argv[0] "topoml NAME", which getopt's own messages show. */
+static int _run(const struct topoml_cmd *c, int argc, char **argv)
+{
+	char name[64];
+	int rc;
+
+	snprintf(name, sizeof(name), "topoml %s", c->name);
+	argv[0] = name;
+	cli_cmd = c->name;
+	rc = c->run(argc, argv);
+	cli_progress_end();
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
+	const struct topoml_cmd *c;
+
+	/* place --policy slurm-tree etc.: Slurm's algorithms, which
+	 * libtopoml_sim holds (the plugins link the core only) */
+	topoml_sim_register_baselines();
 	if (argc < 2) {
+		cli_err("no command given");
 		_usage(stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "help")) {
+	    (!strcmp(argv[1], "help") && argc == 2)) {
 		_usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "help")) {
+		/* topoml help CMD: CMD --help */
+		char *help[] = { argv[2], "--help", NULL };
+
+		if (argc > 3 || !(c = _find(argv[2]))) {
+			if (argc > 3)
+				cli_err("help: one command at a time");
+			else
+				cli_err("help: unknown command '%s'", argv[2]);
+			_usage(stderr);
+			return 2;
+		}
+		return _run(c, 2, help);
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("topoml %s\n", PACKAGE_VERSION);
 		return 0;
 	}
-	/* place --policy slurm-tree etc.: Slurm's algorithms, which
-	 * libtopoml_sim holds (the plugins link the core only) */
-	topoml_sim_register_baselines();
-	for (const struct topoml_cmd *c = commands; c->name; c++)
-		if (!strcmp(argv[1], c->name)) {
-			int rc;
-
-			cli_cmd = c->name;
-			rc = c->run(argc - 1, argv + 1);
-			cli_progress_end();
-			return rc;
-		}
+	if ((c = _find(argv[1])))
+		return _run(c, argc - 1, argv + 1);
 	cli_err("unknown command '%s'", argv[1]);
 	_usage(stderr);
 	return 2;

@@ -1492,8 +1492,10 @@ void topoml_summary(const topoml_topo_t *t, char *buf, size_t len)
 		break;
 	case TOPOML_DRAGONFLY:
 		snprintf(buf, len,
-			 "dragonfly: %d nodes, %d groups, %d routers, %s global links%s",
-			 t->nnodes, t->ngroups, t->nswitches,
+			 "dragonfly: %d node%s, %d group%s, %d router%s, %s global links%s",
+			 t->nnodes, t->nnodes == 1 ? "" : "s", t->ngroups,
+			 t->ngroups == 1 ? "" : "s", t->nswitches,
+			 t->nswitches == 1 ? "" : "s",
 			 arr[t->df_arrangement <= TOPOML_DF_RELATIVE ?
 			     t->df_arrangement : 0], extra);
 		break;
@@ -1504,10 +1506,11 @@ void topoml_summary(const topoml_topo_t *t, char *buf, size_t len)
 				 t->wrap[2] ? "z" : "");
 		else
 			snprintf(extra, sizeof(extra), "no wrap");
-		snprintf(buf, len, "%s: %d nodes, %dx%dx%d, %s",
+		snprintf(buf, len, "%s: %d node%s, %dx%dx%d, %s",
 			 (t->wrap[0] || t->wrap[1] || t->wrap[2]) ?
 			 "torus" : "mesh",
-			 t->nnodes, t->dims[0], t->dims[1], t->dims[2], extra);
+			 t->nnodes, t->nnodes == 1 ? "" : "s", t->dims[0],
+			 t->dims[1], t->dims[2], extra);
 		break;
 	default:
 		snprintf(buf, len, "unknown topology");

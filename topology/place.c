@@ -440,8 +440,8 @@ static int _place(const topoml_topo_t *t, enum topoml_policy policy,
 		return -1;
 	}
 	if (req->nnodes > t->nnodes) {
-		_why(why, whylen, "%d nodes wanted, the topology has %d",
-		     req->nnodes, t->nnodes);
+		_why(why, whylen, "%d node%s wanted, the topology has %d",
+		     req->nnodes, req->nnodes == 1 ? "" : "s", t->nnodes);
 		return -1;
 	}
 	avail = hwloc_bitmap_dup(req->avail);
@@ -482,7 +482,8 @@ static int _place(const topoml_topo_t *t, enum topoml_policy policy,
 	}
 	navail = hwloc_bitmap_weight(avail);
 	if (navail < in.n) {
-		_why(why, whylen, "%d nodes wanted, %d free", in.n, navail);
+		_why(why, whylen, "%d node%s wanted, %d free", in.n,
+		     in.n == 1 ? "" : "s", navail);
 		goto out;
 	}
 

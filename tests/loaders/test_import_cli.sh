@@ -28,6 +28,17 @@ grep -q '^topoml import-ib: warning: .*scalable unit su1' "$work/err" ||
 head -c1 "$work/out.json" | grep -q '{' || fail "not JSON"
 "$TOPOML" check "$work/out.json" >/dev/null || fail "check rejects the JSON"
 
+# --json is --format json; the last of the two wins
+"$TOPOML" import-ib -q --json "$ib/railopt.topo" >"$work/j.json" ||
+	fail "import-ib --json"
+cmp -s "$work/j.json" "$work/out.json" || fail "--json differs from --format json"
+"$TOPOML" import-ib -q --json --format conf "$ib/railopt.topo" |
+	grep -q '^SwitchName=' || fail "--json --format conf: not conf"
+"$TOPOML" import-ib -q -j "$work" >/dev/null 2>"$work/err"
+[ $? = 2 ] || fail "a directory as input: exit status not 2"
+grep -q "^topoml import-ib: $work: not a regular file" "$work/err" ||
+	fail "a directory as input: $(cat "$work/err")"
+
 "$TOPOML" import-ib "$ib/bad-header.topo" >/dev/null 2>"$work/err"
 [ $? = 1 ] || fail "bad file: exit status not 1"
 grep -q "bad-header.topo:3:11: expected the quoted node id" "$work/err" ||

@@ -105,12 +105,16 @@ want=$("$topoml" --help | sed -n 's/^  \([a-z-]*\) .*/\1/p' | sort)
 got=$(offered topoml "" | grep -v '^-')
 [ -n "$want" ] && [ "$want" = "$got" ] ||
 	fail "commands: topoml --help has [$(echo $want)], completion [$(echo $got)]"
-for o in --help --version; do
+for o in --help --version -V; do
 	offered topoml - | grep -qx -- "$o" || fail "$o not offered as the first word"
 done
 
+# topoml help COMMAND completes the commands
+[ "$(offered topoml help "" | sort)" = "$(echo "$want" | grep -vx help)" ] ||
+	fail "help: the completion does not offer the commands: $(offered topoml help "")"
+
 # --- options of each command
-for cmd in $want; do
+for cmd in $(echo "$want" | grep -vx help); do
 	p=$(parser_opts "$cmd")
 	[ "$(echo "$p" | wc -l)" -ge 4 ] ||
 		{ fail "$cmd: no getopt table found in contrib/cmd_*.c"; continue; }
