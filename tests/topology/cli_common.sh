@@ -11,23 +11,7 @@ set -u
 TOPOML=${TOP_BUILDDIR:?run from make check}/contrib/topoml
 SRC=${TOP_SRCDIR:?}
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
-T=$(mktemp -d /tmp/cli_common.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-
-# run CMD...: sets rc, out, err
-run() {
-	"$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	out=$(cat "$T/out")
-	err=$(cat "$T/err")
-}
-expect_rc() {	# WANT LABEL
-	if [ "$rc" -eq "$1" ]; then ok "$2 (exit $rc)"
-	else fail "$2: exit $rc, wanted $1: $out $err"; fi
-}
+. "$(dirname "$0")/cli_lib.sh"
 # every stderr line starts with "topoml" (and the command, when given)
 expect_prefixed() {	# PREFIX LABEL
 	if [ -s "$T/err" ] && ! grep -qv "^$1" "$T/err"; then ok "$2: prefixed"

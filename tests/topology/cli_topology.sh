@@ -6,23 +6,7 @@ set -u
 TOPOML=${TOP_BUILDDIR:?run from make check}/contrib/topoml
 SRC=${TOP_SRCDIR:?}
 EX=$SRC/contrib/topologies
-T=$(mktemp -d /tmp/cli_topology.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-
-# run CMD...: sets rc, out, err
-run() {
-	"$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	out=$(cat "$T/out")
-	err=$(cat "$T/err")
-}
-expect_rc() {	# WANT LABEL
-	if [ "$rc" -eq "$1" ]; then ok "$2 (exit $rc)"
-	else fail "$2: exit $rc, wanted $1"; echo "$out"; echo "$err"; fi
-}
+. "$(dirname "$0")/cli_lib.sh"
 expect_out() {	# TEXT LABEL
 	if grep -qF -- "$1" "$T/out"; then ok "$2"
 	else fail "$2: stdout lacks '$1'"; echo "$out"; fi
