@@ -183,10 +183,11 @@ PYW
 	# one per GPU) and the spelled-out one, with TOPOML_WORKERS=2.
 	# Debian 12's torch 1.13 under Python 3.11 fails with the default
 	# --redirects 0 (Std.from_str("0") is None): PET_REDIRECTS, PET_TEE.
+	# torchrun looks at its workers every PET_MONITOR_INTERVAL s (5).
 	cat >"$work/tr/job.sh" <<JOB
 #!/bin/bash
 #SBATCH --ml-gpu-bind=auto --ml-nccl=auto --ml-rank-order=topology
-export PET_REDIRECTS=2 PET_TEE=2
+export PET_REDIRECTS=2 PET_TEE=2 PET_MONITOR_INTERVAL=0.5
 srun -N2 -w $a,$b --ntasks-per-node=1 $PY -m torch.distributed.run \
 	--no_python $worker $PY $work/tr/worker.py $work/tr/short || exit 1
 TOPOML_WORKERS=2 srun -N2 -w $a,$b --ntasks-per-node=1 bash -c 'exec \
