@@ -6,6 +6,9 @@
 # the whole job and for a step on part of it (the job's order restricted to
 # the step's nodes).  On a stock cons_tres cluster (no topoml: part in
 # SystemComment) topoml.so's own topology still orders the ranks.
+# torchrun in a batch job, one task per node (topoml-worker(1)): its
+# workers' ranks follow the ring, each bound as a task of its own would be
+# (skipped without python3-torch).
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 . "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
