@@ -206,9 +206,9 @@ struct ml_workers {
 	enum ml_gpu_bind mode;
 	const struct ml_task_bind *task;	/* NULL: no GPU maps */
 	const struct ml_job *job;		/* NULL: no PET_* */
-	int nworkers;			/* default: the task's GPUs, or 0 */
-	const char *visible;		/* the task's visible-devices list */
-	const int *pool;		/* the step's GPUs (ml_own_in_visible) */
+	int nworkers;			/* default: its GPUs, or 0 */
+	const char *visible;		/* the task's visible list */
+	const int *pool;		/* step GPUs (ml_own_in_visible) */
 	int npool;
 	bool from_slurm;
 	bool cpus;			/* the task was bound to its CPUs */
