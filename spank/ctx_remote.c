@@ -756,6 +756,38 @@ _first_task_says(spank_t sp, const char *fmt, ...)
 	dprintf(STDERR_FILENO, "topoml: %s\n", line);
 }
 
+static bool _task_getenv(void *sp, const char *name, char *buf, size_t len)
+{
+	spank_err_t rc = spank_getenv(sp, name, buf, len);
+
+	buf[len - 1] = '\0';
+	return rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE;
+}
+
+/* One task on this node that starts its own workers (torchrun): what
+ * each would get as a task of its own, for topoml-worker (env.c). */
+static void _workers(spank_t sp, const struct ml_task_bind *b, bool bound,
+		     struct ml_env *e)
+{
+	bool gpus = b && ml.val[ML_OPT_GPU_BIND] != ML_GPU_BIND_NONE;
+	bool nccl = ml.val[ML_OPT_NCCL] == ML_NCCL_AUTO;
+	struct ml_workers w = {
+		.node = ml.node, .mode = ml.val[ML_OPT_GPU_BIND],
+		.task = gpus ? b : NULL, .job = nccl ? &ml.job : NULL,
+		.nworkers = gpus ? b->ngpus : 0, .pool = _step_pool,
+		.npool = _step_npool > 0 ? _step_npool : 0,
+		.from_slurm = _pool_slurm, .cpus = bound, .net = nccl,
+		.get = _task_getenv, .arg = sp,
+	};
+	char vis[1024];
+
+	if (gpus)
+		w.visible = _task_getenv(sp, ml_visible_var(b), vis,
+					 sizeof(vis)) ? vis : b->cuda_visible;
+	if (ml_env_workers(&w, e))
+		ml_log(ML_LOG_INFO, "topoml: no per-worker bindings");
+}
+
 int ml_remote_task_init(spank_t sp)
 {
 	struct ml_env env = { 0 };
@@ -809,6 +841,8 @@ int ml_remote_task_init(spank_t sp)
 			    b && ml.val[ML_OPT_GPU_BIND] ? b : &none, bound,
 			    ml.topo_file, &env);
 	}
+	if (ml.ntasks == 1)
+		_workers(sp, b, bound, &env);
 	_apply(sp, &env);
 	if (b && b->ngpus) {
 		char cpus[256] = "-";

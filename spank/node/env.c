@@ -458,3 +458,115 @@ void ml_hosts_free(char **names, int n)
 		free(names[i]);
 	free(names);
 }
+
+/* The task's environment: a variable the job or Slurm already set. */
+static bool _isset(ml_getenv_fn get, void *arg, const char *name)
+{
+	char buf[16];
+
+	return get && get(arg, name, buf, sizeof(buf));
+}
+
+/* Append one ';'-separated entry to a growing string. */
+static int _entry(char **s, size_t *len, int i, const char *v)
+{
+	size_t add = strlen(v) + 2;
+	char *p = realloc(*s, *len + add);
+
+	if (!p)
+		return -1;
+	*s = p;
+	snprintf(p + *len, add, "%s%s", i ? ";" : "", v);
+	*len += strlen(p + *len);
+	return 0;
+}
+
+int ml_env_workers(const struct ml_workers *w, struct ml_env *e)
+{
+	struct ml_task_bind *wb = NULL;
+	char *gpus = NULL, *cpus = NULL, *hcas = NULL, *cxi = NULL;
+	size_t lg = 0, lc = 0, lh = 0, lx = 0;
+	char buf[1024], hca[1100], err[256];
+	bool with_hca, with_cxi;
+	int nw = w->nworkers, rc = -1;
+
+	/* The user's count (TOPOML_WORKERS: the job's, so bounded). */
+	if (w->get && w->get(w->arg, "TOPOML_WORKERS", buf, sizeof(buf))) {
+		char *end;
+		long v = strtol(buf, &end, 10);
+
+		nw = end != buf && !*end && v >= 1 && v <= ML_MAX_WORKERS ?
+			(int)v : -1;
+	} else if (nw > 0) {
+		ml_env_add(e, "TOPOML_WORKERS", "%d", nw);
+	}
+	/* torchrun's defaults (its PET_* variables): a static rendezvous
+	 * with this node's ring position, only with one task per node. */
+	if (w->job && w->job->world_size == w->job->nnodes) {
+		const struct ml_job *j = w->job;
+
+		ml_env_add(e, "PET_NNODES", "%d", j->nnodes);
+		ml_env_add(e, "PET_NODE_RANK", "%d", j->node_rank);
+		if (j->master_addr[0])
+			ml_env_add(e, "PET_MASTER_ADDR", "%s", j->master_addr);
+		ml_env_add(e, "PET_MASTER_PORT", "%d", j->master_port);
+		if (nw > 0)
+			ml_env_add(e, "PET_NPROC_PER_NODE", "%d", nw);
+	}
+	if (!w->task || !w->task->ngpus || nw < 1 || !w->visible ||
+	    !w->visible[0])
+		return 0;
+	wb = calloc((size_t)nw, sizeof(*wb));
+	if (!wb)
+		return -1;
+	/* As --ntasks-per-node=nw would bind them, on the task's GPUs. */
+	if (ml_bind_compute(w->node, w->mode, nw, w->task->gpus,
+			    w->task->ngpus, wb, err, sizeof(err))) {
+		free(wb);
+		return -1;
+	}
+	with_hca = w->net && !_isset(w->get, w->arg, "NCCL_IB_HCA");
+	with_cxi = w->net && !_isset(w->get, w->arg, "FI_CXI_DEVICE_NAME");
+	for (int i = 0; i < nw; i++) {
+		char own[256];
+
+		/* Own devices as positions in the task's list, which stays
+		 * whole (peers visible, as for tasks: bind.c). */
+		if (ml_own_in_visible(w->node, &wb[i], w->visible, w->pool,
+				      w->npool, w->from_slurm, own,
+				      sizeof(own)))
+			goto out;
+		if (_entry(&gpus, &lg, i, own))
+			goto out;
+		if (hwloc_bitmap_iszero(wb[i].cpuset))
+			buf[0] = '\0';
+		else if (hwloc_bitmap_list_snprintf(buf, sizeof(buf),
+						    wb[i].cpuset) >=
+			 (int)sizeof(buf))
+			goto out;
+		if (_entry(&cpus, &lc, i, buf))
+			goto out;
+		/* "=": NCCL's exact-name match, as for tasks. */
+		snprintf(hca, sizeof(hca), "%s%s", wb[i].ib_hca[0] ? "=" : "",
+			 wb[i].ib_hca);
+		if (_entry(&hcas, &lh, i, hca) ||
+		    _entry(&cxi, &lx, i, wb[i].cxi))
+			goto out;
+	}
+	ml_env_add(e, "TOPOML_WORKER_GPUS", "%s", gpus);
+	if (w->cpus && strspn(cpus, ";") < lc)
+		ml_env_add(e, "TOPOML_WORKER_CPUS", "%s", cpus);
+	if (with_hca && strspn(hcas, ";") < lh)
+		ml_env_add(e, "TOPOML_WORKER_HCAS", "%s", hcas);
+	if (with_cxi && strspn(cxi, ";") < lx)
+		ml_env_add(e, "TOPOML_WORKER_CXI", "%s", cxi);
+	rc = 0;
+out:
+	ml_bind_free(wb, nw);
+	free(wb);
+	free(gpus);
+	free(cpus);
+	free(hcas);
+	free(cxi);
+	return rc;
+}

@@ -187,4 +187,36 @@ int ml_parse_gpu_list(const struct hw_node *n, const char *s, int *pool,
 char **ml_hosts(const char *list, int max, int *n);
 void ml_hosts_free(char **names, int n);
 
+/*
+ * One task per node that starts its own workers (torchrun
+ * --nproc_per_node): what each local worker would get with
+ * --ntasks-per-node=nworkers, for topoml-worker(1) to apply.  All
+ * ';'-separated, one entry per local rank: TOPOML_WORKER_GPUS (own GPUs
+ * as positions in the task's visible list, as TOPOML_LOCAL_GPUS),
+ * TOPOML_WORKER_CPUS (CPU lists), TOPOML_WORKER_HCAS (NCCL_IB_HCA
+ * values), TOPOML_WORKER_CXI (FI_CXI_DEVICE_NAME values); and torchrun's
+ * PET_* defaults for a static rendezvous in ring order.
+ */
+#define ML_MAX_WORKERS 1024
+/* The task's environment: true (value in buf) when NAME is set. */
+typedef bool (*ml_getenv_fn)(void *arg, const char *name, char *buf,
+			     size_t len);
+struct ml_workers {
+	const struct hw_node *node;
+	enum ml_gpu_bind mode;
+	const struct ml_task_bind *task;	/* NULL: no GPU maps */
+	const struct ml_job *job;		/* NULL: no PET_* */
+	int nworkers;			/* default: its GPUs, or 0 */
+	const char *visible;		/* the task's visible list */
+	const int *pool;		/* step GPUs (ml_own_in_visible) */
+	int npool;
+	bool from_slurm;
+	bool cpus;			/* the task was bound to its CPUs */
+	bool net;			/* --ml-nccl=auto chose its NICs */
+	ml_getenv_fn get;		/* TOPOML_WORKERS, NCCL_IB_HCA set? */
+	void *arg;
+};
+/* 0, or -1 (out of memory, or a worker's GPU not in the visible list). */
+int ml_env_workers(const struct ml_workers *w, struct ml_env *e);
+
 #endif
