@@ -3,8 +3,10 @@
 # fixture table (tests/fixtures/loaders/conf) and every real site file is
 # given to a real slurmctld (topology/tree) and to `topoml check`; both must
 # accept it or both reject it.  A fixture saying "# slurm: accepts" is one
-# Slurm runs with (logging an error) while topoml refuses it, "# slurm:
-# skip" one Slurm cannot judge quickly (a missing include: 60 s of retries).
+# Slurm runs with (logging an error) while topoml has no model of it (the
+# loader says so: check_loaders; select/topoml then runs with plain
+# cons_tres: test_select_admin.sh), "# slurm: skip" one Slurm cannot judge
+# quickly (a missing include: 60 s of retries).
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
