@@ -427,6 +427,11 @@ static void _map_nodes(void)
 	g_map_gen++;
 	info("select/topoml: %d of %d Slurm nodes are in the topology (ring order of each job in its SystemComment)",
 	     node_record_count - unmapped, node_record_count);
+	/* Slurm leaves them out too ("Invalid hostnames ..."): say so */
+	if (g_topo->nnodes > node_record_count - unmapped)
+		info("select/topoml: %d of the topology's %d nodes are no Slurm node; never chosen",
+		     g_topo->nnodes - (node_record_count - unmapped),
+		     g_topo->nnodes);
 }
 
 /*

@@ -966,11 +966,12 @@ static int _claim_nodes(struct _reader *r, bool *dropped, int *ndropped)
 		}
 		if (c.nbad)
 			_report(r, _W, rec->file, rec->nodes_at, "switch %s: "
-				"Nodes=%s gives %d name%s no node can have "
-				"(%s%s); skipped, as Slurm skips names "
+				"Nodes=%.60s%s gives %d name%s no node can "
+				"have (%s%s); skipped, as Slurm skips names "
 				"slurm.conf does not define (\"Invalid "
 				"hostnames in switch configuration\")",
-				rec->name, rec->nodes, c.nbad,
+				rec->name, rec->nodes,
+				strlen(rec->nodes) > 60 ? "..." : "", c.nbad,
 				c.nbad > 1 ? "s" : "", c.bad,
 				c.nbad > 3 ? ", ..." : "");
 		if (!c.own) {
@@ -1761,11 +1762,12 @@ static topoml_topo_t *_build_blocks(struct _reader *r, const char *path)
 		}
 		if (a.nbad)
 			_report(r, _W, b->file, b->nodes_at, "block %s: "
-				"Nodes=%s gives %d name%s no node can have "
-				"(%s%s); skipped, as Slurm skips names "
+				"Nodes=%.60s%s gives %d name%s no node can "
+				"have (%s%s); skipped, as Slurm skips names "
 				"slurm.conf does not define (\"Invalid "
 				"hostnames in block configuration\")",
-				b->name, b->nodes, a.nbad,
+				b->name, b->nodes,
+				strlen(b->nodes) > 60 ? "..." : "", a.nbad,
 				a.nbad > 1 ? "s" : "", a.bad,
 				a.nbad > 3 ? ", ..." : "");
 		if (a.rc)

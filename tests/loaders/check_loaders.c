@@ -250,6 +250,9 @@ static const struct inline_case inline_cases[] = {
 	  ":1:1: no leaf switch has a node name", 0, true },
 	{ "escaped-hash-ok.conf", "SwitchName=s1 Nodes=c\\#1,c2\n", NULL,
 	  1, false },
+	/* The same in a block topology (Slurm 26.05 warns, runs). */
+	{ "block-bad-name.conf", "BlockName=b1 Nodes=c[1-4],c[5-\n"
+	  "BlockName=b2 Nodes=c[6-9]\n", NULL, 8, false },
 	/* Errors on a continued line name the physical line. */
 	{ "continued-error.conf", "SwitchName=s1 \\\n  Nodes=c1 Bogus=2\n",
 	  ":2:12: switch s1: unknown key 'Bogus'", 0, false },
