@@ -17,7 +17,8 @@
  * LinkSpeed, a switch with both or neither of Nodes/Switches, a duplicate
  * switch name, a child that is not defined or is the switch itself, a host
  * list libslurm cannot parse, a loop (Slurm: "not a tree" after 21 passes),
- * no switch with Nodes= ("switches contain no nodes").
+ * no switch with Nodes= ("switches contain no nodes"), a Switches= that
+ * names no switch (slurmctld 22.05 dies on it).
  * Accepted with a warning, as slurmctld only logs them: a name in Nodes=
  * that no node can have (skipped, as Slurm skips every name slurm.conf does
  * not define: "n[1-" is libslurm's host "n]"), a node on several leaf
@@ -1105,6 +1106,30 @@ static int _link_children(struct _reader *r, topoml_topo_t *t, int sw,
 	return rc;
 }
 
+/*
+ * A switch whose Switches= names no switch at all (Switches="" or ","):
+ * slurmctld 22.05 logs "switch X has no nodes" and dies (its parent, if
+ * any, would wait for its level until "Switch configuration is not a
+ * tree").  Returns the number of such switches, each reported.
+ */
+static int _childless(struct _reader *r)
+{
+	int i, nbad = 0;
+
+	for (i = 0; i < r->nrecs; i++) {
+		const struct _rec *rec = &r->recs[i];
+
+		if (!rec->switches || rec->nkids)
+			continue;
+		_report(r, _FATAL, rec->file, rec->switches_at, "switch %s: "
+			"Switches= names no switch (slurmctld 22.05 logs "
+			"\"switch %s has no nodes\" and dies)", rec->name,
+			rec->name);
+		nbad++;
+	}
+	return nbad;
+}
+
 /* Order of the drop warnings: by Slurm-like pass, then file order. */
 struct _drop {
 	int pass, rec;
@@ -1277,12 +1302,19 @@ static topoml_topo_t *_build(struct _reader *r, const char *path)
 	nbad = _duplicates(r);
 	if (nbad)
 		goto fail;
+	for (i = 0; i < r->nrecs && !r->recs[i].nodes; i++)
+		;
+	if (i == r->nrecs) {
+		_report(r, _FATAL, r->recs[0].file, r->recs[0].at, "no "
+			"switch has Nodes= (Slurm: fatal \"switches contain "
+			"no nodes\")");
+		goto fail;
+	}
 	nbad = _claim_nodes(r, dropped, &ndropped);
 	nbad += _resolve_kids(r, dropped);
-	if (nbad)
+	if (nbad || _childless(r))
 		goto fail;
-	if (ndropped)
-		_drop_empty_parents(r, dropped);
+	_drop_empty_parents(r, dropped);
 
 	/* Switches in file order. */
 	for (i = 0; i < r->nrecs; i++) {
@@ -1332,14 +1364,6 @@ static topoml_topo_t *_build(struct _reader *r, const char *path)
 	}
 	if (nbad || _check_tree(r, t, rec_of, is_leaf))
 		goto fail;
-	for (i = 0; i < r->nrecs && !r->recs[i].nodes; i++)
-		;
-	if (i == r->nrecs) {
-		_report(r, _FATAL, r->recs[0].file, r->recs[0].at, "no "
-			"switch has Nodes= (Slurm: fatal \"switches contain "
-			"no nodes\")");
-		goto fail;
-	}
 	if (!t->nnodes) {
 		_report(r, _MODEL, r->recs[0].file, r->recs[0].at, "no leaf "
 			"switch has a node name topoml can use (Slurm runs "
