@@ -371,9 +371,11 @@ out:
 
 		if (topo)
 			topoml_summary(topo, sum, sizeof(sum));
+		else if (no_model)
+			snprintf(sum, sizeof(sum), "%s",
+				 "no model of the topology (above), plain cons_tres");
 		else
 			snprintf(sum, sizeof(sum), "%s",
-				 no_model ? "no model of the topology (above), plain cons_tres" :
 				 conf.placement ? "no topology, plain cons_tres"
 						: "Placement=off, plain cons_tres");
 		info("select/topoml: %s: %s%s%s", path, sum,
