@@ -28,6 +28,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@
 #include "src/slurmctld/slurmctld.h"
 
 #include "topoml.h"
+#include "loaders.h"
 #include "jobcomment.h"
 #include "select_compat.h"
 #include "job_req.h"
@@ -193,6 +195,66 @@ static bool _foreign_topology_conf(const struct topoml_siteconf *c,
 	return false;
 }
 
+/*
+ * The topology file is the topology.conf that Slurm's own topology plugin
+ * reads: topoml must then see the network Slurm sees, never stop a
+ * slurmctld that stock Slurm runs, never keep a model of a file Slurm has
+ * replaced.
+ */
+static bool _slurms_topology_file(const char *topo_path)
+{
+	const char *plugin = slurm_conf.topology_plugin;
+	char *conf;
+	struct stat a, b;
+	bool same;
+
+	if (!topo_path || (xstrcmp(plugin, "topology/tree") &&
+			   xstrcmp(plugin, "topology/block")))
+		return false;
+	conf = get_extra_conf_path("topology.conf");
+	same = conf && !stat(conf, &a) && !stat(topo_path, &b) &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	xfree(conf);
+	return same;
+}
+
+/*
+ * topoml_siteconf_load_topology() with the loader's warnings logged (what
+ * Slurm only logs too, FILE:LINE:COL each) and, on failure, whether
+ * Slurm's topology plugin refuses the file as well (*refused).
+ */
+#define TOPO_WARNINGS_SHOWN 50
+static topoml_topo_t *_load_topology(const struct topoml_siteconf *c,
+				     const char *dir, const char *topo_path,
+				     topoml_errors_t *err, bool *refused)
+{
+	topoml_errors_t warn = { 0 };
+	topoml_topo_t *t;
+	int i;
+
+	*refused = true;
+	if (!topo_path)
+		return topoml_siteconf_load_topology(c, dir, err);
+	t = topoml_load_judged(topo_path, c->topology_format, err, &warn,
+			       refused);
+	for (i = 0; i < warn.n && i < TOPO_WARNINGS_SHOWN; i++)
+		error("select/topoml: warning: %s", warn.msg[i]);
+	if (warn.n > TOPO_WARNINGS_SHOWN)
+		error("select/topoml: warning: ... and %d more about %s",
+		      warn.n - TOPO_WARNINGS_SHOWN, topo_path);
+	topoml_errors_clear(&warn);
+	if (t && c->family && (int)t->family != c->family) {
+		topoml_errors_add(err, "%s: Family=%s but %s describes a %s",
+				  c->path ? c->path : "topoml.conf",
+				  topoml_family_name(c->family), topo_path,
+				  topoml_family_name(t->family));
+		topoml_free(t);
+		t = NULL;
+		*refused = true;	/* topoml.conf's error */
+	}
+	return t;
+}
+
 /* torus3d's boxes the engine is bound to (g_topo->torus3d), or NULL */
 static struct topoml_torus3d *g_t3d;
 
@@ -234,7 +296,11 @@ static struct topoml_torus3d *_torus3d_bind(topoml_topo_t *topo,
 
 /*
  * Read topoml.conf (if present) and the topology it names.  On failure the
- * previous configuration stays; at start-up a failure is fatal.
+ * previous configuration stays; at start-up a failure is fatal.  Not so
+ * for the topology.conf Slurm reads (_slurms_topology_file()): a file
+ * Slurm runs with never stops slurmctld, and one topoml cannot model
+ * (Slurm may run with it, or has read it at reconfigure) leaves jobs to
+ * plain cons_tres, said loudly, rather than keep a model Slurm has left.
  */
 static int _load_conf(bool at_start)
 {
@@ -247,6 +313,7 @@ static int _load_conf(bool at_start)
 	struct topoml_torus3d *t3d = NULL;
 	const char *inert;
 	int rc = SLURM_ERROR;
+	bool refused, no_model = false;
 
 	topoml_siteconf_init(&conf);
 	if (path && access(path, F_OK) == 0) {
@@ -275,7 +342,19 @@ static int _load_conf(bool at_start)
 			rc = SLURM_SUCCESS;
 			goto out;
 		}
-		topo = topoml_siteconf_load_topology(&conf, dir, &err);
+		topo = _load_topology(&conf, dir, topo_path, &err, &refused);
+		if (!topo && _slurms_topology_file(topo_path) &&
+		    (!refused || !at_start)) {
+			_errors_log(&err, false);
+			error("select/topoml: %s: %s; jobs get plain cons_tres placement until it is fixed (then scontrol reconfigure)",
+			      topo_path, refused ?
+			      "Slurm's topology plugin refuses it too" :
+			      "Slurm's topology plugin runs with it, but topoml cannot model its network (above)");
+			topoml_errors_clear(&err);
+			no_model = true;
+			rc = SLURM_SUCCESS;
+			goto out;
+		}
 		if (!topo)
 			goto out;
 		t3d = _torus3d_bind(topo, dir);
@@ -292,6 +371,9 @@ out:
 
 		if (topo)
 			topoml_summary(topo, sum, sizeof(sum));
+		else if (no_model)
+			snprintf(sum, sizeof(sum), "%s",
+				 "no model of the topology (above), plain cons_tres");
 		else
 			snprintf(sum, sizeof(sum), "%s",
 				 conf.placement ? "no topology, plain cons_tres"
@@ -347,6 +429,11 @@ static void _map_nodes(void)
 	g_map_gen++;
 	info("select/topoml: %d of %d Slurm nodes are in the topology (ring order of each job in its SystemComment)",
 	     node_record_count - unmapped, node_record_count);
+	/* Slurm leaves them out too ("Invalid hostnames ..."): say so */
+	if (g_topo->nnodes > node_record_count - unmapped)
+		info("select/topoml: %d of the topology's %d nodes are no Slurm node; never chosen",
+		     g_topo->nnodes - (node_record_count - unmapped),
+		     g_topo->nnodes);
 }
 
 /*

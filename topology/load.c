@@ -116,6 +116,19 @@ enum topoml_format topoml_detect_format(const char *path)
 	return TOPOML_FMT_CONF;
 }
 
+topoml_topo_t *topoml_load_judged(const char *path, enum topoml_format fmt,
+				  topoml_errors_t *err, topoml_errors_t *warn,
+				  bool *slurm_refuses)
+{
+	if (path && fmt == TOPOML_FMT_AUTO)
+		fmt = topoml_detect_format(path);
+	if (path && fmt == TOPOML_FMT_CONF)
+		return topoml_load_conf_judged(path, err, warn, slurm_refuses);
+	if (slurm_refuses)
+		*slurm_refuses = true;
+	return topoml_load_ex(path, fmt, err, warn);
+}
+
 topoml_topo_t *topoml_load_ex(const char *path, enum topoml_format fmt,
 			      topoml_errors_t *err, topoml_errors_t *warn)
 {

@@ -17,13 +17,21 @@
  * LinkSpeed, a switch with both or neither of Nodes/Switches, a duplicate
  * switch name, a child that is not defined or is the switch itself, a host
  * list libslurm cannot parse, a loop (Slurm: "not a tree" after 21 passes),
- * no switches at all (Slurm only logs "No switches configured" and runs
- * without a topology, which leaves topoml nothing to work with).
- * Accepted with a warning, as slurmctld only logs them: a node on several
- * leaf switches (topoml keeps it under the first, Slurm lists it under all),
- * a key given twice on a line (the last value wins), a leaf with an empty
- * node list (left out).  Parts with no common root are accepted silently
- * (Slurm logs an info line); jobs then stay inside one part.
+ * no switch with Nodes= ("switches contain no nodes"), a Switches= that
+ * names no switch (slurmctld 22.05 dies on it).
+ * Accepted with a warning, as slurmctld only logs them: a name in Nodes=
+ * that no node can have (skipped, as Slurm skips every name slurm.conf does
+ * not define: "n[1-" is libslurm's host "n]"), a node on several leaf
+ * switches (topoml keeps it under the first, Slurm lists it under all), a
+ * key given twice on a line (the last value wins), a leaf left with no node
+ * (left out).  Parts with no common root are accepted silently (Slurm logs
+ * an info line); jobs then stay inside one part.
+ * A few files Slurm runs with give topoml no model, and are errors here
+ * that topoml_load_conf_judged() tells from Slurm's own: no switches at all
+ * (Slurm runs without a topology), a switch name topoml cannot hold, no
+ * usable node name at all, a host list Slurm would take only partly or
+ * that is too large, more Includes than topoml follows.
+ * Every message starts FILE:LINE:COL (but "cannot read" of the file given).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -94,6 +102,8 @@ struct _rec {
 	bool stopped;		/* parsing stopped at a reported error */
 	const char *file;
 	int line;
+	struct _pos at;		/* the SwitchName key */
+	struct _pos name_at;	/* its value */
 	struct _pos nodes_at, switches_at;
 	/* Switches= resolved once: record index of each child, -1 unknown */
 	int nkids;
@@ -107,6 +117,7 @@ struct _brec {
 	char *nodes;		/* NULL when Nodes= is not given */
 	const char *file;
 	int line;
+	struct _pos at;		/* the BlockName key */
 	struct _pos nodes_at;
 };
 
@@ -117,6 +128,7 @@ struct _reader {
 	char **files;		/* file names the records point to */
 	int nfiles;
 	int nsyntax;		/* syntax errors so far */
+	int nfatal;		/* errors on which slurmctld stops too */
 	int nincludes;		/* Include lines followed so far */
 	topoml_errors_t *err;
 	topoml_errors_t *warn;
@@ -127,10 +139,10 @@ struct _reader {
 	int nbrecs;
 	char *bsizes;		/* the last BlockSizes= value, or NULL */
 	const char *bsizes_file;
-	int bsizes_line;
 	struct _pos *bsizes_pos;	/* where each character came from */
 	const char *sw_file;	/* the first SwitchName= line */
-	int sw_line;
+	struct _pos sw_at;
+	struct _pos bsizes_at;	/* the BlockSizes key */
 };
 
 
@@ -316,24 +328,62 @@ static int _match_kv(struct _reader *r, const char *s, size_t len,
 	return 0;
 }
 
+/*
+ * Every message of this reader starts FILE:LINE:COL.  How bad it is:
+ * _W a warning (Slurm only logs it too); _FATAL an error on which
+ * slurmctld stops too; _MODEL an error in a file Slurm runs with, which
+ * topoml cannot turn into a model.  _SYNTAX: found while reading the
+ * lines, which stops the build.
+ */
+enum { _W = 0, _FATAL = 1, _MODEL = 2, _SYNTAX = 4 };
+
+static void _vreport(struct _reader *r, int how, const char *file,
+		     struct _pos p, const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	topoml_errors_add(how ? r->err : r->warn, "%s:%d:%d: %s", file,
+			  p.line, p.col > 0 ? p.col : 1,
+			  msg ? msg : "out of memory");
+	free(msg);
+	if (how & _FATAL)
+		r->nfatal++;
+	if (how & _SYNTAX)
+		r->nsyntax++;
+}
+
+static void _report(struct _reader *r, int how, const char *file,
+		    struct _pos p, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void _report(struct _reader *r, int how, const char *file,
+		    struct _pos p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	_vreport(r, how, file, p, fmt, ap);
+	va_end(ap);
+}
+
+/* A line Slurm's parser refuses: slurmctld fatal()s. */
 static void _syntax(struct _reader *r, const char *file, struct _pos p,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static void _syntax(struct _reader *r, const char *file, struct _pos p,
 		    const char *fmt, ...)
 {
-	char *msg = NULL;
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	_vreport(r, _FATAL | _SYNTAX, file, p, fmt, ap);
 	va_end(ap);
-	topoml_errors_add(r->err, "%s:%d:%d: %s", file, p.line, p.col,
-			  msg ? msg : "out of memory");
-	free(msg);
-	r->nsyntax++;
 }
+
+/* Where a whole file's problem is reported: its first line. */
+static const struct _pos _top = { 1, 1 };
 
 /* s_p_handle_uint32(), with its messages. */
 static int _parse_uint32(const char *value, uint32_t *out, const char **why)
@@ -437,17 +487,13 @@ static int _parse_switch_keys(struct _reader *r, const struct _lline *l,
 	*rest = off;
 
 	if (rec->nodes && rec->switches) {
-		topoml_errors_add(r->err, "%s:%d: switch %s has both child "
-				  "switches and nodes", file, rec->line,
-				  rec->name);
-		r->nsyntax++;
+		_syntax(r, file, rec->at, "switch %s has both child switches "
+			"and nodes", rec->name);
 		return -1;
 	}
 	if (!rec->nodes && !rec->switches) {
-		topoml_errors_add(r->err, "%s:%d: switch %s has neither child "
-				  "switches nor nodes", file, rec->line,
-				  rec->name);
-		r->nsyntax++;
+		_syntax(r, file, rec->at, "switch %s has neither child "
+			"switches nor nodes", rec->name);
 		return -1;
 	}
 	return 0;
@@ -488,7 +534,8 @@ static const char *_keep_file(struct _reader *r, const char *path)
 	return f[r->nfiles] ? f[r->nfiles++] : path;
 }
 
-static int _parse_file(struct _reader *r, const char *path, int depth);
+static int _parse_file(struct _reader *r, const char *path, int depth,
+		       const char *from, struct _pos from_at);
 
 /*
  * _parse_include_directive(): "include" + blank + file name.  Returns 0 when
@@ -538,20 +585,20 @@ static int _include(struct _reader *r, const struct _lline *l,
 		goto out;
 	/* Two Includes of itself per level would read it 2^16 times. */
 	if (r->nincludes++ >= CONF_MAX_INCLUDES) {
-		_syntax(r, file, _at(l, fn - s), "Include %s: more than %d "
-			"Include lines in all", name, CONF_MAX_INCLUDES);
+		/* Slurm reads them all: topoml only gives up. */
+		_report(r, _MODEL | _SYNTAX, file, _at(l, fn - s), "Include "
+			"%s: more than %d Include lines in all", name,
+			CONF_MAX_INCLUDES);
 		goto out;
 	}
 	if (depth >= CONF_INCLUDE_DEPTH) {
-		_syntax(r, file, _at(l, fn - s), "Include %s: nested more "
-			"than %d deep (an include loop?)", name,
-			CONF_INCLUDE_DEPTH);
+		_report(r, _MODEL | _SYNTAX, file, _at(l, fn - s), "Include "
+			"%s: nested more than %d deep (an include loop?)",
+			name, CONF_INCLUDE_DEPTH);
 		goto out;
 	}
-	if (_parse_file(r, full, depth + 1) < 0) {
-		_syntax(r, file, _at(l, 0), "Include %s failed", name);
-		goto out;
-	}
+	if (_parse_file(r, full, depth + 1, file, _at(l, fn - s)) < 0)
+		goto out;	/* reported at the Include */
 	if (!_is_space(p)) {
 		p += strspn(p, " \t\r\n\v\f");
 		_excerpt(p, rest, sizeof(rest));
@@ -603,10 +650,12 @@ static void _parse_line(struct _reader *r, const struct _lline *l,
 	memset(&rec, 0, sizeof(rec));
 	rec.name = kv.value;
 	rec.file = file;
-	rec.line = _at(l, kv.key_off).line;
+	rec.at = _at(l, kv.key_off);
+	rec.name_at = _at(l, kv.value_off);
+	rec.line = rec.at.line;
 	if (!r->sw_file) {
 		r->sw_file = file;
-		r->sw_line = rec.line;
+		r->sw_at = rec.at;
 	}
 	free(kv.key);
 	rest = kv.end;
@@ -621,8 +670,12 @@ static void _parse_line(struct _reader *r, const struct _lline *l,
 		_rec_free(&rec);
 }
 
-/* s_p_parse_file(): -1 when the file cannot be read. */
-static int _parse_file(struct _reader *r, const char *path, int depth)
+/*
+ * s_p_parse_file(): -1 when the file cannot be read, reported at the
+ * Include line (from, from_at) that names it, if any.
+ */
+static int _parse_file(struct _reader *r, const char *path, int depth,
+		       const char *from, struct _pos from_at)
 {
 	FILE *f = NULL;
 	struct stat st;
@@ -630,23 +683,19 @@ static int _parse_file(struct _reader *r, const char *path, int depth)
 	size_t size, off = 0;
 	struct _lline l = { 0 };
 	int lineno = 1, n, rc = -1;
-	const char *file;
+	const char *file, *why;
 
 	/* Include of a FIFO or device must not hang slurmctld. */
 	if (!(f = topoml_fopen_regular(path)) || fstat(fileno(f), &st) < 0) {
-		topoml_errors_add(r->err, "%s: cannot read: %s", path,
-				  topoml_open_error(errno));
-		r->nsyntax++;
-		goto out;
+		why = topoml_open_error(errno);
+		goto unread;
 	}
 	file = _keep_file(r, path);
 	size = st.st_size;
 	buf = malloc(size + 1);
 	if (!buf || fread(buf, 1, size, f) != size) {
-		topoml_errors_add(r->err, "%s: cannot read: %s", path,
-				  buf ? "short read" : "out of memory");
-		r->nsyntax++;
-		goto out;
+		why = buf ? "short read" : "out of memory";
+		goto unread;
 	}
 	buf[size] = '\0';
 	while ((n = _next_line(buf, size, &off, lineno, &l)) > 0) {
@@ -657,6 +706,18 @@ static int _parse_file(struct _reader *r, const char *path, int depth)
 	rc = n < 0 ? -1 : 0;
 	if (n < 0)
 		topoml_errors_add(r->err, "%s: out of memory", path);
+	goto out;
+unread:
+	/* Slurm fatal()s too ("something wrong with opening/reading") */
+	if (from)
+		_syntax(r, from, from_at, "Include: cannot read %s: %s", path,
+			why);
+	else {
+		/* the one message without a position: no line was read */
+		topoml_errors_add(r->err, "%s: cannot read: %s", path, why);
+		r->nsyntax++;
+		r->nfatal++;
+	}
 out:
 	if (f)
 		fclose(f);
@@ -680,19 +741,26 @@ static int _hostlist(struct _reader *r, const struct _rec *rec,
 {
 	int rc = topoml_hostlist_foreach(list, b, fn, arg);
 
+	/*
+	 * EINVAL: libslurm's hostlist_create() fails, slurmctld fatal()s.
+	 * Otherwise Slurm takes the list (partly, or in time and memory
+	 * topoml does not give it): only topoml cannot build a model.
+	 */
 	if (rc < 0)
-		topoml_errors_add(r->err, "%s:%d:%d: switch %s: invalid host "
-				  "list '%s' in %s%s", rec->file, at.line,
-				  at.col, rec->name, list, what,
-				  topoml_hostlist_why(errno));
+		_report(r, errno == EINVAL ? _FATAL : _MODEL, rec->file, at,
+			"switch %s: invalid host list '%s' in %s%s%s",
+			rec->name, list, what, topoml_hostlist_why(errno),
+			errno == EINVAL ? (*what == 'N' ? " (Slurm: fatal "
+			"\"Invalid node name\")" : " (Slurm: fatal "
+			"\"Invalid switches\")") : "");
 	return rc;
 }
 
 /* Report the loop closed by path[depth] -> c. */
-static void _report_loop(const topoml_topo_t *t, const struct _rec *recs,
-			 const int *rec_of, const int *path, int depth, int c,
-			 topoml_errors_t *err)
+static void _report_loop(struct _reader *r, const topoml_topo_t *t,
+			 const int *rec_of, const int *path, int depth, int c)
 {
+	const struct _rec *recs = r->recs;
 	char buf[1024];
 	size_t len = 0;
 	int d = depth;
@@ -704,10 +772,10 @@ static void _report_loop(const topoml_topo_t *t, const struct _rec *recs,
 				"%s (line %d) -> ", t->switches[path[d]].name,
 				recs[rec_of[path[d]]].line);
 	snprintf(buf + len, sizeof(buf) - len, "%s", t->switches[c].name);
-	topoml_errors_add(err, "%s:%d: switch %s: switch loop %s: Switches= "
-			  "must form a tree (Slurm: \"Switch configuration "
-			  "is not a tree\")", recs[rec_of[c]].file,
-			  recs[rec_of[c]].line, t->switches[c].name, buf);
+	_report(r, _FATAL, recs[rec_of[c]].file, recs[rec_of[c]].switches_at,
+		"switch %s: switch loop %s: Switches= must form a tree "
+		"(Slurm: \"Switch configuration is not a tree\")",
+		t->switches[c].name, buf);
 }
 
 /*
@@ -716,9 +784,9 @@ static void _report_loop(const topoml_topo_t *t, const struct _rec *recs,
  * allows must not overflow the stack (slurmctld's).  next[d] is the next
  * child to visit of path[d].
  */
-static bool _find_loop(const topoml_topo_t *t, const struct _rec *recs,
+static bool _find_loop(struct _reader *r, const topoml_topo_t *t,
 		       const int *rec_of, int i, char *colour, int *path,
-		       int *next, topoml_errors_t *err)
+		       int *next)
 {
 	int depth = 0;
 
@@ -735,7 +803,7 @@ static bool _find_loop(const topoml_topo_t *t, const struct _rec *recs,
 		}
 		c = sw->children[next[depth]++];
 		if (colour[c] == 1) {
-			_report_loop(t, recs, rec_of, path, depth, c, err);
+			_report_loop(r, t, rec_of, path, depth, c);
 			return true;
 		}
 		if (colour[c] == 0) {
@@ -790,16 +858,21 @@ static int _check_tree(struct _reader *r, const topoml_topo_t *t,
 		goto out;
 	for (i = 0; i < n; i++)
 		if (!resolved[i] && !colour[i] &&
-		    _find_loop(t, r->recs, rec_of, i, colour, path, next,
-			       r->err))
+		    _find_loop(r, t, rec_of, i, colour, path, next))
 			looped = true;
-	if (!looped)
-		topoml_errors_add(r->err, "%s: the switch hierarchy needs more "
-				  "than %d passes to resolve in this line "
-				  "order (Slurm 22.05: \"Switch configuration "
-				  "is not a tree\"); list parents after "
-				  "their children", r->recs[0].file,
-				  SLURM_LEVEL_PASSES);
+	if (!looped) {
+		const struct _rec *top;
+
+		/* at the first switch Slurm could not place */
+		for (i = 0; i < n - 1 && resolved[i]; i++)
+			;
+		top = &r->recs[rec_of[i]];
+		_report(r, _FATAL, top->file, top->switches_at, "switch %s: "
+			"the switch hierarchy needs more than %d passes to "
+			"resolve in this line order (Slurm 22.05: \"Switch "
+			"configuration is not a tree\"); list parents after "
+			"their children", top->name, SLURM_LEVEL_PASSES);
+	}
 out:
 	free(resolved);
 	free(colour);
@@ -820,30 +893,50 @@ struct _claim {
 	topoml_topo_t *seen;
 	int **owner;
 	int i, own, listed;
+	int nbad;		/* names no node can have, in this list */
+	char bad[128];		/* the first of them, for the warning */
 };
+
+/*
+ * A name no node of topoml (hence no node of slurm.conf, whose names
+ * are host names) can have: Slurm skips it as it skips every name
+ * slurm.conf does not define, e.g. "n]" that libslurm makes of "n[1-".
+ */
+static bool _node_name_ok(const char *name)
+{
+	return *name && !name[strcspn(name, " \t\r\n,[]=#\"\\")];
+}
 
 static int _claim_one(const char *name, void *arg)
 {
 	struct _claim *c = arg;
 	const struct _rec *rec = &c->r->recs[c->i];
-	int k = topoml_node_by_name(c->seen, name);
+	int k;
 
 	c->listed++;
+	if (!_node_name_ok(name)) {
+		size_t len = strlen(c->bad);
+
+		if (c->nbad++ < 3 && len + strlen(name) + 5 < sizeof(c->bad))
+			snprintf(c->bad + len, sizeof(c->bad) - len, "%s'%s'",
+				 len ? ", " : "", name);
+		return 0;
+	}
+	k = topoml_node_by_name(c->seen, name);
 	if (k < 0) {
 		k = topoml_add_node(c->seen, name, rec->line, NULL);
 		if (k >= 0 && topoml_grow((void **)c->owner, k,
 					  sizeof(int)) == 0)
 			(*c->owner)[k] = c->i;
-		c->own++;	/* a bad name is reported later */
+		c->own++;
 	} else if ((*c->owner)[k] != c->i) {
 		const struct _rec *o = &c->r->recs[(*c->owner)[k]];
 
-		topoml_errors_add(c->r->warn, "%s:%d: node %s is on leaf "
-			"switches %s (line %d) and %s (line %d); Slurm 22.05 "
-			"only warns (\"Multiple leaf switches contain "
-			"nodes\"); topoml keeps it under %s", rec->file,
-			rec->line, name, o->name, o->line, rec->name,
-			rec->line, o->name);
+		_report(c->r, _W, rec->file, rec->nodes_at, "node %s is on "
+			"leaf switches %s (line %d) and %s (line %d); Slurm "
+			"22.05 only warns (\"Multiple leaf switches contain "
+			"nodes\"); topoml keeps it under %s", name, o->name,
+			o->line, rec->name, rec->line, o->name);
 	}
 	return 0;
 }
@@ -865,20 +958,31 @@ static int _claim_nodes(struct _reader *r, bool *dropped, int *ndropped)
 		if (!rec->nodes)
 			continue;
 		c.i = i;
-		c.own = c.listed = 0;
+		c.own = c.listed = c.nbad = 0;
+		c.bad[0] = '\0';
 		if (_hostlist(r, rec, "Nodes", rec->nodes, rec->nodes_at,
 			      &r->budget, _claim_one, &c) < 0) {
 			nerr++;
 			continue;
 		}
+		if (c.nbad)
+			_report(r, _W, rec->file, rec->nodes_at, "switch %s: "
+				"Nodes=%.60s%s gives %d name%s no node can "
+				"have (%s%s); skipped, as Slurm skips names "
+				"slurm.conf does not define (\"Invalid "
+				"hostnames in switch configuration\")",
+				rec->name, rec->nodes,
+				strlen(rec->nodes) > 60 ? "..." : "", c.nbad,
+				c.nbad > 1 ? "s" : "", c.bad,
+				c.nbad > 3 ? ", ..." : "");
 		if (!c.own) {
 			dropped[i] = true;
 			(*ndropped)++;
-			topoml_errors_add(r->warn, "%s:%d: switch %s has %s; "
-					  "left out", rec->file, rec->line,
-					  rec->name, c.listed ?
-					  "no node that an earlier leaf does "
-					  "not list" : "an empty node list");
+			_report(r, _W, rec->file, rec->nodes_at, "switch %s "
+				"has %s; left out", rec->name, c.listed ==
+				c.nbad ? (c.nbad ? "no valid node name" :
+					  "an empty node list") :
+				"no node that an earlier leaf does not list");
 		}
 	}
 	free(owner);
@@ -897,8 +1001,11 @@ struct _attach {
 static int _attach_one(const char *name, void *arg)
 {
 	struct _attach *a = arg;
-	int n = topoml_node_by_name(a->t, name);
+	int n;
 
+	if (!_node_name_ok(name))
+		return 0;	/* warned in _claim_nodes() */
+	n = topoml_node_by_name(a->t, name);
 	if (n < 0) {
 		n = topoml_add_node(a->t, name, a->rec->line, a->r->err);
 		if (n < 0 || topoml_attach_node(a->t, a->sw, n, a->r->err))
@@ -974,7 +1081,7 @@ static int _resolve_kids(struct _reader *r, const bool *dropped)
  * child that is a record but not a switch of the model was left out (an
  * empty leaf, already warned).  linked[c] == sw: c already a child of sw.
  */
-static int _link_children(const struct _reader *r, topoml_topo_t *t, int sw,
+static int _link_children(struct _reader *r, topoml_topo_t *t, int sw,
 			  const struct _rec *rec, const int *sw_of,
 			  int *linked)
 {
@@ -985,14 +1092,11 @@ static int _link_children(const struct _reader *r, topoml_topo_t *t, int sw,
 		if (c < 0 && rec->kid[k] >= 0)
 			continue;	/* an empty leaf, already warned */
 		if (c < 0 || c == sw) {
-			topoml_errors_add(r->err, "%s:%d:%d: switch %s: child "
-					  "switch '%s' %s (Slurm: \"invalid "
-					  "child\")", rec->file,
-					  rec->switches_at.line,
-					  rec->switches_at.col, rec->name,
-					  rec->kidname[k], c < 0 ?
-					  "is not defined" :
-					  "is the switch itself");
+			_report(r, _FATAL, rec->file, rec->switches_at,
+				"switch %s: child switch '%s' %s (Slurm: "
+				"\"invalid child\")", rec->name,
+				rec->kidname[k], c < 0 ? "is not defined" :
+				"is the switch itself");
 			rc = -1;
 		} else if (linked[c] != sw) {
 			linked[c] = sw;
@@ -1000,6 +1104,30 @@ static int _link_children(const struct _reader *r, topoml_topo_t *t, int sw,
 		}
 	}
 	return rc;
+}
+
+/*
+ * A switch whose Switches= names no switch at all (Switches="" or ","):
+ * slurmctld 22.05 logs "switch X has no nodes" and dies (its parent, if
+ * any, would wait for its level until "Switch configuration is not a
+ * tree").  Returns the number of such switches, each reported.
+ */
+static int _childless(struct _reader *r)
+{
+	int i, nbad = 0;
+
+	for (i = 0; i < r->nrecs; i++) {
+		const struct _rec *rec = &r->recs[i];
+
+		if (!rec->switches || rec->nkids)
+			continue;
+		_report(r, _FATAL, rec->file, rec->switches_at, "switch %s: "
+			"Switches= names no switch (slurmctld 22.05 logs "
+			"\"switch %s has no nodes\" and dies)", rec->name,
+			rec->name);
+		nbad++;
+	}
+	return nbad;
 }
 
 /* Order of the drop warnings: by Slurm-like pass, then file order. */
@@ -1098,9 +1226,8 @@ static void _drop_empty_parents(struct _reader *r, bool *dropped)
 	for (i = 0; i < nd; i++) {
 		const struct _rec *rec = &r->recs[out[i].rec];
 
-		topoml_errors_add(r->warn, "%s:%d: switch %s has no nodes "
-				  "below it; left out", rec->file, rec->line,
-				  rec->name);
+		_report(r, _W, rec->file, rec->switches_at, "switch %s has no "
+			"nodes below it; left out", rec->name);
 	}
 	goto out;
 oom:
@@ -1135,13 +1262,12 @@ static int _duplicates(struct _reader *r)
 			continue;
 		}
 		first = &r->recs[seen->switches[k].line - 1];
-		topoml_errors_add(r->err, "%s:%d: switch %s: already defined "
-				  "at %s%sline %d (Slurm: \"Switch (%s) has "
-				  "already been defined\")", rec->file,
-				  rec->line, rec->name,
-				  first->file == rec->file ? "" : first->file,
-				  first->file == rec->file ? "" : " ",
-				  first->line, rec->name);
+		_report(r, _FATAL, rec->file, rec->name_at, "switch %s: "
+			"already defined at %s%sline %d (Slurm: \"Switch (%s) "
+			"has already been defined\")", rec->name,
+			first->file == rec->file ? "" : first->file,
+			first->file == rec->file ? "" : " ", first->line,
+			rec->name);
 		nerr++;
 	}
 	r->names = seen;	/* kept: Switches= are resolved with it */
@@ -1156,11 +1282,11 @@ static topoml_topo_t *_build(struct _reader *r, const char *path)
 	bool *dropped = NULL, *is_leaf = NULL;
 
 	if (r->nrecs == 0) {
-		topoml_errors_add(r->err, "%s: no switches configured: a "
-				  "topology.conf needs SwitchName= lines "
-				  "(Slurm 22.05 logs \"No switches "
-				  "configured\" and runs without a topology)",
-				  path);
+		/* Slurm runs without a topology: nothing to model */
+		_report(r, _MODEL, path, _top, "no switches configured: a "
+			"topology.conf needs SwitchName= lines (Slurm 22.05 "
+			"logs \"No switches configured\" and runs without a "
+			"topology)");
 		return NULL;
 	}
 	t = topoml_new(TOPOML_FAT_TREE, path);
@@ -1176,12 +1302,19 @@ static topoml_topo_t *_build(struct _reader *r, const char *path)
 	nbad = _duplicates(r);
 	if (nbad)
 		goto fail;
+	for (i = 0; i < r->nrecs && !r->recs[i].nodes; i++)
+		;
+	if (i == r->nrecs) {
+		_report(r, _FATAL, r->recs[0].file, r->recs[0].at, "no "
+			"switch has Nodes= (Slurm: fatal \"switches contain "
+			"no nodes\")");
+		goto fail;
+	}
 	nbad = _claim_nodes(r, dropped, &ndropped);
 	nbad += _resolve_kids(r, dropped);
-	if (nbad)
+	if (nbad || _childless(r))
 		goto fail;
-	if (ndropped)
-		_drop_empty_parents(r, dropped);
+	_drop_empty_parents(r, dropped);
 
 	/* Switches in file order. */
 	for (i = 0; i < r->nrecs; i++) {
@@ -1190,6 +1323,16 @@ static topoml_topo_t *_build(struct _reader *r, const char *path)
 		sw_of[i] = -1;
 		if (dropped[i])
 			continue;
+		if (!_node_name_ok(rec->name)) {
+			/* Slurm takes any name; the model's end up in host
+			 * lists and files topoml writes */
+			_report(r, _MODEL, rec->file, rec->name_at, "switch "
+				"name '%s': topoml needs names without blanks, "
+				"',', '[', ']', '=', '#', '\"' or '\\'",
+				rec->name);
+			nbad++;
+			continue;
+		}
 		s = topoml_add_switch(t, rec->name, rec->line, r->err);
 		if (s < 0) {
 			nbad++;
@@ -1221,6 +1364,12 @@ static topoml_topo_t *_build(struct _reader *r, const char *path)
 	}
 	if (nbad || _check_tree(r, t, rec_of, is_leaf))
 		goto fail;
+	if (!t->nnodes) {
+		_report(r, _MODEL, r->recs[0].file, r->recs[0].at, "no leaf "
+			"switch has a node name topoml can use (Slurm runs "
+			"with these switches, without nodes)");
+		goto fail;
+	}
 	if (topoml_finalize(t, r->err))
 		goto fail;
 	goto out;
@@ -1236,13 +1385,16 @@ out:
 	return t;
 }
 
-topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
-				   topoml_errors_t *warn)
+topoml_topo_t *topoml_load_conf_judged(const char *path, topoml_errors_t *err,
+				       topoml_errors_t *warn,
+				       bool *slurm_refuses)
 {
 	struct _reader r;
 	topoml_topo_t *t = NULL;
 	int i;
 
+	if (slurm_refuses)
+		*slurm_refuses = false;
 	memset(&r, 0, sizeof(r));
 	r.err = err;
 	r.warn = warn;
@@ -1253,16 +1405,16 @@ topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
 		topoml_errors_add(err, "%s: internal error: regcomp", path);
 		return NULL;
 	}
-	if (_parse_file(&r, path, 0) == 0 && r.nsyntax == 0) {
+	if (_parse_file(&r, path, 0, NULL, _top) == 0 && r.nsyntax == 0) {
 		if (r.sw_file && (r.nbrecs || r.bsizes))
-			topoml_errors_add(err, "%s:%d: SwitchName= in a block "
-				"topology (BlockName= at %s:%d): topology/tree "
-				"reads only SwitchName= lines, topology/block "
-				"only BlockName= and BlockSizes= (each is "
-				"fatal on the other's key)", r.sw_file,
-				r.sw_line, r.nbrecs ? r.brecs[0].file :
+			_report(&r, _FATAL, r.sw_file, r.sw_at, "SwitchName= "
+				"in a block topology (BlockName= at %s:%d): "
+				"topology/tree reads only SwitchName= lines, "
+				"topology/block only BlockName= and "
+				"BlockSizes= (each is fatal on the other's "
+				"key)", r.nbrecs ? r.brecs[0].file :
 				r.bsizes_file, r.nbrecs ? r.brecs[0].line :
-				r.bsizes_line);
+				r.bsizes_at.line);
 		else if (r.nbrecs || r.bsizes)
 			t = _build_blocks(&r, path);
 		else
@@ -1277,7 +1429,15 @@ topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
 	free(r.files);
 	if (r.names)
 		topoml_free(r.names);
+	if (slurm_refuses)
+		*slurm_refuses = !t && r.nfatal > 0;
 	return t;
+}
+
+topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
+				   topoml_errors_t *warn)
+{
+	return topoml_load_conf_judged(path, err, warn, NULL);
 }
 
 topoml_topo_t *topoml_load_conf(const char *path, topoml_errors_t *err)
@@ -1344,12 +1504,12 @@ static void _parse_block_line(struct _reader *r, const struct _lline *l,
 					  "more than once (first at %s:%d), "
 					  "the last value is used", file,
 					  kp.line, kp.col, r->bsizes_file,
-					  r->bsizes_line);
+					  r->bsizes_at.line);
 		free(r->bsizes);
 		free(r->bsizes_pos);
 		r->bsizes = kv->value;
 		r->bsizes_file = file;
-		r->bsizes_line = kp.line;
+		r->bsizes_at = kp;
 		r->bsizes_pos = malloc((vlen + 1) * sizeof(struct _pos));
 		for (size_t i = 0; r->bsizes_pos && i <= vlen; i++)
 			r->bsizes_pos[i] = _at(l, voff + i);
@@ -1368,6 +1528,7 @@ static void _parse_block_line(struct _reader *r, const struct _lline *l,
 	b.name = kv->value;
 	b.file = file;
 	b.line = kp.line;
+	b.at = kp;
 	free(kv->key);
 	kv->value = NULL;
 	if (!*b.name)
@@ -1424,7 +1585,7 @@ static void _parse_block_line(struct _reader *r, const struct _lline *l,
 static int _block_sizes(struct _reader *r, int *base, unsigned *levels)
 {
 	const char *s = r->bsizes;
-	struct _pos at = { r->bsizes_line, 0 };
+	struct _pos at = r->bsizes_at;
 	bool any = false;
 
 	*levels = 0;
@@ -1465,11 +1626,9 @@ static int _block_sizes(struct _reader *r, int *base, unsigned *levels)
 		else if (!why && v / *base > 1 << (BLOCK_MAX_LEVELS - 1))
 			why = "is more than 2^15 base blocks";
 		if (why) {
-			topoml_errors_add(r->err, "%s:%d:%d: BlockSizes value "
-					  "'%s' %s (Slurm: fatal \"Invalid "
-					  "BlockSizes value\")",
-					  r->bsizes_file, at.line, at.col, num,
-					  why);
+			_report(r, _FATAL, r->bsizes_file, at, "BlockSizes "
+				"value '%s' %s (Slurm: fatal \"Invalid "
+				"BlockSizes value\")", num, why);
 			free(num);
 			return -1;
 		}
@@ -1481,9 +1640,8 @@ static int _block_sizes(struct _reader *r, int *base, unsigned *levels)
 	if (!any) {
 		if (r->bsizes_pos)
 			at = r->bsizes_pos[0];
-		topoml_errors_add(r->err, "%s:%d:%d: BlockSizes has no size "
-				  "(Slurm: fatal \"Invalid BlockSizes "
-				  "value\")", r->bsizes_file, at.line, at.col);
+		_report(r, _FATAL, r->bsizes_file, at, "BlockSizes has no "
+			"size (Slurm: fatal \"Invalid BlockSizes value\")");
 		return -1;
 	}
 	return 0;
@@ -1494,24 +1652,35 @@ struct _battach {
 	topoml_topo_t *t;
 	const struct _brec *b;
 	int sw, *owner_line, listed, rc;
+	int nbad;		/* names no node can have */
+	char bad[128];
 };
 
 static int _battach_one(const char *name, void *arg)
 {
 	struct _battach *a = arg;
-	int n = topoml_node_by_name(a->t, name);
+	int n;
 
+	if (!_node_name_ok(name)) {
+		size_t len = strlen(a->bad);
+
+		if (a->nbad++ < 3 && len + strlen(name) + 5 < sizeof(a->bad))
+			snprintf(a->bad + len, sizeof(a->bad) - len, "%s'%s'",
+				 len ? ", " : "", name);
+		return 0;
+	}
+	n = topoml_node_by_name(a->t, name);
 	a->listed++;
 	if (n >= 0) {
 		int o = a->t->nodes[n].leaf;
 
 		if (o != a->sw)
-			topoml_errors_add(a->r->warn, "%s:%d: node %s is in "
-				"blocks %s (line %d) and %s; Slurm 26.05 "
-				"puts it in both, topoml keeps it in %s",
-				a->b->file, a->b->line, name,
-				a->t->switches[o].name, a->t->switches[o].line,
-				a->b->name, a->t->switches[o].name);
+			_report(a->r, _W, a->b->file, a->b->nodes_at, "node "
+				"%s is in blocks %s (line %d) and %s; Slurm "
+				"26.05 puts it in both, topoml keeps it in %s",
+				name, a->t->switches[o].name,
+				a->t->switches[o].line, a->b->name,
+				a->t->switches[o].name);
 		return 0;
 	}
 	n = topoml_add_node(a->t, name, a->b->line, a->r->err);
@@ -1553,10 +1722,9 @@ static topoml_topo_t *_build_blocks(struct _reader *r, const char *path)
 	int sizes[BLOCK_MAX_LEVELS];
 
 	if (!nb) {
-		topoml_errors_add(r->err, "%s: no blocks configured: a block "
-				  "topology.conf needs BlockName= lines "
-				  "(Slurm 26.05: fatal \"No blocks "
-				  "configured\")", path);
+		_report(r, _FATAL, r->bsizes_file, r->bsizes_at, "no blocks "
+			"configured: a block topology.conf needs BlockName= "
+			"lines (Slurm 26.05: fatal \"No blocks configured\")");
 		return NULL;
 	}
 	if (r->bsizes && _block_sizes(r, &base, &levels))
@@ -1574,20 +1742,18 @@ static topoml_topo_t *_build_blocks(struct _reader *r, const char *path)
 		int k = topoml_switch_by_name(names, b->name);
 
 		if (k >= 0) {
-			topoml_errors_add(r->err, "%s:%d: block %s: already "
+			_report(r, _FATAL, b->file, b->at, "block %s: already "
 				"defined at %s:%d (Slurm: \"Block (%s) has "
-				"already been defined\")", b->file, b->line,
-				b->name, r->brecs[k].file, r->brecs[k].line,
-				b->name);
+				"already been defined\")", b->name,
+				r->brecs[k].file, r->brecs[k].line, b->name);
 			nbad++;
 			continue;
 		}
 		topoml_add_switch(names, b->name, 0, NULL);
 		if (b->name[strcspn(b->name, " \t\r\n,[]=#\"\\")]) {
-			topoml_errors_add(r->err, "%s:%d: block name '%s': "
+			_report(r, _MODEL, b->file, b->at, "block name '%s': "
 				"topoml needs names without blanks, ',', "
-				"'[', ']', '=', '#', '\"' or '\\'",
-				b->file, b->line, b->name);
+				"'[', ']', '=', '#', '\"' or '\\'", b->name);
 			nbad++;
 			continue;
 		}
@@ -1603,22 +1769,31 @@ static topoml_topo_t *_build_blocks(struct _reader *r, const char *path)
 
 		top[i] = i;
 		if (!b->nodes || !*b->nodes) {
-			topoml_errors_add(r->warn, "%s:%d: block %s has no "
+			_report(r, _W, b->file, b->at, "block %s has no "
 				"nodes; kept in the row (later blocks keep "
-				"their alignment), as Slurm does", b->file,
-				b->line, b->name);
+				"their alignment), as Slurm does", b->name);
 			continue;
 		}
 		if (topoml_hostlist_foreach(b->nodes, &r->budget,
 					    _battach_one, &a) < 0) {
-			topoml_errors_add(r->err, "%s:%d:%d: block %s: invalid "
-				"host list '%s' in Nodes%s (Slurm: fatal "
-				"\"Invalid node name\")", b->file,
-				b->nodes_at.line, b->nodes_at.col, b->name,
-				b->nodes, topoml_hostlist_why(errno));
+			_report(r, errno == EINVAL ? _FATAL : _MODEL, b->file,
+				b->nodes_at, "block %s: invalid host list "
+				"'%s' in Nodes%s%s", b->name, b->nodes,
+				topoml_hostlist_why(errno), errno == EINVAL ?
+				" (Slurm: fatal \"Invalid node name\")" : "");
 			nbad++;
 			continue;
 		}
+		if (a.nbad)
+			_report(r, _W, b->file, b->nodes_at, "block %s: "
+				"Nodes=%.60s%s gives %d name%s no node can "
+				"have (%s%s); skipped, as Slurm skips names "
+				"slurm.conf does not define (\"Invalid "
+				"hostnames in block configuration\")",
+				b->name, b->nodes,
+				strlen(b->nodes) > 60 ? "..." : "", a.nbad,
+				a.nbad > 1 ? "s" : "", a.bad,
+				a.nbad > 3 ? ", ..." : "");
 		if (a.rc)
 			nbad++;
 		if (!base)
@@ -1627,25 +1802,24 @@ static topoml_topo_t *_build_blocks(struct _reader *r, const char *path)
 	if (nbad)
 		goto fail;
 	if (!base) {
-		topoml_errors_add(r->err, "%s: blocks do not contain any nodes "
-				  "and BlockSizes is not set (Slurm 26.05: "
-				  "fatal)", path);
+		_report(r, _FATAL, r->brecs[0].file, r->brecs[0].at, "blocks "
+			"do not contain any nodes and BlockSizes is not set "
+			"(Slurm 26.05: fatal)");
 		goto fail;
 	}
 	if (base > 0xffff) {
-		topoml_errors_add(r->err, "%s:%d: block %s: %d nodes, more "
-				  "than 65535 (Slurm keeps the base block "
-				  "size in 16 bits)", r->brecs[0].file,
-				  r->brecs[0].line, r->brecs[0].name, base);
+		_report(r, _MODEL, r->brecs[0].file, r->brecs[0].at, "block "
+			"%s: %d nodes, more than 65535 (Slurm keeps the base "
+			"block size in 16 bits)", r->brecs[0].name, base);
 		goto fail;
 	}
 	for (int i = 0; i < nb; i++)
 		if (t->switches[i].nnodes > base)
-			topoml_errors_add(r->warn, "%s:%d: block %s has %d "
-				"nodes, more than the base block size %d; "
-				"Slurm sizes levels by the base size",
-				r->brecs[i].file, r->brecs[i].line,
-				r->brecs[i].name, t->switches[i].nnodes, base);
+			_report(r, _W, r->brecs[i].file, r->brecs[i].at,
+				"block %s has %d nodes, more than the base "
+				"block size %d; Slurm sizes levels by the base "
+				"size", r->brecs[i].name,
+				t->switches[i].nnodes, base);
 	/* block_sizes[]: the levels in order, up to the first that holds
 	 * every block. */
 	for (int k = 0; k < BLOCK_MAX_LEVELS; k++) {

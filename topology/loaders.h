@@ -15,6 +15,18 @@ topoml_topo_t *topoml_load_ex(const char *path, enum topoml_format fmt,
 			      topoml_errors_t *err, topoml_errors_t *warn);
 topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
 				   topoml_errors_t *warn);
+/*
+ * topoml_load_conf_ex() that, when it fails, also says whether Slurm's
+ * topology plugin refuses the file too (*slurm_refuses true: slurmctld
+ * stops on it) or runs with it (false: only topoml has no model of it).
+ */
+topoml_topo_t *topoml_load_conf_judged(const char *path, topoml_errors_t *err,
+				       topoml_errors_t *warn,
+				       bool *slurm_refuses);
+/* topoml_load_ex() the same way; a file of another format: true. */
+topoml_topo_t *topoml_load_judged(const char *path, enum topoml_format fmt,
+				  topoml_errors_t *err, topoml_errors_t *warn,
+				  bool *slurm_refuses);
 topoml_topo_t *topoml_load_ibnet_ex(const char *path, topoml_errors_t *err,
 				    topoml_errors_t *warn);
 /*

@@ -10,6 +10,9 @@
  *   # expect-leaf: NODE SWITCH
  *   # expect-error: TEXT      (load fails; an error reads FILE:TEXT...)
  *   # expect-warning: TEXT    (load succeeds with exactly these warnings)
+ *   # slurm: accepts          (a failing file Slurm runs with: the loader
+ *                              must say so, else that Slurm refuses it)
+ * Every error and warning of these files starts FILE:LINE:COL.
  * Real site files come from $REALDATA; without it those cases are skipped
  * and say so on stderr.
  *
@@ -19,6 +22,7 @@
 #include <check.h>
 #include <errno.h>
 #include <glob.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +118,20 @@ static char *_joined(const topoml_errors_t *e)
 	return buf;
 }
 
+/* Every message starts FILE:LINE:COL: (any file: an Include's too). */
+static void _assert_positions(const topoml_errors_t *e, const char *what)
+{
+	regex_t re;
+
+	ck_assert_int_eq(regcomp(&re, "^[^:]+:[1-9][0-9]*:[1-9][0-9]*: ",
+				 REG_EXTENDED | REG_NOSUB), 0);
+	for (int i = 0; i < e->n; i++)
+		ck_assert_msg(regexec(&re, e->msg[i], 0, NULL, 0) == 0,
+			      "%s: no FILE:LINE:COL in '%s'", what,
+			      e->msg[i]);
+	regfree(&re);
+}
+
 static int _nleaves(const topoml_topo_t *t)
 {
 	int n = 0;
@@ -141,15 +159,20 @@ START_TEST(test_conf_fixture)
 	topoml_topo_t *t;
 	char line[512], *errtext = NULL;
 	int nwarn = 0, nodes = -1, sws = -1, leaves = -1, levels = -1;
+	bool refuses = true, slurm_accepts = false;
 	FILE *f = fopen(path, "r");
 
 	ck_assert_ptr_nonnull(f);
-	t = topoml_load_conf_ex(path, &err, &warn);
+	t = topoml_load_conf_judged(path, &err, &warn, &refuses);
+	_assert_positions(&err, path);
+	_assert_positions(&warn, path);
 	while (fgets(line, sizeof(line), f) && line[0] == '#') {
 		char *v, a[128], b[128];
 
 		line[strcspn(line, "\n")] = '\0';
-		if ((v = strstr(line, "# expect-error: ")) == line) {
+		if (!strcmp(line, "# slurm: accepts")) {
+			slurm_accepts = true;
+		} else if ((v = strstr(line, "# expect-error: ")) == line) {
 			errtext = strdup(v + 16);
 		} else if ((v = strstr(line, "# expect-warning: ")) == line) {
 			nwarn++;
@@ -177,7 +200,11 @@ START_TEST(test_conf_fixture)
 		ck_assert_msg(_any(&err, path, errtext),
 			      "%s: no error '%s' in:%s", path, errtext,
 			      _joined(&err));
+		ck_assert_msg(refuses == !slurm_accepts, "%s: the loader says "
+			      "Slurm %s it", path, refuses ? "refuses" :
+			      "runs with");
 	} else {
+		ck_assert_msg(!refuses, "%s: loaded, yet Slurm refuses", path);
 		ck_assert_msg(t, "%s did not load:%s", path, _joined(&err));
 		ck_assert_msg(nodes >= 0, "%s: no '# expect:' line", path);
 		ck_assert_int_eq(t->nnodes, nodes);
@@ -201,33 +228,49 @@ struct inline_case {
 	const char *content;
 	const char *error;	/* NULL: loads */
 	int nodes;
+	bool slurm_runs;	/* a failing file Slurm runs with */
 };
 
 static const struct inline_case inline_cases[] = {
 	/* Slurm: "file is empty", then "No switches configured". */
-	{ "empty.conf", "", "no switches configured", 0 },
-	{ "blank.conf", "\n\n   \n\t\n", "no switches configured", 0 },
+	{ "empty.conf", "", ":1:1: no switches configured", 0, true },
+	{ "blank.conf", "\n\n   \n\t\n", ":1:1: no switches configured", 0,
+	  true },
 	/* CRLF endings: '\r' is blank to Slurm's regular expression. */
 	{ "crlf.conf", "SwitchName=s1 Nodes=c[1-2]\r\n"
-	  "SwitchName=s2 Switches=s1\r\n", NULL, 2 },
+	  "SwitchName=s2 Switches=s1\r\n", NULL, 2, false },
 	/* The last line continues into the end of the file. */
-	{ "eof-continuation.conf", "SwitchName=s1 Nodes=c[1-3] \\", NULL, 3 },
-	/* Escaped '#' is no comment (and makes a name topoml refuses). */
+	{ "eof-continuation.conf", "SwitchName=s1 Nodes=c[1-3] \\", NULL, 3,
+	  false },
+	/*
+	 * Escaped '#' is no comment: "c#1" is a name no node has, skipped
+	 * as Slurm skips it, which leaves topoml no node at all.
+	 */
 	{ "escaped-hash.conf", "SwitchName=s1 Nodes=c\\#1\n",
-	  ":1: invalid node name 'c#1'", 0 },
+	  ":1:1: no leaf switch has a node name", 0, true },
+	{ "escaped-hash-ok.conf", "SwitchName=s1 Nodes=c\\#1,c2\n", NULL,
+	  1, false },
+	/* The same in a block topology (Slurm 26.05 warns, runs). */
+	{ "block-bad-name.conf", "BlockName=b1 Nodes=c[1-4],c[5-\n"
+	  "BlockName=b2 Nodes=c[6-9]\n", NULL, 8, false },
 	/* Errors on a continued line name the physical line. */
 	{ "continued-error.conf", "SwitchName=s1 \\\n  Nodes=c1 Bogus=2\n",
-	  ":2:12: switch s1: unknown key 'Bogus'", 0 },
+	  ":2:12: switch s1: unknown key 'Bogus'", 0, false },
 	/* Slurm recurses without a limit; topoml stops. */
 	{ "self-include.conf", "include self-include.conf\n",
-	  "nested more than 16 deep", 0 },
+	  ":1:9: Include self-include.conf: nested more than 16 deep", 0,
+	  true },
+	/* Reported at the Include line, column of the file name. */
+	{ "include-missing.conf", "SwitchName=s1 Nodes=c1\nInclude  no.inc\n",
+	  ":2:10: Include: cannot read", 0, false },
 	{ "cluster-include.conf", "include topo.%c.conf\n",
-	  ":1:9: Include topo.%c.conf: %c needs ClusterName", 0 },
+	  ":1:9: Include topo.%c.conf: %c needs ClusterName", 0, false },
 	{ "include-trailing.conf", "include leaves.inc extra\n",
-	  ":1:20: parse error at 'extra' after the Include file name", 0 },
+	  ":1:20: parse error at 'extra' after the Include file name", 0,
+	  false },
 	/* "include" must be followed by a blank to be a directive. */
 	{ "include-key.conf", "Include=leaves.inc\n",
-	  ":1:1: unknown key 'Include'", 0 },
+	  ":1:1: unknown key 'Include'", 0, false },
 };
 
 START_TEST(test_conf_inline)
@@ -237,9 +280,12 @@ START_TEST(test_conf_inline)
 	topoml_topo_t *t;
 	char *path;
 
+	bool refuses;
+
 	free(_write("leaves.inc", "SwitchName=l1 Nodes=c[1-2]\n"));
 	path = _write(c->name, c->content);
-	t = topoml_load_conf(path, &err);
+	t = topoml_load_conf_judged(path, &err, NULL, &refuses);
+	_assert_positions(&err, c->name);
 	if (c->error) {
 		ck_assert_msg(!t, "%s loaded", c->name);
 		ck_assert_msg(_has(&err, c->error), "%s: no '%s' in:%s",
@@ -247,6 +293,9 @@ START_TEST(test_conf_inline)
 		ck_assert_msg(strncmp(err.msg[0], path, strlen(path)) == 0,
 			      "%s: message does not name the file: %s",
 			      c->name, err.msg[0]);
+		ck_assert_msg(refuses == !c->slurm_runs, "%s: the loader "
+			      "says Slurm %s it", c->name, refuses ?
+			      "refuses" : "runs with");
 	} else {
 		ck_assert_msg(t, "%s: %s", c->name, _joined(&err));
 		ck_assert_int_eq(t->nnodes, c->nodes);
@@ -718,7 +767,8 @@ START_TEST(test_linear_bracket_tokens)
 	while (b.n < 100000)
 		_add(&b, "[,");
 	_add(&b, "n2\n");
-	_load_fast("brackets.conf", b.s, false, "invalid node name");
+	/* each "[" is a name no node has: skipped, as Slurm does */
+	_load_fast("brackets.conf", b.s, true, NULL);
 	free(b.s);
 }
 END_TEST
@@ -906,8 +956,10 @@ START_TEST(test_fifo_refused)
 		     "SwitchName=s1 Nodes=n1\n");
 	t = topoml_load_conf(inc, &err);
 	ck_assert_ptr_null(t);
-	ck_assert_msg(_any(&err, fifo, " cannot read: not a regular file"),
+	ck_assert_msg(_any(&err, inc, "1:9: Include: cannot read"),
 		      "%s", _joined(&err));
+	ck_assert_msg(_has(&err, "fifo.conf: not a regular file"), "%s",
+		      _joined(&err));
 	topoml_errors_clear(&err);
 	ck_assert_ptr_null(topoml_load(fifo, TOPOML_FMT_AUTO, &err));
 	topoml_errors_clear(&err);

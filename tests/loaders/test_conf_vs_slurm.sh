@@ -3,8 +3,10 @@
 # fixture table (tests/fixtures/loaders/conf) and every real site file is
 # given to a real slurmctld (topology/tree) and to `topoml check`; both must
 # accept it or both reject it.  A fixture saying "# slurm: accepts" is one
-# Slurm runs with (logging an error) while topoml refuses it, "# slurm:
-# skip" one Slurm cannot judge quickly (a missing include: 60 s of retries).
+# Slurm runs with (logging an error) while topoml has no model of it (the
+# loader says so: check_loaders; select/topoml then runs with plain
+# cons_tres: test_select_admin.sh), "# slurm: skip" one Slurm cannot judge
+# quickly (a missing include: 60 s of retries).
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
@@ -35,15 +37,21 @@ TOP_BUILDDIR=$noplugins
 CLUSTER_SLURMD=0 CLUSTER_CLOUD=8 CLUSTER_TOPOLOGY=$fixtures/good-syntax.conf \
 	cluster_start confslurm
 
-# Restart slurmctld on the topology.conf in place: "up" or "down".
+# Restart slurmctld on the topology.conf in place: "up" or "down" (a
+# fatal, or a slurmctld that died: 22.05 crashes on Switches="").
 _slurm_verdict() {
-	local log=$CLUSTER_DIR/log/slurmctld.log i
+	local log=$CLUSTER_DIR/log/slurmctld.log i pid
 	_cluster_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
 	rm -rf "${CLUSTER_DIR:?}"/state/*
 	: >"$log"
 	slurmctld -f "$SLURM_CONF" -c >>"$CLUSTER_DIR/log/slurmctld.out" 2>&1
 	for i in $(seq 1 150); do
 		if grep -q "fatal" "$log"; then
+			echo down
+			return
+		fi
+		pid=$(cat "$CLUSTER_DIR/run/slurmctld.pid" 2>/dev/null)
+		if [ -n "$pid" ] && ! _cluster_alive "$pid"; then
 			echo down
 			return
 		fi

@@ -2,7 +2,9 @@
 # select/topoml on the 8 real slurmd nodes (plus 256 emulated ones): real
 # steps in its allocations, clients, SystemComment, --switches, --ml-comm,
 # slurmctld restart with running and pending jobs, scontrol reconfigure with
-# a changed and with a broken topology file, and broken files at start.
+# a changed and with a broken topology file, broken files at start, and
+# Slurm's own topology.conf as topoml's network (what Slurm runs with, it
+# runs with; reconfigure takes the new file, a model or plain cons_tres).
 set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$TESTS_DIR/lib/cluster.sh"
@@ -196,8 +198,9 @@ sel_wait_gone "$r"
 echo "ok: reconfigure with a new topology: $nr"
 
 # ---- reconfigure with a broken topology file: logged, old one kept ----
+# (topoml's own net.conf, which Slurm does not read; a duplicate switch)
 cp "$work/net.conf" "$work/good.conf"
-printf 'SwitchName=r0 Nodes=n[1-2,5-6]\nSwitchName=r1 Nodes=n[3-4,7-8\n' \
+printf 'SwitchName=r0 Nodes=n[1-2,5-6]\nSwitchName=r0 Nodes=n[3-4,7-8]\n' \
 	>"$work/net.conf"
 scontrol reconfigure
 sleep 2
@@ -249,6 +252,78 @@ cp "$work/topoml.good" "$CLUSTER_DIR/topoml.conf"
 _cluster_kill_pidfile "$CLUSTER_DIR/run/slurmctld.pid"
 _cluster_start_ctld
 echo "ok: broken topology.conf and topoml.conf stop slurmctld's start"
+
+# ---- Slurm's topology.conf as topoml's network (no TopologyFile=) ----
+topo=$CLUSTER_DIR/topology.conf
+printf 'DefaultHint=allreduce\n' >"$CLUSTER_DIR/topoml.conf"
+placed() {	# placed N WANT: an N-node job's comment starts "topoml: WANT"
+	local j nj	# (WANT "cons_tres": no model, no comment, logged)
+	j=$(submit -p real -N"$1")
+	nj=$(sel_wait_start "$j") || cluster_fail "$1-node job did not start"
+	case "$2:$(sel_comment "$j")" in
+	cons_tres:)
+		grep -q "JobId=$j .*fallback: no topology loaded" "$log" ||
+			cluster_fail "job $j: no cons_tres fallback logged" ;;
+	cons_tres:*) cluster_fail "job $j: comment $(sel_comment "$j")" ;;
+	"$2:topoml: $2"*) ;;
+	*) cluster_fail "$1-node job on $nj: $(sel_comment "$j"), want $2" ;;
+	esac
+	scancel "$j"
+	sel_wait_gone "$j"
+	echo "$nj"
+}
+# Stock Slurm runs with "n[9-" (libslurm's host "n]", no node's name) and
+# only warns; so does select/topoml, which builds the same leaves.
+topo_a | sed 's/^SwitchName=r0 .*/SwitchName=r0 Nodes=n[1-4],n[9-/' >"$topo"
+: >"$log"
+cluster_restart_ctld
+grep -q "Invalid hostnames in switch configuration" "$log" ||
+	cluster_fail "Slurm did not warn about n[9-"
+w="select/topoml: warning: $topo:1:21: switch r0: Nodes=n[1-4],n[9- gives"
+grep -qF "$w 1 name" "$log" ||
+	cluster_fail "no FILE:LINE:COL warning: $(grep topoml "$log" | tail -3)"
+nx=$(placed 4 "placed=topoml hint=allreduce leaves=1/1 ") || exit 1
+case "$(scontrol show hostnames "$nx" | paste -sd,)" in
+n1,n2,n3,n4|n5,n6,n7,n8) ;;
+*) cluster_fail "4-node job across leaves with n[9-: $nx" ;;
+esac
+echo "ok: a topology.conf Slurm warns about starts select/topoml ($nx)"
+# A file Slurm runs with, topoml has no model of (a switch name it cannot
+# hold): at reconfigure Slurm takes it, topoml drops its old model loudly.
+topo_a | sed 's/^SwitchName=root .*/SwitchName=root] Switches=rs,cs/' >"$topo"
+scontrol reconfigure || cluster_fail "scontrol reconfigure"
+sleep 2
+scontrol ping | grep -q UP || cluster_fail "slurmctld died at reconfigure"
+scontrol show topology | grep -q "SwitchName=root] " ||
+	cluster_fail "Slurm did not take the new topology.conf"
+grep -qF "$topo:13:12: switch name 'root]'" "$log" ||
+	cluster_fail "no FILE:LINE:COL error: $(grep topoml "$log" | tail -3)"
+grep -q "topoml cannot model its network" "$log" ||
+	cluster_fail "fallback to cons_tres not logged"
+placed 4 cons_tres >/dev/null
+# The same file at start: slurmctld starts (as stock does), cons_tres.
+: >"$log"
+cluster_restart_ctld
+grep -q "topoml cannot model its network" "$log" ||
+	cluster_fail "fallback at start not logged"
+placed 4 cons_tres >/dev/null
+echo "ok: a topology.conf topoml cannot model: slurmctld runs, cons_tres"
+# A new file Slurm warns about at reconfigure: Slurm and topoml take it.
+topo_a | sed -e 's/^SwitchName=r0 .*/SwitchName=r0 Nodes=n[1-2,5-6],n[9-/' \
+	-e 's/^SwitchName=r1 .*/SwitchName=r1 Nodes=n[3-4,7-8]/' >"$topo"
+scontrol reconfigure || cluster_fail "scontrol reconfigure"
+sleep 2
+grep -qF "warning: $topo:1:21: switch r0: Nodes=n[1-2,5-6],n[9- gives" \
+	"$log" || cluster_fail "no warning at reconfigure"
+scontrol show topology r0 | grep -q "Nodes=n\[1-2,5-6\]" ||
+	cluster_fail "Slurm: $(scontrol show topology r0)"
+a=$(submit -p real -N1 -w n1)
+sel_wait_start "$a" >/dev/null || cluster_fail "job on n1"
+nr=$(placed 4 "placed=topoml ") || exit 1
+sel_same_nodes "$nr" "n[3-4,7-8]" ||
+	cluster_fail "after reconfigure the 4-node job is on $nr"
+scancel "$a"
+echo "ok: reconfigure to a topology.conf Slurm warns about: both on it ($nr)"
 
 cluster_stop
 rm -rf "$work"
