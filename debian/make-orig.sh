@@ -50,7 +50,7 @@ else
 	(cd "$top" && find . -type f -o -type l | sed 's,^\./,,')
 fi | grep -Ev '^(debian|slurm|\.git)(/|$)' | LC_ALL=C sort >"$list"
 tar -C "$top" --owner=0 --group=0 --numeric-owner --mtime=@0 \
-	--transform "s,^,topoml-$uver/," -T "$list" -cf - |
+	--transform "s,^,topoml-$uver/,S" -T "$list" -cf - |
 	xz -T1 >"$out/topoml_$uver.orig.tar.xz"
 echo "make-orig: $out/topoml_$uver.orig.tar.xz"
 
@@ -69,7 +69,7 @@ sv=$(sed -n 's/^ *Version:[[:space:]]*//p' "$slurm_src/META")
 	die "$slurm_src is Slurm $sv, libslurm-dev $slurm_up"
 # Debian's packaging and quilt's state are not Slurm's source.
 tar -C "$slurm_src" --owner=0 --group=0 --numeric-owner --sort=name \
-	--exclude=./debian --exclude=./.pc --transform "s,^\.,slurm-$sv," \
+	--exclude=./debian --exclude=./.pc --transform "s,^\.,slurm-$sv,S" \
 	-cf - . | gzip -n >"$out/topoml_$uver.orig-slurm.tar.gz"
 echo "make-orig: $out/topoml_$uver.orig-slurm.tar.gz (Slurm $sv from $slurm_src)"
 if [ $unpack = 1 ]; then

@@ -86,8 +86,8 @@ if [ -z "$debs" ]; then
 	mkdir -p "$work/build"
 	dpkg-source -x "$dsc" "$b" >"$work/unpack.log" 2>&1 ||
 		{ cat "$work/unpack.log"; fail "dpkg-source -x"; }
-	git -C "$b" init -q && git -C "$b" add -A &&
-		git -C "$b" -c user.name=t -c user.email=t@t commit -qm t ||
+	{ git -C "$b" init -q && git -C "$b" add -A &&
+		git -C "$b" -c user.name=t -c user.email=t@t commit -qm t; } ||
 		fail "git checkout of the unpacked source"
 	# The closest to a clean chroot here: no network, nothing from
 	# /var/cache/topoml (install-deps.sh's Slurm tree), only what
@@ -203,6 +203,7 @@ done
 grep -q '^Source: https://' /usr/share/doc/topoml/copyright ||
 	fail "copyright Source is not a URL"
 # Man pages: a date mandoc parses, the package's version in the footer.
+# shellcheck disable=SC2086
 for m in $(dpkg -L $PKGS | grep '^/usr/share/man/man./.*\.gz$'); do
 	th=$(zcat "$m" | grep -m1 '^\.TH')
 	echo "$th" | grep -Eq '"[0-9]{4}-[0-9]{2}-[0-9]{2}" "topoml '"$uver"'"' ||
@@ -299,15 +300,63 @@ for r in 0 1; do
 	[ -f "$work/ck/$id/step-000000000020/shard-$r" ] ||
 		fail "shard of rank $r missing"
 done
+# ---- the drop-in: topoml.so loaded once, set aside on dpkg -r ----
+# The cluster's plugstack.conf is Debian's: it includes the drop-in.
+dropin=/etc/slurm/plugstack.conf.d/topoml.conf
+pstack=$(sed -n 's/^PlugStackConfig=//p' "$SLURM_CONF")
+help=$(srun --help 2>&1)
+echo "$help" | grep 'provided by both' &&
+	fail "topoml.so loaded twice with the package's drop-in alone"
+[ "$(echo "$help" | grep -c -- '--ml-nccl')" = 1 ] ||
+	fail "--ml-nccl not listed once by srun --help: $help"
+# The README's plugstack.conf line is for source installs: with the
+# drop-in too, Slurm says so on every command (this check sees it) and
+# the README must say that the package already loads the plugin.
+three=$(sed -n '/^### The three lines/,/^### [^T]/p' "$TOP_SRCDIR/README.md")
+line=$(echo "$three" | sed -n 's/^    \(\(required\|optional\) .*topoml\.so.*\)/\1/p' |
+	head -1)
+[ -n "$line" ] || fail "no plugstack.conf line in the README's three lines"
+echo "$three" | grep -q 'plugstack\.conf\.d/topoml\.conf' ||
+	fail "the README's three lines do not say the package's drop-in loads it"
+cp "$pstack" "$work/plugstack.pkg"
+echo "$line" >>"$pstack"
+srun --help 2>&1 | grep -q 'provided by both' ||
+	fail "README line + drop-in: no 'provided by both' (check broken?)"
+cp "$work/plugstack.pkg" "$pstack"
+# An admin's edit of the drop-in survives dpkg -r and a reinstall; in
+# between no client tries to load the removed topoml.so.
+echo "# site edit $$" >>"$dropin"
+dpkg -r slurm-wlm-topoml-spank-plugin >"$work/remove.log" 2>&1 ||
+	{ cat "$work/remove.log"; fail "dpkg -r slurm-wlm-topoml-spank-plugin"; }
+[ -e "$plugdir/topoml.so" ] && fail "topoml.so left after dpkg -r"
+for f in /etc/slurm/plugstack.conf.d/*.conf; do
+	[ -e "$f" ] && fail "$f is still included after dpkg -r"
+done
+grep -q "site edit $$" "$dropin.removed" ||
+	fail "the drop-in was not set aside with the admin's edit"
+out=$(srun --help 2>&1 >/dev/null)
+[ -z "$out" ] || fail "srun --help after dpkg -r: $out"
+out=$(srun -N1 true 2>&1) || fail "srun after dpkg -r: $out"
+[ -z "$out" ] || fail "srun after dpkg -r printed: $out"
+dpkg -i "$spk" </dev/null >"$work/reinstall.log" 2>&1 ||
+	{ cat "$work/reinstall.log"; fail "dpkg -i after dpkg -r"; }
+grep -q "site edit $$" "$dropin" ||
+	fail "reinstall did not bring the admin's drop-in back"
+[ -e "$dropin.removed" ] && fail "$dropin.removed left after reinstall"
+[ "$(srun --help 2>&1 | grep -c -- '--ml-nccl')" = 1 ] ||
+	fail "--ml-* options not back after reinstall"
 cluster_stop
 CLUSTER_DIR=
 
-# ---- purge leaves nothing behind ----
+# ---- purge (the SPANK package from removed) leaves nothing behind ----
+dpkg -r slurm-wlm-topoml-spank-plugin >"$work/remove.log" 2>&1 ||
+	{ cat "$work/remove.log"; fail "dpkg -r slurm-wlm-topoml-spank-plugin"; }
 purge || { cat "$work/purge.log"; fail "dpkg --purge"; }
 for f in "$plugdir/select_topoml.so" "$plugdir/topoml.so" \
-	/etc/slurm/plugstack.conf.d/topoml.conf /usr/bin/topoml \
+	"$dropin" "$dropin.removed" /usr/bin/topoml \
 	/usr/lib/python3/dist-packages/topoml_ckpt; do
 	[ -e "$f" ] && fail "$f left after purge"
 done
-echo "PASS: packages $ver built, installed (Slurm $slurm_ver), job $id" \
-	"placed by select/topoml with --ml-* from topoml.so, purged"
+echo "PASS: packages $ver built offline from the .dsc, installed (Slurm" \
+	"$slurm_ver), job $id placed by select/topoml with --ml-* from" \
+	"topoml.so, drop-in set aside on remove and back on reinstall, purged"
