@@ -27,16 +27,16 @@ fi
 
 # clang + libclang-rt-14-dev: libFuzzer and clang's ASan/UBSan runtimes
 # for the fuzz targets (configure --enable-fuzz); gcc's sanitizer
-# runtimes come with build-essential.  debhelper, dh-python, rpm, rpmlint
-# and python3-{pip,setuptools,wheel}: the package tests (debian/,
-# contrib/topoml.spec, contrib/ckpt/pyproject.toml).
+# runtimes come with build-essential.  debhelper, dh-python, rpm, rpmlint,
+# python3-{pip,setuptools,wheel} and mandoc (man page lint): the package
+# tests (debian/, contrib/topoml.spec, contrib/ckpt/pyproject.toml).
 BUILD_PKGS="build-essential autoconf automake libtool pkg-config
       libslurm-dev libhwloc-dev libibverbs-dev libjson-c-dev zlib1g-dev
       python3 dpkg-dev"
 PKGS="$BUILD_PKGS slurmctld slurmd slurm-client munge hwloc check
       valgrind procps clang libclang-rt-14-dev
       debhelper dh-python rpm rpmlint python3-pip python3-setuptools
-      python3-wheel"
+      python3-wheel mandoc"
 [ $BUILD_ONLY = 1 ] && PKGS=$BUILD_PKGS
 # The test suite also trains with real PyTorch (gloo on CPU); the
 # quick-start does not need it.
