@@ -116,6 +116,9 @@ if [ -z "$debs" ]; then
 	}
 	grep -q 'dpkg-source --before-build' "$work/build.log" ||
 		fail "dpkg-buildpackage did not run (build log: $work/build.log)"
+	grep -q "select/topoml: will be built against $b/slurm\$" \
+		"$work/build.log" ||
+		fail "select/topoml not built against the .dsc's Slurm source"
 	left=$(git -C "$b" status --porcelain --untracked-files=all)
 	[ -z "$left" ] || fail "the build left files in the checkout: $left"
 	echo "source package and offline build in $(($(date +%s) - t0)) s"
