@@ -332,6 +332,8 @@ line=$(echo "$three" | sed -n 's/^    \(\(required\|optional\) .*topoml\.so.*\)/
 [ -n "$line" ] || fail "no plugstack.conf line in the README's three lines"
 echo "$three" | grep -q 'plugstack\.conf\.d/topoml\.conf' ||
 	fail "the README's three lines do not say the package's drop-in loads it"
+echo "$three" | grep -B3 -F "    $line" | grep -qi 'source install only' ||
+	fail "the README gives '$line' without saying: from a source install only"
 cp "$pstack" "$work/plugstack.pkg"
 echo "$line" >>"$pstack"
 srun --help 2>&1 | grep -q 'provided by both' ||
@@ -371,6 +373,8 @@ for f in "$plugdir/select_topoml.so" "$plugdir/topoml.so" \
 	/usr/lib/python3/dist-packages/topoml_ckpt; do
 	[ -e "$f" ] && fail "$f left after purge"
 done
-echo "PASS: packages $ver built offline from the .dsc, installed (Slurm" \
+how="built offline from the .dsc"
+[ -n "${TOPOML_DEBS:-}" ] && how="from $TOPOML_DEBS"
+echo "PASS: packages $ver $how, installed (Slurm" \
 	"$slurm_ver), job $id placed by select/topoml with --ml-* from" \
 	"topoml.so, drop-in set aside on remove and back on reinstall, purged"
