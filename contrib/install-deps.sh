@@ -4,8 +4,12 @@
 # select plugin.  Idempotent: a second run only checks.
 #
 # usage: contrib/install-deps.sh [--no-slurm-source]
+#        contrib/install-deps.sh --build   only what building needs (a
+#        build host: no Slurm daemons, munge, clang, rpm, valgrind)
 #        contrib/install-deps.sh --packages "PKG ..."   only these packages
 #        (what other scripts need, e.g. contrib/slurm-release.sh)
+# Debian packages need none of this: `apt-get build-dep ./` and
+# debian/make-orig.sh (README, "From packages").
 # env:   TOPOML_CACHE  where the Slurm source lives (default /var/cache/topoml)
 #        TOPOML_TEST_DEPS=1  also what only the tests need (python3-torch)
 set -euo pipefail
@@ -13,7 +17,9 @@ set -euo pipefail
 CACHE=${TOPOML_CACHE:-/var/cache/topoml}
 WANT_SOURCE=1
 ONLY=""
+BUILD_ONLY=0
 [ "${1:-}" = "--no-slurm-source" ] && WANT_SOURCE=0
+[ "${1:-}" = "--build" ] && BUILD_ONLY=1
 if [ "${1:-}" = "--packages" ]; then
 	ONLY=${2:?--packages needs a list}
 	WANT_SOURCE=0
@@ -21,15 +27,17 @@ fi
 
 # clang + libclang-rt-14-dev: libFuzzer and clang's ASan/UBSan runtimes
 # for the fuzz targets (configure --enable-fuzz); gcc's sanitizer
-# runtimes come with build-essential.  debhelper, dh-python, rpm, rpmlint
-# and python3-{pip,setuptools,wheel}: the package tests (debian/,
-# contrib/topoml.spec, contrib/ckpt/pyproject.toml).
-PKGS="build-essential autoconf automake libtool pkg-config
-      libslurm-dev slurmctld slurmd slurm-client munge
-      libhwloc-dev hwloc libibverbs-dev libjson-c-dev check zlib1g-dev
-      python3 valgrind dpkg-dev procps clang libclang-rt-14-dev
+# runtimes come with build-essential.  debhelper, dh-python, rpm, rpmlint,
+# python3-{pip,setuptools,wheel} and mandoc (man page lint): the package
+# tests (debian/, contrib/topoml.spec, contrib/ckpt/pyproject.toml).
+BUILD_PKGS="build-essential autoconf automake libtool pkg-config
+      libslurm-dev libhwloc-dev libibverbs-dev libjson-c-dev zlib1g-dev
+      python3 dpkg-dev"
+PKGS="$BUILD_PKGS slurmctld slurmd slurm-client munge hwloc check
+      valgrind procps clang libclang-rt-14-dev
       debhelper dh-python rpm rpmlint python3-pip python3-setuptools
-      python3-wheel"
+      python3-wheel mandoc"
+[ $BUILD_ONLY = 1 ] && PKGS=$BUILD_PKGS
 # The test suite also trains with real PyTorch (gloo on CPU); the
 # quick-start does not need it.
 [ "${TOPOML_TEST_DEPS:-0}" = 1 ] && PKGS="$PKGS python3-torch"
@@ -69,18 +77,31 @@ if [ -f "$build/config.h" ] && [ -f "$src/src/common/select.h" ]; then
 	exit 0
 fi
 
-if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
-   ! grep -qs '^deb-src' /etc/apt/sources.list; then
-	log "adding deb-src for bookworm"
+# Debian 12's Slurm is a security update (22.05.8-4+deb12uN): its source
+# is in bookworm-security, which the deb-src lines must name too.
+# shellcheck disable=SC2016
+src_suites=$(apt-get indextargets --no-release-info --format '$(RELEASE)' \
+	'Created-By: Sources' 2>/dev/null | sort -u | paste -sd' ')
+case " $src_suites " in
+*" bookworm "*" bookworm-security "* | *" bookworm-security "*" bookworm "*) ;;
+*)
+	log "adding deb-src for bookworm, bookworm-updates, bookworm-security"
 	cat > /etc/apt/sources.list.d/topoml-src.sources <<SRC
 Types: deb-src
 URIs: http://deb.debian.org/debian
 Suites: bookworm bookworm-updates
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
 	apt-get update -qq
-fi
+	;;
+esac
 
 mkdir -p "$CACHE"
 cd "$CACHE"
