@@ -127,6 +127,42 @@ class Decide(Base):
         self.assertEqual(len(calls), 10)
         self.assertEqual(got, list(range(10, 101, 10)))
 
+    def test_exit_lets_collective_threads_finish(self):
+        # gloo's worker thread drops the tensor of the reduce's
+        # all_reduce a moment after the collective returned; during the
+        # interpreter's teardown that aborted the process (issue 29
+        # item 7).  Modelled here by a thread that drops the last
+        # reference 0.1 s after reduce returned: the object must be
+        # released while Python still runs.  With the settle turned off
+        # (the control) the teardown ends the thread first.
+        code = r"""
+import os, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+import topoml_ckpt as tc
+if sys.argv[3] == "off":
+    tc._SETTLE_S = 0
+class Held:
+    def __del__(self):
+        open(os.path.join(sys.argv[2], "released"), "w").close()
+def reduce(flag):
+    held = [Held()]
+    def worker():
+        time.sleep(0.1)
+        held.clear()
+    threading.Thread(target=worker, daemon=True).start()
+    return flag
+ck = tc.Checkpointer(sys.argv[2], every=1, reduce=reduce)
+ck.should_checkpoint(1)
+ck.close()
+"""
+        for mode, want in (("on", True), ("off", False)):
+            d = tempfile.mkdtemp(dir=self.tmp)
+            r = subprocess.run([sys.executable, "-c", code, PY_PATH, d,
+                                mode], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(os.path.exists(os.path.join(d, "released")),
+                             want, "settle %s" % mode)
+
     def test_signal(self):
         os.environ["TOPOML_CKPT_SIGNALS"] = "1"
         old = {s: signal.signal(s, signal.SIG_DFL)

@@ -27,6 +27,7 @@ complete.  See topoml-ckpt(7).
 SPDX-License-Identifier: GPL-2.0-or-later
 """
 
+import atexit
 import contextlib
 import fcntl
 import mmap
@@ -236,6 +237,31 @@ def _env_rank() -> Tuple[int, int]:
         return int(rank, 10), int(world, 10)
     except ValueError:
         return 0, 1
+
+
+# A collective's worker thread (gloo's) may still hold the last reference
+# to the tensor that reduce() made when the program ends, for a moment
+# after the collective returned.  Dropping it needs the GIL; during the
+# interpreter's teardown the thread is then ended inside C++ code and the
+# process aborts ("terminate called without an active exception", exit
+# 134) after a complete training.  So once reduce() ran, the exit first
+# lets such threads run while Python still does: a short sleep releases
+# the GIL.
+_SETTLE_S = 0.2
+_settle = {"armed": False}
+
+
+def _settle_collectives() -> None:
+    if _settle["armed"]:
+        _settle["armed"] = False
+        time.sleep(_SETTLE_S)
+
+
+def _arm_settle() -> None:
+    if not _settle["armed"]:
+        _settle["armed"] = True
+        atexit.unregister(_settle_collectives)
+        atexit.register(_settle_collectives)
 
 
 class Checkpointer:
@@ -462,6 +488,7 @@ class Checkpointer:
                (self._pending >= 0 and step >= self._pending))
         if self.reduce is not None and boundary:
             due = bool(self.reduce(1 if due else 0))
+            _arm_settle()
         if due:
             self._pending = -1
         return due
