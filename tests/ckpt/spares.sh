@@ -82,14 +82,20 @@ trap 'cleanup' EXIT
 trap 'cleanup; exit 130' INT TERM
 cluster_user "$SP_USER"
 # A requeued job waits cred_expire (default 1200 s) before it starts again.
-# ReturnToService=2 (the harness's): a node DOWN with a live slurmd is back
-# at once, and a requeued job may land on it again.
+# ReturnToService=2: a node DOWN with a live slurmd is back at once, and a
+# requeued job may land on it again.  The benchmark's nodes die for good
+# (slurmd killed, not started again): there ReturnToService=1 keeps them
+# DOWN, as slurmctld returns a DOWN node to service under 2 when an RPC
+# to it fails after it stopped responding (agent.c: DSH_DONE,
+# node_did_resp), and a requeued job would land on the dead node.
+RTS=2
+[ "$TASKFAIL" = 0 ] && RTS=1
 cat >>"$SLURM_CONF" <<EOF
 AuthInfo=socket=$CLUSTER_DIR/munge/munge.socket,cred_expire=5
 SlurmdTimeout=5
+ReturnToService=$RTS
 DebugFlags=NO_CONF_HASH
 EOF
-grep -qx 'ReturnToService=2' "$SLURM_CONF" || fail "ReturnToService=2 not set"
 cluster_restart_ctld
 fail() { cluster_fail "$*"; }
 
@@ -172,6 +178,7 @@ back_at_once() {
 #   tasks    the second worker's slurmstepd and tasks killed, the node
 #            marked DOWN (slurmd alive)
 #   down     the second worker marked DOWN (scontrol), nothing killed
+#   gone     as dead, its slurmd not started again (the benchmark's)
 # Sets victim (the node, for dead/tasks/down), workers (the workers of
 # the run that failed), failed_at (epoch seconds), back (seconds until
 # the victim was in service again).
@@ -200,8 +207,8 @@ hold_kill() {
 		step=$(squeue -h -s -j "$id" -o %i | grep -E '\.[0-9]+$')
 		[ -n "$step" ] || fail "$name: no step: $(squeue -s)"
 		scancel --signal=KILL "$step" || fail "scancel $step" ;;
-	dead|tasks|down)
-		[ "$how" = dead ] && cluster_slurmd_stop "$victim"
+	dead|tasks|down|gone)
+		case $how in dead|gone) cluster_slurmd_stop "$victim" ;; esac
 		if [ "$how" != down ]; then
 			pids=$(stepds_of "$victim")
 			[ -n "$pids" ] || fail "$name: no slurmstepd of $victim"
@@ -212,7 +219,9 @@ hold_kill() {
 		scontrol update nodename="$victim" state=down \
 			reason=spares-test || fail "scontrol update $victim down"
 		[ "$how" = dead ] && cluster_slurmd_start "$victim"
-		back=$(back_at_once "$failed_at" "$victim") || exit 1 ;;
+		if [ "$how" != gone ]; then
+			back=$(back_at_once "$failed_at" "$victim") || exit 1
+		fi ;;
 	esac
 	touch "$BASE/$name/go.$3"
 	echo "$name: $how${back:+ $victim (in service again after $back s)}" \
@@ -317,9 +326,9 @@ if [ "$SHRINK" = 1 ]; then
 	hold_kill shrink "$id_sh" 25 down
 	sh_victim=$victim sh_t=$failed_at sh_back=$back
 fi
-f_at=$((20 + 20 * TASKFAIL + 5)) rq_how=dead
-[ "$TASKFAIL" = 1 ] && rq_how=tasks
-hold_kill fail "$id_f" "$f_at" dead
+f_at=$((20 + 20 * TASKFAIL + 5)) f_how=gone rq_how=gone
+[ "$TASKFAIL" = 1 ] && f_how=dead rq_how=tasks
+hold_kill fail "$id_f" "$f_at" "$f_how"
 f_victim=$victim f_w=$workers f_t=$failed_at f_back=$back
 hold_kill requeue "$id_rq" "$f_at" "$rq_how"
 rq_victim=$victim rq_t=$failed_at rq_back=$back
@@ -357,7 +366,7 @@ fi
 # The spare path: a node that failed and was back at once; the spare in
 # its place, the others where they were.
 has fail "node $f_victim failed: left the job"
-grep -q "node $f_victim failed: .* takes ring position 1 (relaunch $nf of $nf)" \
+grep -q "node $f_victim failed: .* takes ring position 1 (relaunch $nf of 2)" \
 	"$BASE"/fail/slurm-*.out ||
 	fail "fail: topoml-run did not replace $f_victim:" \
 		"$(cat "$BASE"/fail/slurm-*.out)"
@@ -425,8 +434,11 @@ fi
 [ "$TASKFAIL" = 1 ] && t_msg="killed rank: $f_lost1 steps again, training again $f_rec1 s after; scancel --signal=KILL: $rq_lost1 steps again, $rq_rec1 s; "
 echo "time to solution ($W x $TPN ranks, $STEPS steps of $MS ms): ref $tref s," \
 	"spare $(ratio fail), requeue $(ratio requeue)$sh_tts"
-echo "PASS: ${t_msg}spare: $f_victim killed (back after $f_back s)," \
+fb= rqb=
+[ -n "$f_back" ] && fb=" (back after $f_back s)"
+[ -n "$rq_back" ] && rqb=", node back after $rq_back s"
+echo "PASS: ${t_msg}spare: $f_victim killed$fb," \
 	"relaunched on $new (was $f_w), $f_lost steps trained again, training" \
-	"again $f_rec s after the kill; requeue path (node back after" \
-	"$rq_back s, cred_expire=5): $rq_lost steps again, $rq_rec s$sh_msg;" \
+	"again $f_rec s after the kill; requeue path (cred_expire=5$rqb):" \
+	"$rq_lost steps again, $rq_rec s$sh_msg;" \
 	"$(($(wc -w <<<"$jobs") + TASKFAIL)) jobs in $((t1 - t0)) s"
