@@ -354,10 +354,12 @@ done
 grep -q ' nodes ' "$BASE/ref/runs" && [ "$(wc -l <"$BASE/ref/runs")" = 1 ] ||
 	fail "ref: not one run: $(cat "$BASE/ref/runs")"
 nf=$((1 + TASKFAIL))	# the run that the node failure ended
+same="nodes healthy: the step runs again on the same nodes"
 
 # A killed rank: the same nodes again, in the same job.
 if [ "$TASKFAIL" = 1 ]; then
-	has fail "task failure ($(cut -d, -f"$W" <<<"$f_w1"): task $((W * TPN - 1)): Killed), nodes healthy: the step runs again on the same nodes (relaunch 1 of 2)"
+	has fail "task failure ($(cut -d, -f"$W" <<<"$f_w1"): task" \
+		"$((W * TPN - 1)): Killed), $same (relaunch 1 of 2)"
 	[ "$(nodes_of fail 2)" = "$f_w1" ] ||
 		fail "fail: relaunch on $(nodes_of fail 2), not $f_w1"
 	res=$(check_resumed fail 1 "$f_t1" $((W * TPN))) || exit 1
@@ -384,7 +386,8 @@ final_same fail
 # scancel --signal=KILL of the step: the same nodes again; then the node
 # failure with no spare or relaunch left: requeued.
 if [ "$TASKFAIL" = 1 ]; then
-	grep -q "task failure (n[0-9]*: tasks* [0-9,-]*: Killed), nodes healthy: the step runs again on the same nodes (relaunch 1 of 1)" \
+	grep -q "task failure (n[0-9]*: tasks* [0-9,-]*: Killed), $same" \
+		"(relaunch 1 of 1)" \
 		"$BASE"/requeue/slurm-*.out || fail "requeue: scancel:" \
 		"$(cat "$BASE"/requeue/slurm-*.out)"
 	[ "$(nodes_of requeue 2)" = "$rq_w1" ] ||
@@ -394,7 +397,8 @@ if [ "$TASKFAIL" = 1 ]; then
 	has requeue "node $rq_victim failed, all 1 relaunches used"
 fi
 has requeue "node $rq_victim failed: left the job"
-has requeue "node $rq_victim failed, no spare or relaunch left: scontrol requeue"
+has requeue "node $rq_victim failed, no spare or relaunch left:" \
+	"scontrol requeue"
 [ -e "$BASE/requeue/steps.1.0" ] || fail "requeue: no second run of the job"
 [ "$(wc -l <"$BASE/requeue/runs")" = $((nf + 1)) ] ||
 	fail "requeue: runs $(cat "$BASE/requeue/runs")"
@@ -405,7 +409,8 @@ final_same requeue
 # Elastic: the same job goes on with W-1 ranks, the global batch kept.
 if [ "$SHRINK" = 1 ]; then
 	has shrink "node $sh_victim failed: left the job"
-	has shrink "node $sh_victim failed, no spare left: the step goes on with $((W - 1))"
+	has shrink "node $sh_victim failed, no spare left: the step goes on" \
+		"with $((W - 1))"
 	res=$(check_resumed shrink 1 "$sh_t" $(((W - 1) * TPN))) || exit 1
 	read -r sh_lost sh_rec <<<"$res"
 	final_same shrink
@@ -415,11 +420,13 @@ fi
 # new checkpoint is relaunched once.
 if [ "$TASKFAIL" = 1 ]; then
 	has once "exit3 rc=3"
-	has once "(the program's own exit: no task killed, no node lost): not relaunched"
+	has once "(the program's own exit: no task killed, no node lost):" \
+		"not relaunched"
 	has once "kill9 rc=137"
-	has once "Killed), nodes healthy: the step runs again on the same nodes (relaunch 1 of 3)"
+	has once "Killed), $same (relaunch 1 of 3)"
 	has once "Killed) again before a new checkpoint (none): not relaunched"
-	[ "$(grep -c "topoml-run: step on 2 workers" "$BASE"/once/slurm-*.out)" = 3 ] ||
+	[ "$(grep -c "topoml-run: step on 2 workers" \
+		"$BASE"/once/slurm-*.out)" = 3 ] ||
 		fail "once: not 3 launches: $(cat "$BASE"/once/slurm-*.out)"
 fi
 
@@ -429,10 +436,16 @@ ratio() { awk -v a="$(tts "$1")" -v b="$tref" \
 sh_tts= sh_msg= t_msg=
 if [ "$SHRINK" = 1 ]; then
 	sh_tts=", shrink $(ratio shrink)"
-	sh_msg="; shrink to $((W - 1)) nodes (node down alone, back after $sh_back s): $sh_lost steps again, $sh_rec s"
+	sh_msg="; shrink to $((W - 1)) nodes (node down alone, back after"
+	sh_msg="$sh_msg $sh_back s): $sh_lost steps again, $sh_rec s"
 fi
-[ "$TASKFAIL" = 1 ] && t_msg="killed rank: $f_lost1 steps again, training again $f_rec1 s after; scancel --signal=KILL: $rq_lost1 steps again, $rq_rec1 s; "
-echo "time to solution ($W x $TPN ranks, $STEPS steps of $MS ms): ref $tref s," \
+if [ "$TASKFAIL" = 1 ]; then
+	t_msg="killed rank: $f_lost1 steps again, training again $f_rec1 s"
+	t_msg="$t_msg after; scancel --signal=KILL: $rq_lost1 steps again,"
+	t_msg="$t_msg $rq_rec1 s; "
+fi
+echo "time to solution ($W x $TPN ranks, $STEPS steps of $MS ms):" \
+	"ref $tref s," \
 	"spare $(ratio fail), requeue $(ratio requeue)$sh_tts"
 fb= rqb=
 [ -n "$f_back" ] && fb=" (back after $f_back s)"
