@@ -13,6 +13,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 export SPARES_WORKERS=${SPARES_WORKERS:-9} SPARES_STEPS=${SPARES_STEPS:-800}
+export SPARES_TASKFAIL=${SPARES_TASKFAIL:-0}
 export SPARES_SHRINK=${SPARES_SHRINK:-0}
 bash "$TESTS_DIR/ckpt/spares.sh"
 rc=$?

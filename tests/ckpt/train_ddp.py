@@ -9,12 +9,13 @@ order).
 
     srun train_ddp.py STEPS SLEEP_MS RESULT_DIR
 
-RESULT_DIR/runs gets "start RELAUNCH from STEP world ..." per run (rank 0),
-RESULT_DIR/steps.RELAUNCH the steps rank 0 trained, RESULT_DIR/final the
+RESULT_DIR/runs gets "start RELAUNCH from STEP world ... restart RESTART
+nodes ..." per run (rank 0), RESULT_DIR/steps.RESTART.RELAUNCH the steps
+rank 0 trained, RESULT_DIR/final the
 parameters.  Rendezvous on 127.0.0.1: the test cluster's slurmd all run
-on this host.  TRAIN_HOLD=STEP:PATH: before step STEP every
-rank waits until PATH exists, so that a job the test kills is still
-training when its turn comes, however loaded the machine.
+on this host.  TRAIN_HOLD=STEP:PATH[,STEP:PATH...]: before step STEP
+every rank waits until PATH exists, so that a job the test kills is
+still training when its turn comes, however loaded the machine.
 
 SPDX-License-Identifier: GPL-2.0-or-later
 """
@@ -74,15 +75,19 @@ def main():
     if rank == 0:
         with open(os.path.join(rdir, "runs"), "a") as f:
             f.write("start %d from %d world %d resume_world %d t %.2f "
-                    "nodes %s\n" % (relaunch, step, world,
-                                     ck.resume_world_size, time.time(),
-                                     env.get("TOPOML_WORKER_NODES", "-")))
+                    "restart %d nodes %s\n" % (
+                        relaunch, step, world, ck.resume_world_size,
+                        time.time(), restart,
+                        env.get("TOPOML_WORKER_NODES", "-")))
         log = open(os.path.join(rdir, "steps.%d.%d" % (restart, relaunch)),
                    "w")
-    hold_step, _, hold_path = env.get("TRAIN_HOLD", "").partition(":")
+    holds = {}
+    for h in filter(None, env.get("TRAIN_HOLD", "").split(",")):
+        hold_step, _, hold_path = h.partition(":")
+        holds[int(hold_step)] = hold_path
     while step < steps:
-        if hold_path and step + 1 == int(hold_step):
-            while not os.path.exists(hold_path):
+        if step + 1 in holds:
+            while not os.path.exists(holds[step + 1]):
                 time.sleep(0.1)
         step += 1
         # This rank's slice of the step's global batch.
