@@ -1013,27 +1013,37 @@ static bool _box_wait(job_record_t *job_ptr,
 }
 
 /*
+ * Will-run: plan on r->avail_then, the nodes free by the planned start;
+ * the jobs on them will have ended by then, so they neither share nor
+ * spoil a leaf (no owners).
+ */
+static void _plan_then(struct _job_req *r, struct topoml_place_req *req)
+{
+	int v;
+
+	hwloc_bitmap_foreach_begin(v, r->avail_then)
+		r->owner[v] = 0;
+	hwloc_bitmap_foreach_end();
+	req->avail = r->avail_then;
+}
+
+/*
  * Backfill's plan for a job that waits for a torus box (_box_wait): the
  * box that frees first by the running jobs' limits, not the placement
  * outside a box it declines now.  Backfill then reserves that box, and
  * jobs that would outlast its time keep off it, so that it does free;
  * planned where it declines to start, the job would hold those nodes in
  * the plan while other jobs fill the box.  True: req->avail is the nodes
- * free by then (their jobs will have ended: no owners).
+ * free by then (_plan_then).
  */
 static bool _box_plan(struct _job_req *r, struct topoml_place_req *req)
 {
-	int v;
-
 	if (!r->free_at ||
 	    (!r->avail_then && !(r->avail_then = hwloc_bitmap_alloc())) ||
 	    topoml_torus_box_free_by(g_topo, r->avail_all, r->free_at,
 				     req->nnodes, r->avail_then) < 0)
 		return false;
-	hwloc_bitmap_foreach_begin(v, r->avail_then)
-		r->owner[v] = 0;
-	hwloc_bitmap_foreach_end();
-	req->avail = r->avail_then;
+	_plan_then(r, req);
 	return true;
 }
 
@@ -1043,11 +1053,14 @@ static bool _box_plan(struct _job_req *r, struct topoml_place_req *req)
  * more data-parallel traffic through the top level, than its workers'
  * shape gets on its partition's nodes waits for a better one, up to the
  * site's seconds.  pl: ranked by _hybrid_rank, workers first in rank
- * order.  True: decline now (why says so).
+ * order.  True: decline now (why says so), goal the locality it waits
+ * for.  plan (backfill's will-run): whether it would wait, its clock only
+ * read.
  */
 static bool _hybrid_wait(job_record_t *job_ptr,
 			 const struct topoml_place_req *req,
-			 const struct topoml_placement *pl, char *why,
+			 const struct topoml_placement *pl, bool plan,
+			 struct topoml_hybrid_locality *goal, char *why,
 			 size_t whylen)
 {
 	static const char what[] =
@@ -1068,7 +1081,8 @@ static bool _hybrid_wait(job_record_t *job_ptr,
 				   &p, w, &now))
 		return false;
 	if (!topoml_hybrid_falls_short(&now, &best)) {
-		_wait_found(job_ptr, what);
+		if (!plan)
+			_wait_found(job_ptr, what);
 		return false;
 	}
 	/*
@@ -1102,14 +1116,133 @@ static bool _hybrid_wait(job_record_t *job_ptr,
 	best.tp_split = val[0];
 	best.dp_top = val[1];
 	if (val[0] < 0 || !topoml_hybrid_falls_short(&now, &best)) {
-		_wait_found(job_ptr, what);
+		if (!plan)
+			_wait_found(job_ptr, what);
 		return false;
 	}
-	waits = _wait_more(job_ptr, "HybridWait", wait, what, why, whylen);
+	*goal = best;
+	if (plan)
+		waits = topoml_box_wait_peek(&g_box_waits, job_ptr->job_id,
+					     time(NULL), wait) > 0;
+	else
+		waits = _wait_more(job_ptr, "HybridWait", wait, what, why,
+				   whylen);
 	/* after _wait_more: kept from the job's first wait on */
 	topoml_box_wait_verdict_set(&g_box_waits, job_ptr->job_id,
 				    _VERDICT_HYBRID, key, val);
 	return waits;
+}
+
+static int _cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* r->avail_then: the candidates free by `when' (will-run's end times). */
+static void _free_by(struct _job_req *r, int64_t when)
+{
+	int v;
+
+	hwloc_bitmap_zero(r->avail_then);
+	hwloc_bitmap_foreach_begin(v, r->avail_all)
+		if (MAX(r->free_at[v], 0) <= when)
+			hwloc_bitmap_set(r->avail_then, v);
+	hwloc_bitmap_foreach_end();
+}
+
+/* Do the candidates free by `when' hold the job's nodes as local as goal
+ * (HybridWait's wait met)? */
+static bool _hybrid_met_by(struct _job_req *r, int64_t when, int nnodes,
+			   int spares, const struct topoml_parallel *p,
+			   int tpn, const struct topoml_hybrid_locality *goal)
+{
+	struct topoml_hybrid_locality b;
+
+	_free_by(r, when);
+	return hwloc_bitmap_weight(r->avail_then) >= nnodes &&
+	       !topoml_hybrid_best_locality(g_topo, r->avail_then,
+					    nnodes - spares, p, tpn,
+					    g_conf.hybrid_weights, &b) &&
+	       !topoml_hybrid_falls_short(&b, goal);
+}
+
+/*
+ * Backfill's plan for a job HybridWait holds (_hybrid_wait): the nodes
+ * free soonest by the running jobs' limits that give it goal, not the
+ * placement it declines now, so that backfill reserves them and jobs
+ * that would outlast that time keep off them (as _box_plan).  The end
+ * times are bisected, a best placement each (the engine's nodes bound
+ * the cost).  1: req->avail is those nodes (_plan_then); 0: none before
+ * its wait ends (or ever, on the candidates): the plan is the placement
+ * now, which it takes then; -1: out of memory.
+ */
+static int _hybrid_plan(job_record_t *job_ptr, struct _job_req *r,
+			struct topoml_place_req *req,
+			const struct topoml_hybrid_locality *goal)
+{
+	struct topoml_parallel p;
+	int64_t *at, end;
+	int tpn, spares, v, n = 0, m = 0, lo = 0, hi, mid, rc = 0;
+
+	if (!r->free_at ||
+	    !_job_workers(job_ptr, req->nnodes, &spares, &p, &tpn))
+		return 0;
+	if (!r->avail_then && !(r->avail_then = hwloc_bitmap_alloc()))
+		return -1;
+	at = xcalloc(g_topo->nnodes, sizeof(*at));
+	hwloc_bitmap_foreach_begin(v, r->avail_all)
+		if (v < g_topo->nnodes)
+			at[n++] = MAX(r->free_at[v], 0);
+	hwloc_bitmap_foreach_end();
+	qsort(at, n, sizeof(*at), _cmp_i64);
+	for (int i = 0; i < n; i++)
+		if (!m || at[i] != at[m - 1])
+			at[m++] = at[i];
+	hi = m - 1;
+	if (m < 1 || !_hybrid_met_by(r, at[hi], req->nnodes, spares, &p, tpn,
+				     goal))
+		goto out;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (_hybrid_met_by(r, at[mid], req->nnodes, spares, &p, tpn,
+				   goal))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	end = time(NULL);
+	end += topoml_box_wait_peek(&g_box_waits, job_ptr->job_id, end,
+				    g_conf.hybrid_wait);
+	if (at[lo] > end)
+		goto out;
+	_free_by(r, at[lo]);
+	_plan_then(r, req);
+	rc = 1;
+out:
+	xfree(at);
+	return rc;
+}
+
+/*
+ * Backfill's will-run for a job that run-now holds for a better placement
+ * (TorusBoxWait, HybridWait, in run-now's order): the nodes free when what
+ * it waits for is.  1: req->avail is those nodes; 0: plan on pl (it would
+ * not wait, or takes pl when its wait ends); -1: no plan of ours.
+ */
+static int _wait_plan(job_record_t *job_ptr, struct _job_req *r,
+		      struct topoml_place_req *req,
+		      const struct topoml_placement *pl, char *why,
+		      size_t whylen)
+{
+	struct topoml_hybrid_locality goal;
+
+	if (_box_wait(job_ptr, req, pl, true, why, whylen))
+		return _box_plan(r, req) ? 1 : -1;
+	if (_hybrid_wait(job_ptr, req, pl, true, &goal, why, whylen))
+		return _hybrid_plan(job_ptr, r, req, &goal);
+	return 0;
 }
 
 /*
@@ -1128,7 +1261,8 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	struct _job_req r = { 0 };
 	struct topoml_place_req req = { .unscored = true };
 	struct topoml_placement choice[TOPOML_ATTEMPTS];
-	int attempt, result = -1, pass, tried = 0, nchoice;
+	struct topoml_hybrid_locality goal;
+	int attempt, result = -1, pass, tried = 0, nchoice, plan;
 	/*
 	 * Will-run tests (a backfill plan) are many and each cons_tres
 	 * will-run simulates job ends: the engine's best choice only.
@@ -1179,18 +1313,13 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			 * order; the jobs on them will have ended by then,
 			 * so they neither share nor spoil a leaf.
 			 */
-			int v;
-
 			if (!r.avail_then)
 				r.avail_then = hwloc_bitmap_alloc();
 			if (!r.avail_then ||
 			    topoml_job_free_by(r.free_at, r.avail_all,
 					       req.nnodes, r.avail_then) < 0)
 				break;
-			hwloc_bitmap_foreach_begin(v, r.avail_then)
-				r.owner[v] = 0;
-			hwloc_bitmap_foreach_end();
-			req.avail = r.avail_then;
+			_plan_then(&r, &req);
 		}
 		if (will_run && req.units && r.cap_units && r.free_at) {
 			/*
@@ -1238,21 +1367,24 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		/* --ml-parallel: the choices by the job's traffic kinds */
 		_hybrid_rank(job_ptr, &req, choice, nchoice);
 		if (!pass && will_run && nchoice > 0 &&
-		    _box_wait(job_ptr, &req, &choice[0], true, why, whylen)) {
-			/* one pass, on the nodes free when the box is */
+		    (plan = _wait_plan(job_ptr, &r, &req, &choice[0], why,
+				       whylen))) {
+			/* one pass, on the nodes free when the wait is met */
 			for (attempt = 0; attempt < nchoice; attempt++)
 				topoml_placement_clear(&choice[attempt]);
-			nchoice = _box_plan(&r, &req) ?
+			nchoice = plan > 0 ?
 				  topoml_place_ranked(g_topo,
 						      TOPOML_POLICY_TOPOML,
 						      &req, 1, choice, why,
 						      whylen) : 0;
+			_hybrid_rank(job_ptr, &req, choice, nchoice);
 			pass = 1;
 		}
 		if (!pass && !will_run && nchoice > 0 &&
 		    (_box_wait(job_ptr, &req, &choice[0], false, why,
 			       whylen) ||
-		     _hybrid_wait(job_ptr, &req, &choice[0], why, whylen))) {
+		     _hybrid_wait(job_ptr, &req, &choice[0], false, &goal,
+				  why, whylen))) {
 			for (attempt = 0; attempt < nchoice; attempt++)
 				topoml_placement_clear(&choice[attempt]);
 			result = TOPOML_BOX_WAITING;

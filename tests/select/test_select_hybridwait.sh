@@ -8,7 +8,11 @@
 #  - a job without --ml-parallel starts at once;
 #  - an --ml-parallel job pends (Resources) and starts over both spines
 #    after W s, with the log line that says so;
-#  - another pends until the job on n1 ends, then starts in spine1 alone.
+#  - another pends until the job on n1 ends, then starts in spine1 alone;
+#  - HybridWait=600, the job on n1 with a 1-minute limit: the waiting
+#    job's backfill plan is spine1 when n1 frees, not the placement over
+#    both spines it declines now; a 1-node job of an hour keeps off
+#    spine1, and the job takes spine1 when n1 frees.
 # SPDX-License-Identifier: GPL-2.0-or-later
 . "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
 . "${TESTS_DIR:-$(dirname "$0")/..}/select/lib.sh"
@@ -96,5 +100,48 @@ t=$(($(date +%s) - t0))
 grep -q "JobId=$x: found whole tensor groups and data-parallel rings below the top after waiting" "$log" ||
 	cluster_fail "no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
 echo "ok: HybridWait=$W: pending, then spine1 when it freed, after $t s ($nx)"
+scancel "$x"
+sel_wait_gone "$x" || cluster_fail "job $x not cancelled"
+
+# ---- backfill's plan for a job that waits: where its wait is met ----
+# n1's job ends within a minute (its limit), before the wait does: the
+# waiting job's plan must be spine1 then, so that a 1-node job that would
+# outlast it keeps off n2, n5 and n6 and spine1 does free.  Planned over
+# both spines now, where run-now declines it, the job would hold those
+# nodes in the plan while other jobs fill spine1.
+sed -i 's/^HybridWait=.*/HybridWait=600/' "$(dirname "$SLURM_CONF")/topoml.conf"
+scontrol reconfigure || cluster_fail "scontrol reconfigure"
+b1=$(submit -N1 -w n1 --time=1) || cluster_fail "sbatch -w n1 --time=1"
+sel_wait_start "$b1" >/dev/null || cluster_fail "job on n1 did not start"
+x=$(submit -N4 --ntasks-per-node=2 --ml-parallel=tp=2,pp=1) ||
+	cluster_fail "sbatch --ml-parallel (3)"
+plan=
+for _ in $(seq 1 300); do
+	plan=$(squeue -h -j "$x" -o '%T %Y' 2>/dev/null)
+	case "$plan" in "PENDING "?*) [ "${plan#PENDING }" != "(null)" ] &&
+		break ;; esac
+	sleep 0.1
+done
+plan=${plan#PENDING }
+got=$(scontrol show hostnames "$plan" 2>/dev/null | sort | tr '\n' ' ')
+[ "$got" = "n1 n2 n5 n6 " ] ||
+	cluster_fail "waiting job: backfill plans '$plan', not spine1 when n1 frees"
+st=$(date -d "$(squeue -h -j "$x" -o '%S')" +%s 2>/dev/null) ||
+	cluster_fail "no planned start: $(squeue -h -j "$x" -o '%S')"
+[ "$st" -gt "$(($(date +%s) + 20))" ] ||
+	cluster_fail "waiting job planned to start at once ($plan)"
+echo "ok: a job waiting for locality is planned on spine1 when n1 frees ($plan)"
+l=$(submit -N1 --time=60) || cluster_fail "sbatch -N1 --time=60"
+nl=$(sel_wait_start "$l" 100) ||
+	cluster_fail "1-node job did not start: $(reason "$l")"
+[ "$(spine "$nl")" = 2 ] ||
+	cluster_fail "1-node job of 60 minutes took $nl, in the planned spine1"
+echo "ok: a 1-node job that would outlast the plan keeps off spine1 ($nl)"
+scancel "$b1"
+nx=$(sel_wait_start "$x" 300) ||
+	cluster_fail "job did not start when n1 freed: $(reason "$x")"
+got=$(scontrol show hostnames "$nx" | sort | tr '\n' ' ')
+[ "$got" = "n1 n2 n5 n6 " ] || cluster_fail "not spine1: $nx"
+echo "ok: spine1 freed and the job took it ($nx)"
 scontrol ping | grep -q UP || cluster_fail "slurmctld down"
 echo "PASS: HybridWait"
