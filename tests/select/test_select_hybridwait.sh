@@ -125,7 +125,7 @@ done
 plan=${plan#PENDING }
 got=$(scontrol show hostnames "$plan" 2>/dev/null | sort | tr '\n' ' ')
 [ "$got" = "n1 n2 n5 n6 " ] ||
-	cluster_fail "waiting job: backfill plans '$plan', not spine1 when n1 frees"
+	cluster_fail "waiting job planned on '$plan', not spine1 when n1 frees"
 st=$(date -d "$(squeue -h -j "$x" -o '%S')" +%s 2>/dev/null) ||
 	cluster_fail "no planned start: $(squeue -h -j "$x" -o '%S')"
 [ "$st" -gt "$(($(date +%s) + 20))" ] ||
