@@ -1228,8 +1228,9 @@ out:
 /*
  * Backfill's will-run for a job that run-now holds for a better placement
  * (TorusBoxWait, HybridWait, in run-now's order): the nodes free when what
- * it waits for is.  1: req->avail is those nodes; 0: plan on pl (it would
- * not wait, or takes pl when its wait ends); -1: no plan of ours.
+ * it waits for is.  1 (a box), 2 (HybridWait): req->avail is those nodes;
+ * 0: plan on pl (it would not wait, or takes pl when its wait ends); -1:
+ * no plan of ours.
  */
 static int _wait_plan(job_record_t *job_ptr, struct _job_req *r,
 		      struct topoml_place_req *req,
@@ -1240,8 +1241,11 @@ static int _wait_plan(job_record_t *job_ptr, struct _job_req *r,
 
 	if (_box_wait(job_ptr, req, pl, true, why, whylen))
 		return _box_plan(r, req) ? 1 : -1;
-	if (_hybrid_wait(job_ptr, req, pl, true, &goal, why, whylen))
-		return _hybrid_plan(job_ptr, r, req, &goal);
+	if (_hybrid_wait(job_ptr, req, pl, true, &goal, why, whylen)) {
+		int rc = _hybrid_plan(job_ptr, r, req, &goal);
+
+		return rc > 0 ? 2 : rc;
+	}
 	return 0;
 }
 
@@ -1377,7 +1381,9 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 						      TOPOML_POLICY_TOPOML,
 						      &req, 1, choice, why,
 						      whylen) : 0;
-			_hybrid_rank(job_ptr, &req, choice, nchoice);
+			/* ranked as run-now ranks, that meets the goal */
+			if (plan == 2)
+				_hybrid_rank(job_ptr, &req, choice, nchoice);
 			pass = 1;
 		}
 		if (!pass && !will_run && nchoice > 0 &&
