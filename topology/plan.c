@@ -224,6 +224,7 @@ struct topoml_plan_ctx {
 	struct topoml_plan_machine m;
 	int nnodes;
 	int *nodes;			/* ring order */
+	int *order;			/* nodes in a shape's rank order */
 	struct _shape_cache *cache;
 	int ncache, capcache;
 };
@@ -247,6 +248,12 @@ struct topoml_plan_ctx *topoml_plan_new(const topoml_topo_t *t, int nnodes,
 		snprintf(why, whylen, "incomplete machine description");
 		return NULL;
 	}
+	if ((long)nnodes * m->gpus_per_node > topoml_hybrid_max_ranks(t)) {
+		snprintf(why, whylen, "%d nodes of %d GPUs: more ranks than "
+			 "the cost model prices (%ld)", nnodes,
+			 m->gpus_per_node, topoml_hybrid_max_ranks(t));
+		return NULL;
+	}
 	c = calloc(1, sizeof(*c));
 	all = hwloc_bitmap_alloc();
 	if (!c || !all)
@@ -266,6 +273,12 @@ struct topoml_plan_ctx *topoml_plan_new(const topoml_topo_t *t, int nnodes,
 	c->m = *m;
 	c->nnodes = nnodes;
 	c->nodes = pl.nodes;	/* taken over */
+	c->order = malloc(nnodes * sizeof(*c->order));
+	if (!c->order) {
+		topoml_plan_free(c);
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
 	return c;
 oom:
 	hwloc_bitmap_free(all);
@@ -279,6 +292,7 @@ void topoml_plan_free(struct topoml_plan_ctx *c)
 	if (!c)
 		return;
 	free(c->nodes);
+	free(c->order);
 	free(c->cache);
 	free(c);
 }
@@ -312,7 +326,12 @@ static const struct _shape_cache *_levels(struct topoml_plan_ctx *c,
 		c->capcache = cap;
 	}
 	topoml_kind_weights_default(w);
-	if (topoml_hybrid_cost(t, c->nodes, c->nnodes, c->m.gpus_per_node, p,
+	/* the nodes in the order select/topoml gives this shape's ranks
+	 * (pipeline stages kept inside top-level parts) */
+	memcpy(c->order, c->nodes, c->nnodes * sizeof(*c->order));
+	topoml_hybrid_order(t, c->order, c->nnodes, c->m.gpus_per_node, p,
+			    w);
+	if (topoml_hybrid_cost(t, c->order, c->nnodes, c->m.gpus_per_node, p,
 			       w, &cost))
 		return NULL;
 	e = &c->cache[c->ncache++];
