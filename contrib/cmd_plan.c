@@ -168,6 +168,16 @@ static void _text(const struct topoml_plan *p, int n, int nodes,
 	}
 }
 
+static void _d(json_object *o, const char *k, double v)
+{
+	json_object_object_add(o, k, json_object_new_double(v));
+}
+
+static void _i(json_object *o, const char *k, int v)
+{
+	json_object_object_add(o, k, json_object_new_int(v));
+}
+
 static void _json(const struct topoml_plan *p, int n, int nodes,
 		  const struct topoml_plan_machine *mc,
 		  const struct topoml_plan_model *m, long evaluated)
@@ -176,21 +186,16 @@ static void _json(const struct topoml_plan *p, int n, int nodes,
 	json_object *mo = json_object_new_object();
 
 	json_object_object_add(mo, "gpu", json_object_new_string(mc->gpu));
-	json_object_object_add(mo, "nodes", json_object_new_int(nodes));
-	json_object_object_add(mo, "gpus_per_node",
-			       json_object_new_int(mc->gpus_per_node));
-	json_object_object_add(mo, "mem_gib",
-			       json_object_new_double(mc->mem_gib));
-	json_object_object_add(mo, "tflops",
-			       json_object_new_double(mc->tflops));
-	json_object_object_add(mo, "efficiency",
-			       json_object_new_double(mc->efficiency));
+	_i(mo, "nodes", nodes);
+	_i(mo, "gpus_per_node", mc->gpus_per_node);
+	_d(mo, "mem_gib", mc->mem_gib);
+	_d(mo, "tflops", mc->tflops);
+	_d(mo, "efficiency", mc->efficiency);
 	for (int l = 0; l < TOPOML_PLAN_LEVELS; l++)
 		json_object_object_add(mo, topoml_plan_level_name(l),
 				       json_object_new_double(mc->bw[l]));
 	json_object_object_add(o, "machine", mo);
-	json_object_object_add(o, "parameters",
-			       json_object_new_double(topoml_plan_params(m)));
+	_d(o, "parameters", topoml_plan_params(m));
 	json_object_object_add(o, "evaluated",
 			       json_object_new_int64(evaluated));
 	for (int i = 0; i < n; i++, p++) {
@@ -199,44 +204,34 @@ static void _json(const struct topoml_plan *p, int n, int nodes,
 		json_object *lv = json_object_new_object();
 		char sb[256];
 
-		json_object_object_add(e, "tp", json_object_new_int(p->par.tp));
-		json_object_object_add(e, "pp", json_object_new_int(p->par.pp));
-		json_object_object_add(e, "dp", json_object_new_int(p->par.dp));
-		json_object_object_add(e, "cp", json_object_new_int(p->par.cp));
-		json_object_object_add(e, "ep", json_object_new_int(p->par.ep));
-		json_object_object_add(e, "micro_batch",
-				       json_object_new_int(p->mb));
-		json_object_object_add(e, "micro_batches",
-				       json_object_new_int(p->nmb));
+		_i(e, "tp", p->par.tp);
+		_i(e, "pp", p->par.pp);
+		_i(e, "dp", p->par.dp);
+		_i(e, "cp", p->par.cp);
+		_i(e, "ep", p->par.ep);
+		_i(e, "micro_batch", p->mb);
+		_i(e, "micro_batches", p->nmb);
 		json_object_object_add(e, "recompute",
 				       json_object_new_boolean(p->recompute));
-		json_object_object_add(e, "mem_gib",
-				       json_object_new_double(p->mem_gib));
-		json_object_object_add(e, "mem_state_gib",
-				       json_object_new_double(p->mem_state_gib));
-		json_object_object_add(e, "mem_act_gib",
-				       json_object_new_double(p->mem_act_gib));
-		json_object_object_add(t, "step",
-				       json_object_new_double(p->t_step));
-		json_object_object_add(t, "compute",
-				       json_object_new_double(p->t_compute));
-		json_object_object_add(t, "bubble",
-				       json_object_new_double(p->t_bubble));
-		json_object_object_add(t, "tp", json_object_new_double(p->t_tp));
-		json_object_object_add(t, "cp", json_object_new_double(p->t_cp));
-		json_object_object_add(t, "ep", json_object_new_double(p->t_ep));
-		json_object_object_add(t, "pp", json_object_new_double(p->t_pp));
-		json_object_object_add(t, "dp", json_object_new_double(p->t_dp));
+		_d(e, "mem_gib", p->mem_gib);
+		_d(e, "mem_state_gib", p->mem_state_gib);
+		_d(e, "mem_act_gib", p->mem_act_gib);
+		_d(t, "step", p->t_step);
+		_d(t, "compute", p->t_compute);
+		_d(t, "bubble", p->t_bubble);
+		_d(t, "tp", p->t_tp);
+		_d(t, "cp", p->t_cp);
+		_d(t, "ep", p->t_ep);
+		_d(t, "pp", p->t_pp);
+		_d(t, "dp", p->t_dp);
 		json_object_object_add(e, "seconds", t);
 		for (int k = 0; k < TOPOML_KIND_COUNT; k++)
 			json_object_object_add(lv, topoml_kind_name(k),
 				json_object_new_string(
 					topoml_plan_level_name(p->level[k])));
 		json_object_object_add(e, "levels", lv);
-		json_object_object_add(e, "tflops",
-				       json_object_new_double(p->tflops));
-		json_object_object_add(e, "tokens_per_s",
-				       json_object_new_double(p->tokens_per_s));
+		_d(e, "tflops", p->tflops);
+		_d(e, "tokens_per_s", p->tokens_per_s);
 		_sbatch(p, nodes, mc->gpus_per_node, sb, sizeof(sb));
 		json_object_object_add(e, "sbatch", json_object_new_string(sb));
 		json_object_array_add(a, e);

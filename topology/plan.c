@@ -603,9 +603,14 @@ int topoml_plan_search(struct topoml_plan_ctx *c,
 			for (int cp = 1; cp <= 16; cp *= 2) {
 				long dp;
 
+				/* unasked, context parallelism only where
+				 * each rank keeps 2048 tokens: shorter
+				 * blocks run too far from the peak */
 				if ((fix->cp && cp != fix->cp) ||
 				    gpus % ((long)tp * pp * cp) ||
-				    (cp > 1 && m->seq % (2 * cp)))
+				    (cp > 1 && m->seq % (2 * cp)) ||
+				    (!fix->cp && cp > 1 &&
+				     m->seq / cp < 2048))
 					continue;
 				dp = gpus / ((long)tp * pp * cp);
 				if (m->batch % dp)

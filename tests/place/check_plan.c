@@ -98,14 +98,15 @@ START_TEST(hand_one_node)
 	REL(pl.mem_act_gib * GIB, 2 * 262144.0 + 4456448 + 512000);
 
 	/* tp=4, pp=2: bubble 1/8 of the compute; 2 micro-batches in
-	 * flight of 1 layer, logits 4 s V / 4; pipeline 2 x 2 MiB / 4 per micro-batch, 8 + 1
-	 * times, over NVLink */
+	 * flight of 1 layer, logits 4 s V / 4; pipeline 2 x 2 MiB / 4 per
+	 * micro-batch, 8 + 1 times, over NVLink */
 	p = (struct topoml_parallel){ 4, 2, 0, 1, 1 };
 	ck_assert_int_eq(topoml_plan_eval(c, &m, &p, 1, false, &pl, why,
 					  sizeof(why)), 0);
 	REL(pl.t_bubble, 3.73360164864e-3 / 8);
 	REL(pl.t_pp, 9 * 2 * 2097152.0 / 4 / 100e9);
-	REL(pl.mem_act_gib * GIB, 2 * 1024.0 * 1024 * 34 / 4 + 1024.0 * 1000);
+	REL(pl.mem_act_gib * GIB,
+	    2 * 1024.0 * 1024 * 34 / 4 + 1024.0 * 1000);
 	topoml_plan_free(c);
 	topoml_free(t);
 }
