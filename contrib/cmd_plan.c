@@ -505,9 +505,15 @@ int cmd_plan(int argc, char **argv)
 		return 2;
 	}
 	if (topo) {
+		double spine = mc.bw[TOPOML_PLAN_SPINE];
+
 		t = cli_load_topology(topo, &rc);
 		if (!t)
 			goto out;
+		/* the site file's LinkSpeed, unless --bw names the level */
+		topoml_plan_site_bw(t, &mc);
+		if (bw && strstr(bw, "spine="))
+			mc.bw[TOPOML_PLAN_SPINE] = spine;
 		if (!nodes)
 			nodes = t->nnodes;
 		if (nodes > t->nnodes) {

@@ -93,6 +93,28 @@ int topoml_plan_machine_init(struct topoml_plan_machine *m,
 	return 0;
 }
 
+double topoml_plan_site_bw(const topoml_topo_t *t,
+			   struct topoml_plan_machine *m)
+{
+	double leaf = 0, up = 0;
+
+	if (t->family != TOPOML_FAT_TREE || t->nlevels < 2)
+		return 1;
+	for (int i = 0; i < t->nswitches; i++) {
+		const struct topoml_switch *sw = &t->switches[i];
+		double *v = sw->level ? &up : &leaf;
+
+		if (!(sw->link_speed > 0))
+			return 1;	/* not given for every switch */
+		if (!*v || sw->link_speed < *v)
+			*v = sw->link_speed;
+	}
+	if (up >= leaf)
+		return 1;
+	m->bw[TOPOML_PLAN_SPINE] *= up / leaf;
+	return up / leaf;
+}
+
 void topoml_plan_model_init(struct topoml_plan_model *m)
 {
 	memset(m, 0, sizeof(*m));

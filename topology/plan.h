@@ -70,6 +70,15 @@ const struct topoml_plan_node_info *topoml_plan_node(const char *name);
  * NIC's, dragonfly global half of it), efficiency 0.6, reserve 0.1. */
 int topoml_plan_machine_init(struct topoml_plan_machine *m,
 			     const char *node_model);
+/*
+ * What the site file says of its links: on a fat tree whose leaves and
+ * upper switches all give LinkSpeed, a slower upper level scales
+ * bw[TOPOML_PLAN_SPINE] by the ratio of the slowest upper switch's speed
+ * to the slowest leaf's (a faster one cannot beat the NICs).  Returns the
+ * factor applied (1: none).
+ */
+double topoml_plan_site_bw(const topoml_topo_t *t,
+			   struct topoml_plan_machine *m);
 /* Model defaults: bf16, Adam, fp32 gradients, sequence parallel, flash. */
 void topoml_plan_model_init(struct topoml_plan_model *m);
 const char *topoml_plan_level_name(enum topoml_plan_level l);

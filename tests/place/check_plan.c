@@ -172,6 +172,32 @@ START_TEST(hand_two_nodes)
 }
 END_TEST
 
+/* LinkSpeed of the site file: a spine at half the leaves' speed. */
+START_TEST(site_link_speed)
+{
+	topoml_topo_t *t = topoml_gen_fat_tree(NULL, 2, 1, 2, 0);
+	struct topoml_plan_machine mc;
+
+	_machine(&mc);
+	/* not given everywhere: nothing changes */
+	t->switches[0].link_speed = 200;
+	ck_assert_double_eq(topoml_plan_site_bw(t, &mc), 1);
+	ck_assert_double_eq(mc.bw[TOPOML_PLAN_SPINE], 25);
+	for (int i = 0; i < t->nswitches; i++)
+		t->switches[i].link_speed = t->switches[i].level ? 100 : 200;
+	ck_assert_double_eq(topoml_plan_site_bw(t, &mc), 0.5);
+	ck_assert_double_eq(mc.bw[TOPOML_PLAN_SPINE], 12.5);
+	ck_assert_double_eq(mc.bw[TOPOML_PLAN_LEAF], 50);
+	/* a faster spine does not beat the NICs */
+	_machine(&mc);
+	for (int i = 0; i < t->nswitches; i++)
+		t->switches[i].link_speed = t->switches[i].level ? 400 : 200;
+	ck_assert_double_eq(topoml_plan_site_bw(t, &mc), 1);
+	ck_assert_double_eq(mc.bw[TOPOML_PLAN_SPINE], 25);
+	topoml_free(t);
+}
+END_TEST
+
 /* Memory decides: a model whose state needs more than one GPU. */
 START_TEST(hand_memory)
 {
@@ -339,6 +365,7 @@ int main(void)
 	tcase_add_test(tc, hand_one_node);
 	tcase_add_test(tc, hand_two_nodes);
 	tcase_add_test(tc, hand_memory);
+	tcase_add_test(tc, site_link_speed);
 	tcase_add_loop_test(tc, published_sc21, 0,
 			    sizeof(sc21) / sizeof(sc21[0]));
 	tcase_add_test(tc, search_1024_nodes);
