@@ -131,6 +131,13 @@ static void _sbatch(const struct topoml_plan *p, int nodes, int gpn,
 	}
 }
 
+/* The level a kind's traffic crosses, "-" for a group of one. */
+static const char *_level(const struct topoml_plan *p, enum topoml_kind k,
+			  int size)
+{
+	return size > 1 ? topoml_plan_level_name(p->level[k]) : "-";
+}
+
 static void _text(const struct topoml_plan *p, int n, int nodes,
 		  const struct topoml_plan_machine *mc)
 {
@@ -147,7 +154,7 @@ static void _text(const struct topoml_plan *p, int n, int nodes,
 		       mc->mem_gib * (1 - mc->reserve));
 		printf("  step    %.3f s: compute %.3f, tp %.3f (%s)",
 		       p->t_step, p->t_compute, p->t_tp,
-		       topoml_plan_level_name(p->level[TOPOML_KIND_TP]));
+		       _level(p, TOPOML_KIND_TP, p->par.tp));
 		if (p->par.cp > 1)
 			printf(", cp %.3f (%s)", p->t_cp,
 			       topoml_plan_level_name(
@@ -158,9 +165,8 @@ static void _text(const struct topoml_plan *p, int n, int nodes,
 				       p->level[TOPOML_KIND_EP]));
 		printf(", pp %.3f (bubble %.3f; %s), dp %.3f (%s)\n",
 		       p->t_bubble + p->t_pp, p->t_bubble,
-		       topoml_plan_level_name(p->level[TOPOML_KIND_PP]),
-		       p->t_dp,
-		       topoml_plan_level_name(p->level[TOPOML_KIND_DP]));
+		       _level(p, TOPOML_KIND_PP, p->par.pp), p->t_dp,
+		       _level(p, TOPOML_KIND_DP, p->par.dp * p->par.cp));
 		printf("  rate    %.1f TFLOP/s a GPU, %.0f tokens/s\n",
 		       p->tflops, p->tokens_per_s);
 		_sbatch(p, nodes, mc->gpus_per_node, sb, sizeof(sb));
