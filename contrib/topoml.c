@@ -22,6 +22,8 @@ static const struct topoml_cmd commands[] = {
 	  "where a job of N nodes goes, per policy, with its score" },
 	{ "sim", cmd_sim,
 	  "replay a job trace (FCFS + backfill) with each policy" },
+	{ "plan", cmd_plan,
+	  "fastest training layouts (TP, PP, DP, ...) on a machine" },
 	{ NULL, NULL, NULL },
 };
 
