@@ -881,6 +881,21 @@ out:
 	return rc;
 }
 
+/* Names of a Nodes= list no node can have: skipped, as Slurm skips
+ * them, with its own words (kind: "switch" or "block"). */
+static void _warn_bad_names(struct _reader *r, const char *kind,
+			    const char *name, const char *file,
+			    struct _pos at, const char *nodes, int nbad,
+			    const char *bad)
+{
+	_report(r, _W, file, at, "%s %s: Nodes=%.60s%s gives %d name%s no "
+		"node can have (%s%s); skipped, as Slurm skips names "
+		"slurm.conf does not define (\"Invalid hostnames in %s "
+		"configuration\")", kind, name, nodes,
+		strlen(nodes) > 60 ? "..." : "", nbad, nbad > 1 ? "s" : "",
+		bad, nbad > 3 ? ", ..." : "", kind);
+}
+
 /*
  * Who owns each node: the first leaf (in file order) that lists it, as
  * Slurm's first leaf holding a node is where a job finds it first.  Later
@@ -966,15 +981,9 @@ static int _claim_nodes(struct _reader *r, bool *dropped, int *ndropped)
 			continue;
 		}
 		if (c.nbad)
-			_report(r, _W, rec->file, rec->nodes_at, "switch %s: "
-				"Nodes=%.60s%s gives %d name%s no node can "
-				"have (%s%s); skipped, as Slurm skips names "
-				"slurm.conf does not define (\"Invalid "
-				"hostnames in switch configuration\")",
-				rec->name, rec->nodes,
-				strlen(rec->nodes) > 60 ? "..." : "", c.nbad,
-				c.nbad > 1 ? "s" : "", c.bad,
-				c.nbad > 3 ? ", ..." : "");
+			_warn_bad_names(r, "switch", rec->name, rec->file,
+					rec->nodes_at, rec->nodes, c.nbad,
+					c.bad);
 		if (!c.own) {
 			dropped[i] = true;
 			(*ndropped)++;
@@ -1785,15 +1794,8 @@ static topoml_topo_t *_build_blocks(struct _reader *r, const char *path)
 			continue;
 		}
 		if (a.nbad)
-			_report(r, _W, b->file, b->nodes_at, "block %s: "
-				"Nodes=%.60s%s gives %d name%s no node can "
-				"have (%s%s); skipped, as Slurm skips names "
-				"slurm.conf does not define (\"Invalid "
-				"hostnames in block configuration\")",
-				b->name, b->nodes,
-				strlen(b->nodes) > 60 ? "..." : "", a.nbad,
-				a.nbad > 1 ? "s" : "", a.bad,
-				a.nbad > 3 ? ", ..." : "");
+			_warn_bad_names(r, "block", b->name, b->file,
+					b->nodes_at, b->nodes, a.nbad, a.bad);
 		if (a.rc)
 			nbad++;
 		if (!base)
