@@ -99,7 +99,7 @@ static void _check(const int *pool, int npool, const char *visible,
 		.pool = pool, .npool = npool, .from_slurm = from_slurm,
 		.cpus = true, .net = true, .get = _get, .arg = (void *)env,
 	};
-	char err[256], a[1024], b[1024];
+	char err[256], a[1024], b[1040];	/* b: "=" and an ib_hca */
 	const char *v;
 
 	ck_assert_ptr_nonnull(tasks);
