@@ -184,3 +184,18 @@ sel_sequence() {
 		}
 	}'
 }
+
+# sel_plan JOBID: backfill's planned nodes of a pending job (squeue %Y),
+# waited for up to 30 s; prints them sorted, one line with a space after
+# each (empty when no plan came).
+sel_plan() {
+	local plan=
+	for _ in $(seq 1 300); do
+		plan=$(squeue -h -j "$1" -o '%T %Y' 2>/dev/null)
+		case "$plan" in "PENDING "?*) [ "${plan#PENDING }" != "(null)" ] &&
+			break ;; esac
+		sleep 0.1
+	done
+	scontrol show hostnames "${plan#PENDING }" 2>/dev/null | sort |
+		tr '\n' ' '
+}

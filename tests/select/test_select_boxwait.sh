@@ -211,19 +211,11 @@ short="$(node 2 0 0) $(node 3 0 0) $(node 2 1 1) $(node 3 1 1)"
 start "TorusBoxWait=600" "$short"
 log=$CLUSTER_DIR/log/slurmctld.log
 x=$(topo_submit -N8) || cluster_fail "sbatch -N8"
-plan=
-for _ in $(seq 1 300); do
-	plan=$(squeue -h -j "$x" -o '%T %Y' 2>/dev/null)
-	case "$plan" in "PENDING "?*) [ "${plan#PENDING }" != "(null)" ] &&
-		break ;; esac
-	sleep 0.1
-done
-plan=${plan#PENDING }
+got=$(sel_plan "$x")
 want=$(echo $box | tr ' ' '\n' | sort | tr '\n' ' ')
-got=$(scontrol show hostnames "$plan" 2>/dev/null | sort | tr '\n' ' ')
 [ "$got" = "$want" ] ||
-	cluster_fail "waiting 8-node job: backfill plans '$plan', not the box that frees first ($box)"
-echo "ok: a job waiting for a box is planned on the box that frees first ($plan)"
+	cluster_fail "waiting 8-node job: backfill plans '$got', not the box that frees first ($box)"
+echo "ok: a job waiting for a box is planned on the box that frees first ($got)"
 l=$(topo_submit -N1 --time=60) || cluster_fail "sbatch -N1 --time=60"
 nl=$(sel_wait_start "$l" 100) ||
 	cluster_fail "1-node job did not start: $(topo_reason "$l")"

@@ -115,22 +115,14 @@ b1=$(submit -N1 -w n1 --time=1) || cluster_fail "sbatch -w n1 --time=1"
 sel_wait_start "$b1" >/dev/null || cluster_fail "job on n1 did not start"
 x=$(submit -N4 --ntasks-per-node=2 --ml-parallel=tp=2,pp=1) ||
 	cluster_fail "sbatch --ml-parallel (3)"
-plan=
-for _ in $(seq 1 300); do
-	plan=$(squeue -h -j "$x" -o '%T %Y' 2>/dev/null)
-	case "$plan" in "PENDING "?*) [ "${plan#PENDING }" != "(null)" ] &&
-		break ;; esac
-	sleep 0.1
-done
-plan=${plan#PENDING }
-got=$(scontrol show hostnames "$plan" 2>/dev/null | sort | tr '\n' ' ')
+got=$(sel_plan "$x")
 [ "$got" = "n1 n2 n5 n6 " ] ||
-	cluster_fail "waiting job planned on '$plan', not spine1 when n1 frees"
+	cluster_fail "waiting job planned on '$got', not spine1 when n1 frees"
 st=$(date -d "$(squeue -h -j "$x" -o '%S')" +%s 2>/dev/null) ||
 	cluster_fail "no planned start: $(squeue -h -j "$x" -o '%S')"
 [ "$st" -gt "$(($(date +%s) + 20))" ] ||
-	cluster_fail "waiting job planned to start at once ($plan)"
-echo "ok: a job waiting for locality is planned on spine1 when n1 frees ($plan)"
+	cluster_fail "waiting job planned to start at once ($got)"
+echo "ok: a job waiting for locality is planned on spine1 when n1 frees ($got)"
 l=$(submit -N1 --time=60) || cluster_fail "sbatch -N1 --time=60"
 nl=$(sel_wait_start "$l" 100) ||
 	cluster_fail "1-node job did not start: $(reason "$l")"
