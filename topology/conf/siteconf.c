@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "topoml.h"
-#include "loaders.h"
-#include "model_int.h"
+#include "load/loaders.h"
+#include "model/model_int.h"
 
 void topoml_siteconf_init(struct topoml_siteconf *c)
 {

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobcomment.h"
+#include "contract/jobcomment.h"
 #include "topoml.h"
-#include "model_int.h"
+#include "model/model_int.h"
 
 static const char *const _span_key[] = TOPOML_COMMENT_SPAN_KEYS;
 #define SPAN_KEYS ((int)(sizeof(_span_key) / sizeof(_span_key[0])))

@@ -40,7 +40,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "place_int.h"
+#include "model/model_int.h"
 
 static int _desc_cmp(const void *a, const void *b)
 {

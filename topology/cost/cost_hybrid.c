@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_int.h"
+#include "model/model_int.h"
 #include "topoml.h"
 
 static const char *const kind_names[TOPOML_KIND_COUNT] = {

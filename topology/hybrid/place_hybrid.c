@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobcomment.h"
+#include "contract/jobcomment.h"
 #include "topoml.h"
 
 #define HYB_CANDIDATES 4

@@ -5,14 +5,11 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "topoml.h"
-#include "loaders.h"
+#include "load/loaders.h"
 
 /* Enough to get past the comment header ibnetdiscover writes. */
 #define DETECT_BYTES 65536
@@ -43,49 +40,6 @@ static bool _ib_line(const char *s)
 	       !strncmp(s, "caguid=0x", 9) ||
 	       !strncmp(s, "# Topology file: generated", 26) ||
 	       _ib_header(s, "Switch") || _ib_header(s, "Ca");
-}
-
-int topoml_open_regular(const char *path)
-{
-	struct stat st;
-	int fd, flags;
-
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
-	/* Regular files never block; plain reads from here on. */
-	flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-FILE *topoml_fopen_regular(const char *path)
-{
-	int fd = topoml_open_regular(path), e;
-	FILE *f;
-
-	if (fd < 0)
-		return NULL;
-	f = fdopen(fd, "r");
-	if (!f) {
-		e = errno;
-		close(fd);
-		errno = e;
-	}
-	return f;
-}
-
-const char *topoml_open_error(int e)
-{
-	return e == EINVAL ? "not a regular file" : strerror(e);
 }
 
 enum topoml_format topoml_detect_format(const char *path)

@@ -49,9 +49,9 @@
 #include <slurm/slurm.h>
 
 #include "topoml.h"
-#include "topoml_build.h"
-#include "loaders.h"
-#include "model_int.h"
+#include "model/topoml_build.h"
+#include "load/loaders.h"
+#include "model/model_int.h"
 
 /* Slurm recurses without a limit; a self-include would overflow its stack. */
 #define CONF_INCLUDE_DEPTH 16

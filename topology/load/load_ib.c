@@ -38,12 +38,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostlist_compat.h"
+#include "util/hostlist_compat.h"
 
 #include "topoml.h"
-#include "topoml_build.h"
-#include "loaders.h"
-#include "model_int.h"
+#include "model/topoml_build.h"
+#include "load/loaders.h"
+#include "model/model_int.h"
 
 enum ib_type { IB_SWITCH, IB_CA, IB_ROUTER };
 

@@ -13,9 +13,9 @@
 #include <json-c/json.h>
 
 #include "topoml.h"
-#include "topoml_build.h"
-#include "loaders.h"
-#include "model_int.h"
+#include "model/topoml_build.h"
+#include "load/loaders.h"
+#include "model/model_int.h"
 
 /* The text being loaded, to turn offsets and names back into lines. */
 struct jsrc {

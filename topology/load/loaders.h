@@ -10,6 +10,7 @@
 #define TOPOML_LOADERS_H
 
 #include "topoml.h"
+#include "util/util.h"
 
 topoml_topo_t *topoml_load_ex(const char *path, enum topoml_format fmt,
 			      topoml_errors_t *err, topoml_errors_t *warn);
@@ -29,16 +30,6 @@ topoml_topo_t *topoml_load_judged(const char *path, enum topoml_format fmt,
 				  bool *slurm_refuses);
 topoml_topo_t *topoml_load_ibnet_ex(const char *path, topoml_errors_t *err,
 				    topoml_errors_t *warn);
-/*
- * fopen(path, "r") for a site file, refusing what is not a regular file
- * (errno EINVAL): opening a FIFO blocks until a writer comes, and a
- * character device never ends, which would hang slurmctld.  Never blocks.
- */
-FILE *topoml_fopen_regular(const char *path);
-/* The same as a descriptor (read-only, close-on-exec), or -1. */
-int topoml_open_regular(const char *path);
-/* "not a regular file" for EINVAL from the above, else strerror(). */
-const char *topoml_open_error(int e);
 
 /* TOPOML_FMT_CONF, _JSON or _IBNET from the first bytes of the file. */
 enum topoml_format topoml_detect_format(const char *path);

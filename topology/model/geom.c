@@ -1,8 +1,10 @@
 /*
  * Torus geometry shared by the engine, the cost model and the simulator:
- * the smallest wrap-aware box around a set of nodes, the ring order
- * inside it, the prefix sums the torus engines test boxes with, and
- * Slurm's Hilbert curve (model.c keeps it per torus).  Defined once, so
+ * the smallest wrap-aware box around a set of nodes, the box sizes a
+ * torus holds, the prefix sums the torus engines test boxes with, and
+ * Slurm's Hilbert curve (model.c keeps it per torus).  A leaf: it calls
+ * no other file of the engine (the ring order inside a box is placement's,
+ * place/common/ring.c).  Defined once, so
  * that a placement, its score and the simulator's figures measure the
  * same box (model_int.h says where the callers still differ on purpose).
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -11,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_int.h"
+#include "model/model_int.h"
 
 int topoml_axis_extent(const char *occ, int size, bool wrap,
 		       bool tie_wraps, int *start)
@@ -99,6 +101,18 @@ long topoml_torus_box_set(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 	return _box(t, NULL, 0, set, tie_wraps, start, ext);
 }
 
+/* A box of n nodes fits the torus (a x b x c = n within its sides). */
+bool topoml_torus_box_size(const topoml_topo_t *t, int n)
+{
+	if (t->family != TOPOML_TORUS || n < 1)
+		return false;
+	for (int a = 1; a <= t->dims[0] && a <= n; a++)
+		for (int b = 1; b <= t->dims[1] && (long)a * b <= n; b++)
+			if (n % (a * b) == 0 && n / (a * b) <= t->dims[2])
+				return true;
+	return false;
+}
+
 bool topoml_torus_is_box(const topoml_topo_t *t, const int *nodes, int n)
 {
 	int start[3], ext[3];
@@ -120,174 +134,6 @@ bool topoml_torus_wants_box(const topoml_topo_t *t, const int *nodes, int n,
 	span = topoml_torus_box(t, nodes, n, true, start, ext);
 	/* a size with a box has n as its smallest span: the factor is of n */
 	return span > n && span > (max_span > 1 ? max_span : 1) * n;
-}
-
-/* ---- ring order inside a box -------------------------------------- */
-
-/*
- * Index of (x, m) on a closed tour of an r x c grid, rows r even: row 0
- * left to right, rows 1..r-1 serpentine over columns c-1..1, then column 0
- * back up.  Every step, closing one included, is one hop.
- */
-static long _cycle_index(int x, int m, int r, int c)
-{
-	if (x == 0)
-		return m;
-	if (m >= 1)
-		return c + (long)(x - 1) * (c - 1) +
-		       ((x & 1) ? (c - 1 - m) : (m - 1));
-	return c + (long)(r - 1) * (c - 1) + (r - 1 - x);
-}
-
-/*
- * 2-opt on the closed ring: reverse a segment whenever that shortens the
- * ring, until no move helps or about 4M pair tests are spent.
- * Deterministic.  Hops come from the nodes' coordinates, kept beside the
- * ring (xyz per position, reversed with it), and a table of wrapped
- * distances per axis: the same hops as topoml_hops(), several times
- * faster (a 512-node fallback ring on a 97k-node torus: ~5 -> ~1 ms).
- */
-#define TWO_OPT_WINDOW 64
-
-static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
-{
-	long budget = 1L << 17;	/* under 1 ms: slurmctld holds its locks */
-	bool better = true;
-	int len = 0, *c, *tab, *w[3];
-
-	if (n < 4)
-		return;
-	for (int d = 0; d < 3; d++)
-		len += 2 * t->dims[d];
-	c = malloc(3 * (size_t)n * sizeof(int));
-	tab = malloc(len * sizeof(int));
-	if (!c || !tab)
-		goto out;
-	/* w[d][delta], delta in (-dims, dims): hops along axis d */
-	for (int d = 0, off = 0; d < 3; off += 2 * t->dims[d], d++) {
-		w[d] = tab + off + t->dims[d];
-		for (int x = 1 - t->dims[d]; x < t->dims[d]; x++) {
-			int h = abs(x);
-
-			if (t->wrap[d] && t->dims[d] - h < h)
-				h = t->dims[d] - h;
-			w[d][x] = h;
-		}
-	}
-	for (int i = 0; i < n; i++)
-		memcpy(c + 3 * i, t->nodes[nodes[i]].coord, 3 * sizeof(int));
-#define HOPS(p, q) (w[0][c[3 * (p)] - c[3 * (q)]] + \
-		    w[1][c[3 * (p) + 1] - c[3 * (q) + 1]] + \
-		    w[2][c[3 * (p) + 2] - c[3 * (q) + 2]])
-	while (better && budget > 0) {
-		better = false;
-		for (int i = 0; i < n - 1 && budget > 0; i++) {
-			int dab = HOPS(i, i + 1);
-
-			/* detours over holes are local: a window of the
-			 * ring, so a pass is O(n), not O(n^2) */
-			int end = n - i > TWO_OPT_WINDOW ? i + TWO_OPT_WINDOW : n;
-
-			for (int j = i + 2; j < end && budget > 0; j++) {
-				int k = (j + 1) % n, gain;
-
-				budget--;
-				if (nodes[k] == nodes[i])
-					continue;
-				gain = dab + HOPS(j, k) - HOPS(i, j) -
-				       HOPS(i + 1, k);
-				if (gain <= 0)
-					continue;
-				budget -= (j - i) / 2;	/* the reversal */
-				for (int l = i + 1, r = j; l < r; l++, r--) {
-					int x = nodes[l], xc[3];
-					int *cl = c + 3 * l, *cr = c + 3 * r;
-
-					nodes[l] = nodes[r];
-					nodes[r] = x;
-					memcpy(xc, cl, sizeof(xc));
-					memcpy(cl, cr, sizeof(xc));
-					memcpy(cr, xc, sizeof(xc));
-				}
-				dab = HOPS(i, i + 1);
-				better = true;
-			}
-		}
-	}
-#undef HOPS
-out:
-	free(c);
-	free(tab);
-}
-
-struct tord {
-	long key;
-	int node;
-};
-
-static int _tord_cmp(const void *a, const void *b)
-{
-	const struct tord *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->node - y->node;
-}
-
-void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n)
-{
-	int start[3], ext[3];
-	struct tord *o;
-
-	if (n < 2 || topoml_torus_box(t, nodes, n, true, start, ext) < 0)
-		return;
-	o = malloc(n * sizeof(*o));
-	if (!o)
-		return;
-	/*
-	 * The tour: rows along dimension d0, columns along a snake through
-	 * the other two (d1 fastest), so consecutive columns are neighbours.
-	 * A closed tour needs an even side: take d0 even when one is (a box
-	 * with an even side and two sides >= 2 has a Hamiltonian cycle).
-	 */
-	int d0 = -1, d1, d2;
-
-	for (int d = 0; d < 3 && d0 < 0; d++)
-		if (ext[d] >= 2 && !(ext[d] & 1))
-			d0 = d;
-	for (int d = 0; d < 3 && d0 < 0; d++)
-		if (ext[d] >= 2)
-			d0 = d;
-	if (d0 < 0)
-		d0 = 0;
-	d1 = d0 == 0 ? 1 : 0;
-	d2 = 3 - d0 - d1;
-	for (int i = 0; i < n; i++) {
-		const int *c = t->nodes[nodes[i]].coord;
-		int r[3], m, M = ext[d1] * ext[d2], R = ext[d0];
-
-		for (int d = 0; d < 3; d++)
-			r[d] = ((c[d] - start[d]) % t->dims[d] + t->dims[d]) %
-			       t->dims[d];
-		m = r[d2] * ext[d1] +
-		    ((r[d2] & 1) ? ext[d1] - 1 - r[d1] : r[d1]);
-		if (R >= 2 && M >= 2 && !(R & 1))
-			o[i].key = _cycle_index(r[d0], m, R, M);
-		else if (R >= 2 && M >= 2 && !(M & 1))
-			o[i].key = _cycle_index(m, r[d0], M, R);
-		else
-			o[i].key = (long)m * R +
-				   ((m & 1) ? R - 1 - r[d0] : r[d0]);
-		o[i].node = nodes[i];
-	}
-	qsort(o, n, sizeof(*o), _tord_cmp);
-	for (int i = 0; i < n; i++)
-		nodes[i] = o[i].node;
-	free(o);
-	/* Holes in the box (a fallback placement): the tour jumps over
-	 * them; 2-opt takes the worst detours out. */
-	if ((long)ext[0] * ext[1] * ext[2] > n)
-		_two_opt(t, nodes, n);
 }
 
 int topoml_psum_build(struct topoml_psum *g, const int d[3],

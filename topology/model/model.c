@@ -11,17 +11,8 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "topoml_build.h"
-#include "model_int.h"
-
-/* Open addressing, linear probing; keys point at names owned by the model. */
-struct topoml_name_index {
-	uint32_t cap;		/* power of two */
-	uint32_t n;
-	const char **key;
-	int *val;
-	uint32_t *hash;
-};
+#include "model/topoml_build.h"
+#include "model/model_int.h"
 
 /* Query tables derived by topoml_finalize(). */
 struct topoml_cache {
@@ -51,21 +42,6 @@ struct topoml_cache {
 	int *curve_node;
 	uint64_t *curve_pos;
 };
-
-int topoml_grow(void **arr, int n, size_t sz)
-{
-	size_t cap;
-	void *p;
-
-	if (n > 0 && (n < 4 || (n & (n - 1))))
-		return 0;
-	cap = n ? (size_t)n * 2 : 4;
-	p = realloc(*arr, cap * sz);
-	if (!p)
-		return -1;
-	*arr = p;
-	return 0;
-}
 
 const char *topoml_where(const topoml_topo_t *t, int line, char *buf,
 			 size_t len)
@@ -146,104 +122,6 @@ int topoml__min_items(const int *f, int n, int need)
 			return i + 1;
 	}
 	return -1;
-}
-
-/* ---- name index ---------------------------------------------------- */
-
-uint32_t topoml_hash(const char *s)
-{
-	uint32_t h = 2166136261u;	/* FNV-1a */
-
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 16777619u;
-	}
-	return h;
-}
-
-struct topoml_name_index *topoml_index_new(void)
-{
-	struct topoml_name_index *ix = calloc(1, sizeof(*ix));
-
-	if (!ix)
-		return NULL;
-	ix->cap = 64;
-	ix->key = calloc(ix->cap, sizeof(*ix->key));
-	ix->val = calloc(ix->cap, sizeof(*ix->val));
-	ix->hash = calloc(ix->cap, sizeof(*ix->hash));
-	if (!ix->key || !ix->val || !ix->hash) {
-		free(ix->key);
-		free(ix->val);
-		free(ix->hash);
-		free(ix);
-		return NULL;
-	}
-	return ix;
-}
-
-void topoml_index_free(struct topoml_name_index *ix)
-{
-	if (!ix)
-		return;
-	free(ix->key);
-	free(ix->val);
-	free(ix->hash);
-	free(ix);
-}
-
-int topoml_index_find(const struct topoml_name_index *ix, const char *name)
-{
-	uint32_t h, i;
-
-	if (!ix || !name)
-		return -1;
-	h = topoml_hash(name);
-	for (i = h & (ix->cap - 1); ix->key[i]; i = (i + 1) & (ix->cap - 1))
-		if (ix->hash[i] == h && !strcmp(ix->key[i], name))
-			return ix->val[i];
-	return -1;
-}
-
-static void _index_put_raw(struct topoml_name_index *ix, const char *key,
-			   uint32_t h, int val)
-{
-	uint32_t i;
-
-	for (i = h & (ix->cap - 1); ix->key[i]; i = (i + 1) & (ix->cap - 1))
-		;
-	ix->key[i] = key;
-	ix->hash[i] = h;
-	ix->val[i] = val;
-	ix->n++;
-}
-
-/* key must stay valid as long as the index: it is the model's own copy. */
-int topoml_index_put(struct topoml_name_index *ix, const char *key, int val)
-{
-	if ((ix->n + 1) * 10 > ix->cap * 7) {
-		struct topoml_name_index big = { .cap = ix->cap * 2 };
-		uint32_t i;
-
-		big.key = calloc(big.cap, sizeof(*big.key));
-		big.val = calloc(big.cap, sizeof(*big.val));
-		big.hash = calloc(big.cap, sizeof(*big.hash));
-		if (!big.key || !big.val || !big.hash) {
-			free(big.key);
-			free(big.val);
-			free(big.hash);
-			return -1;
-		}
-		for (i = 0; i < ix->cap; i++)
-			if (ix->key[i])
-				_index_put_raw(&big, ix->key[i], ix->hash[i],
-					       ix->val[i]);
-		free(ix->key);
-		free(ix->val);
-		free(ix->hash);
-		*ix = big;
-	}
-	_index_put_raw(ix, key, topoml_hash(key), val);
-	return 0;
 }
 
 /* ---- building ------------------------------------------------------ */

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "place_int.h"
+#include "place/common/place_int.h"
 
 /* _get_block_level(): the job's level, or -1 for the whole row. */
 int topoml__block_level(const topoml_topo_t *t, int n, int *ll)

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "place_int.h"
+#include "place/common/place_int.h"
 
 struct dcand {
 	int level;		/* 0 router, 1 group, 2 machine */

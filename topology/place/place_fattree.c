@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "place_int.h"
+#include "place/common/place_int.h"
 
 enum {
 	LEAF_DIRTY = 1,		/* has a node that is not free */

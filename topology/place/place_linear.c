@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "place_int.h"
+#include "place/common/place_int.h"
 
 struct consec {
 	int nodes;

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "place_int.h"
+#include "place/common/place_int.h"
 
 struct sh {
 	const topoml_topo_t *t;

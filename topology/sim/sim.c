@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "sim.h"
-#include "model_int.h"
+#include "model/model_int.h"
 
 struct run {
 	double start;

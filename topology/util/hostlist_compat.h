@@ -18,4 +18,8 @@ typedef hostlist_t *topoml_hl_t;
 typedef hostlist_t topoml_hl_t;
 #endif
 
+/* The bracketed string of a host list in malloc()ed memory, or NULL
+ * (util/hostlist.c). */
+char *topoml_hostlist_ranged(topoml_hl_t hl);
+
 #endif

@@ -1,7 +1,8 @@
 /*
  * Internal interface between the placement dispatcher (place.c), the
  * per-family engines (place_fattree.c, place_dragonfly.c, place_torus.c),
- * Slurm's baselines (sim/: libtopoml_sim) and the cost model (cost.c).
+ * Slurm's baselines (sim/: libtopoml_sim) and the shared helpers below
+ * the engines (common/candidates.c, common/ring.c).
  * Not part of the public API.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -9,7 +10,7 @@
 #define TOPOML_PLACE_INT_H
 
 #include "topoml.h"
-#include "model_int.h"
+#include "model/model_int.h"
 
 /*
  * What every engine gets: the request, checked and normalised by
@@ -140,5 +141,13 @@ int topoml__choose(const int *freev, const int *reqc,
 		   int *take);
 
 /* Torus geometry and ring order: model_int.h (geom.c). */
+
+/* ---- ring order (ring.c) -------------------------------------------- */
+
+/*
+ * Ring order of torus nodes: a closed tour of their box (snake rows, a
+ * Hamiltonian cycle where a side is even), 2-opt over holes.  In place.
+ */
+void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n);
 
 #endif

@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "place_int.h"
+#include "place/common/place_int.h"
 
 struct grid {
 	const topoml_topo_t *t;
@@ -73,17 +73,6 @@ struct tcand {
 static void _or_hilbert(const struct place_in *in,
 			struct topoml_placement *out, bool ring_only);
 static void _best_ring(const topoml_topo_t *t, int *nodes, int n);
-
-bool topoml_torus_box_size(const topoml_topo_t *t, int n)
-{
-	if (t->family != TOPOML_TORUS || n < 1)
-		return false;
-	for (int a = 1; a <= t->dims[0] && a <= n; a++)
-		for (int b = 1; b <= t->dims[1] && (long)a * b <= n; b++)
-			if (n % (a * b) == 0 && n / (a * b) <= t->dims[2])
-				return true;
-	return false;
-}
 
 /* Prefix sums over the torus of the cells in set (count_set) or not in
  * it; 0, or -1 when out of memory. */

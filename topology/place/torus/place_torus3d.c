@@ -39,9 +39,9 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "topoml_build.h"
-#include "model_int.h"
-#include "place_int.h"
+#include "model/topoml_build.h"
+#include "model/model_int.h"
+#include "place/common/place_int.h"
 
 /* ---- a small YAML subset -------------------------------------------- */
 

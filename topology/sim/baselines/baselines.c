@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "sim.h"
-#include "baselines.h"
+#include "sim/baselines/baselines.h"
 
 static int _baseline(const struct place_in *in, enum topoml_policy policy,
 		     struct topoml_placement *out, char *why, size_t whylen)

@@ -6,7 +6,7 @@
 #ifndef TOPOML_SIM_BASELINES_H
 #define TOPOML_SIM_BASELINES_H
 
-#include "place_int.h"
+#include "place/common/place_int.h"
 
 /* Slurm 22.05 cons_tres _eval_nodes_topo() / _eval_nodes_dfly():
  * place_slurm.c. */

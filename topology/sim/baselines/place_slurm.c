@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "baselines.h"
+#include "sim/baselines/baselines.h"
 
 #define SL_INFINITE 0xffffffffu
 

@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "baselines.h"
+#include "sim/baselines/baselines.h"
 
 struct blk {
 	const topoml_topo_t *t;

@@ -1,0 +1,10 @@
+/*
+ * Forwarding header: code outside topology/ (spank/, select_plugin/,
+ * contrib/, tests/) includes it by this name; topology/ itself writes
+ * the path with its layer, "load/loaders.h".
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_FWD_LOADERS_H
+#define TOPOML_FWD_LOADERS_H
+#include "load/loaders.h"
+#endif
