@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "model/model_int.h"
+#include "util/util.h"
 
 /* Beyond this many messages a broken 100k-node file would flood the screen. */
 #define ERRORS_PRINT_MAX 200
