@@ -79,7 +79,7 @@ int topoml__block_level(const topoml_topo_t *t, int n, int *ll);
  * The Slurm baselines (slurm-tree, slurm-dragonfly, slurm-torus3d,
  * slurm-block) are in libtopoml_sim, which the plugins do not link:
  * topoml_place() calls them through fn, which
- * topoml_sim_register_baselines() (sim/baselines.c) sets.
+ * topoml_sim_register_baselines() (sim/baselines/baselines.c) sets.
  */
 typedef int (*topoml__baseline_fn)(const struct place_in *in,
 				   enum topoml_policy policy,
@@ -97,7 +97,7 @@ int topoml__place_compact(const struct place_in *in,
 
 /* |a & b| without allocating. */
 int topoml__and_weight(hwloc_const_bitmap_t a, hwloc_const_bitmap_t b);
-/* Growing arrays: topoml_grow() in model_int.h. */
+/* Growing arrays: topoml_grow() in util/util.h. */
 
 /* Free nodes per leaf, fewest items holding a need: model_int.h. */
 
@@ -140,7 +140,7 @@ int topoml__choose(const int *freev, const int *reqc,
 		   const unsigned char *ok, int n, int need, int maxv,
 		   int *take);
 
-/* Torus geometry and ring order: model_int.h (geom.c). */
+/* Torus geometry: model_int.h (geom.c). */
 
 /* ---- ring order (ring.c) -------------------------------------------- */
 

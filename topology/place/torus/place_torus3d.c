@@ -2,7 +2,7 @@
  * Slurm 26.05's topology/torus3d: the box search behind topoml's engine
  * when slurmctld runs topology/torus3d (topoml__place_torus3d_topoml:
  * torus3d's boxes only, ranked by topoml's criteria) and behind the
- * slurm-torus3d baseline policy (libtopoml_sim, sim/baselines.c: torus3d's
+ * slurm-torus3d baseline policy (libtopoml_sim, sim/baselines/: torus3d's
  * own choice), reimplemented from src/plugins/topology/torus3d/ of Slurm
  * 26.05.3 (eval_nodes_torus3d.c: _check_anchor, _is_better_candidate,
  * _get_frag_cost; torus3d_record.c: _build_axis_positions,
