@@ -79,7 +79,15 @@ check_includes()
 				continue
 				;;
 			esac
-			lf=$(layer_of "$(basename "$f")")
+			lf=$(layer_of "$f")
+			case $f in
+			*.c)
+				echo "FAIL: topology/$f: a source at the" \
+				     "root, in no layer (move it into one)"
+				rc=1
+				continue
+				;;
+			esac
 			# a forwarding header at the root: outside users only
 			[ -z "$lf" ] && continue
 		fi
@@ -209,8 +217,10 @@ self_test()
 	echo '#include "load/loaders.h"' >>"$tmp/topology/cost/cost.c"
 	echo '#include "../../spank/plugin.h"' >>"$tmp/topology/model/geom.c"
 	echo '#include "loaders.h"' >>"$tmp/topology/place/place.c"
+	: >"$tmp/topology/stray.c"
 	out=$(check_includes "$tmp/topology") && rc=1
 	for want in "util/errors.c: #include \"sim.h\" points" \
+		    "stray.c: a source at the root" \
 		    "cost/cost.c: #include \"load/loaders.h\" points" \
 		    "model/geom.c: #include \"../../spank/plugin.h\" leaves" \
 		    "place/place.c: #include \"loaders.h\": a forwarding"; do
