@@ -27,11 +27,13 @@ LAYERS="util:10 model:20 load:30 cost:30 place/common:40 place:50
 # every layer; sim.h, libtopoml_sim's.  The others there only forward to
 # their layer's header for code outside topology/.
 ROOT_HEADERS="topoml.h:0 sim.h:100"
+# sed: the file of each #include "FILE".
+INCLUDE_RE='s/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p'
 
 # "NAME RANK" of a path under topology/, or nothing.
 layer_of()
 {
-	local p=$1 l best= rank=
+	local p=$1 l best=''
 	case $p in
 	*/*) ;;
 	*)
@@ -133,8 +135,7 @@ check_includes()
 				     "($p)"
 				rc=1
 			fi
-		done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' \
-			"$topo/$f")
+		done < <(sed -n "$INCLUDE_RE" "$topo/$f")
 	done < <(cd "$topo" && find . \( -name '*.c' -o -name '*.h' \) | sort)
 	return $rc
 }
@@ -147,7 +148,9 @@ check_edges()
 	while read -r from to; do
 		lf=$(layer_of "$from.c")
 		lt=$(layer_of "$to.c")
-		[ -n "$lf" ] && [ -n "$lt" ] || continue
+		if [ -z "$lf" ] || [ -z "$lt" ]; then
+			continue
+		fi
 		# shellcheck disable=SC2086
 		if ! allowed $lf $lt; then
 			echo "FAIL: topology/$from.c calls topology/$to.c:" \
@@ -242,8 +245,10 @@ self_test()
 	return $rc
 }
 
-command -v realpath >/dev/null && command -v tsort >/dev/null ||
-	{ echo "SKIP: no realpath or tsort"; exit 77; }
+if ! command -v realpath >/dev/null || ! command -v tsort >/dev/null; then
+	echo "SKIP: no realpath or tsort"
+	exit 77
+fi
 self_test || exit 1
 [ "${1:-}" = --self-test ] && exit 0
 
