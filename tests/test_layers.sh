@@ -22,11 +22,12 @@ b=${TOP_BUILDDIR:-..}
 # its path under topology/.  Same rank, other layer: siblings, which may
 # not use each other.  topology/Makefile.am lists the same order.
 LAYERS="util:10 model:20 load:30 cost:30 place/common:40 place:50
-	contract:60 conf:60 hybrid:70 plan:80 policy:80 sim:100"
-# Headers at topology/'s root: topoml.h, the public API, declarations for
-# every layer; sim.h, libtopoml_sim's.  The others there only forward to
-# their layer's header for code outside topology/.
-ROOT_HEADERS="topoml.h:0 sim.h:100"
+	hybrid:55 contract:60 conf:60 policy:70 plan:80 sim:100"
+# Public headers, PATH:RANK: topoml.h, the API, declarations for every
+# layer, and contract/contract.h that it includes; sim.h, libtopoml_sim's.
+# The other headers at topology/'s root only forward to their layer's
+# header for code outside topology/.
+PUBLIC_HEADERS="topoml.h:0 contract/contract.h:0 sim.h:100"
 # sed: the file of each #include "FILE".
 INCLUDE_RE='s/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p'
 
@@ -34,14 +35,12 @@ INCLUDE_RE='s/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p'
 layer_of()
 {
 	local p=$1 l best=''
+	for l in $PUBLIC_HEADERS; do
+		[ "${l%%:*}" = "$p" ] && { echo "/ ${l##*:}"; return; }
+	done
 	case $p in
 	*/*) ;;
-	*)
-		for l in $ROOT_HEADERS; do
-			[ "${l%%:*}" = "$p" ] && { echo "/ ${l##*:}"; return; }
-		done
-		return
-		;;
+	*) return ;;
 	esac
 	for l in $LAYERS; do
 		case $p/ in

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "topoml.h"
-#include "conf_lex.h"
+#include "util/conf_lex.h"
 #include "load/loaders.h"
 #include "model/model_int.h"
 

@@ -24,8 +24,8 @@
  * For callers that still take the option names and parsers, and the
  * spares rule, from here: contract.h and spares.h own them.
  */
-#include "contract.h"
-#include "spares.h"
+#include "contract/contract.h"
+#include "place/spares.h"
 
 #define TOPOML_COMMENT_TAG	"topoml: "
 #define TOPOML_COMMENT_SEP	"; "

@@ -49,7 +49,7 @@
 
 #include "topoml.h"
 #include "model/topoml_build.h"
-#include "conf_lex.h"
+#include "util/conf_lex.h"
 #include "load/loaders.h"
 #include "model/model_int.h"
 

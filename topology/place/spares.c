@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spares.h"
+#include "place/spares.h"
 #include "topoml.h"
-#include "model_int.h"
+#include "model/model_int.h"
 
 /* The leaf (dragonfly: group) of node v, -1 on a torus. */
 static int _domain(const topoml_topo_t *t, int v)

@@ -16,8 +16,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "conf_lex.h"
-#include "loaders.h"
+#include "util/conf_lex.h"
+#include "util/util.h"
 
 /* The key=value expression of parse_config.c, verbatim. */
 static const char _kv_pattern[] =
