@@ -16,8 +16,9 @@
  * index, which is the topology file's order; the job's node list, hence
  * its rank order, is that order.
  *
- * Slurm's switch table is the topology file's switch list in file order;
- * on a dragonfly model it is built as the topology.conf a site writes for
+ * Slurm's switch table (slurm_switch.c, shared with sim.c's jobs by
+ * CPUs) is the topology file's switch list in file order; on a dragonfly
+ * model it is built as the topology.conf a site writes for
  * TopologyParam=dragonfly: routers (leaves), then one switch per group,
  * then one root.
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -27,192 +28,7 @@
 
 #include "topoml.h"
 #include "baselines.h"
-
-#define SL_INFINITE 0xffffffffu
-
-struct sw {
-	int level;
-	int parent;		/* Slurm's: 0 for a root */
-	hwloc_bitmap_t nodes;	/* nodes below */
-	int nadj;
-	int *adj;		/* parents and children: for distances */
-};
-
-struct stab {
-	int n;
-	struct sw *s;
-};
-
-static void _stab_free(struct stab *st)
-{
-	for (int i = 0; st->s && i < st->n; i++) {
-		hwloc_bitmap_free(st->s[i].nodes);
-		free(st->s[i].adj);
-	}
-	free(st->s);
-}
-
-static int _adj_add(struct sw *s, int v)
-{
-	int *n = realloc(s->adj, (s->nadj + 1) * sizeof(int));
-
-	if (!n)
-		return -1;
-	s->adj = n;
-	s->adj[s->nadj++] = v;
-	return 0;
-}
-
-static int _stab_build(const topoml_topo_t *t, struct stab *st)
-{
-	int ns = t->nswitches, ng = 0, rc = -1;
-
-	if (t->family == TOPOML_DRAGONFLY)
-		ng = t->ngroups;
-	st->n = ns + (ng ? ng + (ng > 1) : 0);
-	st->s = calloc(st->n ? st->n : 1, sizeof(*st->s));
-	if (!st->s)
-		return -1;
-	for (int i = 0; i < ns; i++) {
-		const struct topoml_switch *sw = &t->switches[i];
-
-		st->s[i].level = ng ? 0 : sw->level;
-		st->s[i].nodes = hwloc_bitmap_dup(sw->desc);
-		if (!st->s[i].nodes)
-			goto out;
-	}
-	if (!ng) {
-		/* _find_child_switches(): the last parent listed wins */
-		for (int i = 0; i < ns; i++) {
-			const struct topoml_switch *sw = &t->switches[i];
-
-			for (int c = 0; c < sw->nchildren; c++) {
-				st->s[sw->children[c]].parent = i;
-				if (_adj_add(&st->s[i], sw->children[c]) ||
-				    _adj_add(&st->s[sw->children[c]], i))
-					goto out;
-			}
-		}
-		rc = 0;
-		goto out;
-	}
-	for (int g = 0; g < ng; g++) {
-		struct sw *gs = &st->s[ns + g];
-
-		gs->level = 1;
-		gs->nodes = hwloc_bitmap_dup(t->groups[g].desc);
-		if (!gs->nodes)
-			goto out;
-		for (int k = 0; k < t->groups[g].nrouters; k++) {
-			int r = t->groups[g].routers[k];
-
-			st->s[r].parent = ns + g;
-			if (_adj_add(gs, r) || _adj_add(&st->s[r], ns + g))
-				goto out;
-		}
-		if (ng > 1) {
-			gs->parent = ns + ng;
-			if (_adj_add(gs, ns + ng) ||
-			    _adj_add(&st->s[ns + ng], ns + g))
-				goto out;
-		}
-	}
-	if (ng > 1) {
-		struct sw *root = &st->s[ns + ng];
-
-		root->level = 2;
-		root->nodes = hwloc_bitmap_alloc();
-		if (!root->nodes)
-			goto out;
-		hwloc_bitmap_set_range(root->nodes, 0, t->nnodes - 1);
-	}
-	rc = 0;
-out:
-	return rc;
-}
-
-/* switches_dist row of switch i: hop distance in the switch graph. */
-static void _add_dist(const struct stab *st, uint32_t *dist, int i,
-		      int *queue, uint32_t *d)
-{
-	int head = 0, tail = 0;
-
-	for (int k = 0; k < st->n; k++)
-		d[k] = SL_INFINITE;
-	d[i] = 0;
-	queue[tail++] = i;
-	while (head < tail) {
-		int x = queue[head++];
-
-		for (int a = 0; a < st->s[x].nadj; a++) {
-			int y = st->s[x].adj[a];
-
-			if (d[y] != SL_INFINITE)
-				continue;
-			d[y] = d[x] + 1;
-			queue[tail++] = y;
-		}
-	}
-	/* _topo_add_dist() */
-	for (int k = 0; k < st->n; k++) {
-		if (d[k] == SL_INFINITE || dist[k] == SL_INFINITE)
-			dist[k] = SL_INFINITE;
-		else
-			dist[k] += d[k];
-	}
-}
-
-static int _compare_switches(const struct stab *st, int i, int j, int rem,
-			     const int *cnt)
-{
-	for (int guard = 0; guard < 4 * st->n + 8; guard++) {
-		bool i_fit = cnt[i] >= rem, j_fit = cnt[j] >= rem;
-
-		if (i_fit && j_fit) {
-			if (cnt[i] < cnt[j])
-				return 1;
-			if (cnt[i] > cnt[j])
-				return -1;
-			break;
-		} else if (i_fit) {
-			return 1;
-		} else if (j_fit) {
-			return -1;
-		}
-		if (((st->s[i].parent != i) || (st->s[j].parent != j)) &&
-		    (st->s[i].parent != st->s[j].parent)) {
-			i = st->s[i].parent;
-			j = st->s[j].parent;
-			continue;
-		}
-		break;
-	}
-	if (cnt[i] > cnt[j])
-		return 1;
-	if (cnt[i] < cnt[j])
-		return -1;
-	if (st->s[i].level < st->s[j].level)
-		return 1;
-	if (st->s[i].level > st->s[j].level)
-		return -1;
-	return 0;
-}
-
-static void _choose_best_switch(const struct stab *st, const uint32_t *dist,
-				const int *cnt, int rem, int i, int *best)
-{
-	int tcs;
-
-	if (*best == -1 || dist[i] == SL_INFINITE || !cnt[i]) {
-		if (cnt[i] && dist[i] < SL_INFINITE)
-			*best = i;
-		return;
-	}
-	tcs = _compare_switches(st, i, *best, rem, cnt);
-	if (((dist[i] < dist[*best]) && (tcs >= 0)) ||
-	    ((dist[i] == dist[*best]) && (tcs > 0)))
-		*best = i;
-}
+#include "slurm_switch.h"
 
 /* Slurm's node weight list: distinct weights, ascending, with their nodes. */
 struct wgroup {
@@ -270,7 +86,7 @@ fail:
 
 struct sl {
 	const struct place_in *in;
-	struct stab st;
+	struct topoml_sl_switches *st;
 	hwloc_bitmap_t node_map;	/* the job's nodes so far */
 	hwloc_bitmap_t *swb;		/* switch_node_bitmap */
 	int *cnt;
@@ -350,25 +166,25 @@ static int _slurm_switch_eval(const struct place_in *in, bool dfly,
 	uint64_t top_w = 0;
 
 	s.node_map = hwloc_bitmap_alloc();
-	if (!best || !orig || !s.node_map || _stab_build(t, &s.st) ||
-	    _start(&s, orig))
+	s.st = topoml__sl_switches(t);
+	if (!best || !orig || !s.node_map || !s.st || _start(&s, orig))
 		goto oom;
-	s.swb = calloc(s.st.n, sizeof(*s.swb));
-	s.cnt = calloc(s.st.n, sizeof(int));
-	s.required = calloc(s.st.n, sizeof(int));
-	dist = calloc(s.st.n, sizeof(*dist));
-	drow = calloc(s.st.n, sizeof(*drow));
-	queue = calloc(s.st.n, sizeof(int));
+	s.swb = calloc(s.st->n, sizeof(*s.swb));
+	s.cnt = calloc(s.st->n, sizeof(int));
+	s.required = calloc(s.st->n, sizeof(int));
+	dist = calloc(s.st->n, sizeof(*dist));
+	drow = calloc(s.st->n, sizeof(*drow));
+	queue = calloc(s.st->n, sizeof(int));
 	if (!s.swb || !s.cnt || !s.required || !dist || !drow || !queue)
 		goto oom;
 	if (have_req)
 		hwloc_bitmap_copy(s.node_map, in->required);
 
 	/* Identify the highest level switch to be used. */
-	for (int i = 0; i < s.st.n; i++) {
-		int lvl = s.st.s[i].level;
+	for (int i = 0; i < s.st->n; i++) {
+		int lvl = s.st->level[i];
 
-		s.swb[i] = hwloc_bitmap_dup(s.st.s[i].nodes);
+		s.swb[i] = hwloc_bitmap_dup(s.st->nodes[i]);
 		if (!s.swb[i])
 			goto oom;
 		if (!dfly) {
@@ -379,13 +195,13 @@ static int _slurm_switch_eval(const struct place_in *in, bool dfly,
 			s.required[i] = 1;
 			if (dfly && lvl == 0)
 				leaf_count++;
-			if (top == -1 || lvl > s.st.s[top].level)
+			if (top == -1 || lvl > s.st->level[top])
 				top = i;
 		}
 		if (dfly) {
 			if (!have_req &&
 			    hwloc_bitmap_intersects(orig, s.swb[i]) &&
-			    (top == -1 || lvl > s.st.s[top].level))
+			    (top == -1 || lvl > s.st->level[top]))
 				top = i;
 			continue;
 		}
@@ -401,7 +217,7 @@ static int _slurm_switch_eval(const struct place_in *in, bool dfly,
 					break;
 			if (k < s.nwg &&
 			    (top == -1 ||
-			     (lvl >= s.st.s[top].level &&
+			     (lvl >= s.st->level[top] &&
 			      s.wg[k].w <= top_w))) {
 				top = i;
 				top_w = s.wg[k].w;
@@ -417,7 +233,7 @@ static int _slurm_switch_eval(const struct place_in *in, bool dfly,
 		snprintf(why, whylen, "required nodes do not have shared network");
 		goto out;
 	}
-	for (int i = 0; i < s.st.n; i++)
+	for (int i = 0; i < s.st->n; i++)
 		if (i != top)
 			hwloc_bitmap_and(s.swb[i], s.swb[i], s.swb[top]);
 	if (have_req && _done(&s)) {
@@ -437,12 +253,12 @@ static int _slurm_switch_eval(const struct place_in *in, bool dfly,
 			s.min_rem--;
 			s.max_nodes--;
 		hwloc_bitmap_foreach_end();
-		for (int i = 0; i < s.st.n; i++) {
+		for (int i = 0; i < s.st->n; i++) {
 			if (s.required[i])
 				continue;
 			if (hwloc_bitmap_intersects(req2, s.swb[i])) {
 				s.required[i] = 1;
-				if (dfly && s.st.s[i].level == 0)
+				if (dfly && s.st->level[i] == 0)
 					leaf_count++;
 			}
 		}
@@ -455,7 +271,7 @@ static int _slurm_switch_eval(const struct place_in *in, bool dfly,
 			goto fail;
 	}
 	hwloc_bitmap_or(best, best, s.node_map);
-	for (int i = 0; i < s.st.n; i++) {
+	for (int i = 0; i < s.st->n; i++) {
 		hwloc_bitmap_and(s.swb[i], s.swb[i], best);
 		s.cnt[i] = hwloc_bitmap_weight(s.swb[i]);
 	}
@@ -467,8 +283,8 @@ static int _slurm_switch_eval(const struct place_in *in, bool dfly,
 		if (leaf_count == 0) {
 			int b = -1;
 
-			for (i = 0; i < s.st.n; i++) {
-				if (s.st.s[i].level != 0)
+			for (i = 0; i < s.st->n; i++) {
+				if (s.st->level[i] != 0)
 					continue;
 				if (b == -1 || s.cnt[i] > s.cnt[b])
 					b = i;
@@ -482,8 +298,8 @@ static int _slurm_switch_eval(const struct place_in *in, bool dfly,
 		if (leaf_count == 1) {
 			int have = 0;
 
-			for (i = 0; i < s.st.n; i++) {
-				if (!s.required[i] || s.st.s[i].level != 0)
+			for (i = 0; i < s.st->n; i++) {
+				if (!s.required[i] || s.st->level[i] != 0)
 					continue;
 				hwloc_bitmap_foreach_begin(v, s.swb[i])
 					if (!hwloc_bitmap_isset(s.node_map, v))
@@ -491,7 +307,7 @@ static int _slurm_switch_eval(const struct place_in *in, bool dfly,
 				hwloc_bitmap_foreach_end();
 				break;
 			}
-			if (have >= s.rem && i < s.st.n) {
+			if (have >= s.rem && i < s.st->n) {
 				hwloc_bitmap_foreach_begin(v, s.swb[i])
 					if (hwloc_bitmap_isset(s.node_map, v))
 						continue;
@@ -508,8 +324,8 @@ static int _slurm_switch_eval(const struct place_in *in, bool dfly,
 		/* Then one node per leaf switch, round robin. */
 		for (int prev = s.rem + 1; prev != s.rem;) {
 			prev = s.rem;
-			for (i = 0; i < s.st.n; i++) {
-				if (s.st.s[i].level != 0)
+			for (i = 0; i < s.st->n; i++) {
+				if (s.st->level[i] != 0)
 					continue;
 				hwloc_bitmap_foreach_begin(v, s.swb[i])
 					if (hwloc_bitmap_isset(s.node_map, v))
@@ -530,8 +346,8 @@ static int _slurm_switch_eval(const struct place_in *in, bool dfly,
 
 	/* Fill the leaf switches already required. */
 	if (have_req || req2) {
-		for (int i = 0; i < s.st.n; i++) {
-			if (!s.required[i] || s.st.s[i].level != 0)
+		for (int i = 0; i < s.st->n; i++) {
+			if (!s.required[i] || s.st->level[i] != 0)
 				continue;
 			hwloc_bitmap_foreach_begin(v, s.swb[i])
 				if (hwloc_bitmap_isset(s.node_map, v))
@@ -544,22 +360,23 @@ static int _slurm_switch_eval(const struct place_in *in, bool dfly,
 			hwloc_bitmap_foreach_end();
 		}
 	}
-	for (int i = 0; i < s.st.n; i++)
+	for (int i = 0; i < s.st->n; i++)
 		if (s.required[i])
-			_add_dist(&s.st, dist, i, queue, drow);
+			topoml__sl_add_dist(s.st, dist, i, queue, drow);
 	/* Then more leaf switches, nearest and best fitting first. */
 	for (int prev = s.rem + 1; prev != s.rem;) {
 		int b = -1;
 
 		prev = s.rem;
-		for (int i = 0; i < s.st.n; i++) {
-			if (s.required[i] || s.st.s[i].level != 0)
+		for (int i = 0; i < s.st->n; i++) {
+			if (s.required[i] || s.st->level[i] != 0)
 				continue;
-			_choose_best_switch(&s.st, dist, s.cnt, s.rem, i, &b);
+			topoml__sl_choose_best(s.st, dist, s.cnt, s.rem, i,
+					       &b);
 		}
 		if (b == -1)
 			break;
-		_add_dist(&s.st, dist, b, queue, drow);
+		topoml__sl_add_dist(s.st, dist, b, queue, drow);
 		hwloc_bitmap_foreach_begin(v, s.swb[b])
 			if (s.max_nodes <= 0)
 				break;
@@ -587,7 +404,7 @@ oom:
 out:
 	if (rc == 0)
 		hwloc_bitmap_copy(result, s.node_map);
-	for (int i = 0; s.swb && i < s.st.n; i++)
+	for (int i = 0; s.swb && s.st && i < s.st->n; i++)
 		hwloc_bitmap_free(s.swb[i]);
 	for (int k = 0; k < s.nwg; k++)
 		hwloc_bitmap_free(s.wg[k].nodes);
@@ -598,7 +415,7 @@ out:
 	free(dist);
 	free(drow);
 	free(queue);
-	_stab_free(&s.st);
+	topoml__sl_switches_free(s.st);
 	hwloc_bitmap_free(s.node_map);
 	hwloc_bitmap_free(best);
 	hwloc_bitmap_free(req2);

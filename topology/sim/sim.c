@@ -31,6 +31,7 @@
 
 #include "sim.h"
 #include "model_int.h"
+#include "slurm_switch.h"
 
 struct run {
 	double start;
@@ -70,7 +71,8 @@ struct state {
 	hwloc_bitmap_t cand;	/* scratch: the nodes a job may use now */
 	unsigned char *used;	/* cloud_power: used once (powered up) */
 	uint64_t *weight;	/* cloud_power: Slurm's scheduling weight */
-	struct sstab *st;	/* Slurm's switch table (shared jobs) */
+	/* Slurm's switch table (shared jobs) */
+	struct topoml_sl_switches *st;
 	int *snodes;		/* scratch: a shared job's nodes, units */
 	int *sunits;
 
@@ -372,191 +374,6 @@ static bool _free_box_exists(struct state *s, int n)
 
 /* ---- jobs that share nodes: Slurm's node choice by CPUs ------------ */
 
-/*
- * Slurm's switch table as place_slurm.c builds it (the topology file's
- * switches in order; a dragonfly as the topology.conf a site writes for
- * TopologyParam=dragonfly: routers, one switch per group, a root), with
- * the parent index 0 of a root (Slurm's quirk) and adjacency for hop
- * distances.  A copy of that file's table, which is private to it.
- */
-struct sstab {
-	int n;
-	int *level;
-	int *parent;
-	hwloc_bitmap_t *nodes;
-	int **adj;
-	int *nadj;
-};
-
-static void _sstab_free(struct sstab *st)
-{
-	if (!st)
-		return;
-	for (int i = 0; i < st->n; i++) {
-		if (st->nodes && st->nodes[i])
-			hwloc_bitmap_free(st->nodes[i]);
-		if (st->adj)
-			free(st->adj[i]);
-	}
-	free(st->level);
-	free(st->parent);
-	free(st->nodes);
-	free(st->adj);
-	free(st->nadj);
-	free(st);
-}
-
-static int _sstab_link(struct sstab *st, int a, int b)
-{
-	for (int k = 0; k < 2; k++) {
-		int x = k ? b : a, y = k ? a : b;
-		if (topoml_grow((void **)&st->adj[x], st->nadj[x], sizeof(int)))
-			return -1;
-		st->adj[x][st->nadj[x]++] = y;
-	}
-	return 0;
-}
-
-static struct sstab *_sstab_build(const topoml_topo_t *t)
-{
-	struct sstab *st = calloc(1, sizeof(*st));
-	int ns = t->nswitches, ng = 0;
-
-	if (!st)
-		return NULL;
-	if (t->family == TOPOML_DRAGONFLY)
-		ng = t->ngroups;
-	st->n = ns + (ng ? ng + (ng > 1) : 0);
-	st->level = calloc(st->n + 1, sizeof(int));
-	st->parent = calloc(st->n + 1, sizeof(int));
-	st->nodes = calloc(st->n + 1, sizeof(*st->nodes));
-	st->adj = calloc(st->n + 1, sizeof(*st->adj));
-	st->nadj = calloc(st->n + 1, sizeof(int));
-	if (!st->level || !st->parent || !st->nodes || !st->adj || !st->nadj)
-		goto fail;
-	for (int i = 0; i < ns; i++) {
-		st->level[i] = ng ? 0 : t->switches[i].level;
-		st->nodes[i] = hwloc_bitmap_dup(t->switches[i].desc);
-		if (!st->nodes[i])
-			goto fail;
-	}
-	if (!ng) {
-		/* _find_child_switches(): the last parent listed wins */
-		for (int i = 0; i < ns; i++)
-			for (int c = 0; c < t->switches[i].nchildren; c++) {
-				st->parent[t->switches[i].children[c]] = i;
-				if (_sstab_link(st, i,
-						t->switches[i].children[c]))
-					goto fail;
-			}
-		return st;
-	}
-	for (int g = 0; g < ng; g++) {
-		st->level[ns + g] = 1;
-		st->nodes[ns + g] = hwloc_bitmap_dup(t->groups[g].desc);
-		if (!st->nodes[ns + g])
-			goto fail;
-		for (int k = 0; k < t->groups[g].nrouters; k++) {
-			st->parent[t->groups[g].routers[k]] = ns + g;
-			if (_sstab_link(st, ns + g, t->groups[g].routers[k]))
-				goto fail;
-		}
-		if (ng > 1) {
-			st->parent[ns + g] = ns + ng;
-			if (_sstab_link(st, ns + g, ns + ng))
-				goto fail;
-		}
-	}
-	if (ng > 1) {
-		st->level[ns + ng] = 2;
-		st->nodes[ns + ng] = hwloc_bitmap_alloc();
-		if (!st->nodes[ns + ng])
-			goto fail;
-		hwloc_bitmap_set_range(st->nodes[ns + ng], 0, t->nnodes - 1);
-	}
-	return st;
-fail:
-	_sstab_free(st);
-	return NULL;
-}
-
-#define SL_INF 0xffffffffu
-
-/* _topo_add_dist(): add the hop distances from switch i. */
-static void _sstab_add_dist(const struct sstab *st, uint32_t *dist, int i,
-			    int *queue, uint32_t *d)
-{
-	int head = 0, tail = 0;
-
-	for (int k = 0; k < st->n; k++)
-		d[k] = SL_INF;
-	d[i] = 0;
-	queue[tail++] = i;
-	while (head < tail) {
-		int x = queue[head++];
-
-		for (int a = 0; a < st->nadj[x]; a++) {
-			int y = st->adj[x][a];
-
-			if (d[y] == SL_INF) {
-				d[y] = d[x] + 1;
-				queue[tail++] = y;
-			}
-		}
-	}
-	for (int k = 0; k < st->n; k++)
-		dist[k] = (d[k] == SL_INF || dist[k] == SL_INF) ? SL_INF :
-			dist[k] + d[k];
-}
-
-/* _topo_compare_switches() */
-static int _sstab_cmp(const struct sstab *st, int i, int j, int rem,
-		      const int *cnt)
-{
-	for (int guard = 0; guard < 4 * st->n + 8; guard++) {
-		bool i_fit = cnt[i] >= rem, j_fit = cnt[j] >= rem;
-
-		if (i_fit && j_fit) {
-			if (cnt[i] != cnt[j])
-				return cnt[i] < cnt[j] ? 1 : -1;
-			break;
-		} else if (i_fit) {
-			return 1;
-		} else if (j_fit) {
-			return -1;
-		}
-		if ((st->parent[i] != i || st->parent[j] != j) &&
-		    st->parent[i] != st->parent[j]) {
-			i = st->parent[i];
-			j = st->parent[j];
-			continue;
-		}
-		break;
-	}
-	if (cnt[i] != cnt[j])
-		return cnt[i] > cnt[j] ? 1 : -1;
-	if (st->level[i] != st->level[j])
-		return st->level[i] < st->level[j] ? 1 : -1;
-	return 0;
-}
-
-/* _topo_choose_best_switch() */
-static void _sstab_best(const struct sstab *st, const uint32_t *dist,
-			const int *cnt, int rem, int i, int *best)
-{
-	int tcs;
-
-	if (*best == -1 || dist[i] == SL_INF || !cnt[i]) {
-		if (cnt[i] && dist[i] < SL_INF)
-			*best = i;
-		return;
-	}
-	tcs = _sstab_cmp(st, i, *best, rem, cnt);
-	if ((dist[i] < dist[*best] && tcs >= 0) ||
-	    (dist[i] == dist[*best] && tcs > 0))
-		*best = i;
-}
-
 enum sl_mode { SL_LINEAR, SL_TREE, SL_DFLY };
 
 /* One _eval_nodes_* call: what is left and what was taken. */
@@ -675,7 +492,7 @@ static int _sl_linear(struct slj *j, hwloc_const_bitmap_t cand)
 static int _sl_switch(struct slj *j, hwloc_const_bitmap_t cand, bool dfly)
 {
 	struct state *s = j->s;
-	const struct sstab *st = s->st;
+	const struct topoml_sl_switches *st = s->st;
 	int ns = st->n, top = -1, rc = -1, leaf_count = 0, v;
 	hwloc_bitmap_t *swb = calloc(ns + 1, sizeof(*swb));
 	int *cnt = calloc(ns + 1, sizeof(int));
@@ -852,17 +669,18 @@ static int _sl_switch(struct slj *j, hwloc_const_bitmap_t cand, bool dfly)
 	}
 	for (int i = 0; i < ns; i++)
 		if (req[i])
-			_sstab_add_dist(st, dist, i, queue, drow);
+			topoml__sl_add_dist(st, dist, i, queue, drow);
 	for (int prev = j->rem_nodes + 1; prev != j->rem_nodes;) {
 		int b = -1;
 
 		prev = j->rem_nodes;
 		for (int i = 0; i < ns; i++)
 			if (!req[i] && st->level[i] == 0)
-				_sstab_best(st, dist, cnt, j->rem_nodes, i, &b);
+				topoml__sl_choose_best(st, dist, cnt,
+						       j->rem_nodes, i, &b);
 		if (b == -1)
 			break;
-		_sstab_add_dist(st, dist, b, queue, drow);
+		topoml__sl_add_dist(st, dist, b, queue, drow);
 		hwloc_bitmap_foreach_begin(v, swb[b])
 			if (hwloc_bitmap_isset(j->map, v) || !j->a[v])
 				continue;
@@ -1478,7 +1296,7 @@ static void _state_free(struct state *s)
 	free(s->weight);
 	free(s->snodes);
 	free(s->sunits);
-	_sstab_free(s->st);
+	topoml__sl_switches_free(s->st);
 	if (s->partial)
 		hwloc_bitmap_free(s->partial);
 	if (s->cand)
@@ -1534,7 +1352,7 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 		s.weight = calloc(t->nnodes + 1, sizeof(uint64_t));
 	}
 	if (s.upn > 1 && t->family != TOPOML_TORUS)
-		s.st = _sstab_build(t);
+		s.st = topoml__sl_switches(t);
 	if (jobout)
 		for (int i = 0; i < nj; i++)
 			memset(&jobout[i], 0, sizeof(jobout[i]));
