@@ -32,6 +32,7 @@
 #include "sim.h"
 #include "model_int.h"
 #include "slurm_switch.h"
+#include "torus_grid.h"
 
 struct run {
 	double start;
@@ -88,8 +89,6 @@ struct state {
 
 	struct topoml_sim_jobout *jobout;
 	struct topoml_placement pl;
-	int *prefix;		/* torus: busy counts (_free_box_exists) */
-	unsigned char *busy_at;	/* torus, by position: busy or no node */
 
 	double now;
 	int held;		/* the job _try_start held for a box, or -1 */
@@ -298,78 +297,14 @@ static void _frag_update(struct state *s)
 
 /* ---- torus: could an exact box be had? ----------------------------- */
 
-/* Busy positions in the box [x, x+a) x [y, y+b) x [z, z+c). */
-static int _box_busy(const int *p, const int e[3], int x, int y, int z,
-		     int a, int b, int c)
-{
-#define P(x, y, z) p[((size_t)(z) * (e[1] + 1) + (y)) * (e[0] + 1) + (x)]
-	return P(x + a, y + b, z + c) - P(x, y + b, z + c) -
-		P(x + a, y, z + c) - P(x + a, y + b, z) + P(x, y, z + c) +
-		P(x, y + b, z) + P(x + a, y, z) - P(x, y, z);
-#undef P
-}
-
 /*
  * Is there a box of exactly n nodes (any extents a x b x c = n that fit
  * the dimensions, wrapping where the torus wraps) all of whose nodes are
- * free now?  3D prefix sums of busy positions over the grid doubled along
- * wrapping dimensions, then every shape at every origin: O(volume x
- * shapes).
+ * free now?  (torus_grid.c: prefix sums, every shape at every origin.)
  */
-static bool _free_box_exists(struct state *s, int n)
+static bool _free_box_exists(const struct state *s, int n)
 {
-	const topoml_topo_t *t = s->t;
-	int e[3], d0 = t->dims[0], d1 = t->dims[1], d2 = t->dims[2];
-	int *p = s->prefix;
-	bool found = false;
-
-	for (int d = 0; d < 3; d++)
-		e[d] = t->wrap[d] && t->dims[d] > 1 ? 2 * t->dims[d] :
-			t->dims[d];
-#define P(x, y, z) p[((size_t)(z) * (e[1] + 1) + (y)) * (e[0] + 1) + (x)]
-	memset(p, 0, (size_t)(e[0] + 1) * (e[1] + 1) * sizeof(int));
-	for (int z = 1; z <= e[2]; z++) {
-		int cz = (z - 1) % d2;
-
-		for (int x = 0; x <= e[0]; x++)
-			P(x, 0, z) = 0;
-		for (int y = 1; y <= e[1]; y++) {
-			const unsigned char *row = &s->busy_at[d0 *
-				((y - 1) % d1 + d1 * cz)];
-			int line = 0;
-
-			P(0, y, z) = 0;
-			/* running sum along x, then add the (y, z) planes */
-			for (int x = 1; x <= e[0]; x++) {
-				line += row[(x - 1) % d0];
-				P(x, y, z) = line + P(x, y - 1, z) +
-					P(x, y, z - 1) - P(x, y - 1, z - 1);
-			}
-		}
-	}
-	for (int a = 1; a <= d0 && a <= n && !found; a++) {
-		if (n % a)
-			continue;
-		for (int b = 1; b <= d1 && a * b <= n && !found; b++) {
-			int c = n / (a * b);
-
-			if ((n / a) % b || c > d2)
-				continue;
-			for (int z = 0; z + c <= e[2] && z < d2 && !found; z++)
-				for (int y = 0; y + b <= e[1] && y < d1 &&
-				     !found; y++)
-					for (int x = 0; x + a <= e[0] &&
-					     x < d0; x++) {
-						if (!_box_busy(p, e, x, y, z,
-							       a, b, c)) {
-							found = true;
-							break;
-						}
-					}
-		}
-	}
-#undef P
-	return found;
+	return topoml__torus_free_box(s->t, s->avail, n) > 0;
 }
 
 /* ---- jobs that share nodes: Slurm's node choice by CPUs ------------ */
@@ -764,9 +699,6 @@ static void _node_state(struct state *s, int v)
 		hwloc_bitmap_set(s->partial, v);
 	else
 		hwloc_bitmap_clr(s->partial, v);
-	if (s->busy_at)
-		s->busy_at[topoml__torus_pos(s->t,
-					     s->t->nodes[v].coord)] = !idle;
 	if (idle)
 		s->owner[v] = 0;
 }
@@ -930,7 +862,7 @@ static bool _try_start(struct state *s, int job, bool backfill,
 	char why[256];
 	bool exact, possible = false, shared = _is_shared(s, j);
 
-	if (s->t->family == TOPOML_TORUS && j->nodes > 1 && s->prefix &&
+	if (s->t->family == TOPOML_TORUS && j->nodes > 1 && s->t->coord_node &&
 	    !shared)
 		possible = _free_box_exists(s, j->nodes);
 	if (s->weight) {
@@ -1289,8 +1221,6 @@ static void _state_free(struct state *s)
 	free(s->multi);
 	free(s->waits);
 	free(s->owner);
-	free(s->prefix);
-	free(s->busy_at);
 	free(s->fu);
 	free(s->used);
 	free(s->weight);
@@ -1329,17 +1259,6 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 	s.multi = malloc((nj ? nj : 1) * sizeof(int));
 	s.waits = malloc((nj ? nj : 1) * sizeof(double));
 	s.owner = calloc(t->nnodes ? t->nnodes : 1, sizeof(uint32_t));
-	if (t->family == TOPOML_TORUS && t->coord_node) {
-		size_t vol = (size_t)t->dims[0] * t->dims[1] * t->dims[2];
-
-		s.prefix = malloc((size_t)(2 * t->dims[0] + 1) *
-				  (2 * t->dims[1] + 1) *
-				  (2 * t->dims[2] + 1) * sizeof(int));
-		s.busy_at = malloc(vol ? vol : 1);
-		/* positions without a node are never free */
-		for (size_t i = 0; s.busy_at && i < vol; i++)
-			s.busy_at[i] = t->coord_node[i] < 0;
-	}
 	s.avail = hwloc_bitmap_alloc();
 	s.upn = tr->shared && tr->cores_per_node > 1 ? tr->cores_per_node : 1;
 	s.fu = calloc(t->nnodes + 1, sizeof(uint32_t));
@@ -1363,9 +1282,7 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 		goto out;
 	}
 	if (!s.runs || !s.heap || !s.by_est || !s.queue || !s.multi ||
-	    !s.waits || !s.owner || !s.avail ||
-	    (t->family == TOPOML_TORUS && t->coord_node &&
-	     (!s.prefix || !s.busy_at))) {
+	    !s.waits || !s.owner || !s.avail) {
 		topoml_errors_add(err, "simulator: out of memory");
 		goto out;
 	}
