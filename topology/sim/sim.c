@@ -422,230 +422,28 @@ static int _sl_linear(struct slj *j, hwloc_const_bitmap_t cand)
 
 /*
  * _eval_nodes_topo() and _eval_nodes_dfly() for a job with no required
- * nodes, by CPUs (see the comment in sim.h).
+ * nodes, by CPUs (see the comment in sim.h; slurm_switch.c).
  */
 static int _sl_switch(struct slj *j, hwloc_const_bitmap_t cand, bool dfly)
 {
 	struct state *s = j->s;
-	const struct topoml_sl_switches *st = s->st;
-	int ns = st->n, top = -1, rc = -1, leaf_count = 0, v;
-	hwloc_bitmap_t *swb = calloc(ns + 1, sizeof(*swb));
-	int *cnt = calloc(ns + 1, sizeof(int));
-	int *req = calloc(ns + 1, sizeof(int));
-	int *queue = calloc(ns + 1, sizeof(int));
-	uint32_t *dist = calloc(ns + 1, sizeof(uint32_t));
-	uint32_t *drow = calloc(ns + 1, sizeof(uint32_t));
-	hwloc_bitmap_t map = hwloc_bitmap_alloc();
-	hwloc_bitmap_t best = hwloc_bitmap_alloc();
-	hwloc_bitmap_t req2 = hwloc_bitmap_alloc();
-	uint64_t topw = 0, w, wmax = 0;
-	long best_cpus = 0;
-	int best_cnt = 0;
-	bool sufficient = false;
+	struct topoml_sl_eval e = {
+		.st = s->st,
+		.avail = cand,
+		.weight = s->weight,
+		.cpus = j->a,
+		.rem_cpus = j->rem_cpus,
+		.rem_nodes = j->rem_nodes,
+		.map = j->map,
+		.nodes = s->snodes + j->n,
+		.units = s->sunits + j->n,
+	};
+	char why[128];
+	int rc = topoml__sl_eval_switch(&e, dfly, why, sizeof(why));
 
-	if (!swb || !cnt || !req || !queue || !dist || !drow || !map ||
-	    !best || !req2)
-		goto out;
-	hwloc_bitmap_foreach_begin(v, cand)
-		if (j->a[v] > 0)
-			hwloc_bitmap_set(map, v);
-		if (s->weight && s->weight[v] > wmax)
-			wmax = s->weight[v];
-	hwloc_bitmap_foreach_end();
-	for (int i = 0; i < ns; i++) {
-		swb[i] = hwloc_bitmap_dup(st->nodes[i]);
-		if (!swb[i])
-			goto out;
-		hwloc_bitmap_and(swb[i], swb[i], map);
-		cnt[i] = hwloc_bitmap_weight(swb[i]);
-		if (dfly) {
-			if (cnt[i] && (top == -1 ||
-				       st->level[i] > st->level[top]))
-				top = i;
-			continue;
-		}
-		if (cnt[i] < j->rem_nodes)
-			continue;
-		/* the lowest weight of the switch's nodes */
-		w = UINT64_MAX;
-		hwloc_bitmap_foreach_begin(v, swb[i])
-			uint64_t x = s->weight ? s->weight[v] : 0;
-
-			if (x < w)
-				w = x;
-		hwloc_bitmap_foreach_end();
-		if (cnt[i] && (top == -1 || (st->level[i] >= st->level[top] &&
-					     w <= topw))) {
-			top = i;
-			topw = w;
-		}
-	}
-	if (top == -1)
-		goto out;
-	for (int i = 0; i < ns; i++)
-		if (i != top)
-			hwloc_bitmap_and(swb[i], swb[i], swb[top]);
-	/* the lowest weights first, whole weight groups, until enough */
-	for (uint64_t g = 0; g <= wmax && !sufficient; g++) {
-		bool any = false;
-
-		hwloc_bitmap_foreach_begin(v, swb[top])
-			if ((s->weight ? s->weight[v] : 0) != g)
-				continue;
-			if (!any && best_cnt > 0)
-				hwloc_bitmap_or(req2, req2, best);
-			any = true;
-			hwloc_bitmap_set(best, v);
-			best_cpus += j->a[v];
-			best_cnt++;
-		hwloc_bitmap_foreach_end();
-		sufficient = best_cpus >= j->rem_cpus &&
-			     best_cnt >= j->rem_nodes;
-	}
-	if (!sufficient)
-		goto out;
-	if (!hwloc_bitmap_iszero(req2)) {
-		hwloc_bitmap_foreach_begin(v, req2)
-			_sl_take(j, v);
-		hwloc_bitmap_foreach_end();
-		for (int i = 0; i < ns; i++)
-			if (!req[i] && hwloc_bitmap_intersects(req2, swb[i])) {
-				req[i] = 1;
-				leaf_count += st->level[i] == 0;
-			}
-		if (_sl_done(j)) {
-			rc = 0;
-			goto out;
-		}
-	}
-	hwloc_bitmap_or(best, best, j->map);
-	for (int i = 0; i < ns; i++) {
-		hwloc_bitmap_and(swb[i], swb[i], best);
-		cnt[i] = hwloc_bitmap_weight(swb[i]);
-	}
-	if (dfly) {
-		int i, prev;
-
-		if (leaf_count == 0) {
-			int b = -1;
-
-			for (i = 0; i < ns; i++)
-				if (st->level[i] == 0 &&
-				    (b == -1 || cnt[i] > cnt[b]))
-					b = i;
-			if (b != -1) {
-				leaf_count = 1;
-				req[b] = 1;
-			}
-		}
-		if (leaf_count == 1) {
-			long c = 0;
-			int nds = 0;
-
-			for (i = 0; i < ns; i++)
-				if (req[i] && st->level[i] == 0)
-					break;
-			if (i < ns) {
-				hwloc_bitmap_foreach_begin(v, swb[i])
-					if (!hwloc_bitmap_isset(j->map, v) &&
-					    j->a[v]) {
-						c += j->a[v];
-						nds++;
-					}
-				hwloc_bitmap_foreach_end();
-			}
-			if (i < ns && c >= j->rem_cpus && nds >= j->rem_nodes) {
-				hwloc_bitmap_foreach_begin(v, swb[i])
-					if (hwloc_bitmap_isset(j->map, v) ||
-					    !j->a[v])
-						continue;
-					_sl_take(j, v);
-					if (_sl_done(j)) {
-						rc = 0;
-						goto out;
-					}
-				hwloc_bitmap_foreach_end();
-			}
-		}
-		/* then one node per leaf, round robin */
-		for (prev = j->rem_nodes + 1; prev != j->rem_nodes;) {
-			prev = j->rem_nodes;
-			for (i = 0; i < ns; i++) {
-				if (st->level[i] != 0)
-					continue;
-				hwloc_bitmap_foreach_begin(v, swb[i])
-					if (hwloc_bitmap_isset(j->map, v) ||
-					    !j->a[v])
-						continue;
-					_sl_take(j, v);
-					if (_sl_done(j)) {
-						rc = 0;
-						goto out;
-					}
-					break;
-				hwloc_bitmap_foreach_end();
-			}
-		}
-		goto end;
-	}
-	/* fill the leaves already required, then the nearest best fit */
-	for (int i = 0; i < ns; i++) {
-		if (!req[i] || st->level[i] != 0)
-			continue;
-		hwloc_bitmap_foreach_begin(v, swb[i])
-			if (hwloc_bitmap_isset(j->map, v) || !j->a[v])
-				continue;
-			_sl_take(j, v);
-			if (_sl_done(j)) {
-				rc = 0;
-				goto out;
-			}
-		hwloc_bitmap_foreach_end();
-	}
-	for (int i = 0; i < ns; i++)
-		if (req[i])
-			topoml__sl_add_dist(st, dist, i, queue, drow);
-	for (int prev = j->rem_nodes + 1; prev != j->rem_nodes;) {
-		int b = -1;
-
-		prev = j->rem_nodes;
-		for (int i = 0; i < ns; i++)
-			if (!req[i] && st->level[i] == 0)
-				topoml__sl_choose_best(st, dist, cnt,
-						       j->rem_nodes, i, &b);
-		if (b == -1)
-			break;
-		topoml__sl_add_dist(st, dist, b, queue, drow);
-		hwloc_bitmap_foreach_begin(v, swb[b])
-			if (hwloc_bitmap_isset(j->map, v) || !j->a[v])
-				continue;
-			_sl_take(j, v);
-			if (_sl_done(j)) {
-				rc = 0;
-				goto out;
-			}
-		hwloc_bitmap_foreach_end();
-		cnt[b] = 0;
-	}
-end:
-	if (j->rem_cpus <= 0 && j->n > 0)
-		rc = 0;
-out:
-	for (int i = 0; swb && i < ns; i++)
-		if (swb[i])
-			hwloc_bitmap_free(swb[i]);
-	free(swb);
-	free(cnt);
-	free(req);
-	free(queue);
-	free(dist);
-	free(drow);
-	if (map)
-		hwloc_bitmap_free(map);
-	if (best)
-		hwloc_bitmap_free(best);
-	if (req2)
-		hwloc_bitmap_free(req2);
+	j->n += e.n;
+	j->rem_cpus = e.rem_cpus;
+	j->rem_nodes = e.rem_nodes;
 	return rc;
 }
 
