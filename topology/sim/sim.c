@@ -31,6 +31,7 @@
 
 #include "sim.h"
 #include "model_int.h"
+#include "place_int.h"
 #include "slurm_switch.h"
 #include "torus_grid.h"
 
@@ -321,103 +322,36 @@ struct slj {
 	int n;			/* taken: s->snodes/s->sunits */
 };
 
-static bool _sl_done(const struct slj *j)
-{
-	return j->rem_nodes <= 0 && j->rem_cpus <= 0;
-}
-
-/* Take node v: _cpus_to_use() with one node wanted, then the counters. */
-static void _sl_take(struct slj *j, int v)
-{
-	long c = j->a[v];
-
-	if (c > j->rem_cpus)
-		c = j->rem_cpus > 1 ? j->rem_cpus : 1;
-	hwloc_bitmap_set(j->map, v);
-	j->s->snodes[j->n] = v;
-	j->s->sunits[j->n++] = (int)c;
-	j->rem_cpus -= c;
-	j->rem_nodes--;
-}
-
-/* _eval_nodes() without topology: best fit over consecutive runs. */
+/* _eval_nodes() without topology: best fit over consecutive runs, in
+ * node index order (place_linear.c). */
 static int _sl_linear(struct slj *j, hwloc_const_bitmap_t cand)
 {
 	struct state *s = j->s;
-	int nn = s->t->nnodes;
+	int nn = s->t->nnodes, rc = -1;
+	int *ident = malloc((nn ? nn : 1) * sizeof(int));
+	struct topoml_eval_nodes e = {
+		.order = ident,
+		.nn = nn,
+		.avail = cand,
+		.weight = s->weight,
+		.cpus = j->a,
+		.rem_cpus = j->rem_cpus,
+		.rem_nodes = j->rem_nodes,
+		.nodes = s->snodes + j->n,
+		.units = s->sunits + j->n,
+	};
 
-	for (;;) {
-		int bstart = -1, bend = -1, run_start = -1, bf = -1;
-		long bcpus = 0, cpus = 0;
-		int bnodes = 0, nodes = 0;
-		uint64_t bw = 0, w = 0;
-		bool bsuff = false;
-
-		/* runs: consecutive usable nodes of one weight */
-		for (int v = 0; v <= nn; v++) {
-			bool in = v < nn && hwloc_bitmap_isset(cand, v) &&
-				  j->a[v] > 0 && !hwloc_bitmap_isset(j->map, v);
-			uint64_t vw = in && s->weight ? s->weight[v] : 0;
-
-			if (nodes && (!in || vw != w)) {
-				bool suff = cpus >= j->rem_cpus &&
-					    nodes >= j->rem_nodes;
-				bool nb = !bnodes || w < bw;
-
-				if (!nb && w == bw &&
-				    ((suff && !bsuff) ||
-				     (suff && cpus < bcpus) ||
-				     (!suff && cpus > bcpus)))
-					nb = true;
-				if (nb) {
-					bstart = run_start;
-					bend = v - 1;
-					bcpus = cpus;
-					bnodes = nodes;
-					bsuff = suff;
-					bw = w;
-				}
-				nodes = 0;
-				cpus = 0;
-			}
-			if (!in)
-				continue;
-			if (!nodes) {
-				run_start = v;
-				w = vw;
-			}
-			nodes++;
-			cpus += j->a[v];
-		}
-		if (!bnodes)
-			return -1;
-		/* one node holds it: the one with the fewest free CPUs */
-		if (j->rem_nodes <= 1) {
-			for (int v = bstart; v <= bend; v++) {
-				if (!hwloc_bitmap_isset(cand, v) ||
-				    hwloc_bitmap_isset(j->map, v) ||
-				    j->a[v] < j->rem_cpus)
-					continue;
-				if (bf == -1 || j->a[v] < j->a[bf]) {
-					bf = v;
-					if (j->a[v] == j->rem_cpus)
-						break;
-				}
-			}
-		}
-		for (int v = bstart; v <= bend && !_sl_done(j); v++) {
-			if (!hwloc_bitmap_isset(cand, v) ||
-			    hwloc_bitmap_isset(j->map, v) || !j->a[v] ||
-			    (bf >= 0 && v != bf))
-				continue;
-			_sl_take(j, v);
-		}
-		if (_sl_done(j))
-			return 0;
-		/* the run is used up: zero it for the next round */
-		for (int v = bstart; v <= bend; v++)
-			j->a[v] = 0;
-	}
+	e.inmap = calloc(nn ? nn : 1, 1);
+	for (int i = 0; ident && i < nn; i++)
+		ident[i] = i;
+	if (ident && e.inmap)
+		rc = topoml__eval_nodes(&e);
+	free(ident);
+	free(e.inmap);
+	j->n += e.n;
+	j->rem_cpus = e.rem_cpus;
+	j->rem_nodes = e.rem_nodes;
+	return rc ? -1 : 0;
 }
 
 /*
