@@ -1016,24 +1016,6 @@ fail:
 
 /* ---- the policy ---------------------------------------------------- */
 
-/* Anchor positions along one axis: seed, seed + s, ... (mod size) until
- * back at seed, as _build_axis_positions() walks them. */
-static int _axis(int size, int stride, int seed, int *pos)
-{
-	int n = 0, p = seed;
-
-	pos[n++] = p;
-	if (!stride)
-		return 1;
-	for (;;) {
-		p = (p + stride) % size;
-		if (p == pos[0] || n >= size)
-			break;
-		pos[n++] = p;
-	}
-	return n;
-}
-
 static int _int_cmp(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
@@ -1056,33 +1038,35 @@ static int _frag_build(struct frag *f, const struct topoml_t3d_shape *nx,
 		       const int dims[3], const struct topoml_psum *busy,
 		       const struct topoml_psum *mapped)
 {
+	int vol = nx->dims[0] * nx->dims[1] * nx->dims[2], rc = -1;
 	char *cell;
-	int rc = -1;
 
 	f->nx = nx;
 	for (int d = 0; d < 3; d++) {
 		f->pos[d] = malloc(dims[d] * sizeof(int));
 		if (!f->pos[d])
 			return -1;
-		f->n[d] = _axis(dims[d], nx->spacing[d], nx->seed[d],
-				f->pos[d]);
+		f->n[d] = topoml__torus_anchors(dims[d], nx->spacing[d],
+						nx->seed[d], f->pos[d]);
 		qsort(f->pos[d], f->n[d], sizeof(int), _int_cmp);
 	}
 	cell = malloc((size_t)f->n[0] * f->n[1] * f->n[2]);
 	if (!cell)
 		return -1;
+	/* busy counts the holes too: no busy node when the box's busy
+	 * cells are its holes (vol - mapped) */
 	for (int iz = 0; iz < f->n[2]; iz++)
 		for (int iy = 0; iy < f->n[1]; iy++)
 			for (int ix = 0; ix < f->n[0]; ix++) {
 				int o[3] = { f->pos[0][ix], f->pos[1][iy],
 					     f->pos[2][iz] };
+				int m = topoml_psum_wrap(mapped, o, nx->dims);
 
 				cell[ix + (size_t)f->n[0] *
 				     (iy + (size_t)f->n[1] * iz)] =
-					!topoml_psum_wrap(busy, o,
-							  nx->dims) &&
-					topoml_psum_wrap(mapped, o,
-							 nx->dims) > 0;
+					m > 0 && topoml_psum_wrap(busy, o,
+								  nx->dims) ==
+						 vol - m;
 			}
 	rc = topoml_psum_build(&f->free, f->n, cell);
 	free(cell);
@@ -1217,7 +1201,8 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 	const struct topoml_torus3d *c = t->torus3d;
 	struct topoml_torus3d *own = NULL;
 	const uint64_t *wt = in->req->weight;
-	struct topoml_psum busy = { 0 }, mapped = { 0 }, req = { 0 };
+	struct topoml_torus_cells cells = { 0 };
+	struct topoml_psum mapped = { 0 };
 	struct frag fr = { 0 };
 	int best_shape = -1, best_frag = -1, rc = -1, bo[3] = { 0 };
 	int *pos[3] = { NULL }, npos[3], *buf = NULL;
@@ -1254,11 +1239,11 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 		pos[d] = malloc(t->dims[d] * sizeof(int));
 	if (!buf || !pos[0] || !pos[1] || !pos[2])
 		goto oom;
-	/* busy: a node that is not free; mapped: a cell with a node */
-	if (topoml__torus_psum(t, in->avail, 0, 1, 0, &busy) ||
-	    topoml__torus_psum(t, NULL, 1, 1, 0, &mapped) ||
-	    (in->nreq &&
-	     topoml__torus_psum(t, in->required, 1, 0, 0, &req)))
+	/* the engine's box test (torus_grid.c); mapped: a cell with a node,
+	 * for the fragmentation cost */
+	if (topoml__torus_cells(&cells, t, in->avail, in->required,
+				in->nreq) ||
+	    topoml__torus_psum(t, NULL, 1, 1, 0, &mapped))
 		goto oom;
 	for (int i = 0; i < c->nshapes; i++) {
 		const struct topoml_t3d_shape *s = &c->shapes[i], *nx = NULL;
@@ -1271,12 +1256,14 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 		if (nx != fr.nx) {
 			_frag_clear(&fr);
 			memset(&fr, 0, sizeof(fr));
-			if (nx && _frag_build(&fr, nx, t->dims, &busy, &mapped))
+			if (nx && _frag_build(&fr, nx, t->dims, &cells.busy,
+					      &mapped))
 				goto oom;
 		}
 		for (int d = 0; d < 3; d++)
-			npos[d] = _axis(t->dims[d], s->spacing[d], s->seed[d],
-					pos[d]);
+			npos[d] = topoml__torus_anchors(t->dims[d],
+							s->spacing[d],
+							s->seed[d], pos[d]);
 		for (int ix = 0; ix < npos[0]; ix++)
 			for (int iy = 0; iy < npos[1]; iy++)
 				for (int iz = 0; iz < npos[2]; iz++) {
@@ -1284,17 +1271,10 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 						     pos[2][iz] }, f;
 					uint64_t w = 0;
 
-					/* every cell a node, all free */
-					if (topoml_psum_wrap(&mapped, o,
-							     s->dims) !=
-						    s->size ||
-					    topoml_psum_wrap(&busy, o,
-							     s->dims))
-						continue;
-					if (in->nreq &&
-					    topoml_psum_wrap(&req, o,
-							     s->dims) !=
-						    in->nreq)
+					/* every cell a free node, the
+					 * required ones inside */
+					if (!topoml__torus_box_free(&cells, o,
+								    s->dims))
 						continue;
 					if (ml) {
 						struct t3cand *g;
@@ -1386,9 +1366,8 @@ out:
 	topoml__seen_clear(&seen);
 	free(cv);
 	free(buf);
-	topoml_psum_free(&busy);
+	topoml__torus_cells_free(&cells);
 	topoml_psum_free(&mapped);
-	topoml_psum_free(&req);
 	for (int d = 0; d < 3; d++)
 		free(pos[d]);
 	hwloc_bitmap_free(set);

@@ -29,6 +29,41 @@ int topoml__torus_psum(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 	return rc;
 }
 
+int topoml__torus_cells(struct topoml_torus_cells *c, const topoml_topo_t *t,
+			hwloc_const_bitmap_t avail,
+			hwloc_const_bitmap_t required, int nreq)
+{
+	*c = (struct topoml_torus_cells){ .nreq = nreq };
+	if (topoml__torus_psum(t, avail, 0, 1, 1, &c->busy) ||
+	    (nreq && topoml__torus_psum(t, required, 1, 0, 0, &c->req))) {
+		topoml__torus_cells_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+void topoml__torus_cells_free(struct topoml_torus_cells *c)
+{
+	topoml_psum_free(&c->busy);
+	topoml_psum_free(&c->req);
+}
+
+int topoml__torus_anchors(int size, int stride, int seed, int *pos)
+{
+	int n = 0, p = seed;
+
+	pos[n++] = p;
+	if (!stride)
+		return 1;
+	for (;;) {
+		p = (p + stride) % size;
+		if (p == pos[0] || n >= size)
+			break;
+		pos[n++] = p;
+	}
+	return n;
+}
+
 int topoml__torus_box_nodes(const topoml_topo_t *t, const int o[3],
 			    const int s[3], hwloc_const_bitmap_t set,
 			    int *nodes)
@@ -53,11 +88,11 @@ int topoml__torus_box_nodes(const topoml_topo_t *t, const int o[3],
 int topoml__torus_free_box(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 			   int n)
 {
-	struct topoml_psum busy;
+	struct topoml_torus_cells cells;
 	const int *d = t->dims;
 	int found = 0;
 
-	if (topoml__torus_psum(t, avail, 0, 1, 1, &busy))
+	if (topoml__torus_cells(&cells, t, avail, NULL, 0))
 		return -1;
 	for (int a = 1; a <= d[0] && a <= n && !found; a++) {
 		if (n % a)
@@ -74,18 +109,16 @@ int topoml__torus_free_box(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 					 d[k] - s[k] + 1;
 			for (int z = 0; z < lim[2] && !found; z++)
 				for (int y = 0; y < lim[1] && !found; y++)
-					for (int x = 0; x < lim[0]; x++) {
+					for (int x = 0; x < lim[0] && !found;
+					     x++) {
 						int o[3] = { x, y, z };
 
-						if (!topoml_psum_wrap(&busy, o,
-								      s)) {
-							found = 1;
-							break;
-						}
+						found = topoml__torus_box_free(
+							&cells, o, s);
 					}
 		}
 	}
-	topoml_psum_free(&busy);
+	topoml__torus_cells_free(&cells);
 	return found;
 }
 

@@ -22,6 +22,37 @@ int topoml__torus_psum(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 		       char in, char out, char hole, struct topoml_psum *ps);
 
 /*
+ * One box search's view of the torus, for the O(1) box tests of every
+ * source of candidates: topoml's shapes at every origin (place_torus.c),
+ * torus3d's listed shapes at their anchors (place_torus3d.c), any box of
+ * n (the simulator).
+ */
+struct topoml_torus_cells {
+	struct topoml_psum busy;	/* not a free node: busy or a hole */
+	struct topoml_psum req;		/* the job's required nodes */
+	int nreq;			/* 0: none (req unused) */
+};
+
+/* required may be NULL when nreq is 0.  0, or -1 when out of memory. */
+int topoml__torus_cells(struct topoml_torus_cells *c, const topoml_topo_t *t,
+			hwloc_const_bitmap_t avail,
+			hwloc_const_bitmap_t required, int nreq);
+void topoml__torus_cells_free(struct topoml_torus_cells *c);
+
+/* Is the box at o of sides s all free nodes, with every required node? */
+static inline bool topoml__torus_box_free(const struct topoml_torus_cells *c,
+					  const int o[3], const int s[3])
+{
+	return !topoml_psum_wrap(&c->busy, o, s) &&
+	       (!c->nreq || topoml_psum_wrap(&c->req, o, s) == c->nreq);
+}
+
+/* torus3d's anchors along one axis of size cells: seed, seed + stride,
+ * ... (mod size) until back at seed, as _build_axis_positions() walks
+ * them (stride 0: seed only); how many (pos: room for size). */
+int topoml__torus_anchors(int size, int stride, int seed, int *pos);
+
+/*
  * The nodes of the box at o of sides s (s[d] <= t->dims[d]), z, then y,
  * then x outermost first; only those in set unless set is NULL.  nodes
  * has room for the box's volume; returns how many.
