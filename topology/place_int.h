@@ -71,6 +71,12 @@ struct topoml_eval_nodes {
 	int n;
 };
 int topoml__eval_nodes(struct topoml_eval_nodes *e);
+/* cons_tres's _cpus_to_use() for one node wanted: its avail CPUs, no
+ * more than the job's rem still needs, one at least. */
+static inline long topoml__cpus_to_use(long avail, long rem)
+{
+	return avail > rem ? (rem > 1 ? rem : 1) : avail;
+}
 /* TorusPlacement=curve (place_linear.c): a power-of-two size in the
  * smallest all-free aligned window of the Hilbert curve that holds it,
  * else Slurm's best-fit run along the curve. */

@@ -44,10 +44,8 @@ static bool _done(const struct topoml_eval_nodes *e)
 static void _take(struct topoml_eval_nodes *e, int p)
 {
 	int v = e->order[p];
-	long c = _cpus(e, v);
+	long c = topoml__cpus_to_use(_cpus(e, v), e->rem_cpus);
 
-	if (c > e->rem_cpus)
-		c = e->rem_cpus > 1 ? e->rem_cpus : 1;
 	e->inmap[p] = 1;
 	if (e->nodes) {
 		e->nodes[e->n] = v;

@@ -9,6 +9,7 @@
 
 #include "slurm_switch.h"
 #include "model_int.h"
+#include "place_int.h"
 
 void topoml__sl_switches_free(struct topoml_sl_switches *st)
 {
@@ -265,10 +266,8 @@ static bool _done(const struct topoml_sl_eval *e)
 /* Take node v: _cpus_to_use() with one node wanted, then the counters. */
 static void _take(struct topoml_sl_eval *e, int v)
 {
-	long c = _cpus(e, v);
+	long c = topoml__cpus_to_use(_cpus(e, v), e->rem_cpus);
 
-	if (c > e->rem_cpus)
-		c = e->rem_cpus > 1 ? e->rem_cpus : 1;
 	hwloc_bitmap_set(e->map, v);
 	if (e->nodes) {
 		e->nodes[e->n] = v;
