@@ -42,8 +42,9 @@ struct grid {
 	const topoml_topo_t *t;
 	int d[3];		/* torus dims */
 	bool w[3];
-	struct topoml_psum busy;	/* not-free cells */
-	struct topoml_psum req;		/* required cells, or none */
+	/* not-free cells (busy) and required ones (req): the box tests
+	 * every candidate source shares (torus_grid.h) */
+	struct topoml_torus_cells cells;
 	struct topoml_psum shadow;	/* shadowed free cells, or none */
 	int *run;		/* free cells from each cell on along x */
 	int *rowmax;		/* per row (y, z): its longest run */
@@ -340,8 +341,9 @@ static int _blocks_free(struct grid *g, int k)
 				at = x + (size_t)nb[0] *
 					    (y + (size_t)nb[1] * z);
 
-				g->blk[k][at] = !topoml_psum_wrap(&g->busy, bo,
-								  bs);
+				g->blk[k][at] =
+					!topoml_psum_wrap(&g->cells.busy, bo,
+							  bs);
 				g->blk_free[k] += g->blk[k][at];
 			}
 	return 0;
@@ -439,12 +441,12 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 						continue;
 					}
 				}
-				b = topoml_psum_wrap(&g->busy, o, sh->s);
+				b = topoml_psum_wrap(&g->cells.busy, o, sh->s);
 
 				if (sh->vol - b < n || (all_free && b))
 					continue;
-				if (nreq &&
-				    topoml_psum_wrap(&g->req, o, sh->s) < nreq)
+				if (nreq && topoml_psum_wrap(&g->cells.req, o,
+							     sh->s) < nreq)
 					continue;
 				if (topoml_grow((void **)&cv, cnt,
 						sizeof(*cv))) {
@@ -580,24 +582,24 @@ static void _grid_dims(struct grid *g, const topoml_topo_t *t)
 }
 
 /*
- * The grid of avail on t: dims, wrap, busy prefix sums, and the free runs
- * along x with their row maxima (NULL when out of memory: the box tests
- * then skip that shortcut).  0, or -1 when out of memory.
+ * The grid of avail on t: dims, wrap, the cells (busy and required
+ * prefix sums), and the free runs along x with their row maxima (NULL
+ * when out of memory: the box tests then skip that shortcut).  0, or -1
+ * when out of memory.
  */
 static int _grid_init(struct grid *g, const topoml_topo_t *t,
-		      hwloc_const_bitmap_t avail)
+		      hwloc_const_bitmap_t avail,
+		      hwloc_const_bitmap_t required, int nreq)
 {
 	_grid_dims(g, t);
 	g->run = _runs(g, avail);
 	g->rowmax = g->run ? _rowmax(g) : NULL;
-	/* busy: not free, holes included */
-	return topoml__torus_psum(t, avail, 0, 1, 1, &g->busy);
+	return topoml__torus_cells(&g->cells, t, avail, required, nreq);
 }
 
 static void _grid_free(struct grid *g)
 {
-	topoml_psum_free(&g->busy);
-	topoml_psum_free(&g->req);
+	topoml__torus_cells_free(&g->cells);
 	topoml_psum_free(&g->shadow);
 	free(g->run);
 	free(g->rowmax);
@@ -833,9 +835,7 @@ int topoml__place_torus(const struct place_in *in,
 			_best_ring(t, out->nodes, out->n);
 		return rc;
 	}
-	if (_grid_init(&g, t, in->avail) || !set ||
-	    (in->nreq &&
-	     topoml__torus_psum(t, in->required, 1, 0, 0, &g.req)))
+	if (_grid_init(&g, t, in->avail, in->required, in->nreq) || !set)
 		goto oom;
 	vol = g.d[0] * g.d[1] * g.d[2];
 	/* shapes larger than the job tried per phase: 64 up to 4096 nodes,
@@ -966,7 +966,7 @@ int topoml__place_torus(const struct place_in *in,
 					if (cv[j].contact < 0)
 						cv[j].contact =
 							topoml__torus_contact(
-							&g.busy, g.d, g.w,
+							&g.cells.busy, g.d, g.w,
 							cv[j].o,
 							sv[cv[j].sh].s);
 					if (_tcand_cmp(&cv[j], &cv[k]) < 0)

@@ -64,7 +64,7 @@ struct topoml_sl_eval {
 	const struct topoml_sl_switches *st;
 	hwloc_const_bitmap_t avail;	/* the nodes it may use */
 	hwloc_const_bitmap_t required;	/* NULL or empty: none */
-	const uint64_t *weight;		/* Slurm's node weight, NULL: equal */
+	const uint64_t *weight;		/* node weights, NULL: equal */
 	const uint32_t *cpus;		/* per node, or NULL */
 	long rem_cpus;
 	int rem_nodes;
