@@ -437,6 +437,133 @@ START_TEST(topoml_exact_box_whenever_torus3d_has_one)
 }
 END_TEST
 
+/* An 8x8x4 pod: shapes of several sizes, orientations, seeds and
+ * spacings. */
+static const char *yaml_8x8x4 =
+	"- topology: pod\n"
+	"  cluster_default: true\n"
+	"  torus3d:\n"
+	"    toruses:\n"
+	"      - name: pod1\n"
+	"        dims: {x: 8, y: 8, z: 4}\n"
+	"        nodes: node[1-256]\n"
+	"        placements:\n"
+	"          - dims: {x: 2, y: 1, z: 1}\n"
+	"          - dims: {x: 2, y: 2, z: 1}\n"
+	"            anchor_spacing: {x: 2, y: 2, z: 1}\n"
+	"          - dims: {x: 1, y: 2, z: 2}\n"
+	"          - dims: {x: 2, y: 2, z: 2}\n"
+	"            anchor_seed: {x: 1, y: 0, z: 0}\n"
+	"            anchor_spacing: {x: 2, y: 2, z: 2}\n"
+	"          - dims: {x: 4, y: 2, z: 1}\n"
+	"          - dims: {x: 4, y: 4, z: 2}\n"
+	"            anchor_spacing: {x: 4, y: 4, z: 2}\n"
+	"          - dims: {x: 8, y: 8, z: 1}\n";
+
+/* Nodes of set with a torus neighbour outside set that is busy (not in
+ * avail): how many of the job's nodes share links with other jobs. */
+static int _touching(const topoml_topo_t *t, hwloc_const_bitmap_t set,
+		     hwloc_const_bitmap_t avail)
+{
+	int n = 0, v;
+
+	hwloc_bitmap_foreach_begin(v, set) {
+		bool hit = false;
+
+		for (int d = 0; d < 3 && !hit; d++)
+			for (int st = -1; st <= 1 && !hit; st += 2) {
+				int c[3] = { t->nodes[v].coord[0],
+					     t->nodes[v].coord[1],
+					     t->nodes[v].coord[2] }, u;
+
+				c[d] = (c[d] + st + t->dims[d]) % t->dims[d];
+				u = t->coord_node[c[0] + t->dims[0] *
+						  (c[1] + t->dims[1] * c[2])];
+				hit = u >= 0 && !hwloc_bitmap_isset(set, u) &&
+				      !hwloc_bitmap_isset(avail, u);
+			}
+		n += hit;
+	} hwloc_bitmap_foreach_end();
+	return n;
+}
+
+static hwloc_bitmap_t _set_of(const struct topoml_placement *p)
+{
+	hwloc_bitmap_t s = hwloc_bitmap_alloc();
+
+	for (int i = 0; i < p->n; i++)
+		hwloc_bitmap_set(s, p->nodes[i]);
+	return s;
+}
+
+/*
+ * The engine bound to torus3d (slurmctld runs topology/torus3d) and the
+ * slurm-torus3d baseline search the same boxes, the listed shapes at
+ * their anchors: on busy machines (fixed seed) the engine places exactly
+ * when the baseline does, takes a listed box (the baseline, offered only
+ * the engine's nodes, takes them all), and one that touches no more
+ * busy nodes than the baseline's (it ranks that first).
+ */
+START_TEST(topoml_bound_takes_torus3d_boxes)
+{
+	struct topoml_torus3d *c;
+	topoml_topo_t *t = _load(yaml_8x8x4, &c);
+	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+	int placed = 0, closer = 0;
+	char why[256];
+
+	ck_assert_int_eq(topoml_torus3d_bind(t, c, why, sizeof(why)), 0);
+	srand(11);
+	for (int step = 0; step < 400; step++) {
+		int n = c->shapes[rand() % c->nshapes].size;
+		int busy = rand() % 80;
+		struct topoml_place_req r = { .nnodes = n, .avail = a };
+		struct topoml_placement p3 = { 0 }, pt = { 0 }, pc = { 0 };
+		hwloc_bitmap_t s3, st;
+		int ok3, okt;
+
+		/* busy in runs of 1 to 8 nodes, as jobs leave them */
+		hwloc_bitmap_zero(a);
+		for (int v = 0; v < t->nnodes;) {
+			int len = 1 + rand() % 8;
+			bool b = rand() % 100 < busy;
+
+			for (int k = 0; k < len && v < t->nnodes; k++, v++)
+				if (!b)
+					hwloc_bitmap_set(a, v);
+		}
+		ok3 = !topoml_place(t, TOPOML_POLICY_SLURM_TORUS3D, &r, &p3,
+				    why, sizeof(why));
+		okt = !topoml_place(t, TOPOML_POLICY_TOPOML, &r, &pt, why,
+				    sizeof(why));
+		ck_assert_int_eq(okt, ok3);
+		if (!ok3)
+			continue;
+		placed++;
+		s3 = _set_of(&p3);
+		st = _set_of(&pt);
+		r.avail = st;
+		ck_assert(!topoml_place(t, TOPOML_POLICY_SLURM_TORUS3D, &r,
+					&pc, why, sizeof(why)));
+		ck_assert_int_eq(pc.n, n);
+		ck_assert_int_eq(pt.n, n);
+		ck_assert_int_le(_touching(t, st, a), _touching(t, s3, a));
+		closer += _touching(t, st, a) < _touching(t, s3, a);
+		hwloc_bitmap_free(s3);
+		hwloc_bitmap_free(st);
+		topoml_placement_clear(&p3);
+		topoml_placement_clear(&pt);
+		topoml_placement_clear(&pc);
+	}
+	/* enough boxes, and the criterion tells the two apart */
+	ck_assert_int_ge(placed, 100);
+	ck_assert_int_ge(closer, 10);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+	topoml_torus3d_free(c);
+}
+END_TEST
+
 /* Regions map parts of the torus; a box over an empty cell is no anchor. */
 START_TEST(yaml_regions_and_unmapped_cells)
 {
@@ -666,6 +793,7 @@ int main(void)
 	tcase_add_test(tc, torus3d_prefers_powered_up_nodes);
 	tcase_add_test(tc, torus3d_seed_and_wrapping_boxes);
 	tcase_add_test(tc, topoml_exact_box_whenever_torus3d_has_one);
+	tcase_add_test(tc, topoml_bound_takes_torus3d_boxes);
 	tcase_add_test(tc, yaml_regions_and_unmapped_cells);
 	tcase_add_test(tc, torus_box_sizes);
 	tcase_add_test(tc, torus_wants_box_by_span);

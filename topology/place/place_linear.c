@@ -18,64 +18,56 @@
 
 struct consec {
 	int nodes;
+	long cpus;
 	int start, end;		/* positions in the order */
 	int req;		/* first required position, -1 */
 	uint64_t weight;
 	bool has_weight;
 };
 
-int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
-			       struct topoml_placement *out, char *why,
-			       size_t whylen)
+static long _cpus(const struct topoml_eval_nodes *e, int v)
 {
-	const topoml_topo_t *t = in->t;
-	const uint64_t *wt = in->req->weight;
-	int nn = t->nnodes, *ident = NULL, nc = 0, rc = -1;
-	int rem = in->n, max_nodes = in->n;
-	const int *order;
-	struct consec *c = NULL;
-	char *inmap = NULL;
+	return e->cpus ? e->cpus[v] : 1;
+}
 
-	if (in->req->attempt > 0) {
-		snprintf(why, whylen, "%s has no alternative placements",
-			 hilbert ? "slurm-hilbert" : "linear");
-		return -1;
+static bool _usable(const struct topoml_eval_nodes *e, int v)
+{
+	return hwloc_bitmap_isset(e->avail, v) && _cpus(e, v) > 0;
+}
+
+static bool _done(const struct topoml_eval_nodes *e)
+{
+	return e->rem_nodes <= 0 && e->rem_cpus <= 0;
+}
+
+/* Take position p: _cpus_to_use() with one node wanted, the counters. */
+static void _take(struct topoml_eval_nodes *e, int p)
+{
+	int v = e->order[p];
+	long c = topoml__cpus_to_use(_cpus(e, v), e->rem_cpus);
+
+	e->inmap[p] = 1;
+	if (e->nodes) {
+		e->nodes[e->n] = v;
+		e->units[e->n] = (int)c;
 	}
-	if (hilbert) {
-		order = topoml__torus_curve(t, NULL);
-		if (!order) {
-			snprintf(why, whylen,
-				 "slurm-hilbert needs a 3D torus");
-			return -1;
-		}
-	} else {
-		order = ident = malloc((nn ? nn : 1) * sizeof(int));
-		for (int i = 0; ident && i < nn; i++)
-			ident[i] = i;
-	}
-	c = calloc(nn + 1, sizeof(*c));
-	inmap = calloc(nn, 1);
-	if (!order || !c || !inmap) {
-		snprintf(why, whylen, "out of memory");
-		goto out;
-	}
-	/* Required nodes first. */
-	for (int p = 0; p < nn && max_nodes > 0; p++) {
-		if (!hwloc_bitmap_isset(in->required, order[p]))
-			continue;
-		inmap[p] = 1;
-		rem--;
-		max_nodes--;
-	}
-	if (in->nreq && rem <= 0)
-		goto done;
-	/* Runs of consecutive usable nodes of equal weight. */
+	e->n++;
+	e->rem_cpus -= c;
+	e->rem_nodes--;
+}
+
+/* Runs of consecutive usable nodes of equal weight; how many. */
+static int _runs(const struct topoml_eval_nodes *e, struct consec *c)
+{
+	int nc = 0;
+
 	c[0].req = -1;
-	for (int p = 0; p < nn; p++) {
-		int v = order[p];
-		bool usable = hwloc_bitmap_isset(in->avail, v);
-		bool required = hwloc_bitmap_isset(in->required, v);
-		uint64_t w = wt ? wt[v] : 0;
+	for (int p = 0; p < e->nn; p++) {
+		int v = e->order[p];
+		bool usable = _usable(e, v);
+		bool required = e->required &&
+				hwloc_bitmap_isset(e->required, v);
+		uint64_t w = e->weight ? e->weight[v] : 0;
 
 		if (usable && c[nc].has_weight && w != c[nc].weight) {
 			if (c[nc].nodes == 0) {
@@ -94,6 +86,7 @@ int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
 				continue;
 			}
 			c[nc].nodes++;
+			c[nc].cpus += _cpus(e, v);
 			c[nc].weight = w;
 			c[nc].has_weight = true;
 		} else if (c[nc].nodes == 0) {
@@ -106,10 +99,63 @@ int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
 		}
 	}
 	if (c[nc].nodes != 0)
-		c[nc++].end = nn - 1;
+		c[nc++].end = e->nn - 1;
+	return nc;
+}
 
-	while (nc && max_nodes > 0) {
+/* Take from run r: around its first required node, else from its start
+ * (when one node is left to take: the single node with the fewest CPUs
+ * that hold the rest, the first of equals). */
+static void _take_run(struct topoml_eval_nodes *e, const struct consec *r)
+{
+	int bf = -1;
+
+	if (r->req != -1) {
+		for (int p = r->req; p <= r->end && !_done(e); p++)
+			if (!e->inmap[p] && _usable(e, e->order[p]))
+				_take(e, p);
+		for (int p = r->req - 1; p >= r->start && !_done(e); p--)
+			if (!e->inmap[p] && _usable(e, e->order[p]))
+				_take(e, p);
+		return;
+	}
+	for (int p = r->start; e->rem_nodes <= 1 && p <= r->end; p++) {
+		long a = _cpus(e, e->order[p]);
+
+		if (e->inmap[p] || !_usable(e, e->order[p]) ||
+		    a < e->rem_cpus)
+			continue;
+		if (bf == -1 || a < _cpus(e, e->order[bf])) {
+			bf = p;
+			if (a == e->rem_cpus)
+				break;
+		}
+	}
+	for (int p = r->start; p <= r->end && !_done(e); p++)
+		if (!e->inmap[p] && _usable(e, e->order[p]) &&
+		    (bf < 0 || p == bf))
+			_take(e, p);
+}
+
+int topoml__eval_nodes(struct topoml_eval_nodes *e)
+{
+	struct consec *c = calloc(e->nn + 1, sizeof(*c));
+	int nc;
+
+	if (!c)
+		return -1;
+	/* Required nodes first. */
+	for (int p = 0; e->required && p < e->nn && e->rem_nodes > 0; p++) {
+		if (!hwloc_bitmap_isset(e->required, e->order[p]))
+			continue;
+		e->inmap[p] = 1;
+		e->rem_cpus -= _cpus(e, e->order[p]);
+		e->rem_nodes--;
+	}
+	nc = _runs(e, c);
+	while (nc && !_done(e)) {
 		int bn = 0, bi = 0, breq = -1;
+		long bcpus = 0;
 		bool bsuff = false;
 		uint64_t bw = 0;
 
@@ -118,15 +164,17 @@ int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
 
 			if (c[i].nodes == 0)
 				continue;
-			suff = c[i].nodes >= rem;
+			suff = c[i].cpus >= e->rem_cpus &&
+			       c[i].nodes >= e->rem_nodes;
 			nb = bn == 0 || (breq == -1 && c[i].req != -1) ||
 			     c[i].weight < bw;
 			if (!nb && c[i].weight == bw &&
-			    ((suff && !bsuff) || (suff && c[i].nodes < bn) ||
-			     (!suff && c[i].nodes > bn)))
+			    ((suff && !bsuff) || (suff && c[i].cpus < bcpus) ||
+			     (!suff && c[i].cpus > bcpus)))
 				nb = true;
 			if (nb) {
 				bn = c[i].nodes;
+				bcpus = c[i].cpus;
 				bi = i;
 				breq = c[i].req;
 				bsuff = suff;
@@ -135,51 +183,58 @@ int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
 		}
 		if (bn == 0)
 			break;
-		if (breq != -1) {
-			for (int p = breq; p <= c[bi].end; p++) {
-				if (max_nodes == 0 || rem <= 0)
-					break;
-				if (inmap[p] ||
-				    !hwloc_bitmap_isset(in->avail, order[p]))
-					continue;
-				inmap[p] = 1;
-				rem--;
-				max_nodes--;
-			}
-			for (int p = breq - 1; p >= c[bi].start; p--) {
-				if (max_nodes == 0 || rem <= 0)
-					break;
-				if (inmap[p] ||
-				    !hwloc_bitmap_isset(in->avail, order[p]))
-					continue;
-				inmap[p] = 1;
-				rem--;
-				max_nodes--;
-			}
-		} else {
-			/* rem <= 1: the single best-fitting node, which
-			 * for equal nodes is the first one */
-			for (int p = c[bi].start; p <= c[bi].end; p++) {
-				if (max_nodes == 0 || rem <= 0)
-					break;
-				if (inmap[p] ||
-				    !hwloc_bitmap_isset(in->avail, order[p]))
-					continue;
-				inmap[p] = 1;
-				rem--;
-				max_nodes--;
-			}
-		}
-		if (rem <= 0)
-			break;
+		_take_run(e, &c[bi]);
 		c[bi].nodes = 0;
 	}
-done:
-	if (rem > 0) {
-		snprintf(why, whylen, "%s: no allocation found",
+	free(c);
+	return _done(e) ? 0 : 1;
+}
+
+int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
+			       struct topoml_placement *out, char *why,
+			       size_t whylen)
+{
+	const topoml_topo_t *t = in->t;
+	int nn = t->nnodes, *ident = NULL, rc = -1;
+	struct topoml_eval_nodes e = {
+		.nn = nn,
+		.avail = in->avail,
+		.required = in->nreq ? in->required : NULL,
+		.weight = in->req->weight,
+		.rem_cpus = in->n,
+		.rem_nodes = in->n,
+	};
+
+	if (in->req->attempt > 0) {
+		snprintf(why, whylen, "%s has no alternative placements",
 			 hilbert ? "slurm-hilbert" : "linear");
+		return -1;
+	}
+	if (hilbert) {
+		e.order = topoml__torus_curve(t, NULL);
+		if (!e.order) {
+			snprintf(why, whylen,
+				 "slurm-hilbert needs a 3D torus");
+			return -1;
+		}
+	} else {
+		e.order = ident = malloc((nn ? nn : 1) * sizeof(int));
+		for (int i = 0; ident && i < nn; i++)
+			ident[i] = i;
+	}
+	e.inmap = calloc(nn ? nn : 1, 1);
+	if (!e.order || !e.inmap || (rc = topoml__eval_nodes(&e)) < 0) {
+		snprintf(why, whylen, "out of memory");
+		rc = -1;
 		goto out;
 	}
+	if (rc) {
+		snprintf(why, whylen, "%s: no allocation found",
+			 hilbert ? "slurm-hilbert" : "linear");
+		rc = -1;
+		goto out;
+	}
+	rc = -1;
 	out->nodes = malloc(in->n * sizeof(int));
 	if (!out->nodes) {
 		snprintf(why, whylen, "out of memory");
@@ -187,13 +242,12 @@ done:
 	}
 	out->n = 0;
 	for (int p = 0; p < nn; p++)
-		if (inmap[p])
-			out->nodes[out->n++] = order[p];
+		if (e.inmap[p])
+			out->nodes[out->n++] = e.order[p];
 	rc = 0;
 out:
 	free(ident);
-	free(c);
-	free(inmap);
+	free(e.inmap);
 	return rc;
 }
 

@@ -31,6 +31,9 @@
 
 #include "sim.h"
 #include "model/model_int.h"
+#include "place/common/place_int.h"
+#include "sim/slurm_switch.h"
+#include "torus_grid.h"
 
 struct run {
 	double start;
@@ -70,7 +73,8 @@ struct state {
 	hwloc_bitmap_t cand;	/* scratch: the nodes a job may use now */
 	unsigned char *used;	/* cloud_power: used once (powered up) */
 	uint64_t *weight;	/* cloud_power: Slurm's scheduling weight */
-	struct sstab *st;	/* Slurm's switch table (shared jobs) */
+	/* Slurm's switch table (shared jobs) */
+	struct topoml_sl_switches *st;
 	int *snodes;		/* scratch: a shared job's nodes, units */
 	int *sunits;
 
@@ -86,8 +90,6 @@ struct state {
 
 	struct topoml_sim_jobout *jobout;
 	struct topoml_placement pl;
-	int *prefix;		/* torus: busy counts (_free_box_exists) */
-	unsigned char *busy_at;	/* torus, by position: busy or no node */
 
 	double now;
 	int held;		/* the job _try_start held for a box, or -1 */
@@ -296,266 +298,17 @@ static void _frag_update(struct state *s)
 
 /* ---- torus: could an exact box be had? ----------------------------- */
 
-/* Busy positions in the box [x, x+a) x [y, y+b) x [z, z+c). */
-static int _box_busy(const int *p, const int e[3], int x, int y, int z,
-		     int a, int b, int c)
-{
-#define P(x, y, z) p[((size_t)(z) * (e[1] + 1) + (y)) * (e[0] + 1) + (x)]
-	return P(x + a, y + b, z + c) - P(x, y + b, z + c) -
-		P(x + a, y, z + c) - P(x + a, y + b, z) + P(x, y, z + c) +
-		P(x, y + b, z) + P(x + a, y, z) - P(x, y, z);
-#undef P
-}
-
 /*
  * Is there a box of exactly n nodes (any extents a x b x c = n that fit
  * the dimensions, wrapping where the torus wraps) all of whose nodes are
- * free now?  3D prefix sums of busy positions over the grid doubled along
- * wrapping dimensions, then every shape at every origin: O(volume x
- * shapes).
+ * free now?  (torus_grid.c: prefix sums, every shape at every origin.)
  */
-static bool _free_box_exists(struct state *s, int n)
+static bool _free_box_exists(const struct state *s, int n)
 {
-	const topoml_topo_t *t = s->t;
-	int e[3], d0 = t->dims[0], d1 = t->dims[1], d2 = t->dims[2];
-	int *p = s->prefix;
-	bool found = false;
-
-	for (int d = 0; d < 3; d++)
-		e[d] = t->wrap[d] && t->dims[d] > 1 ? 2 * t->dims[d] :
-			t->dims[d];
-#define P(x, y, z) p[((size_t)(z) * (e[1] + 1) + (y)) * (e[0] + 1) + (x)]
-	memset(p, 0, (size_t)(e[0] + 1) * (e[1] + 1) * sizeof(int));
-	for (int z = 1; z <= e[2]; z++) {
-		int cz = (z - 1) % d2;
-
-		for (int x = 0; x <= e[0]; x++)
-			P(x, 0, z) = 0;
-		for (int y = 1; y <= e[1]; y++) {
-			const unsigned char *row = &s->busy_at[d0 *
-				((y - 1) % d1 + d1 * cz)];
-			int line = 0;
-
-			P(0, y, z) = 0;
-			/* running sum along x, then add the (y, z) planes */
-			for (int x = 1; x <= e[0]; x++) {
-				line += row[(x - 1) % d0];
-				P(x, y, z) = line + P(x, y - 1, z) +
-					P(x, y, z - 1) - P(x, y - 1, z - 1);
-			}
-		}
-	}
-	for (int a = 1; a <= d0 && a <= n && !found; a++) {
-		if (n % a)
-			continue;
-		for (int b = 1; b <= d1 && a * b <= n && !found; b++) {
-			int c = n / (a * b);
-
-			if ((n / a) % b || c > d2)
-				continue;
-			for (int z = 0; z + c <= e[2] && z < d2 && !found; z++)
-				for (int y = 0; y + b <= e[1] && y < d1 &&
-				     !found; y++)
-					for (int x = 0; x + a <= e[0] &&
-					     x < d0; x++) {
-						if (!_box_busy(p, e, x, y, z,
-							       a, b, c)) {
-							found = true;
-							break;
-						}
-					}
-		}
-	}
-#undef P
-	return found;
+	return topoml__torus_free_box(s->t, s->avail, n) > 0;
 }
 
 /* ---- jobs that share nodes: Slurm's node choice by CPUs ------------ */
-
-/*
- * Slurm's switch table as place_slurm.c builds it (the topology file's
- * switches in order; a dragonfly as the topology.conf a site writes for
- * TopologyParam=dragonfly: routers, one switch per group, a root), with
- * the parent index 0 of a root (Slurm's quirk) and adjacency for hop
- * distances.  A copy of that file's table, which is private to it.
- */
-struct sstab {
-	int n;
-	int *level;
-	int *parent;
-	hwloc_bitmap_t *nodes;
-	int **adj;
-	int *nadj;
-};
-
-static void _sstab_free(struct sstab *st)
-{
-	if (!st)
-		return;
-	for (int i = 0; i < st->n; i++) {
-		if (st->nodes && st->nodes[i])
-			hwloc_bitmap_free(st->nodes[i]);
-		if (st->adj)
-			free(st->adj[i]);
-	}
-	free(st->level);
-	free(st->parent);
-	free(st->nodes);
-	free(st->adj);
-	free(st->nadj);
-	free(st);
-}
-
-static int _sstab_link(struct sstab *st, int a, int b)
-{
-	for (int k = 0; k < 2; k++) {
-		int x = k ? b : a, y = k ? a : b;
-		if (topoml_grow((void **)&st->adj[x], st->nadj[x], sizeof(int)))
-			return -1;
-		st->adj[x][st->nadj[x]++] = y;
-	}
-	return 0;
-}
-
-static struct sstab *_sstab_build(const topoml_topo_t *t)
-{
-	struct sstab *st = calloc(1, sizeof(*st));
-	int ns = t->nswitches, ng = 0;
-
-	if (!st)
-		return NULL;
-	if (t->family == TOPOML_DRAGONFLY)
-		ng = t->ngroups;
-	st->n = ns + (ng ? ng + (ng > 1) : 0);
-	st->level = calloc(st->n + 1, sizeof(int));
-	st->parent = calloc(st->n + 1, sizeof(int));
-	st->nodes = calloc(st->n + 1, sizeof(*st->nodes));
-	st->adj = calloc(st->n + 1, sizeof(*st->adj));
-	st->nadj = calloc(st->n + 1, sizeof(int));
-	if (!st->level || !st->parent || !st->nodes || !st->adj || !st->nadj)
-		goto fail;
-	for (int i = 0; i < ns; i++) {
-		st->level[i] = ng ? 0 : t->switches[i].level;
-		st->nodes[i] = hwloc_bitmap_dup(t->switches[i].desc);
-		if (!st->nodes[i])
-			goto fail;
-	}
-	if (!ng) {
-		/* _find_child_switches(): the last parent listed wins */
-		for (int i = 0; i < ns; i++)
-			for (int c = 0; c < t->switches[i].nchildren; c++) {
-				st->parent[t->switches[i].children[c]] = i;
-				if (_sstab_link(st, i,
-						t->switches[i].children[c]))
-					goto fail;
-			}
-		return st;
-	}
-	for (int g = 0; g < ng; g++) {
-		st->level[ns + g] = 1;
-		st->nodes[ns + g] = hwloc_bitmap_dup(t->groups[g].desc);
-		if (!st->nodes[ns + g])
-			goto fail;
-		for (int k = 0; k < t->groups[g].nrouters; k++) {
-			st->parent[t->groups[g].routers[k]] = ns + g;
-			if (_sstab_link(st, ns + g, t->groups[g].routers[k]))
-				goto fail;
-		}
-		if (ng > 1) {
-			st->parent[ns + g] = ns + ng;
-			if (_sstab_link(st, ns + g, ns + ng))
-				goto fail;
-		}
-	}
-	if (ng > 1) {
-		st->level[ns + ng] = 2;
-		st->nodes[ns + ng] = hwloc_bitmap_alloc();
-		if (!st->nodes[ns + ng])
-			goto fail;
-		hwloc_bitmap_set_range(st->nodes[ns + ng], 0, t->nnodes - 1);
-	}
-	return st;
-fail:
-	_sstab_free(st);
-	return NULL;
-}
-
-#define SL_INF 0xffffffffu
-
-/* _topo_add_dist(): add the hop distances from switch i. */
-static void _sstab_add_dist(const struct sstab *st, uint32_t *dist, int i,
-			    int *queue, uint32_t *d)
-{
-	int head = 0, tail = 0;
-
-	for (int k = 0; k < st->n; k++)
-		d[k] = SL_INF;
-	d[i] = 0;
-	queue[tail++] = i;
-	while (head < tail) {
-		int x = queue[head++];
-
-		for (int a = 0; a < st->nadj[x]; a++) {
-			int y = st->adj[x][a];
-
-			if (d[y] == SL_INF) {
-				d[y] = d[x] + 1;
-				queue[tail++] = y;
-			}
-		}
-	}
-	for (int k = 0; k < st->n; k++)
-		dist[k] = (d[k] == SL_INF || dist[k] == SL_INF) ? SL_INF :
-			dist[k] + d[k];
-}
-
-/* _topo_compare_switches() */
-static int _sstab_cmp(const struct sstab *st, int i, int j, int rem,
-		      const int *cnt)
-{
-	for (int guard = 0; guard < 4 * st->n + 8; guard++) {
-		bool i_fit = cnt[i] >= rem, j_fit = cnt[j] >= rem;
-
-		if (i_fit && j_fit) {
-			if (cnt[i] != cnt[j])
-				return cnt[i] < cnt[j] ? 1 : -1;
-			break;
-		} else if (i_fit) {
-			return 1;
-		} else if (j_fit) {
-			return -1;
-		}
-		if ((st->parent[i] != i || st->parent[j] != j) &&
-		    st->parent[i] != st->parent[j]) {
-			i = st->parent[i];
-			j = st->parent[j];
-			continue;
-		}
-		break;
-	}
-	if (cnt[i] != cnt[j])
-		return cnt[i] > cnt[j] ? 1 : -1;
-	if (st->level[i] != st->level[j])
-		return st->level[i] < st->level[j] ? 1 : -1;
-	return 0;
-}
-
-/* _topo_choose_best_switch() */
-static void _sstab_best(const struct sstab *st, const uint32_t *dist,
-			const int *cnt, int rem, int i, int *best)
-{
-	int tcs;
-
-	if (*best == -1 || dist[i] == SL_INF || !cnt[i]) {
-		if (cnt[i] && dist[i] < SL_INF)
-			*best = i;
-		return;
-	}
-	tcs = _sstab_cmp(st, i, *best, rem, cnt);
-	if ((dist[i] < dist[*best] && tcs >= 0) ||
-	    (dist[i] == dist[*best] && tcs > 0))
-		*best = i;
-}
 
 enum sl_mode { SL_LINEAR, SL_TREE, SL_DFLY };
 
@@ -569,330 +322,62 @@ struct slj {
 	int n;			/* taken: s->snodes/s->sunits */
 };
 
-static bool _sl_done(const struct slj *j)
-{
-	return j->rem_nodes <= 0 && j->rem_cpus <= 0;
-}
-
-/* Take node v: _cpus_to_use() with one node wanted, then the counters. */
-static void _sl_take(struct slj *j, int v)
-{
-	long c = j->a[v];
-
-	if (c > j->rem_cpus)
-		c = j->rem_cpus > 1 ? j->rem_cpus : 1;
-	hwloc_bitmap_set(j->map, v);
-	j->s->snodes[j->n] = v;
-	j->s->sunits[j->n++] = (int)c;
-	j->rem_cpus -= c;
-	j->rem_nodes--;
-}
-
-/* _eval_nodes() without topology: best fit over consecutive runs. */
+/* _eval_nodes() without topology: best fit over consecutive runs, in
+ * node index order (place_linear.c). */
 static int _sl_linear(struct slj *j, hwloc_const_bitmap_t cand)
 {
 	struct state *s = j->s;
-	int nn = s->t->nnodes;
+	int nn = s->t->nnodes, rc = -1;
+	int *ident = malloc((nn ? nn : 1) * sizeof(int));
+	struct topoml_eval_nodes e = {
+		.order = ident,
+		.nn = nn,
+		.avail = cand,
+		.weight = s->weight,
+		.cpus = j->a,
+		.rem_cpus = j->rem_cpus,
+		.rem_nodes = j->rem_nodes,
+		.nodes = s->snodes + j->n,
+		.units = s->sunits + j->n,
+	};
 
-	for (;;) {
-		int bstart = -1, bend = -1, run_start = -1, bf = -1;
-		long bcpus = 0, cpus = 0;
-		int bnodes = 0, nodes = 0;
-		uint64_t bw = 0, w = 0;
-		bool bsuff = false;
-
-		/* runs: consecutive usable nodes of one weight */
-		for (int v = 0; v <= nn; v++) {
-			bool in = v < nn && hwloc_bitmap_isset(cand, v) &&
-				  j->a[v] > 0 && !hwloc_bitmap_isset(j->map, v);
-			uint64_t vw = in && s->weight ? s->weight[v] : 0;
-
-			if (nodes && (!in || vw != w)) {
-				bool suff = cpus >= j->rem_cpus &&
-					    nodes >= j->rem_nodes;
-				bool nb = !bnodes || w < bw;
-
-				if (!nb && w == bw &&
-				    ((suff && !bsuff) ||
-				     (suff && cpus < bcpus) ||
-				     (!suff && cpus > bcpus)))
-					nb = true;
-				if (nb) {
-					bstart = run_start;
-					bend = v - 1;
-					bcpus = cpus;
-					bnodes = nodes;
-					bsuff = suff;
-					bw = w;
-				}
-				nodes = 0;
-				cpus = 0;
-			}
-			if (!in)
-				continue;
-			if (!nodes) {
-				run_start = v;
-				w = vw;
-			}
-			nodes++;
-			cpus += j->a[v];
-		}
-		if (!bnodes)
-			return -1;
-		/* one node holds it: the one with the fewest free CPUs */
-		if (j->rem_nodes <= 1) {
-			for (int v = bstart; v <= bend; v++) {
-				if (!hwloc_bitmap_isset(cand, v) ||
-				    hwloc_bitmap_isset(j->map, v) ||
-				    j->a[v] < j->rem_cpus)
-					continue;
-				if (bf == -1 || j->a[v] < j->a[bf]) {
-					bf = v;
-					if (j->a[v] == j->rem_cpus)
-						break;
-				}
-			}
-		}
-		for (int v = bstart; v <= bend && !_sl_done(j); v++) {
-			if (!hwloc_bitmap_isset(cand, v) ||
-			    hwloc_bitmap_isset(j->map, v) || !j->a[v] ||
-			    (bf >= 0 && v != bf))
-				continue;
-			_sl_take(j, v);
-		}
-		if (_sl_done(j))
-			return 0;
-		/* the run is used up: zero it for the next round */
-		for (int v = bstart; v <= bend; v++)
-			j->a[v] = 0;
-	}
+	e.inmap = calloc(nn ? nn : 1, 1);
+	for (int i = 0; ident && i < nn; i++)
+		ident[i] = i;
+	if (ident && e.inmap)
+		rc = topoml__eval_nodes(&e);
+	free(ident);
+	free(e.inmap);
+	j->n += e.n;
+	j->rem_cpus = e.rem_cpus;
+	j->rem_nodes = e.rem_nodes;
+	return rc ? -1 : 0;
 }
 
 /*
  * _eval_nodes_topo() and _eval_nodes_dfly() for a job with no required
- * nodes, by CPUs (see the comment in sim.h).
+ * nodes, by CPUs (see the comment in sim.h; slurm_switch.c).
  */
 static int _sl_switch(struct slj *j, hwloc_const_bitmap_t cand, bool dfly)
 {
 	struct state *s = j->s;
-	const struct sstab *st = s->st;
-	int ns = st->n, top = -1, rc = -1, leaf_count = 0, v;
-	hwloc_bitmap_t *swb = calloc(ns + 1, sizeof(*swb));
-	int *cnt = calloc(ns + 1, sizeof(int));
-	int *req = calloc(ns + 1, sizeof(int));
-	int *queue = calloc(ns + 1, sizeof(int));
-	uint32_t *dist = calloc(ns + 1, sizeof(uint32_t));
-	uint32_t *drow = calloc(ns + 1, sizeof(uint32_t));
-	hwloc_bitmap_t map = hwloc_bitmap_alloc();
-	hwloc_bitmap_t best = hwloc_bitmap_alloc();
-	hwloc_bitmap_t req2 = hwloc_bitmap_alloc();
-	uint64_t topw = 0, w, wmax = 0;
-	long best_cpus = 0;
-	int best_cnt = 0;
-	bool sufficient = false;
+	struct topoml_sl_eval e = {
+		.st = s->st,
+		.avail = cand,
+		.weight = s->weight,
+		.cpus = j->a,
+		.rem_cpus = j->rem_cpus,
+		.rem_nodes = j->rem_nodes,
+		.map = j->map,
+		.nodes = s->snodes + j->n,
+		.units = s->sunits + j->n,
+	};
+	char why[128];
+	int rc = topoml__sl_eval_switch(&e, dfly, why, sizeof(why));
 
-	if (!swb || !cnt || !req || !queue || !dist || !drow || !map ||
-	    !best || !req2)
-		goto out;
-	hwloc_bitmap_foreach_begin(v, cand)
-		if (j->a[v] > 0)
-			hwloc_bitmap_set(map, v);
-		if (s->weight && s->weight[v] > wmax)
-			wmax = s->weight[v];
-	hwloc_bitmap_foreach_end();
-	for (int i = 0; i < ns; i++) {
-		swb[i] = hwloc_bitmap_dup(st->nodes[i]);
-		if (!swb[i])
-			goto out;
-		hwloc_bitmap_and(swb[i], swb[i], map);
-		cnt[i] = hwloc_bitmap_weight(swb[i]);
-		if (dfly) {
-			if (cnt[i] && (top == -1 ||
-				       st->level[i] > st->level[top]))
-				top = i;
-			continue;
-		}
-		if (cnt[i] < j->rem_nodes)
-			continue;
-		/* the lowest weight of the switch's nodes */
-		w = UINT64_MAX;
-		hwloc_bitmap_foreach_begin(v, swb[i])
-			uint64_t x = s->weight ? s->weight[v] : 0;
-
-			if (x < w)
-				w = x;
-		hwloc_bitmap_foreach_end();
-		if (cnt[i] && (top == -1 || (st->level[i] >= st->level[top] &&
-					     w <= topw))) {
-			top = i;
-			topw = w;
-		}
-	}
-	if (top == -1)
-		goto out;
-	for (int i = 0; i < ns; i++)
-		if (i != top)
-			hwloc_bitmap_and(swb[i], swb[i], swb[top]);
-	/* the lowest weights first, whole weight groups, until enough */
-	for (uint64_t g = 0; g <= wmax && !sufficient; g++) {
-		bool any = false;
-
-		hwloc_bitmap_foreach_begin(v, swb[top])
-			if ((s->weight ? s->weight[v] : 0) != g)
-				continue;
-			if (!any && best_cnt > 0)
-				hwloc_bitmap_or(req2, req2, best);
-			any = true;
-			hwloc_bitmap_set(best, v);
-			best_cpus += j->a[v];
-			best_cnt++;
-		hwloc_bitmap_foreach_end();
-		sufficient = best_cpus >= j->rem_cpus &&
-			     best_cnt >= j->rem_nodes;
-	}
-	if (!sufficient)
-		goto out;
-	if (!hwloc_bitmap_iszero(req2)) {
-		hwloc_bitmap_foreach_begin(v, req2)
-			_sl_take(j, v);
-		hwloc_bitmap_foreach_end();
-		for (int i = 0; i < ns; i++)
-			if (!req[i] && hwloc_bitmap_intersects(req2, swb[i])) {
-				req[i] = 1;
-				leaf_count += st->level[i] == 0;
-			}
-		if (_sl_done(j)) {
-			rc = 0;
-			goto out;
-		}
-	}
-	hwloc_bitmap_or(best, best, j->map);
-	for (int i = 0; i < ns; i++) {
-		hwloc_bitmap_and(swb[i], swb[i], best);
-		cnt[i] = hwloc_bitmap_weight(swb[i]);
-	}
-	if (dfly) {
-		int i, prev;
-
-		if (leaf_count == 0) {
-			int b = -1;
-
-			for (i = 0; i < ns; i++)
-				if (st->level[i] == 0 &&
-				    (b == -1 || cnt[i] > cnt[b]))
-					b = i;
-			if (b != -1) {
-				leaf_count = 1;
-				req[b] = 1;
-			}
-		}
-		if (leaf_count == 1) {
-			long c = 0;
-			int nds = 0;
-
-			for (i = 0; i < ns; i++)
-				if (req[i] && st->level[i] == 0)
-					break;
-			if (i < ns) {
-				hwloc_bitmap_foreach_begin(v, swb[i])
-					if (!hwloc_bitmap_isset(j->map, v) &&
-					    j->a[v]) {
-						c += j->a[v];
-						nds++;
-					}
-				hwloc_bitmap_foreach_end();
-			}
-			if (i < ns && c >= j->rem_cpus && nds >= j->rem_nodes) {
-				hwloc_bitmap_foreach_begin(v, swb[i])
-					if (hwloc_bitmap_isset(j->map, v) ||
-					    !j->a[v])
-						continue;
-					_sl_take(j, v);
-					if (_sl_done(j)) {
-						rc = 0;
-						goto out;
-					}
-				hwloc_bitmap_foreach_end();
-			}
-		}
-		/* then one node per leaf, round robin */
-		for (prev = j->rem_nodes + 1; prev != j->rem_nodes;) {
-			prev = j->rem_nodes;
-			for (i = 0; i < ns; i++) {
-				if (st->level[i] != 0)
-					continue;
-				hwloc_bitmap_foreach_begin(v, swb[i])
-					if (hwloc_bitmap_isset(j->map, v) ||
-					    !j->a[v])
-						continue;
-					_sl_take(j, v);
-					if (_sl_done(j)) {
-						rc = 0;
-						goto out;
-					}
-					break;
-				hwloc_bitmap_foreach_end();
-			}
-		}
-		goto end;
-	}
-	/* fill the leaves already required, then the nearest best fit */
-	for (int i = 0; i < ns; i++) {
-		if (!req[i] || st->level[i] != 0)
-			continue;
-		hwloc_bitmap_foreach_begin(v, swb[i])
-			if (hwloc_bitmap_isset(j->map, v) || !j->a[v])
-				continue;
-			_sl_take(j, v);
-			if (_sl_done(j)) {
-				rc = 0;
-				goto out;
-			}
-		hwloc_bitmap_foreach_end();
-	}
-	for (int i = 0; i < ns; i++)
-		if (req[i])
-			_sstab_add_dist(st, dist, i, queue, drow);
-	for (int prev = j->rem_nodes + 1; prev != j->rem_nodes;) {
-		int b = -1;
-
-		prev = j->rem_nodes;
-		for (int i = 0; i < ns; i++)
-			if (!req[i] && st->level[i] == 0)
-				_sstab_best(st, dist, cnt, j->rem_nodes, i, &b);
-		if (b == -1)
-			break;
-		_sstab_add_dist(st, dist, b, queue, drow);
-		hwloc_bitmap_foreach_begin(v, swb[b])
-			if (hwloc_bitmap_isset(j->map, v) || !j->a[v])
-				continue;
-			_sl_take(j, v);
-			if (_sl_done(j)) {
-				rc = 0;
-				goto out;
-			}
-		hwloc_bitmap_foreach_end();
-		cnt[b] = 0;
-	}
-end:
-	if (j->rem_cpus <= 0 && j->n > 0)
-		rc = 0;
-out:
-	for (int i = 0; swb && i < ns; i++)
-		if (swb[i])
-			hwloc_bitmap_free(swb[i]);
-	free(swb);
-	free(cnt);
-	free(req);
-	free(queue);
-	free(dist);
-	free(drow);
-	if (map)
-		hwloc_bitmap_free(map);
-	if (best)
-		hwloc_bitmap_free(best);
-	if (req2)
-		hwloc_bitmap_free(req2);
+	j->n += e.n;
+	j->rem_cpus = e.rem_cpus;
+	j->rem_nodes = e.rem_nodes;
 	return rc;
 }
 
@@ -946,9 +431,6 @@ static void _node_state(struct state *s, int v)
 		hwloc_bitmap_set(s->partial, v);
 	else
 		hwloc_bitmap_clr(s->partial, v);
-	if (s->busy_at)
-		s->busy_at[topoml__torus_pos(s->t,
-					     s->t->nodes[v].coord)] = !idle;
 	if (idle)
 		s->owner[v] = 0;
 }
@@ -1112,7 +594,7 @@ static bool _try_start(struct state *s, int job, bool backfill,
 	char why[256];
 	bool exact, possible = false, shared = _is_shared(s, j);
 
-	if (s->t->family == TOPOML_TORUS && j->nodes > 1 && s->prefix &&
+	if (s->t->family == TOPOML_TORUS && j->nodes > 1 && s->t->coord_node &&
 	    !shared)
 		possible = _free_box_exists(s, j->nodes);
 	if (s->weight) {
@@ -1471,14 +953,12 @@ static void _state_free(struct state *s)
 	free(s->multi);
 	free(s->waits);
 	free(s->owner);
-	free(s->prefix);
-	free(s->busy_at);
 	free(s->fu);
 	free(s->used);
 	free(s->weight);
 	free(s->snodes);
 	free(s->sunits);
-	_sstab_free(s->st);
+	topoml__sl_switches_free(s->st);
 	if (s->partial)
 		hwloc_bitmap_free(s->partial);
 	if (s->cand)
@@ -1511,17 +991,6 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 	s.multi = malloc((nj ? nj : 1) * sizeof(int));
 	s.waits = malloc((nj ? nj : 1) * sizeof(double));
 	s.owner = calloc(t->nnodes ? t->nnodes : 1, sizeof(uint32_t));
-	if (t->family == TOPOML_TORUS && t->coord_node) {
-		size_t vol = (size_t)t->dims[0] * t->dims[1] * t->dims[2];
-
-		s.prefix = malloc((size_t)(2 * t->dims[0] + 1) *
-				  (2 * t->dims[1] + 1) *
-				  (2 * t->dims[2] + 1) * sizeof(int));
-		s.busy_at = malloc(vol ? vol : 1);
-		/* positions without a node are never free */
-		for (size_t i = 0; s.busy_at && i < vol; i++)
-			s.busy_at[i] = t->coord_node[i] < 0;
-	}
 	s.avail = hwloc_bitmap_alloc();
 	s.upn = tr->shared && tr->cores_per_node > 1 ? tr->cores_per_node : 1;
 	s.fu = calloc(t->nnodes + 1, sizeof(uint32_t));
@@ -1534,7 +1003,7 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 		s.weight = calloc(t->nnodes + 1, sizeof(uint64_t));
 	}
 	if (s.upn > 1 && t->family != TOPOML_TORUS)
-		s.st = _sstab_build(t);
+		s.st = topoml__sl_switches(t);
 	if (jobout)
 		for (int i = 0; i < nj; i++)
 			memset(&jobout[i], 0, sizeof(jobout[i]));
@@ -1545,9 +1014,7 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 		goto out;
 	}
 	if (!s.runs || !s.heap || !s.by_est || !s.queue || !s.multi ||
-	    !s.waits || !s.owner || !s.avail ||
-	    (t->family == TOPOML_TORUS && t->coord_node &&
-	     (!s.prefix || !s.busy_at))) {
+	    !s.waits || !s.owner || !s.avail) {
 		topoml_errors_add(err, "simulator: out of memory");
 		goto out;
 	}

@@ -48,6 +48,36 @@ int topoml__place_torus(const struct place_in *in,
 int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
 			       struct topoml_placement *out, char *why,
 			       size_t whylen);
+/*
+ * The one _eval_nodes() (place_linear.c) behind them and the simulator's
+ * jobs by CPUs (sim/sim.c): over the nodes in order[0..nn), by nodes
+ * (cpus NULL: one CPU a node) or by CPUs (cpus: avail_cpu_per_node).
+ * The caller sets all but n; inmap (by position, nn entries, zeroed)
+ * gets the nodes taken, required ones first; nodes/units (or NULL) the
+ * nodes in the order taken and their CPUs.  0 when they fit, 1 when
+ * not, -1 when out of memory.
+ */
+struct topoml_eval_nodes {
+	const int *order;
+	int nn;
+	hwloc_const_bitmap_t avail;
+	hwloc_const_bitmap_t required;	/* NULL or empty: none */
+	const uint64_t *weight;		/* NULL: equal */
+	const uint32_t *cpus;
+	long rem_cpus;
+	int rem_nodes;
+	char *inmap;
+	int *nodes;
+	int *units;
+	int n;
+};
+int topoml__eval_nodes(struct topoml_eval_nodes *e);
+/* cons_tres's _cpus_to_use() for one node wanted: its avail CPUs, no
+ * more than the job's rem still needs, one at least. */
+static inline long topoml__cpus_to_use(long avail, long rem)
+{
+	return avail > rem ? (rem > 1 ? rem : 1) : avail;
+}
 /* TorusPlacement=curve (place_linear.c): a power-of-two size in the
  * smallest all-free aligned window of the Hilbert curve that holds it,
  * else Slurm's best-fit run along the curve. */

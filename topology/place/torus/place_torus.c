@@ -36,13 +36,15 @@
 
 #include "topoml.h"
 #include "place/common/place_int.h"
+#include "torus_grid.h"
 
 struct grid {
 	const topoml_topo_t *t;
 	int d[3];		/* torus dims */
 	bool w[3];
-	struct topoml_psum busy;	/* not-free cells */
-	struct topoml_psum req;		/* required cells, or none */
+	/* not-free cells (busy) and required ones (req): the box tests
+	 * every candidate source shares (torus_grid.h) */
+	struct topoml_torus_cells cells;
 	struct topoml_psum shadow;	/* shadowed free cells, or none */
 	int *run;		/* free cells from each cell on along x */
 	int *rowmax;		/* per row (y, z): its longest run */
@@ -73,35 +75,6 @@ struct tcand {
 static void _or_hilbert(const struct place_in *in,
 			struct topoml_placement *out, bool ring_only);
 static void _best_ring(const topoml_topo_t *t, int *nodes, int n);
-
-/* Prefix sums over the torus of the cells in set (count_set) or not in
- * it; 0, or -1 when out of memory. */
-static int _prefix(const struct grid *g, hwloc_const_bitmap_t set,
-		   bool count_set, struct topoml_psum *out)
-{
-	const topoml_topo_t *t = g->t;
-	size_t n = (size_t)g->d[0] * g->d[1] * g->d[2];
-	char *cell = malloc(n ? n : 1);
-	int rc;
-
-	if (!cell)
-		return -1;
-	for (int z = 0; z < g->d[2]; z++)
-		for (int y = 0; y < g->d[1]; y++)
-			for (int x = 0; x < g->d[0]; x++) {
-				int c[3] = { x, y, z };
-				int node = t->coord_node[topoml__torus_pos(t, c)];
-				int in = node >= 0 &&
-					 hwloc_bitmap_isset(set, node);
-
-				cell[x + (size_t)g->d[0] *
-				     (y + (size_t)g->d[1] * z)] =
-					(char)(count_set ? in : !in);
-			}
-	rc = topoml_psum_build(out, g->d, cell);
-	free(cell);
-	return rc;
-}
 
 /*
  * The shortest free run along x from x on the box's four corner rows
@@ -220,36 +193,6 @@ static char *_rows_ok(const struct grid *g, const struct shape *sh)
 #undef P
 	free(p);
 	return ok;
-}
-
-/* Busy cells (or mesh edge) on the six faces just outside the box. */
-static int _contact(const struct grid *g, const int o[3], const int s[3])
-{
-	int c = 0;
-
-	for (int d = 0; d < 3; d++) {
-		int fs[3] = { s[0], s[1], s[2] }, fo[3];
-		int area;
-
-		if (g->w[d] && s[d] >= g->d[d])
-			continue;	/* wraps onto itself: no face */
-		fs[d] = 1;
-		area = fs[0] * fs[1] * fs[2];
-		for (int side = 0; side < 2; side++) {
-			int pos = side ? o[d] + s[d] : o[d] - 1;
-
-			memcpy(fo, o, sizeof(fo));
-			if (g->w[d]) {
-				pos = (pos % g->d[d] + g->d[d]) % g->d[d];
-			} else if (pos < 0 || pos >= g->d[d]) {
-				c += area;	/* the mesh edge */
-				continue;
-			}
-			fo[d] = pos;
-			c += topoml_psum_wrap(&g->busy, fo, fs);
-		}
-	}
-	return c;
 }
 
 static int _shape_cmp(const void *a, const void *b)
@@ -387,8 +330,9 @@ static int _blocks_free(struct grid *g, int k)
 				at = x + (size_t)nb[0] *
 					    (y + (size_t)nb[1] * z);
 
-				g->blk[k][at] = !topoml_psum_wrap(&g->busy, bo,
-								  bs);
+				g->blk[k][at] =
+					!topoml_psum_wrap(&g->cells.busy, bo,
+							  bs);
 				g->blk_free[k] += g->blk[k][at];
 			}
 	return 0;
@@ -486,12 +430,12 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 						continue;
 					}
 				}
-				b = topoml_psum_wrap(&g->busy, o, sh->s);
+				b = topoml_psum_wrap(&g->cells.busy, o, sh->s);
 
 				if (sh->vol - b < n || (all_free && b))
 					continue;
-				if (nreq &&
-				    topoml_psum_wrap(&g->req, o, sh->s) < nreq)
+				if (nreq && topoml_psum_wrap(&g->cells.req, o,
+							     sh->s) < nreq)
 					continue;
 				if (topoml_grow((void **)&cv, cnt,
 						sizeof(*cv))) {
@@ -526,21 +470,11 @@ static int _box_set(const struct grid *g, const struct place_in *in,
 		    hwloc_bitmap_t set)
 {
 	const topoml_topo_t *t = g->t;
-	int *nodes = malloc(sh->vol * sizeof(int)), m = 0, want;
+	int *nodes = malloc(sh->vol * sizeof(int)), m, want;
 
 	if (!nodes)
 		return -1;
-	for (int z = 0; z < sh->s[2]; z++)
-		for (int y = 0; y < sh->s[1]; y++)
-			for (int x = 0; x < sh->s[0]; x++) {
-				int c[3] = { (o[0] + x) % g->d[0],
-					     (o[1] + y) % g->d[1],
-					     (o[2] + z) % g->d[2] };
-				int v = t->coord_node[topoml__torus_pos(t, c)];
-
-				if (v >= 0 && hwloc_bitmap_isset(in->avail, v))
-					nodes[m++] = v;
-			}
+	m = topoml__torus_box_nodes(t, o, sh->s, in->avail, nodes);
 	topoml__torus_ring_order(t, nodes, m);
 	hwloc_bitmap_copy(set, in->required);
 	want = in->n - in->nreq;
@@ -579,12 +513,14 @@ static hwloc_bitmap_t _shadowed(const topoml_topo_t *t,
 	const uint32_t *owner = in->req->owner;
 	hwloc_bitmap_t sh = hwloc_bitmap_alloc();
 	struct on *v = malloc(t->nnodes * sizeof(*v));
+	int *box = malloc((size_t)t->dims[0] * t->dims[1] * t->dims[2] *
+			  sizeof(int));
 	char *occ[3] = { NULL };
 	int n = 0;
 
 	for (int d = 0; d < 3; d++)
 		occ[d] = malloc(t->dims[d]);
-	if (!sh || !v || !occ[0] || !occ[1] || !occ[2])
+	if (!sh || !v || !box || !occ[0] || !occ[1] || !occ[2])
 		goto out;
 	for (int i = 0; i < t->nnodes; i++)
 		if (owner[i]) {
@@ -607,25 +543,18 @@ static hwloc_bitmap_t _shadowed(const topoml_topo_t *t,
 						    &start[d]);
 			vol *= ext[d];
 		}
-		if (vol > j - i)
-			for (int z = 0; z < ext[2]; z++)
-				for (int y = 0; y < ext[1]; y++)
-					for (int x = 0; x < ext[0]; x++) {
-						int c[3] = {
-							(start[0] + x) % t->dims[0],
-							(start[1] + y) % t->dims[1],
-							(start[2] + z) % t->dims[2] };
-						int nd = t->coord_node[
-							topoml__torus_pos(t, c)];
+		if (vol > j - i) {
+			int m = topoml__torus_box_nodes(t, start, ext,
+							in->avail, box);
 
-						if (nd >= 0 &&
-						    hwloc_bitmap_isset(in->avail, nd))
-							hwloc_bitmap_set(sh, nd);
-					}
+			for (int k = 0; k < m; k++)
+				hwloc_bitmap_set(sh, box[k]);
+		}
 		i = j;
 	}
 out:
 	free(v);
+	free(box);
 	for (int d = 0; d < 3; d++)
 		free(occ[d]);
 	return sh;
@@ -642,23 +571,24 @@ static void _grid_dims(struct grid *g, const topoml_topo_t *t)
 }
 
 /*
- * The grid of avail on t: dims, wrap, busy prefix sums, and the free runs
- * along x with their row maxima (NULL when out of memory: the box tests
- * then skip that shortcut).  0, or -1 when out of memory.
+ * The grid of avail on t: dims, wrap, the cells (busy and required
+ * prefix sums), and the free runs along x with their row maxima (NULL
+ * when out of memory: the box tests then skip that shortcut).  0, or -1
+ * when out of memory.
  */
 static int _grid_init(struct grid *g, const topoml_topo_t *t,
-		      hwloc_const_bitmap_t avail)
+		      hwloc_const_bitmap_t avail,
+		      hwloc_const_bitmap_t required, int nreq)
 {
 	_grid_dims(g, t);
 	g->run = _runs(g, avail);
 	g->rowmax = g->run ? _rowmax(g) : NULL;
-	return _prefix(g, avail, false, &g->busy);
+	return topoml__torus_cells(&g->cells, t, avail, required, nreq);
 }
 
 static void _grid_free(struct grid *g)
 {
-	topoml_psum_free(&g->busy);
-	topoml_psum_free(&g->req);
+	topoml__torus_cells_free(&g->cells);
 	topoml_psum_free(&g->shadow);
 	free(g->run);
 	free(g->rowmax);
@@ -894,8 +824,7 @@ int topoml__place_torus(const struct place_in *in,
 			_best_ring(t, out->nodes, out->n);
 		return rc;
 	}
-	if (_grid_init(&g, t, in->avail) || !set ||
-	    (in->nreq && _prefix(&g, in->required, true, &g.req)))
+	if (_grid_init(&g, t, in->avail, in->required, in->nreq) || !set)
 		goto oom;
 	vol = g.d[0] * g.d[1] * g.d[2];
 	/* shapes larger than the job tried per phase: 64 up to 4096 nodes,
@@ -906,7 +835,8 @@ int topoml__place_torus(const struct place_in *in,
 		hwloc_bitmap_t sh = _shadowed(t, in);
 
 		if (sh && !hwloc_bitmap_iszero(sh))
-			(void)_prefix(&g, sh, true, &g.shadow);	/* else none */
+			/* else none */
+			(void)topoml__torus_psum(t, sh, 1, 0, 0, &g.shadow);
 		hwloc_bitmap_free(sh);
 	}
 	/* 0: exact boxes; 1: larger boxes, all free (no other job inside
@@ -1023,7 +953,9 @@ int topoml__place_torus(const struct place_in *in,
 					    _tcand_key(&cv[j], &cv[k]))
 						continue;
 					if (cv[j].contact < 0)
-						cv[j].contact = _contact(&g,
+						cv[j].contact =
+							topoml__torus_contact(
+							&g.cells.busy, g.d, g.w,
 							cv[j].o,
 							sv[cv[j].sh].s);
 					if (_tcand_cmp(&cv[j], &cv[k]) < 0)

@@ -38,26 +38,9 @@
 #include "model/topoml_build.h"
 #include "model/model_int.h"
 #include "place/common/place_int.h"
+#include "torus_grid.h"
 
 /* ---- the policy ---------------------------------------------------- */
-
-/* Anchor positions along one axis: seed, seed + s, ... (mod size) until
- * back at seed, as _build_axis_positions() walks them. */
-static int _axis(int size, int stride, int seed, int *pos)
-{
-	int n = 0, p = seed;
-
-	pos[n++] = p;
-	if (!stride)
-		return 1;
-	for (;;) {
-		p = (p + stride) % size;
-		if (p == pos[0] || n >= size)
-			break;
-		pos[n++] = p;
-	}
-	return n;
-}
 
 static int _int_cmp(const void *a, const void *b)
 {
@@ -81,33 +64,35 @@ static int _frag_build(struct frag *f, const struct topoml_t3d_shape *nx,
 		       const int dims[3], const struct topoml_psum *busy,
 		       const struct topoml_psum *mapped)
 {
+	int vol = nx->dims[0] * nx->dims[1] * nx->dims[2], rc = -1;
 	char *cell;
-	int rc = -1;
 
 	f->nx = nx;
 	for (int d = 0; d < 3; d++) {
 		f->pos[d] = malloc(dims[d] * sizeof(int));
 		if (!f->pos[d])
 			return -1;
-		f->n[d] = _axis(dims[d], nx->spacing[d], nx->seed[d],
-				f->pos[d]);
+		f->n[d] = topoml__torus_anchors(dims[d], nx->spacing[d],
+						nx->seed[d], f->pos[d]);
 		qsort(f->pos[d], f->n[d], sizeof(int), _int_cmp);
 	}
 	cell = malloc((size_t)f->n[0] * f->n[1] * f->n[2]);
 	if (!cell)
 		return -1;
+	/* busy counts the holes too: no busy node when the box's busy
+	 * cells are its holes (vol - mapped) */
 	for (int iz = 0; iz < f->n[2]; iz++)
 		for (int iy = 0; iy < f->n[1]; iy++)
 			for (int ix = 0; ix < f->n[0]; ix++) {
 				int o[3] = { f->pos[0][ix], f->pos[1][iy],
 					     f->pos[2][iz] };
+				int m = topoml_psum_wrap(mapped, o, nx->dims);
 
 				cell[ix + (size_t)f->n[0] *
 				     (iy + (size_t)f->n[1] * iz)] =
-					!topoml_psum_wrap(busy, o,
-							  nx->dims) &&
-					topoml_psum_wrap(mapped, o,
-							 nx->dims) > 0;
+					m > 0 && topoml_psum_wrap(busy, o,
+								  nx->dims) ==
+						 vol - m;
 			}
 	rc = topoml_psum_build(&f->free, f->n, cell);
 	free(cell);
@@ -177,30 +162,23 @@ static int _frag_cost(const struct frag *f, const int dims[3],
 	return total;
 }
 
-/* Set the box's nodes in set; the highest weight among them. */
+/* Set the box's nodes in set; the highest weight among them (buf: room
+ * for the box's volume). */
 static uint64_t _box_nodes(const topoml_topo_t *t, const int o[3],
 			   const int s[3], const uint64_t *wt,
-			   hwloc_bitmap_t set)
+			   hwloc_bitmap_t set, int *buf)
 {
+	int m = topoml__torus_box_nodes(t, o, s, NULL, buf);
 	uint64_t w = 0;
 
 	if (set)
 		hwloc_bitmap_zero(set);
-	for (int dz = 0; dz < s[2]; dz++)
-		for (int dy = 0; dy < s[1]; dy++)
-			for (int dx = 0; dx < s[0]; dx++) {
-				int c[3] = { (o[0] + dx) % t->dims[0],
-					     (o[1] + dy) % t->dims[1],
-					     (o[2] + dz) % t->dims[2] };
-				int v = t->coord_node[topoml__torus_pos(t, c)];
-
-				if (v < 0)
-					continue;
-				if (set)
-					hwloc_bitmap_set(set, v);
-				if (wt && wt[v] > w)
-					w = wt[v];
-			}
+	for (int k = 0; k < m; k++) {
+		if (set)
+			hwloc_bitmap_set(set, buf[k]);
+		if (wt && wt[buf[k]] > w)
+			w = wt[buf[k]];
+	}
 	return w;
 }
 
@@ -233,42 +211,6 @@ static int _t3cand_cmp(const void *a, const void *b)
 	return x->order - y->order;
 }
 
-/* Box (o, s) nodes with a torus neighbour outside it that is busy. */
-static int _contact(const topoml_topo_t *t, const char *busy, const int o[3],
-		    const int s[3])
-{
-	int n = 0;
-
-	for (int dz = 0; dz < s[2]; dz++)
-		for (int dy = 0; dy < s[1]; dy++)
-			for (int dx = 0; dx < s[0]; dx++) {
-				int r[3] = { dx, dy, dz }, hit = 0;
-
-				for (int d = 0; d < 3 && !hit; d++)
-					for (int st = -1; st <= 1 && !hit;
-					     st += 2) {
-						int q[3], rr = r[d] + st;
-
-						/* inside the box (wrapping
-						 * boxes of a whole axis) */
-						if (s[d] == t->dims[d] ||
-						    (rr >= 0 && rr < s[d]))
-							continue;
-						for (int e = 0; e < 3; e++)
-							q[e] = o[e] + r[e];
-						q[d] += st;
-						for (int e = 0; e < 3; e++)
-							q[e] = (q[e] % t->dims[e] +
-								t->dims[e]) %
-							       t->dims[e];
-						hit = busy[topoml__torus_pos(
-							t, q)];
-					}
-				n += hit;
-			}
-	return n;
-}
-
 /* place.c's TOPOML_TORUS engine when t->torus3d_only; ranked (in->k). */
 int topoml__place_torus3d_topoml(const struct place_in *in,
 				 struct topoml_placement *out, char *why,
@@ -285,11 +227,11 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 	const struct topoml_torus3d *c = t->torus3d;
 	struct topoml_torus3d *own = NULL;
 	const uint64_t *wt = in->req->weight;
-	struct topoml_psum busy = { 0 }, mapped = { 0 }, req = { 0 };
+	struct topoml_torus_cells cells = { 0 };
+	struct topoml_psum mapped = { 0 };
 	struct frag fr = { 0 };
 	int best_shape = -1, best_frag = -1, rc = -1, bo[3] = { 0 };
-	int *pos[3] = { NULL }, npos[3];
-	char *cell = NULL, *bcell = NULL;
+	int *pos[3] = { NULL }, npos[3], *buf = NULL;
 	uint64_t best_w = 0;
 	long vol;
 	hwloc_bitmap_t set = NULL;
@@ -318,37 +260,17 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 		goto out;
 	}
 	vol = (long)t->dims[0] * t->dims[1] * t->dims[2];
-	cell = calloc(vol ? vol : 1, 1);
+	buf = malloc((vol ? vol : 1) * sizeof(int));
 	for (int d = 0; d < 3; d++)
 		pos[d] = malloc(t->dims[d] * sizeof(int));
-	if (!cell || !pos[0] || !pos[1] || !pos[2])
+	if (!buf || !pos[0] || !pos[1] || !pos[2])
 		goto oom;
-	/* busy: a node that is not free; mapped: a cell with a node */
-	for (long p = 0; p < vol; p++) {
-		int v = t->coord_node[p];
-
-		cell[p] = v >= 0 && !hwloc_bitmap_isset(in->avail, v);
-	}
-	if (topoml_psum_build(&busy, t->dims, cell))
+	/* the engine's box test (torus_grid.c); mapped: a cell with a node,
+	 * for the fragmentation cost */
+	if (topoml__torus_cells(&cells, t, in->avail, in->required,
+				in->nreq) ||
+	    topoml__torus_psum(t, NULL, 1, 1, 0, &mapped))
 		goto oom;
-	if (ml) {
-		bcell = malloc(vol ? vol : 1);
-		if (!bcell)
-			goto oom;
-		memcpy(bcell, cell, vol);
-	}
-	for (long p = 0; p < vol; p++)
-		cell[p] = t->coord_node[p] >= 0;
-	if (topoml_psum_build(&mapped, t->dims, cell))
-		goto oom;
-	if (in->nreq) {
-		for (long p = 0; p < vol; p++)
-			cell[p] = t->coord_node[p] >= 0 &&
-				  hwloc_bitmap_isset(in->required,
-						     t->coord_node[p]);
-		if (topoml_psum_build(&req, t->dims, cell))
-			goto oom;
-	}
 	for (int i = 0; i < c->nshapes; i++) {
 		const struct topoml_t3d_shape *s = &c->shapes[i], *nx = NULL;
 
@@ -360,12 +282,14 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 		if (nx != fr.nx) {
 			_frag_clear(&fr);
 			memset(&fr, 0, sizeof(fr));
-			if (nx && _frag_build(&fr, nx, t->dims, &busy, &mapped))
+			if (nx && _frag_build(&fr, nx, t->dims, &cells.busy,
+					      &mapped))
 				goto oom;
 		}
 		for (int d = 0; d < 3; d++)
-			npos[d] = _axis(t->dims[d], s->spacing[d], s->seed[d],
-					pos[d]);
+			npos[d] = topoml__torus_anchors(t->dims[d],
+							s->spacing[d],
+							s->seed[d], pos[d]);
 		for (int ix = 0; ix < npos[0]; ix++)
 			for (int iy = 0; iy < npos[1]; iy++)
 				for (int iz = 0; iz < npos[2]; iz++) {
@@ -373,17 +297,10 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 						     pos[2][iz] }, f;
 					uint64_t w = 0;
 
-					/* every cell a node, all free */
-					if (topoml_psum_wrap(&mapped, o,
-							     s->dims) !=
-						    s->size ||
-					    topoml_psum_wrap(&busy, o,
-							     s->dims))
-						continue;
-					if (in->nreq &&
-					    topoml_psum_wrap(&req, o,
-							     s->dims) !=
-						    in->nreq)
+					/* every cell a free node, the
+					 * required ones inside */
+					if (!topoml__torus_box_free(&cells, o,
+								    s->dims))
 						continue;
 					if (ml) {
 						struct t3cand *g;
@@ -394,11 +311,13 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 						g = cv;
 						g[nc].w = wt ? _box_nodes(
 							t, o, s->dims, wt,
-							NULL) : 0;
+							NULL, buf) : 0;
 						g[nc].shape = i;
 						memcpy(g[nc].o, o, sizeof(o));
-						g[nc].contact = _contact(
-							t, bcell, o, s->dims);
+						g[nc].contact =
+							topoml__torus_touching(
+							t, in->avail, o,
+							s->dims);
 						g[nc].frag = _frag_cost(
 							&fr, t->dims, o,
 							s->dims);
@@ -408,7 +327,7 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 					}
 					if (wt)
 						w = _box_nodes(t, o, s->dims,
-							       wt, NULL);
+							       wt, NULL, buf);
 					if (best_shape >= 0 && w > best_w)
 						continue;
 					if (best_shape >= 0 && w == best_w) {
@@ -443,7 +362,7 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 		qsort(cv, nc, sizeof(*cv), _t3cand_cmp);
 		for (int i = 0; i < nc && found < want; i++) {
 			_box_nodes(t, cv[i].o, c->shapes[cv[i].shape].dims,
-				   NULL, set);
+				   NULL, set, buf);
 			if (want > 1 && !topoml__seen_add(&seen, set))
 				continue;
 			if (topoml__placement_from_set(t, set, &out[found]))
@@ -461,7 +380,7 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 	set = hwloc_bitmap_alloc();
 	if (!set)
 		goto oom;
-	_box_nodes(t, bo, c->shapes[best_shape].dims, NULL, set);
+	_box_nodes(t, bo, c->shapes[best_shape].dims, NULL, set, buf);
 	rc = topoml__placement_from_set(t, set, out);
 	if (!rc)
 		goto out;
@@ -472,11 +391,9 @@ out:
 	_frag_clear(&fr);
 	topoml__seen_clear(&seen);
 	free(cv);
-	free(bcell);
-	topoml_psum_free(&busy);
+	free(buf);
+	topoml__torus_cells_free(&cells);
 	topoml_psum_free(&mapped);
-	topoml_psum_free(&req);
-	free(cell);
 	for (int d = 0; d < 3; d++)
 		free(pos[d]);
 	hwloc_bitmap_free(set);
