@@ -32,8 +32,8 @@
 #include "sim.h"
 #include "model/model_int.h"
 #include "place/common/place_int.h"
-#include "sim/slurm_switch.h"
-#include "torus_grid.h"
+#include "sim/baselines/slurm_switch.h"
+#include "place/torus/torus_grid.h"
 
 struct run {
 	double start;

@@ -36,7 +36,7 @@
 
 #include "topoml.h"
 #include "place/common/place_int.h"
-#include "torus_grid.h"
+#include "place/torus/torus_grid.h"
 
 struct grid {
 	const topoml_topo_t *t;

@@ -38,7 +38,7 @@
 #include "model/topoml_build.h"
 #include "model/model_int.h"
 #include "place/common/place_int.h"
-#include "torus_grid.h"
+#include "place/torus/torus_grid.h"
 
 /* ---- the policy ---------------------------------------------------- */
 

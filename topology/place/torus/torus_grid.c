@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "torus_grid.h"
+#include "place/torus/torus_grid.h"
 
 int topoml__torus_psum(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 		       char in, char out, char hole, struct topoml_psum *ps)

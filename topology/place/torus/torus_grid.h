@@ -11,7 +11,7 @@
 #define TOPOML_TORUS_GRID_H
 
 #include "topoml.h"
-#include "model_int.h"
+#include "model/model_int.h"
 
 /*
  * Prefix sums (topoml_psum) over t's cells: a cell whose node is in set

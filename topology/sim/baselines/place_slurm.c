@@ -28,7 +28,7 @@
 
 #include "topoml.h"
 #include "sim/baselines/baselines.h"
-#include "sim/slurm_switch.h"
+#include "sim/baselines/slurm_switch.h"
 
 /* _eval_nodes_topo() or _eval_nodes_dfly() by nodes (slurm_switch.c). */
 static int _slurm_switch_eval(const struct place_in *in, bool dfly,

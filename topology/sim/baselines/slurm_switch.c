@@ -7,8 +7,8 @@
  */
 #include <stdlib.h>
 
-#include "slurm_switch.h"
-#include "model_int.h"
+#include "sim/baselines/slurm_switch.h"
+#include "model/model_int.h"
 #include "place/common/place_int.h"
 
 void topoml__sl_switches_free(struct topoml_sl_switches *st)
