@@ -15,7 +15,7 @@ TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 export SPARES_WORKERS=${SPARES_WORKERS:-9} SPARES_STEPS=${SPARES_STEPS:-800}
 export SPARES_TASKFAIL=${SPARES_TASKFAIL:-0}
 export SPARES_SHRINK=${SPARES_SHRINK:-0}
-bash "$TESTS_DIR/ckpt/spares.sh"
+bash "$TESTS_DIR/ckpt/test_ckpt_spares.sh"
 rc=$?
 [ "$rc" = 77 ] && { echo "bench_spares: skipped"; exit 0; }
 exit "$rc"
