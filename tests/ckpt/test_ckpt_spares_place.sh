@@ -37,13 +37,7 @@ leaf() { echo $(((${1#n} - 1) / 4)); }
 
 # wait_done ID: the job has ended.
 wait_done() {
-	for _ in $(seq 1 600); do
-		case $(cluster_job_state "$1") in
-		""|COMPLETED|FAILED|CANCELLED) return 0 ;;
-		esac
-		sleep 0.1
-	done
-	fail "job $1 did not end: $(squeue)"
+	cluster_job_wait_end "$1" >/dev/null || fail "job $1 did not end: $(squeue)"
 }
 
 cat >"$work/job.sh" <<'EOF'

@@ -499,9 +499,11 @@ cluster_submit() {
 	sbatch --parsable -o /dev/null "$@" --wrap 'sleep 100000'
 }
 
-# cluster_job_state ID: its state (empty once slurmctld forgot it).
+# cluster_job_state ID: its state, COMPLETED and the like too until
+# MinJobAge (empty once slurmctld forgot it; squeue -j shows no ended job).
 cluster_job_state() {
-	squeue -h -j "$1" -o '%T' 2>/dev/null
+	scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' |
+		cut -d= -f2
 }
 
 # cluster_job_reason ID: "STATE REASON".

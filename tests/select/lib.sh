@@ -15,6 +15,11 @@
 SEL_TOPOML=${TOP_BUILDDIR:-.}/contrib/topoml
 SEL_SCORE=${TOP_BUILDDIR:-.}/tests/select_score
 
+# sel_state JOBID: squeue's state (empty once the job ended).
+sel_state() {
+	squeue -h -j "$1" -o '%T' 2>/dev/null
+}
+
 sel_require_tools() {
 	cluster_need_root
 	[ -f "$TOP_BUILDDIR/select_plugin/.libs/select_topoml.so" ] ||
@@ -25,7 +30,6 @@ sel_require_tools() {
 
 # The names the select tests have used (now in tests/lib/cluster.sh).
 sel_wait_start() { cluster_job_wait_start "$@"; }
-sel_state() { cluster_job_state "$@"; }
 sel_wait_gone() { cluster_job_wait_end "$1" 30 >/dev/null; }
 sel_comment() { cluster_job_comment "$@"; }
 sel_field() { cluster_field "$@"; }
