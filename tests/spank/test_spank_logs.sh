@@ -18,18 +18,15 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 . "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+cluster_need_root
 so=$TOP_BUILDDIR/spank/.libs/topoml.so
 sel=$TOP_BUILDDIR/select_plugin/.libs/select_topoml.so
 forge=$TOP_BUILDDIR/tests/spank/forge_spank.so
-for f in "$so" "$sel" "$forge"; do
-	[ -f "$f" ] || { echo "SKIP: $f missing"; exit 77; }
-done
+cluster_need_files "$so" "$sel" "$forge"
 
 U=topomllog1
 NJOBS=70
-BASE=$(mktemp -d /tmp/topoml-logusers.XXXXXX)
-chmod 755 "$BASE"
+cluster_tmpdir BASE logusers
 printf 'SwitchName=s1 Nodes=n[1-2]\n' >"$BASE/net.conf"
 printf 'TopologyFile=%s\n' "$BASE/net.conf" >"$BASE/topoml.conf"
 chmod 644 "$BASE"/*.conf
@@ -40,8 +37,6 @@ CLUSTER_SPANK=1
 CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
 CLUSTER_CONF_EXTRA="MinJobAge=600"
 cluster_start logs || exit $?
-trap 'cluster_stop; rm -rf "$BASE"' EXIT
-trap 'cluster_stop; rm -rf "$BASE"; exit 130' INT TERM
 cluster_user "$U"
 mkdir -p "$BASE/$U"
 chown "$U" "$BASE/$U"
