@@ -1,9 +1,9 @@
 #!/bin/bash
 # make bench: the fault-injection benchmark of issue 13 (item 5) on the
-# local cluster with real PyTorch (spares.sh's jobs, run longer): 9
-# workers + 1 spare (--ml-spares=1), one node of the 10 (10 %) killed
-# after checkpoint 20; the same failure on a --requeue job without spare
-# (cred_expire=5); an uninterrupted job beside them.  Prints the recovery
+# local cluster with real PyTorch (test_ckpt_spares.sh's jobs, run
+# longer): 9 workers + 1 spare (--ml-spares=1), one node of the 10 (10 %)
+# killed after checkpoint 20; the same failure on a --requeue job without
+# spare (cred_expire=5); an uninterrupted job beside them.  Prints the recovery
 # time (kill to training again) of each path, the steps trained again and
 # each job's time to solution against the uninterrupted one's, measured
 # in the same run.  SPARES_STEPS (default 800 steps of SPARES_MS=100 ms,

@@ -32,7 +32,7 @@
 # the time from each failure to training again and each job's time to
 # solution (its first start to its final parameters) against ref's.
 # As a benchmark (issue 13 item 5: one node in 10 fails): bench_spares.sh
-#   SPARES_WORKERS=9 SPARES_STEPS=800 SPARES_SHRINK=0 spares.sh
+#   SPARES_WORKERS=9 SPARES_STEPS=800 SPARES_SHRINK=0 test_ckpt_spares.sh
 # (W workers + 1 spare; SPARES_SHRINK=0 leaves the shrink job out).
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
