@@ -589,7 +589,8 @@ cluster_field() {
 cluster_settle() {
 	local want have
 	for _ in $(seq 1 100); do
-		want=$(squeue -h -t R,CF -o '%D' | awk '{s += $1} END {print s + 0}')
+		want=$(squeue -h -t R,CF -o '%D' |
+			awk '{ s += $1 } END { print s + 0 }')
 		have=$(sinfo -h -N -o '%N %t' | sort -u |
 			awk '$2 !~ /^idle[~#]?$/' | wc -l)
 		[ "$want" = "$have" ] && return 0
