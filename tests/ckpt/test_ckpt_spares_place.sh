@@ -37,7 +37,8 @@ leaf() { echo $(((${1#n} - 1) / 4)); }
 
 # wait_done ID: the job has ended.
 wait_done() {
-	cluster_job_wait_end "$1" >/dev/null || fail "job $1 did not end: $(squeue)"
+	cluster_job_wait_end "$1" >/dev/null ||
+		fail "job $1 did not end: $(squeue)"
 }
 
 cat >"$work/job.sh" <<'EOF'

@@ -79,8 +79,8 @@ for _ in $(seq 1 900); do
 	sleep 0.1
 done
 out=$(cat "$BASE/last.out" 2>/dev/null)
-[ "$(cluster_job_state "$last")" = COMPLETED ] ||
-	fail "job $last (warning on its last step): $(cluster_job_state "$last"): $out"
+s=$(cluster_job_state "$last")
+[ "$s" = COMPLETED ] || fail "job $last (warning on its last step): $s: $out"
 [ "$(restarts "$last")" = 0 ] ||
 	fail "job $last was requeued $(restarts "$last") times: $out"
 echo "$out" | grep -qx 'ckpt 12' || fail "job $last: no checkpoint 12: $out"
