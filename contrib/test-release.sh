@@ -76,7 +76,8 @@ if [ -n "$compile" ]; then
 fi
 
 if [ $# -eq 0 ]; then
-	set -- ckpt/hostile.sh ckpt/cluster.sh spank/test_spank_srun.sh \
+	set -- ckpt/test_ckpt_hostile.sh ckpt/test_ckpt_resume.sh \
+		spank/test_spank_srun.sh \
 		spank/test_spank_sbatch.sh spank/test_spank_ports.sh \
 		spank/test_spank_cache.sh spank/test_spank_gres.sh \
 		spank/test_spank_amd.sh spank/test_spank_help.sh
@@ -95,7 +96,7 @@ if [ $# -eq 0 ]; then
 			select/test_select_torus3d.sh \
 			select/test_select_boxwait.sh \
 			select/test_select_hybridwait.sh \
-			select/compare_2605.sh
+			select/test_select_compare_2605.sh
 fi
 pass=0 fail=0 skip=0
 mkdir -p "$build/tests/release-logs"

@@ -1,4 +1,5 @@
-"""Unit tests of contrib/ckpt/topoml_ckpt.py, run by tests/ckpt/python.sh.
+"""Unit tests of contrib/ckpt/topoml_ckpt.py, run by
+tests/ckpt/test_ckpt_python.sh.
 
 SPDX-License-Identifier: GPL-2.0-or-later
 """

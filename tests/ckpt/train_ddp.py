@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Real PyTorch DistributedDataParallel training (gloo, CPU) for the hot
-spare test (spares.sh): every step trains one global batch of 360
+spare test (test_ckpt_spares.sh): every step trains one global batch of 360
 samples (a function of the step only), each rank its slice (the
 keep-global-batch rule of topoml_ckpt), so a run that loses a node and
 resumes from the last checkpoint, on a spare or on fewer ranks, ends with

@@ -12,14 +12,13 @@ set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$TESTS_DIR/.." && pwd)}
 . "$TESTS_DIR/lib/cluster.sh"
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+cluster_need_root
 [ -f "$TOP_BUILDDIR/spank/.libs/topoml.so" ] ||
 	{ echo "SKIP: topoml.so not built"; exit 77; }
 PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "SKIP: no $PY"; exit 77; }
 
-BASE=$(mktemp -d /tmp/topoml-ckfin.XXXXXX)
-chmod 755 "$BASE"
+cluster_tmpdir BASE ckfin
 cp "$TOP_SRCDIR/contrib/ckpt/topoml_ckpt/__init__.py" "$BASE/topoml_ckpt.py"
 # train.py N STOP_AT: N steps; at step STOP_AT it waits (up to 40 s) for
 # the warning, so that the checkpoint answering it is step STOP_AT + 2.
@@ -53,7 +52,6 @@ CLUSTER_SPANK=1
 CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
 CLUSTER_SLURMD=2
 cluster_start ckfin || exit $?
-trap 'cluster_stop; rm -rf "$BASE"' EXIT
 # The requeued job's restart count is all this test needs: it does not
 # wait for that job to run again (cred_expire, 1200 s by default).
 cd "$CLUSTER_DIR" || exit 1
@@ -66,10 +64,6 @@ submit() {
 		--ml-ckpt="$BASE/$1,lead=50" \
 		--wrap "exec $PY $BASE/train.py $2 $3" || fail "sbatch $1"
 }
-state() {
-	scontrol show job "$1" 2>/dev/null |
-		sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'
-}
 restarts() {
 	scontrol show job "$1" 2>/dev/null | grep -o 'Restarts=[0-9]*' |
 		cut -d= -f2
@@ -78,15 +72,15 @@ restarts() {
 last=$(submit last 12 10)	# warning answered by step 12 = the last
 early=$(submit early 40 10)	# warning answered by step 12 of 40
 for _ in $(seq 1 900); do
-	s1=$(state "$last")
+	s1=$(cluster_job_state "$last")
 	r2=$(restarts "$early")
 	case $s1 in COMPLETED | FAILED | CANCELLED | TIMEOUT) ;; *) s1= ;; esac
 	[ -n "$s1" ] && [ "${r2:-0}" -ge 1 ] && break
 	sleep 0.1
 done
 out=$(cat "$BASE/last.out" 2>/dev/null)
-[ "$(state "$last")" = COMPLETED ] ||
-	fail "job $last (warning on its last step): $(state "$last"): $out"
+s=$(cluster_job_state "$last")
+[ "$s" = COMPLETED ] || fail "job $last (warning on its last step): $s: $out"
 [ "$(restarts "$last")" = 0 ] ||
 	fail "job $last was requeued $(restarts "$last") times: $out"
 echo "$out" | grep -qx 'ckpt 12' || fail "job $last: no checkpoint 12: $out"

@@ -41,26 +41,12 @@ state() {
 	NFREE=$(awk '$2 ~ /^idle[~#]?$/' "$WORK/sinfo" | sort -u | wc -l)
 }
 
-# Wait until every node of a cancelled job is back (no alloc/comp node
-# outside the running jobs).
-settle() {
-	local i want have
-	for i in $(seq 1 100); do
-		want=$(squeue -h -t R,CF -o '%D' | awk '{s += $1} END {print s + 0}')
-		have=$(sinfo -h -N -o '%N %t' | sort -u |
-			awk '$2 !~ /^idle[~#]?$/' | wc -l)
-		[ "$want" = "$have" ] && return 0
-		sleep 0.1
-	done
-	cluster_fail "nodes did not settle: $have busy, $want allocated"
-}
-
 run_sequence() {
 	local policy=$1 topo=$2 sizes=(1 2 3 4 5 7 8 12 16 17 24 31 32 33 40 48 63 64 65 100)
 	local step k id nl i expect got jobs=() exp_leaves
 	RANDOM=4242
 	for step in $(seq 1 "$STEPS"); do
-		settle
+		cluster_settle
 		if [ ${#jobs[@]} -gt 0 ] && [ $((RANDOM % 10)) -lt 3 ]; then
 			i=$((RANDOM % ${#jobs[@]}))
 			scancel "${jobs[$i]}"

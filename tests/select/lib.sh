@@ -1,71 +1,42 @@
 # shellcheck shell=bash
 #
-# Helpers of the select/topoml integration tests (sourced after
-# tests/lib/cluster.sh).  Jobs are submitted one at a time and each waits for
-# its allocation, so a sequence leaves the same state on every run.
+# What only the select/topoml cluster tests use; it sources
+# tests/lib/cluster.sh, which has the rest (jobs, states, users).  Jobs
+# are submitted one at a time and each waits for its allocation, so a
+# sequence leaves the same state on every run.  The topology generators
+# (topo_*) build the same machine for select/topoml and for Slurm's own
+# topology plugins (24.05+: tree, block; 25.05+: topology.yaml; 26.05:
+# torus3d).  Emulated nodes are c1..cN; a "unit" (leaf switch, base block)
+# holds PER of them in name order, so c(k*PER+1)..c((k+1)*PER) is unit k.
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 SEL_TOPOML=${TOP_BUILDDIR:-.}/contrib/topoml
 SEL_SCORE=${TOP_BUILDDIR:-.}/tests/select_score
 
+# sel_state JOBID: squeue's state (empty once the job ended).
+sel_state() {
+	squeue -h -j "$1" -o '%T' 2>/dev/null
+}
+
 sel_require_tools() {
-	[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+	cluster_need_root
 	[ -f "$TOP_BUILDDIR/select_plugin/.libs/select_topoml.so" ] ||
 		{ echo "SKIP: select/topoml not built (no Slurm source)"; exit 77; }
 	[ -x "$SEL_SCORE" ] || { echo "FAIL: $SEL_SCORE missing"; exit 1; }
 	[ -x "$SEL_TOPOML" ] || { echo "FAIL: $SEL_TOPOML missing"; exit 1; }
 }
 
-# sel_wait_start JOBID [TENTHS]: wait until the job holds nodes; prints them.
-sel_wait_start() {
-	local id=$1 nl st
-	for _ in $(seq 1 "${2:-300}"); do
-		read -r st nl < <(squeue -h -j "$id" -o '%T %N' 2>/dev/null)
-		case "$st" in
-		RUNNING|CONFIGURING)
-			[ -n "$nl" ] && { echo "$nl"; return 0; } ;;
-		esac
-		sleep 0.1
-	done
-	return 1
-}
-
-# sel_state JOBID: squeue state (empty when gone).
-sel_state() {
-	squeue -h -j "$1" -o '%T' 2>/dev/null
-}
-
-# sel_wait_gone JOBID: wait until the job no longer holds nodes.
-sel_wait_gone() {
-	local st
-	for _ in $(seq 1 300); do
-		st=$(sel_state "$1")
-		case "$st" in
-		""|COMPLETED|CANCELLED|FAILED) return 0 ;;
-		esac
-		sleep 0.1
-	done
-	return 1
-}
-
-# sel_comment JOBID: the job's SystemComment.
-sel_comment() {
-	scontrol show job "$1" | sed -n 's/^ *SystemComment=//p'
-}
-
-# sel_field KEY LINE: value of KEY=VALUE in LINE.
-sel_field() {
-	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1
-}
-
-# Same set of nodes?  (host lists in any order or compression)
-sel_same_nodes() {
-	local a b
-	a=$(scontrol show hostnames "$1" | sort | paste -sd,)
-	b=$(scontrol show hostnames "$2" | sort | paste -sd,)
-	[ "$a" = "$b" ]
-}
+# The names the select tests have used (now in tests/lib/cluster.sh).
+sel_wait_start() { cluster_job_wait_start "$@"; }
+sel_wait_gone() { cluster_job_wait_end "$1" 30 >/dev/null; }
+sel_comment() { cluster_job_comment "$@"; }
+sel_field() { cluster_field "$@"; }
+sel_same_nodes() { cluster_same_nodes "$@"; }
+topo_need() { cluster_need_release "$@"; }
+topo_submit() { cluster_submit "$@"; }
+topo_reason() { cluster_job_reason "$@"; }
 
 # sel_expected TOPO N BUSY [HINT [JOBID=NODES ...]]: the engine's answer
 # for the request select/topoml makes for an exclusive job: `topoml place`
@@ -156,33 +127,10 @@ sel_totals() {
 
 # sel_sequence SEED COUNT NODES: a mixed job sequence with cancellations
 # (holes) that keeps NODES under 90% full.  Deterministic: an LCG on SEED.
+# Sizes scale with the machine (x4 at 4096 nodes).
 sel_sequence() {
-	awk -v seed="$1" -v count="$2" -v max="$3" 'BEGIN {
-		split("1 2 4 8 16 32 3 6 12 24 48 64 96 5 128", sz, " ")
-		s = seed; live = 0; total = 0
-		for (i = 1; i <= count; i++) {
-			s = (s * 1103515245 + 12345) % 2147483648
-			if (live > 2 && (s % 4) == 0) {
-				s = (s * 1103515245 + 12345) % 2147483648
-				k = int(s / 7) % live + 1
-				printf "cancel %s\n", name[k]
-				total -= size[k]
-				name[k] = name[live]; size[k] = size[live]; live--
-				continue
-			}
-			# sizes scale with the machine (x4 at 4096 nodes)
-			n = sz[int(s / 13) % 15 + 1] * (max >= 2048 ? int(max / 1024) : 1)
-			if (n > max) n = max
-			# keep the machine under 90% full: every job fits
-			while (live > 0 && total + n > max * 0.9) {
-				printf "cancel %s\n", name[1]
-				total -= size[1]
-				name[1] = name[live]; size[1] = size[live]; live--
-			}
-			live++; name[live] = "j" i; size[live] = n; total += n
-			printf "submit j%d %d\n", i, n
-		}
-	}'
+	topo_sequence "$1" "$2" "$3" "1 2 4 8 16 32 3 6 12 24 48 64 96 5 128" \
+		0.9 $(($3 >= 2048 ? $3 / 1024 : 1))
 }
 
 # sel_plan JOBID: backfill's planned nodes of a pending job (squeue %Y),
@@ -198,4 +146,133 @@ sel_plan() {
 	done
 	scontrol show hostnames "${plan#PENDING }" 2>/dev/null | sort |
 		tr '\n' ' '
+}
+
+# topo_gen_tree UNITS PER [PREFIX]: topology.conf, UNITS leaves of PER
+# nodes, 4 leaves per spine, one root.
+topo_gen_tree() {
+	local u=$1 per=$2 p=${3:-leaf} l s
+	for l in $(seq 0 $((u - 1))); do
+		echo "SwitchName=$p$l Nodes=c[$((l * per + 1))-$(((l + 1) * per))]"
+	done
+	for s in $(seq 0 $(((u + 3) / 4 - 1))); do
+		local last=$((s * 4 + 3))
+		[ $last -ge "$u" ] && last=$((u - 1))
+		echo "SwitchName=${p}spine$s Switches=${p}[$((s * 4))-$last]"
+	done
+	echo "SwitchName=${p}root Switches=${p}spine[0-$(((u + 3) / 4 - 1))]"
+}
+
+# topo_gen_block UNITS PER SIZES: topology.conf of topology/block, UNITS
+# base blocks of PER nodes, BlockSizes=SIZES (comma list).
+topo_gen_block() {
+	local u=$1 per=$2 l
+	for l in $(seq 0 $((u - 1))); do
+		echo "BlockName=b$l Nodes=c[$((l * per + 1))-$(((l + 1) * per))]"
+	done
+	echo "BlockSizes=$3"
+}
+
+# topo_gen_block_as_tree UNITS PER SIZES: the same blocks as a fat-tree
+# (base blocks are leaves, each larger BlockSize one switch level above),
+# for the engine and for scoring: a leaf is a base block, a common switch
+# is the smallest aggregated block that holds both nodes.
+topo_gen_block_as_tree() {
+	local u=$1 per=$2 lvl=0 size prev=$2 k n kids
+	for k in $(seq 0 $((u - 1))); do
+		echo "SwitchName=bl0s$k Nodes=c[$((k * per + 1))-$(((k + 1) * per))]"
+	done
+	n=$u
+	for size in $(echo "$3" | tr , ' ') top; do
+		[ "$size" = top ] && size=$((u * per * 2))
+		[ "$size" -le "$per" ] && continue
+		kids=$((size / prev))
+		[ "$kids" -lt 2 ] && continue
+		lvl=$((lvl + 1))
+		local m=$(((n + kids - 1) / kids))
+		[ "$m" -lt 1 ] && m=1
+		for k in $(seq 0 $((m - 1))); do
+			local last=$((k * kids + kids - 1))
+			[ $last -ge "$n" ] && last=$((n - 1))
+			echo "SwitchName=bl${lvl}s$k Switches=bl$((lvl - 1))s[$((k * kids))-$last]"
+		done
+		n=$m
+		prev=$size
+		[ "$n" = 1 ] && break
+	done
+}
+
+# topo_units NODES PER: the sorted unit numbers (leaf, base block) of a
+# host list, one per node ("0 0 1 3 ...").
+topo_units() {
+	scontrol show hostnames "$1" | sed 's/^c//' |
+		awk -v per="$2" '{ print int(($1 - 1) / per) }' | sort -n
+}
+
+# topo_unit_count NODES PER: how many units the nodes touch.
+topo_unit_count() {
+	topo_units "$1" "$2" | uniq | wc -l
+}
+
+# topo_placed JOBID: "topoml" or "cons_tres" from the job's SystemComment
+# (empty without one).
+topo_placed() {
+	cluster_job_comment "$1" |
+		sed -n 's/.*topoml: placed=\([a-z_]*\).*/\1/p'
+}
+
+# topo_sequence SEED COUNT NODES "SIZES" FILL [SCALE]: submits and
+# cancellations (deterministic: an LCG on SEED) of jobs drawn from SIZES
+# (each times SCALE, at most NODES), kept under FILL (a fraction) of NODES.
+topo_sequence() {
+	awk -v seed="$1" -v count="$2" -v max="$3" -v sizes="$4" \
+	    -v fill="$5" -v scale="${6:-1}" 'BEGIN {
+		ns = split(sizes, sz, " ")
+		s = seed; live = 0; total = 0
+		for (i = 1; i <= count; i++) {
+			s = (s * 1103515245 + 12345) % 2147483648
+			if (live > 2 && (s % 4) == 0) {
+				s = (s * 1103515245 + 12345) % 2147483648
+				k = int(s / 7) % live + 1
+				printf "cancel %s\n", name[k]
+				total -= size[k]
+				name[k] = name[live]; size[k] = size[live]; live--
+				continue
+			}
+			n = sz[int(s / 13) % ns + 1] * scale
+			if (n > max) n = max
+			while (live > 0 && total + n > max * fill) {
+				printf "cancel %s\n", name[1]
+				total -= size[1]
+				name[1] = name[live]; size[1] = size[live]; live--
+			}
+			live++; name[live] = "j" i; size[live] = n; total += n
+			printf "submit j%d %d\n", i, n
+		}
+	}'
+}
+
+# topo_gen_torus_json X Y Z: topoml's torus, c1 at (0,0,0), x fastest
+# (the node order of a torus3d "nodes:" list).
+topo_gen_torus_json() {
+	printf '{ "family": "torus", "dims": [%d, %d, %d], "wrap": [true, true, true],\n' "$1" "$2" "$3"
+	echo '  "node_pattern": { "prefix": "c", "first": 1, "digits": 0, "order": "xyz" } }'
+}
+
+# topo_gen_torus3d_yaml X Y Z "AxBxC ...": topology.yaml of one torus3d
+# torus over c[1-X*Y*Z] with the listed placement shapes (default anchors:
+# spaced at the shape).
+topo_gen_torus3d_yaml() {
+	local shape
+	echo "- topology: t3d"
+	echo "  cluster_default: true"
+	echo "  torus3d:"
+	echo "    toruses:"
+	echo "      - name: pod1"
+	echo "        dims: {x: $1, y: $2, z: $3}"
+	echo "        nodes: c[1-$(($1 * $2 * $3))]"
+	echo "        placements:"
+	for shape in $4; do
+		echo "$shape" | awk -F x '{ printf "          - dims: {x: %d, y: %d, z: %d}\n", $1, $2, $3 }'
+	done
 }

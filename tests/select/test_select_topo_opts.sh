@@ -25,7 +25,6 @@ set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$TESTS_DIR/lib/cluster.sh"
 . "$TESTS_DIR/select/lib.sh"
-. "$TESTS_DIR/select/topo_lib.sh"
 sel_require_tools
 
 PER=8		# nodes per leaf switch / base block

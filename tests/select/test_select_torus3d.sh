@@ -83,18 +83,6 @@ state() {
 	NFREE=$(awk '$2 ~ /^idle[~#]?$/' "$WORK/sinfo" | sort -u | wc -l)
 }
 
-settle() {
-	local i want have
-	for i in $(seq 1 100); do
-		want=$(squeue -h -t R,CF -o '%D' | awk '{s += $1} END {print s + 0}')
-		have=$(sinfo -h -N -o '%N %t' | sort -u |
-			awk '$2 !~ /^idle[~#]?$/' | wc -l)
-		[ "$want" = "$have" ] && return 0
-		sleep 0.1
-	done
-	cluster_fail "nodes did not settle: $have busy, $want allocated"
-}
-
 CLUSTER_SLURMD=0 CLUSTER_CLOUD=64 cluster_start torus3d
 grep -q "Torus3d\|torus3d" "$CLUSTER_DIR/log/slurmctld.log" 2>/dev/null ||
 	true
@@ -116,7 +104,7 @@ sizes=(2 4 8 16 32 4 2 8)
 jobs=()
 RANDOM=2605
 for step in $(seq 1 "$STEPS"); do
-	settle
+	cluster_settle
 	if [ ${#jobs[@]} -gt 0 ] && [ $((RANDOM % 10)) -lt 3 ]; then
 		i=$((RANDOM % ${#jobs[@]}))
 		scancel "${jobs[$i]}"
@@ -220,11 +208,11 @@ run_side() {
 		if [ "$op" = c ]; then
 			id=${ids[$arg]:-}
 			[ -n "$id" ] && [ "$id" != - ] && scancel "$id" 2>/dev/null
-			settle
+			cluster_settle
 			continue
 		fi
 		k=$arg
-		settle
+		cluster_settle
 		state
 		if [ "$k" -gt "$NFREE" ]; then
 			ids+=(-)

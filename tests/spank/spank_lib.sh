@@ -1,10 +1,12 @@
 # shellcheck shell=bash
-# Shared by the topoml SPANK cluster tests: a 2-node cluster whose nodes are
-# described by a synthetic 4-GPU, 2-HCA, 2-CPU hwloc XML (CPUs 0 and 1 exist
-# on every test machine), and a checker of every task's variables and CPUs.
+# What only the topoml SPANK cluster tests use (tests/lib/cluster.sh, which
+# it sources, has the rest): a 2-node cluster whose nodes are described by a
+# synthetic 4-GPU, 2-HCA, 2-CPU hwloc XML (CPUs 0 and 1 exist on every test
+# machine), and a checker of every task's variables and CPUs.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
-. "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
+cluster_need_root
 [ "$(nproc --all)" -ge 2 ] || { echo "SKIP: needs 2 CPUs"; exit 77; }
 SPANK_FIX=${TESTS_DIR:-$(dirname "$0")/..}/fixtures/spank
 [ -f "$TOP_BUILDDIR/spank/.libs/topoml.so" ] ||
@@ -12,14 +14,12 @@ SPANK_FIX=${TESTS_DIR:-$(dirname "$0")/..}/fixtures/spank
 
 # spank_start NAME [extra plugstack args]
 spank_start() {
-	SPANK_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/topoml-spank-cache.XXXXXX")
-	chmod 755 "$SPANK_CACHE"
+	cluster_tmpdir SPANK_CACHE spank-cache
 	CLUSTER_SLURMD=${CLUSTER_SLURMD:-2}
 	CLUSTER_SPANK=1 CLUSTER_SPANK_ARGS="hwloc_xml=$SPANK_FIX/hwloc/synth-2s4g2n.xml \
 cache_dir=$SPANK_CACHE sysfs_root=$SPANK_FIX/sysfs master_port=29500-29599 \
 nvml_lib=/nonexistent/libnvidia-ml.so.1 ${2:-}" cluster_start "$1" ||
 		exit $?
-	trap 'cluster_stop; rm -rf "$SPANK_CACHE"' EXIT
 	for n in $(seq -f 'n%g' 1 "${CLUSTER_SLURMD:-2}"); do
 		[ -s "$SPANK_CACHE/$n.model" ] ||
 			cluster_fail "slurmd $n wrote no $SPANK_CACHE/$n.model"
@@ -28,12 +28,8 @@ nvml_lib=/nonexistent/libnvidia-ml.so.1 ${2:-}" cluster_start "$1" ||
 
 # Wait for batch job ID to leave the queue.
 spank_wait_job() {
-	local i
-	for i in $(seq 1 600); do
-		[ -z "$(squeue -h -j "$1" 2>/dev/null)" ] && return 0
-		sleep 0.1
-	done
-	cluster_fail "job $1 still in the queue"
+	cluster_job_wait_gone "$1" 60 ||
+		cluster_fail "job $1 still in the queue"
 }
 
 # Value of VAR for task T in `srun -l ... env` output ("T: VAR=value").

@@ -10,19 +10,17 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 . "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+cluster_need_root
 command -v flock >/dev/null || { echo "SKIP: no flock(1)"; exit 77; }
 so=$TOP_BUILDDIR/spank/.libs/topoml.so
 [ -f "$so" ] || { echo "FAIL: $so not built"; exit 1; }
 
 U=topomllk
-BASE=$(mktemp -d /tmp/topoml-ckptlock.XXXXXX)
-chmod 755 "$BASE"
+cluster_tmpdir BASE ckptlock
 holder=
 cleanup() {
 	[ -n "$holder" ] && kill "$holder" 2>/dev/null
 	cluster_stop
-	rm -rf "$BASE"
 }
 CLUSTER_SLURMD=1
 CLUSTER_SPANK=1
@@ -34,11 +32,6 @@ trap 'cleanup; exit 130' INT TERM
 cluster_user "$U"
 mkdir -p "$BASE/$U"
 chown "$U" "$BASE/$U"
-
-state() {
-	scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' |
-		cut -d= -f2
-}
 
 # The batch script: the holder escapes the job (setsid, its own session,
 # reparented to init) and tells its pid; then a step on the same page.
@@ -59,7 +52,7 @@ id=$(cd "$BASE/$U" && runuser -u "$U" -- env SLURM_CONF="$SLURM_CONF" \
 	cluster_fail "sbatch"
 end=
 for i in $(seq 1 120); do
-	s=$(state "$id")
+	s=$(cluster_job_state "$id")
 	case "$s" in
 	COMPLETED | FAILED) end=$s; break ;;
 	esac

@@ -18,18 +18,15 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 . "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+cluster_need_root
 so=$TOP_BUILDDIR/spank/.libs/topoml.so
 sel=$TOP_BUILDDIR/select_plugin/.libs/select_topoml.so
 forge=$TOP_BUILDDIR/tests/spank/forge_spank.so
-for f in "$so" "$sel" "$forge"; do
-	[ -f "$f" ] || { echo "SKIP: $f missing"; exit 77; }
-done
+cluster_need_files "$so" "$sel" "$forge"
 
 U=topomllog1
 NJOBS=70
-BASE=$(mktemp -d /tmp/topoml-logusers.XXXXXX)
-chmod 755 "$BASE"
+cluster_tmpdir BASE logusers
 printf 'SwitchName=s1 Nodes=n[1-2]\n' >"$BASE/net.conf"
 printf 'TopologyFile=%s\n' "$BASE/net.conf" >"$BASE/topoml.conf"
 chmod 644 "$BASE"/*.conf
@@ -40,8 +37,6 @@ CLUSTER_SPANK=1
 CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
 CLUSTER_CONF_EXTRA="MinJobAge=600"
 cluster_start logs || exit $?
-trap 'cluster_stop; rm -rf "$BASE"' EXIT
-trap 'cluster_stop; rm -rf "$BASE"; exit 130' INT TERM
 cluster_user "$U"
 mkdir -p "$BASE/$U"
 chown "$U" "$BASE/$U"
@@ -53,26 +48,6 @@ fail() { cluster_fail "$*"; }
 as() {
 	(cd "$BASE/$U" && runuser -u "$U" -- \
 		env SLURM_CONF="${CONF:-$SLURM_CONF}" "$@")
-}
-
-state() {
-	scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' |
-		cut -d= -f2
-}
-
-# wait_end ID: until the job ended (60 s); prints its final state.
-wait_end() {
-	local s
-	for _ in $(seq 1 120); do
-		s=$(state "$1")
-		case "$s" in
-		COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) echo "$s"
-			return 0 ;;
-		esac
-		sleep 0.5
-	done
-	echo "${s:-gone}"
-	return 1
 }
 
 # clean WHAT FILE...: no forged line at a line's start, no ESC byte.
@@ -98,24 +73,18 @@ has() {
 			grep -a FORGED | cat -v | head -5)"
 }
 
-no_drain() {
-	local bad
-	bad=$(sinfo -h -N -o '%N %t' | awk '$2 ~ /drain|drng|down/')
-	[ -z "$bad" ] || fail "$1: nodes drained or down: $bad"
-}
-
 # 1. env: a TOPOML_* twin past sbatch's check.
 v=$'auto\nslurmd: error: FORGED-env \e[31mred\e[0m \xff'
 id=$(as sbatch --parsable -N1 -o "$BASE/$U/env.out" \
 	--export=ALL,TOPOML_GPU_BIND="$v" --wrap 'echo RAN') ||
 	fail "env: sbatch"
-s=$(wait_end "$id") || fail "env: job $id still $s"
+s=$(cluster_job_wait_end "$id") || fail "env: job $id still $s"
 [ "$s" = FAILED ] || fail "env: job $id ended $s: $(cat -v "$BASE/$U/env.out")"
 esc='TOPOML_GPU_BIND: invalid value '\''auto\x0aslurmd: error: FORGED-env \x1b[31mred\x1b[0m \xff'\'
 has env "$esc" "$CLUSTER_DIR"/log/slurmd-*.log
 has env "topoml: $esc" "$BASE/$U/env.out"
 clean env "${LOGS[@]}" "$BASE/$U/env.out"
-no_drain env
+cluster_no_drain env
 echo "ok: env: job $id $s, escaped in slurmd's log and the job's output"
 
 # 2. option: an --ml-nccl value as Slurm hands options to slurmstepd.
@@ -123,13 +92,13 @@ v=$'x\nslurmd: error: FORGED-opt \e]0;owned\a'
 id=$(as sbatch --parsable -N1 -o "$BASE/$U/opt.out" \
 	--export=ALL,_SLURM_SPANK_OPTION_topoml_ml_nccl="$v" \
 	--wrap 'echo RAN') || fail "option: sbatch"
-s=$(wait_end "$id") || fail "option: job $id still $s"
+s=$(cluster_job_wait_end "$id") || fail "option: job $id still $s"
 [ "$s" = FAILED ] || fail "option: job $id ended $s: $(cat -v "$BASE/$U/opt.out")"
 esc='--ml-nccl: invalid value '\''x\x0aslurmd: error: FORGED-opt \x1b]0;owned\x07'\'
 has option "$esc" "$CLUSTER_DIR"/log/slurmd-*.log
 has option "$esc" "$BASE/$U/opt.out"
 clean option "${LOGS[@]}" "$BASE/$U/opt.out"
-no_drain option
+cluster_no_drain option
 echo "ok: option: job $id $s, escaped"
 
 # 3. spares: a wired step on a node the job's TOPOML_SPARE_NODES names.
@@ -142,14 +111,14 @@ EOF
 chown "$U" "$BASE/$U/spares.sh"
 id=$(as sbatch --parsable -N2 --ml-spares=1 -o "$BASE/$U/spares.out" \
 	spares.sh) || fail "spares: sbatch"
-s=$(wait_end "$id") || fail "spares: job $id still $s"
+s=$(cluster_job_wait_end "$id") || fail "spares: job $id still $s"
 grep -q '^SRUN=[1-9]' "$BASE/$U/spares.out" ||
 	fail "spares: the step ran: $(cat -v "$BASE/$U/spares.out")"
 esc='(TOPOML_SPARE_NODES=n1,n2,x\x0aslurmd: error: FORGED-spares \x1b[2J)'
 has spares "$esc" "$CLUSTER_DIR"/log/slurmd-*.log
 has spares "$esc" "$BASE/$U/spares.out"
 clean spares "${LOGS[@]}" "$BASE/$U/spares.out"
-no_drain spares
+cluster_no_drain spares
 echo "ok: spares: job $id, escaped"
 
 # 4. comm: the user's own SPANK plugin in sbatch (a slurm.conf copy of
@@ -163,10 +132,11 @@ chown "$U" "$BASE/$U"/{forge.so,plugstack.conf,slurm.conf}
 block=$(as sbatch --parsable -N2 -o /dev/null --wrap 'sleep 300') ||
 	fail "comm: blocker"
 for _ in $(seq 1 100); do
-	[ "$(state "$block")" = RUNNING ] && break
+	[ "$(cluster_job_state "$block")" = RUNNING ] && break
 	sleep 0.2
 done
-[ "$(state "$block")" = RUNNING ] || fail "comm: blocker $(state "$block")"
+s=$(cluster_job_state "$block")
+[ "$s" = RUNNING ] || fail "comm: blocker $s"
 t0=$(date +%s)
 v=$'x\nslurmctld: error: FORGED-comm \e[31m'
 for i in $(seq 1 "$NJOBS"); do
@@ -188,6 +158,6 @@ has comm 'value '\''x\x0aslurmctld: error: FORGED-comm \x1b[31m'\' \
 	"$CLUSTER_DIR/log/slurmctld.log"
 clean comm "${LOGS[@]}"
 scancel -u "$U"
-no_drain comm
+cluster_no_drain comm
 echo "ok: comm: $n lines, escaped"
 echo "PASS: no forged log line, job-caused errors bounded"

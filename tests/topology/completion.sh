@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Run by cli_topology.sh (its bash completion part): checks
+# Run by test_cli_topology.sh (its bash completion part): checks
 # contrib/bash-completion/topoml against the topoml binary and its parsers,
 # so that the two cannot drift apart again.  For every command, the options
 # the completion offers after "--" are exactly those of the command's getopt

@@ -70,7 +70,7 @@ struct bcand {
  * last of equals, as Slurm ("<="), so that small and large jobs pack from
  * the same end of the row.  Pure best fit puts a small job into a block
  * that other jobs barely use rather than into an empty one, and shares
- * more blocks than Slurm (25 vs 24, 23 vs 18 on compare_2605.sh's
+ * more blocks than Slurm (25 vs 24, 23 vs 18 on test_select_compare_2605.sh's
  * sequences); empty blocks first outright shares none there but scatters
  * small jobs (blocks over the lower bound in check_block's same-sequence
  * test 93 -> about 750).  A quarter block: 23 and 12 shared, 116 over

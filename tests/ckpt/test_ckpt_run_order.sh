@@ -11,7 +11,6 @@ set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$TESTS_DIR/.." && pwd)}
 . "$TESTS_DIR/lib/cluster.sh"
-. "$TESTS_DIR/select/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
 [ -f "$TOP_BUILDDIR/select_plugin/.libs/select_topoml.so" ] ||
 	{ echo "SKIP: select/topoml not built (no Slurm source)"; exit 77; }
@@ -45,8 +44,8 @@ as_user() {
 }
 id=$(as_user sbatch --parsable -N4 -o out "'--job-name=order=n4,n3,n2,n1'" \
 	"'--comment=order=n4,n3,n2,n1'" job.sh) || fail "sbatch"
-sel_wait_start "$id" >/dev/null || fail "job $id did not start"
-c=$(sel_comment "$id")
+cluster_job_wait_start "$id" >/dev/null || fail "job $id did not start"
+c=$(cluster_job_comment "$id")
 case "$c" in
 "topoml: placed=topoml "*" order="*) ;;
 *) fail "SystemComment '$c'" ;;
@@ -61,7 +60,7 @@ as_user scontrol update jobid="$id" "'name=x order=$rev'" \
 scontrol show job -o "$id" | grep -q "JobName=x order=$rev " ||
 	fail "name not updated: $(scontrol show job -o "$id")"
 touch "$work/u/go"
-sel_wait_gone "$id" || fail "job $id did not end"
+cluster_job_wait_end "$id" 30 >/dev/null || fail "job $id did not end"
 out=$(cat "$work/u/out")
 got=$(sed -n 's/^topoml-run: step on 4 workers (\([^)]*\)).*/\1/p' <<<"$out")
 [ "$got" = "$ring" ] ||

@@ -19,21 +19,18 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 . "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+cluster_need_root
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$TESTS_DIR/.." && pwd)}
 
 PY=/usr/bin/python3
 CK_USER=topomlckpt
 so=$TOP_BUILDDIR/spank/.libs/topoml.so
-for f in "$so" "$TOP_BUILDDIR/tests/ckpt/.libs/train_c" \
-	"$TOP_BUILDDIR/contrib/ckpt/.libs/libtopoml-ckpt.so.0" "$PY"; do
-	[ -e "$f" ] || { echo "SKIP: $f missing"; exit 77; }
-done
+cluster_need_files "$so" "$TOP_BUILDDIR/tests/ckpt/.libs/train_c" \
+	"$TOP_BUILDDIR/contrib/ckpt/.libs/libtopoml-ckpt.so.0" "$PY"
 
 # Everything the jobs run lives in a directory every user can read.
-BASE=$(mktemp -d /tmp/topoml-ckpt.XXXXXX)
-chmod 755 "$BASE"
+cluster_tmpdir BASE ckpt
 mkdir -p "$BASE/bin"
 cp "$TOP_BUILDDIR/tests/ckpt/.libs/train_c" \
 	"$TOP_BUILDDIR/contrib/ckpt/.libs/libtopoml-ckpt.so.0" \
@@ -44,31 +41,14 @@ cp "$TOP_BUILDDIR/tests/ckpt/.libs/train_c" \
 RING=$TOP_SRCDIR/contrib/demo/ring.py
 [ -f "$RING" ] && cp "$RING" "$BASE/bin/"
 chmod -R a+rX "$BASE/bin"
-created_user=0
-if ! id "$CK_USER" >/dev/null 2>&1; then
-	useradd -M -d /nonexistent -s /bin/sh "$CK_USER" ||
-		{ echo "SKIP: useradd failed"; rm -rf "$BASE"; exit 77; }
-	created_user=1
-fi
+cluster_user "$CK_USER"
 CK_UID=$(id -u "$CK_USER")
-
-cleanup() {
-	cluster_stop
-	if [ -n "${CLUSTER_KEEP:-}" ]; then
-		echo "kept $BASE"
-	else
-		rm -rf "$BASE"
-	fi
-	[ $created_user = 1 ] && userdel "$CK_USER" 2>/dev/null
-}
 
 CLUSTER_SPANK=1
 # Pages go to CACHE/ckpt/<uid>/: inside BASE, removed with it.
 CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
 CLUSTER_SLURMD=10
 cluster_start ckpt
-trap 'cleanup' EXIT
-trap 'cleanup; exit 130' INT TERM
 # A requeued job waits cred_expire (default 1200 s) before it starts again;
 # a node is declared down after SlurmdTimeout.
 # Preemption: jobs of partition "high" requeue those of "main".
@@ -122,16 +102,6 @@ submit() {
 restarts() {
 	scontrol show job "$1" 2>/dev/null | grep -o 'Restarts=[0-9]*' |
 		cut -d= -f2
-}
-
-# wait_gone ID SECONDS: until the job left squeue (completed and purged).
-wait_gone() {
-	local i
-	for i in $(seq 1 "$2"); do
-		[ -z "$(squeue -h -j "$1" -o %T 2>/dev/null)" ] && return 0
-		sleep 1
-	done
-	return 1
 }
 
 # check_resume NAME MIN_STOPS REF: every run started where the previous
@@ -333,7 +303,8 @@ newnode=$(squeue -h -j "$id_nf" -o %N)
 echo "nodefail: $node down, job $id_nf runs again on $newnode"
 
 for id in $id_lc $id_lp $id_rq $id_nf $id_us $id_rk $id_iv $id_pe $id_hi; do
-	wait_gone "$id" 400 || fail "job $id did not finish: $(squeue -j "$id")"
+	cluster_job_wait_gone "$id" 400 ||
+		fail "job $id did not finish: $(squeue -j "$id")"
 done
 cluster_slurmd_start "$node"
 

@@ -19,33 +19,22 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 . "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+cluster_need_root
 so=$TOP_BUILDDIR/spank/.libs/topoml.so
-[ -f "$so" ] || { echo "SKIP: $so missing"; exit 77; }
+cluster_need_files "$so"
 
 A=topomlsa	# the attacker
 V=topomlsv	# the victim
-BASE=$(mktemp -d /tmp/topoml-symlink.XXXXXX)
-WW=$(mktemp -d /tmp/topoml-ww-XXXXXX)
-ST=$(mktemp -d /tmp/topoml-st-XXXXXX)
-chmod 755 "$BASE"
+cluster_tmpdir BASE symlink
+cluster_tmpdir WW ww
+cluster_tmpdir ST st
 chmod 0777 "$WW"
 chmod 1777 "$ST"
-cleanup() {
-	cluster_stop
-	if [ -n "${CLUSTER_KEEP:-}" ]; then
-		echo "kept $BASE $WW $ST"
-	else
-		rm -rf "$BASE" "$WW" "$ST"
-	fi
-}
 CLUSTER_SLURMD=1
 CLUSTER_SPANK=1
 CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
 CLUSTER_CONF_EXTRA="MinJobAge=600"
 cluster_start symlink
-trap 'cleanup' EXIT
-trap 'cleanup; exit 130' INT TERM
 cluster_user "$A"
 cluster_user "$V"
 UIDA=$(id -u "$A")
@@ -59,41 +48,7 @@ log=$CLUSTER_DIR/log/slurmd-n1.log
 fail() { cluster_fail "$*"; }
 
 # as USER CMD...: run a command as USER in USER's directory.
-as() {
-	local u=$1
-	shift
-	(cd "$BASE/$u" && runuser -u "$u" -- env SLURM_CONF="$SLURM_CONF" \
-		"$@")
-}
-
-state() {
-	scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' |
-		cut -d= -f2
-}
-
-# wait_end ID SECONDS: until the job ended; prints its final state.
-wait_end() {
-	local i s
-	for i in $(seq 1 $(($2 * 2))); do
-		s=$(state "$1")
-		case "$s" in
-		COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | \
-			OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
-			echo "$s"
-			return 0
-			;;
-		esac
-		sleep 0.5
-	done
-	echo "${s:-gone}"
-	return 1
-}
-
-no_drain() {
-	local bad
-	bad=$(sinfo -h -N -o '%N %t %E' | awk '$2 ~ /drain|drng|down/')
-	[ -z "$bad" ] || fail "$1: nodes drained or down: $bad"
-}
+as() { (cd "$BASE/$1" && cluster_as "$@"); }
 
 # empty DIR CASE: nothing in DIR.
 empty() {
@@ -108,13 +63,14 @@ refused() {
 		--ml-ckpt="$2,every=10" --wrap \
 		'echo RAN; echo weights >$TOPOML_CKPT_DIR/model.pt') ||
 		fail "$1: sbatch"
-	s=$(wait_end "$id" 60) || fail "$1: job $id still $s after 60 s"
+	s=$(cluster_job_wait_end "$id" 60) ||
+		fail "$1: job $id still $s after 60 s"
 	out=$(cat "$BASE/$V/$1.out" 2>/dev/null)
 	[ "$s" = FAILED ] || fail "$1: job $id ended $s: $out"
 	echo "$out" | grep -qF "topoml: --ml-ckpt: $3" ||
 		fail "$1: not '$3' in the job's output: '$out'"
 	case "$out" in *RAN*) fail "$1: the script ran" ;; esac
-	no_drain "$1"
+	cluster_no_drain "$1"
 	echo "$1: job $id $s: $(echo "$out" | head -1)"
 }
 
@@ -146,7 +102,7 @@ as "$V" ln -s "$BASE/$V/ck" "$ST/mine"
 id=$(as "$V" sbatch --parsable -N1 -o "$BASE/$V/mine.out" \
 	--ml-ckpt="$ST/mine,every=10" --wrap 'echo DIR=$TOPOML_CKPT_DIR') ||
 	fail "mine: sbatch"
-s=$(wait_end "$id" 60) || fail "mine: job $id still $s"
+s=$(cluster_job_wait_end "$id" 60) || fail "mine: job $id still $s"
 out=$(cat "$BASE/$V/mine.out")
 [ "$s" = COMPLETED ] || fail "mine: job $id ended $s: $out"
 echo "$out" | grep -qx "DIR=$BASE/$V/ck/$id" ||
@@ -191,7 +147,7 @@ for c in "ww:$WW/cache:$WW is writable by anybody (no sticky bit)" \
 	empty "$BASE/rootdir" "cache $name"
 	n=$(grep -c "topoml: cache_dir refused" "$log")
 	[ "$n" = 1 ] || fail "cache $name: slurmd said it $n times"
-	no_drain "cache $name"
+	cluster_no_drain "cache $name"
 	echo "cache $name: refused once: $why"
 done
 cp "$BASE/plugstack.good" "$CLUSTER_DIR/plugstack.conf"

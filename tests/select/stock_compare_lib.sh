@@ -7,7 +7,7 @@
 # select/topoml allocation must equal `topoml place`'s answer for the same
 # busy nodes and their jobs; totals must match or beat stock.
 #
-#   FAMILY=fat-tree|dragonfly|torus . scenario.sh
+#   FAMILY=fat-tree|dragonfly|torus . stock_compare_lib.sh
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
 

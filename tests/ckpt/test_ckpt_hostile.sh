@@ -23,30 +23,19 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 . "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+cluster_need_root
 so=$TOP_BUILDDIR/spank/.libs/topoml.so
-[ -f "$so" ] || { echo "SKIP: $so missing"; exit 77; }
+cluster_need_files "$so"
 
 U1=topomlh1
 U2=topomlh2
-BASE=$(mktemp -d /tmp/topoml-hostile.XXXXXX)
-chmod 755 "$BASE"
-cleanup() {
-	cluster_stop
-	if [ -n "${CLUSTER_KEEP:-}" ]; then
-		echo "kept $BASE"
-	else
-		rm -rf "$BASE"
-	fi
-}
+cluster_tmpdir BASE hostile
 CLUSTER_SLURMD=3
 CLUSTER_SPANK=1
 CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
 # Keep finished jobs visible long enough to read their state.
 CLUSTER_CONF_EXTRA="MinJobAge=600"
 cluster_start hostile
-trap 'cleanup' EXIT
-trap 'cleanup; exit 130' INT TERM
 cluster_user "$U1"
 cluster_user "$U2"
 UID1=$(id -u "$U1")
@@ -58,51 +47,16 @@ done
 fail() { cluster_fail "$*"; }
 
 # as USER CMD...: run a client command as USER in USER's directory.
-as() {
-	local u=$1
-	shift
-	(cd "$BASE/$u" && runuser -u "$u" -- env SLURM_CONF="$SLURM_CONF" \
-		"$@")
-}
-
-# state ID: the job's state (empty when slurmctld does not know it).
-state() {
-	scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' |
-		cut -d= -f2
-}
-
-# wait_end ID SECONDS: until the job ended; prints its final state.
-wait_end() {
-	local i s
-	for i in $(seq 1 $(($2 * 2))); do
-		s=$(state "$1")
-		case "$s" in
-		COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | \
-			OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
-			echo "$s"
-			return 0
-			;;
-		esac
-		sleep 0.5
-	done
-	echo "${s:-gone}"
-	return 1
-}
-
-no_drain() {
-	local bad
-	bad=$(sinfo -h -N -o '%N %t %E' | awk '$2 ~ /drain|drng|down/')
-	[ -z "$bad" ] || fail "$1: nodes drained or down: $bad"
-}
+as() { (cd "$BASE/$1" && cluster_as "$@"); }
 
 # 1. fifo: the timer thread reads DIR/epoch every 2 s as root's thread.
 id=$(as "$U1" sbatch --parsable -N1 -o "$BASE/$U1/fifo.out" \
 	--ml-ckpt="$BASE/$U1/ck,every=10" --wrap \
 	'd=$TOPOML_CKPT_DIR; rm -f $d/epoch; mkfifo $d/epoch; sleep 5') ||
 	fail "fifo: sbatch"
-s=$(wait_end "$id" 60) || fail "fifo: job $id still $s after 60 s"
+s=$(cluster_job_wait_end "$id" 60) || fail "fifo: job $id still $s after 60 s"
 [ "$s" = COMPLETED ] || fail "fifo: job $id ended $s: $(cat "$BASE/$U1/fifo.out")"
-no_drain fifo
+cluster_no_drain fifo
 echo "fifo: job $id $s"
 
 # 2. symlink to a root-only file holding a number.
@@ -113,7 +67,7 @@ id=$(as "$U1" sbatch --parsable -N1 -o "$BASE/$U1/symlink.out" \
 	--ml-ckpt="$BASE/$U1/ck2,every=10" --wrap \
 	"ln -sf $BASE/secret \$TOPOML_CKPT_DIR/epoch; sleep 6; echo done") ||
 	fail "symlink: sbatch"
-s=$(wait_end "$id" 60) || fail "symlink: job $id still $s"
+s=$(cluster_job_wait_end "$id" 60) || fail "symlink: job $id still $s"
 out=$(cat "$BASE/$U1/symlink.out")
 [ "$s" = COMPLETED ] || fail "symlink: job $id ended $s: $out"
 case "$out" in *424242* | *stale*) fail "symlink: root read it: $out" ;; esac
@@ -122,7 +76,7 @@ grep -q "runs again elsewhere" "$CLUSTER_DIR"/log/slurmd-*.log &&
 [ "$(md5sum <"$BASE/secret")" = "$sum" ] || fail "symlink: secret changed"
 [ "$(stat -c %u:%a "$BASE/secret")" = "0:600" ] ||
 	fail "symlink: secret's owner or mode changed"
-no_drain symlink
+cluster_no_drain symlink
 echo "symlink: job $id $s, nothing leaked"
 
 # once OUT TEXT: TEXT is the one line of OUT that names topoml, and no
@@ -151,26 +105,28 @@ for kw in required optional; do
 		--export=ALL,TOPOML_CKPT="$BASE/rootonly/x" \
 		--wrap 'echo RAN') ||
 		fail "$kw baddir: sbatch"
-	s=$(wait_end "$id" 60) || fail "$kw baddir: job $id still $s"
+	s=$(cluster_job_wait_end "$id" 60) ||
+		fail "$kw baddir: job $id still $s"
 	out=$(cat "$BASE/$U1/baddir.out" 2>/dev/null)
 	[ "$s" = FAILED ] || fail "$kw baddir: job $id ended $s: $out"
 	once "$out" "topoml: --ml-ckpt: cannot use $BASE/rootonly/x/$id"
 	case "$out" in *RAN*) fail "$kw baddir: the script ran" ;; esac
 	[ -z "$(ls -A "$BASE/rootonly")" ] ||
 		fail "$kw baddir: created in rootonly"
-	no_drain "$kw baddir"
+	cluster_no_drain "$kw baddir"
 	echo "$kw baddir: job $id $s: $out"
 
 	# badenv: a bad value of an option's environment twin.
 	id=$(as "$U1" sbatch --parsable -N1 -o "$BASE/$U1/badenv.out" \
 		--export=ALL,TOPOML_GPU_BIND=fast --wrap 'echo RAN') ||
 		fail "$kw badenv: sbatch"
-	s=$(wait_end "$id" 60) || fail "$kw badenv: job $id still $s"
+	s=$(cluster_job_wait_end "$id" 60) ||
+		fail "$kw badenv: job $id still $s"
 	out=$(cat "$BASE/$U1/badenv.out" 2>/dev/null)
 	[ "$s" = FAILED ] || fail "$kw badenv: job $id ended $s: $out"
 	once "$out" "topoml: TOPOML_GPU_BIND: invalid value 'fast'"
 	case "$out" in *RAN*) fail "$kw badenv: the script ran" ;; esac
-	no_drain "$kw badenv"
+	cluster_no_drain "$kw badenv"
 	echo "$kw badenv: job $id $s: $out"
 	# The same through srun (its own check), and a step inside a good
 	# allocation: that step fails alone.
@@ -182,7 +138,7 @@ for kw in required optional; do
 echo step=\$?; srun echo OK" 2>&1)
 	case "$out" in *RAN* | *step=0*) fail "$kw badenv step: '$out'" ;; esac
 	grep -qx OK <<<"$out" || fail "$kw badenv step: next step: '$out'"
-	no_drain "$kw badenv-srun"
+	cluster_no_drain "$kw badenv-srun"
 
 	# Past srun's check (the job's environment only): a path each node
 	# refuses by itself, so each says it, the second with its name.
@@ -208,7 +164,7 @@ $BASE/rootonly/z/" <<<"$out" || fail "$kw 2 nodes baddir: '$out'"
 		fail "$kw parallel: tp=3 on 4 tasks ran: $out"
 	once "$out" "topoml: --ml-parallel=tp=3:"
 	case "$out" in *RAN*) fail "$kw parallel: a task ran: $out" ;; esac
-	no_drain "$kw parallel"
+	cluster_no_drain "$kw parallel"
 	echo "$kw: srun refusals: $(grep topoml <<<"$out")"
 done
 kw=required
@@ -236,7 +192,7 @@ as "$U2" sh -c "touch '$BASE/cache/ckpt/$UID1/job.$((id + 1)).0.x.0'" \
 	2>/dev/null && fail "squat: $U2 created a page for $U1"
 as "$U2" sh -c "mkdir '$BASE/cache/ckpt/$(id -u "$U2")x'" 2>/dev/null &&
 	fail "squat: $U2 created a directory in cache_dir"
-s=$(wait_end "$id" 60) || fail "squat: job $id still $s"
+s=$(cluster_job_wait_end "$id" 60) || fail "squat: job $id still $s"
 [ "$s" = COMPLETED ] || fail "squat: job $id ended $s"
 grep -q "PAGE=$page" "$BASE/$U1/squat.out" ||
 	fail "squat: the job had another page: $(cat "$BASE/$U1/squat.out")"
@@ -249,7 +205,7 @@ id=$(as "$U1" sbatch --parsable -N1 -o "$BASE/$U1/env.out" \
 	'echo DIR=$TOPOML_CKPT_DIR R=$TOPOML_RESTART_COUNT
 	 SLURM_RESTART_COUNT=5 srun -n1 sh -c "echo STEP=\$TOPOML_RESTART_COUNT"') ||
 	fail "env: sbatch"
-s=$(wait_end "$id" 60) || fail "env: job $id still $s"
+s=$(cluster_job_wait_end "$id" 60) || fail "env: job $id still $s"
 out=$(cat "$BASE/$U1/env.out")
 [ "$s" = COMPLETED ] || fail "env: job $id ended $s: $out"
 echo "$out" | grep -qx "DIR=$BASE/$U1/$U1/ck R=0" ||
@@ -260,7 +216,7 @@ echo "$out" | grep -qx "STEP=0" ||
 echo "env: $(echo "$out" | paste -sd' ')"
 
 # Finally: no node drained, and root made nothing in the users' trees.
-no_drain final
+cluster_no_drain final
 for u in "$U1" "$U2"; do
 	bad=$(find "$BASE/$u" ! -user "$u" | head -3)
 	[ -z "$bad" ] || fail "files under $BASE/$u not $u's: $bad"

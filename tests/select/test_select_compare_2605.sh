@@ -10,9 +10,10 @@
 # volume over N.  torus3d places only its listed sizes: its sequence uses
 # those; sizes it cannot place are tried apart, on an empty machine.
 #
-#   compare_2605.sh            as a test (run by contrib/test-release.sh
-#                              26.05.3 select/compare_2605.sh): asserts
-#                              topoml <= stock where that holds (below)
+#   test_select_compare_2605.sh  as a test (run by contrib/test-release.sh
+#                              26.05.3 select/test_select_compare_2605.sh):
+#                              asserts topoml <= stock where that holds
+#                              (below)
 #   COMPARE_TABLE=FILE ...     also writes the markdown table to FILE
 #   FAMILIES="tree block torus3d" SEQ_LEN=32 SEED=7 (256 nodes)
 #   COMPARE_ALL=1              also: topoml with the blocks as a tree
@@ -26,7 +27,6 @@ set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$TESTS_DIR/lib/cluster.sh"
 . "$TESTS_DIR/select/lib.sh"
-. "$TESTS_DIR/select/topo_lib.sh"
 sel_require_tools
 topo_need 2605 "topology/torus3d"
 

@@ -32,18 +32,18 @@
 # the time from each failure to training again and each job's time to
 # solution (its first start to its final parameters) against ref's.
 # As a benchmark (issue 13 item 5: one node in 10 fails): bench_spares.sh
-#   SPARES_WORKERS=9 SPARES_STEPS=800 SPARES_SHRINK=0 spares.sh
+#   SPARES_WORKERS=9 SPARES_STEPS=800 SPARES_SHRINK=0 test_ckpt_spares.sh
 # (W workers + 1 spare; SPARES_SHRINK=0 leaves the shrink job out).
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 . "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+cluster_need_root
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$TESTS_DIR/.." && pwd)}
 PY=/usr/bin/python3
 SP_USER=topomlspare
 so=$TOP_BUILDDIR/spank/.libs/topoml.so
-[ -e "$so" ] || { echo "SKIP: $so missing"; exit 77; }
+cluster_need_files "$so"
 $PY -c 'import torch.distributed as d; assert d.is_gloo_available()' \
 	2>/dev/null || { echo "SKIP: no python3-torch with gloo"; exit 77; }
 STEPS=${SPARES_STEPS:-60}
@@ -58,28 +58,17 @@ TASKFAIL=${SPARES_TASKFAIL:-1}
 LIM=$((180 + STEPS * MS * 3 / 1000))
 TLIM=$((5 + STEPS * MS / 20000))
 
-BASE=$(mktemp -d /tmp/topoml-spares.XXXXXX)
-chmod 755 "$BASE"
+cluster_tmpdir BASE spares
 mkdir -p "$BASE/bin"
 cp "$TOP_SRCDIR/contrib/topoml-run" "$TOP_SRCDIR/tests/ckpt/train_ddp.py" \
 	"$BASE/bin/"
 cp -r "$TOP_SRCDIR/contrib/ckpt/topoml_ckpt" "$BASE/bin/"
 chmod -R a+rX "$BASE/bin"
 
-cleanup() {
-	cluster_stop
-	if [ -n "${CLUSTER_KEEP:-}" ]; then
-		echo "kept $BASE"
-	else
-		rm -rf "$BASE"
-	fi
-}
 CLUSTER_SPANK=1
 CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
 CLUSTER_SLURMD=$(((3 + SHRINK) * W + 2 + 2 * TASKFAIL))
 cluster_start spares
-trap 'cleanup' EXIT
-trap 'cleanup; exit 130' INT TERM
 cluster_user "$SP_USER"
 # A requeued job waits cred_expire (default 1200 s) before it starts again.
 # ReturnToService=2: a node DOWN with a live slurmd is back at once, and a
@@ -122,15 +111,6 @@ EOF
 	su -s /bin/sh "$SP_USER" -c "cd $d && SLURM_CONF=$SLURM_CONF \
 		sbatch --parsable --time=$TLIM --open-mode=append \
 		-o $d/slurm-%j.out $d/job.sh"
-}
-
-wait_gone() {
-	local i
-	for i in $(seq 1 "$2"); do
-		[ -z "$(squeue -h -j "$1" -o %T 2>/dev/null)" ] && return 0
-		sleep 1
-	done
-	return 1
 }
 
 # The slurmstepd of NODE (this cluster's: they keep its slurmd log open).
@@ -335,13 +315,14 @@ rq_victim=$victim rq_t=$failed_at rq_back=$back
 
 # What runs when a job does not end: the tasks and their state.
 stuck() { squeue; ps -eo pid,stat,wchan:30,args | grep '[t]rain_ddp'; }
-wait_gone "$id_ref" "$LIM" || fail "ref did not finish: $(stuck)"
-wait_gone "$id_f" "$LIM" || fail "fail did not finish: $(stuck)"
-[ "$SHRINK" = 0 ] || wait_gone "$id_sh" "$LIM" ||
+cluster_job_wait_gone "$id_ref" "$LIM" || fail "ref did not finish: $(stuck)"
+cluster_job_wait_gone "$id_f" "$LIM" || fail "fail did not finish: $(stuck)"
+[ "$SHRINK" = 0 ] || cluster_job_wait_gone "$id_sh" "$LIM" ||
 	fail "shrink did not finish: $(stuck)"
-wait_gone "$id_rq" "$LIM" || fail "requeue did not finish: $(stuck)" \
+cluster_job_wait_gone "$id_rq" "$LIM" ||
+	fail "requeue did not finish: $(stuck)" \
 	"$(scontrol show job "$id_rq" | grep -E "Reason|Nodes|Requeue")"
-[ "$TASKFAIL" = 0 ] || wait_gone "$id_once" 60 ||
+[ "$TASKFAIL" = 0 ] || cluster_job_wait_gone "$id_once" 60 ||
 	fail "once did not finish: $(stuck)"
 t1=$(date +%s)
 

@@ -15,7 +15,6 @@
 set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$TESTS_DIR/lib/cluster.sh"
-. "$TESTS_DIR/select/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
 [ -f "$TOP_BUILDDIR/select_plugin/.libs/select_topoml.so" ] ||
 	{ echo "SKIP: select/topoml not built (no Slurm source)"; exit 77; }
@@ -38,13 +37,8 @@ leaf() { echo $(((${1#n} - 1) / 4)); }
 
 # wait_done ID: the job has ended.
 wait_done() {
-	for _ in $(seq 1 600); do
-		case $(sel_state "$1") in
-		""|COMPLETED|FAILED|CANCELLED) return 0 ;;
-		esac
-		sleep 0.1
-	done
-	fail "job $1 did not end: $(squeue)"
+	cluster_job_wait_end "$1" >/dev/null ||
+		fail "job $1 did not end: $(squeue)"
 }
 
 cat >"$work/job.sh" <<'EOF'
@@ -65,7 +59,7 @@ id=$(sbatch --parsable -N6 --ml-spares=2 -o "$work/out" "$work/job.sh") ||
 	fail "sbatch -N6 --ml-spares=2"
 wait_done "$id"
 out=$(cat "$work/out")
-c=$(sel_comment "$id")
+c=$(cluster_job_comment "$id")
 case "$c" in
 "topoml: placed=topoml "*" spares=2 order="*) ;;
 *) fail "SystemComment '$c'" ;;
@@ -99,7 +93,7 @@ id=$(TOPOML_SPARES=1 sbatch --parsable -N3 -o "$work/out2" \
 	--wrap 'echo "twin $TOPOML_SPARES $TOPOML_SPARE_NODES"') ||
 	fail "TOPOML_SPARES=1 sbatch"
 wait_done "$id"
-c=$(sel_comment "$id")
+c=$(cluster_job_comment "$id")
 grep -q " spares=1 order=" <<<"$c" || fail "twin: SystemComment '$c'"
 last=$(scontrol show hostnames "$(sed 's/.* order=\([^ ]*\).*/\1/' <<<"$c")" |
 	tail -1)

@@ -17,18 +17,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 . "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+cluster_need_root
 so=$TOP_BUILDDIR/spank/.libs/topoml.so
-[ -e "$so" ] || { echo "SKIP: $so missing"; exit 77; }
+cluster_need_files "$so"
 U=topomlrpc
 WINDOW=${RPC_WINDOW:-60}
 
-BASE=$(mktemp -d /tmp/topoml-rpc.XXXXXX)
-chmod 755 "$BASE"
+cluster_tmpdir BASE rpc
 cleanup() {
 	[ -n "${id_a:-}" ] && scancel "$id_a" "${id_b:-}" 2>/dev/null
 	cluster_stop
-	rm -rf "$BASE"
 }
 CLUSTER_SPANK=1
 CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
