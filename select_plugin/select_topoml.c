@@ -311,17 +311,18 @@ static int _load_conf(bool at_start)
 	char *dir = _conf_dir();
 	char *topo_path = NULL;
 	struct topoml_torus3d *t3d = NULL;
-	const char *inert;
-	int rc = SLURM_ERROR;
+	char notes[8][TOPOML_NOTE_LEN];
+	int rc = SLURM_ERROR, nnotes;
 	bool refused, no_model = false;
 
 	topoml_siteconf_init(&conf);
 	if (path && access(path, F_OK) == 0) {
 		if (topoml_siteconf_read(path, &conf, &err))
 			goto out;
-		inert = topoml_siteconf_inert(&conf);
-		if (inert)
-			info("select/topoml: %s: %s", path, inert);
+		/* deprecated names, settings that do nothing as set */
+		nnotes = topoml_siteconf_notes(&conf, notes, 8);
+		for (int i = 0; i < nnotes; i++)
+			info("select/topoml: %s: %s", path, notes[i]);
 	} else {
 		info("select/topoml: no %s, using defaults", path);
 	}
@@ -846,11 +847,10 @@ static int _cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	return rc;
 }
 
-/* _topoml_test: the job waits for a better placement (TorusBoxWait,
- * HybridWait) */
+/* _topoml_test: the job waits for a better placement (LocalityWait) */
 #define TOPOML_BOX_WAITING	(-2)
 
-/* TorusBoxWait's and HybridWait's clock per job; g_lock held */
+/* LocalityWait's clock per job; g_lock held */
 static struct topoml_box_waits g_box_waits;
 
 /* The partition's nodes, busy or not (NULL: no memory). */
@@ -866,37 +866,29 @@ static hwloc_bitmap_t _part_nodes(job_record_t *job_ptr)
 	return all;
 }
 
-/* Slots of the verdicts kept with a waiting job's clock */
-enum { _VERDICT_BOX, _VERDICT_HYBRID };
-
 /*
- * The key of a verdict on the job's partition's nodes, busy or not
- * (_box_possible, the best hybrid locality), from the job's shape in[]:
- * with the partition, slurmctld's last partition change and the topology
- * and node map in use, so that it is computed once while the job waits,
- * and again when any of these changes.  0 (not kept): partitions changed
- * this second, so that a second change now might leave
- * last_part_update as it is; or no last_part_update (not slurmctld).
+ * The identity of a job's universe for the verdicts kept while it waits
+ * (policy/wait.h): its partition, slurmctld's last partition change and
+ * the topology and node map in use, so that they are computed once while
+ * the job waits, and again when any of these changes.  0 (not kept):
+ * partitions changed this second, so that a second change now might
+ * leave last_part_update as it is; or no last_part_update (not
+ * slurmctld).
  */
-static uint64_t _verdict_key(job_record_t *job_ptr, int slot,
-			     const int64_t *in, int nin)
+static uint64_t _wait_salt(job_record_t *job_ptr)
 {
-	uint64_t v[12];
+	uint64_t v[3];
 	time_t part_update;
-	int n = 0;
 
-	if (!&last_part_update || nin > 8)
+	if (!&last_part_update)
 		return 0;
 	part_update = last_part_update;
 	if (part_update >= time(NULL))
 		return 0;
-	v[n++] = slot;
-	v[n++] = (uintptr_t)job_ptr->part_ptr;
-	v[n++] = (uint64_t)part_update;
-	v[n++] = g_map_gen;
-	for (int i = 0; i < nin; i++)
-		v[n++] = (uint64_t)in[i];
-	return topoml_wait_key(v, n);
+	v[0] = (uintptr_t)job_ptr->part_ptr;
+	v[1] = (uint64_t)part_update;
+	v[2] = g_map_gen;
+	return topoml_wait_key(v, 3);
 }
 
 /* The job found what it waited for: forget its clock. */
@@ -932,83 +924,69 @@ static bool _wait_more(job_record_t *job_ptr, const char *key, int wait,
 	return true;
 }
 
-/*
- * Could the job ever get an exact box: one of n nodes in its partition's
- * nodes, busy or not?  The engine on that set, as it would place then.
- */
-static bool _box_possible(job_record_t *job_ptr, int n)
-{
-	struct topoml_place_req req = { .unscored = true, .nnodes = n };
-	struct topoml_placement pl = { 0 };
-	hwloc_bitmap_t all = _part_nodes(job_ptr);
-	char why[128];
-	bool box;
-
-	if (!all)
-		return false;
-	req.avail = all;
-	box = !topoml_place(g_topo, TOPOML_POLICY_TOPOML, &req, &pl, why,
-			    sizeof(why)) &&
-	      topoml_torus_is_box(g_topo, pl.nodes, pl.n);
-	topoml_placement_clear(&pl);
-	hwloc_bitmap_free(all);
-	return box;
-}
+/* The locality wait's view of a job (policy/wait.h). */
+struct _wait {
+	struct topoml_wait_policy pol;
+	struct topoml_wait_job job;
+	struct topoml_parallel par;
+	struct topoml_wait_verdict_info v;
+};
 
 /*
- * TorusBoxWait (topoml.conf(5)): a whole-node torus job whose best
- * placement now is no exact box, and spans more than TorusBoxWaitSpan x
- * its nodes, waits for one, up to the site's seconds from the first time
- * it could have started here; a job that could never get one (its size,
- * its partition) never waits.  True: decline now (why says so).  plan
- * (backfill's will-run): whether it would wait, its clock only read.
+ * LocalityWait (topoml.conf(5), policy/wait.h) on the engine's best
+ * choice pl (ranked by _hybrid_rank, workers first in rank order): a job
+ * whose placement misses its family's locality criterion where its
+ * partition's nodes, busy or not, offer it, waits up to the site's
+ * seconds from the first time it could have started here.  True: decline
+ * now (why says so; w->v what it waits for).  plan (backfill's will-run):
+ * whether it would wait, its clock only read.
  */
-static bool _box_wait(job_record_t *job_ptr,
-		      const struct topoml_place_req *req,
-		      const struct topoml_placement *pl, bool plan,
-		      char *why, size_t whylen)
+static bool _locality_wait(job_record_t *job_ptr,
+			   const struct topoml_place_req *req,
+			   const struct topoml_placement *pl, bool plan,
+			   struct _wait *w, char *why, size_t whylen)
 {
-	int wait = g_conf.torus_box_wait;
-	char what[64];
-	int64_t n = req->nnodes, possible[TOPOML_WAIT_VALS] = { 0 };
-	uint64_t key;
+	struct topoml_wait_memo memo;
+	hwloc_bitmap_t all = NULL;
+	uint64_t salt;
 	bool waits;
 
-	if (wait <= 0 || g_conf.torus_curve ||
-	    g_topo->family != TOPOML_TORUS || req->required ||
-	    req->units || req->nnodes < 2)
+	topoml_siteconf_wait(&g_conf, job_ptr->partition, &w->pol);
+	if (!(w->pol.box_wait > 0) && !(w->pol.hybrid_wait > 0))
 		return false;
-	snprintf(what, sizeof(what), "torus box of %d nodes", req->nnodes);
-	if (topoml_torus_is_box(g_topo, pl->nodes, pl->n)) {
-		if (!plan)
-			_wait_found(job_ptr, what);
-		return false;
-	}
-	/* a size no box has, or a span the site accepts
-	 * (TorusBoxWaitSpan) */
-	if (!topoml_torus_wants_box(g_topo, pl->nodes, pl->n,
-				    g_conf.torus_box_wait_span)) {
-		if (!plan)
-			_wait_found(job_ptr,
-				    "a placement within TorusBoxWaitSpan");
-		return false;
-	}
-	/* a full placement: once while the job waits (_verdict_key) */
-	key = _verdict_key(job_ptr, _VERDICT_BOX, &n, 1);
-	if (!topoml_box_wait_verdict_get(&g_box_waits, job_ptr->job_id,
-					 _VERDICT_BOX, key, possible))
-		possible[0] = _box_possible(job_ptr, req->nnodes);
-	if (!possible[0])
-		waits = false;
-	else if (plan)
-		waits = topoml_box_wait_peek(&g_box_waits, job_ptr->job_id,
-					     time(NULL), wait) > 0;
+	w->job = (struct topoml_wait_job){
+		.nnodes = req->nnodes,
+		.pinned = req->required || req->units,
+	};
+	if (!req->units && _job_workers(job_ptr, req->nnodes, &w->job.spares,
+					&w->par, &w->job.tpn))
+		w->job.par = &w->par;
 	else
-		waits = _wait_more(job_ptr, "TorusBoxWait", wait, what, why,
-				   whylen);
+		w->job.spares = 0;
+	salt = _wait_salt(job_ptr);
+	topoml_wait_memo_load(&g_box_waits, job_ptr->job_id, salt, &w->job,
+			      &memo);
+	/* the partition's nodes: only for a verdict not kept */
+	if (memo.box < 0 || !memo.hyb_known)
+		all = _part_nodes(job_ptr);
+	topoml_wait_criterion(g_topo, &w->pol, &w->job, pl, all, &memo,
+			      &w->v);
+	if (all)
+		hwloc_bitmap_free(all);
+	if (w->v.met && !plan)
+		_wait_found(job_ptr, w->v.met_what);
+	if (!w->v.kind)
+		return false;
+	if (plan)
+		waits = topoml_box_wait_peek(&g_box_waits, job_ptr->job_id,
+					     time(NULL),
+					     (int64_t)w->v.bound) > 0;
+	else
+		waits = _wait_more(job_ptr, w->v.key, (int)w->v.bound,
+				   w->v.what, why, whylen);
 	/* after _wait_more: kept from the job's first wait on */
-	topoml_box_wait_verdict_set(&g_box_waits, job_ptr->job_id,
-				    _VERDICT_BOX, key, possible);
+	topoml_wait_memo_save(&g_box_waits, job_ptr->job_id, salt, &w->job,
+			      &memo);
 	return waits;
 }
 
@@ -1028,225 +1006,41 @@ static void _plan_then(struct _job_req *r, struct topoml_place_req *req)
 }
 
 /*
- * Backfill's plan for a job that waits for a torus box (_box_wait): the
- * box that frees first by the running jobs' limits, not the placement
- * outside a box it declines now.  Backfill then reserves that box, and
- * jobs that would outlast its time keep off it, so that it does free;
- * planned where it declines to start, the job would hold those nodes in
- * the plan while other jobs fill the box.  True: req->avail is the nodes
- * free by then (_plan_then).
- */
-static bool _box_plan(struct _job_req *r, struct topoml_place_req *req)
-{
-	if (!r->free_at ||
-	    (!r->avail_then && !(r->avail_then = hwloc_bitmap_alloc())) ||
-	    topoml_torus_box_free_by(g_topo, r->avail_all, r->free_at,
-				     req->nnodes, r->avail_then) < 0)
-		return false;
-	_plan_then(r, req);
-	return true;
-}
-
-/*
- * HybridWait (topoml.conf(5)): an --ml-parallel whole-node job whose best
- * placement now splits more tensor groups over NVLink domains, or sends
- * more data-parallel traffic through the top level, than its workers'
- * shape gets on its partition's nodes waits for a better one, up to the
- * site's seconds.  pl: ranked by _hybrid_rank, workers first in rank
- * order.  True: decline now (why says so), goal the locality it waits
- * for.  plan (backfill's will-run): whether it would wait, its clock only
- * read.
- */
-static bool _hybrid_wait(job_record_t *job_ptr,
-			 const struct topoml_place_req *req,
-			 const struct topoml_placement *pl, bool plan,
-			 struct topoml_hybrid_locality *goal, char *why,
-			 size_t whylen)
-{
-	static const char what[] =
-		"whole tensor groups and data-parallel rings below the top";
-	const double *w = g_conf.hybrid_weights;
-	int wait = g_conf.hybrid_wait, tpn, spares;
-	struct topoml_hybrid_locality now, best = { 0, 0 };
-	struct topoml_parallel p;
-	hwloc_bitmap_t all;
-	int64_t shape[7], val[TOPOML_WAIT_VALS];
-	uint64_t key;
-	bool waits;
-
-	if (wait <= 0 || req->required || req->units || pl->n < req->nnodes ||
-	    !_job_workers(job_ptr, req->nnodes, &spares, &p, &tpn))
-		return false;
-	if (topoml_hybrid_locality(g_topo, pl->nodes, pl->n - spares, tpn,
-				   &p, w, &now))
-		return false;
-	if (!topoml_hybrid_falls_short(&now, &best)) {
-		if (!plan)
-			_wait_found(job_ptr, what);
-		return false;
-	}
-	/*
-	 * The best the partition's nodes allow: only that is worth it.
-	 * Milliseconds on a large machine: once while the job waits
-	 * (_verdict_key; the weights change only with g_map_gen).
-	 */
-	shape[0] = req->nnodes - spares;
-	shape[1] = tpn;
-	shape[2] = p.tp;
-	shape[3] = p.pp;
-	shape[4] = p.dp;
-	shape[5] = p.ep;
-	shape[6] = p.cp;
-	key = _verdict_key(job_ptr, _VERDICT_HYBRID, shape, 7);
-	if (!topoml_box_wait_verdict_get(&g_box_waits, job_ptr->job_id,
-					 _VERDICT_HYBRID, key, val)) {
-		int rc;
-
-		all = _part_nodes(job_ptr);
-		if (!all)
-			return false;
-		rc = topoml_hybrid_best_locality(g_topo, all,
-						 req->nnodes - spares, &p, tpn,
-						 w, &best);
-		hwloc_bitmap_free(all);
-		/* -1: none (shape not fitting), never worth waiting for */
-		val[0] = rc ? -1 : best.tp_split;
-		val[1] = best.dp_top;
-	}
-	best.tp_split = val[0];
-	best.dp_top = val[1];
-	if (val[0] < 0 || !topoml_hybrid_falls_short(&now, &best)) {
-		if (!plan)
-			_wait_found(job_ptr, what);
-		return false;
-	}
-	*goal = best;
-	if (plan)
-		waits = topoml_box_wait_peek(&g_box_waits, job_ptr->job_id,
-					     time(NULL), wait) > 0;
-	else
-		waits = _wait_more(job_ptr, "HybridWait", wait, what, why,
-				   whylen);
-	/* after _wait_more: kept from the job's first wait on */
-	topoml_box_wait_verdict_set(&g_box_waits, job_ptr->job_id,
-				    _VERDICT_HYBRID, key, val);
-	return waits;
-}
-
-static int _cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* r->avail_then: the candidates free by `when' (will-run's end times). */
-static void _free_by(struct _job_req *r, int64_t when)
-{
-	int v;
-
-	hwloc_bitmap_zero(r->avail_then);
-	hwloc_bitmap_foreach_begin(v, r->avail_all)
-		if (MAX(r->free_at[v], 0) <= when)
-			hwloc_bitmap_set(r->avail_then, v);
-	hwloc_bitmap_foreach_end();
-}
-
-/* Do the candidates free by `when' hold the job's nodes as local as goal
- * (HybridWait's wait met)? */
-static bool _hybrid_met_by(struct _job_req *r, int64_t when, int nnodes,
-			   int spares, const struct topoml_parallel *p,
-			   int tpn, const struct topoml_hybrid_locality *goal)
-{
-	struct topoml_hybrid_locality b;
-
-	_free_by(r, when);
-	return hwloc_bitmap_weight(r->avail_then) >= nnodes &&
-	       !topoml_hybrid_best_locality(g_topo, r->avail_then,
-					    nnodes - spares, p, tpn,
-					    g_conf.hybrid_weights, &b) &&
-	       !topoml_hybrid_falls_short(&b, goal);
-}
-
-/*
- * Backfill's plan for a job HybridWait holds (_hybrid_wait): the nodes
- * free soonest by the running jobs' limits that give it goal, not the
- * placement it declines now, so that backfill reserves them and jobs
- * that would outlast that time keep off them (as _box_plan).  The end
- * times are bisected, a best placement each (the engine's nodes bound
- * the cost).  1: req->avail is those nodes (_plan_then); 0: none before
- * its wait ends (or ever, on the candidates): the plan is the placement
- * now, which it takes then; -1: out of memory.
- */
-static int _hybrid_plan(job_record_t *job_ptr, struct _job_req *r,
-			struct topoml_place_req *req,
-			const struct topoml_hybrid_locality *goal)
-{
-	struct topoml_parallel p;
-	int64_t *at, end;
-	int tpn, spares, v, n = 0, m = 0, lo = 0, hi, mid, rc = 0;
-
-	if (!r->free_at ||
-	    !_job_workers(job_ptr, req->nnodes, &spares, &p, &tpn))
-		return 0;
-	if (!r->avail_then && !(r->avail_then = hwloc_bitmap_alloc()))
-		return -1;
-	at = xcalloc(g_topo->nnodes, sizeof(*at));
-	hwloc_bitmap_foreach_begin(v, r->avail_all)
-		if (v < g_topo->nnodes)
-			at[n++] = MAX(r->free_at[v], 0);
-	hwloc_bitmap_foreach_end();
-	qsort(at, n, sizeof(*at), _cmp_i64);
-	for (int i = 0; i < n; i++)
-		if (!m || at[i] != at[m - 1])
-			at[m++] = at[i];
-	hi = m - 1;
-	if (m < 1 || !_hybrid_met_by(r, at[hi], req->nnodes, spares, &p, tpn,
-				     goal))
-		goto out;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (_hybrid_met_by(r, at[mid], req->nnodes, spares, &p, tpn,
-				   goal))
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	end = time(NULL);
-	end += topoml_box_wait_peek(&g_box_waits, job_ptr->job_id, end,
-				    g_conf.hybrid_wait);
-	if (at[lo] > end)
-		goto out;
-	_free_by(r, at[lo]);
-	_plan_then(r, req);
-	rc = 1;
-out:
-	xfree(at);
-	return rc;
-}
-
-/*
  * Backfill's will-run for a job that run-now holds for a better placement
- * (TorusBoxWait, HybridWait, in run-now's order): the nodes free when what
- * it waits for is.  1 (a box), 2 (HybridWait): req->avail is those nodes;
- * 0: plan on pl (it would not wait, or takes pl when its wait ends); -1:
- * no plan of ours.
+ * (_locality_wait): the nodes free when what it waits for is, by the
+ * running jobs' limits (topoml_wait_plan), not the placement it declines
+ * now.  Backfill then reserves them, and jobs that would outlast that time
+ * keep off them, so that they do free; planned where it declines to
+ * start, the job would hold those nodes in the plan while other jobs fill
+ * them.  1 (a box), 2 (--ml-parallel locality): req->avail is those
+ * nodes (_plan_then); 0: plan on pl (it would not wait, or takes pl when
+ * its wait ends); -1: no plan of ours.
  */
 static int _wait_plan(job_record_t *job_ptr, struct _job_req *r,
 		      struct topoml_place_req *req,
 		      const struct topoml_placement *pl, char *why,
 		      size_t whylen)
 {
-	struct topoml_hybrid_locality goal;
+	struct _wait w;
+	int64_t end, when;
 
-	if (_box_wait(job_ptr, req, pl, true, why, whylen))
-		return _box_plan(r, req) ? 1 : -1;
-	if (_hybrid_wait(job_ptr, req, pl, true, &goal, why, whylen)) {
-		int rc = _hybrid_plan(job_ptr, r, req, &goal);
-
-		return rc > 0 ? 2 : rc;
-	}
-	return 0;
+	if (!_locality_wait(job_ptr, req, pl, true, &w, why, whylen))
+		return 0;
+	if (!r->free_at)
+		return w.v.kind == TOPOML_WAIT_BOX ? -1 : 0;
+	if (!r->avail_then && !(r->avail_then = hwloc_bitmap_alloc()))
+		return -1;
+	end = time(NULL);
+	end += topoml_box_wait_peek(&g_box_waits, job_ptr->job_id, end,
+				    (int64_t)w.v.bound);
+	when = topoml_wait_plan(g_topo, &w.pol, &w.job, &w.v, r->avail_all,
+				r->free_at, end, r->avail_then);
+	if (when == -2)
+		return -1;
+	if (when < 0)
+		return w.v.kind == TOPOML_WAIT_BOX ? -1 : 0;
+	_plan_then(r, req);
+	return w.v.kind == TOPOML_WAIT_BOX ? 1 : 2;
 }
 
 /*
@@ -1265,7 +1059,7 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	struct _job_req r = { 0 };
 	struct topoml_place_req req = { .unscored = true };
 	struct topoml_placement choice[TOPOML_ATTEMPTS];
-	struct topoml_hybrid_locality goal;
+	struct _wait wait;
 	int attempt, result = -1, pass, tried = 0, nchoice, plan;
 	/*
 	 * Will-run tests (a backfill plan) are many and each cons_tres
@@ -1387,10 +1181,8 @@ static int _topoml_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			pass = 1;
 		}
 		if (!pass && !will_run && nchoice > 0 &&
-		    (_box_wait(job_ptr, &req, &choice[0], false, why,
-			       whylen) ||
-		     _hybrid_wait(job_ptr, &req, &choice[0], false, &goal,
-				  why, whylen))) {
+		    _locality_wait(job_ptr, &req, &choice[0], false, &wait,
+				   why, whylen)) {
 			for (attempt = 0; attempt < nchoice; attempt++)
 				topoml_placement_clear(&choice[attempt]);
 			result = TOPOML_BOX_WAITING;
