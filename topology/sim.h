@@ -135,7 +135,7 @@ struct topoml_sim_opts {
 	 * time it could start (retried at each event); 0 = never waits. */
 	double box_wait;
 	/* with box_wait: only placements spanning more than box_wait_span
-	 * x the job's nodes wait (TorusBoxWaitSpan=; 1 or less: all) */
+	 * x the job's nodes wait (LocalityWaitSpan=; 1 or less: all) */
 	double box_wait_span;
 	/*
 	 * Called after every event with the jobs submitted so far and those

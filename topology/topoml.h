@@ -411,9 +411,9 @@ int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 /* Do the n nodes fill their wrap-aware bounding box exactly (geom.c)? */
 bool topoml_torus_is_box(const topoml_topo_t *t, const int *nodes, int n);
 /*
- * TorusBoxWait's test (geom.c): should this placement of n nodes wait for
- * an exact box?  Its size has one, and its wrap-aware bounding box holds
- * more than max_span x n nodes (TorusBoxWaitSpan=; 1 or less: any
+ * LocalityWait's torus test (geom.c): should this placement of n nodes
+ * wait for an exact box?  Its size has one, and its wrap-aware bounding box
+ * holds more than max_span x n nodes (LocalityWaitSpan=; 1 or less: any
  * placement that is no box waits).
  */
 bool topoml_torus_wants_box(const topoml_topo_t *t, const int *nodes, int n,
@@ -489,9 +489,9 @@ int topoml_box_wait_span_parse(const char *s, double *v);
  * too): 0 with *curve set, or -1 (neither word); and the word for it. */
 int topoml_torus_placement_parse(const char *s, bool *curve);
 const char *topoml_torus_placement_name(bool curve);
-/* A setting that does nothing as set (TorusBoxWaitSpan while TorusBoxWait
- * is 0, TorusBoxWait with TorusPlacement=curve), said for the admin; NULL
- * when there is none. */
+/* A setting that does nothing as set (LocalityWaitSpan while LocalityWait
+ * is 0, a box wait with TorusPlacement=curve, ...), said for the admin;
+ * NULL when there is none (topoml_siteconf_notes' first such). */
 const char *topoml_siteconf_inert(const struct topoml_siteconf *c);
 /*
  * Every note for the admin on c, up to max lines written to out (the
@@ -663,7 +663,7 @@ int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
 		       struct topoml_hybrid_cost *out);
 
 /*
- * What a site's bounded wait for a better hybrid placement (HybridWait=
+ * What a site's bounded wait for a better hybrid placement (LocalityWait=
  * in topoml.conf, topoml sim --hybrid-wait) looks at: tensor groups split
  * over NVLink domains, and data-parallel transfers per step through the
  * top level (fat-tree core, between dragonfly groups).
