@@ -9,7 +9,7 @@
 #        contrib/install-deps.sh --packages "PKG ..."   only these packages
 #        (what other scripts need, e.g. contrib/slurm-release.sh)
 # Debian packages need none of this: `apt-get build-dep ./` and
-# debian/make-orig.sh (README, "From packages").
+# debian/make-orig.sh (doc/admin-guide.md, "Install").
 # env:   TOPOML_CACHE  where the Slurm source lives (default /var/cache/topoml)
 #        TOPOML_TEST_DEPS=1  also what only the tests need (python3-torch)
 set -euo pipefail

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 
 #include "plugin.h"
-#include "jobcomment.h"	/* TOPOML_SPARES_JOB_ENV */
-#include "topoml.h"	/* TOPOML_COMM_JOB_ENV */
+#include "contract.h"	/* TOPOML_*_JOB_ENV */
 
 /* Shared with sbatch/salloc: the hint reaches slurmctld under the name
  * Slurm itself uses for --ml-comm, also when it came from TOPOML_COMM. */
@@ -26,6 +25,18 @@ int ml_local_common(spank_t sp)
 	if (ml.by_env[ML_OPT_SPARES])
 		(void)spank_job_control_setenv(sp, TOPOML_SPARES_JOB_ENV,
 					       ml.arg[ML_OPT_SPARES], 1);
+	/*
+	 * plugstack.conf's default_comm for a job that gave no hint of its
+	 * own: written where --ml-comm would be, so select/topoml places by
+	 * it.  Not overwriting: a value the job already carries under this
+	 * name stays.  Not for --ml-parallel without --ml-comm, which
+	 * select/topoml places as allreduce (its own rule).
+	 */
+	if (!ml.set[ML_OPT_COMM] && ml.conf.def[ML_OPT_COMM] >= 0 &&
+	    !ml.set[ML_OPT_PARALLEL])
+		(void)spank_job_control_setenv(sp, TOPOML_COMM_JOB_ENV,
+			ml_opt_value_name(ML_OPT_COMM,
+					  ml.conf.def[ML_OPT_COMM]), 0);
 	if (ml.ckpt.set && ml_ckpt_local(sp, &ml.ckpt))
 		return -1;
 	return 0;

@@ -8,15 +8,24 @@
  *           order=n[1,3,5,7,2,4,6,8]
  *
  * and, for a job with --ml-spares=K, spares=K: the last K of order= are
- * its spares (outside the ring of the workers until one fails)
+ * its spares (outside the ring of the workers until one fails; which nodes
+ * they are is spares.h's rule, not the codec's)
  *
  * (one line).  Pure C; host lists through libslurm's slurm_hostlist_*.
+ * The options on their way to slurmctld: contract.h.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef TOPOML_JOBCOMMENT_H
 #define TOPOML_JOBCOMMENT_H
 
 #include <stddef.h>
+
+/*
+ * For callers that still take the option names and parsers, and the
+ * spares rule, from here: contract.h and spares.h own them.
+ */
+#include "contract.h"
+#include "spares.h"
 
 #define TOPOML_COMMENT_TAG	"topoml: "
 #define TOPOML_COMMENT_SEP	"; "
@@ -48,59 +57,6 @@ struct topoml_comment {
 	int spares;		/* --ml-spares: the last K of order= */
 	char *order;		/* host list in ring order, NULL: none */
 };
-
-/*
- * --ml-spares=K on its way from the SPANK plugin to select/topoml, as
- * --ml-comm (topoml.h): the option's name in the job's SPANK environment,
- * with or without "SPANK_" (the TOPOML_SPARES twin, set by the plugin).
- */
-#define TOPOML_SPARES_JOB_ENV	"_SLURM_SPANK_OPTION_topoml_ml_spares"
-#define TOPOML_SPARES_MAX	1024
-/* The value of one NAME=VALUE entry when it is --ml-spares, else NULL. */
-const char *topoml_spares_job_env(const char *entry);
-/* "K", 0 <= K <= TOPOML_SPARES_MAX, decimal digits only: 0, or -1. */
-int topoml_spares_parse(const char *s, int *k);
-
-/*
- * Spares of a job placed with its workers: nodes[0..n) in ring order is
- * reordered so that k nodes come last, taken from the leaf (dragonfly
- * group; torus: the ring's end) that holds most of the job's nodes, then
- * the next fullest, the latest in ring order first; the workers keep
- * their ring order (a subsequence of a ring is a ring).  A spare then
- * tends to share a leaf with the worker it replaces.  Returns k, or 0
- * (nothing moved) when k < 1 or k >= n.
- */
-struct topoml_topo;
-int topoml_spares_last(const struct topoml_topo *t, int *nodes, int n, int k);
-
-/*
- * The workers of a placement of n nodes, k of them spares, as
- * select/topoml's _publish finds them: nodes[0..n) put in ring order,
- * then topoml_spares_last.  The workers are nodes[0..return value), in
- * ring order; the spares follow.
- */
-int topoml_spares_workers(const struct topoml_topo *t, int *nodes, int n,
-			  int k);
-
-/*
- * topoml_hybrid_rank (topoml.h) for a job with `spares` spares among
- * its req->nnodes nodes: p is sized for the workers (nnodes - spares
- * nodes), and each of the k candidates is priced on the workers that
- * topoml_spares_workers keeps of it; they come back first, in the order
- * their ranks should take, the spares last.  No candidate built for the
- * pipeline stages is added when spares > 0.  spares == 0 is
- * topoml_hybrid_rank; spares >= nnodes leaves cand as it is.  w: the
- * TOPOML_KIND_COUNT weights.  0, or -1 out of memory.
- * (place_hybrid.c)
- */
-struct topoml_place_req;
-struct topoml_parallel;
-struct topoml_placement;
-int topoml_hybrid_rank_spares(const struct topoml_topo *t,
-			      const struct topoml_place_req *req,
-			      const struct topoml_parallel *p,
-			      int tasks_per_node, const double *w,
-			      struct topoml_placement *cand, int k, int spares);
 
 /*
  * The "topoml: ..." part for c, as a malloc'd string (NULL: no memory).

@@ -3,7 +3,8 @@
  * plugin (22.05) and topology/block plugin (26.05; see the block section
  * at the end) accept and reject.
  *
- * Line syntax is src/common/parse_config.c (s_p_parse_file): a '#' not
+ * Line syntax (conf_lex.c, shared with topoml.conf) is Slurm's
+ * src/common/parse_config.c (s_p_parse_file): a '#' not
  * preceded by an odd run of backslashes starts a comment; an odd run of
  * backslashes at the end of a line (trailing blanks allowed) joins the next
  * line with nothing in between; every remaining backslash escapes the next
@@ -39,8 +40,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,48 +49,12 @@
 
 #include "topoml.h"
 #include "topoml_build.h"
+#include "conf_lex.h"
 #include "loaders.h"
 #include "model_int.h"
 
-/* Slurm recurses without a limit; a self-include would overflow its stack. */
-#define CONF_INCLUDE_DEPTH 16
-#define CONF_MAX_INCLUDES 64
 /* Slurm gives up ("Switch configuration is not a tree") after 21 passes. */
 #define SLURM_LEVEL_PASSES 21
-
-/* The key=value expression of parse_config.c, verbatim. */
-static const char _kv_pattern[] =
-	"^[[:space:]]*"
-	"([[:alnum:]_.]+)"
-	"[[:space:]]*([-*+/]?)=[[:space:]]*"
-	"((\"([^\"]*)\")|([^[:space:]]+))"
-	"([[:space:]]|$)";
-
-/*
- * Compiled once: regcomp() per load cost more than reading a small file.
- * regexec() on a shared pattern is thread-safe (POSIX).
- */
-static regex_t _kv_re;
-static bool _kv_ok;
-static pthread_once_t _kv_once = PTHREAD_ONCE_INIT;
-
-static void _kv_compile(void)
-{
-	_kv_ok = regcomp(&_kv_re, _kv_pattern, REG_EXTENDED) == 0;
-}
-
-struct _pos {
-	int line;
-	int col;
-};
-
-/* A logical line after comments, continuations and escapes are resolved. */
-struct _lline {
-	char *s;
-	struct _pos *pos;	/* where each character came from */
-	size_t n, cap;
-	struct _pos end;	/* just past the last character */
-};
 
 struct _rec {
 	char *name;
@@ -102,9 +65,9 @@ struct _rec {
 	bool stopped;		/* parsing stopped at a reported error */
 	const char *file;
 	int line;
-	struct _pos at;		/* the SwitchName key */
-	struct _pos name_at;	/* its value */
-	struct _pos nodes_at, switches_at;
+	struct topoml_conf_pos at;		/* the SwitchName key */
+	struct topoml_conf_pos name_at;	/* its value */
+	struct topoml_conf_pos nodes_at, switches_at;
 	/* Switches= resolved once: record index of each child, -1 unknown */
 	int nkids;
 	int *kid;
@@ -117,19 +80,16 @@ struct _brec {
 	char *nodes;		/* NULL when Nodes= is not given */
 	const char *file;
 	int line;
-	struct _pos at;		/* the BlockName key */
-	struct _pos nodes_at;
+	struct topoml_conf_pos at;		/* the BlockName key */
+	struct topoml_conf_pos nodes_at;
 };
 
 struct _reader {
-	const regex_t *re;	/* _kv_pattern, compiled once per process */
 	struct _rec *recs;
 	int nrecs;
-	char **files;		/* file names the records point to */
-	int nfiles;
+	struct topoml_conf_lexer lex;	/* owns the records' file names */
 	int nsyntax;		/* syntax errors so far */
 	int nfatal;		/* errors on which slurmctld stops too */
-	int nincludes;		/* Include lines followed so far */
 	topoml_errors_t *err;
 	topoml_errors_t *warn;
 	struct topoml_hl_budget budget;	/* for all host lists of the file */
@@ -139,194 +99,18 @@ struct _reader {
 	int nbrecs;
 	char *bsizes;		/* the last BlockSizes= value, or NULL */
 	const char *bsizes_file;
-	struct _pos *bsizes_pos;	/* where each character came from */
+	struct topoml_conf_pos *bsizes_pos;	/* where each character came
+						   from */
 	const char *sw_file;	/* the first SwitchName= line */
-	struct _pos sw_at;
-	struct _pos bsizes_at;	/* the BlockSizes key */
+	struct topoml_conf_pos sw_at;
+	struct topoml_conf_pos bsizes_at;	/* the BlockSizes key */
 };
 
-
-static int _lline_put(struct _lline *l, char c, int line, int col)
-{
-	if (l->n + 2 > l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 256;
-		char *s = realloc(l->s, cap);
-		struct _pos *p;
-
-		if (!s)
-			return -1;
-		l->s = s;
-		p = realloc(l->pos, cap * sizeof(*p));
-		if (!p)
-			return -1;
-		l->pos = p;
-		l->cap = cap;
-	}
-	l->s[l->n] = c;
-	l->pos[l->n].line = line;
-	l->pos[l->n].col = col;
-	l->n++;
-	l->s[l->n] = '\0';
-	return 0;
-}
-
-/* Position of byte offset off of the logical line (off may be its end). */
-static struct _pos _at(const struct _lline *l, size_t off)
-{
-	if (off < l->n)
-		return l->pos[off];
-	return l->end;
-}
-
-/* _strip_comments(): cut at the first '#' after an even backslash run. */
-static size_t _comment_cut(const char *p, size_t len)
-{
-	size_t i, bs = 0;
-
-	for (i = 0; i < len; i++) {
-		if (p[i] == '#' && bs % 2 == 0)
-			return i;
-		bs = p[i] == '\\' ? bs + 1 : 0;
-	}
-	return len;
-}
-
-/*
- * _strip_continuation(): an odd run of backslashes at the end, blanks after
- * it allowed, continues the line; the last backslash and what follows it go.
- * Returns the new length, or len when the line does not continue.
- */
-static size_t _continuation_cut(const char *p, size_t len)
-{
-	size_t i = len, bs = 0;
-
-	while (i > 0) {
-		char c = p[i - 1];
-
-		if (c == '\\')
-			bs++;
-		else if (isspace((unsigned char)c) && bs == 0)
-			;
-		else
-			break;
-		i--;
-	}
-	if (bs % 2 == 1)
-		return i + bs - 1;
-	return len;
-}
-
-/*
- * Read the next logical line from buf at *off, as _get_next_line() does.
- * Returns the number of physical lines consumed (0 at the end).
- */
-static int _next_line(const char *buf, size_t size, size_t *off, int lineno,
-		      struct _lline *l)
-{
-	int lines = 0;
-	size_t i, j;
-
-	l->n = 0;
-	if (l->s)
-		l->s[0] = '\0';
-	while (*off < size) {
-		const char *p = buf + *off;
-		const char *nl = memchr(p, '\n', size - *off);
-		size_t len = nl ? (size_t)(nl - p) + 1 : size - *off;
-		size_t keep, cont;
-
-		*off += len;
-		lines++;
-		keep = _comment_cut(p, len);
-		cont = _continuation_cut(p, keep);
-		for (i = 0; i < cont; i++)
-			if (_lline_put(l, p[i], lineno + lines - 1, i + 1))
-				return -1;
-		l->end.line = lineno + lines - 1;
-		l->end.col = cont + 1;
-		if (cont == keep)
-			break;
-	}
-	/* _strip_escapes(): drop each backslash, keep what it escapes. */
-	for (i = 0, j = 0; i < l->n; i++, j++) {
-		if (l->s[i] == '\\')
-			i++;
-		if (i >= l->n)
-			break;
-		l->s[j] = l->s[i];
-		l->pos[j] = l->pos[i];
-	}
-	l->n = j;
-	if (l->s)
-		l->s[j] = '\0';
-	return lines;
-}
-
-static bool _is_space(const char *s)
-{
-	for (; s && *s; s++)
-		if (!isspace((unsigned char)*s))
-			return false;
-	return true;
-}
-
-/* Trimmed copy of leftover text for messages, at most 40 characters. */
-static void _excerpt(const char *s, char *buf, size_t len)
-{
-	size_t n;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	n = strcspn(s, "\r\n");
-	if (n > 40)
-		n = 40;
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-}
-
-struct _kv {
-	char *key;
-	char *value;
-	size_t key_off;		/* offsets into the logical line */
-	size_t value_off;
-	size_t end;		/* where the rest of the line starts */
-};
-
-static void _parse_block_line(struct _reader *r, const struct _lline *l,
-			      const char *file, struct _kv *kv);
+static void _parse_block_line(struct _reader *r,
+			      const struct topoml_conf_line *l,
+			      const char *file, struct topoml_conf_kv *kv);
 static topoml_topo_t *_build_blocks(struct _reader *r, const char *path);
 static void _blocks_free(struct _reader *r);
-
-/*
- * _keyvalue_regex(): one key=value at the start of s (offset base), s
- * being len bytes.  REG_STARTEND: regexec() would take strlen() of the
- * rest of the line for every pair, quadratic in a long line.
- */
-static int _match_kv(struct _reader *r, const char *s, size_t len,
-		     size_t base, struct _kv *kv)
-{
-	regmatch_t m[8];
-	int vi;
-
-	m[0].rm_so = 0;
-	m[0].rm_eo = len;
-	if (regexec(r->re, s, 8, m, REG_STARTEND) == REG_NOMATCH)
-		return -1;
-	kv->key = strndup(s + m[1].rm_so, m[1].rm_eo - m[1].rm_so);
-	vi = m[5].rm_so != -1 ? 5 : 6;
-	kv->value = strndup(s + m[vi].rm_so, m[vi].rm_eo - m[vi].rm_so);
-	kv->key_off = base + m[1].rm_so;
-	kv->value_off = base + m[3].rm_so;
-	kv->end = base + m[3].rm_eo;
-	if (!kv->key || !kv->value) {
-		free(kv->key);
-		free(kv->value);
-		return -1;
-	}
-	return 0;
-}
 
 /*
  * Every message of this reader starts FILE:LINE:COL.  How bad it is:
@@ -338,7 +122,7 @@ static int _match_kv(struct _reader *r, const char *s, size_t len,
 enum { _W = 0, _FATAL = 1, _MODEL = 2, _SYNTAX = 4 };
 
 static void _vreport(struct _reader *r, int how, const char *file,
-		     struct _pos p, const char *fmt, va_list ap)
+		     struct topoml_conf_pos p, const char *fmt, va_list ap)
 {
 	char *msg = NULL;
 
@@ -355,11 +139,11 @@ static void _vreport(struct _reader *r, int how, const char *file,
 }
 
 static void _report(struct _reader *r, int how, const char *file,
-		    struct _pos p, const char *fmt, ...)
+		    struct topoml_conf_pos p, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
 static void _report(struct _reader *r, int how, const char *file,
-		    struct _pos p, const char *fmt, ...)
+		    struct topoml_conf_pos p, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -369,10 +153,12 @@ static void _report(struct _reader *r, int how, const char *file,
 }
 
 /* A line Slurm's parser refuses: slurmctld fatal()s. */
-static void _syntax(struct _reader *r, const char *file, struct _pos p,
+static void _syntax(struct _reader *r, const char *file,
+		    struct topoml_conf_pos p,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-static void _syntax(struct _reader *r, const char *file, struct _pos p,
+static void _syntax(struct _reader *r, const char *file,
+		    struct topoml_conf_pos p,
 		    const char *fmt, ...)
 {
 	va_list ap;
@@ -383,7 +169,33 @@ static void _syntax(struct _reader *r, const char *file, struct _pos p,
 }
 
 /* Where a whole file's problem is reported: its first line. */
-static const struct _pos _top = { 1, 1 };
+static const struct topoml_conf_pos _top = { 1, 1 };
+
+/* Position of byte offset off of the logical line (off may be its end). */
+static inline struct topoml_conf_pos _at(const struct topoml_conf_line *l,
+					 size_t off)
+{
+	return topoml_conf_at(l, off);
+}
+
+/* The lexer's messages: Include and reading errors. */
+static void _lex_error(void *arg, enum topoml_conf_err kind, const char *file,
+		       const struct topoml_conf_pos *at, const char *msg)
+{
+	struct _reader *r = arg;
+	int how = kind == TOPOML_CONF_E_SYNTAX ? _FATAL | _SYNTAX :
+		  _MODEL | _SYNTAX;
+
+	if (at) {
+		_report(r, how, file, *at, "%s", msg);
+		return;
+	}
+	/* the one message without a position: no line was read */
+	topoml_errors_add(r->err, "%s: %s", file, msg);
+	r->nsyntax++;
+	if (how & _FATAL)
+		r->nfatal++;
+}
 
 /* s_p_handle_uint32(), with its messages. */
 static int _parse_uint32(const char *value, uint32_t *out, const char **why)
@@ -427,16 +239,17 @@ static int _parse_uint32(const char *value, uint32_t *out, const char **why)
  * Returns 0 when the record is complete, -1 when Slurm's handler fails;
  * *rest is where parsing stopped.
  */
-static int _parse_switch_keys(struct _reader *r, const struct _lline *l,
+static int _parse_switch_keys(struct _reader *r,
+			      const struct topoml_conf_line *l,
 			      const char *file, struct _rec *rec,
 			      size_t *rest)
 {
-	struct _kv kv;
+	struct topoml_conf_kv kv;
 	size_t off = *rest;
 	bool seen_nodes = false, seen_sw = false, seen_speed = false;
 
-	while (_match_kv(r, l->s + off, l->n - off, off, &kv) == 0) {
-		struct _pos kp = _at(l, kv.key_off);
+	while (topoml_conf_match_kv(l->s + off, l->n - off, off, &kv) == 0) {
+		struct topoml_conf_pos kp = _at(l, kv.key_off);
 		bool *seen = NULL;
 		const char *why;
 
@@ -523,111 +336,22 @@ static int _add_rec(struct _reader *r, struct _rec *rec)
 	return 0;
 }
 
-static const char *_keep_file(struct _reader *r, const char *path)
+/* One logical line: SwitchName=..., BlockName=..., or blanks. */
+static void _parse_line(void *arg, const struct topoml_conf_line *l,
+			const char *file)
 {
-	char **f = realloc(r->files, (r->nfiles + 1) * sizeof(*f));
-
-	if (!f)
-		return path;
-	r->files = f;
-	f[r->nfiles] = strdup(path);
-	return f[r->nfiles] ? f[r->nfiles++] : path;
-}
-
-static int _parse_file(struct _reader *r, const char *path, int depth,
-		       const char *from, struct _pos from_at);
-
-/*
- * _parse_include_directive(): "include" + blank + file name.  Returns 0 when
- * the line is no include, 1 when handled (errors recorded).
- */
-static int _include(struct _reader *r, const struct _lline *l,
-		    const char *file, int depth)
-{
-	const char *s = l->s, *p, *fn;
-	char *name = NULL, *full = NULL, rest[48];
-	size_t n;
-
-	if (strncasecmp(s, "include", 7) || !isspace((unsigned char)s[7]))
-		return 0;
-	for (p = s + 7; isspace((unsigned char)*p); p++)
-		;
-	fn = p;
-	while (*p && !isspace((unsigned char)*p))
-		p++;
-	n = p - fn;
-	if (n == 0) {
-		_syntax(r, file, _at(l, fn - s), "Include without a file "
-			"name");
-		return 1;
-	}
-	name = strndup(fn, n);
-	if (!name)
-		goto out;
-	if (strstr(name, "%c")) {
-		/* topology.conf has no ClusterName for %c to expand. */
-		_syntax(r, file, _at(l, fn - s), "Include %s: %%c needs "
-			"ClusterName, which topology.conf does not have",
-			name);
-		goto out;
-	}
-	if (name[0] == '/') {
-		full = strdup(name);
-	} else {
-		const char *slash = strrchr(file, '/');
-		int dl = slash ? (int)(slash - file) : 1;
-
-		if (asprintf(&full, "%.*s/%s", dl, slash ? file : ".",
-			     name) < 0)
-			full = NULL;
-	}
-	if (!full)
-		goto out;
-	/* Two Includes of itself per level would read it 2^16 times. */
-	if (r->nincludes++ >= CONF_MAX_INCLUDES) {
-		/* Slurm reads them all: topoml only gives up. */
-		_report(r, _MODEL | _SYNTAX, file, _at(l, fn - s), "Include "
-			"%s: more than %d Include lines in all", name,
-			CONF_MAX_INCLUDES);
-		goto out;
-	}
-	if (depth >= CONF_INCLUDE_DEPTH) {
-		_report(r, _MODEL | _SYNTAX, file, _at(l, fn - s), "Include "
-			"%s: nested more than %d deep (an include loop?)",
-			name, CONF_INCLUDE_DEPTH);
-		goto out;
-	}
-	if (_parse_file(r, full, depth + 1, file, _at(l, fn - s)) < 0)
-		goto out;	/* reported at the Include */
-	if (!_is_space(p)) {
-		p += strspn(p, " \t\r\n\v\f");
-		_excerpt(p, rest, sizeof(rest));
-		_syntax(r, file, _at(l, p - s), "parse error at '%s' after "
-			"the Include file name", rest);
-	}
-out:
-	free(name);
-	free(full);
-	return 1;
-}
-
-/* One logical line: Include, SwitchName=..., or blanks. */
-static void _parse_line(struct _reader *r, const struct _lline *l,
-			const char *file, int depth)
-{
-	struct _kv kv;
+	struct _reader *r = arg;
+	struct topoml_conf_kv kv;
 	struct _rec rec;
 	size_t rest;
 	char ex[48];
 	int bad;
 
-	if (_include(r, l, file, depth))
-		return;
-	if (_match_kv(r, l->s, l->n, 0, &kv)) {
-		if (!_is_space(l->s)) {
+	if (topoml_conf_match_kv(l->s, l->n, 0, &kv)) {
+		if (!topoml_conf_blank(l->s)) {
 			size_t off = strspn(l->s, " \t\r\n\v\f");
 
-			_excerpt(l->s, ex, sizeof(ex));
+			topoml_conf_excerpt(l->s, ex, sizeof(ex));
 			_syntax(r, file, _at(l, off), "parse error at '%s': "
 				"expected KEY=VALUE", ex);
 		}
@@ -660,71 +384,14 @@ static void _parse_line(struct _reader *r, const struct _lline *l,
 	free(kv.key);
 	rest = kv.end;
 	bad = _parse_switch_keys(r, l, file, &rec, &rest);
-	if (!_is_space(l->s + rest) && !rec.stopped) {
+	if (!topoml_conf_blank(l->s + rest) && !rec.stopped) {
 		size_t off = rest + strspn(l->s + rest, " \t\r\n\v\f");
 
-		_excerpt(l->s + rest, ex, sizeof(ex));
+		topoml_conf_excerpt(l->s + rest, ex, sizeof(ex));
 		_syntax(r, file, _at(l, off), "parse error at '%s'", ex);
 	}
 	if (bad || _add_rec(r, &rec))
 		_rec_free(&rec);
-}
-
-/*
- * s_p_parse_file(): -1 when the file cannot be read, reported at the
- * Include line (from, from_at) that names it, if any.
- */
-static int _parse_file(struct _reader *r, const char *path, int depth,
-		       const char *from, struct _pos from_at)
-{
-	FILE *f = NULL;
-	struct stat st;
-	char *buf = NULL;
-	size_t size, off = 0;
-	struct _lline l = { 0 };
-	int lineno = 1, n, rc = -1;
-	const char *file, *why;
-
-	/* Include of a FIFO or device must not hang slurmctld. */
-	if (!(f = topoml_fopen_regular(path)) || fstat(fileno(f), &st) < 0) {
-		why = topoml_open_error(errno);
-		goto unread;
-	}
-	file = _keep_file(r, path);
-	size = st.st_size;
-	buf = malloc(size + 1);
-	if (!buf || fread(buf, 1, size, f) != size) {
-		why = buf ? "short read" : "out of memory";
-		goto unread;
-	}
-	buf[size] = '\0';
-	while ((n = _next_line(buf, size, &off, lineno, &l)) > 0) {
-		if (l.n > 0)
-			_parse_line(r, &l, file, depth);
-		lineno += n;
-	}
-	rc = n < 0 ? -1 : 0;
-	if (n < 0)
-		topoml_errors_add(r->err, "%s: out of memory", path);
-	goto out;
-unread:
-	/* Slurm fatal()s too ("something wrong with opening/reading") */
-	if (from)
-		_syntax(r, from, from_at, "Include: cannot read %s: %s", path,
-			why);
-	else {
-		/* the one message without a position: no line was read */
-		topoml_errors_add(r->err, "%s: cannot read: %s", path, why);
-		r->nsyntax++;
-		r->nfatal++;
-	}
-out:
-	if (f)
-		fclose(f);
-	free(buf);
-	free(l.s);
-	free(l.pos);
-	return rc;
 }
 
 /* ---- semantics: _validate_switches() ------------------------------ */
@@ -735,7 +402,8 @@ out:
  * (nodeset.c); b NULL: a list already charged.
  */
 static int _hostlist(struct _reader *r, const struct _rec *rec,
-		     const char *what, const char *list, struct _pos at,
+		     const char *what, const char *list,
+		     struct topoml_conf_pos at,
 		     struct topoml_hl_budget *b,
 		     int (*fn)(const char *host, void *arg), void *arg)
 {
@@ -885,8 +553,8 @@ out:
  * them, with its own words (kind: "switch" or "block"). */
 static void _warn_bad_names(struct _reader *r, const char *kind,
 			    const char *name, const char *file,
-			    struct _pos at, const char *nodes, int nbad,
-			    const char *bad)
+			    struct topoml_conf_pos at, const char *nodes,
+			    int nbad, const char *bad)
 {
 	_report(r, _W, file, at, "%s %s: Nodes=%.60s%s gives %d name%s no "
 		"node can have (%s%s); skipped, as Slurm skips names "
@@ -1408,13 +1076,10 @@ topoml_topo_t *topoml_load_conf_judged(const char *path, topoml_errors_t *err,
 	r.err = err;
 	r.warn = warn;
 	topoml_hl_budget_init(&r.budget);
-	pthread_once(&_kv_once, _kv_compile);
-	r.re = _kv_ok ? &_kv_re : NULL;
-	if (!r.re) {
-		topoml_errors_add(err, "%s: internal error: regcomp", path);
-		return NULL;
-	}
-	if (_parse_file(&r, path, 0, NULL, _top) == 0 && r.nsyntax == 0) {
+	r.lex.line = _parse_line;
+	r.lex.error = _lex_error;
+	r.lex.arg = &r;
+	if (topoml_conf_lex_file(&r.lex, path) == 0 && r.nsyntax == 0) {
 		if (r.sw_file && (r.nbrecs || r.bsizes))
 			_report(&r, _FATAL, r.sw_file, r.sw_at, "SwitchName= "
 				"in a block topology (BlockName= at %s:%d): "
@@ -1433,9 +1098,7 @@ topoml_topo_t *topoml_load_conf_judged(const char *path, topoml_errors_t *err,
 	for (i = 0; i < r.nrecs; i++)
 		_rec_free(&r.recs[i]);
 	free(r.recs);
-	for (i = 0; i < r.nfiles; i++)
-		free(r.files[i]);
-	free(r.files);
+	topoml_conf_lex_free(&r.lex);
 	if (r.names)
 		topoml_free(r.names);
 	if (slurm_refuses)
@@ -1494,11 +1157,12 @@ static void _blocks_free(struct _reader *r)
 
 /* BlockSizes= (a line of its own) or BlockName= NAME Nodes=...; kv is
  * consumed. */
-static void _parse_block_line(struct _reader *r, const struct _lline *l,
-			      const char *file, struct _kv *kv)
+static void _parse_block_line(struct _reader *r,
+			      const struct topoml_conf_line *l,
+			      const char *file, struct topoml_conf_kv *kv)
 {
 	struct _brec b = { 0 };
-	struct _pos kp = _at(l, kv->key_off);
+	struct topoml_conf_pos kp = _at(l, kv->key_off);
 	size_t rest = kv->end, voff = kv->value_off, vlen;
 	bool stopped = false, seen_nodes = false;
 	char ex[48];
@@ -1519,15 +1183,15 @@ static void _parse_block_line(struct _reader *r, const struct _lline *l,
 		r->bsizes = kv->value;
 		r->bsizes_file = file;
 		r->bsizes_at = kp;
-		r->bsizes_pos = malloc((vlen + 1) * sizeof(struct _pos));
+		r->bsizes_pos = malloc((vlen + 1) * sizeof(*r->bsizes_pos));
 		for (size_t i = 0; r->bsizes_pos && i <= vlen; i++)
 			r->bsizes_pos[i] = _at(l, voff + i);
 		kv->value = NULL;
 		free(kv->key);
-		if (!_is_space(l->s + rest)) {
+		if (!topoml_conf_blank(l->s + rest)) {
 			size_t off = rest + strspn(l->s + rest, " \t\r\n\v\f");
 
-			_excerpt(l->s + rest, ex, sizeof(ex));
+			topoml_conf_excerpt(l->s + rest, ex, sizeof(ex));
 			_syntax(r, file, _at(l, off), "parse error at '%s' "
 				"(BlockSizes= stands on a line of its own)",
 				ex);
@@ -1545,8 +1209,8 @@ static void _parse_block_line(struct _reader *r, const struct _lline *l,
 			"a name (Slurm: \"Can't create a block without a "
 			"name\")");
 	/* _parse_block(): s_p_parse_line() with Nodes= only */
-	while (_match_kv(r, l->s + rest, l->n - rest, rest, kv) == 0) {
-		struct _pos p = _at(l, kv->key_off);
+	while (topoml_conf_match_kv(l->s + rest, l->n - rest, rest, kv) == 0) {
+		struct topoml_conf_pos p = _at(l, kv->key_off);
 
 		if (strcasecmp(kv->key, "Nodes")) {
 			_syntax(r, file, p, "block %s: unknown key '%s' (a "
@@ -1570,10 +1234,10 @@ static void _parse_block_line(struct _reader *r, const struct _lline *l,
 		free(kv->key);
 		rest = kv->end;
 	}
-	if (!stopped && !_is_space(l->s + rest)) {
+	if (!stopped && !topoml_conf_blank(l->s + rest)) {
 		size_t off = rest + strspn(l->s + rest, " \t\r\n\v\f");
 
-		_excerpt(l->s + rest, ex, sizeof(ex));
+		topoml_conf_excerpt(l->s + rest, ex, sizeof(ex));
 		_syntax(r, file, _at(l, off), "block %s: parse error at '%s'",
 			b.name, ex);
 	}
@@ -1594,7 +1258,7 @@ static void _parse_block_line(struct _reader *r, const struct _lline *l,
 static int _block_sizes(struct _reader *r, int *base, unsigned *levels)
 {
 	const char *s = r->bsizes;
-	struct _pos at = r->bsizes_at;
+	struct topoml_conf_pos at = r->bsizes_at;
 	bool any = false;
 
 	*levels = 0;

@@ -13,19 +13,6 @@
 
 #define PAR_MAX 65536
 
-const char *topoml_parallel_job_env(const char *entry)
-{
-	size_t n = strlen(TOPOML_PARALLEL_JOB_ENV);
-
-	if (!entry)
-		return NULL;
-	if (!strncmp(entry, "SPANK_", 6))
-		entry += 6;
-	if (strncmp(entry, TOPOML_PARALLEL_JOB_ENV, n) || entry[n] != '=')
-		return NULL;
-	return entry + n + 1;
-}
-
 int topoml_parallel_parse(const char *s, struct topoml_parallel *p,
 			  char *err, size_t errlen)
 {

@@ -50,19 +50,6 @@ int topoml_hint_parse(const char *s, enum topoml_hint *h)
 	return -1;
 }
 
-const char *topoml_comm_job_env(const char *entry)
-{
-	size_t n = strlen(TOPOML_COMM_JOB_ENV);
-
-	if (!entry)
-		return NULL;
-	if (!strncmp(entry, "SPANK_", 6))
-		entry += 6;
-	if (strncmp(entry, TOPOML_COMM_JOB_ENV, n) || entry[n] != '=')
-		return NULL;
-	return entry + n + 1;
-}
-
 const char *topoml_policy_name(enum topoml_policy p)
 {
 	if ((int)p < 0 || (int)p >= NELEM(policy_names))

@@ -1,9 +1,11 @@
 /*
  * topoml.conf: the site configuration of select/topoml.
  *
- * Slurm-style "Key=Value" words, case-insensitive keys, '#' comments.  A
- * line that starts with PartitionName= describes one partition; every other
- * word sets a global value.  See topoml.conf(5).
+ * Slurm-style "Key=Value" words, case-insensitive keys, read by the lexer
+ * of topology.conf (conf_lex.h: Slurm's quoting, '#' comments, '\'
+ * continuation, Include).  A line that starts with PartitionName=
+ * describes one partition; every other word sets a global value.  See
+ * topoml.conf(5).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "topoml.h"
+#include "conf_lex.h"
 #include "loaders.h"
 #include "model_int.h"
 #include "policy/wait.h"
@@ -248,75 +251,92 @@ static char *_join(const char *dir, const char *name)
 struct _word {
 	char *key;
 	char *val;
+	int line;
 	int col;
 };
 
-/*
- * Split one line (modified in place) into Key=Value words.  Values may be
- * double-quoted to hold blanks.  Returns the number of words, or -1 after
- * reporting a malformed word.
- */
-static int _split(char *line, struct _word *w, int maxw, const char *path,
-		  int lineno, topoml_errors_t *err)
+static void _words_free(struct _word *w, int n)
 {
-	char *p = line;
+	for (int i = 0; i < n; i++) {
+		free(w[i].key);
+		free(w[i].val);
+	}
+}
+
+/*
+ * Why the word at s (Slurm's KEY=VALUE expression failed there) is none:
+ * "KEY=" with nothing after it, or no KEY= at all.
+ */
+static void _bad_word(const char *s, struct topoml_conf_pos p,
+		      const char *path, topoml_errors_t *err)
+{
+	size_t k = 0, i;
+
+	while (isalnum((unsigned char)s[k]) || s[k] == '_' || s[k] == '.')
+		k++;
+	i = k;
+	while (isspace((unsigned char)s[i]))
+		i++;
+	if (s[i] && strchr("-*+/", s[i]))
+		i++;
+	if (k && s[i] == '=' && topoml_conf_blank(s + i + 1))
+		topoml_errors_add(err, "%s:%d:%d: %.*s: empty value", path,
+				  p.line, p.col, (int)k, s);
+	else
+		topoml_errors_add(err, "%s:%d:%d: expected Key=Value", path,
+				  p.line, p.col);
+}
+
+/*
+ * Split one logical line into Key=Value words (conf_lex.h: Slurm's rules;
+ * values may be double-quoted to hold blanks).  Returns the number of
+ * words (free them with _words_free), or -1 after reporting a malformed
+ * word.
+ */
+static int _split(const struct topoml_conf_line *l, struct _word *w,
+		  int maxw, const char *path, topoml_errors_t *err)
+{
+	struct topoml_conf_kv kv;
+	struct topoml_conf_pos p;
+	size_t off = 0, at;
 	int n = 0;
 
-	for (;;) {
-		char *start, *eq;
-
-		while (*p && isspace((unsigned char)*p))
-			p++;
-		if (!*p || *p == '#')
-			break;
-		start = p;
-		while (*p && *p != '=' && !isspace((unsigned char)*p))
-			p++;
-		if (*p != '=' || p == start) {
-			topoml_errors_add(err, "%s:%d:%d: expected Key=Value",
-					  path, lineno, (int)(start - line) + 1);
-			return -1;
+	while (!topoml_conf_blank(l->s + off)) {
+		at = off + strspn(l->s + off, " \t\r\n\v\f");
+		p = topoml_conf_at(l, at);
+		if (topoml_conf_match_kv(l->s + off, l->n - off, off, &kv)) {
+			_bad_word(l->s + at, p, path, err);
+			goto bad;
 		}
-		eq = p++;
-		*eq = '\0';
 		if (n == maxw) {
 			topoml_errors_add(err, "%s:%d:%d: too many words",
-					  path, lineno, (int)(start - line) + 1);
-			return -1;
+					  path, p.line, p.col);
+			free(kv.key);
+			free(kv.value);
+			goto bad;
 		}
-		w[n].key = start;
-		w[n].col = (int)(start - line) + 1;
-		if (*p == '"') {
-			w[n].val = ++p;
-			while (*p && *p != '"')
-				p++;
-			if (*p != '"') {
-				topoml_errors_add(err,
-					"%s:%d:%d: unterminated quote",
-					path, lineno, (int)(eq - line) + 2);
-				return -1;
-			}
-			*p++ = '\0';
-		} else {
-			w[n].val = p;
-			while (*p && !isspace((unsigned char)*p) && *p != '#')
-				p++;
-			if (*p == '#') {
-				*p = '\0';
-				n++;
-				break;
-			}
-			if (*p)
-				*p++ = '\0';
-		}
-		if (!w[n].val[0]) {
-			topoml_errors_add(err, "%s:%d:%d: %s: empty value",
-					  path, lineno, w[n].col, w[n].key);
-			return -1;
-		}
+		w[n].key = kv.key;
+		w[n].val = kv.value;
+		w[n].line = p.line;
+		w[n].col = p.col;
 		n++;
+		off = kv.end;
+		if (!kv.quoted && kv.value[0] == '"') {
+			p = topoml_conf_at(l, kv.value_off);
+			topoml_errors_add(err, "%s:%d:%d: unterminated quote",
+					  path, p.line, p.col);
+			goto bad;
+		}
+		if (!kv.value[0]) {
+			topoml_errors_add(err, "%s:%d:%d: %s: empty value",
+					  path, p.line, p.col, kv.key);
+			goto bad;
+		}
 	}
 	return n;
+bad:
+	_words_free(w, n);
+	return -1;
 }
 
 static void _bad_value(topoml_errors_t *err, const char *path, int line,
@@ -581,61 +601,81 @@ static int _global_word(struct topoml_siteconf *c, const char *dir,
 	return 0;
 }
 
+struct _sc_reader {
+	struct topoml_siteconf *c;
+	struct topoml_name_index *names;
+	topoml_errors_t *err;
+	int rc;
+};
+
+/* One logical line of topoml.conf or of a file it includes. */
+static void _sc_line(void *arg, const struct topoml_conf_line *l,
+		     const char *path)
+{
+	struct _sc_reader *r = arg;
+	struct _word w[32];
+	char *dir;
+	int n, i;
+
+	n = _split(l, w, 32, path, r->err);
+	if (n < 0)
+		r->rc = -1;
+	if (n <= 0)
+		return;
+	if (!strcasecmp(w[0].key, "PartitionName")) {
+		if (_partition_line(r->c, &r->names, w, n, path, w[0].line,
+				    r->err))
+			r->rc = -1;
+		_words_free(w, n);
+		return;
+	}
+	/* a relative TopologyFile= is in the directory of its own file */
+	dir = _dir_of(path);
+	for (i = 0; i < n; i++) {
+		if (!strcasecmp(w[i].key, "PartitionName")) {
+			topoml_errors_add(r->err,
+				"%s:%d:%d: PartitionName= must start its line",
+				path, w[i].line, w[i].col);
+			r->rc = -1;
+			continue;
+		}
+		if (_global_word(r->c, dir, &w[i], path, w[i].line, r->err))
+			r->rc = -1;
+	}
+	free(dir);
+	_words_free(w, n);
+}
+
+static void _sc_lex_error(void *arg, enum topoml_conf_err kind,
+			  const char *file, const struct topoml_conf_pos *at,
+			  const char *msg)
+{
+	struct _sc_reader *r = arg;
+
+	(void)kind;
+	if (at)
+		topoml_errors_add(r->err, "%s:%d:%d: %s", file, at->line,
+				  at->col > 0 ? at->col : 1, msg);
+	else
+		topoml_errors_add(r->err, "%s: %s", file, msg);
+	r->rc = -1;
+}
+
 int topoml_siteconf_read(const char *path, struct topoml_siteconf *c,
 			 topoml_errors_t *err)
 {
-	struct _word w[32];
-	struct topoml_name_index *names = NULL;
-	char *buf = NULL, *dir = NULL;
-	size_t cap = 0;
-	int lineno = 0, rc = 0, n, i;
-	FILE *f;
+	struct _sc_reader r = { .c = c, .err = err };
+	struct topoml_conf_lexer lx = {
+		.line = _sc_line, .error = _sc_lex_error, .arg = &r,
+	};
 
 	topoml_siteconf_init(c);
-	f = topoml_fopen_regular(path);
-	if (!f) {
-		topoml_errors_add(err, "%s: %s", path,
-				  topoml_open_error(errno));
-		return -1;
-	}
 	c->path = strdup(path);
-	dir = _dir_of(path);
-	while (getline(&buf, &cap, f) >= 0) {
-		lineno++;
-		n = _split(buf, w, 32, path, lineno, err);
-		if (n < 0) {
-			rc = -1;
-			continue;
-		}
-		if (n == 0)
-			continue;
-		if (!strcasecmp(w[0].key, "PartitionName")) {
-			if (_partition_line(c, &names, w, n, path, lineno,
-					    err))
-				rc = -1;
-			continue;
-		}
-		for (i = 0; i < n; i++) {
-			if (!strcasecmp(w[i].key, "PartitionName")) {
-				topoml_errors_add(err,
-					"%s:%d:%d: PartitionName= must start its line",
-					path, lineno, w[i].col);
-				rc = -1;
-				continue;
-			}
-			if (_global_word(c, dir, &w[i], path, lineno, err))
-				rc = -1;
-		}
-	}
-	if (ferror(f)) {
-		topoml_errors_add(err, "%s: read error", path);
-		rc = -1;
-	}
-	fclose(f);
-	free(buf);
-	free(dir);
-	topoml_index_free(names);
-	return rc;
+	if (topoml_conf_lex_file(&lx, path))
+		r.rc = -1;
+	topoml_conf_lex_free(&lx);
+	topoml_index_free(r.names);
+	return r.rc;
 }
 
 static bool _readable(const char *p)

@@ -348,17 +348,6 @@ void topoml_ring_order(const topoml_topo_t *t, int *nodes, int n);
 const char *topoml_hint_name(enum topoml_hint h);
 int topoml_hint_parse(const char *s, enum topoml_hint *h);
 
-/*
- * The --ml-comm hint on its way from the SPANK plugin to select/topoml:
- * Slurm keeps a SPANK option in the job's SPANK environment as
- * _SLURM_SPANK_OPTION_<plugin>_<option> (Slurm 22.05 plugstack.c,
- * _opt_env_name()); the SPANK plugin sets the same name for the
- * TOPOML_COMM twin with spank_job_control_setenv(), which adds "SPANK_".
- */
-#define TOPOML_COMM_JOB_ENV "_SLURM_SPANK_OPTION_topoml_ml_comm"
-/* The value of one NAME=VALUE entry of a job's SPANK environment when it
- * is the hint (either form), else NULL. */
-const char *topoml_comm_job_env(const char *entry);
 const char *topoml_policy_name(enum topoml_policy p);
 int topoml_policy_parse(const char *s, enum topoml_policy *p);
 
@@ -542,9 +531,6 @@ struct topoml_parallel {
 	int tp, pp, dp, ep, cp;		/* dp 0: the rest, until resolved */
 };
 
-/* The option's name in the job's SPANK environment (cf. --ml-comm). */
-#define TOPOML_PARALLEL_JOB_ENV "_SLURM_SPANK_OPTION_topoml_ml_parallel"
-const char *topoml_parallel_job_env(const char *entry);
 /* Syntax only: sizes 1..65536, each key once.  0, or -1 with err. */
 int topoml_parallel_parse(const char *s, struct topoml_parallel *p,
 			  char *err, size_t errlen);
@@ -697,4 +683,10 @@ bool topoml_hybrid_falls_short(const struct topoml_hybrid_locality *now,
 #ifdef __cplusplus
 }
 #endif
+/*
+ * The job-environment names and parsers of the --ml-* options select/topoml
+ * reads (topoml_comm_job_env, ...) are contract.h's; included here for
+ * callers that still take them from topoml.h.
+ */
+#include "contract.h"
 #endif /* TOPOML_H */

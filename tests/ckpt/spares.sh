@@ -100,7 +100,7 @@ cluster_restart_ctld
 fail() { cluster_fail "$*"; }
 
 # submit NAME "SBATCH OPTIONS" "LAUNCHER OPTIONS" HOLDS: the job id.  The
-# batch script is README's hot-spares recipe (its #SBATCH lines, sizes
+# batch script is the user guide's hot-spares recipe (its #SBATCH lines, sizes
 # and paths of this test), topoml-run the step; HOLDS: the steps before
 # which the job waits for BASE/NAME/go.STEP (see hold_kill).
 submit() {
@@ -303,7 +303,7 @@ EOF
 fi
 f_holds=25 rq_holds=25
 [ "$TASKFAIL" = 1 ] && f_holds="25 45" rq_holds="25 45"
-# README's recipe: -N workers+1 --ntasks-per-node --ml-spares=1 --no-kill
+# User guide's recipe: -N workers+1 --ntasks-per-node --ml-spares=1 --no-kill
 # --requeue (ref, fail); without the spare (requeue, shrink).
 sp="-N $((W + 1)) --ntasks-per-node=$TPN --ml-spares=1 --no-kill --requeue"
 id_ref=$(submit ref "$sp" "" "") || fail "sbatch ref"

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: --ml-spares (topoml_spares_parse, topology/jobcomment.c),
+ * libFuzzer target: --ml-spares (topoml_spares_parse, topology/contract.c),
  * which select/topoml reads from a job's SPANK environment inside
  * slurmctld, and the environment entry's name (topoml_spares_job_env).
  * What it accepts is decimal digits only, 0..TOPOML_SPARES_MAX, and is
@@ -8,7 +8,7 @@
  */
 #include "fuzz_util.h"	/* first: _GNU_SOURCE */
 
-#include "jobcomment.h"
+#include "contract.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

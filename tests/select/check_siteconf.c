@@ -1,6 +1,7 @@
 /*
- * topoml.conf reader: values, defaults, partition overrides and the
- * "FILE:LINE:COL: what is wrong" errors slurmctld prints at start.
+ * topoml.conf reader: values, defaults, partition overrides, Slurm's line
+ * rules (quoting, continuation, Include) and the "FILE:LINE:COL: what is
+ * wrong" errors slurmctld prints at start.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "topoml.h"
@@ -484,6 +486,90 @@ START_TEST(test_family_mismatch)
 }
 END_TEST
 
+/*
+ * topology.conf's lexer (conf_lex.h): Slurm's quoting, blanks around '=',
+ * '\' continuation, and Include relative to the including file.
+ */
+START_TEST(test_lexer)
+{
+	struct topoml_siteconf c;
+	topoml_errors_t err = { 0 };
+	char dir[600], want[700], *path;
+
+	snprintf(dir, sizeof(dir), "%s/sub", tmpdir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	_write("sub/parts.conf",
+		"PartitionName=gpu Hint=alltoall # a comment\n"
+		"TopologyFile=\"topo.json\"\n");
+	path = _write("topoml.conf",
+		"# as slurm.conf reads it\n"
+		"DefaultHint = \"isolate\"\n"
+		"Family=\\\n"
+		"torus\n"
+		"include sub/parts.conf\n"
+		"PartitionName=cpu \\\n"
+		"  Placement=off\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert_int_eq(err.n, 0);
+	ck_assert_int_eq(c.default_hint, TOPOML_HINT_ISOLATE);
+	ck_assert_int_eq(c.family, TOPOML_TORUS);
+	ck_assert_int_eq(c.nparts, 2);
+	ck_assert_str_eq(c.parts[0].name, "gpu");
+	ck_assert_int_eq(c.parts[0].hint, TOPOML_HINT_ALLTOALL);
+	ck_assert_str_eq(c.parts[1].name, "cpu");
+	ck_assert_int_eq(c.parts[1].placement, 0);
+	snprintf(want, sizeof(want), "%s/topo.json", dir);
+	ck_assert_str_eq(c.topology_file, want);
+	topoml_siteconf_clear(&c);
+}
+END_TEST
+
+/* Errors of included and continued lines name their own FILE:LINE:COL. */
+START_TEST(test_lexer_errors)
+{
+	struct topoml_siteconf c;
+	topoml_errors_t err = { 0 };
+	char main_conf[600], want[1400];
+	const char *e;
+
+	_write("bad.conf", "\n  Famly=torus\n");
+	_write("loop.conf", "Include loop.conf\n");
+	snprintf(main_conf, sizeof(main_conf), "%s",
+		 _write("topoml.conf",
+			"Family=torus\n"
+			"Include bad.conf\n"
+			"Include nope.conf\n"
+			"Debug=\"1\n"
+			"Debug=1 \\\n"
+			"  Colour=red\n"
+			"Include loop.conf trailing\n"));
+	ck_assert_int_eq(topoml_siteconf_read(main_conf, &c, &err), -1);
+	e = _errs(&err);
+	snprintf(want, sizeof(want), "%s/bad.conf:2:3: unknown key Famly",
+		 tmpdir);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want),
+		 "%s:3:9: Include: cannot read %s/nope.conf", main_conf,
+		 tmpdir);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want), "%s:4:7: unterminated quote",
+		 main_conf);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want), "%s:6:3: unknown key Colour", main_conf);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want),
+		 "%s/loop.conf:1:9: Include loop.conf: nested more than 16 "
+		 "deep", tmpdir);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want), "%s:7:19: parse error at 'trailing' "
+		 "after the Include file name", main_conf);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	ck_assert_int_eq(err.n, 6);
+	topoml_errors_clear(&err);
+	topoml_siteconf_clear(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("siteconf");
@@ -503,6 +589,8 @@ int main(void)
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_topology_auto);
 	tcase_add_test(tc, test_family_mismatch);
+	tcase_add_test(tc, test_lexer);
+	tcase_add_test(tc, test_lexer_errors);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

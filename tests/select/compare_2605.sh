@@ -241,7 +241,7 @@ done
 [ -n "${COMPARE_KEEP:-}" ] && cp -r "$work" "$COMPARE_KEEP"
 
 # ---- assertions: topoml <= stock where that holds ----
-# Measured on 26.05.3 (doc/sim-results.md).  Sharing is asserted beside
+# Measured on 26.05.3 (doc/results.md).  Sharing is asserted beside
 # tree and block (a leaf or block other jobs use counts a quarter leaf or
 # block more free nodes in the fit: pure best fit packed small jobs into
 # barely used ones), beside torus3d (the engine proposes torus3d's own

@@ -264,7 +264,7 @@ fi
 cluster_stop
 fi
 
-# select/topoml with Slurm's topology plugin kept, as the README advises
+# select/topoml with Slurm's topology plugin kept, as the admin guide advises
 # (backfill's will-run estimates are cons_tres's own); SLURM_TOPO=none
 # drops it.
 if [ "${SLURM_TOPO:-tree}" = none ]; then

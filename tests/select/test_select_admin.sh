@@ -1,7 +1,8 @@
 #!/bin/bash
 # select/topoml on the 8 real slurmd nodes (plus 256 emulated ones): real
-# steps in its allocations, clients, SystemComment, --switches, --ml-comm,
-# slurmctld restart with running and pending jobs, scontrol reconfigure with
+# steps in its allocations, clients, SystemComment, --switches, --ml-comm
+# and plugstack.conf's default_comm, slurmctld restart with running and
+# pending jobs, scontrol reconfigure with
 # a changed and with a broken topology file, broken files at start, and
 # Slurm's own topology.conf as topoml's network (what Slurm runs with, it
 # runs with; reconfigure takes the new file, a model or plain cons_tres).
@@ -144,6 +145,30 @@ if [ "$spank" = 1 ] && sbatch --help 2>&1 | grep -q -- '--ml-comm'; then
 	scancel "$m"
 	sel_wait_gone "$m"
 	echo "ok: --ml-comm=alltoall and TOPOML_COMM=isolate reached select/topoml"
+	# plugstack.conf's default_comm reaches it as --ml-comm would, for
+	# a job without a hint of its own (sbatch reads plugstack.conf at
+	# every start: the other checks keep the file as it was).
+	ps=$(dirname "$SLURM_CONF")/plugstack.conf
+	cp "$ps" "$work/plugstack.orig"
+	sed -i 's|topoml\.so.*|& default_comm=isolate|' "$ps"
+	m=$(submit -p real -N2)
+	o=$(submit -p real -N2 --ml-comm=alltoall)
+	# --ml-parallel without --ml-comm stays select/topoml's allreduce
+	h=$(submit -p real -N2 --ntasks-per-node=2 --ml-parallel=tp=2,pp=1)
+	cp "$work/plugstack.orig" "$ps"
+	for j in "$m:isolate" "$o:alltoall" "$h:allreduce"; do
+		sel_wait_start "${j%%:*}" >/dev/null ||
+			cluster_fail "default_comm: job ${j%%:*} did not start"
+		case "$(sel_comment "${j%%:*}")" in
+		*"hint=${j#*:} "*) ;;
+		*) cluster_fail "default_comm=isolate: job ${j%%:*} wants" \
+			"hint=${j#*:}: $(sel_comment "${j%%:*}")" ;;
+		esac
+		scancel "${j%%:*}"
+		sel_wait_gone "${j%%:*}"
+	done
+	echo "ok: default_comm=isolate reached select/topoml, --ml-comm and" \
+		"--ml-parallel still win"
 else
 	echo "note: SPANK plugin with --ml-comm not built; hint test skipped"
 fi

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Backfill's plan for a job that shares nodes and must wait (issue 18),
-# the case of the ANL Theta replay's window 1501 (doc/sim-results.md) on
+# the case of the ANL Theta replay's window 1501 (doc/results.md) on
 # 16 emulated nodes of 4 CPUs: Slurm's topology/tree with
 # TopologyParam=dragonfly, routers c[1-4], c[5-8], c[9-12], c[13-16];
 # topoml's file is the dragonfly: the first two and the last two in one

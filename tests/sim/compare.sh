@@ -1,5 +1,5 @@
 #!/bin/bash
-# The policy comparison of doc/sim-results.md: replays the ANL Theta and
+# The family comparisons of doc/results.md: replays the ANL Theta and
 # Mira traces on the three 4096-node machines of the targets
 # (tests/sim/topologies.sh) with topoml and Slurm's baselines, saves each
 # run's JSON in OUTDIR and prints the Markdown tables and target checks.

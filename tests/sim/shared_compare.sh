@@ -1,5 +1,5 @@
 #!/bin/bash
-# The simulator's side of issue 18 item 5 (doc/sim-results.md, "Jobs that
+# The simulator's side of issue 18 item 5 (doc/results.md, "Jobs that
 # share nodes"): a real SWF trace replayed in cores (topoml sim --shared)
 # on the machines of tests/select/replay_shared.sh (32 nodes of 4 cores; a
 # fat-tree of 8 leaves of 4 under one root, and a dragonfly of 4 groups of

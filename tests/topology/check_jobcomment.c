@@ -3,7 +3,8 @@
  * other plugins' parts are kept verbatim, ours is replaced (a requeued job
  * begins again), never repeated; what the writer writes the parser reads
  * back; junk is refused (topoml.so then loads its own topology); a step's
- * ring order is the job's order restricted to the step's nodes.
+ * ring order is the job's order restricted to the step's nodes.  And the
+ * way there (contract.h): the options in a job's SPANK environment.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -266,6 +267,63 @@ START_TEST(test_step_order)
 }
 END_TEST
 
+/*
+ * The other direction (contract.h): a job's placement options as
+ * select/topoml reads them from its SPANK environment, in either form,
+ * the last entry winning; a bad value is told from none.
+ */
+START_TEST(test_contract)
+{
+	const char *env[] = {
+		"SLURM_JOB_NAME=x",
+		"SPANK_" TOPOML_COMM_JOB_ENV "=isolate",
+		TOPOML_COMM_JOB_ENV "=alltoall",
+		TOPOML_PARALLEL_JOB_ENV "X=tp=2",
+		"SPANK_" TOPOML_PARALLEL_JOB_ENV "=tp=2,pp=4",
+		TOPOML_SPARES_JOB_ENV "=3",
+	};
+	const char *bad_env[] = {
+		TOPOML_COMM_JOB_ENV "=ring",
+		TOPOML_PARALLEL_JOB_ENV "=tp=0",
+		TOPOML_SPARES_JOB_ENV "=-1",
+	};
+	enum topoml_hint h = TOPOML_HINT_ALLREDUCE;
+	struct topoml_parallel p = { 0 };
+	const char *bad = "x";
+	int k = -1;
+
+	ck_assert_int_eq(topoml_job_comm(env, 6, &h, &bad), 1);
+	ck_assert_int_eq(h, TOPOML_HINT_ALLTOALL);
+	ck_assert_ptr_null(bad);
+	ck_assert_int_eq(topoml_job_parallel(env, 6, &p, NULL), 1);
+	ck_assert_int_eq(p.tp, 2);
+	ck_assert_int_eq(p.pp, 4);
+	ck_assert_int_eq(topoml_job_spares(env, 6, &k, NULL), 1);
+	ck_assert_int_eq(k, 3);
+	/* none given */
+	ck_assert_int_eq(topoml_job_comm(env, 1, &h, &bad), 0);
+	ck_assert_int_eq(topoml_job_spares(NULL, 0, &k, NULL), 0);
+	ck_assert_int_eq(k, 3);
+	/* given, not valid: the value as given, the output untouched */
+	ck_assert_int_eq(topoml_job_comm(bad_env, 3, &h, &bad), -1);
+	ck_assert_str_eq(bad, "ring");
+	ck_assert_int_eq(h, TOPOML_HINT_ALLTOALL);
+	ck_assert_int_eq(topoml_job_parallel(bad_env, 3, &p, &bad), -1);
+	ck_assert_str_eq(bad, "tp=0");
+	ck_assert_int_eq(topoml_job_spares(bad_env, 3, &k, &bad), -1);
+	ck_assert_str_eq(bad, "-1");
+	ck_assert_int_eq(k, 3);
+	/* the per-entry accessors select/topoml calls today */
+	ck_assert_str_eq(topoml_comm_job_env(env[1]), "isolate");
+	ck_assert_ptr_null(topoml_parallel_job_env(env[3]));
+	ck_assert_str_eq(topoml_spares_job_env(env[5]), "3");
+	ck_assert_int_eq(topoml_spares_parse("0001024", &k), 0);
+	ck_assert_int_eq(k, 1024);
+	ck_assert_int_eq(topoml_spares_parse("1025", &k), -1);
+	ck_assert_int_eq(topoml_spares_parse("", &k), -1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("jobcomment");
@@ -285,6 +343,7 @@ int main(void)
 	tcase_add_test(tc, test_unknown_key);
 	tcase_add_test(tc, test_too_long);
 	tcase_add_test(tc, test_step_order);
+	tcase_add_test(tc, test_contract);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
