@@ -21,7 +21,7 @@
 #include "src/common/xstring.h"
 #include "src/slurmctld/slurmctld.h"
 
-#include "jobcomment.h"
+#include "spares.h"
 #include "select_int.h"
 
 /* LocalityWait's clock per job; g_lock held */
