@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "model_int.h"
 #include "loaders.h"
+#include "policy/wait.h"
 #include "sim.h"
 
 /* Above this many switches, show prints levels, not every switch. */
@@ -412,6 +413,9 @@ static int _check_site_conf(const char *path, const char *slurm_conf,
 	if (sc.placement &&
 	    !(t = topoml_siteconf_load_topology(&sc, dir, &err)))
 		goto out;
+	if (topoml_siteconf_wait_inert_on(&sc, t, notes[0], sizeof(notes[0])) &&
+	    !quiet)
+		cli_err("%s: warning: %s", path, notes[0]);
 	rc = slurm_conf ? _check_slurm_conf(slurm_conf, &sc, t, topo, &err) :
 			  CLI_OK;
 	if (rc == CLI_USAGE)

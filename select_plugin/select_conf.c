@@ -241,6 +241,9 @@ int sel_conf_load(bool at_start)
 		if (!topo)
 			goto out;
 		t3d = _torus3d_bind(topo, dir);
+		if (topoml_siteconf_wait_inert_on(&conf, topo, notes[0],
+						  sizeof(notes[0])))
+			info("select/topoml: %s: %s", path, notes[0]);
 	}
 	rc = SLURM_SUCCESS;
 out:

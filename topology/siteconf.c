@@ -781,3 +781,16 @@ void topoml_siteconf_wait(const struct topoml_siteconf *c, const char *part,
 	if (pc && pc->locality_wait >= 0)
 		p->box_key = p->hybrid_key = "LocalityWait";
 }
+
+bool topoml_siteconf_wait_inert_on(const struct topoml_siteconf *c,
+				   const topoml_topo_t *t, char *buf,
+				   size_t len)
+{
+	/* only the old name sets the box half alone */
+	if (!t || t->family == TOPOML_TORUS || c->torus_box_wait <= 0 ||
+	    c->hybrid_wait > 0 || strcmp(c->box_wait_key, "TorusBoxWait"))
+		return false;
+	snprintf(buf, len, "TorusBoxWait has no effect on a %s (no torus boxes)",
+		 topoml_family_name(t->family));
+	return true;
+}

@@ -14,6 +14,7 @@
 
 #include "topoml.h"
 #include "policy/wait.h"
+#include "sim.h"
 
 static char tmpdir[] = "/tmp/check_siteconf.XXXXXX";
 
@@ -415,6 +416,32 @@ START_TEST(test_locality_wait)
 	ck_assert_msg(strstr(_notes(&c), "PartitionName=cpu: LocalityWait has no effect with Placement=off"),
 		      "got:\n%s", _notes(&c));
 	topoml_siteconf_clear(&c);
+
+	/* the old box half alone, off a torus: said once the topology is
+	 * known; LocalityWait there still waits for --ml-parallel */
+	{
+		topoml_topo_t *ft = topoml_gen_fat_tree("n", 16, 4, 8, 2);
+		topoml_topo_t *tor = topoml_gen_torus("c", 2, 2, 2, true);
+		char note[TOPOML_NOTE_LEN];
+
+		ck_assert(ft && tor);
+		path = _write("topoml.conf", "TorusBoxWait=60\n");
+		ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+		ck_assert(topoml_siteconf_wait_inert_on(&c, ft, note,
+							sizeof(note)));
+		ck_assert_msg(strstr(note, "TorusBoxWait has no effect on a "),
+			      "got: %s", note);
+		ck_assert(!topoml_siteconf_wait_inert_on(&c, tor, note,
+							 sizeof(note)));
+		topoml_siteconf_clear(&c);
+		path = _write("topoml.conf", "LocalityWait=60\n");
+		ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+		ck_assert(!topoml_siteconf_wait_inert_on(&c, ft, note,
+							 sizeof(note)));
+		topoml_siteconf_clear(&c);
+		topoml_free(ft);
+		topoml_free(tor);
+	}
 }
 END_TEST
 

@@ -45,6 +45,13 @@ struct topoml_wait_policy {
  */
 void topoml_siteconf_wait(const struct topoml_siteconf *c, const char *part,
 			  struct topoml_wait_policy *p);
+/*
+ * A wait c sets that does nothing on topology t (TorusBoxWait= off a
+ * torus): the note in buf, true; false when there is none.
+ */
+bool topoml_siteconf_wait_inert_on(const struct topoml_siteconf *c,
+				   const topoml_topo_t *t, char *buf,
+				   size_t len);
 
 /* The job's facts: its request, as the job view has it. */
 struct topoml_wait_job {
