@@ -33,11 +33,6 @@ struct sim_cli {
 	int hybrid_tp;		/* --hybrid-tp T, 0: K */
 	bool *forced;		/* per job: its free nodes held no
 				 * placement without a split TP group */
-	/* --hybrid-wait: the last placement's locality, and per job size
-	 * the best on an all-free machine (tp_split -1: not known yet) */
-	bool last_hybrid;
-	struct topoml_hybrid_locality last;
-	struct topoml_hybrid_locality *best;
 	double weights[TOPOML_KIND_COUNT];
 };
 
@@ -156,9 +151,9 @@ static void _usage(FILE *f)
 "                          topology.yaml (torus3d), or every-size (default)\n"
 "      --box-wait SECONDS  topoml on a torus: a job without a free exact\n"
 "                          box waits for one up to SECONDS from the first\n"
-"                          time it could start (TorusBoxWait=; default 0)\n"
+"                          time it could start (LocalityWait=; default 0)\n"
 "      --box-wait-span L   with --box-wait: only a placement spanning more\n"
-"                          than L x its nodes waits (TorusBoxWaitSpan=;\n"
+"                          than L x its nodes waits (LocalityWaitSpan=;\n"
 "                          default 1: any that is no box)\n"
 "      --torus-placement boxes|curve\n"
 "                          topoml on a torus: exact boxes (default), or\n"
@@ -188,7 +183,7 @@ static void _usage(FILE *f)
 "      --hybrid-wait SECONDS  with --hybrid: topoml holds a placement that\n"
 "                          splits more tensor groups or sends more DP\n"
 "                          traffic through the top than on a free machine\n"
-"                          up to SECONDS (HybridWait=; default 0)\n"
+"                          up to SECONDS (LocalityWait=; default 0)\n"
 "  -j, --json              print JSON\n"
 "      --svg FILE          draw the metrics per policy (normalised bars)\n"
 "      --progress          progress on stderr even when it is not a terminal\n"
@@ -770,9 +765,6 @@ static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 				    whylen);
 	rc = topoml_place_hybrid(t, req, &p, c->hybrid, c->weights, out,
 				 NULL, why, whylen);
-	c->last_hybrid = !rc && !topoml_hybrid_locality(t, out->nodes,
-							out->n, c->hybrid, &p,
-							c->weights, &c->last);
 	if (!rc && c->forced && t->nnvl > 0 && p.tp > c->hybrid)
 		c->forced[job] = topoml_hybrid_tp_split(t, out->nodes, out->n,
 							c->hybrid, &p) &&
@@ -782,31 +774,17 @@ static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 }
 
 /*
- * --hybrid-wait: hold a placement that falls short of what the job's
- * shape gets on the free machine (HybridWait= in select/topoml).
+ * --hybrid-wait: the job's shape for the locality wait (policy/wait.h),
+ * which holds a placement that falls short of what the shape gets on the
+ * free machine (LocalityWait= in select/topoml).
  */
-static bool _hyb_hold(void *arg, const topoml_topo_t *t, int job,
-		      const struct topoml_placement *pl)
+static bool _hyb_wait_job(void *arg, int n, struct topoml_parallel *p,
+			  int *tasks_per_node)
 {
 	struct sim_cli *c = arg;
-	struct topoml_hybrid_locality *b = &c->best[pl->n];
-	struct topoml_parallel p;
 
-	(void)job;
-	if (!c->last_hybrid || !_hyb_shape(c, pl->n, &p))
-		return false;
-	if (b->tp_split < 0) {
-		hwloc_bitmap_t all = hwloc_bitmap_alloc();
-
-		if (!all)
-			return false;
-		hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
-		if (topoml_hybrid_best_locality(t, all, pl->n, &p, c->hybrid,
-						c->weights, b))
-			b->tp_split = b->dp_top = LONG_MAX;
-		hwloc_bitmap_free(all);
-	}
-	return topoml_hybrid_falls_short(&c->last, b);
+	*tasks_per_node = c->hybrid;
+	return _hyb_shape(c, n, p);
 }
 
 static void _hyb_add(const struct sim_cli *c, const topoml_topo_t *t,
@@ -1010,12 +988,10 @@ int cmd_sim(int argc, char **argv)
 		c.sopts.place = _hyb_place;
 		c.sopts.place_arg = &c;
 		c.forced = calloc(tr->njobs + 1, sizeof(bool));
-		c.best = malloc((t->nnodes + 1) * sizeof(*c.best));
-		if (!c.forced || !c.best)
+		if (!c.forced)
 			goto out;
-		for (int n = 0; n <= t->nnodes; n++)
-			c.best[n].tp_split = -1;
-		c.sopts.hold = _hyb_hold;
+		c.sopts.wait_job = _hyb_wait_job;
+		c.sopts.hybrid_weights = c.weights;
 	}
 	for (int p = 0; p < c.npol; p++) {
 		struct sim_progress sp = { c.pol[p], p, c.npol };
@@ -1072,7 +1048,6 @@ out:
 	free(jo);
 	free(m);
 	free(c.forced);
-	free(c.best);
 	topoml_trace_free(tr);
 	topoml_free(t);
 	topoml_torus3d_free(t3d);

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "model_int.h"
 #include "loaders.h"
+#include "policy/wait.h"
 #include "sim.h"
 
 /* Above this many switches, show prints levels, not every switch. */
@@ -241,6 +242,12 @@ static void _site_conf_json(json_object *o, const struct topoml_siteconf *sc)
 			       json_object_new_double(sc->torus_box_wait_span));
 	json_object_object_add(o, "hybrid_wait",
 			       json_object_new_int(sc->hybrid_wait));
+	/* LocalityWait: both halves, apart only by their old names */
+	json_object_object_add(o, "locality_wait",
+			       sc->torus_box_wait == sc->hybrid_wait ?
+			       json_object_new_int(sc->torus_box_wait) : NULL);
+	json_object_object_add(o, "locality_wait_span",
+			       json_object_new_double(sc->torus_box_wait_span));
 	topoml_kind_weights_format(sc->hybrid_weights, hw, sizeof(hw));
 	json_object_object_add(o, "hybrid_weights",
 			       json_object_new_string(hw));
@@ -259,6 +266,9 @@ static void _site_conf_json(json_object *o, const struct topoml_siteconf *sc)
 			json_object_object_add(po, "placement",
 				json_object_new_string(
 					pc->placement ? "topoml" : "off"));
+		if (pc->locality_wait >= 0)
+			json_object_object_add(po, "locality_wait",
+				json_object_new_int(pc->locality_wait));
 		json_object_array_add(parts, po);
 	}
 	json_object_object_add(o, "partitions", parts);
@@ -267,20 +277,26 @@ static void _site_conf_json(json_object *o, const struct topoml_siteconf *sc)
 static void _site_conf_print(const char *path,
 			     const struct topoml_siteconf *sc, const char *topo)
 {
-	char hw[128];
+	char hw[128], lw[64];
 
 	printf("%s: DefaultHint=%s Placement=%s, %d partition override%s\n",
 	       path, topoml_hint_name(sc->default_hint),
 	       sc->placement ? "topoml" : "off", sc->nparts,
 	       cli_plural(sc->nparts));
 	topoml_kind_weights_format(sc->hybrid_weights, hw, sizeof(hw));
+	/* the halves differ only by the deprecated names: show both */
+	if (sc->torus_box_wait == sc->hybrid_wait)
+		snprintf(lw, sizeof(lw), "LocalityWait=%d", sc->torus_box_wait);
+	else
+		snprintf(lw, sizeof(lw), "TorusBoxWait=%d HybridWait=%d",
+			 sc->torus_box_wait, sc->hybrid_wait);
 	printf("%s: TopologyFile=%s TopologyFormat=%s Family=%s "
-	       "DragonflySpread=%s TorusPlacement=%s TorusBoxWait=%d "
-	       "TorusBoxWaitSpan=%g HybridWait=%d HybridWeights=%s Debug=%d\n",
+	       "DragonflySpread=%s TorusPlacement=%s %s "
+	       "LocalityWaitSpan=%g HybridWeights=%s Debug=%d\n",
 	       path, topo ? topo : "(none)", _format_name(sc->topology_format),
 	       _sc_family(sc), sc->df_spread_alltoall ? "alltoall" : "never",
-	       topoml_torus_placement_name(sc->torus_curve), sc->torus_box_wait,
-	       sc->torus_box_wait_span, sc->hybrid_wait, hw, sc->debug);
+	       topoml_torus_placement_name(sc->torus_curve), lw,
+	       sc->torus_box_wait_span, hw, sc->debug);
 	for (int i = 0; i < sc->nparts; i++) {
 		const struct topoml_part_conf *pc = &sc->parts[i];
 
@@ -290,6 +306,8 @@ static void _site_conf_print(const char *path,
 		if (pc->placement >= 0)
 			printf(" Placement=%s",
 			       pc->placement ? "topoml" : "off");
+		if (pc->locality_wait >= 0)
+			printf(" LocalityWait=%d", pc->locality_wait);
 		printf("\n");
 	}
 }
@@ -356,7 +374,8 @@ static int _check_site_conf(const char *path, const char *slurm_conf,
 	topoml_errors_t err = { 0 };
 	topoml_topo_t *t = NULL;
 	char *dir = NULL, *slash, *topo = NULL, sum[512];
-	const char *inert;
+	char notes[8][TOPOML_NOTE_LEN];
+	int nnotes;
 	int fd, rc = CLI_INVALID;
 
 	topoml_siteconf_init(&sc);
@@ -377,9 +396,10 @@ static int _check_site_conf(const char *path, const char *slurm_conf,
 		strcpy(dir, ".");
 	if (topoml_siteconf_read(path, &sc, &err))
 		goto out;
-	inert = topoml_siteconf_inert(&sc);
-	if (inert && !quiet)
-		cli_err("%s: warning: %s", path, inert);
+	/* deprecated names, settings that do nothing as set */
+	nnotes = topoml_siteconf_notes(&sc, notes, 8);
+	for (int i = 0; i < nnotes && !quiet; i++)
+		cli_err("%s: warning: %s", path, notes[i]);
 	topo = topoml_siteconf_topology_path(&sc, dir);
 	if (sc.placement && topo &&
 	    (fd = topoml_open_regular(topo)) < 0) {
@@ -393,6 +413,9 @@ static int _check_site_conf(const char *path, const char *slurm_conf,
 	if (sc.placement &&
 	    !(t = topoml_siteconf_load_topology(&sc, dir, &err)))
 		goto out;
+	if (topoml_siteconf_wait_inert_on(&sc, t, notes[0], sizeof(notes[0])) &&
+	    !quiet)
+		cli_err("%s: warning: %s", path, notes[0]);
 	rc = slurm_conf ? _check_slurm_conf(slurm_conf, &sc, t, topo, &err) :
 			  CLI_OK;
 	if (rc == CLI_USAGE)

@@ -22,7 +22,7 @@ b=${TOP_BUILDDIR:-..}
 # its path under topology/.  Same rank, other layer: siblings, which may
 # not use each other.  topology/Makefile.am lists the same order.
 LAYERS="util:10 model:20 load:30 cost:30 place/common:40 place:50
-	hybrid:55 contract:60 conf:60 policy:70 plan:80 sim:100"
+	hybrid:55 contract:60 policy:70 conf:75 plan:80 sim:100"
 # Public headers, PATH:RANK: topoml.h, the API, declarations for every
 # layer, and contract/contract.h that it includes; sim.h, libtopoml_sim's.
 # The other headers at topology/'s root only forward to their layer's

@@ -135,7 +135,7 @@ struct topoml_sim_opts {
 	 * time it could start (retried at each event); 0 = never waits. */
 	double box_wait;
 	/* with box_wait: only placements spanning more than box_wait_span
-	 * x the job's nodes wait (TorusBoxWaitSpan=; 1 or less: all) */
+	 * x the job's nodes wait (LocalityWaitSpan=; 1 or less: all) */
 	double box_wait_span;
 	/*
 	 * Called after every event with the jobs submitted so far and those
@@ -155,15 +155,19 @@ struct topoml_sim_opts {
 		     struct topoml_placement *out, char *why, size_t whylen);
 	void *place_arg;
 	/*
-	 * topoml policy: a placement hold() finds short of what the job
-	 * could get on a freer machine (e.g. a tensor group split over
-	 * NVLink domains) is not started; the job waits for a better one up
-	 * to hold_wait s from the first time it could start (retried at
-	 * each event, the clock box_wait uses), then takes what there is.
-	 * hold may be NULL; hold_wait 0 = never waits.  arg: place_arg.
+	 * topoml policy, the locality wait of select/topoml (policy/wait.h,
+	 * LocalityWait=): a placement that splits more tensor groups over
+	 * NVLink domains, or sends more data-parallel traffic through the
+	 * top, than the job's shape gets on the free machine is not started;
+	 * the job waits for a better one up to hold_wait s from the first
+	 * time it could start (retried at each event, the clock box_wait
+	 * uses), then takes what there is.  wait_job gives job size n's
+	 * --ml-parallel shape and tasks a node (false: none; NULL: no job
+	 * has one); hybrid_weights: HybridWeights.  arg: place_arg.
 	 */
-	bool (*hold)(void *arg, const topoml_topo_t *t, int job,
-		     const struct topoml_placement *pl);
+	bool (*wait_job)(void *arg, int n, struct topoml_parallel *p,
+			 int *tasks_per_node);
+	const double *hybrid_weights;
 	double hold_wait;
 };
 

@@ -400,9 +400,9 @@ int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 /* Do the n nodes fill their wrap-aware bounding box exactly (geom.c)? */
 bool topoml_torus_is_box(const topoml_topo_t *t, const int *nodes, int n);
 /*
- * TorusBoxWait's test (geom.c): should this placement of n nodes wait for
- * an exact box?  Its size has one, and its wrap-aware bounding box holds
- * more than max_span x n nodes (TorusBoxWaitSpan=; 1 or less: any
+ * LocalityWait's torus test (geom.c): should this placement of n nodes
+ * wait for an exact box?  Its size has one, and its wrap-aware bounding box
+ * holds more than max_span x n nodes (LocalityWaitSpan=; 1 or less: any
  * placement that is no box waits).
  */
 bool topoml_torus_wants_box(const topoml_topo_t *t, const int *nodes, int n,
@@ -428,6 +428,7 @@ struct topoml_part_conf {
 	bool has_hint;
 	enum topoml_hint hint;
 	int placement;			/* -1 = inherit, 0 = off, 1 = on */
+	int locality_wait;		/* LocalityWait= seconds, -1 inherit */
 	int line;
 };
 
@@ -441,15 +442,31 @@ struct topoml_siteconf {
 	bool df_spread_alltoall;	/* DragonflySpread=alltoall */
 	int debug;			/* 0 quiet, 1 placements, 2 verbose */
 	bool torus_curve;		/* TorusPlacement=curve */
-	int torus_box_wait;		/* TorusBoxWait= seconds, 0 = never */
-	double torus_box_wait_span;	/* TorusBoxWaitSpan=, default 1 */
-	int hybrid_wait;		/* HybridWait= seconds, 0 = never */
+	/*
+	 * LocalityWait= seconds for each family's locality criterion (an
+	 * exact torus box, --ml-parallel locality), 0 = never; set apart by
+	 * the deprecated TorusBoxWait= and HybridWait=.  LocalityWaitSpan=
+	 * (TorusBoxWaitSpan=), default 1.  *_key: the key that set each,
+	 * for the logs.
+	 */
+	int torus_box_wait;
+	double torus_box_wait_span;
+	int hybrid_wait;
+	const char *box_wait_key, *hybrid_wait_key, *span_key;
+	unsigned wait_keys;		/* TOPOML_WAITKEY_* seen */
 	/* HybridWeights=: per traffic kind (enum topoml_kind, below), the
 	 * defaults of topoml_kind_weights_default where not set */
 	double hybrid_weights[5];
 	int nparts;
 	struct topoml_part_conf *parts;
 };
+
+/* The wait keys a topoml.conf set (siteconf.wait_keys). */
+#define TOPOML_WAITKEY_LOCALITY		0x01	/* LocalityWait= */
+#define TOPOML_WAITKEY_SPAN		0x02	/* LocalityWaitSpan= */
+#define TOPOML_WAITKEY_TORUSBOX		0x04	/* TorusBoxWait= (old) */
+#define TOPOML_WAITKEY_HYBRID		0x08	/* HybridWait= (old) */
+#define TOPOML_WAITKEY_TORUSSPAN	0x10	/* TorusBoxWaitSpan= (old) */
 
 /* Defaults: auto topology file and family, allreduce, placement on. */
 void topoml_siteconf_init(struct topoml_siteconf *c);
@@ -461,10 +478,19 @@ int topoml_box_wait_span_parse(const char *s, double *v);
  * too): 0 with *curve set, or -1 (neither word); and the word for it. */
 int topoml_torus_placement_parse(const char *s, bool *curve);
 const char *topoml_torus_placement_name(bool curve);
-/* A setting that does nothing as set (TorusBoxWaitSpan while TorusBoxWait
- * is 0, TorusBoxWait with TorusPlacement=curve), said for the admin; NULL
- * when there is none. */
+/* A setting that does nothing as set (LocalityWaitSpan while LocalityWait
+ * is 0, a box wait with TorusPlacement=curve, ...), said for the admin;
+ * NULL when there is none (topoml_siteconf_notes' first such). */
 const char *topoml_siteconf_inert(const struct topoml_siteconf *c);
+/*
+ * Every note for the admin on c, up to max lines written to out (the
+ * count is returned): the deprecated names it uses, with the new one,
+ * then each setting that does nothing as set (topoml_siteconf_inert's
+ * first).
+ */
+#define TOPOML_NOTE_LEN 192
+int topoml_siteconf_notes(const struct topoml_siteconf *c,
+			  char (*out)[TOPOML_NOTE_LEN], int max);
 /*
  * Read path into c (initialised here).  Relative TopologyFile paths are
  * taken from the file's directory.  0 on success, -1 with every problem in
@@ -623,7 +649,7 @@ int topoml_hybrid_cost(const topoml_topo_t *t, const int *nodes, int n,
 		       struct topoml_hybrid_cost *out);
 
 /*
- * What a site's bounded wait for a better hybrid placement (HybridWait=
+ * What a site's bounded wait for a better hybrid placement (LocalityWait=
  * in topoml.conf, topoml sim --hybrid-wait) looks at: tensor groups split
  * over NVLink domains, and data-parallel transfers per step through the
  * top level (fat-tree core, between dragonfly groups).

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The example files an admin copies from contrib/: every example topology
 # passes `topoml check`, the example topoml.conf passes `topoml check
-# --site-conf` with every key shown (its commented TorusBoxWait= line too,
+# --site-conf` with every key shown (its commented LocalityWait= line too,
 # once uncommented), a broken one is refused with FILE:LINE:COL, and the
 # example plugstack.conf line, with the keys its comments show (rails=,
 # max_spares=), is accepted by the SPANK plugin in a real cluster.
@@ -22,23 +22,23 @@ out=$("$topoml" check --site-conf "$work/topoml.conf") ||
 	{ echo "FAIL: example topoml.conf: $out"; exit 1; }
 echo "$out" | grep -q "DefaultHint=allreduce Placement=topoml, 1 partition" ||
 	{ echo "FAIL: unexpected summary: $out"; exit 1; }
-# every other key with the value slurmctld uses (TorusBoxWait commented out:
+# every other key with the value slurmctld uses (LocalityWait commented out:
 # its default)
-echo "$out" | grep -qx "$work/topoml.conf: TopologyFile=$topo TopologyFormat=auto Family=auto DragonflySpread=never TorusPlacement=boxes TorusBoxWait=0 TorusBoxWaitSpan=1 HybridWait=0 HybridWeights=tp=16,cp=4,ep=4,dp=1,pp=2 Debug=0" ||
+echo "$out" | grep -qx "$work/topoml.conf: TopologyFile=$topo TopologyFormat=auto Family=auto DragonflySpread=never TorusPlacement=boxes LocalityWait=0 LocalityWaitSpan=1 HybridWeights=tp=16,cp=4,ep=4,dp=1,pp=2 Debug=0" ||
 	{ echo "FAIL: keys not shown: $out"; exit 1; }
 echo "$out" | grep -qx "$work/topoml.conf: PartitionName=moe Hint=alltoall" ||
 	{ echo "FAIL: partition override not shown: $out"; exit 1; }
-# the commented TorusBoxWait= lines are valid and shown once uncommented
-sed 's/^#\(TorusBoxWait\|TorusBoxWaitSpan\)=/\1=/' "$work/topoml.conf" \
+# the commented LocalityWait= lines are valid and shown once uncommented
+sed 's/^#\(LocalityWait\|LocalityWaitSpan\)=/\1=/' "$work/topoml.conf" \
 	>"$work/box.conf"
-wait_s=$(sed -n 's/^TorusBoxWait=\([0-9]\+\)$/\1/p' "$work/box.conf")
-span=$(sed -n 's/^TorusBoxWaitSpan=\([0-9.]\+\)$/\1/p' "$work/box.conf")
+wait_s=$(sed -n 's/^LocalityWait=\([0-9]\+\)$/\1/p' "$work/box.conf")
+span=$(sed -n 's/^LocalityWaitSpan=\([0-9.]\+\)$/\1/p' "$work/box.conf")
 [ -n "$wait_s" ] && [ "$wait_s" != 0 ] && [ -n "$span" ] ||
-	{ echo "FAIL: no #TorusBoxWait(Span)= lines in the example"; exit 1; }
+	{ echo "FAIL: no #LocalityWait(Span)= lines in the example"; exit 1; }
 out=$("$topoml" check --site-conf "$work/box.conf") ||
-	{ echo "FAIL: example TorusBoxWait= lines: $out"; exit 1; }
-echo "$out" | grep -q " TorusBoxWait=$wait_s TorusBoxWaitSpan=$span HybridWait=0 HybridWeights=[^ ]* Debug=0$" ||
-	{ echo "FAIL: TorusBoxWait=$wait_s TorusBoxWaitSpan=$span not shown: $out"; exit 1; }
+	{ echo "FAIL: example LocalityWait= lines: $out"; exit 1; }
+echo "$out" | grep -q " LocalityWait=$wait_s LocalityWaitSpan=$span HybridWeights=[^ ]* Debug=0$" ||
+	{ echo "FAIL: LocalityWait=$wait_s LocalityWaitSpan=$span not shown: $out"; exit 1; }
 echo "Hint=ring" >>"$work/topoml.conf"
 line=$(wc -l <"$work/topoml.conf")
 err=$("$topoml" check --site-conf "$work/topoml.conf" 2>&1) &&

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "topoml.h"
+#include "policy/wait.h"
+#include "sim.h"
 
 static char tmpdir[] = "/tmp/check_siteconf.XXXXXX";
 
@@ -295,6 +297,154 @@ START_TEST(test_hybrid_wait)
 }
 END_TEST
 
+/* The notes of c joined, for strstr. */
+static const char *_notes(const struct topoml_siteconf *c)
+{
+	static char buf[8 * TOPOML_NOTE_LEN + 8];
+	char note[8][TOPOML_NOTE_LEN];
+	int n = topoml_siteconf_notes(c, note, 8);
+
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		strcat(buf, note[i]);
+		strcat(buf, "\n");
+	}
+	return buf;
+}
+
+/*
+ * LocalityWait=: one knob for each family's locality criterion, a
+ * partition's over the site's; TorusBoxWait, HybridWait and
+ * TorusBoxWaitSpan still read (each half), said deprecated; both names
+ * of one setting refused; settings that do nothing said.
+ */
+START_TEST(test_locality_wait)
+{
+	struct topoml_siteconf c;
+	struct topoml_wait_policy p;
+	topoml_errors_t err = { 0 };
+	char *path = _write("topoml.conf", "LocalityWait=120\n"
+			    "LocalityWaitSpan=1.5\n"
+			    "PartitionName=gpu LocalityWait=600\n"
+			    "PartitionName=cpu LocalityWait=0\n");
+	const char *e;
+	char want[600];
+
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert_int_eq(c.torus_box_wait, 120);
+	ck_assert_int_eq(c.hybrid_wait, 120);
+	ck_assert(c.torus_box_wait_span == 1.5);
+	ck_assert_str_eq(_notes(&c), "");
+	ck_assert_ptr_null(topoml_siteconf_inert(&c));
+	topoml_siteconf_wait(&c, "debug", &p);
+	ck_assert(p.box_wait == 120 && p.hybrid_wait == 120);
+	ck_assert(p.box_span == 1.5 && !p.torus_curve);
+	ck_assert_str_eq(p.box_key, "LocalityWait");
+	topoml_siteconf_wait(&c, "gpu", &p);
+	ck_assert(p.box_wait == 600 && p.hybrid_wait == 600);
+	topoml_siteconf_wait(&c, "cpu", &p);
+	ck_assert(p.box_wait == 0 && p.hybrid_wait == 0);
+	topoml_siteconf_wait(&c, NULL, &p);
+	ck_assert(p.box_wait == 120);
+	topoml_siteconf_clear(&c);
+
+	/* the old names: each its half, named in the logs, deprecated */
+	path = _write("topoml.conf", "TorusBoxWait=60\nHybridWait=30\n"
+		      "TorusBoxWaitSpan=2\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert_int_eq(c.torus_box_wait, 60);
+	ck_assert_int_eq(c.hybrid_wait, 30);
+	ck_assert(c.torus_box_wait_span == 2);
+	topoml_siteconf_wait(&c, NULL, &p);
+	ck_assert(p.box_wait == 60 && p.hybrid_wait == 30);
+	ck_assert_str_eq(p.box_key, "TorusBoxWait");
+	ck_assert_str_eq(p.hybrid_key, "HybridWait");
+	ck_assert_str_eq(_notes(&c),
+		"TorusBoxWait is deprecated: use LocalityWait (topoml.conf(5))\n"
+		"HybridWait is deprecated: use LocalityWait (topoml.conf(5))\n"
+		"TorusBoxWaitSpan is deprecated: use LocalityWaitSpan (topoml.conf(5))\n");
+	ck_assert_ptr_null(topoml_siteconf_inert(&c));
+	topoml_siteconf_clear(&c);
+
+	/* both names of one setting: which would win is line order */
+	path = _write("topoml.conf", "LocalityWait=60\nTorusBoxWait=30\n"
+		      "TorusBoxWaitSpan=2\nLocalityWaitSpan=2\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), -1);
+	e = _errs(&err);
+	snprintf(want, sizeof(want), "%s:2:1: TorusBoxWait= with LocalityWait",
+		 path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want),
+		 "%s:4:1: LocalityWaitSpan= with TorusBoxWaitSpan", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	ck_assert_int_eq(err.n, 2);
+	topoml_errors_clear(&err);
+	topoml_siteconf_clear(&c);
+	path = _write("topoml.conf", "HybridWait=5\nLocalityWait=5\n"
+		      "PartitionName=a LocalityWait=-1\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), -1);
+	e = _errs(&err);
+	snprintf(want, sizeof(want), "%s:2:1: LocalityWait= with TorusBoxWait or HybridWait", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	snprintf(want, sizeof(want),
+		 "%s:3:17: LocalityWait=-1: expected seconds", path);
+	ck_assert_msg(strstr(e, want), "got:\n%s", e);
+	topoml_errors_clear(&err);
+	topoml_siteconf_clear(&c);
+
+	/* no combination silently inert */
+	path = _write("topoml.conf", "LocalityWaitSpan=2\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert_str_eq(topoml_siteconf_inert(&c),
+			 "LocalityWaitSpan has no effect while LocalityWait is 0");
+	topoml_siteconf_clear(&c);
+	path = _write("topoml.conf", "LocalityWaitSpan=2\n"
+		      "PartitionName=gpu LocalityWait=60\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert_ptr_null(topoml_siteconf_inert(&c));
+	topoml_siteconf_clear(&c);
+	path = _write("topoml.conf", "LocalityWait=60\nTorusPlacement=curve\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert_msg(strstr(_notes(&c), "LocalityWait waits for no torus box with TorusPlacement=curve"),
+		      "got:\n%s", _notes(&c));
+	topoml_siteconf_clear(&c);
+	path = _write("topoml.conf", "Placement=off\nLocalityWait=60\n"
+		      "PartitionName=cpu LocalityWait=10 Placement=off\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert_msg(strstr(_notes(&c), "LocalityWait has no effect with Placement=off\n"),
+		      "got:\n%s", _notes(&c));
+	ck_assert_msg(strstr(_notes(&c), "PartitionName=cpu: LocalityWait has no effect with Placement=off"),
+		      "got:\n%s", _notes(&c));
+	topoml_siteconf_clear(&c);
+
+	/* the old box half alone, off a torus: said once the topology is
+	 * known; LocalityWait there still waits for --ml-parallel */
+	{
+		topoml_topo_t *ft = topoml_gen_fat_tree("n", 16, 4, 8, 2);
+		topoml_topo_t *tor = topoml_gen_torus("c", 2, 2, 2, true);
+		char note[TOPOML_NOTE_LEN];
+
+		ck_assert(ft && tor);
+		path = _write("topoml.conf", "TorusBoxWait=60\n");
+		ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+		ck_assert(topoml_siteconf_wait_inert_on(&c, ft, note,
+							sizeof(note)));
+		ck_assert_msg(strstr(note, "TorusBoxWait has no effect on a "),
+			      "got: %s", note);
+		ck_assert(!topoml_siteconf_wait_inert_on(&c, tor, note,
+							 sizeof(note)));
+		topoml_siteconf_clear(&c);
+		path = _write("topoml.conf", "LocalityWait=60\n");
+		ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+		ck_assert(!topoml_siteconf_wait_inert_on(&c, ft, note,
+							 sizeof(note)));
+		topoml_siteconf_clear(&c);
+		topoml_free(ft);
+		topoml_free(tor);
+	}
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
 	struct topoml_siteconf c;
@@ -462,6 +612,7 @@ int main(void)
 	tcase_add_test(tc, test_torus_box_wait_span);
 	tcase_add_test(tc, test_torus_placement);
 	tcase_add_test(tc, test_hybrid_wait);
+	tcase_add_test(tc, test_locality_wait);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_topology_auto);
 	tcase_add_test(tc, test_family_mismatch);

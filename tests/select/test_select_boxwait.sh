@@ -1,5 +1,7 @@
 #!/bin/bash
-# TorusBoxWait (topoml.conf(5)) through a real slurmctld: a 4x4x4 torus of
+# LocalityWait's torus boxes (topoml.conf(5)) through a real slurmctld,
+# and its deprecated names TorusBoxWait and TorusBoxWaitSpan (still read,
+# said deprecated in the log): a 4x4x4 torus of
 # 64 emulated CLOUD nodes, select/topoml.  Sixteen one-node jobs (-w) make
 # a checkerboard of x = 2..3 (busy where y + z is even), a 32-node job
 # takes the only 32-node box (x = 0..1): 16 nodes are free, no box of 8 is.
@@ -8,11 +10,11 @@
 #    starts at once too (the default 1 waits: below).
 #  - TorusPlacement=curve (with TorusBoxWait=600, which it makes inert):
 #    the 8-node job starts at once on `topoml place`'s curve placement.
-#  - TorusBoxWait=W: a 7-node job (no box has 7 nodes) and an 8-node job
+#  - LocalityWait=W: a 7-node job (no box has 7 nodes) and an 8-node job
 #    of a partition whose nodes hold no 8-node box start at once; an
 #    8-node job pends (Resources) and starts outside a box after W s; the
 #    next one pends until the 32-node job ends, then starts in a box.
-#  - TorusBoxWait=600, four checkerboard jobs with a 1-minute limit: the
+#  - LocalityWait=600, four checkerboard jobs with a 1-minute limit: the
 #    waiting 8-node job's backfill plan is the 2x2x2 box they free, a
 #    1-node job of an hour keeps off it, and the job takes the box.
 # SPDX-License-Identifier: GPL-2.0-or-later
@@ -90,6 +92,11 @@ TorusBoxWaitSpan=1.25"
 grep -q "TorusBoxWaitSpan has no effect while TorusBoxWait is 0" \
 	"$CLUSTER_DIR/log/slurmctld.log" ||
 	cluster_fail "no log line for TorusBoxWaitSpan without TorusBoxWait"
+for k in "TorusBoxWait is deprecated: use LocalityWait" \
+	"TorusBoxWaitSpan is deprecated: use LocalityWaitSpan"; do
+	grep -q "$k" "$CLUSTER_DIR/log/slurmctld.log" ||
+		cluster_fail "no log line '$k'"
+done
 t0=$(date +%s)
 x=$(topo_submit -N8) || cluster_fail "sbatch -N8"
 nx=$(sel_wait_start "$x" 50) ||
@@ -141,8 +148,8 @@ grep -q "JobId=$x waits up to" "$CLUSTER_DIR/log/slurmctld.log" &&
 echo "ok: TorusPlacement=curve: 8 nodes at once on the curve's $nx (span $(span "$nx"))"
 cluster_stop
 
-# ---- TorusBoxWait=W ----
-start "TorusBoxWait=$W"
+# ---- LocalityWait=W ----
+start "LocalityWait=$W"
 log=$CLUSTER_DIR/log/slurmctld.log
 # No box has 7 nodes: never waits.
 x=$(topo_submit -N7) || cluster_fail "sbatch -N7"
@@ -165,16 +172,16 @@ x=$(topo_submit -N8) || cluster_fail "sbatch -N8"
 sleep $((W / 2))
 r=$(topo_reason "$x")
 [ "$r" = "PENDING Resources" ] ||
-	cluster_fail "8-node job after $((W / 2)) s of TorusBoxWait=$W: '$r'"
+	cluster_fail "8-node job after $((W / 2)) s of LocalityWait=$W: '$r'"
 nx=$(sel_wait_start "$x" $((W * 10 + 100))) ||
 	cluster_fail "8-node job still waits after $((W + 10)) s: $(topo_reason "$x")"
 t=$(($(date +%s) - t0))
 s=$(span "$nx")
 [ "$t" -ge "$W" ] || cluster_fail "8-node job started after $t s < $W s"
 [ "$s" -gt 8 ] || cluster_fail "8-node job: a box appeared? $nx (span $s)"
-grep -q "JobId=$x: no torus box of 8 nodes after TorusBoxWait=$W s" "$log" ||
+grep -q "JobId=$x: no torus box of 8 nodes after LocalityWait=$W s" "$log" ||
 	cluster_fail "no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
-echo "ok: TorusBoxWait=$W: pending ($r), started after $t s outside a box ($nx, span $s)"
+echo "ok: LocalityWait=$W: pending ($r), started after $t s outside a box ($nx, span $s)"
 scancel "$x"
 sel_wait_gone "$x"
 
@@ -195,7 +202,7 @@ s=$(span "$nx")
 [ "$t" -lt "$W" ] || cluster_fail "8-node job took the box only after $t s"
 grep -q "JobId=$x: found torus box of 8 nodes after waiting" "$log" ||
 	cluster_fail "no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
-echo "ok: TorusBoxWait=$W: pending, then a box when one freed, after $t s ($nx)"
+echo "ok: LocalityWait=$W: pending, then a box when one freed, after $t s ($nx)"
 scontrol ping | grep -q UP || cluster_fail "slurmctld down"
 cluster_stop
 
@@ -208,7 +215,7 @@ cluster_stop
 box="$(node 2 0 0) $(node 3 0 0) $(node 2 1 0) $(node 3 1 0)"
 box="$box $(node 2 0 1) $(node 3 0 1) $(node 2 1 1) $(node 3 1 1)"
 short="$(node 2 0 0) $(node 3 0 0) $(node 2 1 1) $(node 3 1 1)"
-start "TorusBoxWait=600" "$short"
+start "LocalityWait=600" "$short"
 log=$CLUSTER_DIR/log/slurmctld.log
 x=$(topo_submit -N8) || cluster_fail "sbatch -N8"
 got=$(sel_plan "$x")

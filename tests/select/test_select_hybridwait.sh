@@ -1,5 +1,6 @@
 #!/bin/bash
-# HybridWait (topoml.conf(5)) through real slurmctld and slurmd, jobs
+# LocalityWait's --ml-parallel locality (topoml.conf(5)), first under its
+# deprecated name HybridWait, through real slurmctld and slurmd, jobs
 # submitted by an unprivileged user with topoml.so's --ml-parallel.  The
 # network: n1,n5 | n2,n6 under spine1 and n3,n7 | n4,n8 under spine2.
 # With n1 and n3 busy, 3 nodes of each spine are free, so a 4-node
@@ -9,10 +10,10 @@
 #  - an --ml-parallel job pends (Resources) and starts over both spines
 #    after W s, with the log line that says so;
 #  - another pends until the job on n1 ends, then starts in spine1 alone;
-#  - HybridWait=600, the job on n1 with a 1-minute limit: the waiting
-#    job's backfill plan is spine1 when n1 frees, not the placement over
-#    both spines it declines now; a 1-node job of an hour keeps off
-#    spine1, and the job takes spine1 when n1 frees.
+#  - LocalityWait=600 (reconfigured), the job on n1 with a 1-minute
+#    limit: the waiting job's backfill plan is spine1 when n1 frees, not
+#    the placement over both spines it declines now; a 1-node job of an
+#    hour keeps off spine1, and the job takes spine1 when n1 frees.
 # SPDX-License-Identifier: GPL-2.0-or-later
 . "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
 . "${TESTS_DIR:-$(dirname "$0")/..}/select/lib.sh"
@@ -109,7 +110,9 @@ sel_wait_gone "$x" || cluster_fail "job $x not cancelled"
 # outlast it keeps off n2, n5 and n6 and spine1 does free.  Planned over
 # both spines now, where run-now declines it, the job would hold those
 # nodes in the plan while other jobs fill spine1.
-sed -i 's/^HybridWait=.*/HybridWait=600/' "$(dirname "$SLURM_CONF")/topoml.conf"
+grep -q "HybridWait is deprecated: use LocalityWait" "$log" ||
+	cluster_fail "no log line: HybridWait deprecated"
+sed -i 's/^HybridWait=.*/LocalityWait=600/' "$(dirname "$SLURM_CONF")/topoml.conf"
 scontrol reconfigure || cluster_fail "scontrol reconfigure"
 b1=$(submit -N1 -w n1 --time=1) || cluster_fail "sbatch -w n1 --time=1"
 sel_wait_start "$b1" >/dev/null || cluster_fail "job on n1 did not start"
@@ -136,4 +139,4 @@ got=$(scontrol show hostnames "$nx" | sort | tr '\n' ' ')
 [ "$got" = "n1 n2 n5 n6 " ] || cluster_fail "not spine1: $nx"
 echo "ok: spine1 freed and the job took it ($nx)"
 scontrol ping | grep -q UP || cluster_fail "slurmctld down"
-echo "PASS: HybridWait"
+echo "PASS: LocalityWait (HybridWait)"

@@ -94,47 +94,58 @@ expect_rc 0 "check --json --site-conf"
 python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))[0]; sys.exit(not (o["kind"] == "topoml.conf" and o["placement"] == "topoml" and o["topology"]["leaves"] == 4))' "$T/out" &&
 	ok "site-conf JSON" || fail "site-conf JSON: $out"
 # every key of topoml.conf is shown, with the value set or its default
-{ sed 's/^#\(TorusBoxWait\|TorusBoxWaitSpan\|HybridWait\|HybridWeights\)=/\1=/' \
+{ sed 's/^#\(LocalityWait\|LocalityWaitSpan\|HybridWeights\)=/\1=/' \
 	"$T/topoml.conf"
   printf 'Debug=2\nDragonflySpread=alltoall\nTopologyFormat=conf\n'
-  printf 'PartitionName=dbg Placement=off\n'; } >"$T/keys.conf"
+  printf 'PartitionName=dbg Placement=off\n'
+  printf 'PartitionName=gpu LocalityWait=60\n'; } >"$T/keys.conf"
 run "$TOPOML" check --json --site-conf "$T/keys.conf"
 expect_rc 0 "check --json --site-conf, every key"
-python3 - "$T/out" "$(sed -n 's/^TorusBoxWait=//p' "$T/keys.conf")" \
-	"$(sed -n 's/^HybridWait=//p' "$T/keys.conf")" <<'PY' &&
+python3 - "$T/out" "$(sed -n 's/^LocalityWait=//p' "$T/keys.conf")" \
+	<<'PY' &&
 import json, sys
 o = json.load(open(sys.argv[1]))[0]
-assert o["torus_box_wait"] == int(sys.argv[2]) > 0, o
-assert o["torus_box_wait_span"] == 1.5, o
-assert o["hybrid_wait"] == int(sys.argv[3]) > 0, o
+assert o["locality_wait"] == int(sys.argv[2]) > 0, o
+assert o["torus_box_wait"] == o["hybrid_wait"] == int(sys.argv[2]), o
+assert o["locality_wait_span"] == o["torus_box_wait_span"] == 1.5, o
 assert o["hybrid_weights"] == "tp=16,cp=4,ep=4,dp=2,pp=4", o
 assert o["debug"] == 2 and o["dragonfly_spread"] == "alltoall", o
 assert o["torus_placement"] == "boxes", o
 assert o["topology_format"] == "conf" and o["family"] == "auto", o
 assert o["partitions"] == [{"name": "moe", "hint": "alltoall"},
-                           {"name": "dbg", "placement": "off"}], o
+                           {"name": "dbg", "placement": "off"},
+                           {"name": "gpu", "locality_wait": 60}], o
 PY
 	ok "site-conf JSON: every key" || fail "site-conf JSON, every key: $out"
 run "$TOPOML" check --site-conf "$T/keys.conf"
-expect_out "TopologyFormat=conf Family=auto DragonflySpread=alltoall TorusPlacement=boxes TorusBoxWait=" "site-conf text: every key"
-expect_out " TorusBoxWaitSpan=1.5 HybridWait=" "site-conf text: TorusBoxWaitSpan"
-expect_out " HybridWait=$(sed -n 's/^HybridWait=//p' "$T/keys.conf") HybridWeights=tp=16,cp=4,ep=4,dp=2,pp=4 Debug=2" "site-conf text: HybridWait, HybridWeights"
+expect_out "TopologyFormat=conf Family=auto DragonflySpread=alltoall TorusPlacement=boxes LocalityWait=$(sed -n 's/^LocalityWait=//p' "$T/keys.conf") LocalityWaitSpan=1.5 HybridWeights=tp=16,cp=4,ep=4,dp=2,pp=4 Debug=2" "site-conf text: every key"
 expect_out "PartitionName=dbg Placement=off" "site-conf text: partitions"
-# every key set with effect: no warning; TorusBoxWaitSpan alone has none
+expect_out "PartitionName=gpu LocalityWait=60" "site-conf text: a partition's LocalityWait"
+# every key set with effect: no warning; LocalityWaitSpan alone has none
 grep -q 'warning' "$T/err" && fail "site-conf, every key: warned: $err"
-sed '/^TorusBoxWait=/d' "$T/keys.conf" >"$T/span.conf"
+sed '/^LocalityWait=/d; /^PartitionName=gpu/d' "$T/keys.conf" >"$T/span.conf"
 run "$TOPOML" check --site-conf "$T/span.conf"
-expect_rc 0 "site-conf: TorusBoxWaitSpan without TorusBoxWait"
-expect_err "$T/span.conf: warning: TorusBoxWaitSpan has no effect while TorusBoxWait is 0" "site-conf: inert TorusBoxWaitSpan warned"
+expect_rc 0 "site-conf: LocalityWaitSpan without LocalityWait"
+expect_err "$T/span.conf: warning: LocalityWaitSpan has no effect while LocalityWait is 0" "site-conf: inert LocalityWaitSpan warned"
 run "$TOPOML" check -q --site-conf "$T/span.conf"
 [ -s "$T/err" ] && fail "site-conf -q: warned: $err" || ok "site-conf -q: quiet"
-# TorusPlacement=curve shown; TorusBoxWait beside it has no effect: said
+# TorusPlacement=curve shown; LocalityWait then waits for no box: said
 sed 's/^TorusPlacement=boxes$/TorusPlacement=curve/' "$T/keys.conf" \
 	>"$T/curve.conf"
 run "$TOPOML" check --site-conf "$T/curve.conf"
 expect_rc 0 "site-conf: TorusPlacement=curve"
-expect_out " DragonflySpread=alltoall TorusPlacement=curve TorusBoxWait=" "site-conf text: TorusPlacement=curve"
-expect_err "$T/curve.conf: warning: TorusBoxWait has no effect with TorusPlacement=curve" "site-conf: TorusBoxWait with curve warned"
+expect_out " DragonflySpread=alltoall TorusPlacement=curve LocalityWait=" "site-conf text: TorusPlacement=curve"
+expect_err "$T/curve.conf: warning: LocalityWait waits for no torus box with TorusPlacement=curve" "site-conf: LocalityWait with curve warned"
+# the old names still read, each its half, said deprecated
+sed '/^LocalityWait/d' "$T/keys.conf" >"$T/old.conf"
+printf 'TorusBoxWait=600\nHybridWait=3600\nTorusBoxWaitSpan=1.5\n' \
+	>>"$T/old.conf"
+run "$TOPOML" check --site-conf "$T/old.conf"
+expect_rc 0 "site-conf: the deprecated wait names"
+expect_out " TorusPlacement=boxes TorusBoxWait=600 HybridWait=3600 LocalityWaitSpan=1.5 " "site-conf text: the deprecated wait names"
+expect_err "$T/old.conf: warning: TorusBoxWait is deprecated: use LocalityWait" "site-conf: TorusBoxWait deprecated"
+expect_err "$T/old.conf: warning: HybridWait is deprecated: use LocalityWait" "site-conf: HybridWait deprecated"
+expect_err "$T/old.conf: warning: TorusBoxWaitSpan is deprecated: use LocalityWaitSpan" "site-conf: TorusBoxWaitSpan deprecated"
 
 # --- generate
 run "$TOPOML" generate fat-tree --nodes 4096 --per-leaf 32 --prefix c -o "$T/ft.conf"

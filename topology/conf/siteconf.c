@@ -21,6 +21,7 @@
 #include "util/conf_lex.h"
 #include "load/loaders.h"
 #include "model/model_int.h"
+#include "policy/wait.h"
 
 void topoml_siteconf_init(struct topoml_siteconf *c)
 {
@@ -29,6 +30,8 @@ void topoml_siteconf_init(struct topoml_siteconf *c)
 	c->default_hint = TOPOML_HINT_ALLREDUCE;
 	c->placement = true;
 	c->torus_box_wait_span = 1;
+	c->box_wait_key = c->hybrid_wait_key = "LocalityWait";
+	c->span_key = "LocalityWaitSpan";
 	topoml_kind_weights_default(c->hybrid_weights);
 }
 
@@ -62,12 +65,85 @@ const char *topoml_torus_placement_name(bool curve)
 	return curve ? "curve" : "boxes";
 }
 
+/* Does a partition line set LocalityWait above 0 where it places? */
+static bool _part_waits(const struct topoml_siteconf *c)
+{
+	for (int i = 0; i < c->nparts; i++)
+		if (c->parts[i].locality_wait > 0 &&
+		    (c->parts[i].placement > 0 ||
+		     (c->parts[i].placement < 0 && c->placement)))
+			return true;
+	return false;
+}
+
+int topoml_siteconf_notes(const struct topoml_siteconf *c,
+			  char (*out)[TOPOML_NOTE_LEN], int max)
+{
+	static const struct {
+		unsigned bit;
+		const char *old, *now;
+	} alias[] = {
+		{ TOPOML_WAITKEY_TORUSBOX, "TorusBoxWait", "LocalityWait" },
+		{ TOPOML_WAITKEY_HYBRID, "HybridWait", "LocalityWait" },
+		{ TOPOML_WAITKEY_TORUSSPAN, "TorusBoxWaitSpan",
+		  "LocalityWaitSpan" },
+	};
+	bool box = c->torus_box_wait > 0, hyb = c->hybrid_wait > 0;
+	int n = 0;
+
+#define NOTE(...) do { if (n < max) \
+		snprintf(out[n++], TOPOML_NOTE_LEN, __VA_ARGS__); } while (0)
+	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (c->wait_keys & alias[i].bit)
+			NOTE("%s is deprecated: use %s (topoml.conf(5))",
+			     alias[i].old, alias[i].now);
+	/* a box wait with the curve: no box is ever sought */
+	if (box && c->torus_curve) {
+		if (hyb && !strcmp(c->box_wait_key, "LocalityWait"))
+			NOTE("LocalityWait waits for no torus box with TorusPlacement=curve (only for --ml-parallel locality)");
+		else
+			NOTE("%s has no effect with TorusPlacement=curve",
+			     c->box_wait_key);
+	}
+	if (c->torus_box_wait_span != 1 && !box && !_part_waits(c))
+		NOTE("%s has no effect while %s is 0", c->span_key,
+		     strcmp(c->span_key, "LocalityWaitSpan") ? "TorusBoxWait"
+							     : "LocalityWait");
+	if ((box || hyb) && !c->placement) {
+		bool on = false;
+
+		for (int i = 0; i < c->nparts; i++)
+			on |= c->parts[i].placement > 0;
+		if (!on)
+			NOTE("%s has no effect with Placement=off",
+			     box ? c->box_wait_key : c->hybrid_wait_key);
+	}
+	for (int i = 0; i < c->nparts; i++) {
+		const struct topoml_part_conf *pc = &c->parts[i];
+
+		if (pc->locality_wait >= 0 &&
+		    (pc->placement == 0 ||
+		     (pc->placement < 0 && !c->placement)))
+			NOTE("PartitionName=%.64s: LocalityWait has no effect with Placement=off",
+			     pc->name);
+		else if (pc->locality_wait > 0 && c->torus_curve && !hyb &&
+			 !strcmp(c->hybrid_wait_key, "HybridWait"))
+			NOTE("PartitionName=%.64s: LocalityWait waits for no torus box with TorusPlacement=curve",
+			     pc->name);
+	}
+#undef NOTE
+	return n;
+}
+
 const char *topoml_siteconf_inert(const struct topoml_siteconf *c)
 {
-	if (c->torus_box_wait && c->torus_curve)
-		return "TorusBoxWait has no effect with TorusPlacement=curve";
-	if (c->torus_box_wait_span != 1 && !c->torus_box_wait)
-		return "TorusBoxWaitSpan has no effect while TorusBoxWait is 0";
+	static __thread char note[8][TOPOML_NOTE_LEN];
+	int n = topoml_siteconf_notes(c, note, 8);
+
+	/* the first that is no deprecation */
+	for (int i = 0; i < n; i++)
+		if (!strstr(note[i], " is deprecated: "))
+			return note[i];
 	return NULL;
 }
 
@@ -270,6 +346,49 @@ static void _bad_value(topoml_errors_t *err, const char *path, int line,
 			  w->col, w->key, w->val, expect);
 }
 
+/* Seconds of a wait: 0 to a year. */
+static int _parse_seconds(const char *s, int *v)
+{
+	char *end;
+	long x = strtol(s, &end, 10);
+
+	if (end == s || *end || x < 0 || x > 31536000)
+		return -1;
+	*v = (int)x;
+	return 0;
+}
+
+/*
+ * LocalityWait= and an old name of the same setting in one file: which
+ * wins would be the order of the lines, so neither does (an error).
+ */
+static int _wait_key_clash(struct topoml_siteconf *c, unsigned bit,
+			   const struct _word *w, const char *path, int line,
+			   topoml_errors_t *err)
+{
+	unsigned clash = 0;
+
+	if (bit == TOPOML_WAITKEY_LOCALITY)
+		clash = TOPOML_WAITKEY_TORUSBOX | TOPOML_WAITKEY_HYBRID;
+	else if (bit & (TOPOML_WAITKEY_TORUSBOX | TOPOML_WAITKEY_HYBRID))
+		clash = TOPOML_WAITKEY_LOCALITY;
+	else if (bit == TOPOML_WAITKEY_SPAN)
+		clash = TOPOML_WAITKEY_TORUSSPAN;
+	else if (bit == TOPOML_WAITKEY_TORUSSPAN)
+		clash = TOPOML_WAITKEY_SPAN;
+	c->wait_keys |= bit;
+	if (!(c->wait_keys & clash))
+		return 0;
+	topoml_errors_add(err,
+		"%s:%d:%d: %s= with %s: the old names TorusBoxWait, HybridWait and TorusBoxWaitSpan are LocalityWait and LocalityWaitSpan; set only those",
+		path, line, w->col, w->key,
+		(clash & TOPOML_WAITKEY_LOCALITY) ? "LocalityWait" :
+		(clash & TOPOML_WAITKEY_SPAN) ? "LocalityWaitSpan" :
+		(clash & TOPOML_WAITKEY_TORUSSPAN) ? "TorusBoxWaitSpan" :
+		"TorusBoxWait or HybridWait");
+	return -1;
+}
+
 /*
  * Partitions read so far by name (the model's name map, created on the
  * first one), for the duplicate check: a scan per line was quadratic.
@@ -307,6 +426,7 @@ static int _partition_line(struct topoml_siteconf *c,
 	pc = &c->parts[c->nparts];
 	memset(pc, 0, sizeof(*pc));
 	pc->placement = -1;
+	pc->locality_wait = -1;
 	pc->line = line;
 	pc->name = strdup(w[0].val);
 	if (!pc->name || _names_add(h, pc->name, c->nparts)) {
@@ -329,16 +449,22 @@ static int _partition_line(struct topoml_siteconf *c,
 					   "topoml or off");
 				bad = -1;
 			}
+		} else if (!strcasecmp(w[i].key, "LocalityWait")) {
+			if (_parse_seconds(w[i].val, &pc->locality_wait)) {
+				_bad_value(err, path, line, &w[i],
+					   "seconds from 0 to 31536000");
+				bad = -1;
+			}
 		} else {
 			topoml_errors_add(err,
-				"%s:%d:%d: unknown partition key %s (expected Hint or Placement)",
+				"%s:%d:%d: unknown partition key %s (expected Hint, Placement or LocalityWait)",
 				path, line, w[i].col, w[i].key);
 			bad = -1;
 		}
 	}
 	if (n == 1) {
 		topoml_errors_add(err,
-			"%s:%d:%d: PartitionName=%s: give Hint= or Placement=",
+			"%s:%d:%d: PartitionName=%s: give Hint=, Placement= or LocalityWait=",
 			path, line, w[0].col, w[0].val);
 		bad = -1;
 	}
@@ -392,25 +518,41 @@ static int _global_word(struct topoml_siteconf *c, const char *dir,
 			return -1;
 		}
 		c->placement = on;
-	} else if (!strcasecmp(w->key, "TorusBoxWait") ||
+	} else if (!strcasecmp(w->key, "LocalityWait") ||
+		   !strcasecmp(w->key, "TorusBoxWait") ||
 		   !strcasecmp(w->key, "HybridWait")) {
-		/* seconds a job waits for a better placement (an exact
-		 * torus box; whole tensor groups and stages); 0 never */
-		char *end;
-		long v = strtol(w->val, &end, 10);
+		/* seconds a job waits for its family's locality (an exact
+		 * torus box; whole tensor groups and stages); 0 never.
+		 * TorusBoxWait, HybridWait: the old names of each half. */
+		unsigned bit = !strcasecmp(w->key, "LocalityWait") ?
+			       TOPOML_WAITKEY_LOCALITY :
+			       !strcasecmp(w->key, "HybridWait") ?
+			       TOPOML_WAITKEY_HYBRID : TOPOML_WAITKEY_TORUSBOX;
+		int v;
 
-		if (*end || v < 0 || v > 31536000 || end == w->val) {
+		if (_parse_seconds(w->val, &v)) {
 			_bad_value(err, path, line, w,
 				   "seconds from 0 to 31536000");
 			return -1;
 		}
-		if (!strcasecmp(w->key, "HybridWait"))
-			c->hybrid_wait = (int)v;
-		else
-			c->torus_box_wait = (int)v;
-	} else if (!strcasecmp(w->key, "TorusBoxWaitSpan")) {
-		/* TorusBoxWait only for placements spanning more than this
+		if (_wait_key_clash(c, bit, w, path, line, err))
+			return -1;
+		if (bit != TOPOML_WAITKEY_HYBRID) {
+			c->torus_box_wait = v;
+			c->box_wait_key = bit == TOPOML_WAITKEY_LOCALITY ?
+					  "LocalityWait" : "TorusBoxWait";
+		}
+		if (bit != TOPOML_WAITKEY_TORUSBOX) {
+			c->hybrid_wait = v;
+			c->hybrid_wait_key = bit == TOPOML_WAITKEY_LOCALITY ?
+					     "LocalityWait" : "HybridWait";
+		}
+	} else if (!strcasecmp(w->key, "LocalityWaitSpan") ||
+		   !strcasecmp(w->key, "TorusBoxWaitSpan")) {
+		/* the box wait only for placements spanning more than this
 		 * many times the job's nodes */
+		unsigned bit = !strcasecmp(w->key, "LocalityWaitSpan") ?
+			       TOPOML_WAITKEY_SPAN : TOPOML_WAITKEY_TORUSSPAN;
 		char expect[64];
 
 		if (topoml_box_wait_span_parse(w->val,
@@ -421,6 +563,10 @@ static int _global_word(struct topoml_siteconf *c, const char *dir,
 			_bad_value(err, path, line, w, expect);
 			return -1;
 		}
+		if (_wait_key_clash(c, bit, w, path, line, err))
+			return -1;
+		c->span_key = bit == TOPOML_WAITKEY_SPAN ? "LocalityWaitSpan"
+							 : "TorusBoxWaitSpan";
 	} else if (!strcasecmp(w->key, "HybridWeights")) {
 		/* relative traffic per kind for --ml-parallel jobs */
 		double v[TOPOML_KIND_COUNT];
@@ -614,4 +760,37 @@ bool topoml_siteconf_placement(const struct topoml_siteconf *c,
 	if (pc && pc->placement >= 0)
 		return pc->placement;
 	return c->placement;
+}
+
+void topoml_siteconf_wait(const struct topoml_siteconf *c, const char *part,
+			  struct topoml_wait_policy *p)
+{
+	const struct topoml_part_conf *pc = _part(c, part);
+
+	memset(p, 0, sizeof(*p));
+	p->box_wait = c->torus_box_wait;
+	p->hybrid_wait = c->hybrid_wait;
+	/* a partition's LocalityWait= is both halves */
+	if (pc && pc->locality_wait >= 0)
+		p->box_wait = p->hybrid_wait = pc->locality_wait;
+	p->box_span = c->torus_box_wait_span;
+	p->torus_curve = c->torus_curve;
+	p->weights = c->hybrid_weights;
+	p->box_key = c->box_wait_key;
+	p->hybrid_key = c->hybrid_wait_key;
+	if (pc && pc->locality_wait >= 0)
+		p->box_key = p->hybrid_key = "LocalityWait";
+}
+
+bool topoml_siteconf_wait_inert_on(const struct topoml_siteconf *c,
+				   const topoml_topo_t *t, char *buf,
+				   size_t len)
+{
+	/* only the old name sets the box half alone */
+	if (!t || t->family == TOPOML_TORUS || c->torus_box_wait <= 0 ||
+	    c->hybrid_wait > 0 || strcmp(c->box_wait_key, "TorusBoxWait"))
+		return false;
+	snprintf(buf, len, "TorusBoxWait has no effect on a %s (no torus boxes)",
+		 topoml_family_name(t->family));
+	return true;
 }

@@ -32,6 +32,7 @@
 #include "sim.h"
 #include "model/model_int.h"
 #include "place/common/place_int.h"
+#include "policy/wait.h"
 #include "sim/baselines/slurm_switch.h"
 #include "place/torus/torus_grid.h"
 
@@ -49,7 +50,8 @@ struct run {
 	int nshared;		/* running multi-unit jobs overlapping */
 	double shared_since;
 	bool backfilled;
-	double box_since;	/* box_wait: placeable since, or -1 */
+	double box_since;	/* the locality wait's clock: placeable
+				 * since, or 0 */
 };
 
 struct state {
@@ -93,6 +95,10 @@ struct state {
 
 	double now;
 	int held;		/* the job _try_start held for a box, or -1 */
+	/* the locality wait: per job size, what the machine offers
+	 * (policy/wait.h); all its nodes */
+	struct topoml_wait_memo *wmemo;
+	hwloc_bitmap_t all;
 	bool dirty;		/* free set changed since frag_val */
 	double frag_val;
 	double frag_t;		/* time frag_val holds since */
@@ -529,26 +535,55 @@ static int _place_shared(struct state *s, const struct topoml_job *j,
 
 /* ---- start and end ------------------------------------------------- */
 
-/* box_wait: a torus placement that is no exact box, where one exists
- * (and spans more than box_wait_span x its nodes) */
-static bool _wants_box(const struct state *s)
+/* The site's locality wait, as select/topoml reads topoml.conf. */
+static void _wait_policy(const struct state *s, struct topoml_wait_policy *p)
 {
-	return s->o->box_wait > 0 && !s->o->torus_curve &&
-		topoml_torus_wants_box(s->t, s->pl.nodes, s->pl.n,
-				       s->o->box_wait_span);
+	*p = (struct topoml_wait_policy){
+		.box_wait = s->o->box_wait,
+		.box_span = s->o->box_wait_span,
+		.hybrid_wait = s->o->hold_wait,
+		.torus_curve = s->o->torus_curve,
+		.weights = s->o->hybrid_weights,
+	};
 }
 
-/* Whether topoml's placement in s->pl should wait for a better one. */
-static bool _holds(const struct state *s, int job)
+/*
+ * Whether topoml's placement of job in s->pl waits for a better one: the
+ * decision select/topoml takes (topoml_wait_decide), the whole machine
+ * being the job's partition; the clock starts the first time the job
+ * could start.  A job held for a box is s->held (its reservation).
+ */
+static bool _waits(struct state *s, int job, struct run *r)
 {
-	return _wants_box(s) ||
-		(s->o->hold_wait > 0 && s->o->hold &&
-		 s->o->hold(s->o->place_arg, s->t, job, &s->pl));
-}
+	const struct topoml_job *j = &s->tr->jobs[job];
+	struct topoml_wait_job wj = { .nnodes = j->nodes };
+	struct topoml_wait_verdict_info v;
+	struct topoml_wait_policy p;
+	struct topoml_parallel par;
+	double since;
 
-static double _hold_bound(const struct state *s)
-{
-	return _wants_box(s) ? s->o->box_wait : s->o->hold_wait;
+	_wait_policy(s, &p);
+	if (!(p.box_wait > 0) && !(p.hybrid_wait > 0))
+		return false;
+	if (s->o->wait_job &&
+	    s->o->wait_job(s->o->place_arg, j->nodes, &par, &wj.tpn))
+		wj.par = &par;
+	if (!s->wmemo) {
+		s->wmemo = malloc((s->t->nnodes + 1) * sizeof(*s->wmemo));
+		if (!s->wmemo)
+			return false;
+		for (int n = 0; n <= s->t->nnodes; n++)
+			s->wmemo[n] = (struct topoml_wait_memo)
+				      TOPOML_WAIT_MEMO_INIT;
+	}
+	since = r->box_since > 0 ? r->box_since : s->now + 1e-9;
+	if (!(topoml_wait_decide(s->t, &p, &wj, &s->pl, s->all,
+				 &s->wmemo[j->nodes], since, s->now, &v) > 0))
+		return false;
+	r->box_since = since;
+	if (v.kind == TOPOML_WAIT_BOX)
+		s->held = job;
+	return true;
 }
 
 /*
@@ -568,8 +603,16 @@ static double _box_then(struct state *s, const struct topoml_job *j,
 
 			at[v] = e > s->now ? (int64_t)ceil(e) : 0;
 		}
+		struct topoml_wait_verdict_info v = {
+			.kind = TOPOML_WAIT_BOX
+		};
+		struct topoml_wait_job wj = { .nnodes = j->nodes };
+		struct topoml_wait_policy p;
+
+		_wait_policy(s, &p);
 		hwloc_bitmap_set_range(all, 0, s->t->nnodes - 1);
-		w = topoml_torus_box_free_by(s->t, all, at, j->nodes, then);
+		w = topoml_wait_plan(s->t, &p, &wj, &v, all, at, INT64_MAX,
+				     then);
 	}
 	free(at);
 	hwloc_bitmap_free(all);
@@ -625,19 +668,13 @@ static bool _try_start(struct state *s, int job, bool backfill,
 			topoml_placement_clear(&s->pl);
 			return false;
 		}
-		/* box_wait (site choice): a torus job that gets no exact
-		 * box waits for one, up to box_wait s from the first time
-		 * it could start */
+		/* the locality wait (site choice): a job whose placement
+		 * misses its locality criterion waits for it, up to the
+		 * site's seconds from the first time it could start */
 		if (s->o && s->policy == TOPOML_POLICY_TOPOML &&
-		    _holds(s, job)) {
-			if (!(r->box_since > 0))
-				r->box_since = s->now + 1e-9;
-			if (s->now - r->box_since < _hold_bound(s)) {
-				if (_wants_box(s))
-					s->held = job;
-				topoml_placement_clear(&s->pl);
-				return false;
-			}
+		    _waits(s, job, r)) {
+			topoml_placement_clear(&s->pl);
+			return false;
 		}
 		r->n = j->nodes;
 	}
@@ -958,6 +995,9 @@ static void _state_free(struct state *s)
 	free(s->weight);
 	free(s->snodes);
 	free(s->sunits);
+	free(s->wmemo);
+	if (s->all)
+		hwloc_bitmap_free(s->all);
 	topoml__sl_switches_free(s->st);
 	if (s->partial)
 		hwloc_bitmap_free(s->partial);
@@ -992,6 +1032,9 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 	s.waits = malloc((nj ? nj : 1) * sizeof(double));
 	s.owner = calloc(t->nnodes ? t->nnodes : 1, sizeof(uint32_t));
 	s.avail = hwloc_bitmap_alloc();
+	s.all = hwloc_bitmap_alloc();
+	if (s.all && t->nnodes)
+		hwloc_bitmap_set_range(s.all, 0, t->nnodes - 1);
 	s.upn = tr->shared && tr->cores_per_node > 1 ? tr->cores_per_node : 1;
 	s.fu = calloc(t->nnodes + 1, sizeof(uint32_t));
 	s.partial = hwloc_bitmap_alloc();

@@ -1,0 +1,130 @@
+/*
+ * select/topoml's parts, as cons_tres separates glue, state and planning:
+ *   select_topoml.c  the ops: init/fini, forwarding to cons_tres, job_test
+ *   select_util.c    cons_tres's job test timed, errors logged once
+ *   select_conf.c    site configuration, reload, the node map
+ *   select_job.c     the job view and candidates, from job_record_t
+ *   select_plan.c    run-now and will-run plans, the locality wait
+ *   select_publish.c the job's SystemComment
+ * Include after Slurm's headers (slurm_xlator.h first).  Everything below
+ * the globals is read or changed with g_lock held.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TOPOML_SELECT_INT_H
+#define TOPOML_SELECT_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "select_compat.h"
+#include "topoml.h"
+#include "policy/jobview.h"
+#include "policy/wait.h"
+
+#define TOPOML_ATTEMPTS	3	/* engine choices before plain cons_tres */
+
+/* Site configuration and topology, replaced as a whole on reconfigure
+ * (select_conf.c). */
+extern pthread_mutex_t g_lock;
+extern struct topoml_siteconf g_conf;
+extern topoml_topo_t *g_topo;
+extern char *g_topo_path;
+extern struct topoml_torus3d *g_t3d;	/* torus3d's boxes g_topo is bound
+					 * to, or NULL */
+extern int *g_map;		/* Slurm node index -> engine node, or -1 */
+extern int *g_rmap;		/* engine node -> Slurm node index, or -1 */
+extern int g_map_count;		/* node_record_count g_map was built for */
+extern uint64_t g_map_gen;	/* bumped when g_topo or g_map change */
+
+/* When slurmctld last changed its partitions; weak (the clients lack it). */
+extern time_t last_part_update __attribute__((weak));
+
+/* ---- select_topoml.c: glue ----------------------------------------- */
+
+/* An error a job can cause, logged once while recent and rate-limited. */
+void sel_error_once(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+long sel_usec_since(const struct timespec *t0);
+/* cons_tres's job_test, its time added to *usec. */
+int sel_cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
+		       uint32_t min_nodes, uint32_t max_nodes,
+		       uint32_t req_nodes, uint16_t mode,
+		       topoml_list_t preemptee_candidates,
+		       topoml_list_t *preemptee_job_list,
+		       TOPOML_JT_PARAMS, long *usec);
+
+/* ---- select_conf.c ------------------------------------------------- */
+
+/* Read topoml.conf and its topology; at start-up a failure is fatal. */
+int sel_conf_load(bool at_start);
+/* The Slurm <-> engine node maps by name, rebuilt when Slurm's changed. */
+void sel_map_nodes(void);
+void sel_conf_clear(void);
+
+/* ---- select_job.c: the job view ------------------------------------ */
+
+/* Built once per call (the job's SPANK environment is scanned once). */
+struct sel_job {
+	job_record_t *job_ptr;
+	struct topoml_job_view view;	/* policy/jobview.h */
+	bool whole;		/* takes whole nodes */
+	uint64_t gpus;		/* shares nodes: GPUs it asks, 0 none */
+	uint32_t min_cpus;	/* 0: unknown */
+};
+void sel_job_init(struct sel_job *j, job_record_t *job_ptr);
+
+/* The candidates of one call as engine node sets. */
+struct sel_req {
+	uint16_t max_cpus;		/* most CPUs of a candidate node */
+	hwloc_bitmap_t avail_idle;	/* candidates with no job */
+	hwloc_bitmap_t avail_all;	/* every candidate */
+	hwloc_bitmap_t partial;		/* candidates other jobs use in part */
+	hwloc_bitmap_t required;
+	uint32_t *owner;
+	uint32_t *used_cpus;		/* per engine node */
+	uint32_t *free_units;		/* per engine node: CPUs or GPUs */
+	uint32_t *cap_units;		/* will-run, shared job: the same once
+					 * the node's jobs have ended */
+	uint64_t units;			/* shared job: CPUs or GPUs; 0 = whole
+					 * nodes */
+	int64_t *free_at;		/* will-run: per engine node, when its
+					 * jobs end (0 = idle) */
+	hwloc_bitmap_t avail_then;	/* will-run: free soonest */
+};
+/* NULL, or why the engine is not used. */
+const char *sel_req_build(const struct sel_job *j, bitstr_t *bitmap,
+			  bool will_run, struct sel_req *r);
+void sel_req_free(struct sel_req *r);
+uint32_t sel_nodes_wanted(const struct sel_job *j, uint32_t min_nodes,
+			  uint32_t max_nodes, uint32_t req_nodes,
+			  uint16_t max_cpus);
+/* The job's partition's nodes, busy or not (NULL: no memory). */
+hwloc_bitmap_t sel_part_nodes(job_record_t *job_ptr);
+
+/* ---- select_plan.c ------------------------------------------------- */
+
+#define SEL_WAITING	(-2)	/* sel_test: the job waits (LocalityWait) */
+/*
+ * The engine's plan tried with cons_tres: on success bitmap holds the
+ * nodes cons_tres took and the number of engine choices it could not fit
+ * before is returned (choice=); else -1 with the reason in why, or
+ * SEL_WAITING.
+ */
+int sel_test(const struct sel_job *j, bitstr_t *bitmap,
+	     uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
+	     uint16_t mode, topoml_list_t preemptee_candidates,
+	     topoml_list_t *preemptee_job_list, TOPOML_JT_PARAMS,
+	     long *ct_usec, char *why, size_t whylen);
+void sel_plan_clear(void);
+
+/* ---- select_publish.c ---------------------------------------------- */
+
+/* The last run-now decision, for the job's SystemComment at job_begin:
+ * choice -1 = plain cons_tres. */
+void sel_publish_note(uint32_t job_id, int choice, enum topoml_hint hint,
+		      const char *why);
+void sel_publish(job_record_t *job_ptr);
+
+#endif

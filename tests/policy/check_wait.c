@@ -1,0 +1,317 @@
+/*
+ * The locality wait (topology/policy/wait.h): one decision for
+ * select/topoml and the simulator.  On a generated 4x4x4 torus (exact
+ * boxes) and the 576-node fat tree with NVLink domains of
+ * tests/fixtures/hybrid (whole tensor groups); and the job view
+ * (policy/jobview.h) from a SPANK environment.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "topoml.h"
+#include "policy/jobview.h"
+#include "policy/wait.h"
+
+#define TPN 4
+
+static void _pl(struct topoml_placement *pl, const int *v, int n)
+{
+	memset(pl, 0, sizeof(*pl));
+	pl->nodes = malloc(sizeof(int) * n);
+	ck_assert_ptr_nonnull(pl->nodes);
+	memcpy(pl->nodes, v, sizeof(int) * n);
+	pl->n = n;
+}
+
+/* The clock: up to bound seconds from since, then 0. */
+START_TEST(wait_left)
+{
+	ck_assert(topoml_wait_left(100, 100, 60) == 60);
+	ck_assert(topoml_wait_left(100, 159, 60) == 1);
+	ck_assert(topoml_wait_left(100, 160, 60) == 0);
+	ck_assert(topoml_wait_left(100, 500, 60) == 0);
+	ck_assert(topoml_wait_left(100, 100, 0) == 0);
+	/* the simulator's clock starts a hair after its first event */
+	ck_assert(topoml_wait_left(100 + 1e-9, 160, 60) > 0);
+}
+END_TEST
+
+/*
+ * Torus 4x4x4, nodes a + 4 (b + 4 c): 0-7 are the 4x2x1 box; 0-6 and 20
+ * span 4x2x2 = 16 nodes, no box.
+ */
+START_TEST(torus_box)
+{
+	static const int box[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	static const int loose[8] = { 0, 1, 2, 3, 4, 5, 6, 20 };
+	topoml_topo_t *t = topoml_gen_torus("c", 4, 4, 4, true);
+	struct topoml_wait_policy p = { .box_wait = 600, .box_span = 1 };
+	struct topoml_wait_job j = { .nnodes = 8 };
+	struct topoml_wait_memo m = TOPOML_WAIT_MEMO_INIT;
+	struct topoml_wait_verdict_info v;
+	struct topoml_placement pb, pl;
+	hwloc_bitmap_t all = hwloc_bitmap_alloc(), few = hwloc_bitmap_alloc();
+	int64_t *at, when;
+
+	ck_assert_ptr_nonnull(t);
+	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
+	_pl(&pb, box, 8);
+	_pl(&pl, loose, 8);
+
+	/* no box, one possible: waits its 600 s from its first chance */
+	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1300,
+				     &v) == 300);
+	ck_assert_int_eq(v.kind, TOPOML_WAIT_BOX);
+	ck_assert(v.bound == 600);
+	ck_assert_str_eq(v.what, "torus box of 8 nodes");
+	ck_assert_str_eq(v.key, "LocalityWait");
+	ck_assert(m.computed && m.box == 1);
+	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1600,
+				     &v) == 0);
+	ck_assert_int_eq(v.kind, TOPOML_WAIT_BOX);
+	ck_assert(!m.computed);		/* kept in the memo */
+
+	/* a box: met */
+	ck_assert(topoml_wait_decide(t, &p, &j, &pb, all, &m, -1, 0, &v) == 0);
+	ck_assert_int_eq(v.kind, TOPOML_WAIT_NONE);
+	ck_assert(v.met);
+	ck_assert_str_eq(v.met_what, "torus box of 8 nodes");
+
+	/* a span the site accepts: met (2 x 8 >= 16) */
+	p.box_span = 2;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(v.met);
+	p.box_span = 1.5;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, all, &m, &v),
+			 TOPOML_WAIT_BOX);
+
+	/* never waits: the curve, pinned, no seconds, a size without box */
+	p.torus_curve = true;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	p.torus_curve = false;
+	j.pinned = true;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	j.pinned = false;
+	p.box_wait = 0;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	p.box_wait = 600;
+	j.nnodes = 7;
+	pl.n = 7;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	j.nnodes = pl.n = 8;
+
+	/* a universe (partition) that never holds a box: no wait */
+	for (int i = 0; i < 8; i++)
+		hwloc_bitmap_set(few, loose[i]);
+	m = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, few, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(m.computed && m.box == 0 && !v.met);
+
+	/* will-run: the box that frees first (box at 200, the rest 1000) */
+	at = calloc(t->nnodes, sizeof(*at));
+	ck_assert_ptr_nonnull(at);
+	for (int i = 0; i < t->nnodes; i++)
+		at[i] = i < 8 ? 200 : 1000;
+	v.kind = TOPOML_WAIT_BOX;
+	when = topoml_wait_plan(t, &p, &j, &v, all, at, INT64_MAX, few);
+	ck_assert_int_eq(when, 200);
+	ck_assert_int_eq(hwloc_bitmap_weight(few), 8);
+	ck_assert(hwloc_bitmap_isset(few, 7) && !hwloc_bitmap_isset(few, 20));
+	free(at);
+	topoml_placement_clear(&pb);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(all);
+	hwloc_bitmap_free(few);
+	topoml_free(t);
+}
+END_TEST
+
+static topoml_topo_t *_load(const char *name)
+{
+	const char *d = getenv("TESTS_DIR");
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t;
+	char *p = NULL;
+
+	ck_assert_int_ge(asprintf(&p, "%s/fixtures/hybrid/%s",
+				  d && *d ? d : TESTS_SRCDIR, name), 0);
+	t = topoml_load(p, TOPOML_FMT_AUTO, &err);
+	topoml_errors_print(&err, stderr);
+	topoml_errors_clear(&err);
+	ck_assert_ptr_nonnull(t);
+	free(p);
+	return t;
+}
+
+/*
+ * --ml-parallel, tp=8 over two nodes: 34 nodes on two leaves (NVLink
+ * domains) of 17 free nodes each split a tensor group; the machine,
+ * free, splits none: the job waits, and plans on nodes that split none.
+ */
+START_TEST(hybrid_groups)
+{
+	topoml_topo_t *t = _load("fattree-nvl576.json");
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc(), all = hwloc_bitmap_alloc();
+	hwloc_bitmap_t then = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { .nnodes = 34, .avail = fr };
+	struct topoml_placement pl = { 0 };
+	struct topoml_parallel par = { 8, 1, 0, 1, 1 };
+	double w[TOPOML_KIND_COUNT];
+	struct topoml_wait_policy p = { .hybrid_wait = 300, .weights = w };
+	struct topoml_wait_job j = { .nnodes = 34, .par = &par, .tpn = TPN };
+	struct topoml_wait_memo m = TOPOML_WAIT_MEMO_INIT;
+	struct topoml_wait_verdict_info v;
+	char why[256];
+	int64_t *at;
+
+	ck_assert_int_eq(topoml_parallel_resolve(&par, 34 * TPN, why,
+						 sizeof(why)), 0);
+	topoml_kind_weights_default(w);
+	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
+	hwloc_bitmap_set_range(fr, 0, 16);
+	hwloc_bitmap_set_range(fr, 18, 34);
+	ck_assert_int_eq(topoml_place_hybrid(t, &req, &par, TPN, w, &pl, NULL,
+					     why, sizeof(why)), 0);
+	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 50, 100, &v) ==
+		  250);
+	ck_assert_int_eq(v.kind, TOPOML_WAIT_HYBRID);
+	ck_assert_int_eq(v.goal.tp_split, 0);
+	ck_assert(m.hyb_known && m.computed);
+	/* no box criterion on a fat tree, however long the box wait */
+	p.box_wait = 600;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, all, &m, &v),
+			 TOPOML_WAIT_HYBRID);
+	ck_assert(v.bound == 300);
+	/* the free machine as the universe only: what it waits for */
+	m = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, fr, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(v.met);
+	/* will-run: everything else frees at 500: not before the deadline */
+	at = calloc(t->nnodes, sizeof(*at));
+	ck_assert_ptr_nonnull(at);
+	for (int i = 0; i < t->nnodes; i++)
+		at[i] = hwloc_bitmap_isset(fr, i) ? 0 : 500;
+	m = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, all, &m, &v),
+			 TOPOML_WAIT_HYBRID);
+	ck_assert_int_eq(topoml_wait_plan(t, &p, &j, &v, all, at, 499, then),
+			 -1);
+	ck_assert_int_eq(topoml_wait_plan(t, &p, &j, &v, all, at, 500, then),
+			 500);
+	ck_assert_int_ge(hwloc_bitmap_weight(then), 34);
+	free(at);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(fr);
+	hwloc_bitmap_free(all);
+	hwloc_bitmap_free(then);
+	topoml_free(t);
+}
+END_TEST
+
+/* The verdicts kept with a job's clock: under the universe's salt. */
+START_TEST(memo_cache)
+{
+	struct topoml_box_waits w = { 0 };
+	struct topoml_wait_job j = { .nnodes = 8 };
+	struct topoml_wait_memo m = TOPOML_WAIT_MEMO_INIT;
+
+	m.box = 1;
+	/* no clock: nothing kept */
+	topoml_wait_memo_save(&w, 7, 42, &j, &m);
+	topoml_wait_memo_load(&w, 7, 42, &j, &m);
+	ck_assert_int_eq(m.box, -1);
+	ck_assert_int_eq(topoml_box_wait_left(&w, 7, 1000, 60), 60);
+	m.box = 1;
+	topoml_wait_memo_save(&w, 7, 42, &j, &m);
+	topoml_wait_memo_load(&w, 7, 42, &j, &m);
+	ck_assert_int_eq(m.box, 1);
+	ck_assert(!m.hyb_known);
+	/* another universe, another size, or none to trust: a miss */
+	topoml_wait_memo_load(&w, 7, 43, &j, &m);
+	ck_assert_int_eq(m.box, -1);
+	j.nnodes = 9;
+	topoml_wait_memo_load(&w, 7, 42, &j, &m);
+	ck_assert_int_eq(m.box, -1);
+	j.nnodes = 8;
+	topoml_wait_memo_load(&w, 7, 0, &j, &m);
+	ck_assert_int_eq(m.box, -1);
+	topoml_box_waits_clear(&w);
+}
+END_TEST
+
+/* The job view: one pass, the last valid value of each option. */
+START_TEST(job_view)
+{
+	const char *env[] = {
+		"SLURM_JOB_NAME=x",
+		TOPOML_PARALLEL_JOB_ENV "=tp=8,pp=2",
+		"SPANK_" TOPOML_COMM_JOB_ENV "=bogus",
+		"_SLURM_SPANK_OPTION_topoml_ml_spares=2",
+		"_SLURM_SPANK_OPTION_topoml_ml_spares=x",
+	};
+	struct topoml_job_view v;
+	struct topoml_parallel p;
+	topoml_topo_t *t = _load("fattree-nvl576.json");
+	int tpn, spares;
+
+	/* --ml-comm given (a bad value): the default stays, said */
+	topoml_job_view_init(&v, TOPOML_HINT_ALLTOALL, env, 5, TPN);
+	ck_assert_int_eq(v.hint, TOPOML_HINT_ALLTOALL);
+	ck_assert_str_eq(v.bad_hint, "bogus");
+	ck_assert_str_eq(v.parallel, "tp=8,pp=2");
+	ck_assert_int_eq(v.spares, 0);		/* the last one is bad */
+	/* without --ml-comm: --ml-parallel is an allreduce job */
+	topoml_job_view_init(&v, TOPOML_HINT_ALLTOALL, env, 2, TPN);
+	ck_assert_int_eq(v.hint, TOPOML_HINT_ALLREDUCE);
+	ck_assert_ptr_null(v.bad_hint);
+	topoml_job_view_init(&v, TOPOML_HINT_ISOLATE, env, 4, TPN);
+	ck_assert_int_eq(v.spares, 2);
+	ck_assert(topoml_job_view_workers(&v, t, 10, &spares, &p, &tpn));
+	ck_assert_int_eq(spares, 2);
+	ck_assert_int_eq(tpn, TPN);
+	ck_assert_int_eq(p.tp * p.pp * p.dp, 8 * TPN);
+	/* spares that would leave no worker: none */
+	ck_assert(!topoml_job_view_workers(&v, t, 2, &spares, &p, &tpn) &&
+		  spares == 0);
+	/* no tasks a node: no hybrid job */
+	topoml_job_view_init(&v, TOPOML_HINT_ISOLATE, env, 2, 0);
+	ck_assert(!topoml_job_view_parallel(&v, t, 8, &p, &tpn));
+	topoml_job_view_init(&v, TOPOML_HINT_ISOLATE, NULL, 0, TPN);
+	ck_assert_int_eq(v.hint, TOPOML_HINT_ISOLATE);
+	ck_assert_ptr_null(v.parallel);
+	topoml_free(t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("policy");
+	TCase *tc = tcase_create("wait");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, wait_left);
+	tcase_add_test(tc, torus_box);
+	tcase_add_test(tc, hybrid_groups);
+	tcase_add_test(tc, memo_cache);
+	tcase_add_test(tc, job_view);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

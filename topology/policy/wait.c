@@ -1,0 +1,665 @@
+/*
+ * The locality wait (wait.h): one decision for select/topoml and the
+ * simulator, the clocks and verdicts select/topoml keeps per waiting job,
+ * and the free-by planners of backfill's will-run.  No Slurm headers.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/wait.h"
+
+/* ---- the decision -------------------------------------------------- */
+
+/* Could n nodes of universe ever be an exact box (the engine on it, as
+ * it would place then)? */
+static bool _box_possible(const topoml_topo_t *t, hwloc_const_bitmap_t all,
+			  int n)
+{
+	struct topoml_place_req req = { .unscored = true, .nnodes = n };
+	struct topoml_placement pl = { 0 };
+	char why[128];
+	bool box;
+
+	if (!all)
+		return false;
+	req.avail = all;
+	box = !topoml_place(t, TOPOML_POLICY_TOPOML, &req, &pl, why,
+			    sizeof(why)) &&
+	      topoml_torus_is_box(t, pl.nodes, pl.n);
+	topoml_placement_clear(&pl);
+	return box;
+}
+
+static void _met(struct topoml_wait_verdict_info *v, const char *what)
+{
+	if (v->met)
+		return;
+	v->met = true;
+	snprintf(v->met_what, sizeof(v->met_what), "%s", what);
+}
+
+/*
+ * An exact box (torus): a whole-node job whose placement is no exact box,
+ * and spans more than box_span x its nodes, waits where its universe
+ * could give it one; a job that could never get one never waits.
+ */
+static bool _box_short(const topoml_topo_t *t,
+		       const struct topoml_wait_policy *p,
+		       const struct topoml_wait_job *j,
+		       const struct topoml_placement *pl,
+		       hwloc_const_bitmap_t universe,
+		       struct topoml_wait_memo *memo,
+		       struct topoml_wait_verdict_info *v)
+{
+	char what[64];
+
+	if (!(p->box_wait > 0) || p->torus_curve ||
+	    t->family != TOPOML_TORUS || j->pinned || j->nnodes < 2)
+		return false;
+	snprintf(what, sizeof(what), "torus box of %d nodes", j->nnodes);
+	if (topoml_torus_is_box(t, pl->nodes, pl->n)) {
+		_met(v, what);
+		return false;
+	}
+	/* a size no box has, or a span the site accepts (LocalityWaitSpan) */
+	if (!topoml_torus_wants_box(t, pl->nodes, pl->n, p->box_span)) {
+		_met(v, "a placement within LocalityWaitSpan");
+		return false;
+	}
+	if (memo->box < 0) {
+		memo->box = _box_possible(t, universe, j->nnodes);
+		memo->computed = true;
+	}
+	if (!memo->box)
+		return false;
+	v->kind = TOPOML_WAIT_BOX;
+	v->bound = p->box_wait;
+	v->key = p->box_key ? p->box_key : "LocalityWait";
+	snprintf(v->what, sizeof(v->what), "%s", what);
+	return true;
+}
+
+/*
+ * Whole tensor groups and data-parallel rings below the top
+ * (--ml-parallel): a whole-node job whose placement splits more tensor
+ * groups over NVLink domains, or sends more data-parallel traffic through
+ * the top level, than its workers' shape gets on its universe waits.
+ */
+static bool _hybrid_short(const topoml_topo_t *t,
+			  const struct topoml_wait_policy *p,
+			  const struct topoml_wait_job *j,
+			  const struct topoml_placement *pl,
+			  hwloc_const_bitmap_t universe,
+			  struct topoml_wait_memo *memo,
+			  struct topoml_wait_verdict_info *v)
+{
+	static const char what[] =
+		"whole tensor groups and data-parallel rings below the top";
+	struct topoml_hybrid_locality now, none = { 0, 0 };
+	int workers = j->nnodes - j->spares;
+
+	if (!(p->hybrid_wait > 0) || j->pinned || !j->par ||
+	    pl->n < j->nnodes)
+		return false;
+	if (topoml_hybrid_locality(t, pl->nodes, workers, j->tpn, j->par,
+				   p->weights, &now))
+		return false;
+	if (!topoml_hybrid_falls_short(&now, &none)) {
+		_met(v, what);
+		return false;
+	}
+	/* The best the universe allows: only that is worth it. */
+	if (!memo->hyb_known) {
+		if (!universe ||
+		    topoml_hybrid_best_locality(t, universe, workers, j->par,
+						j->tpn, p->weights,
+						&memo->best))
+			memo->best.tp_split = -1;	/* none fits */
+		memo->hyb_known = true;
+		memo->computed = true;
+	}
+	if (memo->best.tp_split < 0 ||
+	    !topoml_hybrid_falls_short(&now, &memo->best)) {
+		_met(v, what);
+		return false;
+	}
+	v->kind = TOPOML_WAIT_HYBRID;
+	v->bound = p->hybrid_wait;
+	v->key = p->hybrid_key ? p->hybrid_key : "LocalityWait";
+	v->goal = memo->best;
+	snprintf(v->what, sizeof(v->what), "%s", what);
+	return true;
+}
+
+enum topoml_wait_kind topoml_wait_criterion(const topoml_topo_t *t,
+					    const struct topoml_wait_policy *p,
+					    const struct topoml_wait_job *j,
+					    const struct topoml_placement *pl,
+					    hwloc_const_bitmap_t universe,
+					    struct topoml_wait_memo *memo,
+					    struct topoml_wait_verdict_info *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->key = "LocalityWait";
+	memo->computed = false;
+	if (!pl->n)
+		return TOPOML_WAIT_NONE;
+	if (_box_short(t, p, j, pl, universe, memo, v) ||
+	    _hybrid_short(t, p, j, pl, universe, memo, v))
+		return v->kind;
+	return TOPOML_WAIT_NONE;
+}
+
+double topoml_wait_left(double since, double now, double bound)
+{
+	double left;
+
+	/* as the simulator has always compared: now - since against bound */
+	if (!(bound > 0) || now - since >= bound)
+		return 0;
+	left = since + bound - now;
+	return left > 0 ? left : 1e-9;
+}
+
+double topoml_wait_decide(const topoml_topo_t *t,
+			  const struct topoml_wait_policy *p,
+			  const struct topoml_wait_job *j,
+			  const struct topoml_placement *pl,
+			  hwloc_const_bitmap_t universe,
+			  struct topoml_wait_memo *memo, double since,
+			  double now, struct topoml_wait_verdict_info *v)
+{
+	if (!topoml_wait_criterion(t, p, j, pl, universe, memo, v))
+		return 0;
+	return topoml_wait_left(since < 0 ? now : since, now, v->bound);
+}
+
+static int _cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* then: the nodes of avail free by `when'. */
+static void _free_by(hwloc_const_bitmap_t avail, const int64_t *free_at,
+		     int64_t when, hwloc_bitmap_t then)
+{
+	int v;
+
+	hwloc_bitmap_zero(then);
+	hwloc_bitmap_foreach_begin(v, avail)
+		if ((free_at[v] > 0 ? free_at[v] : 0) <= when)
+			hwloc_bitmap_set(then, v);
+	hwloc_bitmap_foreach_end();
+}
+
+/* Do the nodes of avail free by `when' hold the job as local as goal? */
+static bool _hybrid_met_by(const topoml_topo_t *t,
+			   const struct topoml_wait_policy *p,
+			   const struct topoml_wait_job *j,
+			   const struct topoml_hybrid_locality *goal,
+			   hwloc_const_bitmap_t avail, const int64_t *free_at,
+			   int64_t when, hwloc_bitmap_t then)
+{
+	struct topoml_hybrid_locality b;
+
+	_free_by(avail, free_at, when, then);
+	return hwloc_bitmap_weight(then) >= j->nnodes &&
+	       !topoml_hybrid_best_locality(t, then, j->nnodes - j->spares,
+					    j->par, j->tpn, p->weights, &b) &&
+	       !topoml_hybrid_falls_short(&b, goal);
+}
+
+/*
+ * The nodes free soonest by the running jobs' limits that give the job
+ * its goal: the end times are bisected, a best placement each (the
+ * engine's nodes bound the cost).
+ */
+static int64_t _hybrid_plan(const topoml_topo_t *t,
+			    const struct topoml_wait_policy *p,
+			    const struct topoml_wait_job *j,
+			    const struct topoml_hybrid_locality *goal,
+			    hwloc_const_bitmap_t avail, const int64_t *free_at,
+			    int64_t deadline, hwloc_bitmap_t then)
+{
+	int64_t *at, when = -1;
+	int v, n = 0, m = 0, lo = 0, hi, mid;
+
+	if (!j->par)
+		return -1;
+	if (!(at = calloc(t->nnodes + 1, sizeof(*at))))
+		return -2;
+	hwloc_bitmap_foreach_begin(v, avail)
+		if (v < t->nnodes)
+			at[n++] = free_at[v] > 0 ? free_at[v] : 0;
+	hwloc_bitmap_foreach_end();
+	qsort(at, n, sizeof(*at), _cmp_i64);
+	for (int i = 0; i < n; i++)
+		if (!m || at[i] != at[m - 1])
+			at[m++] = at[i];
+	hi = m - 1;
+	if (m < 1 || !_hybrid_met_by(t, p, j, goal, avail, free_at, at[hi],
+				     then))
+		goto out;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (_hybrid_met_by(t, p, j, goal, avail, free_at, at[mid],
+				   then))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (at[lo] > deadline)
+		goto out;
+	_free_by(avail, free_at, at[lo], then);
+	when = at[lo];
+out:
+	if (when < 0)
+		hwloc_bitmap_zero(then);
+	free(at);
+	return when;
+}
+
+int64_t topoml_wait_plan(const topoml_topo_t *t,
+			 const struct topoml_wait_policy *p,
+			 const struct topoml_wait_job *j,
+			 const struct topoml_wait_verdict_info *v,
+			 hwloc_const_bitmap_t avail, const int64_t *free_at,
+			 int64_t deadline, hwloc_bitmap_t then)
+{
+	if (!free_at || !then)
+		return -1;
+	switch (v->kind) {
+	case TOPOML_WAIT_BOX:
+		return topoml_torus_box_free_by(t, avail, free_at, j->nnodes,
+						then);
+	case TOPOML_WAIT_HYBRID:
+		return _hybrid_plan(t, p, j, &v->goal, avail, free_at,
+				    deadline, then);
+	default:
+		return -1;
+	}
+}
+
+/* Slots of the verdicts kept with a waiting job's clock */
+enum { _VERDICT_BOX, _VERDICT_HYBRID };
+
+static uint64_t _memo_key(uint64_t salt, int slot,
+			  const struct topoml_wait_job *j)
+{
+	uint64_t v[10];
+	int n = 0;
+
+	if (!salt)
+		return 0;
+	v[n++] = salt;
+	v[n++] = slot;
+	if (slot == _VERDICT_BOX) {
+		v[n++] = j->nnodes;
+	} else {
+		if (!j->par)
+			return 0;
+		v[n++] = j->nnodes - j->spares;
+		v[n++] = j->tpn;
+		v[n++] = j->par->tp;
+		v[n++] = j->par->pp;
+		v[n++] = j->par->dp;
+		v[n++] = j->par->ep;
+		v[n++] = j->par->cp;
+	}
+	return topoml_wait_key(v, n);
+}
+
+void topoml_wait_memo_load(const struct topoml_box_waits *w, uint32_t job,
+			   uint64_t salt, const struct topoml_wait_job *j,
+			   struct topoml_wait_memo *memo)
+{
+	int64_t val[TOPOML_WAIT_VALS];
+
+	*memo = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
+	if (topoml_box_wait_verdict_get(w, job, _VERDICT_BOX,
+					_memo_key(salt, _VERDICT_BOX, j), val))
+		memo->box = val[0] != 0;
+	if (topoml_box_wait_verdict_get(w, job, _VERDICT_HYBRID,
+					_memo_key(salt, _VERDICT_HYBRID, j),
+					val)) {
+		memo->hyb_known = true;
+		memo->best.tp_split = val[0];
+		memo->best.dp_top = val[1];
+	}
+}
+
+void topoml_wait_memo_save(struct topoml_box_waits *w, uint32_t job,
+			   uint64_t salt, const struct topoml_wait_job *j,
+			   const struct topoml_wait_memo *memo)
+{
+	int64_t val[TOPOML_WAIT_VALS] = { 0 };
+
+	if (memo->box >= 0) {
+		val[0] = memo->box;
+		topoml_box_wait_verdict_set(w, job, _VERDICT_BOX,
+					    _memo_key(salt, _VERDICT_BOX, j),
+					    val);
+	}
+	if (memo->hyb_known) {
+		val[0] = memo->best.tp_split;
+		val[1] = memo->best.dp_top;
+		topoml_box_wait_verdict_set(w, job, _VERDICT_HYBRID,
+					    _memo_key(salt, _VERDICT_HYBRID,
+						      j), val);
+	}
+}
+
+/* ---- free-by planners ---------------------------------------------- */
+
+static int _cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int64_t topoml_job_free_by(const int64_t *free_at, hwloc_const_bitmap_t avail,
+			   int n, hwloc_bitmap_t out)
+{
+	int w = hwloc_bitmap_weight(avail), k = 0, v;
+	int64_t *t, when;
+
+	hwloc_bitmap_zero(out);
+	if (n < 1 || w < n || !(t = malloc((size_t)w * sizeof(*t))))
+		return -1;
+	hwloc_bitmap_foreach_begin(v, avail)
+		t[k++] = free_at[v];
+	hwloc_bitmap_foreach_end();
+	qsort(t, k, sizeof(*t), _cmp64);
+	when = t[n - 1];
+	free(t);
+	hwloc_bitmap_foreach_begin(v, avail)
+		if (free_at[v] <= when)
+			hwloc_bitmap_set(out, v);
+	hwloc_bitmap_foreach_end();
+	return when;
+}
+
+struct _ends {
+	int64_t at;
+	int v;
+};
+
+static int _cmp_ends(const void *a, const void *b)
+{
+	const struct _ends *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+int64_t topoml_job_units_free_by(const int64_t *free_at, const uint32_t *cap,
+				 uint32_t *fu, hwloc_const_bitmap_t avail,
+				 uint64_t units, hwloc_bitmap_t idle_then)
+{
+	int w = hwloc_bitmap_weight(avail), k = 0, v;
+	uint64_t have = 0;
+	int64_t when = -1;
+	struct _ends *e;
+
+	hwloc_bitmap_zero(idle_then);
+	if (w <= 0)
+		return -1;
+	hwloc_bitmap_foreach_begin(v, avail)
+		have += fu[v];
+	hwloc_bitmap_foreach_end();
+	if (have >= units)
+		return 0;
+	if (!(e = malloc((size_t)w * sizeof(*e))))
+		return -1;
+	hwloc_bitmap_foreach_begin(v, avail)
+		if (free_at[v] > 0)
+			e[k++] = (struct _ends){ free_at[v], v };
+	hwloc_bitmap_foreach_end();
+	qsort(e, k, sizeof(*e), _cmp_ends);
+	for (int i = 0; i < k && have < units; i++) {
+		if (cap[e[i].v] > fu[e[i].v])
+			have += cap[e[i].v] - fu[e[i].v];
+		when = e[i].at;
+	}
+	free(e);
+	if (have < units)
+		return -1;
+	hwloc_bitmap_foreach_begin(v, avail)
+		if (free_at[v] > 0 && free_at[v] <= when) {
+			fu[v] = cap[v];
+			hwloc_bitmap_set(idle_then, v);
+		}
+	hwloc_bitmap_foreach_end();
+	return when;
+}
+
+/* ---- the clocks and the verdict cache ----------------------------- */
+
+static unsigned _box_hash(const struct topoml_box_waits *w, uint32_t job)
+{
+	return (unsigned)((job * 2654435761u) & (unsigned)(w->nidx - 1));
+}
+
+static int _box_wait_find(const struct topoml_box_waits *w, uint32_t job)
+{
+	if (!w->nidx)
+		return -1;
+	for (unsigned h = _box_hash(w, job);; h = (h + 1) & (w->nidx - 1)) {
+		int i = w->idx[h] - 1;
+
+		if (i < 0)
+			return -1;
+		if (w->job[i] == job)
+			return i;
+	}
+}
+
+/* The index cell holding slot i (which is in the index). */
+static unsigned _box_cell(const struct topoml_box_waits *w, int i)
+{
+	unsigned h = _box_hash(w, w->job[i]);
+
+	while (w->idx[h] != i + 1)
+		h = (h + 1) & (w->nidx - 1);
+	return h;
+}
+
+/* Empty cell h, moving back the run after it (linear probing). */
+static void _box_unindex(struct topoml_box_waits *w, unsigned h)
+{
+	unsigned mask = w->nidx - 1, j = h;
+
+	w->idx[h] = 0;
+	for (;;) {
+		unsigned home;
+
+		j = (j + 1) & mask;
+		if (!w->idx[j])
+			return;
+		home = _box_hash(w, w->job[w->idx[j] - 1]);
+		/* j's entry stays if its home lies cyclically in (h, j] */
+		if (((j - home) & mask) < ((j - h) & mask))
+			continue;
+		w->idx[h] = w->idx[j];
+		w->idx[j] = 0;
+		h = j;
+	}
+}
+
+static void _box_index(struct topoml_box_waits *w, int i)
+{
+	unsigned h = _box_hash(w, w->job[i]);
+
+	while (w->idx[h])
+		h = (h + 1) & (w->nidx - 1);
+	w->idx[h] = i + 1;
+}
+
+static void _box_wait_drop(struct topoml_box_waits *w, int i)
+{
+	_box_unindex(w, _box_cell(w, i));
+	w->n--;
+	if (i == w->n)
+		return;
+	/* the last slot moves into i */
+	w->idx[_box_cell(w, w->n)] = i + 1;
+	w->job[i] = w->job[w->n];
+	w->since[i] = w->since[w->n];
+	memmove(&w->verdict[i * TOPOML_WAIT_SLOTS],
+	       &w->verdict[w->n * TOPOML_WAIT_SLOTS],
+	       TOPOML_WAIT_SLOTS * sizeof(*w->verdict));
+}
+
+/* Room for one more clock: capacity and index doubled as needed. */
+static int _box_grow(struct topoml_box_waits *w)
+{
+	int cap = w->cap ? 2 * w->cap : 16, nidx = 4 * cap, *idx;
+	uint32_t *j;
+	int64_t *s;
+	struct topoml_wait_verdict *v;
+
+	if (w->n < w->cap)
+		return 0;
+	if (cap > (1 << 24))
+		return -1;	/* more clocks than slurmctld has jobs */
+	if (!(j = realloc(w->job, cap * sizeof(*j))))
+		return -1;
+	w->job = j;
+	if (!(s = realloc(w->since, cap * sizeof(*s))))
+		return -1;
+	w->since = s;
+	if (!(v = realloc(w->verdict,
+			  cap * TOPOML_WAIT_SLOTS * sizeof(*v))))
+		return -1;
+	w->verdict = v;
+	if (!(idx = calloc(nidx, sizeof(*idx))))
+		return -1;
+	free(w->idx);
+	w->idx = idx;
+	w->nidx = nidx;
+	w->cap = cap;
+	for (int i = 0; i < w->n; i++)
+		_box_index(w, i);
+	return 0;
+}
+
+int64_t topoml_box_wait_left(struct topoml_box_waits *w, uint32_t job,
+			     int64_t now, int64_t wait)
+{
+	int i;
+
+	if (wait <= 0) {
+		topoml_box_wait_forget(w, job);
+		return 0;
+	}
+	/* clocks of jobs that went away while waiting, once a minute */
+	if (!w->swept || now - w->swept >= 60 || now < w->swept) {
+		w->swept = now;
+		for (i = w->n - 1; i >= 0; i--)
+			if (w->job[i] != job &&
+			    now - w->since[i] > 2 * wait + 3600)
+				_box_wait_drop(w, i);
+	}
+	i = _box_wait_find(w, job);
+	if (i < 0) {
+		if (_box_grow(w))
+			return 0;	/* out of memory: do not wait */
+		i = w->n++;
+		w->job[i] = job;
+		w->since[i] = now;
+		memset(&w->verdict[i * TOPOML_WAIT_SLOTS], 0,
+		       TOPOML_WAIT_SLOTS * sizeof(*w->verdict));
+		_box_index(w, i);
+	}
+	if (now - w->since[i] >= wait) {
+		_box_wait_drop(w, i);
+		return 0;
+	}
+	return w->since[i] + wait - now;
+}
+
+int64_t topoml_box_wait_peek(const struct topoml_box_waits *w, uint32_t job,
+			     int64_t now, int64_t wait)
+{
+	int i = _box_wait_find(w, job);
+
+	if (wait <= 0)
+		return 0;
+	if (i < 0)
+		return wait;
+	return now - w->since[i] >= wait ? 0 : w->since[i] + wait - now;
+}
+
+int64_t topoml_box_wait_forget(struct topoml_box_waits *w, uint32_t job)
+{
+	int i = _box_wait_find(w, job);
+	int64_t since;
+
+	if (i < 0)
+		return -1;
+	since = w->since[i];
+	_box_wait_drop(w, i);
+	return since;
+}
+
+void topoml_box_waits_clear(struct topoml_box_waits *w)
+{
+	free(w->job);
+	free(w->since);
+	free(w->verdict);
+	free(w->idx);
+	memset(w, 0, sizeof(*w));
+}
+
+bool topoml_box_wait_verdict_get(const struct topoml_box_waits *w,
+				 uint32_t job, int slot, uint64_t key,
+				 int64_t val[TOPOML_WAIT_VALS])
+{
+	int i = _box_wait_find(w, job);
+	const struct topoml_wait_verdict *v;
+
+	if (i < 0 || !key || slot < 0 || slot >= TOPOML_WAIT_SLOTS)
+		return false;
+	v = &w->verdict[i * TOPOML_WAIT_SLOTS + slot];
+	if (v->key != key)
+		return false;
+	memcpy(val, v->val, sizeof(v->val));
+	return true;
+}
+
+bool topoml_box_wait_verdict_set(struct topoml_box_waits *w, uint32_t job,
+				 int slot, uint64_t key,
+				 const int64_t val[TOPOML_WAIT_VALS])
+{
+	int i = _box_wait_find(w, job);
+	struct topoml_wait_verdict *v;
+
+	if (i < 0 || !key || slot < 0 || slot >= TOPOML_WAIT_SLOTS)
+		return false;
+	v = &w->verdict[i * TOPOML_WAIT_SLOTS + slot];
+	v->key = key;
+	memcpy(v->val, val, sizeof(v->val));
+	return true;
+}
+
+/* splitmix64's finaliser: every input bit moves every output bit */
+static uint64_t _mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+uint64_t topoml_wait_key(const uint64_t *v, int n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
+
+	for (int i = 0; i < n; i++)
+		h = _mix64(h ^ v[i]) + 0x9e3779b97f4a7c15ULL;
+	return h ? h : 1;
+}
