@@ -23,11 +23,11 @@ b=${TOP_BUILDDIR:-..}
 # not use each other.  topology/Makefile.am lists the same order.
 LAYERS="util:10 model:20 load:30 cost:30 place/common:40 place:50
 	hybrid:55 contract:60 policy:70 conf:75 plan:80 sim:100"
-# Public headers, PATH:RANK: topoml.h, the API, declarations for every
-# layer, and contract/contract.h that it includes; sim.h, libtopoml_sim's.
-# The other headers at topology/'s root only forward to their layer's
-# header for code outside topology/.
-PUBLIC_HEADERS="topoml.h:0 contract/contract.h:0 sim.h:100"
+# Public headers at topology/'s root, NAME:RANK: topoml.h, the API,
+# declarations for every layer, and contract.h that it includes; sim.h,
+# libtopoml_sim's.  The other headers there only forward to their
+# layer's header for code outside topology/.
+PUBLIC_HEADERS="topoml.h:0 contract.h:0 sim.h:100"
 # sed: the file of each #include "FILE".
 INCLUDE_RE='s/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p'
 

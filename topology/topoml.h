@@ -688,5 +688,5 @@ bool topoml_hybrid_falls_short(const struct topoml_hybrid_locality *now,
  * reads (topoml_comm_job_env, ...) are contract.h's; included here for
  * callers that still take them from topoml.h.
  */
-#include "contract/contract.h"
+#include "contract.h"
 #endif /* TOPOML_H */

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "contract/contract.h"
+#include "contract.h"
 
 const char *topoml_job_env_value(const char *entry, const char *name)
 {
