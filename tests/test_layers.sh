@@ -24,10 +24,10 @@ b=${TOP_BUILDDIR:-..}
 LAYERS="util:10 model:20 load:30 cost:30 place/common:40 place:50
 	hybrid:55 contract:60 policy:70 conf:75 plan:80 sim:100"
 # Public headers at topology/'s root, NAME:RANK: topoml.h, the API,
-# declarations for every layer, and contract.h that it includes; sim.h,
-# libtopoml_sim's.  The other headers there only forward to their
+# declarations for every layer, and topoml_contract.h that it includes;
+# sim.h, libtopoml_sim's.  The other headers there only forward to their
 # layer's header for code outside topology/.
-PUBLIC_HEADERS="topoml.h:0 contract.h:0 sim.h:100"
+PUBLIC_HEADERS="topoml.h:0 topoml_contract.h:0 sim.h:100"
 # sed: the file of each #include "FILE".
 INCLUDE_RE='s/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p'
 

@@ -5,7 +5,8 @@
  */
 #include <string.h>
 
-#include "contract.h"
+#include "topoml.h"
+#include "topoml_contract.h"
 
 const char *topoml_job_env_value(const char *entry, const char *name)
 {

@@ -24,7 +24,7 @@
  * For callers that still take the option names and parsers, and the
  * spares rule, from here: contract.h and spares.h own them.
  */
-#include "contract.h"
+#include "topoml_contract.h"
 #include "place/spares.h"
 
 #define TOPOML_COMMENT_TAG	"topoml: "

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "policy/jobview.h"
-#include "contract.h"
+#include "topoml_contract.h"
 
 void topoml_job_view_init(struct topoml_job_view *v, enum topoml_hint dflt,
 			  const char *const *env, uint32_t n, uint32_t tpn)
