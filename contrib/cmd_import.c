@@ -1,7 +1,7 @@
 /*
  * topoml import-ib: ibnetdiscover output -> topology.conf (or JSON).
  * The rules (hosts from node descriptions, leaves grouped into scalable
- * units, levels from the wiring) are in topology/load_ib.c and
+ * units, levels from the wiring) are in topology/load/load_ib.c and
  * doc/import-ib.txt.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later

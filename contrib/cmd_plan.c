@@ -1,6 +1,6 @@
 /*
  * topoml plan (issue 34): the fastest layouts of a transformer training
- * on a machine (topology/plan.h), with the sbatch lines that ask for them.
+ * on a machine (topology/plan/plan.h), with the sbatch lines that ask for them.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <errno.h>

@@ -1,6 +1,7 @@
 /*
  * select/topoml's parts, as cons_tres separates glue, state and planning:
  *   select_topoml.c  the ops: init/fini, forwarding to cons_tres, job_test
+ *   select_util.c    cons_tres's job test timed, errors logged once
  *   select_conf.c    site configuration, reload, the node map
  *   select_job.c     the job view and candidates, from job_record_t
  *   select_plan.c    run-now and will-run plans, the locality wait

@@ -16,7 +16,8 @@
  * SystemComment, which slurmctld saves with the job.
  *
  * Its parts (select_int.h): this file, the ops and their forwarding;
- * select_conf.c, the site configuration; select_job.c, the job view;
+ * select_util.c, what the others share below them (cons_tres's job test,
+ * errors logged once); select_conf.c, the site configuration; select_job.c, the job view;
  * select_plan.c, the run-now and will-run plans; select_publish.c, the
  * SystemComment.  What differs between Slurm releases (22.05, 25.05+) is
  * in select_compat.[ch], so the others read the same for each.  The
@@ -89,61 +90,6 @@ static int _ctx_init(void)
 	}
 done:
 	slurm_mutex_unlock(&g_context_lock);
-	return rc;
-}
-
-/*
- * Errors a job can cause (a forged --ml-comm value in each of many jobs)
- * must not flood the log: each text once while it is recent, at most 5
- * lines of one kind (its format) a minute with the count of the others
- * (log_limit.h), the line escaped whole (its values are the job's).
- */
-void sel_error_once(const char *fmt, ...)
-{
-	static struct topoml_log_limit limit = TOPOML_LOG_LIMIT_INIT(5, 60);
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	unsigned long dropped;
-	char buf[1024];
-	va_list ap;
-	bool show;
-
-	va_start(ap, fmt);
-	topoml_log_vformat(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	slurm_mutex_lock(&lock);
-	show = topoml_log_limit(&limit, fmt, buf, time(NULL), &dropped);
-	slurm_mutex_unlock(&lock);
-	if (show && dropped)
-		error("select/topoml: %s (%lu similar messages suppressed)",
-		      buf, dropped);
-	else if (show)
-		error("select/topoml: %s", buf);
-}
-
-long sel_usec_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (t1.tv_sec - t0->tv_sec) * 1000000L +
-	       (t1.tv_nsec - t0->tv_nsec) / 1000;
-}
-
-int sel_cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
-		       uint32_t min_nodes, uint32_t max_nodes,
-		       uint32_t req_nodes, uint16_t mode,
-		       topoml_list_t preemptee_candidates,
-		       topoml_list_t *preemptee_job_list,
-		       TOPOML_JT_PARAMS, long *usec)
-{
-	struct timespec t0;
-	int rc;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = (*(topoml_ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes,
-				      req_nodes, mode, preemptee_candidates,
-				      preemptee_job_list, TOPOML_JT_ARGS);
-	*usec += sel_usec_since(&t0);
 	return rc;
 }
 

@@ -2,7 +2,7 @@
  * The few public Slurm API calls whose signature changed between the
  * releases topoml.so builds against (22.05 to 26.05), behind one name
  * each, so that the plugin's code reads the same for every release.
- *   - hostlist_t: topology/hostlist_compat.h.
+ *   - hostlist_t: topology/util/hostlist_compat.h.
  *   - slurm_load_job() and slurm_requeue() take a slurm_step_id_t in 26.05.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,46 +1,10 @@
 /*
- * Site-file loaders with a warning list: what Slurm 22.05 accepts but only
- * logs (a node on two leaf switches, a key given twice), and what an
- * ibnetdiscover import had to decide (unnamed HCAs skipped, leaves grouped
- * into scalable units).  warn may be NULL: warnings are then dropped, which
- * is what topoml_load() and the plain topoml_load_*() do.
+ * Forwarding header: code outside topology/ (spank/, select_plugin/,
+ * contrib/, tests/) includes it by this name; topology/ itself writes
+ * the path with its layer, "load/loaders.h".
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#ifndef TOPOML_LOADERS_H
-#define TOPOML_LOADERS_H
-
-#include "topoml.h"
-
-topoml_topo_t *topoml_load_ex(const char *path, enum topoml_format fmt,
-			      topoml_errors_t *err, topoml_errors_t *warn);
-topoml_topo_t *topoml_load_conf_ex(const char *path, topoml_errors_t *err,
-				   topoml_errors_t *warn);
-/*
- * topoml_load_conf_ex() that, when it fails, also says whether Slurm's
- * topology plugin refuses the file too (*slurm_refuses true: slurmctld
- * stops on it) or runs with it (false: only topoml has no model of it).
- */
-topoml_topo_t *topoml_load_conf_judged(const char *path, topoml_errors_t *err,
-				       topoml_errors_t *warn,
-				       bool *slurm_refuses);
-/* topoml_load_ex() the same way; a file of another format: true. */
-topoml_topo_t *topoml_load_judged(const char *path, enum topoml_format fmt,
-				  topoml_errors_t *err, topoml_errors_t *warn,
-				  bool *slurm_refuses);
-topoml_topo_t *topoml_load_ibnet_ex(const char *path, topoml_errors_t *err,
-				    topoml_errors_t *warn);
-/*
- * fopen(path, "r") for a site file, refusing what is not a regular file
- * (errno EINVAL): opening a FIFO blocks until a writer comes, and a
- * character device never ends, which would hang slurmctld.  Never blocks.
- */
-FILE *topoml_fopen_regular(const char *path);
-/* The same as a descriptor (read-only, close-on-exec), or -1. */
-int topoml_open_regular(const char *path);
-/* "not a regular file" for EINVAL from the above, else strerror(). */
-const char *topoml_open_error(int e);
-
-/* TOPOML_FMT_CONF, _JSON or _IBNET from the first bytes of the file. */
-enum topoml_format topoml_detect_format(const char *path);
-
+#ifndef TOPOML_FWD_LOADERS_H
+#define TOPOML_FWD_LOADERS_H
+#include "load/loaders.h"
 #endif

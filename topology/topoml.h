@@ -21,6 +21,12 @@
 #include <stdio.h>
 #include <hwloc.h>
 
+/*
+ * The --ml-* options between the plugins, their vocabulary (the hint, the
+ * parallel group sizes) and parsers: topoml_contract.h, part of this API.
+ */
+#include "topoml_contract.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -229,12 +235,6 @@ const char *topoml_family_name(enum topoml_family f);
 void topoml_summary(const topoml_topo_t *t, char *buf, size_t len);
 
 /* ---- placement (issue "Placement engine") -------------------------- */
-
-enum topoml_hint {
-	TOPOML_HINT_ALLREDUCE = 0,
-	TOPOML_HINT_ALLTOALL,
-	TOPOML_HINT_ISOLATE,
-};
 
 enum topoml_policy {
 	TOPOML_POLICY_TOPOML = 0,	/* the engine */
@@ -518,19 +518,6 @@ int topoml_family_parse(const char *s, int *family);
 
 /* ---- hybrid parallelism (issue 14 items 1, 2: parallel.c) ---------- */
 
-/*
- * --ml-parallel=tp=T,pp=P[,ep=E][,cp=C][,dp=D]: the group sizes of a
- * hybrid-parallel job.  Ranks are numbered as Megatron-LM's RankGenerator
- * does by default (order "tp-cp-ep-dp-pp"): tensor parallel fastest, then
- * context, then data, pipeline slowest,
- *	rank = tp + T * (cp + C * (dp + D * pp)),
- * and expert groups are E consecutive tensor groups within the C * D ranks
- * of one stage (Megatron's expert generator, expert tp = tp).
- */
-struct topoml_parallel {
-	int tp, pp, dp, ep, cp;		/* dp 0: the rest, until resolved */
-};
-
 /* Syntax only: sizes 1..65536, each key once.  0, or -1 with err. */
 int topoml_parallel_parse(const char *s, struct topoml_parallel *p,
 			  char *err, size_t errlen);
@@ -683,10 +670,4 @@ bool topoml_hybrid_falls_short(const struct topoml_hybrid_locality *now,
 #ifdef __cplusplus
 }
 #endif
-/*
- * The job-environment names and parsers of the --ml-* options select/topoml
- * reads (topoml_comm_job_env, ...) are contract.h's; included here for
- * callers that still take them from topoml.h.
- */
-#include "contract.h"
 #endif /* TOPOML_H */

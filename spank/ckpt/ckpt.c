@@ -47,8 +47,6 @@
 #include "ckpt_int.h"
 #include "ckpt_layout.h"
 
-struct ml_ckpt_state ml_ck = { .page_fd = -1, .dir_fd = -1 };
-
 static void _setenv_long(spank_t sp, const char *name, long v)
 {
 	char buf[32];

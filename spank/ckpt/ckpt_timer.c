@@ -3,7 +3,7 @@
  * time from slurmctld, the warning `lead` seconds before it and interval
  * events in the page, the batch step's requeue once a checkpoint answered
  * the warning, and the fencing check.  The restart count comes from
- * slurmctld too.
+ * slurmctld too (ckpt_state.c).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE
@@ -16,7 +16,6 @@
 #include <slurm/slurm_errno.h>
 
 #include "ckpt_int.h"
-#include "ctld_job.h"
 #include "slurm_compat.h"
 #include "topoml_ckpt_page.h"
 
@@ -291,27 +290,3 @@ void ml_ckpt__timer_stop(void)
 	ml_ck.stop = 1;
 	pthread_join(ml_ck.timer, NULL);
 }
-
-/*
- * The job's restart count, from slurmctld: SLURM_RESTART_COUNT is in the
- * job's environment (a user's srun can set anything there), and Slurm
- * 22.05's S_SLURM_RESTART_COUNT item is never filled in slurmstepd.
- * -1 when slurmctld does not answer.  The step's one load of the job
- * (ctld_job.c), shared with the ring order.  A variable so that unit
- * tests, without a slurmctld, can answer instead.
- */
-static long _restart_from_ctld(uint32_t job_id)
-{
-	const struct ml_ctld_job *j = ml_ctld_job(job_id);
-
-	if (j->state <= 0)
-		return -1;
-	/* The same load gives the timer its first reading. */
-	ml_ck.job_start = j->start_time;
-	ml_ck.job_end = j->end_time;
-	ml_ck.job_at = j->at;
-	ml_ck.job_batch = j->batch;
-	return j->restart_cnt;
-}
-
-long (*ml_ckpt_restart_lookup)(uint32_t job_id) = _restart_from_ctld;

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: Slurm topology.conf (topology/load_conf.c).
+ * libFuzzer target: Slurm topology.conf (topology/load/load_conf.c).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"

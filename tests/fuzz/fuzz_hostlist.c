@@ -1,9 +1,9 @@
 /*
- * libFuzzer target: topoml_hostlist_foreach() (topology/nodeset.c) against
- * libslurm's own parser.  Where topoml accepts a list Slurm must give the
- * same hosts in the same order; where topoml calls it invalid (EINVAL)
- * Slurm must refuse it too.  Slurm leaks on the lists it refuses (what
- * topoml avoids), so run.sh runs this target with -detect_leaks=0;
+ * libFuzzer target: topoml_hostlist_foreach() (topology/util/hostlist.c)
+ * against libslurm's own parser.  Where topoml accepts a list Slurm must
+ * give the same hosts in the same order; where topoml calls it invalid
+ * (EINVAL) Slurm must refuse it too.  Slurm leaks on the lists it refuses
+ * (what topoml avoids), so run.sh runs this target with -detect_leaks=0;
  * fuzz_nodeset checks topoml's side for leaks.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

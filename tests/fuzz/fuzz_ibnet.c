@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: ibnetdiscover output (topology/load_ib.c).
+ * libFuzzer target: ibnetdiscover output (topology/load/load_ib.c).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: a job's SystemComment as topoml.so reads it in
- * slurmstepd (topology/jobcomment.c): the parser, a step's order from
+ * slurmstepd (topology/contract/jobcomment.c): the parser, a step's order from
  * order= for a whole 8-node job and for a 3-node step, the writer's round
  * trip, and the merge with the input as another plugin's text.
  * SPDX-License-Identifier: GPL-2.0-or-later

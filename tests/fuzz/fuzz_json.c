@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: topoml JSON topology (topology/load_json.c).
+ * libFuzzer target: topoml JSON topology (topology/load/load_json.c).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"

@@ -1,7 +1,8 @@
 /*
- * libFuzzer target: host lists given to the CLI (topology/nodeset.c) on a
- * 64-node fat-tree "n[1-64]", with a round trip through the formatter.
- * fuzz_hostlist checks the parser against libslurm's own.
+ * libFuzzer target: host lists given to the CLI (topology/util/hostlist.c,
+ * model/nodeset.c) on a 64-node fat-tree "n[1-64]", with a round trip
+ * through the formatter. fuzz_hostlist checks the parser against
+ * libslurm's own.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"	/* first: _GNU_SOURCE */

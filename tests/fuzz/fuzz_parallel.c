@@ -1,11 +1,12 @@
 /*
  * libFuzzer target: --ml-parallel (topoml_parallel_parse and
- * topoml_parallel_resolve, topology/parallel.c), which select/topoml reads
- * from a job's SPANK environment inside slurmctld.  Input: 4 bytes, the
- * task count (little-endian int32, any sign), then the spec.  What parse
- * accepts has sizes 1..65536 and writes back (topoml_parallel_format) to
- * the same sizes; what resolve accepts has tp x pp x dp x cp = tasks and
- * ep dividing cp x dp, and its rank order is a bijection.
+ * topoml_parallel_resolve, topology/contract/parallel.c), which
+ * select/topoml reads from a job's SPANK environment inside
+ * slurmctld.  Input: 4 bytes, the task count (little-endian int32, any
+ * sign), then the spec.  What parse accepts has sizes 1..65536 and writes
+ * back (topoml_parallel_format) to the same sizes; what resolve accepts
+ * has tp x pp x dp x cp = tasks and ep dividing cp x dp, and its rank
+ * order is a bijection.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"	/* first: _GNU_SOURCE */

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: topoml.conf (topology/siteconf.c), then the lookups
+ * libFuzzer target: topoml.conf (topology/conf/siteconf.c), then the lookups
  * select/topoml makes with what was read.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,9 +1,9 @@
 /*
- * libFuzzer target: --ml-spares (topoml_spares_parse, topology/contract.c),
- * which select/topoml reads from a job's SPANK environment inside
- * slurmctld, and the environment entry's name (topoml_spares_job_env).
- * What it accepts is decimal digits only, 0..TOPOML_SPARES_MAX, and is
- * the number written.
+ * libFuzzer target: --ml-spares (topoml_spares_parse,
+ * topology/contract/contract.c), which select/topoml reads from a job's
+ * SPANK environment inside slurmctld, and the environment entry's name
+ * (topoml_spares_job_env).  What it accepts is decimal digits only,
+ * 0..TOPOML_SPARES_MAX, and is the number written.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"	/* first: _GNU_SOURCE */

@@ -1,10 +1,10 @@
 /*
  * libFuzzer target: the torus3d section of topology.yaml
- * (topoml_torus3d_load, topology/place_torus3d.c: slurmctld reads it
- * beside topoml.conf with topology/torus3d, and topoml sim --torus3d), then
- * the torus it describes (topoml_torus3d_topology) and the binding check
- * against that torus.  What loads has every shape inside the torus and no
- * cell named twice.
+ * (topoml_torus3d_load, topology/load/load_yaml.c: slurmctld
+ * reads it beside topoml.conf with topology/torus3d, and topoml sim
+ * --torus3d), then the torus it describes (topoml_torus3d_topology) and
+ * the binding check against that torus.  What loads has every shape inside
+ * the torus and no cell named twice.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"	/* first: _GNU_SOURCE */

@@ -1,5 +1,5 @@
 /*
- * topology/cost_hybrid.c: every kind priced by closed forms and batches
+ * topology/cost/cost_hybrid.c: every kind priced by closed forms and batches
  * over a group's nodes (issue 28 defect 1) counts exactly what pricing
  * each pair of ranks counts, on every family (fat trees that nest and
  * that do not, dragonflies with one and with many distances between

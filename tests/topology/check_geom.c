@@ -1,6 +1,6 @@
 /*
- * The engine's one definition of torus geometry (topology/geom.c) and of
- * its name maps (model.c): the wrap-aware box of a node set, its answer
+ * The engine's one definition of torus geometry (topology/model/geom.c) and of
+ * its name maps (util/hash.c): the wrap-aware box of a node set, its answer
  * for an empty set and for ties, coordinate -> position, Slurm's Hilbert
  * curve, and the FNV map the model and the ibnetdiscover reader share.
  * SPDX-License-Identifier: GPL-2.0-or-later

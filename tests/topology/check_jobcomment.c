@@ -1,10 +1,11 @@
 /*
- * select/topoml's part of a job's SystemComment (topology/jobcomment.c):
- * other plugins' parts are kept verbatim, ours is replaced (a requeued job
- * begins again), never repeated; what the writer writes the parser reads
- * back; junk is refused (topoml.so then loads its own topology); a step's
- * ring order is the job's order restricted to the step's nodes.  And the
- * way there (contract.h): the options in a job's SPANK environment.
+ * select/topoml's part of a job's SystemComment
+ * (topology/contract/jobcomment.c): other plugins' parts are kept
+ * verbatim, ours is replaced (a requeued job begins again), never
+ * repeated; what the writer writes the parser reads back; junk is refused
+ * (topoml.so then loads its own topology); a step's ring order is the
+ * job's order restricted to the step's nodes.  And the way there
+ * (contract.h): the options in a job's SPANK environment.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

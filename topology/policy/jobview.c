@@ -4,8 +4,8 @@
  */
 #include <string.h>
 
-#include "jobview.h"
-#include "contract.h"
+#include "policy/jobview.h"
+#include "topoml_contract.h"
 
 void topoml_job_view_init(struct topoml_job_view *v, enum topoml_hint dflt,
 			  const char *const *env, uint32_t n, uint32_t tpn)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wait.h"
+#include "policy/wait.h"
 
 /* ---- the decision -------------------------------------------------- */
 

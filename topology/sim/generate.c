@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "topoml_build.h"
+#include "model/topoml_build.h"
 #include "sim.h"
 
 #define NAME_MAX_LEN 256

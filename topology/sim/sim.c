@@ -30,11 +30,11 @@
 #include <time.h>
 
 #include "sim.h"
-#include "model_int.h"
-#include "place_int.h"
+#include "model/model_int.h"
+#include "place/common/place_int.h"
 #include "policy/wait.h"
-#include "slurm_switch.h"
-#include "torus_grid.h"
+#include "sim/baselines/slurm_switch.h"
+#include "place/torus/torus_grid.h"
 
 struct run {
 	double start;

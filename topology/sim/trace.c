@@ -28,7 +28,7 @@
 #include <zlib.h>
 
 #include "sim.h"
-#include "loaders.h"
+#include "load/loaders.h"
 
 #define TRACE_MAX_FIELDS 32
 #define TRACE_MAX_ERRORS 20

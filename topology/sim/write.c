@@ -12,7 +12,7 @@
 
 #include "topoml.h"
 #include "sim.h"
-#include "model_int.h"
+#include "model/model_int.h"
 
 #define JSON_FLAGS (JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
 

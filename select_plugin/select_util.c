@@ -1,0 +1,77 @@
+/*
+ * What select/topoml's parts share, below all of them (select_int.h):
+ * cons_tres's own job test, timed; errors a job can cause, logged once.
+ * The ops (select_topoml.c) call the plans (select_plan.c), and both call
+ * these: the files call each other in no circle.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "src/common/slurm_xlator.h"
+
+#include "src/common/bitstring.h"
+#include "src/common/log.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "select_int.h"
+#include "log_limit.h"
+
+/*
+ * Errors a job can cause (a forged --ml-comm value in each of many jobs)
+ * must not flood the log: each text once while it is recent, at most 5
+ * lines of one kind (its format) a minute with the count of the others
+ * (log_limit.h), the line escaped whole (its values are the job's).
+ */
+void sel_error_once(const char *fmt, ...)
+{
+	static struct topoml_log_limit limit = TOPOML_LOG_LIMIT_INIT(5, 60);
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	unsigned long dropped;
+	char buf[1024];
+	va_list ap;
+	bool show;
+
+	va_start(ap, fmt);
+	topoml_log_vformat(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	slurm_mutex_lock(&lock);
+	show = topoml_log_limit(&limit, fmt, buf, time(NULL), &dropped);
+	slurm_mutex_unlock(&lock);
+	if (show && dropped)
+		error("select/topoml: %s (%lu similar messages suppressed)",
+		      buf, dropped);
+	else if (show)
+		error("select/topoml: %s", buf);
+}
+
+long sel_usec_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000000L +
+	       (t1.tv_nsec - t0->tv_nsec) / 1000;
+}
+
+int sel_cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
+		       uint32_t min_nodes, uint32_t max_nodes,
+		       uint32_t req_nodes, uint16_t mode,
+		       topoml_list_t preemptee_candidates,
+		       topoml_list_t *preemptee_job_list,
+		       TOPOML_JT_PARAMS, long *usec)
+{
+	struct timespec t0;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = (*(topoml_ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes,
+				      req_nodes, mode, preemptee_candidates,
+				      preemptee_job_list, TOPOML_JT_ARGS);
+	*usec += sel_usec_since(&t0);
+	return rc;
+}

@@ -1,0 +1,334 @@
+/*
+ * Slurm 22.05's _eval_nodes() (src/plugins/select/cons_tres/job_test.c)
+ * for a job of N whole nodes: best fit over runs of consecutive free
+ * nodes, in node index order (policy "linear") or along
+ * topology/3d_torus's Hilbert curve ("slurm-hilbert").
+ *
+ * In the core library, not with the other baselines (sim/place_slurm.c):
+ * topoml's own torus engine (place_torus.c) takes a Hilbert run when no
+ * box of the job's size exists or when its ring is shorter.  Same code
+ * as Slurm's (loops, tie-breaks), CPU counts reduced to node counts.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "topoml.h"
+#include "place/common/place_int.h"
+
+struct consec {
+	int nodes;
+	long cpus;
+	int start, end;		/* positions in the order */
+	int req;		/* first required position, -1 */
+	uint64_t weight;
+	bool has_weight;
+};
+
+static long _cpus(const struct topoml_eval_nodes *e, int v)
+{
+	return e->cpus ? e->cpus[v] : 1;
+}
+
+static bool _usable(const struct topoml_eval_nodes *e, int v)
+{
+	return hwloc_bitmap_isset(e->avail, v) && _cpus(e, v) > 0;
+}
+
+static bool _done(const struct topoml_eval_nodes *e)
+{
+	return e->rem_nodes <= 0 && e->rem_cpus <= 0;
+}
+
+/* Take position p: _cpus_to_use() with one node wanted, the counters. */
+static void _take(struct topoml_eval_nodes *e, int p)
+{
+	int v = e->order[p];
+	long c = topoml__cpus_to_use(_cpus(e, v), e->rem_cpus);
+
+	e->inmap[p] = 1;
+	if (e->nodes) {
+		e->nodes[e->n] = v;
+		e->units[e->n] = (int)c;
+	}
+	e->n++;
+	e->rem_cpus -= c;
+	e->rem_nodes--;
+}
+
+/* Runs of consecutive usable nodes of equal weight; how many. */
+static int _runs(const struct topoml_eval_nodes *e, struct consec *c)
+{
+	int nc = 0;
+
+	c[0].req = -1;
+	for (int p = 0; p < e->nn; p++) {
+		int v = e->order[p];
+		bool usable = _usable(e, v);
+		bool required = e->required &&
+				hwloc_bitmap_isset(e->required, v);
+		uint64_t w = e->weight ? e->weight[v] : 0;
+
+		if (usable && c[nc].has_weight && w != c[nc].weight) {
+			if (c[nc].nodes == 0) {
+				c[nc].req = -1;
+			} else {
+				c[nc].end = p - 1;
+				c[++nc].req = -1;
+			}
+		}
+		if (usable) {
+			if (c[nc].nodes == 0)
+				c[nc].start = p;
+			if (required) {
+				if (c[nc].req == -1)
+					c[nc].req = p;
+				continue;
+			}
+			c[nc].nodes++;
+			c[nc].cpus += _cpus(e, v);
+			c[nc].weight = w;
+			c[nc].has_weight = true;
+		} else if (c[nc].nodes == 0) {
+			c[nc].req = -1;
+			c[nc].has_weight = false;
+		} else {
+			c[nc].end = p - 1;
+			c[++nc].req = -1;
+			c[nc].has_weight = false;
+		}
+	}
+	if (c[nc].nodes != 0)
+		c[nc++].end = e->nn - 1;
+	return nc;
+}
+
+/* Take from run r: around its first required node, else from its start
+ * (when one node is left to take: the single node with the fewest CPUs
+ * that hold the rest, the first of equals). */
+static void _take_run(struct topoml_eval_nodes *e, const struct consec *r)
+{
+	int bf = -1;
+
+	if (r->req != -1) {
+		for (int p = r->req; p <= r->end && !_done(e); p++)
+			if (!e->inmap[p] && _usable(e, e->order[p]))
+				_take(e, p);
+		for (int p = r->req - 1; p >= r->start && !_done(e); p--)
+			if (!e->inmap[p] && _usable(e, e->order[p]))
+				_take(e, p);
+		return;
+	}
+	for (int p = r->start; e->rem_nodes <= 1 && p <= r->end; p++) {
+		long a = _cpus(e, e->order[p]);
+
+		if (e->inmap[p] || !_usable(e, e->order[p]) ||
+		    a < e->rem_cpus)
+			continue;
+		if (bf == -1 || a < _cpus(e, e->order[bf])) {
+			bf = p;
+			if (a == e->rem_cpus)
+				break;
+		}
+	}
+	for (int p = r->start; p <= r->end && !_done(e); p++)
+		if (!e->inmap[p] && _usable(e, e->order[p]) &&
+		    (bf < 0 || p == bf))
+			_take(e, p);
+}
+
+int topoml__eval_nodes(struct topoml_eval_nodes *e)
+{
+	struct consec *c = calloc(e->nn + 1, sizeof(*c));
+	int nc;
+
+	if (!c)
+		return -1;
+	/* Required nodes first. */
+	for (int p = 0; e->required && p < e->nn && e->rem_nodes > 0; p++) {
+		if (!hwloc_bitmap_isset(e->required, e->order[p]))
+			continue;
+		e->inmap[p] = 1;
+		e->rem_cpus -= _cpus(e, e->order[p]);
+		e->rem_nodes--;
+	}
+	nc = _runs(e, c);
+	while (nc && !_done(e)) {
+		int bn = 0, bi = 0, breq = -1;
+		long bcpus = 0;
+		bool bsuff = false;
+		uint64_t bw = 0;
+
+		for (int i = 0; i < nc; i++) {
+			bool suff, nb;
+
+			if (c[i].nodes == 0)
+				continue;
+			suff = c[i].cpus >= e->rem_cpus &&
+			       c[i].nodes >= e->rem_nodes;
+			nb = bn == 0 || (breq == -1 && c[i].req != -1) ||
+			     c[i].weight < bw;
+			if (!nb && c[i].weight == bw &&
+			    ((suff && !bsuff) || (suff && c[i].cpus < bcpus) ||
+			     (!suff && c[i].cpus > bcpus)))
+				nb = true;
+			if (nb) {
+				bn = c[i].nodes;
+				bcpus = c[i].cpus;
+				bi = i;
+				breq = c[i].req;
+				bsuff = suff;
+				bw = c[i].weight;
+			}
+		}
+		if (bn == 0)
+			break;
+		_take_run(e, &c[bi]);
+		c[bi].nodes = 0;
+	}
+	free(c);
+	return _done(e) ? 0 : 1;
+}
+
+int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,
+			       struct topoml_placement *out, char *why,
+			       size_t whylen)
+{
+	const topoml_topo_t *t = in->t;
+	int nn = t->nnodes, *ident = NULL, rc = -1;
+	struct topoml_eval_nodes e = {
+		.nn = nn,
+		.avail = in->avail,
+		.required = in->nreq ? in->required : NULL,
+		.weight = in->req->weight,
+		.rem_cpus = in->n,
+		.rem_nodes = in->n,
+	};
+
+	if (in->req->attempt > 0) {
+		snprintf(why, whylen, "%s has no alternative placements",
+			 hilbert ? "slurm-hilbert" : "linear");
+		return -1;
+	}
+	if (hilbert) {
+		e.order = topoml__torus_curve(t, NULL);
+		if (!e.order) {
+			snprintf(why, whylen,
+				 "slurm-hilbert needs a 3D torus");
+			return -1;
+		}
+	} else {
+		e.order = ident = malloc((nn ? nn : 1) * sizeof(int));
+		for (int i = 0; ident && i < nn; i++)
+			ident[i] = i;
+	}
+	e.inmap = calloc(nn ? nn : 1, 1);
+	if (!e.order || !e.inmap || (rc = topoml__eval_nodes(&e)) < 0) {
+		snprintf(why, whylen, "out of memory");
+		rc = -1;
+		goto out;
+	}
+	if (rc) {
+		snprintf(why, whylen, "%s: no allocation found",
+			 hilbert ? "slurm-hilbert" : "linear");
+		rc = -1;
+		goto out;
+	}
+	rc = -1;
+	out->nodes = malloc(in->n * sizeof(int));
+	if (!out->nodes) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	out->n = 0;
+	for (int p = 0; p < nn; p++)
+		if (e.inmap[p])
+			out->nodes[out->n++] = e.order[p];
+	rc = 0;
+out:
+	free(ident);
+	free(e.inmap);
+	return rc;
+}
+
+/*
+ * Whether the curve's positions [st, st + len) are all nodes, i is the
+ * index of one of them, and free: positions are distinct and ascending, so
+ * the window is whole when its ends are where they would be.
+ */
+static bool _window_free(const uint64_t *pos, const int *pre, int nn, int i,
+			 uint64_t st, uint64_t len)
+{
+	long lo = i - (long)(pos[i] - st), hi = lo + (long)len;
+
+	return lo >= 0 && hi <= nn && pos[lo] == st &&
+	       pos[hi - 1] == st + len - 1 &&
+	       (uint64_t)(pre[hi] - pre[lo]) == len;
+}
+
+/*
+ * Buddy best fit along the curve: a power-of-two size n takes a window of
+ * the curve of n positions from a multiple of n (a box of the curve's
+ * cube) whose cells are all nodes and all free, the one inside the
+ * smallest such all-free window of 2n, 4n, ... positions, so that large
+ * free windows stay whole.  Positions are the curve's own, not the rank
+ * among the nodes: on a torus whose sides are no powers of two a window
+ * is still a box, never a run across the curve's jumps.  Without one, or
+ * for other sizes, Slurm's best-fit run.  One discipline for every job:
+ * exact boxes placed anywhere break the curve's free runs, and runs
+ * break the boxes (doc/sim-results.md, issue 16).
+ */
+int topoml__place_curve(const struct place_in *in,
+			struct topoml_placement *out, char *why,
+			size_t whylen)
+{
+	const topoml_topo_t *t = in->t;
+	int nn = t->nnodes, n = in->n, best = -1;
+	uint64_t bestblk = 0;
+	const uint64_t *pos;
+	const int *node = topoml__torus_curve(t, &pos);
+	int *pre = NULL;
+
+	if (n < 1 || (n & (n - 1)) || n > nn || !node)
+		goto run;
+	pre = malloc((nn + 1) * sizeof(int));
+	if (!pre)
+		goto run;
+	/* pre[i]: free nodes among the first i along the curve */
+	pre[0] = 0;
+	for (int i = 0; i < nn; i++)
+		pre[i + 1] = pre[i] + hwloc_bitmap_isset(in->avail, node[i]);
+	for (int i = 0; i + n <= nn;) {
+		uint64_t st = pos[i] / n * n, blk = n;
+
+		/* the window of i's position: every cell a node, all free */
+		if (pos[i] != st || !_window_free(pos, pre, nn, i, st, n)) {
+			/* on to the next window's first position */
+			while (i < nn && pos[i] < st + n)
+				i++;
+			continue;
+		}
+		/* the largest all-free window around it */
+		while (blk * 2 <= (uint64_t)nn &&
+		       _window_free(pos, pre, nn, i, pos[i] / (blk * 2) *
+				    (blk * 2), blk * 2))
+			blk *= 2;
+		if (best < 0 || blk < bestblk) {
+			best = i;
+			bestblk = blk;
+		}
+		i += n;
+	}
+	if (best >= 0) {
+		out->nodes = malloc(n * sizeof(int));
+		if (!out->nodes)
+			goto run;
+		out->n = n;
+		memcpy(out->nodes, node + best, n * sizeof(int));
+		free(pre);
+		return 0;
+	}
+run:
+	free(pre);
+	return topoml__place_slurm_linear(in, true, out, why, whylen);
+}

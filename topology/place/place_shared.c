@@ -1,0 +1,483 @@
+/*
+ * Placement of jobs that share nodes (issue 18): a job that asks for CPUs
+ * or GPUs rather than whole nodes.
+ *
+ * Whole idle nodes and whole idle leaves are what large jobs wait for, so a
+ * shared job goes, in this order:
+ *   1. when it fits on one node: onto the partly used node with the least
+ *      room that still holds it (cons_tres's best fit), else onto an idle
+ *      node of the most used leaf (a leaf that is already broken);
+ *   2. else onto the fewest leaves that hold its units, under the lowest
+ *      switch (fat-tree) or in one group, else the fewest groups
+ *      (dragonfly), picked tightly (the leaves with the least room that
+ *      still do, which are the partly used ones), and on each leaf onto
+ *      its partly used nodes first.
+ * A torus has no leaves: it is one pool here.  cons_tres may refuse a
+ * partly used node (memory, GRES the engine does not count): a one-node job
+ * then gets the next node in this order, a multi-node job the same rule on
+ * the idle nodes only (attempt 1), then nothing.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "topoml.h"
+#include "place/common/place_int.h"
+
+struct sh {
+	const topoml_topo_t *t;
+	const uint32_t *fu;	/* free units per node */
+	hwloc_const_bitmap_t partial;
+	hwloc_bitmap_t use;	/* nodes that may take the job */
+	int nl;			/* leaves (pools) */
+	long *cap;		/* free units per leaf */
+	int *cnt;		/* usable nodes per leaf */
+	bool *idle;		/* leaf whole and idle */
+};
+
+static int _leaf(const struct sh *s, int node)
+{
+	int l = s->t->family == TOPOML_TORUS ? -1 : s->t->nodes[node].leaf;
+
+	return l < 0 ? s->nl - 1 : l;	/* the last pool: no leaf */
+}
+
+static bool _partial(const struct sh *s, int node)
+{
+	return s->partial && hwloc_bitmap_isset(s->partial, node);
+}
+
+static int _init(struct sh *s, const struct place_in *in, bool idle_only)
+{
+	const topoml_topo_t *t = in->t;
+	int v;
+
+	memset(s, 0, sizeof(*s));
+	s->t = t;
+	s->fu = in->req->free_units;
+	s->partial = in->req->partial;
+	s->nl = t->nswitches + 1;
+	s->use = hwloc_bitmap_alloc();
+	s->cap = calloc(s->nl, sizeof(long));
+	s->cnt = calloc(s->nl, sizeof(int));
+	s->idle = calloc(s->nl, sizeof(bool));
+	if (!s->use || !s->cap || !s->cnt || !s->idle)
+		return -1;
+	hwloc_bitmap_foreach_begin(v, in->avail)
+		if (v < t->nnodes && s->fu[v] > 0 &&
+		    !(idle_only && _partial(s, v))) {
+			hwloc_bitmap_set(s->use, v);
+			s->cap[_leaf(s, v)] += s->fu[v];
+			s->cnt[_leaf(s, v)]++;
+		}
+	hwloc_bitmap_foreach_end();
+	for (int l = 0; l < t->nswitches; l++) {
+		const struct topoml_switch *sw = &t->switches[l];
+		bool idle = sw->nnodes > 0 && !sw->nchildren;
+
+		for (int k = 0; k < sw->nnodes && idle; k++)
+			idle = hwloc_bitmap_isset(in->avail, sw->nodes[k]) &&
+			       !_partial(s, sw->nodes[k]);
+		s->idle[l] = idle;
+	}
+	return 0;
+}
+
+static void _clear(struct sh *s)
+{
+	if (s->use)
+		hwloc_bitmap_free(s->use);
+	free(s->cap);
+	free(s->cnt);
+	free(s->idle);
+}
+
+/* A node that could hold a one-node job, with its sort key. */
+struct nk {
+	bool idle_node;
+	uint32_t fu;
+	bool idle_leaf;
+	long leaf_cap;
+	int node;
+};
+
+/* Partly used nodes first, best fit, then the most used leaves. */
+static int _node_cmp(const void *pa, const void *pb)
+{
+	const struct nk *a = pa, *b = pb;
+
+	if (a->idle_node != b->idle_node)
+		return a->idle_node ? 1 : -1;
+	if (a->fu != b->fu)
+		return a->fu < b->fu ? -1 : 1;
+	if (a->idle_leaf != b->idle_leaf)
+		return a->idle_leaf ? 1 : -1;
+	if (a->leaf_cap != b->leaf_cap)
+		return a->leaf_cap < b->leaf_cap ? -1 : 1;
+	return a->node - b->node;
+}
+
+static int _one_node(struct sh *s, long units, int attempt,
+		     hwloc_bitmap_t set)
+{
+	struct nk *c;
+	int n = 0, v, rc = -1;
+
+	c = malloc((hwloc_bitmap_weight(s->use) + 1) * sizeof(*c));
+	if (!c)
+		return -1;
+	hwloc_bitmap_foreach_begin(v, s->use)
+		if (s->fu[v] >= units) {
+			c[n].idle_node = !_partial(s, v);
+			c[n].fu = s->fu[v];
+			c[n].idle_leaf = s->idle[_leaf(s, v)];
+			c[n].leaf_cap = s->cap[_leaf(s, v)];
+			c[n++].node = v;
+		}
+	hwloc_bitmap_foreach_end();
+	qsort(c, n, sizeof(*c), _node_cmp);
+	if (attempt < n) {
+		hwloc_bitmap_set(set, c[attempt].node);
+		rc = 0;
+	}
+	free(c);
+	return rc;
+}
+
+struct li {
+	long cap;
+	int leaf;
+	bool idle;
+};
+
+/*
+ * Most room first; among equals the idle leaves first, because the tight
+ * pick takes the last of equal leaves: the partly used one.
+ */
+static int _leaf_cmp(const void *pa, const void *pb)
+{
+	const struct li *a = pa, *b = pb;
+
+	if (a->cap != b->cap)
+		return a->cap > b->cap ? -1 : 1;
+	if (a->idle != b->idle)
+		return a->idle ? -1 : 1;
+	return b->leaf - a->leaf;
+}
+
+/* Take nodes of leaf l, partly used ones first (most room first), until
+ * they hold units. */
+static long _take_leaf(struct sh *s, int l, long units, int *nodes,
+		       hwloc_bitmap_t set)
+{
+	int n = 0, v;
+	long got = 0;
+
+	hwloc_bitmap_foreach_begin(v, s->use)
+		if (_leaf(s, v) == l)
+			nodes[n++] = v;
+	hwloc_bitmap_foreach_end();
+	for (int pass = 0; pass < 2 && got < units; pass++) {
+		for (int i = 0; i < n && got < units; i++) {
+			int best = -1;
+
+			/* pass 0: partly used nodes, the fullest last */
+			for (int j = 0; j < n; j++) {
+				int x = nodes[j];
+
+				if (x < 0 || _partial(s, x) != !pass)
+					continue;
+				if (best < 0 || s->fu[x] > s->fu[nodes[best]])
+					best = j;
+			}
+			if (best < 0)
+				break;
+			hwloc_bitmap_set(set, nodes[best]);
+			got += s->fu[nodes[best]];
+			nodes[best] = -1;
+		}
+	}
+	return got;
+}
+
+/*
+ * Fewest leaves among those allowed (NULL = all) that hold units on at
+ * least nnodes nodes, picked tightly; with set == NULL only count them.
+ * Returns the leaves used (and their room in *room), or -1.
+ */
+static int _multi(struct sh *s, const unsigned char *allowed, long units,
+		  int nnodes, hwloc_bitmap_t set, long *room)
+{
+	struct li *L = calloc(s->nl, sizeof(*L));
+	int *f = calloc(s->nl, sizeof(int)), *take = calloc(s->nl, sizeof(int));
+	int *scratch = malloc((s->t->nnodes + 1) * sizeof(int));
+	int m = 0, k = -1, rc = -1, picked = 0;
+	long sum = 0, cnt = 0, unit_scale = 1;
+
+	if (!L || !f || !take || !scratch)
+		goto out;
+	for (int l = 0; l < s->nl; l++)
+		if (s->cnt[l] && (!allowed || allowed[l])) {
+			L[m].cap = s->cap[l];
+			L[m].leaf = l;
+			L[m++].idle = s->idle[l];
+		}
+	qsort(L, m, sizeof(*L), _leaf_cmp);
+	for (int i = 0; i < m && k < 0; i++) {
+		sum += L[i].cap;
+		cnt += s->cnt[L[i].leaf];
+		if (sum >= units && cnt >= nnodes)
+			k = i + 1;
+	}
+	if (k < 0)
+		goto out;
+	/* tight_pick works on int: scale huge counts down (never here). */
+	while (L[0].cap / unit_scale > 1 << 30)
+		unit_scale *= 2;
+	for (int i = 0; i < m; i++)
+		f[i] = (int)(L[i].cap / unit_scale);
+	if (topoml__tight_pick(f, m, k, (int)((units + unit_scale - 1) /
+					       unit_scale), take) == 0) {
+		cnt = 0;
+		for (int i = 0; i < m; i++)
+			if (take[i])
+				cnt += s->cnt[L[i].leaf];
+		if (cnt < nnodes)
+			memset(take, 0, m * sizeof(int));
+		else
+			picked = 1;
+	}
+	if (!picked)	/* the node count decides: the k largest leaves */
+		for (int i = 0; i < k; i++)
+			take[i] = f[i];
+	if (room) {
+		*room = 0;
+		for (int i = 0; i < m; i++)
+			if (take[i])
+				*room += L[i].cap;
+	}
+	rc = k;
+	if (!set)
+		goto out;
+	/* Units per leaf as picked; then more nodes for -N if needed. */
+	for (int i = 0; i < m; i++)
+		if (take[i])
+			_take_leaf(s, L[i].leaf, (long)take[i] * unit_scale,
+				   scratch, set);
+	for (int i = 0; i < m && hwloc_bitmap_weight(set) < nnodes; i++) {
+		int v;
+
+		if (!take[i])
+			continue;
+		hwloc_bitmap_foreach_begin(v, s->use)
+			if (_leaf(s, v) == L[i].leaf &&
+			    hwloc_bitmap_weight(set) < nnodes)
+				hwloc_bitmap_set(set, v);
+		hwloc_bitmap_foreach_end();
+	}
+	if (hwloc_bitmap_weight(set) < nnodes)
+		rc = -1;
+out:
+	free(L);
+	free(f);
+	free(take);
+	free(scratch);
+	return rc;
+}
+
+struct gi {
+	long cap;
+	int g;
+};
+
+/* Groups by room, most first. */
+static int _group_cmp(const void *pa, const void *pb)
+{
+	const struct gi *a = pa, *b = pb;
+
+	if (a->cap != b->cap)
+		return a->cap > b->cap ? -1 : 1;
+	return a->g - b->g;
+}
+
+/*
+ * Groups for a dragonfly job that no single group holds: the fewest
+ * groups that hold units, picked tightly; allowed gets their routers.
+ */
+static int _df_groups(struct sh *s, long units, int nnodes,
+		      unsigned char *allowed)
+{
+	const topoml_topo_t *t = s->t;
+	int ng = t->ngroups, k = -1, rc = -1;
+	int *take = calloc(ng + 1, sizeof(int));
+	int *sorted = calloc(ng + 1, sizeof(int));
+	struct gi *G = calloc(ng + 1, sizeof(*G));
+	long sum = 0, cnt = 0;
+
+	if (!take || !sorted || !G)
+		goto out;
+	for (int g = 0; g < ng; g++) {
+		G[g].g = g;
+		for (int r = 0; r < t->groups[g].nrouters; r++)
+			G[g].cap += s->cap[t->groups[g].routers[r]];
+	}
+	qsort(G, ng, sizeof(*G), _group_cmp);
+	for (int i = 0; i < ng; i++) {
+		const struct topoml_group *g = &t->groups[G[i].g];
+
+		for (int r = 0; r < g->nrouters; r++)
+			cnt += s->cnt[g->routers[r]];
+		sorted[i] = G[i].cap > 1 << 30 ? 1 << 30 : (int)G[i].cap;
+		sum += G[i].cap;
+		if (k < 0 && sum >= units && cnt >= nnodes)
+			k = i + 1;
+	}
+	if (k < 0)
+		goto out;
+	if (topoml__tight_pick(sorted, ng, k, (int)units, take))
+		for (int i = 0; i < k; i++)
+			take[i] = 1;
+	for (int i = 0; i < ng; i++) {
+		const struct topoml_group *g = &t->groups[G[i].g];
+
+		if (take[i])
+			for (int r = 0; r < g->nrouters; r++)
+				allowed[g->routers[r]] = 1;
+	}
+	rc = 0;
+out:
+	free(take);
+	free(sorted);
+	free(G);
+	return rc;
+}
+
+/*
+ * A job that needs several nodes: the candidate with the fewest leaves,
+ * then the lowest switch (fat-tree: any switch's subtree; dragonfly: one
+ * group, else the fewest groups), then the least room: leaves inside it
+ * as _multi picks them.
+ */
+static int _multi_best(struct sh *s, long units, int nnodes,
+		       hwloc_bitmap_t set)
+{
+	const topoml_topo_t *t = s->t;
+	unsigned char *ok = calloc(s->nl, 1), *best = calloc(s->nl, 1);
+	int bk = -1, blevel = 0, rc = -1;
+	long broom = 0;
+
+	if (!ok || !best)
+		goto out;
+	if (t->family == TOPOML_FAT_TREE) {
+		for (int sw = 0; sw < t->nswitches; sw++) {
+			const struct topoml_switch *x = &t->switches[sw];
+			long room;
+			int k;
+
+			if (!x->nchildren)
+				continue;
+			for (int l = 0; l < t->nswitches; l++)
+				ok[l] = !t->switches[l].nchildren &&
+					t->switches[l].nnodes &&
+					hwloc_bitmap_isset(x->desc,
+						t->switches[l].nodes[0]);
+			ok[s->nl - 1] = 0;
+			k = _multi(s, ok, units, nnodes, NULL, &room);
+			if (k < 0)
+				continue;
+			if (bk < 0 || k < bk || (k == bk &&
+			    (x->level < blevel || (x->level == blevel &&
+						   room < broom)))) {
+				bk = k;
+				blevel = x->level;
+				broom = room;
+				memcpy(best, ok, s->nl);
+			}
+		}
+	} else if (t->family == TOPOML_DRAGONFLY) {
+		for (int g = 0; g < t->ngroups; g++) {
+			const struct topoml_group *gr = &t->groups[g];
+			long room;
+			int k;
+
+			memset(ok, 0, s->nl);
+			for (int r = 0; r < gr->nrouters; r++)
+				ok[gr->routers[r]] = 1;
+			k = _multi(s, ok, units, nnodes, NULL, &room);
+			if (k >= 0 && (bk < 0 || k < bk ||
+				       (k == bk && room < broom))) {
+				bk = k;
+				broom = room;
+				memcpy(best, ok, s->nl);
+			}
+		}
+		if (bk < 0) {
+			memset(best, 0, s->nl);
+			if (_df_groups(s, units, nnodes, best) == 0)
+				bk = 0;
+		}
+	}
+	/* No subtree or group holds it (or a torus): every leaf. */
+	rc = _multi(s, bk >= 0 ? best : NULL, units, nnodes, set, NULL);
+	if (rc < 0 && bk >= 0) {
+		hwloc_bitmap_zero(set);
+		rc = _multi(s, NULL, units, nnodes, set, NULL);
+	}
+out:
+	free(ok);
+	free(best);
+	return rc < 0 ? -1 : 0;
+}
+
+int topoml__place_shared(const struct place_in *in,
+			 struct topoml_placement *out, char *why,
+			 size_t whylen)
+{
+	const struct topoml_place_req *req = in->req;
+	long units = req->units;
+	uint32_t most = 0;
+	struct sh s;
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	int rc = -1, v;
+
+	memset(&s, 0, sizeof(s));
+	if (!set || _init(&s, in, false)) {
+		snprintf(why, whylen, "out of memory");
+		goto clear;
+	}
+	hwloc_bitmap_foreach_begin(v, s.use)
+		if (s.fu[v] > most)
+			most = s.fu[v];
+	hwloc_bitmap_foreach_end();
+	if (in->n <= 1 && units <= most) {
+		/* Attempt k: the k-th best node. */
+		rc = _one_node(&s, units, req->attempt, set);
+	} else if (req->attempt <= 1) {
+		/* Attempt 1: the idle nodes only. */
+		if (req->attempt == 1) {
+			_clear(&s);
+			memset(&s, 0, sizeof(s));
+			if (_init(&s, in, true)) {
+				snprintf(why, whylen, "out of memory");
+				goto clear;
+			}
+		}
+		rc = _multi_best(&s, units, in->n, set);
+	}
+	if (rc) {
+		snprintf(why, whylen,
+			 "no %s choice %d for %ld units on %d node(s)",
+			 req->attempt == 1 ? "idle-node" : "shared-node",
+			 req->attempt, units, in->n);
+		goto clear;
+	}
+	rc = topoml__placement_from_set(in->t, set, out);
+	if (rc)
+		snprintf(why, whylen, "out of memory");
+clear:
+	_clear(&s);
+	if (set)
+		hwloc_bitmap_free(set);
+	return rc;
+}

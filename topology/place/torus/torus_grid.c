@@ -1,0 +1,193 @@
+/*
+ * The cells of a 3D torus for its box searches (torus_grid.h): prefix
+ * sums of node sets, the nodes of a box, the free-box test and the two
+ * contact counts of a box.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "place/torus/torus_grid.h"
+
+int topoml__torus_psum(const topoml_topo_t *t, hwloc_const_bitmap_t set,
+		       char in, char out, char hole, struct topoml_psum *ps)
+{
+	size_t n = (size_t)t->dims[0] * t->dims[1] * t->dims[2];
+	char *cell = malloc(n ? n : 1);
+	int rc;
+
+	if (!cell)
+		return -1;
+	for (size_t p = 0; p < n; p++) {
+		int v = t->coord_node[p];
+
+		cell[p] = v < 0 ? hole :
+			  !set || hwloc_bitmap_isset(set, v) ? in : out;
+	}
+	rc = topoml_psum_build(ps, t->dims, cell);
+	free(cell);
+	return rc;
+}
+
+int topoml__torus_cells(struct topoml_torus_cells *c, const topoml_topo_t *t,
+			hwloc_const_bitmap_t avail,
+			hwloc_const_bitmap_t required, int nreq)
+{
+	*c = (struct topoml_torus_cells){ .nreq = nreq };
+	if (topoml__torus_psum(t, avail, 0, 1, 1, &c->busy) ||
+	    (nreq && topoml__torus_psum(t, required, 1, 0, 0, &c->req))) {
+		topoml__torus_cells_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+void topoml__torus_cells_free(struct topoml_torus_cells *c)
+{
+	topoml_psum_free(&c->busy);
+	topoml_psum_free(&c->req);
+}
+
+int topoml__torus_anchors(int size, int stride, int seed, int *pos)
+{
+	int n = 0, p = seed;
+
+	pos[n++] = p;
+	if (!stride)
+		return 1;
+	for (;;) {
+		p = (p + stride) % size;
+		if (p == pos[0] || n >= size)
+			break;
+		pos[n++] = p;
+	}
+	return n;
+}
+
+int topoml__torus_box_nodes(const topoml_topo_t *t, const int o[3],
+			    const int s[3], hwloc_const_bitmap_t set,
+			    int *nodes)
+{
+	int m = 0;
+
+	for (int z = 0; z < s[2]; z++)
+		for (int y = 0; y < s[1]; y++)
+			for (int x = 0; x < s[0]; x++) {
+				int c[3] = { (o[0] + x) % t->dims[0],
+					     (o[1] + y) % t->dims[1],
+					     (o[2] + z) % t->dims[2] };
+				int v = t->coord_node[topoml__torus_pos(t, c)];
+
+				if (v >= 0 &&
+				    (!set || hwloc_bitmap_isset(set, v)))
+					nodes[m++] = v;
+			}
+	return m;
+}
+
+int topoml__torus_free_box(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+			   int n)
+{
+	struct topoml_torus_cells cells;
+	const int *d = t->dims;
+	int found = 0;
+
+	if (topoml__torus_cells(&cells, t, avail, NULL, 0))
+		return -1;
+	for (int a = 1; a <= d[0] && a <= n && !found; a++) {
+		if (n % a)
+			continue;
+		for (int b = 1; b <= d[1] && a * b <= n && !found; b++) {
+			int s[3] = { a, b, n / (a * b) }, lim[3];
+
+			if ((n / a) % b || s[2] > d[2])
+				continue;
+			/* origins: every cell on a wrapping axis, else those
+			 * that keep the box inside */
+			for (int k = 0; k < 3; k++)
+				lim[k] = t->wrap[k] && d[k] > 1 ? d[k] :
+					 d[k] - s[k] + 1;
+			for (int z = 0; z < lim[2] && !found; z++)
+				for (int y = 0; y < lim[1] && !found; y++)
+					for (int x = 0; x < lim[0] && !found;
+					     x++) {
+						int o[3] = { x, y, z };
+
+						found = topoml__torus_box_free(
+							&cells, o, s);
+					}
+		}
+	}
+	topoml__torus_cells_free(&cells);
+	return found;
+}
+
+int topoml__torus_contact(const struct topoml_psum *busy, const int d[3],
+			  const bool w[3], const int o[3], const int s[3])
+{
+	int c = 0;
+
+	for (int k = 0; k < 3; k++) {
+		int fs[3] = { s[0], s[1], s[2] }, fo[3];
+		int area;
+
+		if (w[k] && s[k] >= d[k])
+			continue;	/* wraps onto itself: no face */
+		fs[k] = 1;
+		area = fs[0] * fs[1] * fs[2];
+		for (int side = 0; side < 2; side++) {
+			int pos = side ? o[k] + s[k] : o[k] - 1;
+
+			memcpy(fo, o, sizeof(fo));
+			if (w[k]) {
+				pos = (pos % d[k] + d[k]) % d[k];
+			} else if (pos < 0 || pos >= d[k]) {
+				c += area;	/* the mesh edge */
+				continue;
+			}
+			fo[k] = pos;
+			c += topoml_psum_wrap(busy, fo, fs);
+		}
+	}
+	return c;
+}
+
+/* Does box cell r (box-relative) of (o, s) have a neighbour outside the
+ * box, across axis d on side st, whose node is not in avail? */
+static bool _touches(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+		     const int o[3], const int s[3], const int r[3], int d,
+		     int st)
+{
+	int q[3], rr = r[d] + st, v;
+
+	/* inside the box (wrapping boxes of a whole axis) */
+	if (s[d] == t->dims[d] || (rr >= 0 && rr < s[d]))
+		return false;
+	for (int e = 0; e < 3; e++)
+		q[e] = o[e] + r[e];
+	q[d] += st;
+	for (int e = 0; e < 3; e++)
+		q[e] = (q[e] % t->dims[e] + t->dims[e]) % t->dims[e];
+	v = t->coord_node[topoml__torus_pos(t, q)];
+	return v >= 0 && !hwloc_bitmap_isset(avail, v);
+}
+
+int topoml__torus_touching(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+			   const int o[3], const int s[3])
+{
+	int n = 0;
+
+	for (int dz = 0; dz < s[2]; dz++)
+		for (int dy = 0; dy < s[1]; dy++)
+			for (int dx = 0; dx < s[0]; dx++) {
+				int r[3] = { dx, dy, dz };
+				bool hit = false;
+
+				for (int d = 0; d < 3 && !hit; d++)
+					hit = _touches(t, avail, o, s, r, d,
+						       -1) ||
+					      _touches(t, avail, o, s, r, d, 1);
+				n += hit;
+			}
+	return n;
+}

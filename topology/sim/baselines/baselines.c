@@ -1,0 +1,44 @@
+/*
+ * Hands topoml_place() the Slurm baselines of libtopoml_sim: Slurm 22.05's
+ * cons_tres with topology/tree and with TopologyParam=dragonfly
+ * (place_slurm.c), 26.05's topology/torus3d (torus3d's own choice among
+ * the boxes that ../place_torus3d.c finds) and topology/block
+ * (slurm_block.c).  The plugins link only the core, so select/topoml
+ * carries none of them.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+
+#include "sim.h"
+#include "sim/baselines/baselines.h"
+
+static int _baseline(const struct place_in *in, enum topoml_policy policy,
+		     struct topoml_placement *out, char *why, size_t whylen)
+{
+	switch (policy) {
+	case TOPOML_POLICY_SLURM_TREE:
+	case TOPOML_POLICY_SLURM_DRAGONFLY:
+		if (in->t->family == TOPOML_TORUS) {
+			snprintf(why, whylen,
+				 "policy %s needs switches; a torus has none",
+				 topoml_policy_name(policy));
+			return -1;
+		}
+		return topoml__place_slurm_tree(in,
+				policy == TOPOML_POLICY_SLURM_DRAGONFLY,
+				out, why, whylen);
+	case TOPOML_POLICY_SLURM_TORUS3D:
+		return topoml__torus3d_boxes(in, false, out, why, whylen);
+	case TOPOML_POLICY_SLURM_BLOCK:
+		return topoml__place_slurm_block(in, out, why, whylen);
+	default:
+		snprintf(why, whylen, "policy %s is not a Slurm baseline",
+			 topoml_policy_name(policy));
+		return -1;
+	}
+}
+
+void topoml_sim_register_baselines(void)
+{
+	topoml__register_baselines(_baseline);
+}
