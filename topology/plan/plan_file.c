@@ -253,8 +253,9 @@ int topoml_plan_spec_parse(struct topoml_plan_spec *s, const char *text,
 			}
 		if (topoml_plan_spec_set(s, k, v, msg, sizeof(msg)))
 			goto bad;
+		/* a key set is a known one: short */
 		if (nseen < 64 && strlen(k) < sizeof(seen[0]))
-			snprintf(seen[nseen++], sizeof(seen[0]), "%s", k);
+			memcpy(seen[nseen++], k, strlen(k) + 1);
 		continue;
 bad:
 		snprintf(why, whylen, "%s:%d: %s", name, line, msg);
