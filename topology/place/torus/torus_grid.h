@@ -1,8 +1,8 @@
 /*
  * The cells of a 3D torus (or mesh) for its box searches: topoml's own
  * boxes (place_torus.c), Slurm 26.05 torus3d's listed shapes
- * (place_torus3d.c), ranked by one tight-fit metric (topoml__torus_pick),
- * and the simulator's "could a free box have been
+ * (place_torus3d.c), both chosen by one search with one tight-fit metric
+ * (topoml__torus_pick), and the simulator's "could a free box have been
  * taken" (sim/sim.c), one prefix sum and one box walk for all of them.
  * Cells are x fastest (topoml_grid_pos); boxes wrap where the torus does.
  * Internal to libtopoml.
