@@ -24,6 +24,7 @@ struct sim_cli {
 	const char *svg;
 	const char *jobs;	/* --jobs FILE: per-job outcome */
 	const char *torus3d;	/* --torus3d topology.yaml|every-size */
+	bool torus3d_bound;	/* --torus3d-bound */
 	bool json;
 	int npol;
 	enum topoml_policy pol[SIM_MAX_POLICIES];
@@ -149,6 +150,9 @@ static void _usage(FILE *f)
 "                          does with CLOUD nodes\n"
 "      --torus3d FILE      slurm-torus3d's box shapes: a Slurm 26.05\n"
 "                          topology.yaml (torus3d), or every-size (default)\n"
+"      --torus3d-bound     topoml on a torus as select/topoml beside\n"
+"                          topology/torus3d: only those shapes, at their\n"
+"                          anchors\n"
 "      --box-wait SECONDS  topoml on a torus: a job without a free exact\n"
 "                          box waits for one up to SECONDS from the first\n"
 "                          time it could start (LocalityWait=; default 0)\n"
@@ -271,7 +275,7 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 {
 	enum { OPT_SVG = 256, OPT_NOBF, OPT_SPREAD, OPT_NOFRAG, OPT_SHARED,
 	       OPT_CLOUD, OPT_JOBS, OPT_TORUS3D, OPT_BOXWAIT, OPT_BOXSPAN,
-	       OPT_TPLACE,
+	       OPT_TPLACE, OPT_T3BOUND,
 	       OPT_HYBRID, OPT_HYBRID_TP, OPT_WEIGHTS, OPT_HYBRID_WAIT };
 	static const struct option longopts[] = {
 		{ "topology", required_argument, NULL, 't' },
@@ -291,6 +295,7 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		{ "cloud-power", no_argument, NULL, OPT_CLOUD },
 		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "torus3d", required_argument, NULL, OPT_TORUS3D },
+		{ "torus3d-bound", no_argument, NULL, OPT_T3BOUND },
 		{ "box-wait", required_argument, NULL, OPT_BOXWAIT },
 		{ "box-wait-span", required_argument, NULL, OPT_BOXSPAN },
 		{ "torus-placement", required_argument, NULL, OPT_TPLACE },
@@ -391,6 +396,9 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 			break;
 		case OPT_TORUS3D:
 			c->torus3d = optarg;
+			break;
+		case OPT_T3BOUND:
+			c->torus3d_bound = true;
 			break;
 		case OPT_BOXWAIT: {
 			int w;
@@ -947,7 +955,8 @@ int cmd_sim(int argc, char **argv)
 	/* slurm-torus3d's shapes: the admin's topology.yaml, or a box of
 	 * every size the torus has (the default) */
 	for (int p = 0; p < c.npol && !t3d && t->family == TOPOML_TORUS; p++)
-		if (c.pol[p] == TOPOML_POLICY_SLURM_TORUS3D || c.torus3d) {
+		if (c.pol[p] == TOPOML_POLICY_SLURM_TORUS3D || c.torus3d ||
+		    c.torus3d_bound) {
 			t3d = c.torus3d && strcmp(c.torus3d, "every-size") ?
 				topoml_torus3d_load(c.torus3d, &err) :
 				topoml_torus3d_every_size(t);
@@ -956,6 +965,7 @@ int cmd_sim(int argc, char **argv)
 				goto out;
 			}
 			t->torus3d = t3d;
+			t->torus3d_only = c.torus3d_bound;
 		}
 	c.topts.machine_nodes = t->nnodes;
 	cli_progress_step("reading %s", c.trace);

@@ -244,9 +244,11 @@ done
 # Measured on 26.05.3 (doc/results.md).  Sharing is asserted beside
 # tree and block (a leaf or block other jobs use counts a quarter leaf or
 # block more free nodes in the fit: pure best fit packed small jobs into
-# barely used ones), beside torus3d (the engine proposes torus3d's own
-# boxes, those touching the fewest busy nodes first, and torus3d must take
-# every one) and with DefaultHint=isolate.
+# barely used ones) and with DefaultHint=isolate.  Beside torus3d the
+# engine proposes torus3d's own boxes, the tightest fit first (as its own
+# boxes: fewer jobs wait, doc/results.md), which torus3d must take every
+# one of; they touch other jobs about as often as torus3d's own choice
+# (sequence of 80: 478 against 445), so sharing is not asserted there.
 fail=0
 cmp_pair() {	# STOCK TOPOML "METRICS ASSERTED"
 	local s=$work/$1.out t=$work/$2.out m a b
@@ -290,7 +292,7 @@ for fam in $FAMILIES; do
 			cmp_pair stock-block topoml-block-astree "span ring"
 		;;
 	torus3d)
-		cmp_pair stock-torus3d topoml-torus3d "span ring shared"
+		cmp_pair stock-torus3d topoml-torus3d "span ring"
 		[ -f "$work/topoml-torus3d-isolate.out" ] &&
 			cmp_pair stock-torus3d topoml-torus3d-isolate \
 				"span ring shared"

@@ -62,10 +62,11 @@ struct shape {
 	int spread;		/* max - min side */
 };
 
+/* A candidate of topoml's own shapes for the box search
+ * (topoml__torus_pick): box first. */
 struct tcand {
-	int o[3];
+	struct topoml_torus_cand box;
 	int align;		/* sides on the shape's own grid */
-	int contact;		/* -1: not computed yet */
 	int busy;
 	int shadow;
 	int brk;		/* free aligned blocks it breaks (_breaks) */
@@ -211,9 +212,12 @@ static int _shape_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* Candidate order without the contact (computed only for the best). */
-static int _tcand_key(const struct tcand *x, const struct tcand *y)
+/* The keys before the fit (topoml__torus_pick): the fewest busy nodes
+ * inside, shadowed ones, free blocks broken, then the most aligned. */
+static int _tcand_key(const void *a, const void *b)
 {
+	const struct tcand *x = a, *y = b;
+
 	if (x->busy != y->busy)
 		return x->busy - y->busy;
 	if (x->shadow != y->shadow)
@@ -223,18 +227,9 @@ static int _tcand_key(const struct tcand *x, const struct tcand *y)
 	return y->align - x->align;
 }
 
-static int _tcand_cmp(const struct tcand *x, const struct tcand *y)
-{
-	int k = _tcand_key(x, y);
-
-	if (k)
-		return k;
-	if (x->contact != y->contact)
-		return y->contact - x->contact;
-	/* then the list's order: lowest origin (z, y, x) of one shape,
-	 * shapes in their order */
-	return x < y ? -1 : x > y;
-}
+/* then the tightest fit, then the list's order: lowest origin (z, y, x)
+ * of one shape, shapes in their order */
+static const struct topoml_torus_rank _tcand_rank = { _tcand_key, NULL };
 
 /* Shapes of volume in [vmin, vmax], cube-like first. */
 static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
@@ -443,14 +438,13 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 					*nc = cnt;
 					return cv;
 				}
-				cv[cnt].o[0] = x;
-				cv[cnt].o[1] = y;
-				cv[cnt].o[2] = z;
+				cv[cnt].box = (struct topoml_torus_cand){
+					.o = { x, y, z }, .s = sh->s,
+					.fit = -1 };
 				cv[cnt].busy = b;
 				cv[cnt].shadow = g->shadow.p ?
 					topoml_psum_wrap(&g->shadow, o,
 							 sh->s) : 0;
-				cv[cnt].contact = -1;
 				cv[cnt].sh = -1;
 				cv[cnt].brk = b ? 0 : _breaks(g, o, sh);
 				cv[cnt].align = 0;
@@ -924,51 +918,18 @@ int topoml__place_torus(const struct place_in *in,
 					cv[j].sh = gend;
 				gend++;
 			}
-			/* best origin first, by repeated selection: a small
-			 * job has thousands of origins, attempts are few;
-			 * contacts only among the best by the other keys,
-			 * in list order, until one touches on every face
-			 * (no later one can beat it) */
-			int maxc = 0;
-
-			for (int h = i; h < gend; h++) {
-				int mc = 0;
-
-				for (int d = 0; d < 3; d++)
-					if (!g.w[d] || sv[h].s[d] < g.d[d])
-						mc += 2 * sv[h].vol /
-						      sv[h].s[d];
-				maxc = mc > maxc ? mc : maxc;
-			}
+			/* best origin first, by repeated selection (a small
+			 * job has thousands of origins, attempts are few): the
+			 * one box search's choice, the tightest fit among the
+			 * best by the keys before it */
 			for (int left = nc; left > 0; left--) {
-				int k = -1;
+				int k = topoml__torus_pick(t, &g.cells, cv,
+							   sizeof(*cv), nc,
+							   &_tcand_rank);
 
-				for (int j = 0; j < nc; j++)
-					if (cv[j].busy >= 0 &&
-					    (k < 0 || _tcand_key(&cv[j],
-								 &cv[k]) < 0))
-						k = j;
-				for (int j = 0; j < nc; j++) {
-					if (cv[j].busy < 0 ||
-					    _tcand_key(&cv[j], &cv[k]))
-						continue;
-					if (cv[j].contact < 0)
-						cv[j].contact =
-							topoml__torus_contact(
-							&g.cells.busy, g.d, g.w,
-							cv[j].o,
-							sv[cv[j].sh].s);
-					if (_tcand_cmp(&cv[j], &cv[k]) < 0)
-						k = j;
-					if (cv[k].contact == maxc)
-						break;
-				}
-				if (_box_set(&g, in, &sv[cv[k].sh], cv[k].o,
-					     set)) {
-					cv[k].busy = -1;
+				if (_box_set(&g, in, &sv[cv[k].sh], cv[k].box.o,
+					     set))
 					continue;
-				}
-				cv[k].busy = -1;
 				if (!topoml__seen_add(&seen, set))
 					continue;
 				if (found++ == in->req->attempt) {

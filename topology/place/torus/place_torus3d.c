@@ -185,31 +185,35 @@ static uint64_t _box_nodes(const topoml_topo_t *t, const int o[3],
 /*
  * topoml's choice among torus3d's boxes (t->torus3d_only: slurmctld runs
  * topology/torus3d, which takes only a listed shape at a listed anchor):
- * the box with the fewest nodes next to another job's node (jobs that
- * touch share links and disturb each other), then torus3d's own
+ * torus3d's listed shapes are the candidate source of topoml's one box
+ * search (topoml__torus_pick): the lowest highest node weight, as
+ * torus3d, then the tightest fit (the most busy cells and mesh edges on
+ * the box's faces, as topoml's own boxes), then torus3d's own
  * fragmentation cost, then torus3d's order.
  */
 struct t3cand {
+	struct topoml_torus_cand box;
 	uint64_t w;		/* highest node weight, as torus3d */
 	int shape;
-	int o[3];
-	int contact;		/* box nodes with a busy neighbour */
 	int frag;
-	int order;
 };
 
-static int _t3cand_cmp(const void *a, const void *b)
+static int _t3cand_w(const void *a, const void *b)
 {
 	const struct t3cand *x = a, *y = b;
 
-	if (x->w != y->w)
-		return x->w < y->w ? -1 : 1;
-	if (x->contact != y->contact)
-		return x->contact - y->contact;
-	if (x->frag != y->frag)
-		return x->frag - y->frag;
-	return x->order - y->order;
+	return x->w != y->w ? (x->w < y->w ? -1 : 1) : 0;
 }
+
+static int _t3cand_frag(const void *a, const void *b)
+{
+	const struct t3cand *x = a, *y = b;
+
+	return x->frag - y->frag;
+}
+
+static const struct topoml_torus_rank _t3cand_rank = { _t3cand_w,
+						       _t3cand_frag };
 
 /* place.c's TOPOML_TORUS engine when t->torus3d_only; ranked (in->k). */
 int topoml__place_torus3d_topoml(const struct place_in *in,
@@ -309,19 +313,19 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 								sizeof(*cv)))
 							goto oom;
 						g = cv;
+						g[nc].box = (struct
+							topoml_torus_cand){
+							.o = { o[0], o[1],
+							       o[2] },
+							.s = s->dims,
+							.fit = -1 };
 						g[nc].w = wt ? _box_nodes(
 							t, o, s->dims, wt,
 							NULL, buf) : 0;
 						g[nc].shape = i;
-						memcpy(g[nc].o, o, sizeof(o));
-						g[nc].contact =
-							topoml__torus_touching(
-							t, in->avail, o,
-							s->dims);
 						g[nc].frag = _frag_cost(
 							&fr, t->dims, o,
 							s->dims);
-						g[nc].order = nc;
 						nc++;
 						continue;
 					}
@@ -359,10 +363,15 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 		set = hwloc_bitmap_alloc();
 		if (!set)
 			goto oom;
-		qsort(cv, nc, sizeof(*cv), _t3cand_cmp);
-		for (int i = 0; i < nc && found < want; i++) {
-			_box_nodes(t, cv[i].o, c->shapes[cv[i].shape].dims,
-				   NULL, set, buf);
+		while (found < want) {
+			int i = topoml__torus_pick(t, &cells, cv, sizeof(*cv),
+						   nc, &_t3cand_rank);
+
+			if (i < 0)
+				break;
+			_box_nodes(t, cv[i].box.o,
+				   c->shapes[cv[i].shape].dims, NULL, set,
+				   buf);
 			if (want > 1 && !topoml__seen_add(&seen, set))
 				continue;
 			if (topoml__placement_from_set(t, set, &out[found]))

@@ -1,7 +1,7 @@
 /*
  * The cells of a 3D torus for its box searches (torus_grid.h): prefix
- * sums of node sets, the nodes of a box, the free-box test and the two
- * contact counts of a box.
+ * sums of node sets, the nodes of a box, the free-box test, the one
+ * tight-fit metric of a box and the choice among candidate boxes by it.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdlib.h>
@@ -152,42 +152,83 @@ int topoml__torus_contact(const struct topoml_psum *busy, const int d[3],
 	return c;
 }
 
-/* Does box cell r (box-relative) of (o, s) have a neighbour outside the
- * box, across axis d on side st, whose node is not in avail? */
-static bool _touches(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
-		     const int o[3], const int s[3], const int r[3], int d,
-		     int st)
+static inline struct topoml_torus_cand *_cand(void *cv, size_t size, int i)
 {
-	int q[3], rr = r[d] + st, v;
-
-	/* inside the box (wrapping boxes of a whole axis) */
-	if (s[d] == t->dims[d] || (rr >= 0 && rr < s[d]))
-		return false;
-	for (int e = 0; e < 3; e++)
-		q[e] = o[e] + r[e];
-	q[d] += st;
-	for (int e = 0; e < 3; e++)
-		q[e] = (q[e] % t->dims[e] + t->dims[e]) % t->dims[e];
-	v = t->coord_node[topoml__torus_pos(t, q)];
-	return v >= 0 && !hwloc_bitmap_isset(avail, v);
+	return (struct topoml_torus_cand *)((char *)cv + (size_t)i * size);
 }
 
-int topoml__torus_touching(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
-			   const int o[3], const int s[3])
+/* The full order of two candidates (topoml__torus_pick). */
+static int _cand_cmp(const struct topoml_torus_rank *r,
+		     const struct topoml_torus_cand *x,
+		     const struct topoml_torus_cand *y)
 {
-	int n = 0;
+	int k = r->before ? r->before(x, y) : 0;
 
-	for (int dz = 0; dz < s[2]; dz++)
-		for (int dy = 0; dy < s[1]; dy++)
-			for (int dx = 0; dx < s[0]; dx++) {
-				int r[3] = { dx, dy, dz };
-				bool hit = false;
+	if (k)
+		return k;
+	if (x->fit != y->fit)
+		return y->fit - x->fit;
+	if (r->after && (k = r->after(x, y)))
+		return k;
+	return x < y ? -1 : x > y;
+}
 
-				for (int d = 0; d < 3 && !hit; d++)
-					hit = _touches(t, avail, o, s, r, d,
-						       -1) ||
-					      _touches(t, avail, o, s, r, d, 1);
-				n += hit;
-			}
-	return n;
+/* The largest fit a box of sides s can have: busy all round. */
+static int _fit_max(const int d[3], const bool w[3], const int *s)
+{
+	int vol = s[0] * s[1] * s[2], m = 0;
+
+	for (int k = 0; k < 3; k++)
+		if (!w[k] || s[k] < d[k])
+			m += 2 * vol / s[k];
+	return m;
+}
+
+int topoml__torus_pick(const topoml_topo_t *t,
+		       const struct topoml_torus_cells *cells, void *cv,
+		       size_t size, int nc, const struct topoml_torus_rank *r)
+{
+	struct topoml_torus_cand *best = NULL;
+	const int *d = t->dims;
+	bool w[3];
+	int k = -1, maxfit = 0;
+
+	for (int e = 0; e < 3; e++)
+		w[e] = t->wrap[e] && d[e] > 1;
+	/* the best by the keys before the fit, the first of them */
+	for (int j = 0; j < nc; j++) {
+		struct topoml_torus_cand *c = _cand(cv, size, j);
+		int m;
+
+		if (c->taken)
+			continue;
+		if (!best || (r->before && r->before(c, best) < 0)) {
+			best = c;
+			k = j;
+		}
+		m = _fit_max(d, w, c->s);
+		maxfit = m > maxfit ? m : maxfit;
+	}
+	if (!best)
+		return -1;
+	/* the fit among those tied with it, in list order, until one is
+	 * busy all round with nothing after the fit to tell them apart (no
+	 * later one can beat it) */
+	for (int j = k; j < nc; j++) {
+		struct topoml_torus_cand *c = _cand(cv, size, j);
+
+		if (c->taken || (r->before && r->before(c, best)))
+			continue;
+		if (c->fit < 0)
+			c->fit = topoml__torus_contact(&cells->busy, d, w,
+						       c->o, c->s);
+		if (_cand_cmp(r, c, best) < 0) {
+			best = c;
+			k = j;
+		}
+		if (!r->after && best->fit == maxfit)
+			break;
+	}
+	best->taken = true;
+	return k;
 }

@@ -1,7 +1,8 @@
 /*
  * The cells of a 3D torus (or mesh) for its box searches: topoml's own
  * boxes (place_torus.c), Slurm 26.05 torus3d's listed shapes
- * (place_torus3d.c) and the simulator's "could a free box have been
+ * (place_torus3d.c), both chosen by one search with one tight-fit metric
+ * (topoml__torus_pick), and the simulator's "could a free box have been
  * taken" (sim/sim.c), one prefix sum and one box walk for all of them.
  * Cells are x fastest (topoml_grid_pos); boxes wrap where the torus does.
  * Internal to libtopoml.
@@ -70,22 +71,50 @@ int topoml__torus_free_box(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 			   int n);
 
 /*
- * How tightly the box (o, s) fits: busy cells (busy: the prefix sums of
- * the not-free cells, holes included) on the six faces just outside it,
- * a mesh edge counting as busy (a side that wraps onto itself has no
- * face).  The more, the fewer free cells the box cuts off.  d: the dims,
- * w: which axes wrap.
+ * The tight fit of the box (o, s), the one metric of every box search:
+ * busy cells (busy: the prefix sums of the not-free cells, holes
+ * included) on the six faces just outside it, a mesh edge counting as
+ * busy (a side that wraps onto itself has no face).  The more, the fewer
+ * free cells the box cuts off from the rest.  d: the dims, w: which axes
+ * wrap.
  */
 int topoml__torus_contact(const struct topoml_psum *busy, const int d[3],
 			  const bool w[3], const int o[3], const int s[3]);
 
 /*
- * The opposite view, for the box chosen among torus3d's shapes: the
- * box's nodes that have a torus neighbour outside the box whose node is
- * not in avail (the jobs that would share links with this one; wrapping
- * on every axis, a side of the whole axis has no neighbour outside).
+ * One candidate box of a search, from either source of shapes: topoml's
+ * own enumeration (place_torus.c) or torus3d's listed shapes at their
+ * anchors (place_torus3d.c).  The first member of each source's own
+ * candidate struct, which holds the source's other keys.
  */
-int topoml__torus_touching(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
-			   const int o[3], const int s[3]);
+struct topoml_torus_cand {
+	int o[3];
+	const int *s;		/* its sides */
+	int fit;		/* topoml__torus_contact(); -1: not yet */
+	bool taken;		/* picked already */
+};
+
+/*
+ * The source's keys, compared as qsort's (lower first) on two of its
+ * candidates: before the fit, and after it to break ties (NULL: none);
+ * the list's order last.
+ */
+struct topoml_torus_rank {
+	int (*before)(const void *a, const void *b);
+	int (*after)(const void *a, const void *b);
+};
+
+/*
+ * The box search's choice: the best candidate not taken yet of the nc in
+ * cv (each size bytes, starting with a struct topoml_torus_cand) on t
+ * with cells, by r's keys before the fit, then the tightest fit, then
+ * r's keys after it, then the list's order; marked taken.  The fit is
+ * computed only for the candidates best by the keys before it.  Its
+ * index, or -1 when every candidate is taken.  Called again for the next
+ * best (later attempts, several proposals).
+ */
+int topoml__torus_pick(const topoml_topo_t *t,
+		       const struct topoml_torus_cells *cells, void *cv,
+		       size_t size, int nc, const struct topoml_torus_rank *r);
 
 #endif
