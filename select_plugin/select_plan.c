@@ -464,11 +464,10 @@ static enum _verdict _plan_will_run(struct _ctx *x, int pass,
 
 int sel_test(const struct sel_job *j, bitstr_t *bitmap,
 	     uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
-	     uint16_t mode, topoml_list_t preemptee_candidates,
-	     topoml_list_t *preemptee_job_list, TOPOML_JT_PARAMS,
-	     long *ct_usec, char *why, size_t whylen)
+	     bool will_run, sel_try_fn try, void *arg, char *why,
+	     size_t whylen)
 {
-	struct _ctx x = { .j = j, .will_run = mode == SELECT_MODE_WILL_RUN };
+	struct _ctx x = { .j = j, .will_run = will_run };
 	struct _cands c = { 0 };
 	enum _verdict v = _CANDS;
 	int result = -1, tried = 0;
@@ -494,12 +493,7 @@ int sel_test(const struct sel_job *j, bitstr_t *bitmap,
 
 			if (!narrow)
 				break;
-			if (sel_cons_tres_test(j->job_ptr, narrow, min_nodes,
-					       max_nodes, req_nodes, mode,
-					       preemptee_candidates,
-					       preemptee_job_list,
-					       TOPOML_JT_ARGS,
-					       ct_usec) == SLURM_SUCCESS) {
+			if (try(arg, narrow) == SLURM_SUCCESS) {
 				bit_copybits(bitmap, narrow);
 				result = tried;
 			} else {
