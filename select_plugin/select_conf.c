@@ -94,7 +94,8 @@ static bool _slurms_topology_file(const char *topo_path)
 	bool same;
 
 	if (!topo_path || (xstrcmp(plugin, "topology/tree") &&
-			   xstrcmp(plugin, "topology/block")))
+			   xstrcmp(plugin, "topology/block") &&
+			   xstrcmp(plugin, "topology/topoml")))
 		return false;
 	conf = get_extra_conf_path("topology.conf");
 	same = conf && !stat(conf, &a) && !stat(topo_path, &b) &&
