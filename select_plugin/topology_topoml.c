@@ -492,9 +492,15 @@ extern void topology_p_get_topology_str(node_record_t *node_ptr,
 }
 
 #if TOPOML_TOPO_RANK
+/*
+ * false: one-node jobs come to eval_nodes too (not cons_tres's
+ * _get_one_res), so that the engine places them as select/topoml does,
+ * where they break no free leaf; the wrapped plugin's answer is unused.
+ */
 extern bool topology_p_allow_one_node(void *tctx)
 {
-	return (*(g_ops.allow_one_node))(_ictx(tctx));
+	(void)tctx;
+	return false;
 }
 
 extern int topology_p_eval_node(topology_eval_t *te, int node_inx)
