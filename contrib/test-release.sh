@@ -101,7 +101,8 @@ if [ $# -eq 0 ]; then
 			select/test_select_boxwait.sh \
 			select/test_select_hybridwait.sh \
 			select/test_select_compare_2605.sh \
-			select/test_topo_plugin.sh
+			select/test_topo_plugin.sh \
+			select/test_topo_rank.sh
 fi
 pass=0 fail=0 skip=0
 mkdir -p "$build/tests/release-logs"

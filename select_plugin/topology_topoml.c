@@ -517,11 +517,75 @@ extern int topology_p_eval_node(topology_eval_t *te, int node_inx)
 	return rc;
 }
 
+/*
+ * The job's nodes in the engine's ring order, the key Slurm sorts task ids
+ * by (slurm_step_layout.c _task_layout_topo): rank = unit << 16 | place
+ * in the ring, where the unit (stepmgr.c groups step nodes by it) counts
+ * the wrapped plugin's units (tree: leaves) as the ring meets them.  false
+ * (the wrapped plugin's ranks kept): no model, a node it lacks, too many
+ * nodes.  g_lock held.
+ */
+static bool _ring_ranks(bitstr_t *node_bitmap, uint32_t *rank, uint32_t n)
+{
+	int *eng = xcalloc(n, sizeof(int));
+	uint32_t *inner = xcalloc(n, sizeof(uint32_t));
+	int *k_of = NULL;
+	uint32_t k = 0, unit = 0, last = 0;
+	bool ok = false;
+
+	if (!g_topo || n >= (1U << TOPO_RANK_ID_SHIFT))
+		goto out;
+	sel_map_nodes();
+	for (int i = 0; next_node_bitmap(node_bitmap, &i); i++) {
+		if (k >= n || g_map[i] < 0)
+			goto out;
+		eng[k++] = g_map[i];
+	}
+	if (k != n)
+		goto out;
+	k_of = xcalloc(g_topo->nnodes, sizeof(int));
+	for (k = 0; k < n; k++)
+		k_of[eng[k]] = k;
+	memcpy(inner, rank, n * sizeof(uint32_t));
+	topoml_ring_order(g_topo, eng, n);
+	for (uint32_t p = 0; p < n; p++) {
+		uint32_t at = k_of[eng[p]];
+		uint32_t u = inner[at] >> TOPO_RANK_ID_SHIFT;
+
+		if (!p || u != last)
+			unit++;
+		last = u;
+		rank[at] = (unit << TOPO_RANK_ID_SHIFT) | p;
+	}
+	ok = true;
+out:
+	xfree(eng);
+	xfree(inner);
+	xfree(k_of);
+	return ok;
+}
+
 extern int topology_p_get_rank(bitstr_t *node_bitmap, uint32_t **node_rank,
 			       uint32_t *size, void *tctx)
 {
-	return (*(g_ops.get_rank))(node_bitmap, node_rank, size,
-				   _ictx(tctx));
+	uint32_t n = node_bitmap ? bit_set_count(node_bitmap) : 0;
+	int rc = (*(g_ops.get_rank))(node_bitmap, node_rank, size,
+				     _ictx(tctx));
+
+	if (rc != SLURM_SUCCESS || n < 2 || !running_in_slurmctld())
+		return rc;
+	if (!*node_rank) {	/* flat: one unit */
+		*node_rank = xcalloc(n, sizeof(uint32_t));
+		*size = n;
+	}
+	if (*size != n)
+		return rc;
+	slurm_mutex_lock(&g_lock);
+	if (!_ring_ranks(node_bitmap, *node_rank, n))
+		debug("topology/topoml: %u nodes keep %s's ranks", n,
+		      g_inner_name);
+	slurm_mutex_unlock(&g_lock);
+	return rc;
 }
 #endif
 
