@@ -322,18 +322,90 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 /* ---- forwarded to the wrapped plugin ------------------------------- */
 
 /*
- * The topology Slurm's tools show (scontrol show topology) travels tagged
- * with the active plugin's id, which is ours: the wrapped plugin's
- * record, retagged, else topology_g_topology_pack() drops it.
+ * The topology Slurm's tools show (scontrol show topology): the wrapped
+ * plugin's record (its switches or blocks) and the engine's model, one
+ * line, made in slurmctld and carried to the client.  It travels tagged
+ * with the active plugin's id, which is ours (else
+ * topology_g_topology_pack() drops it).
  */
+struct _tinfo {
+	void *inner;		/* the wrapped plugin's topoinfo */
+	char *model;		/* the engine's summary, or why none */
+};
+
 static int _own_topoinfo(topology_data_t type, void *data, int rc)
 {
 	dynamic_plugin_data_t **pp = data;
+	struct _tinfo *t;
+	char sum[256];
 
-	if (rc == SLURM_SUCCESS && type == TOPO_DATA_TOPOLOGY_PTR && pp &&
-	    *pp)
-		(*pp)->plugin_id = plugin_id;
+	if (rc != SLURM_SUCCESS || type != TOPO_DATA_TOPOLOGY_PTR || !pp ||
+	    !*pp)
+		return rc;
+	t = xmalloc(sizeof(*t));
+	t->inner = (*pp)->data;
+	slurm_mutex_lock(&g_lock);
+	if (g_topo)
+		topoml_summary(g_topo, sum, sizeof(sum));
+	else
+		snprintf(sum, sizeof(sum), "no model, %s places every job",
+			 g_inner_name);
+	slurm_mutex_unlock(&g_lock);
+	t->model = xstrdup(sum);
+	(*pp)->data = t;
+	(*pp)->plugin_id = plugin_id;
 	return rc;
+}
+
+static int _tinfo_free(void *p)
+{
+	struct _tinfo *t = p;
+	int rc = SLURM_SUCCESS;
+
+	if (!t)
+		return rc;
+	if (t->inner)
+		rc = (*(g_ops.topoinfo_free))(t->inner);
+	xfree(t->model);
+	xfree(t);
+	return rc;
+}
+
+static int _tinfo_pack(void *p, buf_t *buffer, uint16_t protocol_version)
+{
+	struct _tinfo *t = p;
+	char *model = t ? t->model : NULL;
+	int rc = (*(g_ops.topoinfo_pack))(t ? t->inner : NULL, buffer,
+					  protocol_version);
+
+	packstr(model, buffer);
+	return rc;
+}
+
+static int _tinfo_unpack(void **pp, buf_t *buffer, uint16_t protocol_version)
+{
+	struct _tinfo *t = xmalloc(sizeof(*t));
+
+	*pp = t;
+	if ((*(g_ops.topoinfo_unpack))(&t->inner, buffer, protocol_version) !=
+	    SLURM_SUCCESS)
+		goto unpack_error;
+	safe_unpackstr(&t->model, buffer);
+	return SLURM_SUCCESS;
+
+unpack_error:
+	t->inner = NULL;	/* the wrapped plugin frees its own */
+	_tinfo_free(t);
+	*pp = NULL;
+	return SLURM_ERROR;
+}
+
+/* After the wrapped plugin's lines: the model, for the whole cluster. */
+static void _tinfo_print_model(struct _tinfo *t, char *nodes_list,
+			       char **out)
+{
+	if (t && t->model && (!nodes_list || !nodes_list[0]))
+		xstrfmtcat(*out, "topoml model: %s\n", t->model);
 }
 
 #if TOPOML_TOPO_CTX
@@ -426,28 +498,30 @@ extern int topology_p_get(topology_data_t type, void *data, void *tctx)
 
 extern int topology_p_topoinfo_free(void *topoinfo_ptr)
 {
-	return (*(g_ops.topoinfo_free))(topoinfo_ptr);
+	return _tinfo_free(topoinfo_ptr);
 }
 
 extern int topology_p_topoinfo_pack(void *topoinfo_ptr, buf_t *buffer,
 				    uint16_t protocol_version)
 {
-	return (*(g_ops.topoinfo_pack))(topoinfo_ptr, buffer,
-					protocol_version);
+	return _tinfo_pack(topoinfo_ptr, buffer, protocol_version);
 }
 
 extern int topology_p_topoinfo_print(void *topoinfo_ptr, char *nodes_list,
 				     char *unit, char **out)
 {
-	return (*(g_ops.topoinfo_print))(topoinfo_ptr, nodes_list, unit,
-					 out);
+	struct _tinfo *t = topoinfo_ptr;
+	int rc = (*(g_ops.topoinfo_print))(t ? t->inner : NULL, nodes_list,
+					   unit, out);
+
+	_tinfo_print_model(t, nodes_list, out);
+	return rc;
 }
 
 extern int topology_p_topoinfo_unpack(void **topoinfo_pptr, buf_t *buffer,
 				      uint16_t protocol_version)
 {
-	return (*(g_ops.topoinfo_unpack))(topoinfo_pptr, buffer,
-					  protocol_version);
+	return _tinfo_unpack(topoinfo_pptr, buffer, protocol_version);
 }
 
 extern void topology_p_jobinfo_free(void *topo_jobinfo)
@@ -628,7 +702,7 @@ extern int topology_p_split_hostlist(hostlist_t *hl, hostlist_t ***sp_hl,
 
 extern int topology_p_topology_free(void *topoinfo_ptr)
 {
-	return (*(g_ops.topoinfo_free))(topoinfo_ptr);
+	return _tinfo_free(topoinfo_ptr);
 }
 
 extern int topology_p_get(topology_data_t type, void *data)
@@ -639,21 +713,24 @@ extern int topology_p_get(topology_data_t type, void *data)
 extern int topology_p_topology_pack(void *topoinfo_ptr, buf_t *buffer,
 				    uint16_t protocol_version)
 {
-	return (*(g_ops.topoinfo_pack))(topoinfo_ptr, buffer,
-					protocol_version);
+	return _tinfo_pack(topoinfo_ptr, buffer, protocol_version);
 }
 
 extern int topology_p_topology_print(void *topoinfo_ptr, char *nodes_list,
 				     char **out)
 {
-	return (*(g_ops.topoinfo_print))(topoinfo_ptr, nodes_list, out);
+	struct _tinfo *t = topoinfo_ptr;
+	int rc = (*(g_ops.topoinfo_print))(t ? t->inner : NULL, nodes_list,
+					   out);
+
+	_tinfo_print_model(t, nodes_list, out);
+	return rc;
 }
 
 extern int topology_p_topology_unpack(void **topoinfo_pptr, buf_t *buffer,
 				      uint16_t protocol_version)
 {
-	return (*(g_ops.topoinfo_unpack))(topoinfo_pptr, buffer,
-					  protocol_version);
+	return _tinfo_unpack(topoinfo_pptr, buffer, protocol_version);
 }
 
 extern uint32_t topology_p_get_fragmentation(bitstr_t *node_mask)

@@ -4,8 +4,8 @@
 # topology.conf there, and its eval_nodes places whole-node jobs with the
 # engine (fewest leaves, exactly `topoml place`'s answer); a request the
 # engine does not model (--contiguous) gets the wrapped tree plugin's own
-# evaluation; slurmctld and Slurm's tools (scontrol show topology) keep
-# working.  Skips below 24.11 (no topology-plugin eval_nodes there).
+# evaluation; slurmctld and Slurm's tools keep working, and scontrol show
+# topology adds the engine's model to the wrapped plugin's switches.  Skips below 24.11 (no topology-plugin eval_nodes there).
 #
 # 16 emulated nodes c1..c16 on four leaves of 4 under one spine.
 set -u
@@ -96,8 +96,12 @@ id=$(cluster_submit -N 17 -J f 2>/dev/null) && {
 }
 
 # Slurm's own tools through the wrapped plugin.
-scontrol show topology 2>&1 | grep -q "SwitchName=l0 .*Nodes=c\[1-4\]" ||
-	cluster_fail "scontrol show topology: $(scontrol show topology 2>&1 | head -3)"
+topo=$(scontrol show topology 2>&1)
+echo "$topo" | grep -q "SwitchName=l0 .*Nodes=c\[1-4\]" ||
+	cluster_fail "scontrol show topology: $(echo "$topo" | head -3)"
+echo "$topo" | grep -q "^topoml model: fat-tree: 16 nodes, 5 switches (4 leaves)" ||
+	cluster_fail "scontrol show topology shows no model: $topo"
+echo "$topo" | grep topoml
 _cluster_alive "$pid" || cluster_fail "slurmctld died"
 scontrol ping | grep -q "is UP" || cluster_fail "slurmctld does not answer"
 echo "PASS: topology/topoml places whole-node jobs with the engine, falls back to topology/tree"
