@@ -101,6 +101,7 @@ if [ $# -eq 0 ]; then
 			select/test_select_boxwait.sh \
 			select/test_select_hybridwait.sh \
 			select/test_select_compare_2605.sh \
+			select/test_topo_exports.sh \
 			select/test_topo_plugin.sh \
 			select/test_topo_rank.sh
 fi
