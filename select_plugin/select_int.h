@@ -41,7 +41,12 @@ extern uint64_t g_map_gen;	/* bumped when g_topo or g_map change */
 /* When slurmctld last changed its partitions; weak (the clients lack it). */
 extern time_t last_part_update __attribute__((weak));
 
-/* ---- select_topoml.c: glue ----------------------------------------- */
+/* ---- select_util.c ------------------------------------------------- */
+
+/* The plugin the shared code logs for ("select/topoml", "topology/topoml")
+ * and the slurm.conf line that runs without it. */
+extern const char *sel_who;
+extern const char *sel_plain;
 
 /* An error a job can cause, logged once while recent and rate-limited. */
 void sel_error_once(const char *fmt, ...)

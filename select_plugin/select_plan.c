@@ -114,8 +114,8 @@ static void _wait_found(job_record_t *job_ptr, const char *what)
 	int64_t since = topoml_box_wait_forget(&g_box_waits, job_ptr->job_id);
 
 	if (since >= 0)
-		info("select/topoml: %pJ: found %s after waiting %lld s",
-		     job_ptr, what, (long long)(time(NULL) - since));
+		info("%s: %pJ: found %s after waiting %lld s",
+		     sel_who, job_ptr, what, (long long)(time(NULL) - since));
 }
 
 /*
@@ -129,13 +129,13 @@ static bool _wait_more(job_record_t *job_ptr, const char *key, int wait,
 					    time(NULL), wait);
 
 	if (!left) {
-		info("select/topoml: %pJ: no %s after %s=%d s, placed without",
-		     job_ptr, what, key, wait);
+		info("%s: %pJ: no %s after %s=%d s, placed without",
+		     sel_who, job_ptr, what, key, wait);
 		return false;
 	}
 	if (left == wait)
-		info("select/topoml: %pJ waits up to %d s for %s (none free, enough nodes)",
-		     job_ptr, wait, what);
+		info("%s: %pJ waits up to %d s for %s (none free, enough nodes)",
+		     sel_who, job_ptr, wait, what);
 	snprintf(why, whylen, "waiting %lld s more for %s (%s=%d)",
 		 (long long)left, what, key, wait);
 	return true;
@@ -351,8 +351,8 @@ static void _rank(struct _ctx *x, int pass, int max, struct _cands *c,
 	if (g_conf.debug > 1) {
 		char *av = topoml_nodeset_format(g_topo, x->req.avail);
 
-		info("select/topoml: %pJ pass %d: %d nodes of %s, hint %s, max_leaves %d, units %u",
-		     x->j->job_ptr, pass, x->req.nnodes, av,
+		info("%s: %pJ pass %d: %d nodes of %s, hint %s, max_leaves %d, units %u",
+		     sel_who, x->j->job_ptr, pass, x->req.nnodes, av,
 		     topoml_hint_name(x->req.hint), x->req.max_leaves,
 		     x->req.units);
 		free(av);

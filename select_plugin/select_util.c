@@ -21,6 +21,10 @@
 #include "select_int.h"
 #include "log_limit.h"
 
+/* Which plugin the shared code logs for, and its plain Slurm setting. */
+const char *sel_who = "select/topoml";
+const char *sel_plain = "SelectType=select/cons_tres";
+
 /*
  * Errors a job can cause (a forged --ml-comm value in each of many jobs)
  * must not flood the log: each text once while it is recent, at most 5
@@ -43,10 +47,10 @@ void sel_error_once(const char *fmt, ...)
 	show = topoml_log_limit(&limit, fmt, buf, time(NULL), &dropped);
 	slurm_mutex_unlock(&lock);
 	if (show && dropped)
-		error("select/topoml: %s (%lu similar messages suppressed)",
-		      buf, dropped);
+		error("%s: %s (%lu similar messages suppressed)",
+		      sel_who, buf, dropped);
 	else if (show)
-		error("select/topoml: %s", buf);
+		error("%s: %s", sel_who, buf);
 }
 
 long sel_usec_since(const struct timespec *t0)

@@ -149,6 +149,8 @@ static const char *_inner_name(void)
 
 extern int init(void)
 {
+	sel_who = plugin_type;
+	sel_plain = "TopologyPlugin=topology/tree (or block, flat)";
 	g_inner_name = xstrdup(_inner_name());
 	g_inner = plugin_context_create("topo", g_inner_name, (void **)&g_ops,
 					topoml_topo_syms,
