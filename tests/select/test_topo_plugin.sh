@@ -30,6 +30,7 @@ printf 'Debug=1\n' >"$work/topoml.conf"
 CLUSTER_SLURMD=0 CLUSTER_CLOUD=16 CLUSTER_TOPOLOGY=$work/topology.conf \
 	CLUSTER_TOPOLOGY_PLUGIN=topology/topoml \
 	CLUSTER_TOPOML_CONF=$work/topoml.conf \
+	CLUSTER_CONF_EXTRA="PartitionName=shared Nodes=c[1-16] MaxTime=INFINITE State=UP OverSubscribe=NO" \
 	cluster_start topo-plugin || exit $?
 log=$CLUSTER_DIR/log/slurmctld.log
 pid=$(cat "$CLUSTER_DIR/run/slurmctld.pid")
@@ -87,6 +88,29 @@ set -- $idx
 [ "$#" = 2 ] && [ $(($2 - $1)) = 1 ] ||
 	cluster_fail "e: --contiguous job on $e_nodes"
 echo "e 2 --contiguous -> $e_nodes (Slurm's own evaluation)"
+
+# Node-sharing jobs (partition shared, by CPUs) and --switches: the
+# engine too, on one leaf.
+scancel -u root
+for _ in $(seq 1 100); do
+	[ -z "$(squeue -h -o %i)" ] && break
+	sleep 0.1
+done
+id=$(cluster_submit -p shared -n 6 -J g) || cluster_fail "g: sbatch"
+g_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "g (-n 6, shared) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+	cluster_fail "g: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+[ "$(leaves "$g_nodes")" = 1 ] ||
+	cluster_fail "g: -n 6 on $g_nodes, one leaf holds it"
+echo "g -n 6 (shared) -> $g_nodes"
+id=$(cluster_submit -N 3 --switches=1 -J h) || cluster_fail "h: sbatch"
+h_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "h (--switches=1) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+	cluster_fail "h: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+[ "$(leaves "$h_nodes")" = 1 ] || cluster_fail "h: --switches=1 on $h_nodes"
+echo "h -N 3 --switches=1 -> $h_nodes"
 
 # A request no node can hold: pending, never a crash.
 id=$(cluster_submit -N 17 -J f 2>/dev/null) && {
