@@ -257,6 +257,8 @@ static const char *_not_modelled(const topology_eval_t *te)
 		return "no job details";
 	if (job_ptr->details->contiguous)
 		return "--contiguous is Slurm's";
+	if (job_ptr->details->segment_size)
+		return "--segment is Slurm's";
 	if (te->gres_per_job)
 		return "GRES per job are Slurm's";
 	if (te->prefer_alloc_nodes)
