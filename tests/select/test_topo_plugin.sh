@@ -111,6 +111,16 @@ grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
 	cluster_fail "h: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
 [ "$(leaves "$h_nodes")" = 1 ] || cluster_fail "h: --switches=1 on $h_nodes"
 echo "h -N 3 --switches=1 -> $h_nodes"
+id=$(cluster_submit -N 3 -w c12 -x c11 -J i) || cluster_fail "i: sbatch"
+i_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "i (-w c12 -x c11) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+	cluster_fail "i: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+scontrol show hostnames "$i_nodes" | grep -qx c12 ||
+	cluster_fail "i: -w c12 not on c12: $i_nodes"
+scontrol show hostnames "$i_nodes" | grep -qx c11 &&
+	cluster_fail "i: -x c11 on c11: $i_nodes"
+echo "i -N 3 -w c12 -x c11 -> $i_nodes"
 
 # A request no node can hold: pending, never a crash.
 id=$(cluster_submit -N 17 -J f 2>/dev/null) && {
