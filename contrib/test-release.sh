@@ -104,6 +104,7 @@ if [ $# -eq 0 ]; then
 			select/test_topo_exports.sh \
 			select/test_topo_plugin.sh \
 			select/test_topo_block.sh \
+			select/test_topo_torus.sh \
 			select/test_topo_rank.sh
 fi
 pass=0 fail=0 skip=0

@@ -343,9 +343,10 @@ static int _own_topoinfo(topology_data_t type, void *data, int rc)
 	struct _tinfo *t;
 	char sum[256];
 
-	if (rc != SLURM_SUCCESS || type != TOPO_DATA_TOPOLOGY_PTR || !pp ||
-	    !*pp)
+	if (rc != SLURM_SUCCESS || type != TOPO_DATA_TOPOLOGY_PTR || !pp)
 		return rc;
+	if (!*pp)	/* topology/default (24.11) has no record */
+		*pp = xmalloc(sizeof(dynamic_plugin_data_t));
 	t = xmalloc(sizeof(*t));
 	t->inner = (*pp)->data;
 	slurm_mutex_lock(&g_lock);
