@@ -5,7 +5,8 @@
 # are the engine's boxes (exactly `topoml place`'s answer), and scontrol
 # show topology prints the engine's model.
 #
-# 64 emulated nodes c1..c64 on a 4x4x4 torus, x fastest.
+# 64 emulated nodes c1..c64 on a 4x4x4 torus, x fastest, and c65, which
+# the model lacks: a job that needs it gets Slurm's own evaluation.
 set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$TESTS_DIR/lib/cluster.sh"
@@ -23,7 +24,7 @@ cat >"$work/topoml.json" <<'JSON'
 JSON
 printf 'TopologyFile=%s\nDebug=1\n' "$work/topoml.json" >"$work/topoml.conf"
 
-CLUSTER_SLURMD=0 CLUSTER_CLOUD=64 CLUSTER_TOPOLOGY_PLUGIN=topology/topoml \
+CLUSTER_SLURMD=0 CLUSTER_CLOUD=65 CLUSTER_TOPOLOGY_PLUGIN=topology/topoml \
 	CLUSTER_TOPOML_CONF=$work/topoml.conf \
 	cluster_start topo-torus || exit $?
 log=$CLUSTER_DIR/log/slurmctld.log
@@ -46,6 +47,13 @@ for spec in "a 8" "b 4" "c 8" "d 2"; do
 		cluster_fail "$1: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
 	echo "$1 $2 -> $nodes"
 done
+id=$(cluster_submit -N 2 -w c65 -J e) || cluster_fail "e: sbatch"
+nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "e (-w c65) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=-1 .*fallback: " "$log" ||
+	cluster_fail "e: no fallback: $(grep "JobId=$id" "$log" | tail -3)"
+why=$(grep -o "JobId=$id rc=0 attempt=-1 .*" "$log" | head -1)
+echo "e 2 -w c65 -> $nodes (${why#*fallback: })"
 topo=$(scontrol show topology 2>&1)
 echo "$topo" | grep -q "^topoml model: torus" ||
 	cluster_fail "scontrol show topology shows no model: $topo"
