@@ -128,6 +128,12 @@ void sel_plan_clear(void);
  * choice -1 = plain cons_tres. */
 void sel_publish_note(uint32_t job_id, int choice, enum topoml_hint hint,
 		      const char *why);
+/* At job_begin: the job's node_bitmap. */
 void sel_publish(job_record_t *job_ptr);
+/* The SystemComment for the job on node_bitmap (topology/topoml: the
+ * nodes eval_nodes chose). */
+void sel_publish_on(job_record_t *job_ptr, bitstr_t *node_bitmap);
+/* The job's engine nodes in its tasks' order; returns its spares. */
+int sel_job_order(const struct sel_job *j, int *nodes, int n);
 
 #endif

@@ -115,6 +115,11 @@ const char *topoml_topo_syms[] = {
 };
 const size_t topoml_topo_syms_size = sizeof(topoml_topo_syms);
 
+/* The last job eval_nodes placed, for get_rank and the SystemComment
+ * (g_lock held). */
+static job_record_t *g_last_job;
+static bitstr_t *g_last_map;
+
 static topoml_topo_ops_t g_ops;		/* the wrapped plugin */
 static plugin_context_t *g_inner;
 static char *g_inner_name;
@@ -174,6 +179,8 @@ extern int fini(void)
 	slurm_mutex_lock(&g_lock);
 	sel_conf_clear();
 	sel_plan_clear();
+	FREE_NULL_BITMAP(g_last_map);
+	g_last_job = NULL;
 	slurm_mutex_unlock(&g_lock);
 	if (g_inner)
 		rc = plugin_context_destroy(g_inner);
@@ -266,11 +273,37 @@ static const char *_not_modelled(const topology_eval_t *te)
 	return NULL;
 }
 
+/*
+ * The nodes eval_nodes chose for a job, the choice and the reason: the
+ * job's SystemComment (sel_publish_on: its nodes in their order, the
+ * placement's score) as select/topoml writes it at job_begin.  A topology
+ * plugin has no job_begin: 26.05 writes it in get_rank, which cons_tres
+ * calls only for the nodes it allocates (of a job of two nodes or more);
+ * else here, on every evaluation that fits (backfill's plans too: a
+ * pending job shows its planned nodes until it starts).
+ */
+static void _note(job_record_t *job_ptr, bitstr_t *nodes, int attempt,
+		  enum topoml_hint hint, const char *why)
+{
+	slurm_mutex_lock(&g_lock);
+	if (g_topo) {
+		sel_publish_note(job_ptr->job_id, attempt, hint, why);
+		FREE_NULL_BITMAP(g_last_map);
+		g_last_map = bit_copy(nodes);
+		g_last_job = job_ptr;
+		/* 26.05 calls get_rank for more than one node only */
+		if (!TOPOML_TOPO_RANK || bit_set_count(nodes) == 1)
+			sel_publish_on(job_ptr, nodes);
+	}
+	slurm_mutex_unlock(&g_lock);
+}
+
 extern int topology_p_eval_nodes(topology_eval_t *te)
 {
 	struct timespec t0;
 	struct sel_job j;
 	struct _ev a = { .te = te };
+	enum topoml_hint hint = TOPOML_HINT_ALLREDUCE;
 	const char *bad;
 	int attempt = -1, rc;
 	char why[256] = "";
@@ -296,6 +329,7 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 		a.avail_cpus = te->avail_cpus;
 		sel_map_nodes();
 		sel_job_init(&j, te->job_ptr);
+		hint = j.view.hint;
 		attempt = sel_test(&j, a.orig_map, te->min_nodes,
 				   te->max_nodes, te->req_nodes, false, _try,
 				   &a, why, sizeof(why));
@@ -310,6 +344,8 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 		rc = SLURM_ERROR;	/* the site's locality wait */
 	else
 		rc = _inner_eval(te);	/* as stock Slurm */
+	if (rc == SLURM_SUCCESS)
+		_note(te->job_ptr, te->node_map, attempt, hint, why);
 	if (traced || (slurm_conf.debug_flags & DEBUG_FLAG_SELECT_TYPE))
 		info("topology/topoml: eval_nodes %pJ rc=%d attempt=%d nodes=%d total_us=%ld%s%s",
 		     te->job_ptr, rc, attempt,
@@ -604,7 +640,8 @@ extern int topology_p_eval_node(topology_eval_t *te, int node_inx)
  * (the wrapped plugin's ranks kept): no model, a node it lacks, too many
  * nodes.  g_lock held.
  */
-static bool _ring_ranks(bitstr_t *node_bitmap, uint32_t *rank, uint32_t n)
+static bool _ring_ranks(bitstr_t *node_bitmap, uint32_t *rank, uint32_t n,
+			const struct sel_job *j)
 {
 	int *eng = xcalloc(n, sizeof(int));
 	uint32_t *inner = xcalloc(n, sizeof(uint32_t));
@@ -626,7 +663,10 @@ static bool _ring_ranks(bitstr_t *node_bitmap, uint32_t *rank, uint32_t n)
 	for (k = 0; k < n; k++)
 		k_of[eng[k]] = k;
 	memcpy(inner, rank, n * sizeof(uint32_t));
-	topoml_ring_order(g_topo, eng, n);
+	if (j)
+		(void)sel_job_order(j, eng, n);
+	else
+		topoml_ring_order(g_topo, eng, n);
 	for (uint32_t p = 0; p < n; p++) {
 		uint32_t at = k_of[eng[p]];
 		uint32_t u = inner[at] >> TOPO_RANK_ID_SHIFT;
@@ -660,9 +700,23 @@ extern int topology_p_get_rank(bitstr_t *node_bitmap, uint32_t **node_rank,
 	if (*size != n)
 		return rc;
 	slurm_mutex_lock(&g_lock);
-	if (!_ring_ranks(node_bitmap, *node_rank, n))
+	if (g_topo && g_last_job && g_last_map &&
+	    bit_equal(g_last_map, node_bitmap)) {
+		/* the job eval_nodes just placed: its order, its comment */
+		struct sel_job j;
+
+		sel_map_nodes();
+		sel_job_init(&j, g_last_job);
+		sel_publish_on(g_last_job, node_bitmap);
+		if (!_ring_ranks(node_bitmap, *node_rank, n, &j))
+			debug("topology/topoml: %pJ keeps %s's ranks",
+			      g_last_job, g_inner_name);
+	} else if (!_ring_ranks(node_bitmap, *node_rank, n, NULL)) {
 		debug("topology/topoml: %u nodes keep %s's ranks", n,
 		      g_inner_name);
+	}
+	g_last_job = NULL;
+	FREE_NULL_BITMAP(g_last_map);
 	slurm_mutex_unlock(&g_lock);
 	return rc;
 }

@@ -60,7 +60,12 @@ place() {
 		cluster_fail "$name: slurmctld gave $nodes, topoml place says $want (busy: ${busy:-none})"
 	grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
 		cluster_fail "$name: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
-	echo "$name $n -> $nodes ($(leaves "$nodes") leaves)"
+	cmt=$(cluster_job_comment "$id")
+	case "$cmt" in
+	*"placed=topoml"*"order="*) ;;
+	*) cluster_fail "$name: SystemComment '$cmt'" ;;
+	esac
+	echo "$name $n -> $nodes ($(leaves "$nodes") leaves) ${cmt#*topoml: }"
 	eval "${name}_id=$id ${name}_nodes=$nodes"
 }
 
@@ -87,6 +92,11 @@ idx=$(scontrol show hostnames "$e_nodes" | sed 's/^c//' | paste -sd' ')
 set -- $idx
 [ "$#" = 2 ] && [ $(($2 - $1)) = 1 ] ||
 	cluster_fail "e: --contiguous job on $e_nodes"
+cmt=$(cluster_job_comment "$id")
+case "$cmt" in
+*"placed=cons_tres"*) ;;
+*) cluster_fail "e: SystemComment '$cmt'" ;;
+esac
 echo "e 2 --contiguous -> $e_nodes (Slurm's own evaluation)"
 
 # Node-sharing jobs (partition shared, by CPUs) and --switches: the
