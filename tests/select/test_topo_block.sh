@@ -16,6 +16,7 @@ topo_need 2411 "topology/topoml"
 	{ echo "SKIP: topology/topoml not built (needs a Slurm 24.11+ source)"; exit 77; }
 [ -x "$SEL_TOPOML" ] || { echo "FAIL: $SEL_TOPOML missing"; exit 1; }
 
+work=""
 cluster_tmpdir work topo-block
 {
 	for b in 0 1 2 3; do
@@ -40,6 +41,7 @@ blocks() {
 }
 
 for spec in "a 2" "b 3" "c 4"; do
+	# shellcheck disable=SC2086 # two words
 	set -- $spec
 	busy=$(cluster_nodes_allocated)
 	# shellcheck disable=SC2046

@@ -18,6 +18,7 @@ syms=$(sed -n '/^static const char \*syms\[\] = {/,/};/p' \
 	"$src/src/interfaces/topology.c" | grep -o '"[a-z_]*"' | tr -d '"')
 [ "$(echo "$syms" | wc -l)" -ge 14 ] ||
 	{ echo "FAIL: no syms[] in $src/src/interfaces/topology.c"; exit 1; }
+# shellcheck disable=SC2086 # one symbol a word
 want=$(printf '%s\n' $syms plugin_name plugin_type plugin_version init \
 	fini idle_node_bitmap job_list | sort -u)
 have=$(nm -D --defined-only "$so" | awk '{print $3}' | sort -u)
@@ -26,11 +27,11 @@ extra=$(comm -13 <(echo "$want") <(echo "$have"))
 missing=$(comm -23 <(echo "$want") <(echo "$have"))
 rc=0
 if [ -n "$extra" ]; then
-	echo "FAIL: exported beyond Slurm's plugin symbols:" $extra
+	echo "FAIL: exported beyond Slurm's plugin symbols: $(echo "$extra" | paste -sd' ')"
 	rc=1
 fi
 if [ -n "$missing" ]; then
-	echo "FAIL: not exported:" $missing
+	echo "FAIL: not exported: $(echo "$missing" | paste -sd' ')"
 	rc=1
 fi
 [ $rc = 0 ] && echo "ok: $(echo "$have" | wc -l) symbols, all Slurm's" \

@@ -18,6 +18,7 @@ topo_need 2411 "topology/topoml"
 	{ echo "SKIP: topology/topoml not built (needs a Slurm 24.11+ source)"; exit 77; }
 [ -x "$SEL_TOPOML" ] || { echo "FAIL: $SEL_TOPOML missing"; exit 1; }
 
+work=""
 cluster_tmpdir work topo-plugin
 {
 	for l in 0 1 2 3; do
@@ -66,9 +67,11 @@ place() {
 	*) cluster_fail "$name: SystemComment '$cmt'" ;;
 	esac
 	echo "$name $n -> $nodes ($(leaves "$nodes") leaves) ${cmt#*topoml: }"
-	eval "${name}_id=$id ${name}_nodes=$nodes"
+	printf -v "${name}_id" %s "$id"
+	printf -v "${name}_nodes" %s "$nodes"
 }
 
+a_id="" b_nodes="" c_nodes="" d_nodes=""
 place a 1
 place b 3
 [ "$(leaves "$b_nodes")" = 1 ] ||
@@ -88,10 +91,11 @@ e_nodes=$(cluster_job_wait_start "$id") ||
 	cluster_fail "e (--contiguous) did not start: $(cluster_job_reason "$id")"
 grep -q "eval_nodes JobId=$id rc=0 attempt=-1 .*fallback: --contiguous" \
 	"$log" || cluster_fail "e: no fallback logged: $(grep "JobId=$id" "$log" | tail -3)"
-idx=$(scontrol show hostnames "$e_nodes" | sed 's/^c//' | paste -sd' ')
-set -- $idx
-[ "$#" = 2 ] && [ $(($2 - $1)) = 1 ] ||
+read -r i1 i2 rest < <(scontrol show hostnames "$e_nodes" | sed 's/^c//' |
+	paste -sd' ')
+if [ -n "${rest:-}" ] || [ -z "${i2:-}" ] || [ $((i2 - i1)) != 1 ]; then
 	cluster_fail "e: --contiguous job on $e_nodes"
+fi
 cmt=$(cluster_job_comment "$id")
 case "$cmt" in
 *"placed=cons_tres"*) ;;

@@ -15,6 +15,7 @@ cluster_need_release 2605 "topology/topoml get_rank"
 [ -f "$TOP_BUILDDIR/select_plugin/.libs/topology_topoml.so" ] ||
 	{ echo "SKIP: topology/topoml not built"; exit 77; }
 
+work=""
 cluster_tmpdir work topo-rank
 cat >"$work/topology.conf" <<'TOPO'
 SwitchName=l0 Nodes=n[1-2]

@@ -17,6 +17,7 @@ topo_need 2411 "topology/topoml"
 	{ echo "SKIP: topology/topoml not built (needs a Slurm 24.11+ source)"; exit 77; }
 [ -x "$SEL_TOPOML" ] || { echo "FAIL: $SEL_TOPOML missing"; exit 1; }
 
+work=""
 cluster_tmpdir work topo-torus
 cat >"$work/topoml.json" <<'JSON'
 { "family": "torus", "dims": [4, 4, 4], "wrap": [true, true, true],
@@ -33,6 +34,7 @@ grep -q "topology/topoml: wraps topology/\(default\|flat\)" "$log" ||
 	cluster_fail "not wrapping Slurm's flat plugin: $(grep -i topo "$log" | tail -5)"
 
 for spec in "a 8" "b 4" "c 8" "d 2"; do
+	# shellcheck disable=SC2086 # two words
 	set -- $spec
 	busy=$(cluster_nodes_allocated)
 	# shellcheck disable=SC2046
