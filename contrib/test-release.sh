@@ -7,7 +7,8 @@
 # holds the release's configured source tree (slurm-VERSION/src and build)
 # and select/topoml supports the release (22.05 and later: 22.05, 23.11,
 # 24.11, 25.11, 26.05 built here; 23.02, 24.05 guarded, untested),
-# select_topoml.so is built against it too and the select tests run.
+# select_topoml.so is built against it too and the select tests run;
+# from 24.11 topology_topoml.so (TopologyPlugin=topology/topoml) as well.
 #
 # usage: contrib/test-release.sh [--compile] VERSION [TEST ...]
 #        (TEST: a path under tests/, default: the SPANK and ckpt cluster
@@ -70,7 +71,10 @@ fi
 	fi
 } >make.log 2>&1 || { tail -30 make.log; echo "0 passed, 1 failed"; exit 1; }
 if [ -n "$compile" ]; then
-	echo "PASS: topoml.so${sel:+, select_topoml.so} and the tests compile against Slurm $ver"
+	topo=""
+	[ -f select_plugin/.libs/topology_topoml.so ] &&
+		topo=", topology_topoml.so"
+	echo "PASS: topoml.so${sel:+, select_topoml.so}$topo and the tests compile against Slurm $ver"
 	echo "1 passed, 0 failed"
 	exit 0
 fi
@@ -96,7 +100,12 @@ if [ $# -eq 0 ]; then
 			select/test_select_torus3d.sh \
 			select/test_select_boxwait.sh \
 			select/test_select_hybridwait.sh \
-			select/test_select_compare_2605.sh
+			select/test_select_compare_2605.sh \
+			select/test_topo_exports.sh \
+			select/test_topo_plugin.sh \
+			select/test_topo_block.sh \
+			select/test_topo_torus.sh \
+			select/test_topo_rank.sh
 fi
 pass=0 fail=0 skip=0
 mkdir -p "$build/tests/release-logs"

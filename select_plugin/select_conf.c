@@ -50,9 +50,10 @@ static void _errors_log(topoml_errors_t *err, bool is_fatal)
 	int i;
 
 	for (i = 0; i < err->n; i++)
-		error("select/topoml: %s", err->msg[i]);
+		error("%s: %s", sel_who, err->msg[i]);
 	if (is_fatal)
-		fatal("select/topoml: bad site configuration (above); fix it or set SelectType=select/cons_tres");
+		fatal("%s: bad site configuration (above); fix it or set %s",
+		      sel_who, sel_plain);
 }
 
 /*
@@ -94,7 +95,8 @@ static bool _slurms_topology_file(const char *topo_path)
 	bool same;
 
 	if (!topo_path || (xstrcmp(plugin, "topology/tree") &&
-			   xstrcmp(plugin, "topology/block")))
+			   xstrcmp(plugin, "topology/block") &&
+			   xstrcmp(plugin, "topology/topoml")))
 		return false;
 	conf = get_extra_conf_path("topology.conf");
 	same = conf && !stat(conf, &a) && !stat(topo_path, &b) &&
@@ -123,10 +125,10 @@ static topoml_topo_t *_load_topology(const struct topoml_siteconf *c,
 	t = topoml_load_judged(topo_path, c->topology_format, err, &warn,
 			       refused);
 	for (i = 0; i < warn.n && i < TOPO_WARNINGS_SHOWN; i++)
-		error("select/topoml: warning: %s", warn.msg[i]);
+		error("%s: warning: %s", sel_who, warn.msg[i]);
 	if (warn.n > TOPO_WARNINGS_SHOWN)
-		error("select/topoml: warning: ... and %d more about %s",
-		      warn.n - TOPO_WARNINGS_SHOWN, topo_path);
+		error("%s: warning: ... and %d more about %s",
+		      sel_who, warn.n - TOPO_WARNINGS_SHOWN, topo_path);
 	topoml_errors_clear(&warn);
 	if (t && c->family && (int)t->family != c->family) {
 		topoml_errors_add(err, "%s: Family=%s but %s describes a %s",
@@ -160,16 +162,16 @@ static struct topoml_torus3d *_torus3d_bind(topoml_topo_t *topo,
 	if (access(yaml, F_OK) == 0 &&
 	    (c = topoml_torus3d_load(yaml, &err)) &&
 	    topoml_torus3d_bind(topo, c, why, sizeof(why))) {
-		info("select/topoml: not bound to torus3d's boxes: %s", why);
+		info("%s: not bound to torus3d's boxes: %s", sel_who, why);
 		topoml_torus3d_free(c);
 		c = NULL;
 	} else if (c) {
-		info("select/topoml: %s: the engine proposes torus3d's %d box shapes only",
-		     yaml, c->nshapes);
+		info("%s: %s: the engine proposes torus3d's %d box shapes only",
+		     sel_who, yaml, c->nshapes);
 	} else if (err.n) {
 		/* no torus3d section (tree, block) or a bad one */
-		info("select/topoml: not bound to torus3d's boxes: %s",
-		     err.msg[0]);
+		info("%s: not bound to torus3d's boxes: %s",
+		     sel_who, err.msg[0]);
 	}
 	topoml_errors_clear(&err);
 	xfree(yaml);
@@ -204,22 +206,22 @@ int sel_conf_load(bool at_start)
 		/* deprecated names, settings that do nothing as set */
 		nnotes = topoml_siteconf_notes(&conf, notes, 8);
 		for (int i = 0; i < nnotes; i++)
-			info("select/topoml: %s: %s", path, notes[i]);
+			info("%s: %s: %s", sel_who, path, notes[i]);
 	} else {
-		info("select/topoml: no %s, using defaults", path);
+		info("%s: no %s, using defaults", sel_who, path);
 	}
 	if (conf.placement) {
 		topo_path = topoml_siteconf_topology_path(&conf, dir);
 		if (!topo_path && !conf.path) {
 			/* No site files at all: behave as cons_tres. */
-			info("select/topoml: no topology file in %s, jobs get plain cons_tres",
-			     dir);
+			info("%s: no topology file in %s, jobs get plain cons_tres",
+			     sel_who, dir);
 			rc = SLURM_SUCCESS;
 			goto out;
 		}
 		if (_foreign_topology_conf(&conf, topo_path)) {
-			info("select/topoml: %s is %s's, not a network the engine reads: jobs get plain cons_tres",
-			     topo_path, slurm_conf.topology_plugin);
+			info("%s: %s is %s's, not a network the engine reads: jobs get plain cons_tres",
+			     sel_who, topo_path, slurm_conf.topology_plugin);
 			free(topo_path);
 			topo_path = NULL;
 			rc = SLURM_SUCCESS;
@@ -229,8 +231,8 @@ int sel_conf_load(bool at_start)
 		if (!topo && _slurms_topology_file(topo_path) &&
 		    (!refused || !at_start)) {
 			_errors_log(&err, false);
-			error("select/topoml: %s: %s; jobs get plain cons_tres placement until it is fixed (then scontrol reconfigure)",
-			      topo_path, refused ?
+			error("%s: %s: %s; jobs get plain cons_tres placement until it is fixed (then scontrol reconfigure)",
+			      sel_who, topo_path, refused ?
 			      "Slurm's topology plugin refuses it too" :
 			      "Slurm's topology plugin runs with it, but topoml cannot model its network (above)");
 			topoml_errors_clear(&err);
@@ -243,13 +245,13 @@ int sel_conf_load(bool at_start)
 		t3d = _torus3d_bind(topo, dir);
 		if (topoml_siteconf_wait_inert_on(&conf, topo, notes[0],
 						  sizeof(notes[0])))
-			info("select/topoml: %s: %s", path, notes[0]);
+			info("%s: %s: %s", sel_who, path, notes[0]);
 	}
 	rc = SLURM_SUCCESS;
 out:
 	if (rc != SLURM_SUCCESS) {
 		_errors_log(&err, at_start);
-		error("select/topoml: keeping the previous configuration");
+		error("%s: keeping the previous configuration", sel_who);
 		topoml_siteconf_clear(&conf);
 		free(topo_path);
 	} else {
@@ -264,7 +266,7 @@ out:
 			snprintf(sum, sizeof(sum), "%s",
 				 conf.placement ? "no topology, plain cons_tres"
 						: "Placement=off, plain cons_tres");
-		info("select/topoml: %s: %s%s%s", path, sum,
+		info("%s: %s: %s%s%s", sel_who, path, sum,
 		     topo_path ? " from " : "", topo_path ? topo_path : "");
 		slurm_mutex_lock(&g_lock);
 		topoml_siteconf_clear(&g_conf);
@@ -313,12 +315,12 @@ void sel_map_nodes(void)
 	}
 	g_map_count = node_record_count;
 	g_map_gen++;
-	info("select/topoml: %d of %d Slurm nodes are in the topology (ring order of each job in its SystemComment)",
-	     node_record_count - unmapped, node_record_count);
+	info("%s: %d of %d Slurm nodes are in the topology (ring order of each job in its SystemComment)",
+	     sel_who, node_record_count - unmapped, node_record_count);
 	/* Slurm leaves them out too ("Invalid hostnames ..."): say so */
 	if (g_topo->nnodes > node_record_count - unmapped)
-		info("select/topoml: %d of the topology's %d nodes are no Slurm node; never chosen",
-		     g_topo->nnodes - (node_record_count - unmapped),
+		info("%s: %d of the topology's %d nodes are no Slurm node; never chosen",
+		     sel_who, g_topo->nnodes - (node_record_count - unmapped),
 		     g_topo->nnodes);
 }
 

@@ -1,7 +1,7 @@
 /*
  * select/topoml's parts, as cons_tres separates glue, state and planning:
  *   select_topoml.c  the ops: init/fini, forwarding to cons_tres, job_test
- *   select_util.c    cons_tres's job test timed, errors logged once
+ *   select_util.c    errors logged once, timing
  *   select_conf.c    site configuration, reload, the node map
  *   select_job.c     the job view and candidates, from job_record_t
  *   select_plan.c    run-now and will-run plans, the locality wait
@@ -41,19 +41,17 @@ extern uint64_t g_map_gen;	/* bumped when g_topo or g_map change */
 /* When slurmctld last changed its partitions; weak (the clients lack it). */
 extern time_t last_part_update __attribute__((weak));
 
-/* ---- select_topoml.c: glue ----------------------------------------- */
+/* ---- select_util.c ------------------------------------------------- */
+
+/* The plugin the shared code logs for ("select/topoml", "topology/topoml")
+ * and the slurm.conf line that runs without it. */
+extern const char *sel_who;
+extern const char *sel_plain;
 
 /* An error a job can cause, logged once while recent and rate-limited. */
 void sel_error_once(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 long sel_usec_since(const struct timespec *t0);
-/* cons_tres's job_test, its time added to *usec. */
-int sel_cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
-		       uint32_t min_nodes, uint32_t max_nodes,
-		       uint32_t req_nodes, uint16_t mode,
-		       topoml_list_t preemptee_candidates,
-		       topoml_list_t *preemptee_job_list,
-		       TOPOML_JT_PARAMS, long *usec);
 
 /* ---- select_conf.c ------------------------------------------------- */
 
@@ -107,16 +105,21 @@ hwloc_bitmap_t sel_part_nodes(job_record_t *job_ptr);
 
 #define SEL_WAITING	(-2)	/* sel_test: the job waits (LocalityWait) */
 /*
- * The engine's plan tried with cons_tres: on success bitmap holds the
- * nodes cons_tres took and the number of engine choices it could not fit
- * before is returned (choice=); else -1 with the reason in why, or
- * SEL_WAITING.
+ * Tries one of the engine's choices with Slurm's own placement (cons_tres's
+ * job_test for select/topoml, the wrapped topology plugin's eval_nodes for
+ * topology/topoml): SLURM_SUCCESS when the job fits, narrow then holding
+ * the nodes taken; else whatever it changed is undone.
+ */
+typedef int (*sel_try_fn)(void *arg, bitstr_t *narrow);
+/*
+ * The engine's plan tried with try: on success bitmap holds the nodes
+ * taken and the number of engine choices that did not fit before is
+ * returned (choice=); else -1 with the reason in why, or SEL_WAITING.
  */
 int sel_test(const struct sel_job *j, bitstr_t *bitmap,
 	     uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
-	     uint16_t mode, topoml_list_t preemptee_candidates,
-	     topoml_list_t *preemptee_job_list, TOPOML_JT_PARAMS,
-	     long *ct_usec, char *why, size_t whylen);
+	     bool will_run, sel_try_fn try, void *arg, char *why,
+	     size_t whylen);
 void sel_plan_clear(void);
 
 /* ---- select_publish.c ---------------------------------------------- */
@@ -125,6 +128,12 @@ void sel_plan_clear(void);
  * choice -1 = plain cons_tres. */
 void sel_publish_note(uint32_t job_id, int choice, enum topoml_hint hint,
 		      const char *why);
+/* At job_begin: the job's node_bitmap. */
 void sel_publish(job_record_t *job_ptr);
+/* The SystemComment for the job on node_bitmap (topology/topoml: the
+ * nodes eval_nodes chose). */
+void sel_publish_on(job_record_t *job_ptr, bitstr_t *node_bitmap);
+/* The job's engine nodes in its tasks' order; returns its spares. */
+int sel_job_order(const struct sel_job *j, int *nodes, int n);
 
 #endif

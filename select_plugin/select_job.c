@@ -88,7 +88,8 @@ static uint64_t _job_gpus(job_record_t *job_ptr, uint32_t nodes)
 
 void sel_job_init(struct sel_job *j, job_record_t *job_ptr)
 {
-	struct job_details *d = job_ptr->details;
+	/* job_details_t from 23.02; 22.05 has only struct job_details */
+	__typeof__(job_ptr->details) d = job_ptr->details;
 	uint32_t tpn = d ? d->ntasks_per_node : 0;
 
 	memset(j, 0, sizeof(*j));

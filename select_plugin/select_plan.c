@@ -114,8 +114,8 @@ static void _wait_found(job_record_t *job_ptr, const char *what)
 	int64_t since = topoml_box_wait_forget(&g_box_waits, job_ptr->job_id);
 
 	if (since >= 0)
-		info("select/topoml: %pJ: found %s after waiting %lld s",
-		     job_ptr, what, (long long)(time(NULL) - since));
+		info("%s: %pJ: found %s after waiting %lld s",
+		     sel_who, job_ptr, what, (long long)(time(NULL) - since));
 }
 
 /*
@@ -129,13 +129,13 @@ static bool _wait_more(job_record_t *job_ptr, const char *key, int wait,
 					    time(NULL), wait);
 
 	if (!left) {
-		info("select/topoml: %pJ: no %s after %s=%d s, placed without",
-		     job_ptr, what, key, wait);
+		info("%s: %pJ: no %s after %s=%d s, placed without",
+		     sel_who, job_ptr, what, key, wait);
 		return false;
 	}
 	if (left == wait)
-		info("select/topoml: %pJ waits up to %d s for %s (none free, enough nodes)",
-		     job_ptr, wait, what);
+		info("%s: %pJ waits up to %d s for %s (none free, enough nodes)",
+		     sel_who, job_ptr, wait, what);
 	snprintf(why, whylen, "waiting %lld s more for %s (%s=%d)",
 		 (long long)left, what, key, wait);
 	return true;
@@ -351,8 +351,8 @@ static void _rank(struct _ctx *x, int pass, int max, struct _cands *c,
 	if (g_conf.debug > 1) {
 		char *av = topoml_nodeset_format(g_topo, x->req.avail);
 
-		info("select/topoml: %pJ pass %d: %d nodes of %s, hint %s, max_leaves %d, units %u",
-		     x->j->job_ptr, pass, x->req.nnodes, av,
+		info("%s: %pJ pass %d: %d nodes of %s, hint %s, max_leaves %d, units %u",
+		     sel_who, x->j->job_ptr, pass, x->req.nnodes, av,
 		     topoml_hint_name(x->req.hint), x->req.max_leaves,
 		     x->req.units);
 		free(av);
@@ -464,11 +464,10 @@ static enum _verdict _plan_will_run(struct _ctx *x, int pass,
 
 int sel_test(const struct sel_job *j, bitstr_t *bitmap,
 	     uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
-	     uint16_t mode, topoml_list_t preemptee_candidates,
-	     topoml_list_t *preemptee_job_list, TOPOML_JT_PARAMS,
-	     long *ct_usec, char *why, size_t whylen)
+	     bool will_run, sel_try_fn try, void *arg, char *why,
+	     size_t whylen)
 {
-	struct _ctx x = { .j = j, .will_run = mode == SELECT_MODE_WILL_RUN };
+	struct _ctx x = { .j = j, .will_run = will_run };
 	struct _cands c = { 0 };
 	enum _verdict v = _CANDS;
 	int result = -1, tried = 0;
@@ -494,12 +493,7 @@ int sel_test(const struct sel_job *j, bitstr_t *bitmap,
 
 			if (!narrow)
 				break;
-			if (sel_cons_tres_test(j->job_ptr, narrow, min_nodes,
-					       max_nodes, req_nodes, mode,
-					       preemptee_candidates,
-					       preemptee_job_list,
-					       TOPOML_JT_ARGS,
-					       ct_usec) == SLURM_SUCCESS) {
+			if (try(arg, narrow) == SLURM_SUCCESS) {
 				bit_copybits(bitmap, narrow);
 				result = tried;
 			} else {

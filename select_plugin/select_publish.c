@@ -42,29 +42,61 @@ void sel_publish_note(uint32_t job_id, int choice, enum topoml_hint hint,
 }
 
 /*
+ * The job's engine nodes in the order its tasks get: the ring, spares
+ * last (--ml-spares), the workers by pipeline and tensor groups
+ * (--ml-parallel); returns how many spares.
+ */
+int sel_job_order(const struct sel_job *j, int *nodes, int n)
+{
+	struct topoml_parallel par;
+	int spares, tpn;
+
+	topoml_ring_order(g_topo, nodes, n);
+	/*
+	 * --ml-spares=K: the job asked -N workers+K and the engine placed
+	 * them together; its spares go last in order= (jobcomment.h), so
+	 * that both plugins and topoml-run agree which nodes they are.
+	 */
+	spares = topoml_spares_last(g_topo, nodes, n, j->view.spares);
+	/*
+	 * --ml-parallel: the workers in the order topoml_hybrid_rank gave
+	 * the job's nodes (pipeline stages kept inside spine subtrees or
+	 * dragonfly groups), so RANK follows it; the spares stay last.
+	 */
+	if (topoml_job_view_parallel(&j->view, g_topo, n - spares, &par,
+				     &tpn))
+		(void)topoml_hybrid_order(g_topo, nodes, n - spares, tpn,
+					  &par, g_conf.hybrid_weights);
+	return spares;
+}
+
+void sel_publish(job_record_t *job_ptr)
+{
+	sel_publish_on(job_ptr, job_ptr->node_bitmap);
+}
+
+/*
  * Score the job's nodes in the engine's ring order and publish it in the
  * job's SystemComment (scontrol show job), e.g.
  * "topoml: placed=topoml hint=allreduce leaves=2/2 ring=12/12 order=c[1-8]".
  */
-void sel_publish(job_record_t *job_ptr)
+void sel_publish_on(job_record_t *job_ptr, bitstr_t *node_bitmap)
 {
 	struct topoml_placement pl = { 0 };
 	struct topoml_comment c = { .global_hops = -1 };
-	struct topoml_parallel par;
 	struct sel_job j;
 	hwloc_bitmap_t avail = NULL;
 	char *msg = NULL, *merged;
-	int i, n = 0, tpn;
+	int i, n = 0;
 
-	if (!g_topo || !job_ptr->node_bitmap)
+	if (!g_topo || !node_bitmap)
 		return;
 	sel_map_nodes();
 	sel_job_init(&j, job_ptr);
-	pl.nodes = xcalloc(bit_set_count(job_ptr->node_bitmap) + 1,
-			   sizeof(int));
+	pl.nodes = xcalloc(bit_set_count(node_bitmap) + 1, sizeof(int));
 	avail = hwloc_bitmap_alloc();
-	for (i = 0; i < bit_size(job_ptr->node_bitmap); i++) {
-		if (!bit_test(job_ptr->node_bitmap, i))
+	for (i = 0; i < bit_size(node_bitmap); i++) {
+		if (!bit_test(node_bitmap, i))
 			continue;
 		if (i >= g_map_count || g_map[i] < 0)
 			goto out;	/* not a topology job */
@@ -79,22 +111,7 @@ void sel_publish(job_record_t *job_ptr)
 		     bit_test(job_ptr->part_ptr->node_bitmap, i)))
 			hwloc_bitmap_set(avail, g_map[i]);
 	pl.n = n;
-	topoml_ring_order(g_topo, pl.nodes, n);
-	/*
-	 * --ml-spares=K: the job asked -N workers+K and the engine placed
-	 * them together; its spares go last in order= (jobcomment.h), so
-	 * that both plugins and topoml-run agree which nodes they are.
-	 */
-	c.spares = topoml_spares_last(g_topo, pl.nodes, n, j.view.spares);
-	/*
-	 * --ml-parallel: the workers in the order topoml_hybrid_rank gave
-	 * the job's nodes (pipeline stages kept inside spine subtrees or
-	 * dragonfly groups), so RANK follows it; the spares stay last.
-	 */
-	if (topoml_job_view_parallel(&j.view, g_topo, n - c.spares, &par,
-				     &tpn))
-		(void)topoml_hybrid_order(g_topo, pl.nodes, n - c.spares, tpn,
-					  &par, g_conf.hybrid_weights);
+	c.spares = sel_job_order(&j, pl.nodes, n);
 	topoml_score(g_topo, avail, &pl);
 	/*
 	 * order= is the one ring order the job's tasks get: topoml.so reads
@@ -128,7 +145,7 @@ void sel_publish(job_record_t *job_ptr)
 	}
 	if (g_conf.debug > 0 ||
 	    (slurm_conf.debug_flags & DEBUG_FLAG_SELECT_TYPE))
-		info("select/topoml: %pJ %s%s%s", job_ptr, msg,
+		info("%s: %pJ %s%s%s", sel_who, job_ptr, msg,
 		     (g_last.job_id == job_ptr->job_id && g_last.why[0] &&
 		      g_last.choice < 0) ? " fallback: " : "",
 		     (g_last.job_id == job_ptr->job_id &&

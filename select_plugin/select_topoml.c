@@ -93,6 +93,62 @@ done:
 	return rc;
 }
 
+/* cons_tres's job_test, its time added to *usec. */
+static int _cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
+			   uint32_t min_nodes, uint32_t max_nodes,
+			   uint32_t req_nodes, uint16_t mode,
+			   topoml_list_t preemptee_candidates,
+			   topoml_list_t *preemptee_job_list,
+			   TOPOML_JT_PARAMS, long *usec)
+{
+	struct timespec t0;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = (*(topoml_ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes,
+				      req_nodes, mode, preemptee_candidates,
+				      preemptee_job_list, TOPOML_JT_ARGS);
+	*usec += sel_usec_since(&t0);
+	return rc;
+}
+
+/* One job_test call's arguments, for sel_test's tries (_try). */
+struct _jt {
+	job_record_t *job_ptr;
+	uint32_t min_nodes, max_nodes, req_nodes;
+	uint16_t mode;
+	topoml_list_t preemptee_candidates;
+	topoml_list_t *preemptee_job_list;
+#if TOPOML_JT_WILL_RUN
+	resv_exc_t *resv_exc_ptr;
+	will_run_data_t *will_run_ptr;
+#elif TOPOML_JT_RESV_EXC
+	resv_exc_t *resv_exc_ptr;
+#else
+	bitstr_t *exc_core_bitmap;
+#endif
+	long usec;
+};
+
+/* sel_test's try: cons_tres on the engine's choice. */
+static int _try(void *arg, bitstr_t *narrow)
+{
+	struct _jt *a = arg;
+#if TOPOML_JT_WILL_RUN
+	resv_exc_t *resv_exc_ptr = a->resv_exc_ptr;
+	will_run_data_t *will_run_ptr = a->will_run_ptr;
+#elif TOPOML_JT_RESV_EXC
+	resv_exc_t *resv_exc_ptr = a->resv_exc_ptr;
+#else
+	bitstr_t *exc_core_bitmap = a->exc_core_bitmap;
+#endif
+
+	return _cons_tres_test(a->job_ptr, narrow, a->min_nodes, a->max_nodes,
+			       a->req_nodes, a->mode, a->preemptee_candidates,
+			       a->preemptee_job_list, TOPOML_JT_ARGS,
+			       &a->usec);
+}
+
 /*
  * slurmctld loads every select plugin in PluginDir, the configured one or
  * not: only the configured one reads topoml.conf, so that a site file meant
@@ -181,10 +237,26 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			sel_error_once("JobId=%u: unknown --ml-comm value '%.60s', using the default",
 				       job_ptr->job_id, j.view.bad_hint);
 		hint = j.view.hint;
+		struct _jt a = {
+			.job_ptr = job_ptr, .min_nodes = min_nodes,
+			.max_nodes = max_nodes, .req_nodes = req_nodes,
+			.mode = mode,
+			.preemptee_candidates = preemptee_candidates,
+			.preemptee_job_list = preemptee_job_list,
+#if TOPOML_JT_WILL_RUN
+			.resv_exc_ptr = resv_exc_ptr,
+			.will_run_ptr = will_run_ptr,
+#elif TOPOML_JT_RESV_EXC
+			.resv_exc_ptr = resv_exc_ptr,
+#else
+			.exc_core_bitmap = exc_core_bitmap,
+#endif
+		};
+
 		attempt = sel_test(&j, bitmap, min_nodes, max_nodes,
-				   req_nodes, mode, preemptee_candidates,
-				   preemptee_job_list, TOPOML_JT_ARGS,
-				   &ct_usec, why, sizeof(why));
+				   req_nodes, mode == SELECT_MODE_WILL_RUN,
+				   _try, &a, why, sizeof(why));
+		ct_usec = a.usec;
 	}
 	traced = g_conf.debug > 0;
 	slurm_mutex_unlock(&g_lock);
@@ -194,10 +266,10 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	} else if (attempt == SEL_WAITING) {
 		rc = SLURM_ERROR;	/* pending: Resources */
 	} else {
-		rc = sel_cons_tres_test(job_ptr, bitmap, min_nodes, max_nodes,
-					req_nodes, mode, preemptee_candidates,
-					preemptee_job_list, TOPOML_JT_ARGS,
-					&ct_usec);
+		rc = _cons_tres_test(job_ptr, bitmap, min_nodes, max_nodes,
+				     req_nodes, mode, preemptee_candidates,
+				     preemptee_job_list, TOPOML_JT_ARGS,
+				     &ct_usec);
 	}
 	if (rc == SLURM_SUCCESS && mode == SELECT_MODE_RUN_NOW)
 		sel_publish_note(job_ptr->job_id, attempt, hint, why);

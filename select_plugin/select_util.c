@@ -1,6 +1,6 @@
 /*
- * What select/topoml's parts share, below all of them (select_int.h):
- * cons_tres's own job test, timed; errors a job can cause, logged once.
+ * What select/topoml's parts share, below all of them (select_int.h),
+ * and topology/topoml links too: errors a job can cause, logged once.
  * The ops (select_topoml.c) call the plans (select_plan.c), and both call
  * these: the files call each other in no circle.
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -20,6 +20,10 @@
 
 #include "select_int.h"
 #include "log_limit.h"
+
+/* Which plugin the shared code logs for, and its plain Slurm setting. */
+const char *sel_who = "select/topoml";
+const char *sel_plain = "SelectType=select/cons_tres";
 
 /*
  * Errors a job can cause (a forged --ml-comm value in each of many jobs)
@@ -43,10 +47,10 @@ void sel_error_once(const char *fmt, ...)
 	show = topoml_log_limit(&limit, fmt, buf, time(NULL), &dropped);
 	slurm_mutex_unlock(&lock);
 	if (show && dropped)
-		error("select/topoml: %s (%lu similar messages suppressed)",
-		      buf, dropped);
+		error("%s: %s (%lu similar messages suppressed)",
+		      sel_who, buf, dropped);
 	else if (show)
-		error("select/topoml: %s", buf);
+		error("%s: %s", sel_who, buf);
 }
 
 long sel_usec_since(const struct timespec *t0)
@@ -56,22 +60,4 @@ long sel_usec_since(const struct timespec *t0)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	return (t1.tv_sec - t0->tv_sec) * 1000000L +
 	       (t1.tv_nsec - t0->tv_nsec) / 1000;
-}
-
-int sel_cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
-		       uint32_t min_nodes, uint32_t max_nodes,
-		       uint32_t req_nodes, uint16_t mode,
-		       topoml_list_t preemptee_candidates,
-		       topoml_list_t *preemptee_job_list,
-		       TOPOML_JT_PARAMS, long *usec)
-{
-	struct timespec t0;
-	int rc;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = (*(topoml_ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes,
-				      req_nodes, mode, preemptee_candidates,
-				      preemptee_job_list, TOPOML_JT_ARGS);
-	*usec += sel_usec_since(&t0);
-	return rc;
 }

@@ -181,7 +181,8 @@ _cluster_install_plugins() {
 	local so
 	mkdir -p "$CLUSTER_PLUGINDIR"
 	[ "${CLUSTER_INSTALLED:-0}" = 1 ] && return 0
-	for so in select_plugin/.libs/select_topoml.so spank/.libs/topoml.so; do
+	for so in select_plugin/.libs/select_topoml.so \
+		select_plugin/.libs/topology_topoml.so spank/.libs/topoml.so; do
 		if [ -f "$TOP_BUILDDIR/$so" ]; then
 			cp -f "$TOP_BUILDDIR/$so" "$CLUSTER_PLUGINDIR/"
 		fi

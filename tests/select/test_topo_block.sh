@@ -1,0 +1,76 @@
+#!/bin/bash
+# topology/topoml on Slurm's block topology (24.11+): a topology.conf of
+# BlockName= lines makes it wrap topology/block; whole-node jobs are placed
+# by the engine on whole base blocks where they fit (exactly `topoml
+# place`'s answer), --segment jobs by topology/block itself (Slurm's own
+# evaluation), and scontrol show topology prints the blocks and the model.
+#
+# 16 emulated nodes c1..c16 in four base blocks of 4, BlockSizes=4,8,16.
+set -u
+TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$TESTS_DIR/lib/cluster.sh"
+. "$TESTS_DIR/select/lib.sh"
+cluster_need_root
+topo_need 2411 "topology/topoml"
+[ -f "$TOP_BUILDDIR/select_plugin/.libs/topology_topoml.so" ] ||
+	{ echo "SKIP: topology/topoml not built (needs a Slurm 24.11+ source)"; exit 77; }
+[ -x "$SEL_TOPOML" ] || { echo "FAIL: $SEL_TOPOML missing"; exit 1; }
+
+work=""
+cluster_tmpdir work topo-block
+{
+	for b in 0 1 2 3; do
+		echo "BlockName=b$b Nodes=c[$((b * 4 + 1))-$((b * 4 + 4))]"
+	done
+	echo "BlockSizes=4,8,16"
+} >"$work/topology.conf"
+printf 'Debug=1\n' >"$work/topoml.conf"
+
+CLUSTER_SLURMD=0 CLUSTER_CLOUD=16 CLUSTER_TOPOLOGY=$work/topology.conf \
+	CLUSTER_TOPOLOGY_PLUGIN=topology/topoml \
+	CLUSTER_TOPOML_CONF=$work/topoml.conf \
+	cluster_start topo-block || exit $?
+log=$CLUSTER_DIR/log/slurmctld.log
+pid=$(cat "$CLUSTER_DIR/run/slurmctld.pid")
+grep -q "topology/topoml: wraps topology/block" "$log" ||
+	cluster_fail "not wrapping topology/block: $(grep -i topo "$log" | tail -5)"
+
+blocks() {
+	scontrol show hostnames "$1" | sed 's/^c//' |
+		awk '{ print int(($1 - 1) / 4) }' | sort -u | wc -l
+}
+
+for spec in "a 2" "b 3" "c 4"; do
+	# shellcheck disable=SC2086 # two words
+	set -- $spec
+	busy=$(cluster_nodes_allocated)
+	# shellcheck disable=SC2046
+	want=$(sel_expected "$work/topology.conf" "$2" "$busy" allreduce \
+		$(sel_owners)) || cluster_fail "$1: topoml place failed"
+	id=$(cluster_submit -N "$2" -J "$1") || cluster_fail "$1: sbatch"
+	nodes=$(cluster_job_wait_start "$id") ||
+		cluster_fail "$1 did not start: $(cluster_job_reason "$id")"
+	sel_same_nodes "$nodes" "$want" ||
+		cluster_fail "$1: slurmctld gave $nodes, topoml place says $want (busy: ${busy:-none})"
+	grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+		cluster_fail "$1: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+	[ "$(blocks "$nodes")" = 1 ] ||
+		cluster_fail "$1: $2 nodes on $(blocks "$nodes") blocks"
+	echo "$1 $2 -> $nodes"
+done
+
+# --segment: topology/block's own evaluation (segments of 2 nodes).
+id=$(cluster_submit -N 4 --segment=2 -J s) || cluster_fail "s: sbatch"
+nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "s (--segment=2) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=-1 .*fallback: --segment" \
+	"$log" || cluster_fail "s: no fallback: $(grep "JobId=$id" "$log" | tail -3)"
+echo "s -N 4 --segment=2 -> $nodes (topology/block's evaluation)"
+
+topo=$(scontrol show topology 2>&1)
+echo "$topo" | grep -q "BlockName=b0 .*c\[1-4\]" ||
+	cluster_fail "scontrol show topology: $(echo "$topo" | head -3)"
+echo "$topo" | grep -q "^topoml model: block: 16 nodes, 4 blocks of 4" ||
+	cluster_fail "scontrol show topology shows no model: $topo"
+_cluster_alive "$pid" || cluster_fail "slurmctld died"
+echo "PASS: topology/topoml over topology/block"

@@ -1,0 +1,155 @@
+#!/bin/bash
+# topology/topoml (Slurm 24.11+): TopologyPlugin=topology/topoml loads in a
+# real slurmctld beside plain cons_tres, wraps topology/tree for the
+# topology.conf there, and its eval_nodes places whole-node jobs with the
+# engine (fewest leaves, exactly `topoml place`'s answer); a request the
+# engine does not model (--contiguous) gets the wrapped tree plugin's own
+# evaluation; slurmctld and Slurm's tools keep working, and scontrol show
+# topology adds the engine's model to the wrapped plugin's switches.  Skips below 24.11 (no topology-plugin eval_nodes there).
+#
+# 16 emulated nodes c1..c16 on four leaves of 4 under one spine.
+set -u
+TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$TESTS_DIR/lib/cluster.sh"
+. "$TESTS_DIR/select/lib.sh"
+cluster_need_root
+topo_need 2411 "topology/topoml"
+[ -f "$TOP_BUILDDIR/select_plugin/.libs/topology_topoml.so" ] ||
+	{ echo "SKIP: topology/topoml not built (needs a Slurm 24.11+ source)"; exit 77; }
+[ -x "$SEL_TOPOML" ] || { echo "FAIL: $SEL_TOPOML missing"; exit 1; }
+
+work=""
+cluster_tmpdir work topo-plugin
+{
+	for l in 0 1 2 3; do
+		echo "SwitchName=l$l Nodes=c[$((l * 4 + 1))-$((l * 4 + 4))]"
+	done
+	echo "SwitchName=spine Switches=l[0-3]"
+} >"$work/topology.conf"
+printf 'Debug=1\n' >"$work/topoml.conf"
+
+CLUSTER_SLURMD=0 CLUSTER_CLOUD=16 CLUSTER_TOPOLOGY=$work/topology.conf \
+	CLUSTER_TOPOLOGY_PLUGIN=topology/topoml \
+	CLUSTER_TOPOML_CONF=$work/topoml.conf \
+	CLUSTER_CONF_EXTRA="PartitionName=shared Nodes=c[1-16] MaxTime=INFINITE State=UP OverSubscribe=NO" \
+	cluster_start topo-plugin || exit $?
+log=$CLUSTER_DIR/log/slurmctld.log
+pid=$(cat "$CLUSTER_DIR/run/slurmctld.pid")
+
+grep -q "topology/topoml: wraps topology/tree" "$log" ||
+	cluster_fail "slurmctld did not load topology/topoml over topology/tree: $(grep -i topo "$log" | tail -5)"
+
+# leaves: how many leaves a host list spans
+leaves() {
+	scontrol show hostnames "$1" | sed 's/^c//' |
+		awk '{ print int(($1 - 1) / 4) }' | sort -u | wc -l
+}
+
+# place NAME N [SBATCH_ARGS]: submit, wait, check against `topoml place`
+place() {
+	local name=$1 n=$2 busy want id nodes
+	shift 2
+	busy=$(cluster_nodes_allocated)
+	# shellcheck disable=SC2046
+	want=$(sel_expected "$work/topology.conf" "$n" "$busy" allreduce \
+		$(sel_owners)) || cluster_fail "$name: topoml place failed"
+	id=$(cluster_submit -N "$n" -J "$name" "$@") ||
+		cluster_fail "$name: sbatch"
+	nodes=$(cluster_job_wait_start "$id") ||
+		cluster_fail "$name did not start: $(cluster_job_reason "$id")"
+	sel_same_nodes "$nodes" "$want" ||
+		cluster_fail "$name: slurmctld gave $nodes, topoml place says $want (busy: ${busy:-none})"
+	grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+		cluster_fail "$name: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+	cmt=$(cluster_job_comment "$id")
+	case "$cmt" in
+	*"placed=topoml"*"order="*) ;;
+	*) cluster_fail "$name: SystemComment '$cmt'" ;;
+	esac
+	echo "$name $n -> $nodes ($(leaves "$nodes") leaves) ${cmt#*topoml: }"
+	printf -v "${name}_id" %s "$id"
+	printf -v "${name}_nodes" %s "$nodes"
+}
+
+a_id="" b_nodes="" c_nodes="" d_nodes=""
+place a 1
+place b 3
+[ "$(leaves "$b_nodes")" = 1 ] ||
+	cluster_fail "b: 3 nodes on $(leaves "$b_nodes") leaves, one leaf had room"
+place c 6
+[ "$(leaves "$c_nodes")" = 2 ] ||
+	cluster_fail "c: 6 nodes on $(leaves "$c_nodes") leaves, two suffice"
+scancel "$a_id"
+cluster_job_wait_gone "$a_id" || cluster_fail "a not cancelled"
+place d 4
+[ "$(leaves "$d_nodes")" = 1 ] ||
+	cluster_fail "d: 4 nodes on $(leaves "$d_nodes") leaves"
+
+# Not modelled: --contiguous goes to topology/tree's own eval_nodes.
+id=$(cluster_submit -N 2 --contiguous -J e) || cluster_fail "e: sbatch"
+e_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "e (--contiguous) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=-1 .*fallback: --contiguous" \
+	"$log" || cluster_fail "e: no fallback logged: $(grep "JobId=$id" "$log" | tail -3)"
+read -r i1 i2 rest < <(scontrol show hostnames "$e_nodes" | sed 's/^c//' |
+	paste -sd' ')
+if [ -n "${rest:-}" ] || [ -z "${i2:-}" ] || [ $((i2 - i1)) != 1 ]; then
+	cluster_fail "e: --contiguous job on $e_nodes"
+fi
+cmt=$(cluster_job_comment "$id")
+case "$cmt" in
+*"placed=cons_tres"*) ;;
+*) cluster_fail "e: SystemComment '$cmt'" ;;
+esac
+echo "e 2 --contiguous -> $e_nodes (Slurm's own evaluation)"
+
+# Node-sharing jobs (partition shared, by CPUs) and --switches: the
+# engine too, on one leaf.
+scancel -u root
+for _ in $(seq 1 100); do
+	[ -z "$(squeue -h -o %i)" ] && break
+	sleep 0.1
+done
+id=$(cluster_submit -p shared -n 6 -J g) || cluster_fail "g: sbatch"
+g_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "g (-n 6, shared) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+	cluster_fail "g: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+[ "$(leaves "$g_nodes")" = 1 ] ||
+	cluster_fail "g: -n 6 on $g_nodes, one leaf holds it"
+echo "g -n 6 (shared) -> $g_nodes"
+id=$(cluster_submit -N 3 --switches=1 -J h) || cluster_fail "h: sbatch"
+h_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "h (--switches=1) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+	cluster_fail "h: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+[ "$(leaves "$h_nodes")" = 1 ] || cluster_fail "h: --switches=1 on $h_nodes"
+echo "h -N 3 --switches=1 -> $h_nodes"
+id=$(cluster_submit -N 3 -w c12 -x c11 -J i) || cluster_fail "i: sbatch"
+i_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "i (-w c12 -x c11) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+	cluster_fail "i: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+scontrol show hostnames "$i_nodes" | grep -qx c12 ||
+	cluster_fail "i: -w c12 not on c12: $i_nodes"
+scontrol show hostnames "$i_nodes" | grep -qx c11 &&
+	cluster_fail "i: -x c11 on c11: $i_nodes"
+echo "i -N 3 -w c12 -x c11 -> $i_nodes"
+
+# A request no node can hold: pending, never a crash.
+id=$(cluster_submit -N 17 -J f 2>/dev/null) && {
+	sleep 1
+	cluster_job_reason "$id" | grep -q PENDING ||
+		cluster_fail "f: 17 nodes: $(cluster_job_reason "$id")"
+}
+
+# Slurm's own tools through the wrapped plugin.
+topo=$(scontrol show topology 2>&1)
+echo "$topo" | grep -q "SwitchName=l0 .*Nodes=c\[1-4\]" ||
+	cluster_fail "scontrol show topology: $(echo "$topo" | head -3)"
+echo "$topo" | grep -q "^topoml model: fat-tree: 16 nodes, 5 switches (4 leaves)" ||
+	cluster_fail "scontrol show topology shows no model: $topo"
+echo "$topo" | grep topoml
+_cluster_alive "$pid" || cluster_fail "slurmctld died"
+scontrol ping | grep -q "is UP" || cluster_fail "slurmctld does not answer"
+echo "PASS: topology/topoml places whole-node jobs with the engine, falls back to topology/tree"
