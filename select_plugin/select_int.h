@@ -52,6 +52,16 @@ extern const char *sel_plain;
 void sel_error_once(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 long sel_usec_since(const struct timespec *t0);
+/*
+ * A call's cost: wall time, and this thread's CPU time, which is what the
+ * plugin's own work costs slurmctld whatever else runs on the host.
+ */
+struct sel_clock {
+	struct timespec wall, cpu;
+};
+void sel_clock_start(struct sel_clock *c);
+/* Adds the time since c to us[0] (wall) and us[1] (CPU), in us. */
+void sel_clock_add(const struct sel_clock *c, long us[2]);
 
 /* ---- select_conf.c ------------------------------------------------- */
 

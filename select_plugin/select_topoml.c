@@ -93,22 +93,22 @@ done:
 	return rc;
 }
 
-/* cons_tres's job_test, its time added to *usec. */
+/* cons_tres's job_test, its wall and CPU time added to us. */
 static int _cons_tres_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			   uint32_t min_nodes, uint32_t max_nodes,
 			   uint32_t req_nodes, uint16_t mode,
 			   topoml_list_t preemptee_candidates,
 			   topoml_list_t *preemptee_job_list,
-			   TOPOML_JT_PARAMS, long *usec)
+			   TOPOML_JT_PARAMS, long us[2])
 {
-	struct timespec t0;
+	struct sel_clock t0;
 	int rc;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sel_clock_start(&t0);
 	rc = (*(topoml_ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes,
 				      req_nodes, mode, preemptee_candidates,
 				      preemptee_job_list, TOPOML_JT_ARGS);
-	*usec += sel_usec_since(&t0);
+	sel_clock_add(&t0, us);
 	return rc;
 }
 
@@ -127,7 +127,7 @@ struct _jt {
 #else
 	bitstr_t *exc_core_bitmap;
 #endif
-	long usec;
+	long us[2];	/* cons_tres's wall and CPU time */
 };
 
 /* sel_test's try: cons_tres on the engine's choice. */
@@ -146,7 +146,7 @@ static int _try(void *arg, bitstr_t *narrow)
 	return _cons_tres_test(a->job_ptr, narrow, a->min_nodes, a->max_nodes,
 			       a->req_nodes, a->mode, a->preemptee_candidates,
 			       a->preemptee_job_list, TOPOML_JT_ARGS,
-			       &a->usec);
+			       a->us);
 }
 
 /*
@@ -202,10 +202,10 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			     topoml_list_t *preemptee_job_list,
 			     TOPOML_JT_PARAMS)
 {
-	struct timespec t0;
+	struct sel_clock t0;
 	struct sel_job j;
 	enum topoml_hint hint = TOPOML_HINT_ALLREDUCE;
-	long ct_usec = 0;
+	long ct_us[2] = { 0, 0 }, all_us[2] = { 0, 0 };
 	int attempt = -1, rc;
 	char why[256] = "";
 	bool traced;
@@ -222,7 +222,7 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 						preemptee_job_list,
 						TOPOML_JT_ARGS);
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sel_clock_start(&t0);
 	slurm_mutex_lock(&g_lock);
 	if (!g_topo) {
 		snprintf(why, sizeof(why), "no topology loaded");
@@ -256,7 +256,8 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		attempt = sel_test(&j, bitmap, min_nodes, max_nodes,
 				   req_nodes, mode == SELECT_MODE_WILL_RUN,
 				   _try, &a, why, sizeof(why));
-		ct_usec = a.usec;
+		ct_us[0] = a.us[0];
+		ct_us[1] = a.us[1];
 	}
 	traced = g_conf.debug > 0;
 	slurm_mutex_unlock(&g_lock);
@@ -269,14 +270,16 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		rc = _cons_tres_test(job_ptr, bitmap, min_nodes, max_nodes,
 				     req_nodes, mode, preemptee_candidates,
 				     preemptee_job_list, TOPOML_JT_ARGS,
-				     &ct_usec);
+				     ct_us);
 	}
 	if (rc == SLURM_SUCCESS && mode == SELECT_MODE_RUN_NOW)
 		sel_publish_note(job_ptr->job_id, attempt, hint, why);
+	sel_clock_add(&t0, all_us);
 	if (traced || (slurm_conf.debug_flags & DEBUG_FLAG_SELECT_TYPE))
-		info("select/topoml: %s %pJ rc=%d attempt=%d total_us=%ld cons_tres_us=%ld%s%s",
+		info("select/topoml: %s %pJ rc=%d attempt=%d total_us=%ld cons_tres_us=%ld cpu_us=%ld cons_tres_cpu_us=%ld%s%s",
 		     mode == SELECT_MODE_RUN_NOW ? "job_test" : "will_run",
-		     job_ptr, rc, attempt, sel_usec_since(&t0), ct_usec,
+		     job_ptr, rc, attempt, all_us[0], ct_us[0], all_us[1],
+		     ct_us[1],
 		     (attempt < 0 && why[0]) ? " fallback: " : "",
 		     (attempt < 0) ? why : "");
 	return rc;

@@ -53,11 +53,28 @@ void sel_error_once(const char *fmt, ...)
 		error("%s: %s", sel_who, buf);
 }
 
-long sel_usec_since(const struct timespec *t0)
+static long _usec_on(clockid_t id, const struct timespec *t0)
 {
 	struct timespec t1;
 
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(id, &t1);
 	return (t1.tv_sec - t0->tv_sec) * 1000000L +
 	       (t1.tv_nsec - t0->tv_nsec) / 1000;
+}
+
+long sel_usec_since(const struct timespec *t0)
+{
+	return _usec_on(CLOCK_MONOTONIC, t0);
+}
+
+void sel_clock_start(struct sel_clock *c)
+{
+	clock_gettime(CLOCK_MONOTONIC, &c->wall);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c->cpu);
+}
+
+void sel_clock_add(const struct sel_clock *c, long us[2])
+{
+	us[0] += _usec_on(CLOCK_MONOTONIC, &c->wall);
+	us[1] += _usec_on(CLOCK_THREAD_CPUTIME_ID, &c->cpu);
 }
