@@ -1624,6 +1624,15 @@ START_TEST(parallel_spec)
 	ck_assert_int_eq(topoml_parallel_resolve(&p, 8, err, sizeof(err)),
 			 -1);
 	ck_assert_ptr_nonnull(strstr(err, "ep=3"));
+	/* select/topoml reads the sizes of tp=..,model=FILE (a path may
+	 * hold ','), and there are none in model=FILE or auto */
+	ck_assert(!topoml_parallel_parse("tp=4,pp=2,model=/m,o.txt", &p, err,
+					 sizeof(err)));
+	ck_assert(p.tp == 4 && p.pp == 2);
+	ck_assert_int_eq(topoml_parallel_parse("model=/m.txt", &p, err,
+					       sizeof(err)), -1);
+	ck_assert_int_eq(topoml_parallel_parse("auto,model=/m.txt", &p, err,
+					       sizeof(err)), -1);
 	ck_assert_str_eq(topoml_parallel_job_env(
 		"SPANK__SLURM_SPANK_OPTION_topoml_ml_parallel=tp=8"), "tp=8");
 	ck_assert_ptr_null(topoml_parallel_job_env(

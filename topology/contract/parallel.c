@@ -34,6 +34,19 @@ int topoml_parallel_parse(const char *s, struct topoml_parallel *p,
 		long v;
 		int k;
 
+		/*
+		 * ",model=FILE" ends the value and takes the rest (a path may
+		 * hold ','): the SPANK plugin reads the model, the sizes are
+		 * all slurmctld needs.
+		 */
+		if (!strncmp(c, "model=", 6)) {
+			if (c == s) {
+				snprintf(err, errlen, "model= needs tp=T,... "
+					 "before it");
+				return -1;
+			}
+			break;
+		}
 		end = strchr(c, ',');
 		if (!end)
 			end = c + strlen(c);
