@@ -236,14 +236,16 @@ void topoml_summary(const topoml_topo_t *t, char *buf, size_t len);
 
 /* ---- placement (issue "Placement engine") -------------------------- */
 
+/*
+ * The policies the core places: topoml's engine and two of Slurm's
+ * algorithms it shares its code with.  The ids between them (1, 2, 5, 6)
+ * are the Slurm baselines of libtopoml_sim (sim.h), which
+ * topoml_sim_register_baselines() hands topoml_place(), names included.
+ */
 enum topoml_policy {
 	TOPOML_POLICY_TOPOML = 0,	/* the engine */
-	TOPOML_POLICY_SLURM_TREE,	/* cons_tres _eval_nodes_topo */
-	TOPOML_POLICY_SLURM_DRAGONFLY,	/* cons_tres _eval_nodes_dfly */
-	TOPOML_POLICY_SLURM_HILBERT,	/* topology/3d_torus + best fit */
-	TOPOML_POLICY_LINEAR,		/* plain linear best fit */
-	TOPOML_POLICY_SLURM_TORUS3D,	/* 26.05 topology/torus3d shapes */
-	TOPOML_POLICY_SLURM_BLOCK,	/* 26.05 topology/block eval */
+	TOPOML_POLICY_SLURM_HILBERT = 3,	/* topology/3d_torus + best fit */
+	TOPOML_POLICY_LINEAR = 4,	/* plain linear best fit */
 };
 
 struct topoml_place_req {
@@ -348,6 +350,8 @@ void topoml_ring_order(const topoml_topo_t *t, int *nodes, int n);
 const char *topoml_hint_name(enum topoml_hint h);
 int topoml_hint_parse(const char *s, enum topoml_hint *h);
 
+/* Names of the core's policies, and of the baselines once registered
+ * ("unknown", -1 otherwise). */
 const char *topoml_policy_name(enum topoml_policy p);
 int topoml_policy_parse(const char *s, enum topoml_policy *p);
 

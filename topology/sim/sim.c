@@ -477,7 +477,7 @@ static int _place_shared(struct state *s, const struct topoml_job *j,
 	hwloc_bitmap_or(s->cand, s->avail, s->partial);
 	if (off)
 		hwloc_bitmap_andnot(s->cand, s->cand, off);
-	switch (s->policy) {
+	switch ((int)s->policy) {
 	case TOPOML_POLICY_SLURM_TREE:
 		mode = SL_TREE;
 		break;

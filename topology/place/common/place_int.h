@@ -115,7 +115,14 @@ typedef int (*topoml__baseline_fn)(const struct place_in *in,
 				   enum topoml_policy policy,
 				   struct topoml_placement *out, char *why,
 				   size_t whylen);
-void topoml__register_baselines(topoml__baseline_fn fn);
+struct topoml__baselines {
+	topoml__baseline_fn place;
+	/* the name of policy p, NULL when p is no baseline */
+	const char *(*name)(enum topoml_policy p);
+	/* a baseline's name (or Slurm's for it) as its id: 0, or -1 */
+	int (*parse)(const char *s, enum topoml_policy *p);
+};
+void topoml__register_baselines(const struct topoml__baselines *b);
 /* Jobs that share nodes (req->units > 0), any family: place_shared.c. */
 int topoml__place_shared(const struct place_in *in,
 			 struct topoml_placement *out, char *why,
