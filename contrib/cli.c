@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "loaders.h"
+#include "topoml/load.h"
+#include "util/util.h"	/* topoml__open_regular: files the CLI opens */
 
 const char *cli_cmd = "";
 enum cli_progress cli_progress_mode = CLI_PROGRESS_AUTO;

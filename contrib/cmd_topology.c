@@ -12,9 +12,9 @@
 #include <json-c/json.h>
 
 #include "cli.h"
-#include "model_int.h"
-#include "loaders.h"
-#include "policy/wait.h"
+#include "model/model_int.h"
+#include "topoml/load.h"
+#include "topoml/wait.h"
 #include "sim.h"
 
 /* Above this many switches, show prints levels, not every switch. */

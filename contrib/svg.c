@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "model_int.h"
+#include "model/model_int.h"
 
 #define FONT "font-family=\"sans-serif\""
 

@@ -20,7 +20,7 @@
 #include "src/common/xstring.h"
 #include "src/slurmctld/slurmctld.h"
 
-#include "jobcomment.h"
+#include "topoml/jobcomment.h"
 #include "select_int.h"
 
 /* The last run-now decision, for the job's SystemComment at job_begin. */

@@ -166,7 +166,7 @@ struct topoml_sim_opts {
 		     struct topoml_placement *out, char *why, size_t whylen);
 	void *place_arg;
 	/*
-	 * topoml policy, the locality wait of select/topoml (policy/wait.h,
+	 * topoml policy, the locality wait of select/topoml (topoml/wait.h,
 	 * LocalityWait=): a placement that splits more tensor groups over
 	 * NVLink domains, or sends more data-parallel traffic through the
 	 * top, than the job's shape gets on the free machine is not started;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "contract.h"	/* topoml_spares_parse, TOPOML_SPARES_MAX */
+#include "topoml/contract.h"	/* topoml_spares_parse, TOPOML_SPARES_MAX */
 #include "ml.h"
 #include "topoml.h"
 

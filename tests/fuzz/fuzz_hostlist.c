@@ -13,7 +13,7 @@
 #include <slurm/slurm.h>
 
 #include "topoml.h"
-#include "model_int.h"
+#include "model/model_int.h"
 
 struct names {
 	char **v;

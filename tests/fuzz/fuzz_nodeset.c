@@ -9,7 +9,7 @@
 
 #include "topoml.h"
 #include "sim.h"
-#include "model_int.h"
+#include "model/model_int.h"
 
 static topoml_topo_t *topo;
 

@@ -33,8 +33,8 @@
 
 #include "topoml.h"
 #include "sim.h"
-#include "loaders.h"
-#include "model_int.h"
+#include "topoml/load.h"
+#include "model/model_int.h"
 
 static glob_t conf_fixtures;
 static char tmpdir[] = "/tmp/check_loaders.XXXXXX";

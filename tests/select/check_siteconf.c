@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "topoml.h"
-#include "policy/wait.h"
+#include "topoml/wait.h"
 #include "sim.h"
 
 static char tmpdir[] = "/tmp/check_siteconf.XXXXXX";

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "topoml_build.h"
-#include "model_int.h"
+#include "topoml/build.h"
+#include "model/model_int.h"
 
 /* occ from a string of '0'/'1', one character per coordinate. */
 static int _ext(const char *bits, bool wrap, bool tie_wraps, int *start)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobcomment.h"
+#include "topoml/jobcomment.h"
 
 static void _is(const char *old, const char *ours, const char *want)
 {

@@ -19,9 +19,9 @@
 
 #include "topoml.h"
 #include "util/conf_lex.h"
-#include "load/loaders.h"
+#include "topoml/load.h"
 #include "model/model_int.h"
-#include "policy/wait.h"
+#include "topoml/wait.h"
 
 void topoml_siteconf_init(struct topoml_siteconf *c)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "topoml_contract.h"
+#include "topoml/contract.h"
 
 const char *topoml_job_env_value(const char *entry, const char *name)
 {

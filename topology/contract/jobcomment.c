@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "contract/jobcomment.h"
+#include "topoml/jobcomment.h"
 #include "topoml.h"
 #include "model/model_int.h"
 

@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "load/loaders.h"
+#include "topoml/load.h"
+#include "util/util.h"
 
 /* Enough to get past the comment header ibnetdiscover writes. */
 #define DETECT_BYTES 65536

@@ -48,9 +48,10 @@
 #include <slurm/slurm.h>
 
 #include "topoml.h"
-#include "model/topoml_build.h"
+#include "topoml/build.h"
 #include "util/conf_lex.h"
-#include "load/loaders.h"
+#include "topoml/load.h"
+#include "util/util.h"
 #include "model/model_int.h"
 
 /* Slurm gives up ("Switch configuration is not a tree") after 21 passes. */

@@ -41,8 +41,9 @@
 #include "util/hostlist_compat.h"
 
 #include "topoml.h"
-#include "model/topoml_build.h"
-#include "load/loaders.h"
+#include "topoml/build.h"
+#include "topoml/load.h"
+#include "util/util.h"
 #include "model/model_int.h"
 
 enum ib_type { IB_SWITCH, IB_CA, IB_ROUTER };

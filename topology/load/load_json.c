@@ -13,8 +13,9 @@
 #include <json-c/json.h>
 
 #include "topoml.h"
-#include "model/topoml_build.h"
-#include "load/loaders.h"
+#include "topoml/build.h"
+#include "topoml/load.h"
+#include "util/util.h"
 #include "model/model_int.h"
 
 /* The text being loaded, to turn offsets and names back into lines. */

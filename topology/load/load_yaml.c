@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "model/topoml_build.h"
+#include "topoml/build.h"
 #include "model/model_int.h"
 
 /* ---- a small YAML subset -------------------------------------------- */

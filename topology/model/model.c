@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "model/topoml_build.h"
+#include "topoml/build.h"
 #include "model/model_int.h"
 #include "model/cache.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/plan.h"
+#include "topoml/plan.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/wait.h"
+#include "topoml/torus.h"
+#include "topoml/wait.h"
 
 /* ---- the decision -------------------------------------------------- */
 

@@ -32,7 +32,7 @@
 #include "sim.h"
 #include "model/model_int.h"
 #include "place/common/place_int.h"
-#include "policy/wait.h"
+#include "topoml/wait.h"
 #include "sim/baselines/slurm_switch.h"
 #include "place/torus/torus_grid.h"
 
@@ -96,7 +96,7 @@ struct state {
 	double now;
 	int held;		/* the job _try_start held for a box, or -1 */
 	/* the locality wait: per job size, what the machine offers
-	 * (policy/wait.h); all its nodes */
+	 * (topoml/wait.h); all its nodes */
 	struct topoml_wait_memo *wmemo;
 	hwloc_bitmap_t all;
 	bool dirty;		/* free set changed since frag_val */

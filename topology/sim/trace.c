@@ -28,7 +28,8 @@
 #include <zlib.h>
 
 #include "sim.h"
-#include "load/loaders.h"
+#include "topoml/load.h"
+#include "util/util.h"
 
 #define TRACE_MAX_FIELDS 32
 #define TRACE_MAX_ERRORS 20

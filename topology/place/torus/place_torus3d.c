@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "model/topoml_build.h"
+#include "topoml/build.h"
 #include "model/model_int.h"
 #include "place/common/place_int.h"
 #include "place/torus/torus_grid.h"

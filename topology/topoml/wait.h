@@ -15,7 +15,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "topoml.h"
+#include "topoml/model.h"
+#include "topoml/place.h"
+#include "topoml/hybrid.h"
+#include "topoml/conf.h"
 
 /* ---- the decision -------------------------------------------------- */
 
