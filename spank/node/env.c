@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ml.h"
-#include "model/model_int.h"	/* topoml_hostlist_foreach */
+#include "model/model_int.h"	/* topoml__hostlist_foreach */
 
 /* Add or replace. */
 void ml_env_add(struct ml_env *e, const char *name, const char *fmt, ...)
@@ -441,10 +441,10 @@ char **ml_hosts(const char *list, int max, int *n)
 	if (!list || !*list || max < 1 ||
 	    !(h.v = calloc((size_t)max, sizeof(char *))))
 		return NULL;
-	topoml_hl_budget_init(&b);
+	topoml__hl_budget_init(&b);
 	if (b.hosts > max)
 		b.hosts = max;
-	if (topoml_hostlist_foreach(list, &b, _host, &h) || !h.n) {
+	if (topoml__hostlist_foreach(list, &b, _host, &h) || !h.n) {
 		ml_hosts_free(h.v, h.n);
 		return NULL;
 	}

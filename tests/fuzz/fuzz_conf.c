@@ -12,7 +12,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	topoml_hostlist_max_hosts = 4096;
+	topoml__hostlist_max_hosts = 4096;
 	return 0;
 }
 

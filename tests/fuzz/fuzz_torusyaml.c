@@ -17,7 +17,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	/* as the other loaders: large expansions are slow, not interesting */
-	topoml_hostlist_max_hosts = 4096;
+	topoml__hostlist_max_hosts = 4096;
 	return 0;
 }
 

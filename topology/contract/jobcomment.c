@@ -367,13 +367,13 @@ int topoml_comment_step_order(const char *order, char *const *names, int n,
 	 * strings: nodeset.c's walk checks them first, in linear time, and
 	 * bounds the hosts.
 	 */
-	topoml_hl_budget_init(&b);
+	topoml__hl_budget_init(&b);
 	if (b.hosts > TOPOML_COMMENT_NODES_MAX)
 		b.hosts = TOPOML_COMMENT_NODES_MAX;
-	if (topoml_hostlist_foreach(order, &b, _walk_host, &w)) {
+	if (topoml__hostlist_foreach(order, &b, _walk_host, &w)) {
 		if (!w.dup)
 			_fail(err, errlen, "order is not a host list%s",
-			      topoml_hostlist_why(errno));
+			      topoml__hostlist_why(errno));
 		goto out;
 	}
 	if (w.k != n) {

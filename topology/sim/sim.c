@@ -231,7 +231,7 @@ static hwloc_bitmap_t _region(struct state *s, const int *nodes, int n,
 	r = hwloc_bitmap_alloc();
 	if (t->family == TOPOML_TORUS) {
 		int lo[3], ext[3], c[3];
-		long vol = topoml_torus_box(t, nodes, n, false, lo, ext);
+		long vol = topoml__torus_box(t, nodes, n, false, lo, ext);
 
 		if (vol < 0) {
 			hwloc_bitmap_free(r);

@@ -516,10 +516,10 @@ struct topoml_trace *topoml_trace_read(const char *path,
 		o->cores_per_node : 1;
 	r.tr->shared = o && o->shared;
 	/* gzopen() would block on a FIFO: a regular file only */
-	fd = topoml_open_regular(path);
+	fd = topoml__open_regular(path);
 	if (fd < 0) {
 		topoml_errors_add(err, "%s: cannot open: %s", path,
-				  topoml_open_error(errno));
+				  topoml__open_error(errno));
 		goto fail;
 	}
 	r.gz = gzdopen(fd, "rb");

@@ -134,7 +134,7 @@ int topoml__place_compact(const struct place_in *in,
 
 /* |a & b| without allocating. */
 int topoml__and_weight(hwloc_const_bitmap_t a, hwloc_const_bitmap_t b);
-/* Growing arrays: topoml_grow() in util/util.h. */
+/* Growing arrays: topoml__grow() in util/util.h. */
 
 /* Free nodes per leaf, fewest items holding a need: model_int.h. */
 
