@@ -199,7 +199,8 @@ static void _check_usage(FILE *f)
 "node of the topology.\n");
 }
 
-/* topoml.conf's own spelling of each value (siteconf.c parses these). */
+/* topoml.conf's own spelling of each value (topology/conf/siteconf.c
+ * parses these). */
 static const char *_format_name(enum topoml_format fmt)
 {
 	switch (fmt) {

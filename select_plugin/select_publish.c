@@ -1,6 +1,6 @@
 /*
  * select/topoml's publication: the job's SystemComment at job_begin, its
- * nodes scored in the engine's ring order (jobcomment.h has the format,
+ * nodes scored in the engine's ring order (topoml/jobcomment.h has the format,
  * writer and parser; topoml.so reads order= in every step).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -82,7 +82,7 @@ void sel_publish(job_record_t *job_ptr)
 	topoml_ring_order(g_topo, pl.nodes, n);
 	/*
 	 * --ml-spares=K: the job asked -N workers+K and the engine placed
-	 * them together; its spares go last in order= (jobcomment.h), so
+	 * them together; its spares go last in order= (topoml/jobcomment.h), so
 	 * that both plugins and topoml-run agree which nodes they are.
 	 */
 	c.spares = topoml_spares_last(g_topo, pl.nodes, n, j.view.spares);
@@ -98,7 +98,8 @@ void sel_publish(job_record_t *job_ptr)
 	topoml_score(g_topo, avail, &pl);
 	/*
 	 * order= is the one ring order the job's tasks get: topoml.so reads
-	 * it in every step (jobcomment.h has the format, writer and parser).
+	 * it in every step (topoml/jobcomment.h has the format, writer and
+	 * parser).
 	 */
 	c.order = topoml_nodes_format(g_topo, pl.nodes, n);
 	c.placed = (g_last.job_id == job_ptr->job_id && g_last.choice >= 0) ?

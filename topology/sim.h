@@ -209,7 +209,7 @@ struct topoml_sim_opts {
  * - fragmentation: time-weighted mean over the makespan of
  *   1 - L / F, with F the free nodes and L the engine's largest job still
  *   placeable at the best level on them (score.largest_free_after of an
- *   empty placement, see cost.c); 0 while nothing is free.
+ *   empty placement, see cost/cost.c); 0 while nothing is free.
  */
 struct topoml_sim_metrics {
 	enum topoml_policy policy;

@@ -429,8 +429,9 @@ static int _host(const char *host, void *arg)
 /*
  * Not libslurm's parser on the string as is: it expands bracket groups as
  * a product ("a[0-9]b[0-9]..." is 10^k names) and may call fatal(), as
- * root in slurmstepd.  nodeset.c's walk checks the list and its size
- * first, in linear time, then hands Slurm one checked token at a time.
+ * root in slurmstepd.  topology/model/nodeset.c's walk checks the list
+ * and its size first, in linear time, then hands Slurm one checked token
+ * at a time.
  */
 char **ml_hosts(const char *list, int max, int *n)
 {

@@ -514,8 +514,9 @@ START_TEST(test_family_mismatch)
 END_TEST
 
 /*
- * topology.conf's lexer (conf_lex.h): Slurm's quoting, blanks around '=',
- * '\' continuation, and Include relative to the including file.
+ * topology.conf's lexer (topology/util/conf_lex.h): Slurm's quoting,
+ * blanks around '=', '\' continuation, and Include relative to the
+ * including file.
  */
 START_TEST(test_lexer)
 {

@@ -2,7 +2,7 @@
  * topoml.conf: the site configuration of select/topoml.
  *
  * Slurm-style "Key=Value" words, case-insensitive keys, read by the lexer
- * of topology.conf (conf_lex.h: Slurm's quoting, '#' comments, '\'
+ * of topology.conf (util/conf_lex.h: Slurm's quoting, '#' comments, '\'
  * continuation, Include).  A line that starts with PartitionName=
  * describes one partition; every other word sets a global value.  See
  * topoml.conf(5).
@@ -288,7 +288,7 @@ static void _bad_word(const char *s, struct topoml_conf_pos p,
 }
 
 /*
- * Split one logical line into Key=Value words (conf_lex.h: Slurm's rules;
+ * Split one logical line into Key=Value words (util/conf_lex.h: Slurm's rules;
  * values may be double-quoted to hold blanks).  Returns the number of
  * words (free them with _words_free), or -1 after reporting a malformed
  * word.

@@ -1,6 +1,6 @@
 /*
  * The SPANK plugin's and select/topoml's contract: option names in the
- * job's SPANK environment and their parsers (see contract.h).
+ * job's SPANK environment and their parsers (see topoml/contract.h).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * select/topoml's part of a job's SystemComment: writer, merge, parser
- * (see jobcomment.h).
+ * (see topoml/jobcomment.h).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <errno.h>
@@ -364,8 +364,8 @@ int topoml_comment_step_order(const char *order, char *const *names, int n,
 		}
 	/*
 	 * libslurm's own parser leaks on, and may exit (fatal) on, some
-	 * strings: nodeset.c's walk checks them first, in linear time, and
-	 * bounds the hosts.
+	 * strings: model/nodeset.c's walk checks them first, in linear
+	 * time, and bounds the hosts.
 	 */
 	topoml__hl_budget_init(&b);
 	if (b.hosts > TOPOML_COMMENT_NODES_MAX)

@@ -328,7 +328,7 @@ out:
 /*
  * The top-level part of each node: its dragonfly group; on a fat tree the
  * first earlier node that reaches it below the top level (a subtree of a
- * spine).  Transfers between parts are what cross the top (cost_hybrid.c).
+ * spine).  Transfers between parts are what cross the top (cost/cost_hybrid.c).
  * Returns the number of parts, 0 where there is no top to cross.
  */
 static int _top_parts(const topoml_topo_t *t, const int *nodes, int n,

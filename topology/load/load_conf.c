@@ -3,7 +3,7 @@
  * plugin (22.05) and topology/block plugin (26.05; see the block section
  * at the end) accept and reject.
  *
- * Line syntax (conf_lex.c, shared with topoml.conf) is Slurm's
+ * Line syntax (util/conf_lex.c, shared with topoml.conf) is Slurm's
  * src/common/parse_config.c (s_p_parse_file): a '#' not
  * preceded by an odd run of backslashes starts a comment; an odd run of
  * backslashes at the end of a line (trailing blanks allowed) joins the next
@@ -400,7 +400,7 @@ static void _parse_line(void *arg, const struct topoml_conf_line *l,
 /*
  * fn for every host of a host list, as Slurm reads it; -1 (reported) when
  * Slurm refuses it.  The file's budget bounds what all its lists expand to
- * (nodeset.c); b NULL: a list already charged.
+ * (model/nodeset.c); b NULL: a list already charged.
  */
 static int _hostlist(struct _reader *r, const struct _rec *rec,
 		     const char *what, const char *list,

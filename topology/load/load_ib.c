@@ -90,7 +90,7 @@ struct ib_reader {
 };
 
 /*
- * The model's name maps (model_int.h), created on the first name: a NULL
+ * The model's name maps (model/model_int.h), created on the first name: a NULL
  * map finds nothing.  The map keeps the key pointer: it must outlive it.
  */
 static int _map_put(struct topoml_name_index **m, const char *k, int v)

@@ -1,6 +1,7 @@
 /*
  * topoml plan (issue 34): memory and step time of a transformer's
- * training layouts, and the search for the fastest that fit.  See plan.h.
+ * training layouts, and the search for the fastest that fit.  See
+ * topoml/plan.h.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <errno.h>

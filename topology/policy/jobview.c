@@ -1,5 +1,5 @@
 /*
- * The job view (jobview.h): one pass over the job's SPANK environment.
+ * The job view (topoml/jobview.h): one pass over the job's SPANK environment.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * The locality wait (wait.h): one decision for select/topoml and the
+ * The locality wait (topoml/wait.h): one decision for select/topoml and the
  * simulator, the clocks and verdicts select/topoml keeps per waiting job,
  * and the free-by planners of backfill's will-run.  No Slurm headers.
  * SPDX-License-Identifier: GPL-2.0-or-later

@@ -307,7 +307,8 @@ static void _frag_update(struct state *s)
 /*
  * Is there a box of exactly n nodes (any extents a x b x c = n that fit
  * the dimensions, wrapping where the torus wraps) all of whose nodes are
- * free now?  (torus_grid.c: prefix sums, every shape at every origin.)
+ * free now?  (place/torus/torus_grid.c: prefix sums, every shape at
+ * every origin.)
  */
 static bool _free_box_exists(const struct state *s, int n)
 {
@@ -329,7 +330,7 @@ struct slj {
 };
 
 /* _eval_nodes() without topology: best fit over consecutive runs, in
- * node index order (place_linear.c). */
+ * node index order (place/place_linear.c). */
 static int _sl_linear(struct slj *j, hwloc_const_bitmap_t cand)
 {
 	struct state *s = j->s;
@@ -1093,7 +1094,8 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 			_end(&s, _heap_pop(&s));
 		while (next < nj && tr->jobs[next].submit <= tn) {
 			/* torus3d refuses a size it lists no box for at
-			 * submission: never queued (place_torus3d.c) */
+			 * submission: never queued
+			 * (place/torus/place_torus3d.c) */
 			if (policy == TOPOML_POLICY_SLURM_TORUS3D &&
 			    !topoml_torus3d_size_ok(t->torus3d,
 						    tr->jobs[next].nodes)) {

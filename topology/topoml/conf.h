@@ -71,11 +71,11 @@ struct topoml_siteconf {
 
 /* Defaults: auto topology file and family, allreduce, placement on. */
 void topoml_siteconf_init(struct topoml_siteconf *c);
-/* TorusBoxWaitSpan's range, and its parser (siteconf.c): 0, or -1 (not a
+/* TorusBoxWaitSpan's range, and its parser (conf/siteconf.c): 0, or -1 (not a
  * number from 1 to TOPOML_BOX_WAIT_SPAN_MAX) */
 #define TOPOML_BOX_WAIT_SPAN_MAX 64
 int topoml_box_wait_span_parse(const char *s, double *v);
-/* TorusPlacement=boxes|curve (siteconf.c; the CLI's --torus-placement
+/* TorusPlacement=boxes|curve (conf/siteconf.c; the CLI's --torus-placement
  * too): 0 with *curve set, or -1 (neither word); and the word for it. */
 int topoml_torus_placement_parse(const char *s, bool *curve);
 const char *topoml_torus_placement_name(bool curve);

@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-/* ---- hybrid parallelism (issue 14 items 1, 2: parallel.c) ---------- */
+/* ---- hybrid parallelism (issue 14 items 1, 2: contract/parallel.c) -- */
 
 /* Syntax only: sizes 1..65536, each key once.  0, or -1 with err. */
 int topoml_parallel_parse(const char *s, struct topoml_parallel *p,
@@ -39,7 +39,7 @@ int topoml_parallel_rank(const struct topoml_parallel *p, int tp, int cp,
 			 int dp, int pp);
 
 /*
- * Cost of one training step by traffic kind (cost_hybrid.c): TP and CP
+ * Cost of one training step by traffic kind (cost/cost_hybrid.c): TP and CP
  * ring all-reduce within their groups, EP all-to-all, DP ring all-reduce,
  * PP point-to-point between neighbouring stages.  Ranks sit on nodes in
  * ring order, tasks_per_node each (rank r on nodes[r / tasks_per_node]).
@@ -79,7 +79,7 @@ long topoml_hybrid_tp_split(const topoml_topo_t *t, const int *nodes, int n,
 			    int tasks_per_node,
 			    const struct topoml_parallel *p);
 /*
- * The engine's placement of a hybrid job (place_hybrid.c; p resolved for
+ * The engine's placement of a hybrid job (hybrid/place_hybrid.c; p resolved for
  * req->nnodes * tasks_per_node): of the engine's best candidates
  * (topoml_place_ranked), each with the job's count in every NVLink domain
  * evened out to whole tensor groups where free nodes allow, and one
@@ -112,7 +112,7 @@ int topoml_hybrid_rank(const topoml_topo_t *t,
  * pipeline stages is added when spares > 0.  spares == 0 is
  * topoml_hybrid_rank; spares >= nnodes leaves cand as it is.  w: the
  * TOPOML_KIND_COUNT weights.  0, or -1 out of memory.
- * (place_hybrid.c)
+ * (hybrid/place_hybrid.c)
  */
 int topoml_hybrid_rank_spares(const topoml_topo_t *t,
 			      const struct topoml_place_req *req,

@@ -44,7 +44,7 @@ struct topoml_place_req {
 	bool df_spread_alltoall;	/* site choice for dragonfly */
 	/* site choice for tori (TorusPlacement=curve): every job along
 	 * Slurm's Hilbert curve, power-of-two sizes by buddy best fit over
-	 * the curve's aligned windows (place_linear.c) */
+	 * the curve's aligned windows (place/place_linear.c) */
 	bool torus_curve;
 	/* topoml_place: 0 = best, 1 = next best, ... (topoml_place_ranked
 	 * gives them all in one call and ignores it) */
@@ -79,7 +79,7 @@ struct topoml_score {
 	int span_lower_bound;
 	int global_hops;		/* dragonfly ring global-link hops */
 	double mean_pair_hops;		/* mean over all rank pairs */
-	int largest_free_after;		/* fragmentation: see cost.c */
+	int largest_free_after;		/* fragmentation: cost/cost.c */
 	/* The same bounds for the nodes of avail only: what the best
 	 * placement possible now reaches (= the above without avail). */
 	double ring_lower_bound_free;

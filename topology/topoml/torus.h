@@ -19,7 +19,7 @@ extern "C" {
 /*
  * Slurm 26.05's topology/torus3d as the admin writes it in topology.yaml
  * (torus3d: toruses: name, dims, nodes or regions, placements: dims,
- * anchor_seed, anchor_spacing).  One torus.  place_torus3d.c.
+ * anchor_seed, anchor_spacing).  One torus.  place/torus/place_torus3d.c.
  */
 struct topoml_t3d_shape {
 	int dims[3];
@@ -62,10 +62,10 @@ int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 				 hwloc_const_bitmap_t nodes,
 				 const int64_t *free_at, int n,
 				 hwloc_bitmap_t then);
-/* Do the n nodes fill their wrap-aware bounding box exactly (geom.c)? */
+/* Do the n nodes fill their wrap-aware bounding box exactly (model/geom.c)? */
 bool topoml_torus_is_box(const topoml_topo_t *t, const int *nodes, int n);
 /*
- * LocalityWait's torus test (geom.c): should this placement of n nodes
+ * LocalityWait's torus test (model/geom.c): should this placement of n nodes
  * wait for an exact box?  Its size has one, and its wrap-aware bounding box
  * holds more than max_span x n nodes (LocalityWaitSpan=; 1 or less: any
  * placement that is no box waits).

@@ -1,7 +1,7 @@
 /*
  * The one lexer of topoml's Slurm-style configuration files, topology.conf
- * (load_conf.c) and topoml.conf (siteconf.c): Slurm 22.05's line rules
- * (src/common/parse_config.c, s_p_parse_file).
+ * (load/load_conf.c) and topoml.conf (conf/siteconf.c): Slurm 22.05's
+ * line rules (src/common/parse_config.c, s_p_parse_file).
  *
  *  - a '#' not preceded by an odd run of backslashes starts a comment;
  *  - an odd run of backslashes at the end of a line (trailing blanks

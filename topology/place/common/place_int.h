@@ -136,7 +136,7 @@ int topoml__place_compact(const struct place_in *in,
 int topoml__and_weight(hwloc_const_bitmap_t a, hwloc_const_bitmap_t b);
 /* Growing arrays: topoml__grow() in util/util.h. */
 
-/* Free nodes per leaf, fewest items holding a need: model_int.h. */
+/* Free nodes per leaf, fewest items holding a need: model/model_int.h. */
 
 /*
  * Distinct candidates for a ranked list: returns true when set differs from
@@ -177,7 +177,7 @@ int topoml__choose(const int *freev, const int *reqc,
 		   const unsigned char *ok, int n, int need, int maxv,
 		   int *take);
 
-/* Torus geometry: model_int.h (geom.c). */
+/* Torus geometry: model/model_int.h (model/geom.c). */
 
 /* ---- ring order (ring.c) -------------------------------------------- */
 
