@@ -12,7 +12,7 @@
 #include <json-c/json.h>
 
 #include "cli.h"
-#include "model/model_int.h"
+#include "util/util.h"
 #include "topoml/load.h"
 #include "topoml/wait.h"
 #include "sim.h"

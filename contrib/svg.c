@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "model/model_int.h"
+#include "util/util.h"
 
 #define FONT "font-family=\"sans-serif\""
 

@@ -21,7 +21,7 @@
 #include <slurm/slurm.h>
 
 #include "ckpt_int.h"
-#include "model/model_int.h"	/* topoml__hash(): the engine's FNV-1a */
+#include "util/util.h"	/* topoml__hash(): the engine's FNV-1a */
 #include "topoml_ckpt_page.h"
 
 /* The longest root waits for the page's lock (_lock_wait). */

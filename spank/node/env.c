@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ml.h"
-#include "model/model_int.h"	/* topoml__hostlist_foreach */
+#include "util/util.h"	/* topoml__hostlist_foreach */
 
 /* Add or replace. */
 void ml_env_add(struct ml_env *e, const char *name, const char *fmt, ...)

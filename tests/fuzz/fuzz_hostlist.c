@@ -13,7 +13,7 @@
 #include <slurm/slurm.h>
 
 #include "topoml.h"
-#include "model/model_int.h"
+#include "util/util.h"
 
 struct names {
 	char **v;

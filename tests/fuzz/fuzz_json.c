@@ -4,7 +4,7 @@
  */
 #include "fuzz_util.h"
 #include "topoml.h"
-#include "model/model_int.h"
+#include "util/util.h"
 
 /* Host lists expand to at most 4096 names here: big expansions are slow,
  * not interesting, and their bound is a unit test (check_loaders). */

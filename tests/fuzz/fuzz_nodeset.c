@@ -9,7 +9,7 @@
 
 #include "topoml.h"
 #include "sim.h"
-#include "model/model_int.h"
+#include "util/util.h"
 
 static topoml_topo_t *topo;
 

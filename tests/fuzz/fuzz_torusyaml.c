@@ -10,7 +10,7 @@
 #include "fuzz_util.h"	/* first: _GNU_SOURCE */
 
 #include "topoml.h"
-#include "model/model_int.h"
+#include "util/util.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

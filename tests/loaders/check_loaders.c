@@ -34,7 +34,7 @@
 #include "topoml.h"
 #include "sim.h"
 #include "topoml/load.h"
-#include "model/model_int.h"
+#include "util/util.h"
 
 static glob_t conf_fixtures;
 static char tmpdir[] = "/tmp/check_loaders.XXXXXX";
