@@ -43,6 +43,7 @@ static void _usage(FILE *f)
 {
 	fprintf(f,
 "usage: topoml plan (--topology FILE [--nodes N] | --nodes N)\n"
+"                   [--model FILE]\n"
 "                   [--node-model M] [--gpu G] [--gpu-mem GIB]\n"
 "                   [--gpu-tflops T] [--gpus-per-node K]\n"
 "                   [--bw LEVEL=GB/s,...] [--efficiency F]\n"
@@ -60,6 +61,9 @@ static void _usage(FILE *f)
 "engine's placement, and the sbatch options asking for the layout.\n"
 "  --topology FILE      a site file (N of its nodes, default all); without\n"
 "                       it, a fat tree of N nodes, %d a leaf\n"
+"  --model FILE         the model (and machine) from a description file,\n"
+"                       one KEY = VALUE a line, KEY an option below\n"
+"                       (topoml-plan(1)); the options given win\n"
 "  --node-model M       GPUs and bandwidths of a node (default dgx-h100):\n"
 "                       %s\n"
 "  --gpu G              its GPU instead: %s\n"
@@ -247,13 +251,43 @@ static void _json(const struct topoml_plan *p, int n, int nodes,
 	json_object_put(o);
 }
 
+/* --model FILE into s: 0, or -1 with a message (file and line). */
+static int _model_file(const char *path, struct topoml_plan_spec *s)
+{
+	char *buf = malloc(TOPOML_PLAN_FILE_MAX + 1), why[512];
+	FILE *f = fopen(path, "re");
+	size_t n = 0;
+	int rc = -1;
+
+	if (!f || !buf) {
+		cli_err("--model: %s: %s", path, strerror(errno));
+		goto out;
+	}
+	n = fread(buf, 1, TOPOML_PLAN_FILE_MAX + 1, f);
+	if (ferror(f)) {
+		cli_err("--model: %s: %s", path, strerror(errno));
+		goto out;
+	}
+	topoml_plan_spec_init(s);
+	if (topoml_plan_spec_parse(s, buf, n, path, why, sizeof(why))) {
+		cli_err("%s", why);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (f)
+		fclose(f);
+	free(buf);
+	return rc;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	enum {
 		O_MODEL = 0x100, O_GPU, O_MEM, O_TFLOPS, O_GPN, O_BW, O_EFF,
 		O_LAYERS, O_HIDDEN, O_HEADS, O_FFN, O_VOCAB, O_SEQ, O_BATCH,
 		O_EXPERTS, O_TOPK, O_PREC, O_OPT, O_ZERO1, O_NOSP, O_NOFLASH,
-		O_TP, O_PP, O_CP, O_EP, O_MB, O_RC, O_TOP,
+		O_TP, O_PP, O_CP, O_EP, O_MB, O_RC, O_TOP, O_FILE,
 	};
 	static const struct option opts[] = {
 		{ "topology", required_argument, NULL, 't' },
@@ -286,6 +320,7 @@ int cmd_plan(int argc, char **argv)
 		{ "micro-batch", required_argument, NULL, O_MB },
 		{ "recompute", required_argument, NULL, O_RC },
 		{ "top", required_argument, NULL, O_TOP },
+		{ "model", required_argument, NULL, O_FILE },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_COMMON_OPTS,
@@ -295,6 +330,7 @@ int cmd_plan(int argc, char **argv)
 	const char *bw = NULL, *prec = "bf16", *optim = "adam";
 	struct topoml_plan_fix fix = { 0, 0, 0, 0, 0, -1 };
 	struct topoml_plan_model m;
+	struct topoml_plan_spec spec;
 	struct topoml_plan_machine mc;
 	struct topoml_plan_ctx *ctx = NULL;
 	struct topoml_plan *best = NULL;
@@ -311,6 +347,28 @@ int cmd_plan(int argc, char **argv)
 	m.vocab = 51200;
 	m.experts = 0;
 	m.topk = 0;
+	/* --model first, wherever it is: the other options override it */
+	topoml_plan_spec_init(&spec);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "t:N:jqh", opts, NULL)) != -1)
+		if (c == O_FILE && _model_file(optarg, &spec))
+			return 2;
+	opterr = 1;
+	optind = 1;
+	m = spec.model;		/* the defaults above without a file */
+	fix = spec.fix;
+	if (spec.node_model[0])
+		model = spec.node_model;
+	if (spec.gpu[0])
+		gpu = spec.gpu;
+	if (spec.precision[0])
+		prec = spec.precision;
+	if (spec.optimizer[0])
+		optim = spec.optimizer;
+	mem = spec.gpu_mem;
+	tflops = spec.gpu_tflops;
+	eff = spec.efficiency;
+	gpn = spec.gpus_per_node;
 	while ((c = getopt_long(argc, argv, "t:N:jqh", opts, NULL)) != -1) {
 		const char *on = NULL;
 		long hi = 1L << 24;
@@ -423,6 +481,8 @@ int cmd_plan(int argc, char **argv)
 		case 'j':
 			json = true;
 			continue;
+		case O_FILE:
+			continue;
 		case 'h':
 			_usage(stdout);
 			return 0;
@@ -505,6 +565,11 @@ int cmd_plan(int argc, char **argv)
 		mc.efficiency = eff;
 	if (gpn)
 		mc.gpus_per_node = gpn;
+	if (spec.bw[0] &&
+	    topoml_plan_bw_parse(spec.bw, mc.bw, why, sizeof(why))) {
+		cli_err("bw: %s", why);
+		return 2;
+	}
 	if (bw && topoml_plan_bw_parse(bw, mc.bw, why, sizeof(why))) {
 		cli_err("--bw: %s", why);
 		return 2;

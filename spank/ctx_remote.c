@@ -193,6 +193,49 @@ static void _node_name(void)
 }
 
 /*
+ * The verdict on --ml-parallel's tensor groups (tp consecutive ranks,
+ * Megatron's order): split over NVLink domains, a node's GPUs unless the
+ * plugin's topology file puts nodes in a bigger domain.  NAMES and COUNTS
+ * in Slurm's order, ORDER the rank order of the nodes (NULL: Slurm's).
+ */
+static void _tp_verdict(char **names, int n, const int *counts,
+			const int *order)
+{
+	int *c = malloc(sizeof(int) * n), *dom = malloc(sizeof(int) * n);
+	topoml_errors_t err = { 0 };
+	topoml_topo_t *t = NULL;
+	int g, a, b;
+
+	if (!c || !dom)
+		goto out;
+	for (int i = 0; i < n; i++)
+		c[i] = counts[order ? order[i] : i];
+	if ((g = ml_tp_split(c, NULL, n, ml.par.tp, &a, &b)) < 0)
+		goto out;
+	/* over nodes: in one NVLink domain of the topology file? */
+	if (ml.conf.topology[0] &&
+	    (t = topoml_load(ml.conf.topology, TOPOML_FMT_AUTO, &err))) {
+		for (int i = 0; i < n; i++) {
+			int k = topoml_node_by_name(t, names[order ?
+							     order[i] : i]);
+
+			dom[i] = k >= 0 ? t->nodes[k].nvl : -1;
+		}
+		g = ml_tp_split(c, dom, n, ml.par.tp, &a, &b);
+	}
+	if (g >= 0)
+		snprintf(ml.par_split, sizeof(ml.par_split), "tensor group "
+			 "of ranks %d-%d split over NVLink domains (nodes "
+			 "%s and %s)", g, g + ml.par.tp - 1,
+			 names[order ? order[a] : a],
+			 names[order ? order[b] : b]);
+out:
+	topoml_free(t);
+	free(c);
+	free(dom);
+}
+
+/*
  * MASTER_ADDR, ranks and sizes of this node's tasks.  The node list and
  * the reserved ports come from the job's environment (the user may set
  * them); they only become the tasks' own variables, as if the user had
@@ -203,6 +246,7 @@ static int _job(spank_t sp, uint32_t jobid)
 	char list[65536], tpn[8192], resv[256];
 	uint32_t nodeid = 0, nnodes = 0, ntasks = 0, local = 0, stepid = 0;
 	int n = 0, *counts = NULL, *order = NULL, rc = -1;
+	bool have_counts = false, ordered = false;
 	char **names = NULL;
 
 	spank_get_item(sp, S_JOB_NODEID, &nodeid);
@@ -253,18 +297,7 @@ static int _job(spank_t sp, uint32_t jobid)
 		rc = 0;
 		goto out;
 	}
-	/* Megatron's tensor groups are tp consecutive ranks: whole nodes
-	 * (or on whole nodes) only when tp divides each node's task count
-	 * or that count divides tp. */
-	for (int i = 0; ml.set[ML_OPT_PARALLEL] && i < n; i++)
-		if (counts[i] % ml.par.tp && (!counts[i] ||
-					      ml.par.tp % counts[i])) {
-			snprintf(ml.par_warn, sizeof(ml.par_warn), "warning: "
-				 "--ml-parallel: tp=%d and the %d tasks of node "
-				 "%s: tensor groups share nodes",
-				 ml.par.tp, counts[i], names[i]);
-			break;
-		}
+	have_counts = true;
 	if (ml.val[ML_OPT_RANK_ORDER] != ML_RANK_TOPOLOGY) {
 		rc = 0;
 		goto out;
@@ -295,8 +328,12 @@ static int _job(spank_t sp, uint32_t jobid)
 	}
 	_master_addr(names[order[0]], ml.job.master_addr,
 		     sizeof(ml.job.master_addr));
+	ordered = true;
 	rc = 0;
 out:
+	/* the verdict on the rank order the tasks get */
+	if (have_counts && ml.set[ML_OPT_PARALLEL])
+		_tp_verdict(names, n, counts, ordered ? order : NULL);
 	free(counts);
 	free(order);
 	_free_hosts(names, n);
@@ -517,6 +554,138 @@ static void _node_error(const char *fmt, const char *err)
 		ml.user_error_node = true;
 }
 
+/*
+ * The step's nodes and tasks a node, from Slurm (the same on every node):
+ * the count when every node runs as many tasks, 0 when they differ,
+ * -1 when Slurm does not say.
+ */
+static int _step_tpn(spank_t sp, int *nnodes)
+{
+	char tpn[8192];
+	uint32_t nn = 0;
+	int *c, k, same;
+
+	spank_get_item(sp, S_JOB_NNODES, &nn);
+	*nnodes = (int)nn;
+	if (nn < 1 || nn > 65536 ||
+	    (_getenv(sp, "SLURM_STEP_TASKS_PER_NODE", tpn, sizeof(tpn)) &&
+	     _getenv(sp, "SLURM_TASKS_PER_NODE", tpn, sizeof(tpn))))
+		return -1;
+	if (!(c = calloc(nn, sizeof(int))))
+		return -1;
+	k = ml_parse_tasks_per_node(tpn, c, (int)nn);
+	same = k == (int)nn ? c[0] : -1;
+	for (int i = 1; same > 0 && i < k; i++)
+		if (c[i] != same)
+			same = 0;
+	free(c);
+	return same;
+}
+
+/*
+ * --ml-parallel's model=FILE, read as the job's user (secure.h): a
+ * relative path from the directory srun ran in (the job's PWD).  The
+ * text (malloc'd) or NULL with the reason recorded for task_init.
+ */
+static char *_model_text(spank_t sp, size_t *len, char *path, size_t plen)
+{
+	char err[512], pwd[PATH_MAX];
+	struct ml_cred u = { 0 };
+	struct ml_cred_saved saved;
+	gid_t *gids = NULL;
+	char *text = NULL;
+	int ng = 0;
+
+	if (ml.par_model[0] == '/' ||
+	    _getenv(sp, "PWD", pwd, sizeof(pwd)) || pwd[0] != '/')
+		snprintf(path, plen, "%s", ml.par_model);
+	else if (snprintf(path, plen, "%s/%s", pwd, ml.par_model) >=
+		 (int)plen) {
+		ml_user_error("--ml-parallel: model=%s: path too long",
+			      ml.par_model);
+		return NULL;
+	}
+	if (path[0] != '/') {
+		ml_user_error("--ml-parallel: model=%s: not an absolute path "
+			      "and no PWD", ml.par_model);
+		return NULL;
+	}
+	if (spank_get_item(sp, S_JOB_UID, &u.uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &u.gid) != ESPANK_SUCCESS) {
+		ml_user_error("--ml-parallel: model=%s: no user from Slurm",
+			      path);
+		return NULL;
+	}
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &ng) ==
+	    ESPANK_SUCCESS)
+		for (int i = 0; i < ng && u.ngids < ML_CRED_MAX_GIDS; i++)
+			u.gids[u.ngids++] = gids[i];
+	if (!u.ngids)
+		u.gids[u.ngids++] = u.gid;
+	if (ml_cred_enter(&u, &saved)) {
+		ml_log(ML_LOG_ERROR, "topoml: cannot act as uid %u: %s",
+		       (unsigned)u.uid, strerror(errno));
+		ml_user_error("--ml-parallel: model=%s: cannot read it as "
+			      "the job's user", path);
+		return NULL;
+	}
+	if (ml_model_read(path, &text, len, err, sizeof(err)))
+		ml_user_error("--ml-parallel: model=%s: %s", path, err);
+	ml_cred_leave(&saved);
+	return text;
+}
+
+/*
+ * --ml-parallel=auto: the layout the planner chooses on this step (its
+ * nodes and tasks a node, from Slurm); with model= on an explicit layout
+ * the memory verdict.  0, or -1 with the job's mistake recorded.
+ */
+static int _plan(spank_t sp)
+{
+	char err[1024], path[PATH_MAX + 64];
+	int nnodes = 0, tpn;
+	size_t len = 0;
+	char *text;
+
+	if (!ml.par_model[0]) {
+		if (!ml.par_auto)
+			return 0;
+		ml_user_error("--ml-parallel=auto: the planner needs the "
+			      "model: --ml-parallel=auto,model=FILE "
+			      "(topoml-plan(1))");
+		return -1;
+	}
+	tpn = _step_tpn(sp, &nnodes);
+	if (tpn <= 0) {
+		if (!ml.par_auto)
+			return 0;	/* no memory verdict, the job runs */
+		ml_user_error("--ml-parallel=auto: %s", tpn ? "Slurm gives no "
+			      "task counts per node" : "the step's nodes run "
+			      "different numbers of tasks: ask "
+			      "--ntasks-per-node");
+		return -1;
+	}
+	if (!(text = _model_text(sp, &len, path, sizeof(path))))
+		return -1;
+	if (ml.par_auto) {
+		if (ml_par_auto(text, len, path, nnodes, tpn, &ml.par,
+				ml.par_note, sizeof(ml.par_note), err,
+				sizeof(err))) {
+			ml_user_error("--ml-parallel=auto: %s", err);
+			free(text);
+			return -1;
+		}
+	} else if (ml_par_mem(text, len, path, nnodes, tpn, &ml.par,
+			      ml.par_mem, sizeof(ml.par_mem), err,
+			      sizeof(err)) < 0) {
+		ml_user_error("--ml-parallel: %s", err);
+		free(text);
+		return -1;
+	}
+	free(text);
+	return 0;
+}
+
 int ml_remote_post_opt(spank_t sp)
 {
 	char err[1024], path[PATH_MAX + 64];
@@ -540,6 +709,8 @@ int ml_remote_post_opt(spank_t sp)
 	if (ml.set[ML_OPT_PARALLEL]) {
 		uint32_t ntasks = 0;
 
+		if (_plan(sp))
+			return 0;	/* the job's mistake: task_init */
 		/* The job's sizes against this step's tasks: a mistake fails
 		 * the tasks with the reason (task_init), never the node. */
 		spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks);
@@ -830,8 +1001,15 @@ int ml_remote_task_init(spank_t sp)
 	}
 	if (ml.set[ML_OPT_PARALLEL]) {
 		ml_env_parallel(&ml.par, ml.job.rank, &env);
-		if (ml.par_warn[0] && grank == 0)
-			dprintf(STDERR_FILENO, "topoml: %s\n", ml.par_warn);
+		if (ml.par_note[0] && grank == 0)
+			dprintf(STDERR_FILENO, "topoml: %s\n", ml.par_note);
+		/* the verdict: one line a step, silent when all is well */
+		if ((ml.par_split[0] || ml.par_mem[0]) && grank == 0)
+			dprintf(STDERR_FILENO, "topoml: verdict on "
+				"--ml-parallel=tp=%d,pp=%d,dp=%d: %s%s%s\n",
+				ml.par.tp, ml.par.pp, ml.par.dp,
+				ml.par_split, ml.par_split[0] &&
+				ml.par_mem[0] ? "; " : "", ml.par_mem);
 	}
 	if (ml.val[ML_OPT_NCCL] == ML_NCCL_AUTO) {
 		struct ml_task_bind none = { .nic = -1, .gid_index = -1 };

@@ -37,6 +37,19 @@ static void _table_build(void)
 	}
 }
 
+/* --ml-parallel: auto or the sizes, and the model file. */
+static int _parallel(const char *arg, char *err, size_t errlen)
+{
+	static struct ml_par_opt o;
+
+	if (ml_par_parse(arg, &o, err, errlen))
+		return -1;
+	ml.par = o.par;
+	ml.par_auto = o.automatic;
+	snprintf(ml.par_model, sizeof(ml.par_model), "%s", o.model);
+	return 0;
+}
+
 /*
  * In slurmstepd (remote) a bad value came with the job, past srun/sbatch
  * (e.g. sbatch --export=TOPOML_NCCL=maybe): the job fails, not the node.
@@ -49,7 +62,7 @@ static int _set(int opt, const char *arg, const char *what, bool remote)
 	if (opt == ML_OPT_CKPT)
 		rc = ml_ckpt_parse(arg, &ml.ckpt, err, sizeof(err));
 	else if (opt == ML_OPT_PARALLEL)
-		rc = topoml_parallel_parse(arg, &ml.par, err, sizeof(err));
+		rc = _parallel(arg, err, sizeof(err));
 	else if (opt == ML_OPT_SPARES)
 		rc = ml_spares_parse(&ml.conf, arg, &ml.val[opt], err,
 				     sizeof(err));

@@ -20,7 +20,11 @@ struct ml_state {
 	char arg[ML_OPT_COUNT][256];
 	struct ml_ckpt_opts ckpt;
 	struct topoml_parallel par;	/* --ml-parallel, when set[] */
-	char par_warn[256];		/* a TP group across nodes */
+	bool par_auto;			/* auto: the planner chooses par */
+	char par_model[PATH_MAX];	/* model=FILE, "" none */
+	char par_note[512];		/* auto: the layout chosen */
+	char par_split[256];		/* verdict: TP groups over domains */
+	char par_mem[512];		/* verdict: memory by the estimate */
 
 	/* remote context */
 	bool active;			/* any wiring for this step */

@@ -64,9 +64,10 @@ static const struct _optdesc _opts[ML_OPT_COUNT] = {
 	/* Sizes of a hybrid job: RANK in Megatron-LM's order (topoml.h). */
 	[ML_OPT_PARALLEL] = {
 		"ml-parallel", "TOPOML_PARALLEL", NULL,
-		"hybrid-parallel group sizes (data parallel is the rest); "
+		"hybrid-parallel group sizes (data parallel is the rest), or "
+		"auto: the fastest that fits the model FILE (topoml plan); "
 		"RANK in Megatron-LM's order on the placement",
-		"tp=T,pp=P[,ep=E][,cp=C]",
+		"auto|tp=T,pp=P[,ep=E][,cp=C][,model=FILE]",
 		{ NULL }, { -1 }, false },
 	/* Ask -N workers+K: the last K nodes of the ring order wait. */
 	[ML_OPT_SPARES] = {

@@ -219,4 +219,47 @@ struct ml_workers {
 /* 0, or -1 (out of memory, or a worker's GPU not in the visible list). */
 int ml_env_workers(const struct ml_workers *w, struct ml_env *e);
 
+/* ---- par.c: --ml-parallel=auto and the layout's verdict ------------ */
+
+/* "auto[,model=FILE]" or "tp=T,...[,model=FILE]" (FILE the rest). */
+struct ml_par_opt {
+	struct topoml_parallel par;	/* tp=...: as given */
+	bool automatic;			/* auto: the planner chooses */
+	char model[PATH_MAX];		/* "": none */
+};
+int ml_par_parse(const char *arg, struct ml_par_opt *o, char *err,
+		 size_t errlen);
+/*
+ * The model file PATH with the calling thread's file-system identity
+ * (ml_cred_enter first): O_NOFOLLOW, O_NONBLOCK, a regular file of at
+ * most TOPOML_PLAN_FILE_MAX bytes.  Its text (malloc'd, NUL-terminated)
+ * and length, or -1 with why.
+ */
+int ml_model_read(const char *path, char **text, size_t *len, char *err,
+		  size_t errlen);
+/*
+ * The layout the planner chooses for the model file's text on NNODES
+ * nodes of GPN GPUs each (one task a GPU; a flat fat tree as topoml plan
+ * --nodes builds): 0 with *par resolved and a line for the job's output
+ * in NOTE, or -1 with why (with the file's name and line).
+ */
+int ml_par_auto(const char *text, size_t len, const char *name, int nnodes,
+		int gpn, struct topoml_parallel *par, char *note,
+		size_t notelen, char *err, size_t errlen);
+/*
+ * An explicit layout by the model's estimate: 1 when it does not fit
+ * memory (NOTE says how much it needs), 0 when it fits, -1 with why.
+ */
+int ml_par_mem(const char *text, size_t len, const char *name, int nnodes,
+	       int gpn, const struct topoml_parallel *par, char *note,
+	       size_t notelen, char *err, size_t errlen);
+/*
+ * The first tensor group over two NVLink domains: COUNTS[i] tasks on the
+ * i-th node in rank order, DOM[i] its NVLink domain (-1 or DOM NULL: the
+ * node alone).  Its first rank and the two nodes' positions, or -1 when
+ * every group stays in one domain.
+ */
+int ml_tp_split(const int *counts, const int *dom, int n, int tp, int *a,
+		int *b);
+
 #endif

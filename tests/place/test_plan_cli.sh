@@ -68,4 +68,21 @@ echo "$err" | grep -q 'no layout fits' || fail "no fit: $err"
 [ $? = 2 ] || fail "bad --bw"
 "$topoml" plan -t "$work/none.json" "${gpt175[@]}" 2>/dev/null
 [ $? = 2 ] || fail "unreadable topology"
+
+# --model FILE: the same layouts as the options, options win over the
+# file wherever they stand, a mistake names the file and line (exit 2)
+printf '# GPT-3 175B\nlayers = 96\nhidden = 12288\nheads = 96\nseq = 2048\nbatch = 1536\n' \
+	>"$work/m.txt"
+a=$("$topoml" plan --nodes 128 "${gpt175[@]}" --top 2) || fail "options"
+b=$("$topoml" plan --nodes 128 --model "$work/m.txt" --top 2) ||
+	fail "--model: $b"
+[ "$a" = "$b" ] || fail "--model differs from the options: $b"
+c=$("$topoml" plan --tp 4 --nodes 128 --model "$work/m.txt" --top 1) ||
+	fail "--model --tp: $c"
+echo "$c" | grep -q '^#1 tp=4 ' || fail "--tp before --model lost: $c"
+printf 'layers = 96\nhidden = big\n' >"$work/bad.txt"
+err=$("$topoml" plan --nodes 8 --model "$work/bad.txt" 2>&1)
+[ $? = 2 ] || fail "bad model file: exit status"
+echo "$err" | grep -q "bad.txt:2: hidden: 'big' is not a number" ||
+	fail "bad model file: $err"
 echo "PASS: topoml plan"

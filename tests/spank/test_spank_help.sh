@@ -14,7 +14,7 @@ want=(
 "--ml-rank-order=topology|slurm [topoml] RANK follows the network ring (topology) or Slurm's task ids (env: TOPOML_RANK_ORDER)"
 "--ml-comm=allreduce|alltoall|isolate [topoml] communication pattern, a placement hint for select/topoml (env: TOPOML_COMM)"
 "--ml-ckpt=DIR[,every=STEPS][,interval=SECONDS][,keep=K][,lead=SECONDS] [topoml] checkpoint directory and policy (env: TOPOML_CKPT)"
-"--ml-parallel=tp=T,pp=P[,ep=E][,cp=C] [topoml] hybrid-parallel group sizes (data parallel is the rest); RANK in Megatron-LM's order on the placement (env: TOPOML_PARALLEL)"
+"--ml-parallel=auto|tp=T,pp=P[,ep=E][,cp=C][,model=FILE] [topoml] hybrid-parallel group sizes (data parallel is the rest), or auto: the fastest that fits the model FILE (topoml plan); RANK in Megatron-LM's order on the placement (env: TOPOML_PARALLEL)"
 "--ml-spares=K [topoml] the last K nodes of the job (ring order) are hot spares: no rank until topoml-run puts one in a failed node's place (env: TOPOML_SPARES)"
 )
 fail=0

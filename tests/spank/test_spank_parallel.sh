@@ -123,18 +123,100 @@ bad=$(sinfo -h -N -n 'n[1-8]' -o '%t' |
 [ "$bad" = 0 ] || cluster_fail "nodes left unusable: $(sinfo -N)"
 echo "ok: tp=3 on 16 tasks refused in the job's output, nodes not drained"
 
-# 3 tasks a node and tp=2: a tensor group straddles two nodes.  The job
-# runs and its output says so once, in either rank order.
+# 3 tasks a node and tp=2: a tensor group straddles two nodes (two NVLink
+# domains: no topology= here).  The job runs and its output has the
+# verdict once, in either rank order.
+verdict='^topoml: verdict on --ml-parallel=tp='
 for ro in topology slurm; do
 	as_user timeout 120 salloc -Q -N2 --ntasks-per-node=3 srun \
 		--ml-parallel=tp=2,pp=1 --ml-rank-order=$ro true \
 		>split.out 2>&1 || cluster_fail "tp=2 at 3 a node ($ro):" \
 		"$(cat split.out)"
-	[ "$(grep -c 'tp=2 and the 3 tasks of node .*: tensor groups share' \
+	[ "$(grep -c "${verdict}2,.*: tensor group of ranks 2-3 split over NVLink domains" \
 		split.out)" = 1 ] || cluster_fail "tp=2 at 3 a node ($ro):" \
-		"not one warning: $(cat split.out)"
+		"not one verdict: $(cat split.out)"
 done
-echo "ok: tensor groups across nodes warned once, either rank order"
+echo "ok: tensor groups across nodes: one verdict line, either rank order"
+
+# --ml-parallel=auto,model=FILE (a relative FILE: from srun's directory,
+# read as the user): the layout topoml plan prints for the same model on
+# 8 nodes of 2 GPUs, exported exactly as the explicit option would.
+cat >model.txt <<'MODEL'
+# GPT 1.3B
+layers = 24
+hidden = 2048
+heads = 16
+seq = 2048
+batch = 64
+gpu = h100
+MODEL
+chmod 644 model.txt
+"$TOP_BUILDDIR/contrib/topoml" plan --nodes 8 --gpus-per-node 2 \
+	--model model.txt --top 1 >plan.out || cluster_fail "topoml plan:" \
+	"$(cat plan.out)"
+want=$(sed -n 's/^#1 tp=\([0-9]*\) pp=\([0-9]*\) dp=\([0-9]*\) cp=\([0-9]*\) ep=\([0-9]*\) .*/tp=\1,pp=\2,dp=\3,ep=\5,cp=\4/p' \
+	plan.out)
+[ -n "$want" ] || cluster_fail "no layout in topoml plan: $(cat plan.out)"
+# exports TAG ARGS: each task's TOPOML_* group variables, sorted
+exports() {
+	local tag=$1
+	shift
+	as_user timeout 120 salloc -Q -N8 --ntasks-per-node=2 srun "$@" \
+		bash -c 'env | grep -E "^TOPOML_(TP|PP|DP|EP|CP)" |
+			sed "s/^/$SLURM_PROCID /"' >"$tag.out" 2>&1 ||
+		cluster_fail "$tag: $(tail -20 "$tag.out")"
+	grep -E '^[0-9]+ TOPOML_' "$tag.out" | sort >"$tag.env"
+	[ "$(cut -d' ' -f1 "$tag.env" | sort -u | wc -l)" = 16 ] ||
+		cluster_fail "$tag: not 16 tasks' exports: $(cat "$tag.out")"
+}
+exports auto --ml-parallel=auto,model=model.txt
+exports explicit --ml-parallel="$want"
+cmp -s auto.env explicit.env || cluster_fail "auto exports differ from" \
+	"--ml-parallel=$want: $(diff auto.env explicit.env | head)"
+[ "$(grep -c "^topoml: --ml-parallel=auto: $want micro-batch=.*GiB a GPU of .*s a step" \
+	auto.out)" = 1 ] || cluster_fail "auto: not one line with the" \
+	"layout $want: $(grep -v '^[0-9]' auto.out)"
+! grep -q "$verdict" auto.out explicit.out ||
+	cluster_fail "a verdict on a layout that fits: $(cat auto.out)"
+grep '^topoml: --ml-parallel=auto' auto.out
+echo "ok: --ml-parallel=auto,model=model.txt exports topoml plan's $want"
+
+# A mistake in the model file fails the job with the file and line; the
+# nodes stay up.  auto without a model says what it needs.
+printf 'layers = 24\nheads = sixteen\n' >badmodel.txt
+chmod 644 badmodel.txt
+if as_user timeout 120 salloc -Q -N2 --ntasks-per-node=2 srun \
+	--ml-parallel=auto,model=badmodel.txt true >badmodel.out 2>&1; then
+	cluster_fail "a bad model file ran"
+fi
+grep -q "badmodel.txt:2: heads: 'sixteen' is not a number" badmodel.out ||
+	cluster_fail "no file and line: $(cat badmodel.out)"
+if as_user env TOPOML_PARALLEL=auto timeout 120 salloc -Q -N2 \
+	--ntasks-per-node=2 srun true >nomodel.out 2>&1; then
+	cluster_fail "auto without a model ran"
+fi
+grep -q "the planner needs the model: --ml-parallel=auto,model=FILE" \
+	nomodel.out || cluster_fail "auto without model: $(cat nomodel.out)"
+bad=$(sinfo -h -N -n 'n[1-8]' -o '%t' |
+	awk '$1 !~ /^(idle|alloc|mix|comp(leting)?)$/' | wc -l)
+[ "$bad" = 0 ] || cluster_fail "nodes left unusable: $(sinfo -N)"
+echo "ok: bad model file and auto without model refused with the reason," \
+	"nodes not drained"
+
+# An explicit layout with model=: tp=4 at 2 tasks a node splits its tensor
+# groups over nodes and GPT-175B does not fit 16 GPUs: one verdict line
+# with both.
+printf 'layers=96\nhidden=12288\nheads=96\nseq=2048\nbatch=1536\n' \
+	>gpt175.txt
+chmod 644 gpt175.txt
+as_user timeout 120 salloc -Q -N8 --ntasks-per-node=2 srun \
+	--ml-parallel=tp=4,pp=1,model="$CLUSTER_DIR/gpt175.txt" true \
+	>mem.out 2>&1 || cluster_fail "tp=4 with gpt175: $(cat mem.out)"
+[ "$(grep -c "${verdict}4,pp=1,dp=4: tensor group of ranks 0-3 split over NVLink domains .*; does not fit memory by the estimate for $CLUSTER_DIR/gpt175.txt" \
+	mem.out)" = 1 ] || cluster_fail "tp=4 with gpt175: not one verdict" \
+	"line with both: $(cat mem.out)"
+grep "$verdict" mem.out
+echo "ok: an explicit layout over domains and memory: one verdict line"
 cd / && cluster_stop
 rm -rf "$SPANK_CACHE"
 
@@ -155,7 +237,7 @@ TOPO
 printf 'TopologyFile=%s\n' "$work/nvl.json" >"$work/topoml.conf"
 chmod 644 "$work"/*
 CLUSTER_SLURMD=8 CLUSTER_SELECT=topoml CLUSTER_TOPOML_CONF=$work/topoml.conf \
-	spank_start spank-parallel-nvl
+	spank_start spank-parallel-nvl "topology=$work/nvl.json"
 trap 'cluster_stop; rm -rf "$SPANK_CACHE" "$work"' EXIT
 cp "${TESTS_DIR:-$(dirname "$0")/..}/spank/hybrid_groups.py" \
 	"$CLUSTER_DIR/hybrid_groups.py"
@@ -186,6 +268,10 @@ nvl() {
 	done < <(grep '^GROUP tp ' "$tag.out")
 	echo "$split" >"$tag.split"
 	grep '^GROUP tp ' "$tag.out"
+	# the verdict (domains from the plugin's topology=) iff a split
+	[ "$(grep -c '^topoml: verdict on --ml-parallel=tp=4,.* split over NVLink domains' \
+		"$tag.out")" = $((split > 0)) ] || cluster_fail "$tag:" \
+		"$split groups split, verdict: $(grep verdict "$tag.out")"
 }
 nvl nvl-hybrid --ml-parallel=tp=4
 [ "$(cat nvl-hybrid.split)" = 0 ] ||

@@ -142,4 +142,42 @@ int topoml_plan_search(struct topoml_plan_ctx *c,
 /* Parameters of the model (embedding included). */
 double topoml_plan_params(const struct topoml_plan_model *mod);
 
+/*
+ * A model description file (topoml plan --model, --ml-parallel=auto,
+ * model=FILE): one "key = value" a line, '#' starts a comment.  The keys
+ * are topoml plan's long options: layers, hidden, heads, ffn, vocab, seq,
+ * batch, experts, top-k, precision, optimizer, zero1, seq-parallel,
+ * flash (yes|no), node-model, gpu, gpu-mem, gpu-tflops, gpus-per-node,
+ * efficiency, bw, and tp, pp, cp, ep, micro-batch, recompute (fixed
+ * dimensions).
+ */
+#define TOPOML_PLAN_FILE_MAX	65536	/* bytes */
+
+struct topoml_plan_spec {
+	struct topoml_plan_model model;	/* raw: topoml_plan_spec_finish */
+	struct topoml_plan_fix fix;
+	char node_model[32], gpu[32];	/* "": not given */
+	char precision[8], optimizer[8];
+	char bw[160];
+	double gpu_mem, gpu_tflops, efficiency;	/* 0: not given */
+	int gpus_per_node;			/* 0: not given */
+};
+
+void topoml_plan_spec_init(struct topoml_plan_spec *s);
+/* One key: 0, or -1 with why (without file or line). */
+int topoml_plan_spec_set(struct topoml_plan_spec *s, const char *key,
+			 const char *val, char *why, size_t whylen);
+/* text[0..len) of the file called name: 0, or -1 with "name:line: why". */
+int topoml_plan_spec_parse(struct topoml_plan_spec *s, const char *text,
+			   size_t len, const char *name, char *why,
+			   size_t whylen);
+/*
+ * The model checked and completed (ffn, dense experts, bytes from
+ * precision and optimizer) and the machine: the node model (default
+ * dgx-h100), its GPU, the given values.  0, or -1 with why.
+ */
+int topoml_plan_spec_finish(struct topoml_plan_spec *s,
+			    struct topoml_plan_machine *mc,
+			    char *why, size_t whylen);
+
 #endif
