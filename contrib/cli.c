@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "loaders.h"
+#include "topoml/load.h"
+#include "util/util.h"	/* topoml__open_regular: files the CLI opens */
 
 const char *cli_cmd = "";
 enum cli_progress cli_progress_mode = CLI_PROGRESS_AUTO;
@@ -72,10 +73,10 @@ void cli_errors(const topoml_errors_t *e, const char *what)
 int cli_readable(const char *path)
 {
 	/* a directory opens for reading too, and then reads as nothing */
-	int fd = topoml_open_regular(path);
+	int fd = topoml__open_regular(path);
 
 	if (fd < 0) {
-		cli_err("%s: %s", path, topoml_open_error(errno));
+		cli_err("%s: %s", path, topoml__open_error(errno));
 		return -1;
 	}
 	close(fd);
@@ -148,7 +149,7 @@ int cli_slurm_conf_read(const char *path, const topoml_topo_t *t,
 	memset(sc, 0, sizeof(*sc));
 	if (cli_readable(path))
 		return -1;
-	if (!(f = topoml_fopen_regular(path)) ||
+	if (!(f = topoml__fopen_regular(path)) ||
 	    !(sc->nodes = hwloc_bitmap_alloc())) {
 		cli_err("%s: %s", path, strerror(errno ? errno : ENOMEM));
 		if (f)

@@ -16,8 +16,8 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "loaders.h"
-#include "topoml_build.h"
+#include "topoml/load.h"
+#include "topoml/build.h"
 #include "sim.h"
 
 static void _import_usage(FILE *f)

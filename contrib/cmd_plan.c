@@ -1,6 +1,6 @@
 /*
  * topoml plan (issue 34): the fastest layouts of a transformer training
- * on a machine (topology/plan/plan.h), with the sbatch lines that ask for them.
+ * on a machine (topology/topoml/plan.h), with the sbatch lines that ask for them.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <json-c/json.h>
 
 #include "cli.h"
-#include "plan.h"
+#include "topoml/plan.h"
 #include "sim.h"
 
 /* nodes a leaf of the fat tree --nodes makes without --topology */

@@ -782,7 +782,7 @@ static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 }
 
 /*
- * --hybrid-wait: the job's shape for the locality wait (policy/wait.h),
+ * --hybrid-wait: the job's shape for the locality wait (topoml/wait.h),
  * which holds a placement that falls short of what the shape gets on the
  * free machine (LocalityWait= in select/topoml).
  */

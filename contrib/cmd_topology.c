@@ -12,9 +12,9 @@
 #include <json-c/json.h>
 
 #include "cli.h"
-#include "model_int.h"
-#include "loaders.h"
-#include "policy/wait.h"
+#include "util/util.h"
+#include "topoml/load.h"
+#include "topoml/wait.h"
 #include "sim.h"
 
 /* Above this many switches, show prints levels, not every switch. */
@@ -43,12 +43,12 @@ static topoml_topo_t *_load_quiet(const char *path, enum topoml_format fmt,
 				  topoml_errors_t *err, topoml_errors_t *warn,
 				  int *rc)
 {
-	int fd = topoml_open_regular(path);
+	int fd = topoml__open_regular(path);
 	topoml_topo_t *t;
 
 	if (fd < 0) {
 		topoml_errors_add(err, "%s: %s", path,
-				  topoml_open_error(errno));
+				  topoml__open_error(errno));
 		*rc = CLI_USAGE;
 		return NULL;
 	}
@@ -199,7 +199,8 @@ static void _check_usage(FILE *f)
 "node of the topology.\n");
 }
 
-/* topoml.conf's own spelling of each value (siteconf.c parses these). */
+/* topoml.conf's own spelling of each value (topology/conf/siteconf.c
+ * parses these). */
 static const char *_format_name(enum topoml_format fmt)
 {
 	switch (fmt) {
@@ -380,9 +381,9 @@ static int _check_site_conf(const char *path, const char *slurm_conf,
 
 	topoml_siteconf_init(&sc);
 	/* cannot be read (a directory too): 2, as for every file */
-	if ((fd = topoml_open_regular(path)) < 0) {
+	if ((fd = topoml__open_regular(path)) < 0) {
 		topoml_errors_add(&err, "%s: %s", path,
-				  topoml_open_error(errno));
+				  topoml__open_error(errno));
 		rc = CLI_USAGE;
 		goto out;
 	}
@@ -402,9 +403,9 @@ static int _check_site_conf(const char *path, const char *slurm_conf,
 		cli_err("%s: warning: %s", path, notes[i]);
 	topo = topoml_siteconf_topology_path(&sc, dir);
 	if (sc.placement && topo &&
-	    (fd = topoml_open_regular(topo)) < 0) {
+	    (fd = topoml__open_regular(topo)) < 0) {
 		topoml_errors_add(&err, "%s: %s", topo,
-				  topoml_open_error(errno));
+				  topoml__open_error(errno));
 		rc = CLI_USAGE;
 		goto out;
 	}
@@ -647,7 +648,7 @@ static void _show_fat_tree(const topoml_topo_t *t, bool all)
 			lo = w < lo ? w : lo;
 			hi = w > hi ? w : hi;
 		}
-		list = topoml_names_format(names, n, false);
+		list = topoml__names_format(names, n, false);
 		if (t->nblocks > 0)	/* Slurm's base and aggregated blocks */
 			printf("level %d: %d %sblock%s, %d", l, n,
 			       l ? "aggregated " : "", n == 1 ? "" : "s", lo);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "model_int.h"
+#include "util/util.h"
 
 #define FONT "font-family=\"sans-serif\""
 
@@ -563,7 +563,7 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 			for (i = 0; i < t->nswitches; i++)
 				if (t->switches[i].level == l)
 					names[n++] = t->switches[i].name;
-			list = topoml_names_format(names, n, false);
+			list = topoml__names_format(names, n, false);
 			fprintf(f, "<rect x=\"20\" y=\"%.1f\" width=\"%.1f\" "
 				"height=\"34\" rx=\"4\" fill=\"#cfe0f5\" "
 				"stroke=\"#333\" stroke-width=\"0.8\"/>\n"
@@ -604,7 +604,7 @@ static int _svg_tree_pods(const topoml_topo_t *t, FILE *f,
 				goto fail;
 			for (i = 0; i < ps->nparents; i++)
 				names[i] = t->switches[ps->parents[i]].name;
-			list = topoml_names_format(names, ps->nparents, true);
+			list = topoml__names_format(names, ps->nparents, true);
 			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" "
 				"font-size=\"9\" fill=\"#555\" " FONT ">under ",
 				px + 6, py + 52);

@@ -35,6 +35,6 @@ enum topoml_hint topoml_job_hint(enum topoml_hint dflt,
 
 /* The locality wait's clocks and verdicts, the free-by planners: the
  * pure policy module, shared with the simulator. */
-#include "policy/wait.h"
+#include "topoml/wait.h"
 
 #endif

@@ -20,7 +20,7 @@
 #include "src/common/xstring.h"
 #include "src/slurmctld/slurmctld.h"
 
-#include "loaders.h"
+#include "topoml/load.h"
 #include "select_int.h"
 
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;

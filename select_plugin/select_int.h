@@ -20,8 +20,8 @@
 
 #include "select_compat.h"
 #include "topoml.h"
-#include "policy/jobview.h"
-#include "policy/wait.h"
+#include "topoml/jobview.h"
+#include "topoml/wait.h"
 
 #define TOPOML_ATTEMPTS	3	/* engine choices before plain cons_tres */
 
@@ -76,7 +76,7 @@ void sel_conf_clear(void);
 /* Built once per call (the job's SPANK environment is scanned once). */
 struct sel_job {
 	job_record_t *job_ptr;
-	struct topoml_job_view view;	/* policy/jobview.h */
+	struct topoml_job_view view;	/* topoml/jobview.h */
 	bool whole;		/* takes whole nodes */
 	uint64_t gpus;		/* shares nodes: GPUs it asks, 0 none */
 	uint32_t min_cpus;	/* 0: unknown */

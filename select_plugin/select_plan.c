@@ -1,7 +1,7 @@
 /*
  * select/topoml's plans: what the engine proposes for one job_test call,
  * run-now and will-run apart, each returning the candidates to try with
- * cons_tres or a verdict (the job waits for locality: policy/wait.h); the
+ * cons_tres or a verdict (the job waits for locality: topoml/wait.h); the
  * driver tries them.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -21,7 +21,7 @@
 #include "src/common/xstring.h"
 #include "src/slurmctld/slurmctld.h"
 
-#include "spares.h"
+#include "topoml/place.h"
 #include "select_int.h"
 
 /* LocalityWait's clock per job; g_lock held */
@@ -85,7 +85,7 @@ static bitstr_t *_engine_choice(const struct topoml_placement *pl,
 
 /*
  * The identity of a job's universe for the verdicts kept while it waits
- * (policy/wait.h): its partition, slurmctld's last partition change and
+ * (topoml/wait.h): its partition, slurmctld's last partition change and
  * the topology and node map in use, so that they are computed once while
  * the job waits, and again when any of these changes.  0 (not kept):
  * partitions changed this second, so that a second change now might
@@ -141,7 +141,7 @@ static bool _wait_more(job_record_t *job_ptr, const char *key, int wait,
 	return true;
 }
 
-/* The locality wait's view of a job (policy/wait.h). */
+/* The locality wait's view of a job (topoml/wait.h). */
 struct _wait {
 	struct topoml_wait_policy pol;
 	struct topoml_wait_job job;
@@ -150,7 +150,7 @@ struct _wait {
 };
 
 /*
- * LocalityWait (topoml.conf(5), policy/wait.h) on the engine's best
+ * LocalityWait (topoml.conf(5), topoml/wait.h) on the engine's best
  * choice pl (ranked by _hybrid_rank, workers first in rank order): a job
  * whose placement misses its family's locality criterion where its
  * partition's nodes, busy or not, offer it, waits up to the site's

@@ -1,6 +1,6 @@
 /*
  * select/topoml's publication: the job's SystemComment at job_begin, its
- * nodes scored in the engine's ring order (jobcomment.h has the format,
+ * nodes scored in the engine's ring order (topoml/jobcomment.h has the format,
  * writer and parser; topoml.so reads order= in every step).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -20,7 +20,7 @@
 #include "src/common/xstring.h"
 #include "src/slurmctld/slurmctld.h"
 
-#include "jobcomment.h"
+#include "topoml/jobcomment.h"
 #include "select_int.h"
 
 /* The last run-now decision, for the job's SystemComment at job_begin. */
@@ -115,7 +115,8 @@ void sel_publish_on(job_record_t *job_ptr, bitstr_t *node_bitmap)
 	topoml_score(g_topo, avail, &pl);
 	/*
 	 * order= is the one ring order the job's tasks get: topoml.so reads
-	 * it in every step (jobcomment.h has the format, writer and parser).
+	 * it in every step (topoml/jobcomment.h has the format, writer and
+	 * parser).
 	 */
 	c.order = topoml_nodes_format(g_topo, pl.nodes, n);
 	c.placed = (g_last.job_id == job_ptr->job_id && g_last.choice >= 0) ?

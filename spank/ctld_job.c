@@ -10,7 +10,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "ctld_job.h"
-#include "jobcomment.h"
+#include "topoml/jobcomment.h"
 #include "slurm_compat.h"
 
 static struct ml_ctld_job _job;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "plugin.h"
-#include "contract.h"	/* TOPOML_*_JOB_ENV */
+#include "topoml/contract.h"	/* TOPOML_*_JOB_ENV */
 
 /* Shared with sbatch/salloc: the hint reaches slurmctld under the name
  * Slurm itself uses for --ml-comm, also when it came from TOPOML_COMM. */

@@ -20,7 +20,7 @@
 #include <slurm/slurm.h>
 
 #include "ctld_job.h"
-#include "jobcomment.h"
+#include "topoml/jobcomment.h"
 #include "plugin.h"
 #include "secure.h"
 #include "slurm_compat.h"

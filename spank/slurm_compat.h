@@ -13,7 +13,7 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_version.h>
 
-#include "hostlist_compat.h"	/* topoml_hl_t, from libtopoml */
+#include "util/hostlist_compat.h"	/* topoml_hl_t, from libtopoml */
 
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
 static inline slurm_step_id_t ml_job_step_id(uint32_t job_id)

@@ -5,7 +5,8 @@
 #     the compiler does (the file's folder, then topology/), must name a
 #     file of the same layer or of a lower one: never a layer above, never
 #     a sibling of the same rank, never spank/, select_plugin/ or contrib/
-#     (they are above topology/), never a forwarding header of the root;
+#     (they are above topology/); the public headers (topoml.h, topoml/*.h)
+#     include only public ones, and the root holds no other header;
 #  2. the calls between the built objects (nm: what each leaves undefined,
 #     who defines it) follow the same order, and have no circle, in the
 #     engine and in each of spank/, select_plugin/ and contrib/.
@@ -23,11 +24,11 @@ b=${TOP_BUILDDIR:-..}
 # not use each other.  topology/Makefile.am lists the same order.
 LAYERS="util:10 model:20 load:30 cost:30 place/common:40 place:50
 	hybrid:55 contract:60 policy:70 conf:75 plan:80 sim:100"
-# Public headers at topology/'s root, NAME:RANK: topoml.h, the API,
-# declarations for every layer, and topoml_contract.h that it includes;
-# sim.h, libtopoml_sim's.  The other headers there only forward to their
-# layer's header for code outside topology/.
-PUBLIC_HEADERS="topoml.h:0 topoml_contract.h:0 sim.h:100"
+# Public headers at topology/'s root, NAME:RANK: topoml.h, the API's
+# umbrella over topoml/*.h (the topic headers, rank 0 too: any layer may
+# include them, they include nothing internal); sim.h, libtopoml_sim's.
+PUBLIC_HEADERS="topoml.h:0 sim.h:100"
+PUBLIC_DIR=topoml
 # sed: the file of each #include "FILE".
 INCLUDE_RE='s/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p'
 
@@ -38,6 +39,9 @@ layer_of()
 	for l in $PUBLIC_HEADERS; do
 		[ "${l%%:*}" = "$p" ] && { echo "/ ${l##*:}"; return; }
 	done
+	case $p in
+	"$PUBLIC_DIR"/*.h) echo "/ 0"; return ;;
+	esac
 	case $p in
 	*/*) ;;
 	*) return ;;
@@ -80,17 +84,11 @@ check_includes()
 				continue
 				;;
 			esac
-			lf=$(layer_of "$f")
-			case $f in
-			*.c)
-				echo "FAIL: topology/$f: a source at the" \
-				     "root, in no layer (move it into one)"
-				rc=1
-				continue
-				;;
-			esac
-			# a forwarding header at the root: outside users only
-			[ -z "$lf" ] && continue
+			echo "FAIL: topology/$f: at the root, in no layer" \
+			     "(move it into one, or a public header into" \
+			     "$PUBLIC_DIR/)"
+			rc=1
+			continue
 		fi
 		while IFS= read -r inc; do
 			if [ -f "$topo/$d/$inc" ]; then
@@ -119,13 +117,7 @@ check_includes()
 				;;
 			esac
 			lt=$(layer_of "$p")
-			if [ -z "$lt" ]; then
-				echo "FAIL: topology/$f: #include \"$inc\":" \
-				     "a forwarding header for code outside" \
-				     "topology/; name the layer's own header"
-				rc=1
-				continue
-			fi
+			[ -n "$lt" ] || continue	# reported above
 			# shellcheck disable=SC2086
 			if ! allowed $lf $lt; then
 				echo "FAIL: topology/$f: #include \"$inc\"" \
@@ -216,16 +208,19 @@ self_test()
 		return 1
 	fi
 	echo '#include "sim.h"' >>"$tmp/topology/util/errors.c"
-	echo '#include "load/loaders.h"' >>"$tmp/topology/cost/cost.c"
+	: >"$tmp/topology/load/sideways.h"
+	echo '#include "load/sideways.h"' >>"$tmp/topology/cost/cost.c"
 	echo '#include "../../spank/plugin.h"' >>"$tmp/topology/model/geom.c"
-	echo '#include "loaders.h"' >>"$tmp/topology/place/place.c"
+	echo '#include "model/model_int.h"' >>"$tmp/topology/topoml/place.h"
 	: >"$tmp/topology/stray.c"
+	: >"$tmp/topology/stray.h"
 	out=$(check_includes "$tmp/topology") && rc=1
 	for want in "util/errors.c: #include \"sim.h\" points" \
-		    "stray.c: a source at the root" \
-		    "cost/cost.c: #include \"load/loaders.h\" points" \
+		    "stray.c: at the root" \
+		    "stray.h: at the root" \
+		    "cost/cost.c: #include \"load/sideways.h\" points" \
 		    "model/geom.c: #include \"../../spank/plugin.h\" leaves" \
-		    "place/place.c: #include \"loaders.h\": a forwarding"; do
+		    "topoml/place.h: #include \"model/model_int.h\" points"; do
 		grep -qF "topology/$want" <<<"$out" ||
 			{ echo "FAIL: self-test: not reported: $want"; rc=1; }
 	done

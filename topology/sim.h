@@ -20,9 +20,20 @@ extern "C" {
 /* ---- Slurm's baselines -------------------------------------------- */
 
 /*
+ * Policy ids of Slurm's algorithms that only libtopoml_sim places, beside
+ * the core's (enum topoml_policy, topoml.h): 22.05's cons_tres with
+ * topology/tree and with TopologyParam=dragonfly, 26.05's topology/torus3d
+ * (its choice among the boxes) and topology/block.
+ */
+#define TOPOML_POLICY_SLURM_TREE	((enum topoml_policy)1)
+#define TOPOML_POLICY_SLURM_DRAGONFLY	((enum topoml_policy)2)
+#define TOPOML_POLICY_SLURM_TORUS3D	((enum topoml_policy)5)
+#define TOPOML_POLICY_SLURM_BLOCK	((enum topoml_policy)6)
+
+/*
  * Make topoml_place() and topoml_place_ranked() run the Slurm baselines
- * TOPOML_POLICY_SLURM_TREE, _SLURM_DRAGONFLY, _SLURM_TORUS3D and
- * _SLURM_BLOCK (without this they fail with a reason naming this call);
+ * above, and topoml_policy_name() and topoml_policy_parse() know their
+ * names (without this placing fails with a reason naming this call);
  * topoml_sim_run() calls it itself.  Idempotent.
  */
 void topoml_sim_register_baselines(void);
@@ -155,7 +166,7 @@ struct topoml_sim_opts {
 		     struct topoml_placement *out, char *why, size_t whylen);
 	void *place_arg;
 	/*
-	 * topoml policy, the locality wait of select/topoml (policy/wait.h,
+	 * topoml policy, the locality wait of select/topoml (topoml/wait.h,
 	 * LocalityWait=): a placement that splits more tensor groups over
 	 * NVLink domains, or sends more data-parallel traffic through the
 	 * top, than the job's shape gets on the free machine is not started;
@@ -198,7 +209,7 @@ struct topoml_sim_opts {
  * - fragmentation: time-weighted mean over the makespan of
  *   1 - L / F, with F the free nodes and L the engine's largest job still
  *   placeable at the best level on them (score.largest_free_after of an
- *   empty placement, see cost.c); 0 while nothing is free.
+ *   empty placement, see cost/cost.c); 0 while nothing is free.
  */
 struct topoml_sim_metrics {
 	enum topoml_policy policy;

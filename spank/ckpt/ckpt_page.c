@@ -21,7 +21,7 @@
 #include <slurm/slurm.h>
 
 #include "ckpt_int.h"
-#include "model_int.h"	/* topoml_hash(): the engine's FNV-1a */
+#include "util/util.h"	/* topoml__hash(): the engine's FNV-1a */
 #include "topoml_ckpt_page.h"
 
 /* The longest root waits for the page's lock (_lock_wait). */
@@ -346,7 +346,7 @@ out:
  */
 int ml_ckpt__page_path(char *err, size_t errlen)
 {
-	uint32_t dir_hash = topoml_hash(ml_ck.dir);
+	uint32_t dir_hash = topoml__hash(ml_ck.dir);
 	char buf[64];
 
 	/*

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "contract.h"	/* topoml_spares_parse, TOPOML_SPARES_MAX */
+#include "topoml/contract.h"	/* topoml_spares_parse, TOPOML_SPARES_MAX */
 #include "ml.h"
 #include "topoml.h"
 
@@ -222,7 +222,8 @@ int ml_spares_parse(const struct ml_conf *c, const char *arg, int *k,
 {
 	int v;
 
-	/* The number select/topoml reads: contract.c parses both. */
+	/* The number select/topoml reads: topology/contract/contract.c
+	 * parses both. */
 	if (topoml_spares_parse(arg, &v)) {
 		snprintf(err, errlen, "invalid value '%s' (expected a number "
 			 "of nodes, 0-%d)", arg ? arg : "", TOPOML_SPARES_MAX);

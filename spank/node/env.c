@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ml.h"
-#include "model_int.h"	/* topoml_hostlist_foreach */
+#include "util/util.h"	/* topoml__hostlist_foreach */
 
 /* Add or replace. */
 void ml_env_add(struct ml_env *e, const char *name, const char *fmt, ...)
@@ -429,8 +429,9 @@ static int _host(const char *host, void *arg)
 /*
  * Not libslurm's parser on the string as is: it expands bracket groups as
  * a product ("a[0-9]b[0-9]..." is 10^k names) and may call fatal(), as
- * root in slurmstepd.  nodeset.c's walk checks the list and its size
- * first, in linear time, then hands Slurm one checked token at a time.
+ * root in slurmstepd.  topology/model/nodeset.c's walk checks the list
+ * and its size first, in linear time, then hands Slurm one checked token
+ * at a time.
  */
 char **ml_hosts(const char *list, int max, int *n)
 {
@@ -441,10 +442,10 @@ char **ml_hosts(const char *list, int max, int *n)
 	if (!list || !*list || max < 1 ||
 	    !(h.v = calloc((size_t)max, sizeof(char *))))
 		return NULL;
-	topoml_hl_budget_init(&b);
+	topoml__hl_budget_init(&b);
 	if (b.hosts > max)
 		b.hosts = max;
-	if (topoml_hostlist_foreach(list, &b, _host, &h) || !h.n) {
+	if (topoml__hostlist_foreach(list, &b, _host, &h) || !h.n) {
 		ml_hosts_free(h.v, h.n);
 		return NULL;
 	}

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "ml.h"
-#include "plan.h"
-#include "topoml_build.h"
+#include "topoml/plan.h"
+#include "topoml/build.h"
 
 /* nodes a leaf, as topoml plan --nodes without --topology */
 #define PAR_PER_LEAF 32

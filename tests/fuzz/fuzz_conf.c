@@ -3,8 +3,8 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"
-#include "loaders.h"
-#include "model_int.h"
+#include "topoml/load.h"
+#include "util/util.h"
 
 /* Host lists expand to at most 4096 names here: big expansions are slow,
  * not interesting, and their bound is a unit test (check_loaders). */
@@ -12,7 +12,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	topoml_hostlist_max_hosts = 4096;
+	topoml__hostlist_max_hosts = 4096;
 	return 0;
 }
 

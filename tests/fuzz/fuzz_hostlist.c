@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: topoml_hostlist_foreach() (topology/util/hostlist.c)
+ * libFuzzer target: topoml__hostlist_foreach() (topology/util/hostlist.c)
  * against libslurm's own parser.  Where topoml accepts a list Slurm must
  * give the same hosts in the same order; where topoml calls it invalid
  * (EINVAL) Slurm must refuse it too.  Slurm leaks on the lists it refuses
@@ -13,7 +13,7 @@
 #include <slurm/slurm.h>
 
 #include "topoml.h"
-#include "model_int.h"
+#include "util/util.h"
 
 struct names {
 	char **v;
@@ -24,7 +24,7 @@ static int _collect(const char *host, void *arg)
 {
 	struct names *a = arg;
 
-	if (topoml_grow((void **)&a->v, a->n, sizeof(*a->v)))
+	if (topoml__grow((void **)&a->v, a->n, sizeof(*a->v)))
 		abort();
 	a->v[a->n++] = strdup(host);
 	return 0;
@@ -34,7 +34,7 @@ static void _differential(const char *s)
 {
 	struct names mine = { 0 };
 	hostlist_t theirs;
-	int rc = topoml_hostlist_foreach(s, NULL, _collect, &mine), e = errno;
+	int rc = topoml__hostlist_foreach(s, NULL, _collect, &mine), e = errno;
 	char *b;
 
 	if (rc < 0 && e != EINVAL)
@@ -76,7 +76,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	topoml_hostlist_max_hosts = 4096;
+	topoml__hostlist_max_hosts = 4096;
 	return 0;
 }
 

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"
-#include "loaders.h"
+#include "topoml/load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

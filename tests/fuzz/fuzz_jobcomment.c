@@ -7,7 +7,7 @@
  */
 #include "fuzz_util.h"	/* first: _GNU_SOURCE */
 
-#include "jobcomment.h"
+#include "topoml/jobcomment.h"
 
 static char *const all[] = { "n1", "n2", "n3", "n4", "n5", "n6", "n7",
 			     "n8" };

@@ -4,7 +4,7 @@
  */
 #include "fuzz_util.h"
 #include "topoml.h"
-#include "model_int.h"
+#include "util/util.h"
 
 /* Host lists expand to at most 4096 names here: big expansions are slow,
  * not interesting, and their bound is a unit test (check_loaders). */
@@ -12,7 +12,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	topoml_hostlist_max_hosts = 4096;
+	topoml__hostlist_max_hosts = 4096;
 	return 0;
 }
 

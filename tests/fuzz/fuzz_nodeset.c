@@ -9,7 +9,7 @@
 
 #include "topoml.h"
 #include "sim.h"
-#include "model_int.h"
+#include "util/util.h"
 
 static topoml_topo_t *topo;
 
@@ -17,7 +17,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	topoml_hostlist_max_hosts = 4096;
+	topoml__hostlist_max_hosts = 4096;
 	return 0;
 }
 

@@ -8,7 +8,7 @@
  */
 #include "fuzz_util.h"	/* first: _GNU_SOURCE */
 
-#include "contract.h"
+#include "topoml/contract.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -10,14 +10,14 @@
 #include "fuzz_util.h"	/* first: _GNU_SOURCE */
 
 #include "topoml.h"
-#include "model_int.h"
+#include "util/util.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
 	/* as the other loaders: large expansions are slow, not interesting */
-	topoml_hostlist_max_hosts = 4096;
+	topoml__hostlist_max_hosts = 4096;
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: job traces (topology/sim/trace.c).  The first byte
  * picks the format (auto, SWF, CSV, MTech) and the scaling options, the
- * rest is the file (gzip included: trace.c reads through zlib).
+ * rest is the file (gzip included: topology/sim/trace.c reads through zlib).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "fuzz_util.h"

@@ -33,8 +33,8 @@
 
 #include "topoml.h"
 #include "sim.h"
-#include "loaders.h"
-#include "model_int.h"
+#include "topoml/load.h"
+#include "util/util.h"
 
 static glob_t conf_fixtures;
 static char tmpdir[] = "/tmp/check_loaders.XXXXXX";
@@ -909,7 +909,7 @@ START_TEST(test_good_hostlist)
 	char **v = calloc(1, sizeof(char *));
 	int n = 0;
 
-	ck_assert_int_eq(topoml_hostlist_foreach(good_lists[_i].list, NULL,
+	ck_assert_int_eq(topoml__hostlist_foreach(good_lists[_i].list, NULL,
 						 _collect, &v), 0);
 	while (v[n])
 		n++;
@@ -931,7 +931,7 @@ START_TEST(test_hostlist_control)
 	char **v = calloc(1, sizeof(char *));
 
 	errno = 0;
-	ck_assert_int_eq(topoml_hostlist_foreach("\r0,1", NULL, _collect,
+	ck_assert_int_eq(topoml__hostlist_foreach("\r0,1", NULL, _collect,
 						 &v), -1);
 	ck_assert_int_eq(errno, EILSEQ);
 	ck_assert_ptr_null(v[0]);

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "plan.h"
+#include "topoml/plan.h"
 #include "sim.h"
 
 static double _cpu_s(void)

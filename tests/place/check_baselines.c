@@ -50,16 +50,21 @@ START_TEST(baselines_only_once_registered)
 			 0);
 	/* the baselines of libtopoml_sim are not there yet */
 	ck_assert_int_eq(_place(tree, TOPOML_POLICY_SLURM_TREE, 6, why), -1);
-	ck_assert_msg(strstr(why, "slurm-tree") &&
+	ck_assert_msg(strstr(why, "policy 1:") &&
 		      strstr(why, "topoml_sim_register_baselines"),
 		      "why: %s", why);
+	/* nor are their names */
+	ck_assert_str_eq(topoml_policy_name(TOPOML_POLICY_SLURM_TREE),
+			 "unknown");
 	ck_assert_int_eq(_place(df, TOPOML_POLICY_SLURM_DRAGONFLY, 4, why),
 			 -1);
 	ck_assert_int_eq(_place(torus, TOPOML_POLICY_SLURM_TORUS3D, 8, why),
 			 -1);
-	ck_assert_msg(strstr(why, "slurm-torus3d"), "why: %s", why);
+	ck_assert_msg(strstr(why, "policy 5:"), "why: %s", why);
 
 	topoml_sim_register_baselines();
+	ck_assert_str_eq(topoml_policy_name(TOPOML_POLICY_SLURM_TREE),
+			 "slurm-tree");
 	ck_assert_msg(!_place(tree, TOPOML_POLICY_SLURM_TREE, 6, why), "%s",
 		      why);
 	ck_assert_msg(!_place(df, TOPOML_POLICY_SLURM_DRAGONFLY, 4, why),

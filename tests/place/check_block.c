@@ -17,7 +17,7 @@
 
 #include "topoml.h"
 #include "sim.h"
-#include "loaders.h"
+#include "topoml/load.h"
 
 static const char *_srcdir(void)
 {

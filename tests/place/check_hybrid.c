@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jobcomment.h"
+#include "topoml/jobcomment.h"
 #include "topoml.h"
 
 #define TPN 4		/* tasks (GPUs) per node, as on a GB200 node */

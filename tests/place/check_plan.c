@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "plan.h"
+#include "topoml/plan.h"
 #include "sim.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)

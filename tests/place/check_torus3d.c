@@ -3,7 +3,8 @@
  * torus3d section of topology.yaml (errors with FILE:LINE), the
  * slurm-torus3d policy (refusal, anchors, fragmentation cost, weights,
  * waiting), and topoml's torus boxes against it.  The answers are worked
- * out by hand in the comments from torus3d's rules (place_torus3d.c).
+ * out by hand in the comments from torus3d's rules
+ * (topology/place/torus/place_torus3d.c).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <check.h>

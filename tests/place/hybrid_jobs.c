@@ -49,7 +49,8 @@ struct row {
 	hwloc_bitmap_t set;
 };
 
-/* Top-level part of every node (as place_hybrid.c counts it), or -1. */
+/* Top-level part of every node (as topology/hybrid/place_hybrid.c
+ * counts it), or -1. */
 static int *_parts(const topoml_topo_t *t, int *np)
 {
 	int *part = malloc(sizeof(int) * t->nnodes), *rep;

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jobcomment.h"
+#include "topoml/jobcomment.h"
 #include "job_cost.h"
 #include "sim.h"
 

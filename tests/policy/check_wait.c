@@ -1,9 +1,9 @@
 /*
- * The locality wait (topology/policy/wait.h): one decision for
+ * The locality wait (topology/topoml/wait.h): one decision for
  * select/topoml and the simulator.  On a generated 4x4x4 torus (exact
  * boxes) and the 576-node fat tree with NVLink domains of
  * tests/fixtures/hybrid (whole tensor groups); and the job view
- * (policy/jobview.h) from a SPANK environment.
+ * (topoml/jobview.h) from a SPANK environment.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE
@@ -14,8 +14,8 @@
 
 #include "sim.h"
 #include "topoml.h"
-#include "policy/jobview.h"
-#include "policy/wait.h"
+#include "topoml/jobview.h"
+#include "topoml/wait.h"
 
 #define TPN 4
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "topoml.h"
-#include "policy/wait.h"
+#include "topoml/wait.h"
 #include "sim.h"
 
 static char tmpdir[] = "/tmp/check_siteconf.XXXXXX";
@@ -514,8 +514,9 @@ START_TEST(test_family_mismatch)
 END_TEST
 
 /*
- * topology.conf's lexer (conf_lex.h): Slurm's quoting, blanks around '=',
- * '\' continuation, and Include relative to the including file.
+ * topology.conf's lexer (topology/util/conf_lex.h): Slurm's quoting,
+ * blanks around '=', '\' continuation, and Include relative to the
+ * including file.
  */
 START_TEST(test_lexer)
 {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "ml.h"
-#include "plan.h"
+#include "topoml/plan.h"
 #include "sim.h"
 
 static const char small[] =

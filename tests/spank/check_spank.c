@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jobcomment.h"
+#include "topoml/jobcomment.h"
 #include "ml.h"
 #include "sim.h"
 

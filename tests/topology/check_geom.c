@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "topoml_build.h"
-#include "model_int.h"
+#include "topoml/build.h"
+#include "model/model_int.h"
 
 /* occ from a string of '0'/'1', one character per coordinate. */
 static int _ext(const char *bits, bool wrap, bool tie_wraps, int *start)
@@ -22,7 +22,7 @@ static int _ext(const char *bits, bool wrap, bool tie_wraps, int *start)
 
 	for (int i = 0; i < n; i++)
 		occ[i] = bits[i] == '1';
-	return topoml_axis_extent(occ, n, wrap, tie_wraps, start);
+	return topoml__axis_extent(occ, n, wrap, tie_wraps, start);
 }
 
 START_TEST(test_axis_extent)
@@ -120,27 +120,27 @@ START_TEST(test_torus_box)
 
 		ck_assert_int_eq(t->coord_node[topoml__torus_pos(
 					 t, t->nodes[i].coord)], i);
-		topoml_grid_coord(t->dims, i, c);
+		topoml__grid_coord(t->dims, i, c);
 		for (int d = 0; d < 3; d++)
 			ck_assert_int_eq(c[d], t->nodes[i].coord[d]);
-		ck_assert_int_eq(topoml_grid_pos(t->dims, c[0], c[1], c[2]),
+		ck_assert_int_eq(topoml__grid_pos(t->dims, c[0], c[1], c[2]),
 				 i);
 	}
 
 	/* The empty set: volume 0, every extent 0, starts 0. */
-	ck_assert_int_eq(topoml_torus_box(t, nodes, 0, true, start, ext), 0);
-	ck_assert_int_eq(topoml_torus_box(t, NULL, 0, false, start, ext), 0);
+	ck_assert_int_eq(topoml__torus_box(t, nodes, 0, true, start, ext), 0);
+	ck_assert_int_eq(topoml__torus_box(t, NULL, 0, false, start, ext), 0);
 	for (int d = 0; d < 3; d++) {
 		ck_assert_int_eq(ext[d], 0);
 		ck_assert_int_eq(start[d], 0);
 	}
-	ck_assert_int_eq(topoml_torus_box_set(t, set, false, start, ext), 0);
+	ck_assert_int_eq(topoml__torus_box_set(t, set, false, start, ext), 0);
 
-	ck_assert_int_eq(topoml_torus_box(t, nodes, 2, false, start, ext), 8);
+	ck_assert_int_eq(topoml__torus_box(t, nodes, 2, false, start, ext), 8);
 	ck_assert_int_eq(start[0], 3);
 	ck_assert_int_eq(start[1], 2);
 	ck_assert_int_eq(start[2], 0);	/* full axis: lowest */
-	ck_assert_int_eq(topoml_torus_box(t, nodes, 2, true, start, ext), 8);
+	ck_assert_int_eq(topoml__torus_box(t, nodes, 2, true, start, ext), 8);
 	ck_assert_int_eq(start[2], 1);	/* full axis: after the lowest */
 	for (int d = 0; d < 3; d++)
 		ck_assert_int_eq(ext[d], 2);
@@ -148,14 +148,14 @@ START_TEST(test_torus_box)
 	hwloc_bitmap_set(set, nodes[0]);
 	hwloc_bitmap_set(set, nodes[1]);
 	memset(start, 0, sizeof(start));
-	ck_assert_int_eq(topoml_torus_box_set(t, set, true, start, ext), 8);
+	ck_assert_int_eq(topoml__torus_box_set(t, set, true, start, ext), 8);
 	ck_assert_int_eq(start[0], 3);
 	ck_assert_int_eq(start[1], 2);
 	topoml_free(t);
 
 	/* Without wrap the same nodes span the whole 4 x 3 x 2 mesh. */
 	t = _torus(4, 3, 2, false);
-	ck_assert_int_eq(topoml_torus_box(t, nodes, 2, true, start, ext), 24);
+	ck_assert_int_eq(topoml__torus_box(t, nodes, 2, true, start, ext), 24);
 	ck_assert_int_eq(start[0], 0);
 	ck_assert_int_eq(ext[0], 4);
 	topoml_free(t);
@@ -238,27 +238,27 @@ END_TEST
 
 START_TEST(test_name_index)
 {
-	struct topoml_name_index *ix = topoml_index_new();
+	struct topoml_name_index *ix = topoml__index_new();
 	char (*names)[16] = malloc(5000 * sizeof(*names));
 
 	ck_assert_ptr_nonnull(ix);
 	ck_assert_ptr_nonnull(names);
 	/* FNV-1a of "a" (the published test vector). */
-	ck_assert_uint_eq(topoml_hash("a"), 0xe40c292cu);
-	ck_assert_uint_eq(topoml_hash(""), 2166136261u);
-	ck_assert_int_eq(topoml_index_find(NULL, "x"), -1);
-	ck_assert_int_eq(topoml_index_find(ix, NULL), -1);
+	ck_assert_uint_eq(topoml__hash("a"), 0xe40c292cu);
+	ck_assert_uint_eq(topoml__hash(""), 2166136261u);
+	ck_assert_int_eq(topoml__index_find(NULL, "x"), -1);
+	ck_assert_int_eq(topoml__index_find(ix, NULL), -1);
 	/* Far past the first table (64 slots): every name still found. */
 	for (int i = 0; i < 5000; i++) {
 		snprintf(names[i], sizeof(names[i]), "sw%d", i);
-		ck_assert_int_eq(topoml_index_put(ix, names[i], i * 3), 0);
+		ck_assert_int_eq(topoml__index_put(ix, names[i], i * 3), 0);
 	}
 	for (int i = 0; i < 5000; i++)
-		ck_assert_int_eq(topoml_index_find(ix, names[i]), i * 3);
-	ck_assert_int_eq(topoml_index_find(ix, "sw5000"), -1);
-	ck_assert_int_eq(topoml_index_find(ix, "sw"), -1);
-	topoml_index_free(ix);
-	topoml_index_free(NULL);
+		ck_assert_int_eq(topoml__index_find(ix, names[i]), i * 3);
+	ck_assert_int_eq(topoml__index_find(ix, "sw5000"), -1);
+	ck_assert_int_eq(topoml__index_find(ix, "sw"), -1);
+	topoml__index_free(ix);
+	topoml__index_free(NULL);
 	free(names);
 }
 END_TEST

@@ -5,7 +5,7 @@
  * repeated; what the writer writes the parser reads back; junk is refused
  * (topoml.so then loads its own topology); a step's ring order is the
  * job's order restricted to the step's nodes.  And the way there
- * (contract.h): the options in a job's SPANK environment.
+ * (topoml/contract.h): the options in a job's SPANK environment.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobcomment.h"
+#include "topoml/jobcomment.h"
 
 static void _is(const char *old, const char *ours, const char *want)
 {
@@ -269,7 +269,7 @@ START_TEST(test_step_order)
 END_TEST
 
 /*
- * The other direction (contract.h): a job's placement options as
+ * The other direction (topoml/contract.h): a job's placement options as
  * select/topoml reads them from its SPANK environment, in either form,
  * the last entry winning; a bad value is told from none.
  */

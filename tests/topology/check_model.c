@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "topoml_build.h"
+#include "topoml/build.h"
 
 static bool _has(const topoml_errors_t *e, const char *sub)
 {

@@ -2,7 +2,7 @@
  * topoml.conf: the site configuration of select/topoml.
  *
  * Slurm-style "Key=Value" words, case-insensitive keys, read by the lexer
- * of topology.conf (conf_lex.h: Slurm's quoting, '#' comments, '\'
+ * of topology.conf (util/conf_lex.h: Slurm's quoting, '#' comments, '\'
  * continuation, Include).  A line that starts with PartitionName=
  * describes one partition; every other word sets a global value.  See
  * topoml.conf(5).
@@ -19,9 +19,9 @@
 
 #include "topoml.h"
 #include "util/conf_lex.h"
-#include "load/loaders.h"
+#include "topoml/load.h"
 #include "model/model_int.h"
-#include "policy/wait.h"
+#include "topoml/wait.h"
 
 void topoml_siteconf_init(struct topoml_siteconf *c)
 {
@@ -279,7 +279,7 @@ static void _bad_word(const char *s, struct topoml_conf_pos p,
 		i++;
 	if (s[i] && strchr("-*+/", s[i]))
 		i++;
-	if (k && s[i] == '=' && topoml_conf_blank(s + i + 1))
+	if (k && s[i] == '=' && topoml__conf_blank(s + i + 1))
 		topoml_errors_add(err, "%s:%d:%d: %.*s: empty value", path,
 				  p.line, p.col, (int)k, s);
 	else
@@ -288,7 +288,7 @@ static void _bad_word(const char *s, struct topoml_conf_pos p,
 }
 
 /*
- * Split one logical line into Key=Value words (conf_lex.h: Slurm's rules;
+ * Split one logical line into Key=Value words (util/conf_lex.h: Slurm's rules;
  * values may be double-quoted to hold blanks).  Returns the number of
  * words (free them with _words_free), or -1 after reporting a malformed
  * word.
@@ -301,10 +301,10 @@ static int _split(const struct topoml_conf_line *l, struct _word *w,
 	size_t off = 0, at;
 	int n = 0;
 
-	while (!topoml_conf_blank(l->s + off)) {
+	while (!topoml__conf_blank(l->s + off)) {
 		at = off + strspn(l->s + off, " \t\r\n\v\f");
-		p = topoml_conf_at(l, at);
-		if (topoml_conf_match_kv(l->s + off, l->n - off, off, &kv)) {
+		p = topoml__conf_at(l, at);
+		if (topoml__conf_match_kv(l->s + off, l->n - off, off, &kv)) {
 			_bad_word(l->s + at, p, path, err);
 			goto bad;
 		}
@@ -322,7 +322,7 @@ static int _split(const struct topoml_conf_line *l, struct _word *w,
 		n++;
 		off = kv.end;
 		if (!kv.quoted && kv.value[0] == '"') {
-			p = topoml_conf_at(l, kv.value_off);
+			p = topoml__conf_at(l, kv.value_off);
 			topoml_errors_add(err, "%s:%d:%d: unterminated quote",
 					  path, p.line, p.col);
 			goto bad;
@@ -397,9 +397,9 @@ static int _wait_key_clash(struct topoml_siteconf *c, unsigned bit,
 static int _names_add(struct topoml_name_index **h, const char *name,
 		      int idx)
 {
-	if (!*h && !(*h = topoml_index_new()))
+	if (!*h && !(*h = topoml__index_new()))
 		return -1;
-	return topoml_index_put(*h, name, idx);
+	return topoml__index_put(*h, name, idx);
 }
 
 static int _partition_line(struct topoml_siteconf *c,
@@ -410,7 +410,7 @@ static int _partition_line(struct topoml_siteconf *c,
 	struct topoml_part_conf *pc, *np;
 	int i, bad = 0;
 
-	i = topoml_index_find(*h, w[0].val);
+	i = topoml__index_find(*h, w[0].val);
 	if (i >= 0) {
 		topoml_errors_add(err,
 			"%s:%d:%d: partition %s already configured at line %d",
@@ -418,7 +418,7 @@ static int _partition_line(struct topoml_siteconf *c,
 		return -1;
 	}
 	np = c->parts;
-	if (topoml_grow((void **)&np, c->nparts, sizeof(*np))) {
+	if (topoml__grow((void **)&np, c->nparts, sizeof(*np))) {
 		topoml_errors_add(err, "%s:%d: out of memory", path, line);
 		return -1;
 	}
@@ -671,10 +671,10 @@ int topoml_siteconf_read(const char *path, struct topoml_siteconf *c,
 
 	topoml_siteconf_init(c);
 	c->path = strdup(path);
-	if (topoml_conf_lex_file(&lx, path))
+	if (topoml__conf_lex_file(&lx, path))
 		r.rc = -1;
-	topoml_conf_lex_free(&lx);
-	topoml_index_free(r.names);
+	topoml__conf_lex_free(&lx);
+	topoml__index_free(r.names);
 	return r.rc;
 }
 

@@ -1,12 +1,12 @@
 /*
  * The SPANK plugin's and select/topoml's contract: option names in the
- * job's SPANK environment and their parsers (see contract.h).
+ * job's SPANK environment and their parsers (see topoml/contract.h).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <string.h>
 
 #include "topoml.h"
-#include "topoml_contract.h"
+#include "topoml/contract.h"
 
 const char *topoml_job_env_value(const char *entry, const char *name)
 {

@@ -1,6 +1,6 @@
 /*
  * select/topoml's part of a job's SystemComment: writer, merge, parser
- * (see jobcomment.h).
+ * (see topoml/jobcomment.h).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "contract/jobcomment.h"
+#include "topoml/jobcomment.h"
 #include "topoml.h"
 #include "model/model_int.h"
 
@@ -364,16 +364,16 @@ int topoml_comment_step_order(const char *order, char *const *names, int n,
 		}
 	/*
 	 * libslurm's own parser leaks on, and may exit (fatal) on, some
-	 * strings: nodeset.c's walk checks them first, in linear time, and
-	 * bounds the hosts.
+	 * strings: model/nodeset.c's walk checks them first, in linear
+	 * time, and bounds the hosts.
 	 */
-	topoml_hl_budget_init(&b);
+	topoml__hl_budget_init(&b);
 	if (b.hosts > TOPOML_COMMENT_NODES_MAX)
 		b.hosts = TOPOML_COMMENT_NODES_MAX;
-	if (topoml_hostlist_foreach(order, &b, _walk_host, &w)) {
+	if (topoml__hostlist_foreach(order, &b, _walk_host, &w)) {
 		if (!w.dup)
 			_fail(err, errlen, "order is not a host list%s",
-			      topoml_hostlist_why(errno));
+			      topoml__hostlist_why(errno));
 		goto out;
 	}
 	if (w.k != n) {

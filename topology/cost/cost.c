@@ -218,7 +218,7 @@ static int _span(const topoml_topo_t *t, const int *nodes, int n)
 
 	if (t->family == TOPOML_TORUS) {
 		int start[3], ext[3];
-		long vol = topoml_torus_box(t, nodes, n, true, start, ext);
+		long vol = topoml__torus_box(t, nodes, n, true, start, ext);
 
 		/* out of memory: the whole torus, as if spread over it */
 		return vol < 0 ? t->dims[0] * t->dims[1] * t->dims[2] :

@@ -343,7 +343,7 @@ static bool _afford(struct _ctx *x, int nu)
 
 /*
  * Fat tree: the common levels of the group's pairs summed, by the leaf
- * classes of each level (model.c): pairs whose level exceeds l are those
+ * classes of each level (model/model.c): pairs whose level exceeds l are those
  * of different classes at l.  Where the switches do not nest, leaf
  * pairs one by one, within the call's budget (beyond it the classes'
  * bound).  *top: the pairs through the top level.

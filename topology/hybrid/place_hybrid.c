@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "place/spares.h"
+#include "topoml/place.h"
 #include "topoml.h"
 
 #define HYB_CANDIDATES 4
@@ -328,7 +328,7 @@ out:
 /*
  * The top-level part of each node: its dragonfly group; on a fat tree the
  * first earlier node that reaches it below the top level (a subtree of a
- * spine).  Transfers between parts are what cross the top (cost_hybrid.c).
+ * spine).  Transfers between parts are what cross the top (cost/cost_hybrid.c).
  * Returns the number of parts, 0 where there is no top to cross.
  */
 static int _top_parts(const topoml_topo_t *t, const int *nodes, int n,
@@ -833,7 +833,7 @@ static void _price(const topoml_topo_t *t, const struct topoml_place_req *req,
  * as a different placement (its former nodes freed), so the caller owns
  * and clears cand[0..k) as before.  Deterministic: the same state gives
  * the same answer (slurmctld asks several times per job).  With spares
- * (spares.h), p is sized for the workers and no candidate is built
+ * (topoml_spares_last), p is sized for the workers and no candidate is built
  * for the stages: _part_candidate sizes stages on all req->nnodes.
  */
 long topoml_hybrid_max_ranks(const topoml_topo_t *t)

@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "load/loaders.h"
+#include "topoml/load.h"
+#include "util/util.h"
 
 /* Enough to get past the comment header ibnetdiscover writes. */
 #define DETECT_BYTES 65536
@@ -46,7 +47,7 @@ enum topoml_format topoml_detect_format(const char *path)
 {
 	char buf[DETECT_BYTES + 1], *p, *line;
 	size_t n;
-	FILE *f = topoml_fopen_regular(path);
+	FILE *f = topoml__fopen_regular(path);
 
 	if (!f)
 		return TOPOML_FMT_CONF;	/* its loader reports why */

@@ -3,7 +3,7 @@
  * plugin (22.05) and topology/block plugin (26.05; see the block section
  * at the end) accept and reject.
  *
- * Line syntax (conf_lex.c, shared with topoml.conf) is Slurm's
+ * Line syntax (util/conf_lex.c, shared with topoml.conf) is Slurm's
  * src/common/parse_config.c (s_p_parse_file): a '#' not
  * preceded by an odd run of backslashes starts a comment; an odd run of
  * backslashes at the end of a line (trailing blanks allowed) joins the next
@@ -48,9 +48,10 @@
 #include <slurm/slurm.h>
 
 #include "topoml.h"
-#include "model/topoml_build.h"
+#include "topoml/build.h"
 #include "util/conf_lex.h"
-#include "load/loaders.h"
+#include "topoml/load.h"
+#include "util/util.h"
 #include "model/model_int.h"
 
 /* Slurm gives up ("Switch configuration is not a tree") after 21 passes. */
@@ -175,7 +176,7 @@ static const struct topoml_conf_pos _top = { 1, 1 };
 static inline struct topoml_conf_pos _at(const struct topoml_conf_line *l,
 					 size_t off)
 {
-	return topoml_conf_at(l, off);
+	return topoml__conf_at(l, off);
 }
 
 /* The lexer's messages: Include and reading errors. */
@@ -248,7 +249,7 @@ static int _parse_switch_keys(struct _reader *r,
 	size_t off = *rest;
 	bool seen_nodes = false, seen_sw = false, seen_speed = false;
 
-	while (topoml_conf_match_kv(l->s + off, l->n - off, off, &kv) == 0) {
+	while (topoml__conf_match_kv(l->s + off, l->n - off, off, &kv) == 0) {
 		struct topoml_conf_pos kp = _at(l, kv.key_off);
 		bool *seen = NULL;
 		const char *why;
@@ -329,7 +330,7 @@ static int _add_rec(struct _reader *r, struct _rec *rec)
 
 	/* doubling: 64 more at a time was quadratic in the switches */
 	a = r->recs;
-	if (topoml_grow((void **)&a, r->nrecs, sizeof(*a)))
+	if (topoml__grow((void **)&a, r->nrecs, sizeof(*a)))
 		return -1;
 	r->recs = a;
 	r->recs[r->nrecs++] = *rec;
@@ -347,11 +348,11 @@ static void _parse_line(void *arg, const struct topoml_conf_line *l,
 	char ex[48];
 	int bad;
 
-	if (topoml_conf_match_kv(l->s, l->n, 0, &kv)) {
-		if (!topoml_conf_blank(l->s)) {
+	if (topoml__conf_match_kv(l->s, l->n, 0, &kv)) {
+		if (!topoml__conf_blank(l->s)) {
 			size_t off = strspn(l->s, " \t\r\n\v\f");
 
-			topoml_conf_excerpt(l->s, ex, sizeof(ex));
+			topoml__conf_excerpt(l->s, ex, sizeof(ex));
 			_syntax(r, file, _at(l, off), "parse error at '%s': "
 				"expected KEY=VALUE", ex);
 		}
@@ -384,10 +385,10 @@ static void _parse_line(void *arg, const struct topoml_conf_line *l,
 	free(kv.key);
 	rest = kv.end;
 	bad = _parse_switch_keys(r, l, file, &rec, &rest);
-	if (!topoml_conf_blank(l->s + rest) && !rec.stopped) {
+	if (!topoml__conf_blank(l->s + rest) && !rec.stopped) {
 		size_t off = rest + strspn(l->s + rest, " \t\r\n\v\f");
 
-		topoml_conf_excerpt(l->s + rest, ex, sizeof(ex));
+		topoml__conf_excerpt(l->s + rest, ex, sizeof(ex));
 		_syntax(r, file, _at(l, off), "parse error at '%s'", ex);
 	}
 	if (bad || _add_rec(r, &rec))
@@ -399,7 +400,7 @@ static void _parse_line(void *arg, const struct topoml_conf_line *l,
 /*
  * fn for every host of a host list, as Slurm reads it; -1 (reported) when
  * Slurm refuses it.  The file's budget bounds what all its lists expand to
- * (nodeset.c); b NULL: a list already charged.
+ * (model/nodeset.c); b NULL: a list already charged.
  */
 static int _hostlist(struct _reader *r, const struct _rec *rec,
 		     const char *what, const char *list,
@@ -407,7 +408,7 @@ static int _hostlist(struct _reader *r, const struct _rec *rec,
 		     struct topoml_hl_budget *b,
 		     int (*fn)(const char *host, void *arg), void *arg)
 {
-	int rc = topoml_hostlist_foreach(list, b, fn, arg);
+	int rc = topoml__hostlist_foreach(list, b, fn, arg);
 
 	/*
 	 * EINVAL: libslurm's hostlist_create() fails, slurmctld fatal()s.
@@ -417,7 +418,7 @@ static int _hostlist(struct _reader *r, const struct _rec *rec,
 	if (rc < 0)
 		_report(r, errno == EINVAL ? _FATAL : _MODEL, rec->file, at,
 			"switch %s: invalid host list '%s' in %s%s%s",
-			rec->name, list, what, topoml_hostlist_why(errno),
+			rec->name, list, what, topoml__hostlist_why(errno),
 			errno == EINVAL ? (*what == 'N' ? " (Slurm: fatal "
 			"\"Invalid node name\")" : " (Slurm: fatal "
 			"\"Invalid switches\")") : "");
@@ -608,7 +609,7 @@ static int _claim_one(const char *name, void *arg)
 	k = topoml_node_by_name(c->seen, name);
 	if (k < 0) {
 		k = topoml_add_node(c->seen, name, rec->line, NULL);
-		if (k >= 0 && topoml_grow((void **)c->owner, k,
+		if (k >= 0 && topoml__grow((void **)c->owner, k,
 					  sizeof(int)) == 0)
 			(*c->owner)[k] = c->i;
 		c->own++;
@@ -715,9 +716,9 @@ static int _kid_one(const char *name, void *arg)
 	int k = topoml_switch_by_name(r->names, name);
 	char *copy = strdup(name);
 
-	if (!copy || topoml_grow((void **)&rec->kid, rec->nkids,
+	if (!copy || topoml__grow((void **)&rec->kid, rec->nkids,
 				 sizeof(*rec->kid)) ||
-	    topoml_grow((void **)&rec->kidname, rec->nkids,
+	    topoml__grow((void **)&rec->kidname, rec->nkids,
 			sizeof(*rec->kidname))) {
 		free(copy);
 		errno = ENOMEM;
@@ -741,7 +742,7 @@ static int _resolve_kids(struct _reader *r, const bool *dropped)
 		if (dropped[i] || !rec->switches)
 			continue;
 		/* an empty list still marks the record as resolved */
-		if (topoml_grow((void **)&rec->kid, 0, sizeof(*rec->kid)))
+		if (topoml__grow((void **)&rec->kid, 0, sizeof(*rec->kid)))
 			rc = -1;
 		else
 			rc = _hostlist(r, rec, "Switches", rec->switches,
@@ -1075,11 +1076,11 @@ topoml_topo_t *topoml_load_conf_judged(const char *path, topoml_errors_t *err,
 	memset(&r, 0, sizeof(r));
 	r.err = err;
 	r.warn = warn;
-	topoml_hl_budget_init(&r.budget);
+	topoml__hl_budget_init(&r.budget);
 	r.lex.line = _parse_line;
 	r.lex.error = _lex_error;
 	r.lex.arg = &r;
-	if (topoml_conf_lex_file(&r.lex, path) == 0 && r.nsyntax == 0) {
+	if (topoml__conf_lex_file(&r.lex, path) == 0 && r.nsyntax == 0) {
 		if (r.sw_file && (r.nbrecs || r.bsizes))
 			_report(&r, _FATAL, r.sw_file, r.sw_at, "SwitchName= "
 				"in a block topology (BlockName= at %s:%d): "
@@ -1098,7 +1099,7 @@ topoml_topo_t *topoml_load_conf_judged(const char *path, topoml_errors_t *err,
 	for (i = 0; i < r.nrecs; i++)
 		_rec_free(&r.recs[i]);
 	free(r.recs);
-	topoml_conf_lex_free(&r.lex);
+	topoml__conf_lex_free(&r.lex);
 	if (r.names)
 		topoml_free(r.names);
 	if (slurm_refuses)
@@ -1188,10 +1189,10 @@ static void _parse_block_line(struct _reader *r,
 			r->bsizes_pos[i] = _at(l, voff + i);
 		kv->value = NULL;
 		free(kv->key);
-		if (!topoml_conf_blank(l->s + rest)) {
+		if (!topoml__conf_blank(l->s + rest)) {
 			size_t off = rest + strspn(l->s + rest, " \t\r\n\v\f");
 
-			topoml_conf_excerpt(l->s + rest, ex, sizeof(ex));
+			topoml__conf_excerpt(l->s + rest, ex, sizeof(ex));
 			_syntax(r, file, _at(l, off), "parse error at '%s' "
 				"(BlockSizes= stands on a line of its own)",
 				ex);
@@ -1209,7 +1210,7 @@ static void _parse_block_line(struct _reader *r,
 			"a name (Slurm: \"Can't create a block without a "
 			"name\")");
 	/* _parse_block(): s_p_parse_line() with Nodes= only */
-	while (topoml_conf_match_kv(l->s + rest, l->n - rest, rest, kv) == 0) {
+	while (topoml__conf_match_kv(l->s + rest, l->n - rest, rest, kv) == 0) {
 		struct topoml_conf_pos p = _at(l, kv->key_off);
 
 		if (strcasecmp(kv->key, "Nodes")) {
@@ -1234,14 +1235,14 @@ static void _parse_block_line(struct _reader *r,
 		free(kv->key);
 		rest = kv->end;
 	}
-	if (!stopped && !topoml_conf_blank(l->s + rest)) {
+	if (!stopped && !topoml__conf_blank(l->s + rest)) {
 		size_t off = rest + strspn(l->s + rest, " \t\r\n\v\f");
 
-		topoml_conf_excerpt(l->s + rest, ex, sizeof(ex));
+		topoml__conf_excerpt(l->s + rest, ex, sizeof(ex));
 		_syntax(r, file, _at(l, off), "block %s: parse error at '%s'",
 			b.name, ex);
 	}
-	if (topoml_grow((void **)&r->brecs, r->nbrecs, sizeof(*r->brecs))) {
+	if (topoml__grow((void **)&r->brecs, r->nbrecs, sizeof(*r->brecs))) {
 		topoml_errors_add(r->err, "%s: out of memory", file);
 		r->nsyntax++;
 		free(b.name);
@@ -1447,12 +1448,12 @@ static topoml_topo_t *_build_blocks(struct _reader *r, const char *path)
 				"their alignment), as Slurm does", b->name);
 			continue;
 		}
-		if (topoml_hostlist_foreach(b->nodes, &r->budget,
+		if (topoml__hostlist_foreach(b->nodes, &r->budget,
 					    _battach_one, &a) < 0) {
 			_report(r, errno == EINVAL ? _FATAL : _MODEL, b->file,
 				b->nodes_at, "block %s: invalid host list "
 				"'%s' in Nodes%s%s", b->name, b->nodes,
-				topoml_hostlist_why(errno), errno == EINVAL ?
+				topoml__hostlist_why(errno), errno == EINVAL ?
 				" (Slurm: fatal \"Invalid node name\")" : "");
 			nbad++;
 			continue;

@@ -41,8 +41,9 @@
 #include "util/hostlist_compat.h"
 
 #include "topoml.h"
-#include "model/topoml_build.h"
-#include "load/loaders.h"
+#include "topoml/build.h"
+#include "topoml/load.h"
+#include "util/util.h"
 #include "model/model_int.h"
 
 enum ib_type { IB_SWITCH, IB_CA, IB_ROUTER };
@@ -89,14 +90,14 @@ struct ib_reader {
 };
 
 /*
- * The model's name maps (model_int.h), created on the first name: a NULL
+ * The model's name maps (model/model_int.h), created on the first name: a NULL
  * map finds nothing.  The map keeps the key pointer: it must outlive it.
  */
 static int _map_put(struct topoml_name_index **m, const char *k, int v)
 {
-	if (!*m && !(*m = topoml_index_new()))
+	if (!*m && !(*m = topoml__index_new()))
 		return -1;
-	return topoml_index_put(*m, k, v);
+	return topoml__index_put(*m, k, v);
 }
 
 static void _error(struct ib_reader *r, int line, int col, const char *fmt,
@@ -213,7 +214,7 @@ static struct ib_node *_new_node(struct ib_reader *r)
 
 	/* doubling: a fixed step is quadratic in the fabric's size */
 	n = r->nodes;
-	if (topoml_grow((void **)&n, r->nnodes, sizeof(*n)))
+	if (topoml__grow((void **)&n, r->nnodes, sizeof(*n)))
 		return NULL;
 	r->nodes = n;
 	n = &r->nodes[r->nnodes];
@@ -252,10 +253,10 @@ static int _parse_header(struct ib_reader *r, const char *line, int lineno,
 		if (s && e > s)
 			desc = strndup(s + 1, e - s - 1);
 	}
-	if (topoml_index_find(r->ids, id) >= 0) {
+	if (topoml__index_find(r->ids, id) >= 0) {
 		_error(r, lineno, (int)(q - line) + 1, "node %s is described "
 		       "twice (first at line %d)", id,
-		       r->nodes[topoml_index_find(r->ids, id)].line);
+		       r->nodes[topoml__index_find(r->ids, id)].line);
 		free(id);
 		free(desc);
 		return -1;
@@ -295,7 +296,7 @@ static int _parse_link(struct ib_reader *r, struct ib_node *n,
 		return -1;
 	}
 	l = n->links;
-	if (topoml_grow((void **)&l, n->nlinks, sizeof(*l))) {
+	if (topoml__grow((void **)&l, n->nlinks, sizeof(*l))) {
 		free(peer);
 		return -1;
 	}
@@ -322,7 +323,7 @@ static bool _header(const char *s, const char *w)
 
 static int _parse(struct ib_reader *r)
 {
-	FILE *f = topoml_fopen_regular(r->path);
+	FILE *f = topoml__fopen_regular(r->path);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -332,7 +333,7 @@ static int _parse(struct ib_reader *r)
 
 	if (!f) {
 		topoml_errors_add(r->err, "%s: cannot read: %s", r->path,
-				  topoml_open_error(errno));
+				  topoml__open_error(errno));
 		return -1;
 	}
 	while ((len = getline(&line, &cap, f)) >= 0) {
@@ -415,7 +416,7 @@ static int _edges(struct ib_reader *r)
 		struct ib_node *a = &r->nodes[i];
 
 		for (k = 0; k < a->nlinks; k++) {
-			int j = topoml_index_find(r->ids, a->links[k].peer);
+			int j = topoml__index_find(r->ids, a->links[k].peer);
 			struct ib_edge *e;
 
 			if (a->links[k].gbps > a->gbps)
@@ -512,7 +513,7 @@ static bool _is_sharp(const char *desc)
 
 static int _add_host(struct ib_reader *r, char *name)
 {
-	int h = topoml_index_find(r->host_ix, name);
+	int h = topoml__index_find(r->host_ix, name);
 	char **a;
 
 	if (h >= 0) {
@@ -520,7 +521,7 @@ static int _add_host(struct ib_reader *r, char *name)
 		return h;
 	}
 	a = r->hosts;
-	if (topoml_grow((void **)&a, r->nhosts, sizeof(*a)))
+	if (topoml__grow((void **)&a, r->nhosts, sizeof(*a)))
 		goto oom;
 	r->hosts = a;
 	r->hosts[r->nhosts] = name;
@@ -682,7 +683,7 @@ static int _name_switches(struct ib_reader *r, const char *keep)
 	if (!cand || !count)
 		goto out;
 	for (attempt = 0; attempt < 3; attempt++) {
-		topoml_index_free(seen);
+		topoml__index_free(seen);
 		seen = NULL;
 		for (i = 0; i < n; i++) {
 			int j;
@@ -696,7 +697,7 @@ static int _name_switches(struct ib_reader *r, const char *keep)
 				goto out;
 			if (!*cand[i])
 				continue;
-			j = topoml_index_find(seen, cand[i]);
+			j = topoml__index_find(seen, cand[i]);
 			if (j >= 0) {
 				count[j]++;
 				count[i] = -1;
@@ -711,11 +712,11 @@ static int _name_switches(struct ib_reader *r, const char *keep)
 
 			if (!cand[i] || !*cand[i])
 				continue;
-			j = topoml_index_find(seen, cand[i]);
+			j = topoml__index_find(seen, cand[i]);
 			if (attempt < 2 && count[j] > 1)
 				continue;
-			if (topoml_index_find(taken, cand[i]) >= 0 ||
-			    topoml_index_find(r->host_ix, cand[i]) >= 0)
+			if (topoml__index_find(taken, cand[i]) >= 0 ||
+			    topoml__index_find(r->host_ix, cand[i]) >= 0)
 				continue;	/* taken already */
 			r->nodes[i].name = cand[i];
 			cand[i] = NULL;
@@ -739,8 +740,8 @@ out:
 			free(cand[i]);
 	free(cand);
 	free(count);
-	topoml_index_free(seen);
-	topoml_index_free(taken);
+	topoml__index_free(seen);
+	topoml__index_free(taken);
 	return rc;
 }
 
@@ -755,7 +756,7 @@ static char *_fresh_name(const struct ib_reader *r, const topoml_topo_t *t,
 		if (asprintf(&s, "%s%d", base, ++*counter) < 0)
 			return NULL;
 		if (topoml_switch_by_name(t, s) < 0 &&
-		    topoml_index_find(r->host_ix, s) < 0) {
+		    topoml__index_find(r->host_ix, s) < 0) {
 			int i;
 
 			for (i = 0; i < r->nnodes; i++)
@@ -1262,8 +1263,8 @@ topoml_topo_t *topoml_load_ibnet_ex(const char *path, topoml_errors_t *err,
 		free(r.hosts[i]);
 	free(r.hosts);
 	free(r.edges);
-	topoml_index_free(r.ids);
-	topoml_index_free(r.host_ix);
+	topoml__index_free(r.ids);
+	topoml__index_free(r.host_ix);
 	return t;
 }
 

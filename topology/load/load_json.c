@@ -13,8 +13,9 @@
 #include <json-c/json.h>
 
 #include "topoml.h"
-#include "model/topoml_build.h"
-#include "load/loaders.h"
+#include "topoml/build.h"
+#include "topoml/load.h"
+#include "util/util.h"
 #include "model/model_int.h"
 
 /* The text being loaded, to turn offsets and names back into lines. */
@@ -315,9 +316,9 @@ static void _attach_nodes(struct jsrc *js, json_object *o, int sw, int line)
 	hl = _hostlist(js, o, "nodes", label, line);
 	if (!hl)
 		return;
-	if (topoml_hostlist_foreach(hl, &js->budget, _attach_one, &c) < 0)
+	if (topoml__hostlist_foreach(hl, &js->budget, _attach_one, &c) < 0)
 		_err(js, line, "%s: invalid host list \"%s\" in \"nodes\"%s",
-		     label, hl, topoml_hostlist_why(errno));
+		     label, hl, topoml__hostlist_why(errno));
 	free(hl);
 }
 
@@ -424,11 +425,11 @@ static void _nvl_domains(struct jsrc *js, json_object *root)
 		if (!hl || !*hl)
 			_err(js, c.line, "%s: missing \"nodes\" (a host list)",
 			     what);
-		else if (topoml_hostlist_foreach(hl, &js->budget, _nvl_one,
+		else if (topoml__hostlist_foreach(hl, &js->budget, _nvl_one,
 						 &c) < 0)
 			_err(js, c.line, "%s: invalid host list \"%s\" in "
 			     "\"nodes\"%s", what, hl,
-			     topoml_hostlist_why(errno));
+			     topoml__hostlist_why(errno));
 		free(hl);
 	}
 }
@@ -527,11 +528,11 @@ static void _fat_tree(struct jsrc *js, json_object *root)
 		snprintf(what, sizeof(what), "switch %s",
 			 js->t->switches[sw[i]].name);
 		hl = _hostlist(js, o, "switches", what, line[i]);
-		if (hl && topoml_hostlist_foreach(hl, &js->budget, _link_child,
+		if (hl && topoml__hostlist_foreach(hl, &js->budget, _link_child,
 						  &c) < 0)
 			_err(js, line[i],
 			     "%s: invalid host list \"%s\" in \"switches\"%s",
-			     what, hl, topoml_hostlist_why(errno));
+			     what, hl, topoml__hostlist_why(errno));
 		/* as Slurm's reader: a switch needs nodes or children */
 		if ((!hl || !*hl) && !_nonempty(o, "nodes"))
 			_err(js, line[i],
@@ -888,14 +889,14 @@ static void _torus(struct jsrc *js, json_object *root)
 
 static char *_read_file(const char *path, size_t *len, topoml_errors_t *err)
 {
-	FILE *f = topoml_fopen_regular(path);
+	FILE *f = topoml__fopen_regular(path);
 	char *buf = NULL, *grown;
 	size_t cap = 0, n;
 
 	*len = 0;
 	if (!f) {
 		topoml_errors_add(err, "%s: %s", path,
-				  topoml_open_error(errno));
+				  topoml__open_error(errno));
 		return NULL;
 	}
 	for (;;) {
@@ -988,7 +989,7 @@ topoml_topo_t *topoml_load_json(const char *path, topoml_errors_t *err)
 	const char *family;
 
 	js.err = err ? err : &local;
-	topoml_hl_budget_init(&js.budget);
+	topoml__hl_budget_init(&js.budget);
 	js.nerr_start = js.err->n;
 	js.buf = _read_file(path, &js.len, js.err);
 	js.scan_left = 16 * js.len + (1 << 20);

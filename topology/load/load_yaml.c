@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "model/topoml_build.h"
+#include "topoml/build.h"
 #include "model/model_int.h"
 
 /* ---- a small YAML subset -------------------------------------------- */
@@ -89,11 +89,11 @@ static int _yadd(struct ynode *y, char *key, struct ynode *v)
 	/* doubling: a long list grown by one was quadratic (52 s for 100k
 	 * items under ASan) */
 	if (y->type == Y_MAP) {
-		if (topoml_grow((void **)&y->keys, y->n, sizeof(*k)))
+		if (topoml__grow((void **)&y->keys, y->n, sizeof(*k)))
 			return -1;
 		k = y->keys;
 	}
-	if (topoml_grow((void **)&y->v, y->n, sizeof(*nv)))
+	if (topoml__grow((void **)&y->v, y->n, sizeof(*nv)))
 		return -1;
 	nv = y->v;
 	if (k)
@@ -341,7 +341,7 @@ static struct ynode *_yblock_in(struct yparse *p, int *i, int ind)
 			(*i)++;
 			v = _yvalue(p, i, kl->s + c + 1, kl->no, ind);
 			if (!key || !v ||
-			    topoml_grow((void **)&kline, y->n, sizeof(int)) ||
+			    topoml__grow((void **)&kline, y->n, sizeof(int)) ||
 			    _yadd(y, key->str, v)) {
 				if (key)
 					free(key->str);
@@ -441,7 +441,7 @@ static struct ynode *_yload(const char *path, char **buf,
 		while (*c == ' ' || *c == '\t')
 			c++;
 		if (*c && strcmp(c, "---") && strcmp(c, "...")) {
-			if (topoml_grow((void **)&p.l, p.nl, sizeof(*p.l)))
+			if (topoml__grow((void **)&p.l, p.nl, sizeof(*p.l)))
 				goto oom;
 			p.l[p.nl++] = (struct yline){ no, (int)(c - s), c };
 		}
@@ -590,7 +590,7 @@ static int _fill_one(const char *host, void *arg)
 	x = f->lo[0] + (int)(k % f->ext[0]);
 	y = f->lo[1] + (int)(k / f->ext[0] % f->ext[1]);
 	z = f->lo[2] + (int)(k / ((long)f->ext[0] * f->ext[1]));
-	pos = topoml_grid_pos(c->dims, x, y, z);
+	pos = topoml__grid_pos(c->dims, x, y, z);
 	if (c->cell_name[pos]) {
 		_rerr(f->r, f->line, "node %s: cell (%d,%d,%d) already holds %s",
 		      host, x, y, z, c->cell_name[pos]);
@@ -614,9 +614,9 @@ static void _rnodes(struct t3d_reader *r, struct topoml_torus3d *c,
 		_rerr(r, nodes->line, "nodes: a host list is needed");
 		return;
 	}
-	if (topoml_hostlist_foreach(nodes->str, NULL, _fill_one, &f) < 0) {
+	if (topoml__hostlist_foreach(nodes->str, NULL, _fill_one, &f) < 0) {
 		_rerr(r, nodes->line, "nodes: invalid host list '%s'%s",
-		      nodes->str, topoml_hostlist_why(errno));
+		      nodes->str, topoml__hostlist_why(errno));
 		return;
 	}
 	if (f.k != f.want)
@@ -854,7 +854,7 @@ topoml_topo_t *topoml_torus3d_topology(const struct topoml_torus3d *c,
 		n = topoml_add_node(t, c->cell_name[p], 0, err);
 		if (n < 0)
 			goto fail;
-		topoml_grid_coord(c->dims, p, t->nodes[n].coord);
+		topoml__grid_coord(c->dims, p, t->nodes[n].coord);
 	}
 	if (topoml_finalize(t, err))
 		goto fail;
@@ -964,7 +964,7 @@ struct topoml_torus3d *topoml_torus3d_every_size(const topoml_topo_t *t)
 					}
 					if (p != per[n] || mx - mn != spr[n])
 						continue;
-					if (topoml_grow((void **)&v, nv,
+					if (topoml__grow((void **)&v, nv,
 							sizeof(*v)))
 						goto fail;
 					v[nv++] = (struct ebox){ { a, b, cc },

@@ -24,7 +24,7 @@ struct topoml_cache {
 	 * fat-tree: per level l and leaf a, cls[l * nswitches + a] names the
 	 * leaves a reaches through switches of level <= l; cls_ok[l] when
 	 * one switch covers each such class, so that two leaves' common
-	 * level is <= l exactly when their classes agree (cost_hybrid.c
+	 * level is <= l exactly when their classes agree (cost/cost_hybrid.c
 	 * prices all-to-all traffic by class counts, not by pairs).
 	 */
 	int *cls;

@@ -77,7 +77,7 @@ static void _report_loop(topoml_topo_t *t, const int *stack, int depth,
 		fclose(f);
 	}
 	topoml_errors_add(err, "%s: switch %s: loop in the switch hierarchy: %s",
-			  topoml_where(t, t->switches[sw].line, w, sizeof(w)),
+			  topoml__where(t, t->switches[sw].line, w, sizeof(w)),
 			  t->switches[sw].name, path ? path : "?");
 	free(path);
 }
@@ -309,7 +309,7 @@ static int _finalize_fat_tree(topoml_topo_t *t, topoml_errors_t *err)
 		if (n->leaf < 0) {
 			topoml_errors_add(err,
 				"%s: node %s is not attached to any switch",
-				topoml_where(t, n->line, w, sizeof(w)),
+				topoml__where(t, n->line, w, sizeof(w)),
 				n->name);
 			rc = -1;
 		}
@@ -326,7 +326,7 @@ static int _finalize_fat_tree(topoml_topo_t *t, topoml_errors_t *err)
 		if (s->nnodes && s->nchildren) {
 			topoml_errors_add(err,
 				"%s: switch %s has both nodes and child switches",
-				topoml_where(t, s->line, w, sizeof(w)),
+				topoml__where(t, s->line, w, sizeof(w)),
 				s->name);
 			rc = -1;
 		}
@@ -446,7 +446,8 @@ static int _group_distances(topoml_topo_t *t, topoml_errors_t *err)
 		if (dist[j] < 0) {
 			topoml_errors_add(err,
 				"%s: group %s is not connected to group %s by global links",
-				topoml_where(t, t->groups[j].line, w, sizeof(w)),
+				topoml__where(t, t->groups[j].line, w,
+					      sizeof(w)),
 				t->groups[j].name, t->groups[0].name);
 			rc = -1;
 		}
@@ -482,7 +483,7 @@ static int _finalize_dragonfly(topoml_topo_t *t, topoml_errors_t *err)
 
 		if (!gr->nrouters) {
 			topoml_errors_add(err, "%s: group %s has no routers",
-				topoml_where(t, gr->line, w, sizeof(w)),
+				topoml__where(t, gr->line, w, sizeof(w)),
 				gr->name);
 			rc = -1;
 		}
@@ -492,7 +493,7 @@ static int _finalize_dragonfly(topoml_topo_t *t, topoml_errors_t *err)
 			if (s->group >= 0 && s->group != i) {
 				topoml_errors_add(err,
 					"%s: router %s is in two groups: %s (line %d) and %s (line %d)",
-					topoml_where(t, s->line, w, sizeof(w)),
+					topoml__where(t, s->line, w, sizeof(w)),
 					s->name, t->groups[s->group].name,
 					t->groups[s->group].line, gr->name,
 					gr->line);
@@ -506,14 +507,14 @@ static int _finalize_dragonfly(topoml_topo_t *t, topoml_errors_t *err)
 
 		if (s->group < 0) {
 			topoml_errors_add(err, "%s: router %s is in no group",
-				topoml_where(t, s->line, w, sizeof(w)),
+				topoml__where(t, s->line, w, sizeof(w)),
 				s->name);
 			rc = -1;
 		}
 		if (s->nchildren || s->nparents) {
 			topoml_errors_add(err,
 				"%s: router %s: dragonfly routers have no parent or child switches",
-				topoml_where(t, s->line, w, sizeof(w)),
+				topoml__where(t, s->line, w, sizeof(w)),
 				s->name);
 			rc = -1;
 		}
@@ -524,7 +525,7 @@ static int _finalize_dragonfly(topoml_topo_t *t, topoml_errors_t *err)
 		if (n->leaf < 0) {
 			topoml_errors_add(err,
 				"%s: node %s is not attached to any router",
-				topoml_where(t, n->line, w, sizeof(w)),
+				topoml__where(t, n->line, w, sizeof(w)),
 				n->name);
 			rc = -1;
 			continue;
@@ -624,7 +625,7 @@ static int _finalize_torus(topoml_topo_t *t, topoml_errors_t *err)
 		n->group = -1;
 		if (c[0] < 0 && c[1] < 0 && c[2] < 0) {
 			topoml_errors_add(err, "%s: node %s has no coordinate",
-				topoml_where(t, n->line, w, sizeof(w)),
+				topoml__where(t, n->line, w, sizeof(w)),
 				n->name);
 			rc = -1;
 			continue;
@@ -633,7 +634,7 @@ static int _finalize_torus(topoml_topo_t *t, topoml_errors_t *err)
 		    c[1] >= t->dims[1] || c[2] < 0 || c[2] >= t->dims[2]) {
 			topoml_errors_add(err,
 				"%s: node %s: coordinate (%d,%d,%d) outside the torus dimensions %dx%dx%d",
-				topoml_where(t, n->line, w, sizeof(w)),
+				topoml__where(t, n->line, w, sizeof(w)),
 				n->name, c[0], c[1], c[2], t->dims[0],
 				t->dims[1], t->dims[2]);
 			rc = -1;
@@ -645,7 +646,7 @@ static int _finalize_torus(topoml_topo_t *t, topoml_errors_t *err)
 
 			topoml_errors_add(err,
 				"%s: node %s: coordinate (%d,%d,%d) already taken by node %s (line %d)",
-				topoml_where(t, n->line, w, sizeof(w)),
+				topoml__where(t, n->line, w, sizeof(w)),
 				n->name, c[0], c[1], c[2], o->name, o->line);
 			rc = -1;
 			continue;

@@ -15,7 +15,7 @@
 
 #include "model/model_int.h"
 
-int topoml_axis_extent(const char *occ, int size, bool wrap,
+int topoml__axis_extent(const char *occ, int size, bool wrap,
 		       bool tie_wraps, int *start)
 {
 	int lo = -1, hi = -1, gap = -1, gap_end = 0, round;
@@ -56,7 +56,7 @@ int topoml_axis_extent(const char *occ, int size, bool wrap,
 	return hi - lo + 1;
 }
 
-/* Used coordinates per dimension, then one topoml_axis_extent() each. */
+/* Used coordinates per dimension, then one topoml__axis_extent() each. */
 static long _box(const topoml_topo_t *t, const int *nodes, int n,
 		 hwloc_const_bitmap_t set, bool tie_wraps, int start[3],
 		 int ext[3])
@@ -81,7 +81,7 @@ static long _box(const topoml_topo_t *t, const int *nodes, int n,
 		hwloc_bitmap_foreach_end();
 	}
 	for (int d = 0; d < 3; d++) {
-		ext[d] = topoml_axis_extent(o[d], t->dims[d], t->wrap[d],
+		ext[d] = topoml__axis_extent(o[d], t->dims[d], t->wrap[d],
 					    tie_wraps, &start[d]);
 		vol *= ext[d];
 	}
@@ -89,13 +89,13 @@ static long _box(const topoml_topo_t *t, const int *nodes, int n,
 	return vol;
 }
 
-long topoml_torus_box(const topoml_topo_t *t, const int *nodes, int n,
+long topoml__torus_box(const topoml_topo_t *t, const int *nodes, int n,
 		      bool tie_wraps, int start[3], int ext[3])
 {
 	return _box(t, nodes, n, NULL, tie_wraps, start, ext);
 }
 
-long topoml_torus_box_set(const topoml_topo_t *t, hwloc_const_bitmap_t set,
+long topoml__torus_box_set(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 			  bool tie_wraps, int start[3], int ext[3])
 {
 	return _box(t, NULL, 0, set, tie_wraps, start, ext);
@@ -119,7 +119,7 @@ bool topoml_torus_is_box(const topoml_topo_t *t, const int *nodes, int n)
 
 	if (t->family != TOPOML_TORUS || n < 1)
 		return false;
-	return topoml_torus_box(t, nodes, n, true, start, ext) == n;
+	return topoml__torus_box(t, nodes, n, true, start, ext) == n;
 }
 
 bool topoml_torus_wants_box(const topoml_topo_t *t, const int *nodes, int n,
@@ -131,12 +131,12 @@ bool topoml_torus_wants_box(const topoml_topo_t *t, const int *nodes, int n,
 	if (t->family != TOPOML_TORUS || n < 2 ||
 	    !topoml_torus_box_size(t, n))
 		return false;
-	span = topoml_torus_box(t, nodes, n, true, start, ext);
+	span = topoml__torus_box(t, nodes, n, true, start, ext);
 	/* a size with a box has n as its smallest span: the factor is of n */
 	return span > n && span > (max_span > 1 ? max_span : 1) * n;
 }
 
-int topoml_psum_build(struct topoml_psum *g, const int d[3],
+int topoml__psum_build(struct topoml_psum *g, const int d[3],
 		      const char *cell)
 {
 	memcpy(g->d, d, sizeof(g->d));
@@ -164,13 +164,13 @@ int topoml_psum_build(struct topoml_psum *g, const int d[3],
 	return 0;
 }
 
-void topoml_psum_free(struct topoml_psum *g)
+void topoml__psum_free(struct topoml_psum *g)
 {
 	free(g->p);
 	g->p = NULL;
 }
 
-int topoml_psum_wrap(const struct topoml_psum *g, const int o[3],
+int topoml__psum_wrap(const struct topoml_psum *g, const int o[3],
 		     const int s[3])
 {
 	int lo[3][2], hi[3][2], np[3], total = 0;
@@ -193,7 +193,7 @@ int topoml_psum_wrap(const struct topoml_psum *g, const int o[3],
 				int l[3] = { lo[0][a], lo[1][b], lo[2][c] };
 				int h[3] = { hi[0][a], hi[1][b], hi[2][c] };
 
-				total += topoml_psum_box(g, l, h);
+				total += topoml__psum_box(g, l, h);
 			}
 	return total;
 }

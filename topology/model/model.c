@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "model/topoml_build.h"
+#include "topoml/build.h"
 #include "model/model_int.h"
 #include "model/cache.h"
 
@@ -23,8 +23,8 @@ topoml_topo_t *topoml_new(enum topoml_family family, const char *source)
 		return NULL;
 	t->family = family;
 	t->source = strdup(source ? source : "generated");
-	t->node_index = topoml_index_new();
-	t->switch_index = topoml_index_new();
+	t->node_index = topoml__index_new();
+	t->switch_index = topoml__index_new();
 	t->df_arrangement = TOPOML_DF_EXPLICIT;
 	if (!t->source || !t->node_index || !t->switch_index) {
 		topoml_free(t);
@@ -65,8 +65,8 @@ void topoml_free(topoml_topo_t *t)
 		free(t->nvl_names[i]);
 	free(t->nvl_names);
 	free(t->nvl_lines);
-	topoml_index_free(t->node_index);
-	topoml_index_free(t->switch_index);
+	topoml__index_free(t->node_index);
+	topoml__index_free(t->switch_index);
 	free(t->source);
 	free(t);
 }
@@ -88,23 +88,23 @@ int topoml_add_node(topoml_topo_t *t, const char *name, int line,
 
 	if (!_name_ok(name)) {
 		topoml_errors_add(err, "%s: invalid node name '%s'",
-				  topoml_where(t, line, w, sizeof(w)),
+				  topoml__where(t, line, w, sizeof(w)),
 				  name ? name : "");
 		return -1;
 	}
-	i = topoml_index_find(t->node_index, name);
+	i = topoml__index_find(t->node_index, name);
 	if (i >= 0) {
 		if (t->nodes[i].line > 0)
 			topoml_errors_add(err,
 				"%s: node %s: duplicate name (first at line %d)",
-				topoml_where(t, line, w, sizeof(w)), name,
+				topoml__where(t, line, w, sizeof(w)), name,
 				t->nodes[i].line);
 		else
 			topoml_errors_add(err, "%s: node %s: duplicate name",
-				topoml_where(t, line, w, sizeof(w)), name);
+				topoml__where(t, line, w, sizeof(w)), name);
 		return -1;
 	}
-	if (topoml_grow((void **)&t->nodes, t->nnodes, sizeof(*t->nodes)))
+	if (topoml__grow((void **)&t->nodes, t->nnodes, sizeof(*t->nodes)))
 		goto oom;
 	n = &t->nodes[t->nnodes];
 	memset(n, 0, sizeof(*n));
@@ -116,7 +116,7 @@ int topoml_add_node(topoml_topo_t *t, const char *name, int line,
 	n->coord[0] = n->coord[1] = n->coord[2] = -1;
 	n->line = line;
 	n->nvl = -1;
-	if (topoml_index_put(t->node_index, n->name, t->nnodes)) {
+	if (topoml__index_put(t->node_index, n->name, t->nnodes)) {
 		free(n->name);
 		goto oom;
 	}
@@ -136,24 +136,24 @@ int topoml_add_switch(topoml_topo_t *t, const char *name, int line,
 
 	if (!_name_ok(name)) {
 		topoml_errors_add(err, "%s: invalid %s name '%s'",
-				  topoml_where(t, line, w, sizeof(w)), what,
+				  topoml__where(t, line, w, sizeof(w)), what,
 				  name ? name : "");
 		return -1;
 	}
-	i = topoml_index_find(t->switch_index, name);
+	i = topoml__index_find(t->switch_index, name);
 	if (i >= 0) {
 		if (t->switches[i].line > 0)
 			topoml_errors_add(err,
 				"%s: %s %s: duplicate name (first at line %d)",
-				topoml_where(t, line, w, sizeof(w)), what,
+				topoml__where(t, line, w, sizeof(w)), what,
 				name, t->switches[i].line);
 		else
 			topoml_errors_add(err, "%s: %s %s: duplicate name",
-				topoml_where(t, line, w, sizeof(w)), what,
+				topoml__where(t, line, w, sizeof(w)), what,
 				name);
 		return -1;
 	}
-	if (topoml_grow((void **)&t->switches, t->nswitches,
+	if (topoml__grow((void **)&t->switches, t->nswitches,
 			sizeof(*t->switches)))
 		goto oom;
 	s = &t->switches[t->nswitches];
@@ -163,7 +163,7 @@ int topoml_add_switch(topoml_topo_t *t, const char *name, int line,
 		goto oom;
 	s->group = -1;
 	s->line = line;
-	if (topoml_index_put(t->switch_index, s->name, t->nswitches)) {
+	if (topoml__index_put(t->switch_index, s->name, t->nswitches)) {
 		free(s->name);
 		goto oom;
 	}
@@ -175,7 +175,7 @@ oom:
 
 static int _push_int(int **arr, int *n, int v)
 {
-	if (topoml_grow((void **)arr, *n, sizeof(int)))
+	if (topoml__grow((void **)arr, *n, sizeof(int)))
 		return -1;
 	(*arr)[(*n)++] = v;
 	return 0;
@@ -227,7 +227,7 @@ int topoml_attach_node(topoml_topo_t *t, int sw, int node,
 		o = &t->switches[n->leaf];
 		topoml_errors_add(err,
 			"%s: node %s is on two %s: %s (line %d) and %s (line %d)",
-			topoml_where(t, s->line, w, sizeof(w)), n->name,
+			topoml__where(t, s->line, w, sizeof(w)), n->name,
 			t->family == TOPOML_DRAGONFLY ? "routers" :
 			"leaf switches", o->name, o->line, s->name, s->line);
 		return -1;
@@ -249,7 +249,7 @@ int topoml_add_group(topoml_topo_t *t, const char *name, int line,
 
 	if (!_name_ok(name)) {
 		topoml_errors_add(err, "%s: invalid group name '%s'",
-				  topoml_where(t, line, w, sizeof(w)),
+				  topoml__where(t, line, w, sizeof(w)),
 				  name ? name : "");
 		return -1;
 	}
@@ -260,7 +260,8 @@ int topoml_add_group(topoml_topo_t *t, const char *name, int line,
 	 */
 	if (t->ngroups >= TOPOML_MAX_GROUPS) {
 		topoml_errors_add(err, "%s: group %s: more than %d dragonfly "
-				  "groups", topoml_where(t, line, w, sizeof(w)),
+				  "groups",
+				  topoml__where(t, line, w, sizeof(w)),
 				  name, TOPOML_MAX_GROUPS);
 		return -1;
 	}
@@ -269,11 +270,11 @@ int topoml_add_group(topoml_topo_t *t, const char *name, int line,
 			continue;
 		topoml_errors_add(err,
 			"%s: group %s: duplicate name (first at line %d)",
-			topoml_where(t, line, w, sizeof(w)), name,
+			topoml__where(t, line, w, sizeof(w)), name,
 			t->groups[i].line);
 		return -1;
 	}
-	if (topoml_grow((void **)&t->groups, t->ngroups, sizeof(*t->groups)))
+	if (topoml__grow((void **)&t->groups, t->ngroups, sizeof(*t->groups)))
 		goto oom;
 	g = &t->groups[t->ngroups];
 	memset(g, 0, sizeof(*g));
@@ -313,16 +314,16 @@ int topoml_add_nvl(topoml_topo_t *t, const char *name, int line,
 
 	if (!_name_ok(name)) {
 		topoml_errors_add(err, "%s: invalid NVLink domain name '%s'",
-				  topoml_where(t, line, w, sizeof(w)),
+				  topoml__where(t, line, w, sizeof(w)),
 				  name ? name : "");
 		return -1;
 	}
 	for (i = t->nnvl - 1; i >= 0; i--)
 		if (!strcmp(t->nvl_names[i], name))
 			return i;
-	if (topoml_grow((void **)&t->nvl_names, t->nnvl,
+	if (topoml__grow((void **)&t->nvl_names, t->nnvl,
 			sizeof(*t->nvl_names)) ||
-	    topoml_grow((void **)&t->nvl_lines, t->nnvl,
+	    topoml__grow((void **)&t->nvl_lines, t->nnvl,
 			sizeof(*t->nvl_lines)))
 		goto oom;
 	t->nvl_names[t->nnvl] = strdup(name);
@@ -349,7 +350,7 @@ int topoml_set_nvl(topoml_topo_t *t, int node, int nvl, int line,
 	if (n->nvl >= 0) {
 		topoml_errors_add(err, "%s: node %s is in two NVLink domains: "
 				  "%s (line %d) and %s",
-				  topoml_where(t, line, w, sizeof(w)), n->name,
+				  topoml__where(t, line, w, sizeof(w)), n->name,
 				  t->nvl_names[n->nvl], t->nvl_lines[n->nvl],
 				  t->nvl_names[nvl]);
 		return -1;

@@ -12,7 +12,7 @@
 #include "util/util.h"
 
 /* "FILE:LINE" or "FILE" when line is 0, into buf. */
-const char *topoml_where(const topoml_topo_t *t, int line, char *buf,
+const char *topoml__where(const topoml_topo_t *t, int line, char *buf,
 			 size_t len);
 
 /* Dragonfly groups a topology may have (matrices are ngroups^2). */
@@ -32,12 +32,12 @@ int topoml__min_items(const int *freev, int nitems, int need);
  * Position of (x, y, z) in a grid of dims stored x fastest (a torus's
  * coord_node, Slurm torus3d's cells), and back.
  */
-static inline int topoml_grid_pos(const int dims[3], int x, int y, int z)
+static inline int topoml__grid_pos(const int dims[3], int x, int y, int z)
 {
 	return x + dims[0] * (y + dims[1] * z);
 }
 
-static inline void topoml_grid_coord(const int dims[3], long p, int c[3])
+static inline void topoml__grid_coord(const int dims[3], long p, int c[3])
 {
 	c[0] = (int)(p % dims[0]);
 	c[1] = (int)(p / dims[0] % dims[1]);
@@ -47,7 +47,7 @@ static inline void topoml_grid_coord(const int dims[3], long p, int c[3])
 /* Position of coordinates c in t->coord_node. */
 static inline int topoml__torus_pos(const topoml_topo_t *t, const int c[3])
 {
-	return topoml_grid_pos(t->dims, c[0], c[1], c[2]);
+	return topoml__grid_pos(t->dims, c[0], c[1], c[2]);
 }
 
 /*
@@ -63,16 +63,16 @@ static inline int topoml__torus_pos(const topoml_topo_t *t, const int c[3])
  * answers, kept so that no figure moves; one rule would change one of
  * them (see tests/topology/check_geom.c).
  */
-int topoml_axis_extent(const char *occ, int size, bool wrap,
+int topoml__axis_extent(const char *occ, int size, bool wrap,
 		       bool tie_wraps, int *start);
 /*
  * Smallest wrap-aware box around nodes[0..n) (or the nodes of set): its
  * volume (0 for no nodes), start and extent per dimension as
- * topoml_axis_extent() gives them; -1 when out of memory.
+ * topoml__axis_extent() gives them; -1 when out of memory.
  */
-long topoml_torus_box(const topoml_topo_t *t, const int *nodes, int n,
+long topoml__torus_box(const topoml_topo_t *t, const int *nodes, int n,
 		      bool tie_wraps, int start[3], int ext[3]);
-long topoml_torus_box_set(const topoml_topo_t *t, hwloc_const_bitmap_t set,
+long topoml__torus_box_set(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 			  bool tie_wraps, int start[3], int ext[3]);
 /*
  * Slurm's Hilbert curve (topology/3d_torus's nodes_to_hilbert_curve()):
@@ -107,9 +107,9 @@ int topoml__gdist_uniform(const topoml_topo_t *t, double *mean);
 
 /*
  * 3D prefix sums of a 0/1 grid of d[0] x d[1] x d[2] cells (x fastest,
- * as topoml_grid_pos): the count inside any box in O(1), for the box
- * searches of the torus engines.  topoml_psum_box: cells in [lo, hi) per
- * axis, inside the grid; topoml_psum_wrap: the box at o (o[d] < d[d]) of
+ * as topoml__grid_pos): the count inside any box in O(1), for the box
+ * searches of the torus engines.  topoml__psum_box: cells in [lo, hi) per
+ * axis, inside the grid; topoml__psum_wrap: the box at o (o[d] < d[d]) of
  * sides s (s[d] <= d[d]) that wraps round the grid's ends (split into up
  * to 8 inner boxes).
  */
@@ -118,9 +118,9 @@ struct topoml_psum {
 	int *p;		/* (d[0]+1) x (d[1]+1) x (d[2]+1); NULL: none */
 };
 
-int topoml_psum_build(struct topoml_psum *g, const int d[3],
+int topoml__psum_build(struct topoml_psum *g, const int d[3],
 		      const char *cell);
-void topoml_psum_free(struct topoml_psum *g);
+void topoml__psum_free(struct topoml_psum *g);
 
 static inline size_t topoml__psum_at(const struct topoml_psum *g, int x,
 				     int y, int z)
@@ -128,7 +128,7 @@ static inline size_t topoml__psum_at(const struct topoml_psum *g, int x,
 	return ((size_t)z * (g->d[1] + 1) + y) * (g->d[0] + 1) + x;
 }
 
-static inline int topoml_psum_box(const struct topoml_psum *g,
+static inline int topoml__psum_box(const struct topoml_psum *g,
 				  const int lo[3], const int hi[3])
 {
 	const int *p = g->p;
@@ -143,7 +143,7 @@ static inline int topoml_psum_box(const struct topoml_psum *g,
 	       p[topoml__psum_at(g, lo[0], lo[1], lo[2])];
 }
 
-int topoml_psum_wrap(const struct topoml_psum *g, const int o[3],
+int topoml__psum_wrap(const struct topoml_psum *g, const int o[3],
 		     const int s[3]);
 
 #endif

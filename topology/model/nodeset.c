@@ -50,14 +50,14 @@ hwloc_bitmap_t topoml_nodeset_parse(const topoml_topo_t *t,
 	c.set = hwloc_bitmap_alloc();
 	if (!c.set)
 		return NULL;
-	if (topoml_hostlist_foreach(hostlist, NULL, _parse_one, &c) < 0) {
+	if (topoml__hostlist_foreach(hostlist, NULL, _parse_one, &c) < 0) {
 		topoml_errors_add(err, "invalid host list '%s'%s", hostlist,
-				  topoml_hostlist_why(errno));
+				  topoml__hostlist_why(errno));
 		hwloc_bitmap_free(c.set);
 		return NULL;
 	}
 	if (c.unknown) {
-		char *s = topoml_hostlist_ranged(c.unknown);
+		char *s = topoml__hostlist_ranged(c.unknown);
 
 		if (c.nunknown > UNKNOWN_SHOWN)
 			topoml_errors_add(err, "unknown nodes %s and %ld more",
@@ -85,7 +85,7 @@ static char *_format(const topoml_topo_t *t, const int *nodes, int n,
 	for (i = 0; i < n; i++)
 		names[i] = nodes[i] >= 0 && nodes[i] < t->nnodes ?
 			   t->nodes[nodes[i]].name : NULL;
-	s = topoml_names_format(names, n, sort);
+	s = topoml__names_format(names, n, sort);
 	free(names);
 	return s;
 }

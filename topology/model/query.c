@@ -15,7 +15,7 @@
 
 #define WBITS (8 * (int)sizeof(unsigned long))
 
-const char *topoml_where(const topoml_topo_t *t, int line, char *buf,
+const char *topoml__where(const topoml_topo_t *t, int line, char *buf,
 			 size_t len)
 {
 	const char *src = t->source ? t->source : "topology";
@@ -153,12 +153,12 @@ const int *topoml__torus_curve(const topoml_topo_t *t, const uint64_t **pos)
 
 int topoml_node_by_name(const topoml_topo_t *t, const char *name)
 {
-	return t ? topoml_index_find(t->node_index, name) : -1;
+	return t ? topoml__index_find(t->node_index, name) : -1;
 }
 
 int topoml_switch_by_name(const topoml_topo_t *t, const char *name)
 {
-	return t ? topoml_index_find(t->switch_index, name) : -1;
+	return t ? topoml__index_find(t->switch_index, name) : -1;
 }
 
 int topoml_torus_distance(const topoml_topo_t *t, const int a[3],

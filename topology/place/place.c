@@ -22,13 +22,15 @@ static const char *const hint_names[] = {
 
 static const char *const policy_names[] = {
 	[TOPOML_POLICY_TOPOML] = "topoml",
-	[TOPOML_POLICY_SLURM_TREE] = "slurm-tree",
-	[TOPOML_POLICY_SLURM_DRAGONFLY] = "slurm-dragonfly",
 	[TOPOML_POLICY_SLURM_HILBERT] = "slurm-hilbert",
 	[TOPOML_POLICY_LINEAR] = "linear",
-	[TOPOML_POLICY_SLURM_TORUS3D] = "slurm-torus3d",
-	[TOPOML_POLICY_SLURM_BLOCK] = "slurm-block",
 };
+
+/*
+ * The Slurm baselines' engines and names live in libtopoml_sim, which the
+ * plugins do not link; the CLI, the simulator and the tests register them.
+ */
+static const struct topoml__baselines *_baselines;
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -52,33 +54,29 @@ int topoml_hint_parse(const char *s, enum topoml_hint *h)
 
 const char *topoml_policy_name(enum topoml_policy p)
 {
-	if ((int)p < 0 || (int)p >= NELEM(policy_names))
-		return "unknown";
-	return policy_names[p];
+	const char *name = NULL;
+
+	if ((int)p >= 0 && (int)p < NELEM(policy_names))
+		name = policy_names[p];
+	if (!name && _baselines)
+		name = _baselines->name(p);
+	return name ? name : "unknown";
 }
 
 int topoml_policy_parse(const char *s, enum topoml_policy *p)
 {
 	for (int i = 0; s && i < NELEM(policy_names); i++) {
-		if (!strcasecmp(s, policy_names[i])) {
+		if (policy_names[i] && !strcasecmp(s, policy_names[i])) {
 			*p = (enum topoml_policy)i;
 			return 0;
 		}
 	}
-	/* Slurm's own names for the same algorithms. */
-	if (s && (!strcasecmp(s, "tree") || !strcasecmp(s, "cons_tres"))) {
-		*p = TOPOML_POLICY_SLURM_TREE;
-		return 0;
-	}
-	if (s && !strcasecmp(s, "dragonfly")) {
-		*p = TOPOML_POLICY_SLURM_DRAGONFLY;
-		return 0;
-	}
+	/* Slurm's own name for the same algorithm. */
 	if (s && !strcasecmp(s, "hilbert")) {
 		*p = TOPOML_POLICY_SLURM_HILBERT;
 		return 0;
 	}
-	return -1;
+	return s && _baselines ? _baselines->parse(s, p) : -1;
 }
 
 /* ---- the entry point ------------------------------------------------ */
@@ -108,15 +106,9 @@ static bool _ranked_engine(const topoml_topo_t *t, enum topoml_policy policy,
 		 t->torus3d_only));
 }
 
-/*
- * The Slurm baselines' engines live in libtopoml_sim, which the plugins do
- * not link; the CLI, the simulator and the tests register them.
- */
-static topoml__baseline_fn _baselines;
-
-void topoml__register_baselines(topoml__baseline_fn fn)
+void topoml__register_baselines(const struct topoml__baselines *b)
 {
-	_baselines = fn;
+	_baselines = b;
 }
 
 /*
@@ -150,19 +142,6 @@ static int _dispatch(struct place_in *in, enum topoml_policy policy,
 			return topoml__place_torus(in, out, why, whylen);
 		}
 		break;
-	case TOPOML_POLICY_SLURM_TREE:
-	case TOPOML_POLICY_SLURM_DRAGONFLY:
-	case TOPOML_POLICY_SLURM_TORUS3D:
-	case TOPOML_POLICY_SLURM_BLOCK:
-		if (!_baselines) {
-			_why(why, whylen, "policy %s is a Slurm baseline of "
-			     "libtopoml_sim, not registered in this program "
-			     "(topoml_sim_register_baselines())",
-			     topoml_policy_name(policy));
-			break;
-		}
-		rc = _baselines(in, policy, out, why, whylen);
-		break;
 	case TOPOML_POLICY_SLURM_HILBERT:
 		if (t->family != TOPOML_TORUS) {
 			_why(why, whylen,
@@ -175,7 +154,15 @@ static int _dispatch(struct place_in *in, enum topoml_policy policy,
 		rc = topoml__place_slurm_linear(in, false, out, why, whylen);
 		break;
 	default:
-		_why(why, whylen, "unknown policy %d", (int)policy);
+		/* the Slurm baselines: libtopoml_sim's ids */
+		if (!_baselines) {
+			_why(why, whylen, "policy %d: not the core's; the "
+			     "Slurm baselines of libtopoml_sim are not "
+			     "registered in this program "
+			     "(topoml_sim_register_baselines())", (int)policy);
+			break;
+		}
+		rc = _baselines->place(in, policy, out, why, whylen);
 		break;
 	}
 	return rc;

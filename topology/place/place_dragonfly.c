@@ -196,7 +196,7 @@ out:
 
 static void _push(struct dcand **cv, int *nc, struct dcand c)
 {
-	if (topoml_grow((void **)cv, *nc, sizeof(**cv)))
+	if (topoml__grow((void **)cv, *nc, sizeof(**cv)))
 		return;
 	(*cv)[(*nc)++] = c;
 }

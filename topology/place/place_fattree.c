@@ -76,7 +76,7 @@ static int _collect_leaves(struct ft *ft, int **sub, int *len, int *stamp,
 			for (int l = 0; l < ns; l++) {
 				if (t->switches[l].nchildren)
 					continue;
-				if (topoml_grow((void **)sub, *len,
+				if (topoml__grow((void **)sub, *len,
 						sizeof(int)))
 					return -1;
 				(*sub)[(*len)++] = l;
@@ -91,7 +91,7 @@ static int _collect_leaves(struct ft *ft, int **sub, int *len, int *stamp,
 			const struct topoml_switch *sw = &t->switches[x];
 
 			if (!sw->nchildren) {
-				if (topoml_grow((void **)sub, *len,
+				if (topoml__grow((void **)sub, *len,
 						sizeof(int)))
 					return -1;
 				(*sub)[(*len)++] = x;
@@ -148,7 +148,7 @@ static void _classify(struct ft *ft)
 			if (!j || j == last)
 				continue;
 			last = j;
-			if (topoml_grow((void **)&pairs, np, sizeof(*pairs)))
+			if (topoml__grow((void **)&pairs, np, sizeof(*pairs)))
 				goto out;
 			pairs[np].job = j;
 			pairs[np++].leaf = s;
@@ -277,7 +277,7 @@ static int _cand_cmp(const void *a, const void *b)
 
 static void _add(struct cand **cv, int *nc, struct cand c)
 {
-	if (topoml_grow((void **)cv, *nc, sizeof(**cv)))
+	if (topoml__grow((void **)cv, *nc, sizeof(**cv)))
 		return;
 	(*cv)[(*nc)++] = c;
 }

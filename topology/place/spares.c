@@ -1,13 +1,13 @@
 /*
  * Placement rules of --ml-spares: which nodes of a placement are the
- * spares (see spares.h).
+ * spares (see topoml/place.h).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "place/spares.h"
+#include "topoml/place.h"
 #include "topoml.h"
 #include "model/model_int.h"
 

@@ -1,6 +1,7 @@
 /*
  * topoml plan (issue 34): memory and step time of a transformer's
- * training layouts, and the search for the fastest that fit.  See plan.h.
+ * training layouts, and the search for the fastest that fit.  See
+ * topoml/plan.h.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <errno.h>
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/plan.h"
+#include "topoml/plan.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 

@@ -1,6 +1,6 @@
 /*
  * The model description file of topoml plan and --ml-parallel=auto
- * (plan.h): "key = value" lines with topoml plan's option names.  The
+ * (topoml/plan.h): "key = value" lines with topoml plan's option names.  The
  * SPANK plugin parses a user's file in slurmstepd: every mistake is a
  * message with the file and line, never more than the text given.
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/plan.h"
+#include "topoml/plan.h"
 
 #define LINE_MAX_LEN 512
 

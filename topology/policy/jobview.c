@@ -1,11 +1,13 @@
 /*
- * The job view (jobview.h): one pass over the job's SPANK environment.
+ * The job view (topoml/jobview.h): one pass over the job's SPANK environment.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <string.h>
 
-#include "policy/jobview.h"
-#include "topoml_contract.h"
+#include "topoml/jobview.h"
+#include "topoml/contract.h"
+#include "topoml/hybrid.h"
+#include "topoml/place.h"
 
 void topoml_job_view_init(struct topoml_job_view *v, enum topoml_hint dflt,
 			  const char *const *env, uint32_t n, uint32_t tpn)

@@ -1,5 +1,5 @@
 /*
- * The locality wait (wait.h): one decision for select/topoml and the
+ * The locality wait (topoml/wait.h): one decision for select/topoml and the
  * simulator, the clocks and verdicts select/topoml keeps per waiting job,
  * and the free-by planners of backfill's will-run.  No Slurm headers.
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/wait.h"
+#include "topoml/torus.h"
+#include "topoml/wait.h"
 
 /* ---- the decision -------------------------------------------------- */
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "model/topoml_build.h"
+#include "topoml/build.h"
 #include "sim.h"
 
 #define NAME_MAX_LEN 256

@@ -32,7 +32,7 @@
 #include "sim.h"
 #include "model/model_int.h"
 #include "place/common/place_int.h"
-#include "policy/wait.h"
+#include "topoml/wait.h"
 #include "sim/baselines/slurm_switch.h"
 #include "place/torus/torus_grid.h"
 
@@ -96,7 +96,7 @@ struct state {
 	double now;
 	int held;		/* the job _try_start held for a box, or -1 */
 	/* the locality wait: per job size, what the machine offers
-	 * (policy/wait.h); all its nodes */
+	 * (topoml/wait.h); all its nodes */
 	struct topoml_wait_memo *wmemo;
 	hwloc_bitmap_t all;
 	bool dirty;		/* free set changed since frag_val */
@@ -231,7 +231,7 @@ static hwloc_bitmap_t _region(struct state *s, const int *nodes, int n,
 	r = hwloc_bitmap_alloc();
 	if (t->family == TOPOML_TORUS) {
 		int lo[3], ext[3], c[3];
-		long vol = topoml_torus_box(t, nodes, n, false, lo, ext);
+		long vol = topoml__torus_box(t, nodes, n, false, lo, ext);
 
 		if (vol < 0) {
 			hwloc_bitmap_free(r);
@@ -307,7 +307,8 @@ static void _frag_update(struct state *s)
 /*
  * Is there a box of exactly n nodes (any extents a x b x c = n that fit
  * the dimensions, wrapping where the torus wraps) all of whose nodes are
- * free now?  (torus_grid.c: prefix sums, every shape at every origin.)
+ * free now?  (place/torus/torus_grid.c: prefix sums, every shape at
+ * every origin.)
  */
 static bool _free_box_exists(const struct state *s, int n)
 {
@@ -329,7 +330,7 @@ struct slj {
 };
 
 /* _eval_nodes() without topology: best fit over consecutive runs, in
- * node index order (place_linear.c). */
+ * node index order (place/place_linear.c). */
 static int _sl_linear(struct slj *j, hwloc_const_bitmap_t cand)
 {
 	struct state *s = j->s;
@@ -477,7 +478,7 @@ static int _place_shared(struct state *s, const struct topoml_job *j,
 	hwloc_bitmap_or(s->cand, s->avail, s->partial);
 	if (off)
 		hwloc_bitmap_andnot(s->cand, s->cand, off);
-	switch (s->policy) {
+	switch ((int)s->policy) {
 	case TOPOML_POLICY_SLURM_TREE:
 		mode = SL_TREE;
 		break;
@@ -1093,7 +1094,8 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 			_end(&s, _heap_pop(&s));
 		while (next < nj && tr->jobs[next].submit <= tn) {
 			/* torus3d refuses a size it lists no box for at
-			 * submission: never queued (place_torus3d.c) */
+			 * submission: never queued
+			 * (place/torus/place_torus3d.c) */
 			if (policy == TOPOML_POLICY_SLURM_TORUS3D &&
 			    !topoml_torus3d_size_ok(t->torus3d,
 						    tr->jobs[next].nodes)) {

@@ -28,7 +28,8 @@
 #include <zlib.h>
 
 #include "sim.h"
-#include "load/loaders.h"
+#include "topoml/load.h"
+#include "util/util.h"
 
 #define TRACE_MAX_FIELDS 32
 #define TRACE_MAX_ERRORS 20
@@ -515,10 +516,10 @@ struct topoml_trace *topoml_trace_read(const char *path,
 		o->cores_per_node : 1;
 	r.tr->shared = o && o->shared;
 	/* gzopen() would block on a FIFO: a regular file only */
-	fd = topoml_open_regular(path);
+	fd = topoml__open_regular(path);
 	if (fd < 0) {
 		topoml_errors_add(err, "%s: cannot open: %s", path,
-				  topoml_open_error(errno));
+				  topoml__open_error(errno));
 		goto fail;
 	}
 	r.gz = gzdopen(fd, "rb");

@@ -27,7 +27,7 @@ static char *_switch_list(const topoml_topo_t *t, const int *sw, int n)
 		return NULL;
 	for (i = 0; i < n; i++)
 		names[i] = t->switches[sw[i]].name;
-	s = topoml_names_format(names, n, false);
+	s = topoml__names_format(names, n, false);
 	free(names);
 	return s;
 }
@@ -356,7 +356,7 @@ static int _conf_dragonfly(const topoml_topo_t *t, FILE *f)
 		return -1;
 	for (i = 0; i < t->ngroups; i++)
 		names[i] = strdup(_group_switch(t, i, name, sizeof(name)));
-	list = topoml_names_format((const char *const *)names, t->ngroups,
+	list = topoml__names_format((const char *const *)names, t->ngroups,
 				   false);
 	for (i = 0; i < t->ngroups; i++)
 		free(names[i]);

@@ -64,7 +64,7 @@ static int _line_put(struct topoml_conf_line *l, char c, int line, int col)
 	return 0;
 }
 
-struct topoml_conf_pos topoml_conf_at(const struct topoml_conf_line *l,
+struct topoml_conf_pos topoml__conf_at(const struct topoml_conf_line *l,
 				      size_t off)
 {
 	if (off < l->n)
@@ -157,7 +157,7 @@ static int _next_line(const char *buf, size_t size, size_t *off, int lineno,
 	return lines;
 }
 
-bool topoml_conf_blank(const char *s)
+bool topoml__conf_blank(const char *s)
 {
 	for (; s && *s; s++)
 		if (!isspace((unsigned char)*s))
@@ -165,7 +165,7 @@ bool topoml_conf_blank(const char *s)
 	return true;
 }
 
-void topoml_conf_excerpt(const char *s, char *buf, size_t len)
+void topoml__conf_excerpt(const char *s, char *buf, size_t len)
 {
 	size_t n;
 
@@ -184,7 +184,7 @@ void topoml_conf_excerpt(const char *s, char *buf, size_t len)
  * _keyvalue_regex().  REG_STARTEND: regexec() would take strlen() of the
  * rest of the line for every pair, quadratic in a long line.
  */
-int topoml_conf_match_kv(const char *s, size_t len, size_t base,
+int topoml__conf_match_kv(const char *s, size_t len, size_t base,
 			 struct topoml_conf_kv *kv)
 {
 	regmatch_t m[8];
@@ -231,7 +231,7 @@ static void _err(struct topoml_conf_lexer *lx, enum topoml_conf_err kind,
 	free(msg);
 }
 
-/* The file names lines point to, kept until topoml_conf_lex_free(). */
+/* The file names lines point to, kept until topoml__conf_lex_free(). */
 static const char *_keep_file(struct topoml_conf_lexer *lx, const char *path)
 {
 	char **f = realloc(lx->files, (lx->nfiles + 1) * sizeof(*f));
@@ -265,7 +265,7 @@ static int _include(struct topoml_conf_lexer *lx,
 	for (p = s + 7; isspace((unsigned char)*p); p++)
 		;
 	fn = p;
-	at = topoml_conf_at(l, fn - s);
+	at = topoml__conf_at(l, fn - s);
 	while (*p && !isspace((unsigned char)*p))
 		p++;
 	n = p - fn;
@@ -311,10 +311,10 @@ static int _include(struct topoml_conf_lexer *lx,
 	}
 	if (_lex_file(lx, full, depth + 1, file, &at) < 0)
 		goto out;	/* reported at the Include */
-	if (!topoml_conf_blank(p)) {
+	if (!topoml__conf_blank(p)) {
 		p += strspn(p, " \t\r\n\v\f");
-		topoml_conf_excerpt(p, rest, sizeof(rest));
-		at = topoml_conf_at(l, p - s);
+		topoml__conf_excerpt(p, rest, sizeof(rest));
+		at = topoml__conf_at(l, p - s);
 		_err(lx, TOPOML_CONF_E_SYNTAX, file, &at, "parse error at "
 		     "'%s' after the Include file name", rest);
 	}
@@ -341,8 +341,8 @@ static int _lex_file(struct topoml_conf_lexer *lx, const char *path,
 	const char *file = path, *why;
 
 	/* Include of a FIFO or device must not hang slurmctld. */
-	if (!(f = topoml_fopen_regular(path)) || fstat(fileno(f), &st) < 0) {
-		why = topoml_open_error(errno);
+	if (!(f = topoml__fopen_regular(path)) || fstat(fileno(f), &st) < 0) {
+		why = topoml__open_error(errno);
 		goto unread;
 	}
 	file = _keep_file(lx, path);
@@ -379,13 +379,13 @@ out:
 	return rc;
 }
 
-int topoml_conf_lex_file(struct topoml_conf_lexer *lx, const char *path)
+int topoml__conf_lex_file(struct topoml_conf_lexer *lx, const char *path)
 {
 	lx->nincludes = 0;
 	return _lex_file(lx, path, 0, NULL, NULL);
 }
 
-void topoml_conf_lex_free(struct topoml_conf_lexer *lx)
+void topoml__conf_lex_free(struct topoml_conf_lexer *lx)
 {
 	for (int i = 0; i < lx->nfiles; i++)
 		free(lx->files[i]);

@@ -1,7 +1,7 @@
 /*
  * The one lexer of topoml's Slurm-style configuration files, topology.conf
- * (load_conf.c) and topoml.conf (siteconf.c): Slurm 22.05's line rules
- * (src/common/parse_config.c, s_p_parse_file).
+ * (load/load_conf.c) and topoml.conf (conf/siteconf.c): Slurm 22.05's
+ * line rules (src/common/parse_config.c, s_p_parse_file).
  *
  *  - a '#' not preceded by an odd run of backslashes starts a comment;
  *  - an odd run of backslashes at the end of a line (trailing blanks
@@ -64,7 +64,7 @@ enum topoml_conf_err {
  * Reads path and the files it includes, calling line() for every logical
  * line that holds something other than an Include (Include lines are
  * followed here).  file: the name the line's messages start with, valid
- * until topoml_conf_lex_free().  error(): a message without the
+ * until topoml__conf_lex_free().  error(): a message without the
  * "FILE:LINE:COL: " prefix; at NULL for the one message without a
  * position (the file given cannot be read).
  */
@@ -81,23 +81,23 @@ struct topoml_conf_lexer {
 };
 
 /* 0, or -1 when path (or a file it includes) could not be read (reported). */
-int topoml_conf_lex_file(struct topoml_conf_lexer *lx, const char *path);
-void topoml_conf_lex_free(struct topoml_conf_lexer *lx);
+int topoml__conf_lex_file(struct topoml_conf_lexer *lx, const char *path);
+void topoml__conf_lex_free(struct topoml_conf_lexer *lx);
 
 /* Position of byte offset off of the logical line (off may be its end). */
-struct topoml_conf_pos topoml_conf_at(const struct topoml_conf_line *l,
+struct topoml_conf_pos topoml__conf_at(const struct topoml_conf_line *l,
 				      size_t off);
 
 /*
  * One KEY=VALUE at the start of s (offset base into the line), s being
  * len bytes.  0 (kv filled, free key and value), or -1: no such word.
  */
-int topoml_conf_match_kv(const char *s, size_t len, size_t base,
+int topoml__conf_match_kv(const char *s, size_t len, size_t base,
 			 struct topoml_conf_kv *kv);
 
 /* s is NULL, empty or blanks only. */
-bool topoml_conf_blank(const char *s);
+bool topoml__conf_blank(const char *s);
 /* Trimmed copy of leftover text for messages, at most 40 characters. */
-void topoml_conf_excerpt(const char *s, char *buf, size_t len);
+void topoml__conf_excerpt(const char *s, char *buf, size_t len);
 
 #endif

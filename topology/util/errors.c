@@ -30,7 +30,7 @@ void topoml_errors_add(topoml_errors_t *e, const char *fmt, ...)
 		return;
 	/* Doubling: a file with 100k errors must not copy the list 100k times. */
 	m = e->msg;
-	if (topoml_grow((void **)&m, e->n, sizeof(*m))) {
+	if (topoml__grow((void **)&m, e->n, sizeof(*m))) {
 		free(msg);
 		return;
 	}

@@ -12,7 +12,7 @@
 
 #include "util/util.h"
 
-int topoml_open_regular(const char *path)
+int topoml__open_regular(const char *path)
 {
 	struct stat st;
 	int fd, flags;
@@ -34,9 +34,9 @@ int topoml_open_regular(const char *path)
 	return fd;
 }
 
-FILE *topoml_fopen_regular(const char *path)
+FILE *topoml__fopen_regular(const char *path)
 {
-	int fd = topoml_open_regular(path), e;
+	int fd = topoml__open_regular(path), e;
 	FILE *f;
 
 	if (fd < 0)
@@ -50,7 +50,7 @@ FILE *topoml_fopen_regular(const char *path)
 	return f;
 }
 
-const char *topoml_open_error(int e)
+const char *topoml__open_error(int e)
 {
 	return e == EINVAL ? "not a regular file" : strerror(e);
 }

@@ -6,7 +6,7 @@
 
 #include "util/util.h"
 
-int topoml_grow(void **arr, int n, size_t sz)
+int topoml__grow(void **arr, int n, size_t sz)
 {
 	size_t cap;
 	void *p;

@@ -18,7 +18,7 @@ struct topoml_name_index {
 	uint32_t *hash;
 };
 
-uint32_t topoml_hash(const char *s)
+uint32_t topoml__hash(const char *s)
 {
 	uint32_t h = 2166136261u;	/* FNV-1a */
 
@@ -29,7 +29,7 @@ uint32_t topoml_hash(const char *s)
 	return h;
 }
 
-struct topoml_name_index *topoml_index_new(void)
+struct topoml_name_index *topoml__index_new(void)
 {
 	struct topoml_name_index *ix = calloc(1, sizeof(*ix));
 
@@ -49,7 +49,7 @@ struct topoml_name_index *topoml_index_new(void)
 	return ix;
 }
 
-void topoml_index_free(struct topoml_name_index *ix)
+void topoml__index_free(struct topoml_name_index *ix)
 {
 	if (!ix)
 		return;
@@ -59,13 +59,13 @@ void topoml_index_free(struct topoml_name_index *ix)
 	free(ix);
 }
 
-int topoml_index_find(const struct topoml_name_index *ix, const char *name)
+int topoml__index_find(const struct topoml_name_index *ix, const char *name)
 {
 	uint32_t h, i;
 
 	if (!ix || !name)
 		return -1;
-	h = topoml_hash(name);
+	h = topoml__hash(name);
 	for (i = h & (ix->cap - 1); ix->key[i]; i = (i + 1) & (ix->cap - 1))
 		if (ix->hash[i] == h && !strcmp(ix->key[i], name))
 			return ix->val[i];
@@ -86,7 +86,7 @@ static void _index_put_raw(struct topoml_name_index *ix, const char *key,
 }
 
 /* key must stay valid as long as the index: it is the model's own copy. */
-int topoml_index_put(struct topoml_name_index *ix, const char *key, int val)
+int topoml__index_put(struct topoml_name_index *ix, const char *key, int val)
 {
 	if ((ix->n + 1) * 10 > ix->cap * 7) {
 		struct topoml_name_index big = { .cap = ix->cap * 2 };
@@ -110,6 +110,6 @@ int topoml_index_put(struct topoml_name_index *ix, const char *key, int val)
 		free(ix->hash);
 		*ix = big;
 	}
-	_index_put_raw(ix, key, topoml_hash(key), val);
+	_index_put_raw(ix, key, topoml__hash(key), val);
 	return 0;
 }

@@ -35,7 +35,7 @@
 #define SLURM_MAX_RANGES	(256 * 1024)	/* hostlist.c MAX_RANGES */
 #define SLURM_MAX_PREFIX_CNT	(64 * 1024)	/* hostlist.h */
 
-const char *topoml_hostlist_why(int e)
+const char *topoml__hostlist_why(int e)
 {
 	if (e == E2BIG)
 		return " (expands to too many hosts or bracket groups)";
@@ -48,11 +48,11 @@ const char *topoml_hostlist_why(int e)
 	return "";
 }
 
-long topoml_hostlist_max_hosts = TOPOML_HOSTLIST_MAX_HOSTS;
+long topoml__hostlist_max_hosts = TOPOML_HOSTLIST_MAX_HOSTS;
 
-void topoml_hl_budget_init(struct topoml_hl_budget *b)
+void topoml__hl_budget_init(struct topoml_hl_budget *b)
 {
-	b->hosts = topoml_hostlist_max_hosts;
+	b->hosts = topoml__hostlist_max_hosts;
 	b->bytes = TOPOML_HOSTLIST_MAX_BYTES;
 }
 
@@ -182,7 +182,7 @@ static long _token_hosts(char *tok)
 		goto inval;
 	*q = '\0';
 	/* No count limit at this level but fatal()'s and the budget's. */
-	n = _range_list(p + 1, topoml_hostlist_max_hosts, &nr);
+	n = _range_list(p + 1, topoml__hostlist_max_hosts, &nr);
 	if (n == -2)
 		goto big;
 	if (n == -3)
@@ -222,7 +222,7 @@ static long _token_hosts(char *tok)
 			return -1;
 		}
 		cnt = (unsigned long)n;
-		if (hosts > (unsigned long)topoml_hostlist_max_hosts / cnt)
+		if (hosts > (unsigned long)topoml__hostlist_max_hosts / cnt)
 			goto big;
 		hosts *= cnt;
 		/* one Slurm range per top range and prefix: see below */
@@ -292,7 +292,7 @@ cut:
 	return true;
 }
 
-int topoml_hostlist_foreach(const char *hostlist, struct topoml_hl_budget *b,
+int topoml__hostlist_foreach(const char *hostlist, struct topoml_hl_budget *b,
 			    int (*fn)(const char *host, void *arg), void *arg)
 {
 	struct topoml_hl_budget own;
@@ -304,7 +304,7 @@ int topoml_hostlist_foreach(const char *hostlist, struct topoml_hl_budget *b,
 	if (!hostlist || !*hostlist)
 		return 0;
 	if (!b) {
-		topoml_hl_budget_init(&own);
+		topoml__hl_budget_init(&own);
 		b = &own;
 	}
 	tk.len = strlen(hostlist);
@@ -371,7 +371,7 @@ fail:
  * plugins that link this file load into every release's daemons; the
  * fixed-buffer call exists in all of them.
  */
-char *topoml_hostlist_ranged(topoml_hl_t hl)
+char *topoml__hostlist_ranged(topoml_hl_t hl)
 {
 	size_t n = 256;
 	char *buf = NULL, *nb;
@@ -412,7 +412,7 @@ static int _append(char **out, size_t *len, const char *s)
  * Slurm refuses to parse ranges of more than 64k hosts, so never write
  * one: format in chunks of at most that many hosts.
  */
-char *topoml_names_format(const char *const *names, int n, bool sort)
+char *topoml__names_format(const char *const *names, int n, bool sort)
 {
 	char *out = NULL;
 	size_t len = 0;
@@ -435,7 +435,7 @@ char *topoml_names_format(const char *const *names, int n, bool sort)
 				slurm_hostlist_push_host(hl, names[i]);
 		if (sort)
 			slurm_hostlist_uniq(hl);
-		s = topoml_hostlist_ranged(hl);
+		s = topoml__hostlist_ranged(hl);
 		slurm_hostlist_destroy(hl);
 		if (!s)
 			goto fail;

@@ -20,6 +20,6 @@ typedef hostlist_t topoml_hl_t;
 
 /* The bracketed string of a host list in malloc()ed memory, or NULL
  * (util/hostlist.c). */
-char *topoml_hostlist_ranged(topoml_hl_t hl);
+char *topoml__hostlist_ranged(topoml_hl_t hl);
 
 #endif

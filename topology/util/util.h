@@ -19,7 +19,7 @@
  * (*arr unchanged).  The engine's one array-growth helper: *arr starts
  * NULL (or from an earlier call) and n is the count before appending.
  */
-int topoml_grow(void **arr, int n, size_t sz);
+int topoml__grow(void **arr, int n, size_t sz);
 
 /* ---- opening a file a user names (file.c) ---------------------------- */
 
@@ -28,11 +28,11 @@ int topoml_grow(void **arr, int n, size_t sz);
  * (errno EINVAL): opening a FIFO blocks until a writer comes, and a
  * character device never ends, which would hang slurmctld.  Never blocks.
  */
-FILE *topoml_fopen_regular(const char *path);
+FILE *topoml__fopen_regular(const char *path);
 /* The same as a descriptor (read-only, close-on-exec), or -1. */
-int topoml_open_regular(const char *path);
+int topoml__open_regular(const char *path);
 /* "not a regular file" for EINVAL from the above, else strerror(). */
-const char *topoml_open_error(int e);
+const char *topoml__open_error(int e);
 
 /* ---- Slurm host lists (hostlist.c) ----------------------------------- */
 
@@ -41,7 +41,7 @@ const char *topoml_open_error(int e);
 
 /* Names as a compact Slurm host list, in chunks Slurm can read back;
  * sort = order does not matter (a set).  Caller frees. */
-char *topoml_names_format(const char *const *names, int n, bool sort);
+char *topoml__names_format(const char *const *names, int n, bool sort);
 
 /*
  * What the host lists of one file (or one command line) may expand to:
@@ -57,8 +57,8 @@ struct topoml_hl_budget {
 	long bytes;		/* bytes of host names left */
 };
 /* TOPOML_HOSTLIST_MAX_HOSTS; fuzz targets lower it to stay fast. */
-extern long topoml_hostlist_max_hosts;
-void topoml_hl_budget_init(struct topoml_hl_budget *b);
+extern long topoml__hostlist_max_hosts;
+void topoml__hl_budget_init(struct topoml_hl_budget *b);
 
 /* Slurm ranges one host name may expand to (see hostlist.c). */
 #define TOPOML_HOSTLIST_MAX_TOKEN_RANGES 16384
@@ -76,23 +76,23 @@ void topoml_hl_budget_init(struct topoml_hl_budget *b);
  * but blank and tab in a name: Slurm may merge such a name with the one
  * before) or ENOMEM; else 0 or the first non-zero value fn returned.
  */
-int topoml_hostlist_foreach(const char *hostlist, struct topoml_hl_budget *b,
+int topoml__hostlist_foreach(const char *hostlist, struct topoml_hl_budget *b,
 			    int (*fn)(const char *host, void *arg), void *arg);
-/* "" or " (why)" for an errno of topoml_hostlist_foreach(), for messages. */
-const char *topoml_hostlist_why(int e);
+/* "" or " (why)" for an errno of topoml__hostlist_foreach(), for messages. */
+const char *topoml__hostlist_why(int e);
 
 /* ---- name -> index maps (hash.c) ---------------------------------- */
 
 /* FNV-1a of a string: the hash of every name map of the engine. */
-uint32_t topoml_hash(const char *s);
+uint32_t topoml__hash(const char *s);
 /* Open addressing; keys are not copied (they must outlive the map). */
-struct topoml_name_index *topoml_index_new(void);
-void topoml_index_free(struct topoml_name_index *ix);
+struct topoml_name_index *topoml__index_new(void);
+void topoml__index_free(struct topoml_name_index *ix);
 /* The value put for name, or -1 (also for a NULL map or name). */
-int topoml_index_find(const struct topoml_name_index *ix,
+int topoml__index_find(const struct topoml_name_index *ix,
 		      const char *name);
 /* 0, or -1 when out of memory (the map unchanged). */
-int topoml_index_put(struct topoml_name_index *ix, const char *key,
+int topoml__index_put(struct topoml_name_index *ix, const char *key,
 		     int val);
 
 #endif

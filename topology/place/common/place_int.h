@@ -115,7 +115,14 @@ typedef int (*topoml__baseline_fn)(const struct place_in *in,
 				   enum topoml_policy policy,
 				   struct topoml_placement *out, char *why,
 				   size_t whylen);
-void topoml__register_baselines(topoml__baseline_fn fn);
+struct topoml__baselines {
+	topoml__baseline_fn place;
+	/* the name of policy p, NULL when p is no baseline */
+	const char *(*name)(enum topoml_policy p);
+	/* a baseline's name (or Slurm's for it) as its id: 0, or -1 */
+	int (*parse)(const char *s, enum topoml_policy *p);
+};
+void topoml__register_baselines(const struct topoml__baselines *b);
 /* Jobs that share nodes (req->units > 0), any family: place_shared.c. */
 int topoml__place_shared(const struct place_in *in,
 			 struct topoml_placement *out, char *why,
@@ -127,9 +134,9 @@ int topoml__place_compact(const struct place_in *in,
 
 /* |a & b| without allocating. */
 int topoml__and_weight(hwloc_const_bitmap_t a, hwloc_const_bitmap_t b);
-/* Growing arrays: topoml_grow() in util/util.h. */
+/* Growing arrays: topoml__grow() in util/util.h. */
 
-/* Free nodes per leaf, fewest items holding a need: model_int.h. */
+/* Free nodes per leaf, fewest items holding a need: model/model_int.h. */
 
 /*
  * Distinct candidates for a ranked list: returns true when set differs from
@@ -170,7 +177,7 @@ int topoml__choose(const int *freev, const int *reqc,
 		   const unsigned char *ok, int n, int need, int maxv,
 		   int *take);
 
-/* Torus geometry: model_int.h (geom.c). */
+/* Torus geometry: model/model_int.h (model/geom.c). */
 
 /* ---- ring order (ring.c) -------------------------------------------- */
 

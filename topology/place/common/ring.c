@@ -230,7 +230,7 @@ void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n)
 	int start[3], ext[3];
 	struct tord *o;
 
-	if (n < 2 || topoml_torus_box(t, nodes, n, true, start, ext) < 0)
+	if (n < 2 || topoml__torus_box(t, nodes, n, true, start, ext) < 0)
 		return;
 	o = malloc(n * sizeof(*o));
 	if (!o)

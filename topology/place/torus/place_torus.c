@@ -251,7 +251,7 @@ static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
 
 				if (v > vmax)
 					break;
-				if (topoml_grow((void **)&sv, n,
+				if (topoml__grow((void **)&sv, n,
 						sizeof(*sv))) {
 					free(sv);
 					*ns = 0;
@@ -326,7 +326,7 @@ static int _blocks_free(struct grid *g, int k)
 					    (y + (size_t)nb[1] * z);
 
 				g->blk[k][at] =
-					!topoml_psum_wrap(&g->cells.busy, bo,
+					!topoml__psum_wrap(&g->cells.busy, bo,
 							  bs);
 				g->blk_free[k] += g->blk[k][at];
 			}
@@ -380,7 +380,7 @@ static int _lim(const struct grid *g, int ax, int s)
 /*
  * Feasible origins of shape sh: all free (exact) or >= n free nodes;
  * aligned: only origins on the shape's own grid (multiples of its sides).
- * Appended to cv's *nc entries (grown by topoml_grow), sh set on each.
+ * Appended to cv's *nc entries (grown by topoml__grow), sh set on each.
  */
 static struct tcand *_origins(struct grid *g, const struct shape *sh,
 			      int n, int nreq, bool all_free, bool aligned,
@@ -425,14 +425,14 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 						continue;
 					}
 				}
-				b = topoml_psum_wrap(&g->cells.busy, o, sh->s);
+				b = topoml__psum_wrap(&g->cells.busy, o, sh->s);
 
 				if (sh->vol - b < n || (all_free && b))
 					continue;
-				if (nreq && topoml_psum_wrap(&g->cells.req, o,
+				if (nreq && topoml__psum_wrap(&g->cells.req, o,
 							     sh->s) < nreq)
 					continue;
-				if (topoml_grow((void **)&cv, cnt,
+				if (topoml__grow((void **)&cv, cnt,
 						sizeof(*cv))) {
 					free(ok);
 					*nc = cnt;
@@ -443,7 +443,7 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 					.fit = -1 };
 				cv[cnt].busy = b;
 				cv[cnt].shadow = g->shadow.p ?
-					topoml_psum_wrap(&g->shadow, o,
+					topoml__psum_wrap(&g->shadow, o,
 							 sh->s) : 0;
 				cv[cnt].sh = -1;
 				cv[cnt].brk = b ? 0 : _breaks(g, o, sh);
@@ -532,7 +532,7 @@ static hwloc_bitmap_t _shadowed(const topoml_topo_t *t,
 			memset(occ[d], 0, t->dims[d]);
 			for (int k = i; k < j; k++)
 				occ[d][t->nodes[v[k].node].coord[d]] = 1;
-			ext[d] = topoml_axis_extent(occ[d], t->dims[d],
+			ext[d] = topoml__axis_extent(occ[d], t->dims[d],
 						    t->wrap[d], true,
 						    &start[d]);
 			vol *= ext[d];
@@ -583,7 +583,7 @@ static int _grid_init(struct grid *g, const topoml_topo_t *t,
 static void _grid_free(struct grid *g)
 {
 	topoml__torus_cells_free(&g->cells);
-	topoml_psum_free(&g->shadow);
+	topoml__psum_free(&g->shadow);
 	free(g->run);
 	free(g->rowmax);
 	for (int k = 0; k < 7; k++)
@@ -991,7 +991,7 @@ static long _bbox(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 		  hwloc_const_bitmap_t avail, const char *fr, long *busy)
 {
 	int start[3], ext[3];
-	long vol = topoml_torus_box_set(t, set, true, start, ext);
+	long vol = topoml__torus_box_set(t, set, true, start, ext);
 
 	*busy = 0;
 	if (vol < 0)
@@ -1217,7 +1217,7 @@ static int _nearest(const topoml_topo_t *t, const char *fr, int *lay,
 		for (int i = 0; i < nring; i++) {
 			int c[3];
 
-			topoml_grid_coord(t->dims, ring[i], c);
+			topoml__grid_coord(t->dims, ring[i], c);
 			for (int k = 0; k < 3; k++)
 				for (int dir = -1; dir <= 1; dir += 2) {
 					int nc[3] = { c[0], c[1], c[2] }, p;

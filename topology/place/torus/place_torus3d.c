@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "topoml.h"
-#include "model/topoml_build.h"
+#include "topoml/build.h"
 #include "model/model_int.h"
 #include "place/common/place_int.h"
 #include "place/torus/torus_grid.h"
@@ -86,15 +86,15 @@ static int _frag_build(struct frag *f, const struct topoml_t3d_shape *nx,
 			for (int ix = 0; ix < f->n[0]; ix++) {
 				int o[3] = { f->pos[0][ix], f->pos[1][iy],
 					     f->pos[2][iz] };
-				int m = topoml_psum_wrap(mapped, o, nx->dims);
+				int m = topoml__psum_wrap(mapped, o, nx->dims);
 
 				cell[ix + (size_t)f->n[0] *
 				     (iy + (size_t)f->n[1] * iz)] =
-					m > 0 && topoml_psum_wrap(busy, o,
+					m > 0 && topoml__psum_wrap(busy, o,
 								  nx->dims) ==
 						 vol - m;
 			}
-	rc = topoml_psum_build(&f->free, f->n, cell);
+	rc = topoml__psum_build(&f->free, f->n, cell);
 	free(cell);
 	return rc;
 }
@@ -103,7 +103,7 @@ static void _frag_clear(struct frag *f)
 {
 	for (int d = 0; d < 3; d++)
 		free(f->pos[d]);
-	topoml_psum_free(&f->free);
+	topoml__psum_free(&f->free);
 }
 
 /* Free anchors of the next placement that the box (o, s) touches
@@ -157,7 +157,7 @@ static int _frag_cost(const struct frag *f, const int dims[3],
 				int l[3] = { lo[0][x], lo[1][y], lo[2][z] };
 				int h[3] = { hi[0][x], hi[1][y], hi[2][z] };
 
-				total += topoml_psum_box(&f->free, l, h);
+				total += topoml__psum_box(&f->free, l, h);
 			}
 	return total;
 }
@@ -309,8 +309,9 @@ int topoml__torus3d_boxes(const struct place_in *in, bool ml,
 					if (ml) {
 						struct t3cand *g;
 
-						if (topoml_grow((void **)&cv, nc,
-								sizeof(*cv)))
+						if (topoml__grow((void **)&cv,
+								 nc,
+								 sizeof(*cv)))
 							goto oom;
 						g = cv;
 						g[nc].box = (struct
@@ -402,7 +403,7 @@ out:
 	free(cv);
 	free(buf);
 	topoml__torus_cells_free(&cells);
-	topoml_psum_free(&mapped);
+	topoml__psum_free(&mapped);
 	for (int d = 0; d < 3; d++)
 		free(pos[d]);
 	hwloc_bitmap_free(set);

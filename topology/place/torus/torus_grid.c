@@ -24,7 +24,7 @@ int topoml__torus_psum(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 		cell[p] = v < 0 ? hole :
 			  !set || hwloc_bitmap_isset(set, v) ? in : out;
 	}
-	rc = topoml_psum_build(ps, t->dims, cell);
+	rc = topoml__psum_build(ps, t->dims, cell);
 	free(cell);
 	return rc;
 }
@@ -44,8 +44,8 @@ int topoml__torus_cells(struct topoml_torus_cells *c, const topoml_topo_t *t,
 
 void topoml__torus_cells_free(struct topoml_torus_cells *c)
 {
-	topoml_psum_free(&c->busy);
-	topoml_psum_free(&c->req);
+	topoml__psum_free(&c->busy);
+	topoml__psum_free(&c->req);
 }
 
 int topoml__torus_anchors(int size, int stride, int seed, int *pos)
@@ -146,7 +146,7 @@ int topoml__torus_contact(const struct topoml_psum *busy, const int d[3],
 				continue;
 			}
 			fo[k] = pos;
-			c += topoml_psum_wrap(busy, fo, fs);
+			c += topoml__psum_wrap(busy, fo, fs);
 		}
 	}
 	return c;

@@ -4,7 +4,7 @@
  * (place_torus3d.c), both chosen by one search with one tight-fit metric
  * (topoml__torus_pick), and the simulator's "could a free box have been
  * taken" (sim/sim.c), one prefix sum and one box walk for all of them.
- * Cells are x fastest (topoml_grid_pos); boxes wrap where the torus does.
+ * Cells are x fastest (topoml__grid_pos); boxes wrap where the torus does.
  * Internal to libtopoml.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -44,8 +44,8 @@ void topoml__torus_cells_free(struct topoml_torus_cells *c);
 static inline bool topoml__torus_box_free(const struct topoml_torus_cells *c,
 					  const int o[3], const int s[3])
 {
-	return !topoml_psum_wrap(&c->busy, o, s) &&
-	       (!c->nreq || topoml_psum_wrap(&c->req, o, s) == c->nreq);
+	return !topoml__psum_wrap(&c->busy, o, s) &&
+	       (!c->nreq || topoml__psum_wrap(&c->req, o, s) == c->nreq);
 }
 
 /* torus3d's anchors along one axis of size cells: seed, seed + stride,

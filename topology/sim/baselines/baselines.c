@@ -8,6 +8,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
+#include <strings.h>
 
 #include "sim.h"
 #include "sim/baselines/baselines.h"
@@ -15,7 +16,7 @@
 static int _baseline(const struct place_in *in, enum topoml_policy policy,
 		     struct topoml_placement *out, char *why, size_t whylen)
 {
-	switch (policy) {
+	switch ((int)policy) {
 	case TOPOML_POLICY_SLURM_TREE:
 	case TOPOML_POLICY_SLURM_DRAGONFLY:
 		if (in->t->family == TOPOML_TORUS) {
@@ -38,7 +39,47 @@ static int _baseline(const struct place_in *in, enum topoml_policy policy,
 	}
 }
 
+static const char *const _names[] = {
+	[TOPOML_POLICY_SLURM_TREE] = "slurm-tree",
+	[TOPOML_POLICY_SLURM_DRAGONFLY] = "slurm-dragonfly",
+	[TOPOML_POLICY_SLURM_TORUS3D] = "slurm-torus3d",
+	[TOPOML_POLICY_SLURM_BLOCK] = "slurm-block",
+};
+
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const char *_name(enum topoml_policy p)
+{
+	return (int)p >= 0 && (int)p < NELEM(_names) ? _names[p] : NULL;
+}
+
+static int _parse(const char *s, enum topoml_policy *p)
+{
+	for (int i = 0; i < NELEM(_names); i++) {
+		if (_names[i] && !strcasecmp(s, _names[i])) {
+			*p = (enum topoml_policy)i;
+			return 0;
+		}
+	}
+	/* Slurm's own names for the same algorithms. */
+	if (!strcasecmp(s, "tree") || !strcasecmp(s, "cons_tres")) {
+		*p = TOPOML_POLICY_SLURM_TREE;
+		return 0;
+	}
+	if (!strcasecmp(s, "dragonfly")) {
+		*p = TOPOML_POLICY_SLURM_DRAGONFLY;
+		return 0;
+	}
+	return -1;
+}
+
+static const struct topoml__baselines _baselines = {
+	.place = _baseline,
+	.name = _name,
+	.parse = _parse,
+};
+
 void topoml_sim_register_baselines(void)
 {
-	topoml__register_baselines(_baseline);
+	topoml__register_baselines(&_baselines);
 }

@@ -1,6 +1,7 @@
 /*
- * The Slurm baselines' engines inside libtopoml_sim (see place_int.h for
- * what every engine gets).  Not part of the public API.
+ * The Slurm baselines' engines inside libtopoml_sim (see
+ * place/common/place_int.h for what every engine gets).  Not part of the
+ * public API.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef TOPOML_SIM_BASELINES_H

@@ -7,7 +7,7 @@
  *   slurm-dragonfly  _eval_nodes_dfly()   ... with TopologyParam=dragonfly
  *
  * (linear and slurm-hilbert, _eval_nodes(), are in the core library:
- * place_linear.c, because topoml's torus engine uses them.)
+ * place/place_linear.c, because topoml's torus engine uses them.)
  *
  * The code follows Slurm's step by step (same loops, same tie-breaks, same
  * quirks such as the parent index 0 of a root switch), with CPU counts

@@ -34,7 +34,8 @@ static int _link(struct topoml_sl_switches *st, int a, int b)
 	for (int k = 0; k < 2; k++) {
 		int x = k ? b : a, y = k ? a : b;
 
-		if (topoml_grow((void **)&st->adj[x], st->nadj[x], sizeof(int)))
+		if (topoml__grow((void **)&st->adj[x], st->nadj[x],
+				 sizeof(int)))
 			return -1;
 		st->adj[x][st->nadj[x]++] = y;
 	}

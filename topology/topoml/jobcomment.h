@@ -9,7 +9,7 @@
  *
  * and, for a job with --ml-spares=K, spares=K: the last K of order= are
  * its spares (outside the ring of the workers until one fails; which nodes
- * they are is spares.h's rule, not the codec's)
+ * they are is topoml_spares_last's rule, not the codec's)
  *
  * (one line).  Pure C; host lists through libslurm's slurm_hostlist_*.
  * The options on their way to slurmctld: contract.h.
@@ -22,10 +22,10 @@
 
 /*
  * For callers that still take the option names and parsers, and the
- * spares rule, from here: contract.h and spares.h own them.
+ * spares rule, from here: contract.h and place.h own them.
  */
-#include "topoml_contract.h"
-#include "place/spares.h"
+#include "topoml/contract.h"
+#include "topoml/place.h"
 
 #define TOPOML_COMMENT_TAG	"topoml: "
 #define TOPOML_COMMENT_SEP	"; "

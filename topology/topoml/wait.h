@@ -15,7 +15,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "topoml.h"
+#include "topoml/model.h"
+#include "topoml/place.h"
+#include "topoml/hybrid.h"
+#include "topoml/conf.h"
 
 /* ---- the decision -------------------------------------------------- */
 
@@ -41,7 +44,7 @@ struct topoml_wait_policy {
 
 /*
  * The site's wait for a job in partition part (may be NULL): LocalityWait=
- * and its old names, a partition's LocalityWait= over both (siteconf.c).
+ * and its old names, a partition's LocalityWait= over both (conf/siteconf.c).
  */
 void topoml_siteconf_wait(const struct topoml_siteconf *c, const char *part,
 			  struct topoml_wait_policy *p);

@@ -8,7 +8,7 @@
 #ifndef TOPOML_BUILD_H
 #define TOPOML_BUILD_H
 
-#include "topoml.h"
+#include "topoml/model.h"
 
 #ifdef __cplusplus
 extern "C" {

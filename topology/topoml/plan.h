@@ -15,7 +15,8 @@
 #define TOPOML_PLAN_H
 
 #include <stdbool.h>
-#include "topoml.h"
+#include "topoml/model.h"
+#include "topoml/hybrid.h"
 
 struct topoml_plan_model {
 	int layers, hidden, heads, ffn, vocab, seq;

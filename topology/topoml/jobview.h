@@ -11,7 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "topoml.h"
+#include "topoml/model.h"
+#include "topoml/contract.h"
 
 struct topoml_job_view {
 	enum topoml_hint hint;	/* --ml-comm, else --ml-parallel's

@@ -18,7 +18,7 @@
  *
  * The way back, select/topoml's placement record in the job's
  * SystemComment, is jobcomment.h (the codec); the placement rules behind it
- * (spares last) are spares.h.
+ * (spares last) are in place.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
