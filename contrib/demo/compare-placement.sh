@@ -5,7 +5,7 @@
 # placement engine with each policy.  The stock policies are Slurm 22.05's
 # own node choice (cons_tres with topology/tree, with
 # TopologyParam=dragonfly, and without topology on the torus), which
-# tests/place/test_baseline_slurm.sh checks against a real slurmctld.
+# tests/sim/test_baseline_slurm.sh checks against a real slurmctld.
 # Prints a table and writes OUTDIR/placement.svg (and one SVG per network
 # and policy).
 #

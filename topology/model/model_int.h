@@ -61,7 +61,7 @@ static inline int topoml__torus_pos(const topoml_topo_t *t, const int c[3])
  * placement engine's ring order and box checks use) or at the lowest used
  * coordinate (false: the simulator's sharing regions).  Two callers, two
  * answers, kept so that no figure moves; one rule would change one of
- * them (see tests/topology/check_geom.c).
+ * them (see tests/model/check_geom.c).
  */
 int topoml__axis_extent(const char *occ, int size, bool wrap,
 		       bool tie_wraps, int *start);

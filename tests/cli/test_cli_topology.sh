@@ -271,7 +271,7 @@ COMP_WORDS=(topoml s); COMP_CWORD=1; _topoml; echo "${COMPREPLY[*]}"' _ "$comp")
 slurm-tree slurm-dragonfly slurm-hilbert slurm-torus3d slurm-block
 show sim" ] && ok "completion of commands, options and values" || fail "completion: $got"
 # every option each parser takes, and only those, against --help too
-if got=$(bash "$SRC/tests/topology/completion.sh" 2>&1); then
+if got=$(bash "$SRC/tests/cli/completion.sh" 2>&1); then
 	ok "completion offers every parser option: $(echo "$got" |
 		sed -n 's/^# \([a-z-]*\): \([0-9]*\) options offered.*/\1 \2/p' |
 		tr '\n' ' ')"

@@ -4,7 +4,7 @@
 # with NVLink domains of tests/fixtures/hybrid, tp=8 over two nodes.
 # Asserted: topoml's DP transfers through the top and its TP groups split
 # over domains are those of topoml_hybrid_rank's order on each job's
-# nodes (tests/place/hybrid_jobs prices the --jobs file again that way),
+# nodes (tests/sim/hybrid_jobs prices the --jobs file again that way),
 # not the ring's; every split it leaves is forced (the free nodes held no
 # placement without one); it splits no more groups and sends fewer DP
 # transfers through the top than the stock policy in the same run.
@@ -35,7 +35,7 @@ check() {
 		-p "topoml,$5" --hybrid 4 --hybrid-tp 8 --no-fragmentation \
 		--jobs "$work/$tag.jobs" -q >"$work/$tag.sim" 2>&1 ||
 		fail "$tag: sim: $(cat "$work/$tag.sim")"
-	"$bld/tests/place/hybrid_jobs" "$topo" "$work/$tag.jobs" "$trace" \
+	"$bld/tests/sim/hybrid_jobs" "$topo" "$work/$tag.jobs" "$trace" \
 		4 8 >"$work/$tag.re" 2>&1 ||
 		fail "$tag: hybrid_jobs: $(cat "$work/$tag.re")"
 	row() {
