@@ -35,6 +35,18 @@ sel_comment() { cluster_job_comment "$@"; }
 sel_field() { cluster_field "$@"; }
 sel_same_nodes() { cluster_same_nodes "$@"; }
 topo_need() { cluster_need_release "$@"; }
+# topo_plugin_need RELEASE WHAT: topology/topoml's tests need root, Slurm
+# RELEASE (2411, 2605) or later and the plugin built against it.
+topo_plugin_need() {
+	cluster_need_root
+	cluster_need_release "$@"
+	[ -f "$TOP_BUILDDIR/select_plugin/.libs/topology_topoml.so" ] || {
+		echo "SKIP: topology/topoml not built (needs a Slurm 24.11+" \
+			"source)"
+		exit 77
+	}
+	[ -x "$SEL_TOPOML" ] || { echo "FAIL: $SEL_TOPOML missing"; exit 1; }
+}
 topo_submit() { cluster_submit "$@"; }
 topo_reason() { cluster_job_reason "$@"; }
 

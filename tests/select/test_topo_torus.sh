@@ -11,11 +11,7 @@ set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$TESTS_DIR/lib/cluster.sh"
 . "$TESTS_DIR/select/lib.sh"
-cluster_need_root
-topo_need 2411 "topology/topoml"
-[ -f "$TOP_BUILDDIR/select_plugin/.libs/topology_topoml.so" ] ||
-	{ echo "SKIP: topology/topoml not built (needs a Slurm 24.11+ source)"; exit 77; }
-[ -x "$SEL_TOPOML" ] || { echo "FAIL: $SEL_TOPOML missing"; exit 1; }
+topo_plugin_need 2411 "topology/topoml"
 
 work=""
 cluster_tmpdir work topo-torus
