@@ -430,8 +430,8 @@ static enum _verdict _plan_will_run(struct _ctx *x, int pass,
 		 * dragonfly (TopologyParam=dragonfly) spreads one node per
 		 * router over them and keeps small jobs waiting.  On a tree
 		 * its best fit packs as select/topoml does, and this plan
-		 * cost more than it gained there (doc/sim-results.md, issue
-		 * 18).
+		 * cost more than it gained there (measured in the simulator
+		 * on both families).
 		 */
 		int v;
 

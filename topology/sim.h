@@ -287,7 +287,7 @@ int topoml_sim_run(const topoml_topo_t *t, const struct topoml_trace *tr,
 #endif
 /*
  * The hybrid shape `topoml sim --hybrid` gives a trace job of `nodes'
- * nodes with `per_node' ranks each (doc/sim-results.md): tensor parallel
+ * nodes with `per_node' ranks each (doc/results.md): tensor parallel
  * `tp' (per_node when tp does not divide the ranks: TP within a node),
  * pipeline parallel the largest of 8, 4, 2, 1 that leaves data parallel
  * >= 2 (or 1), data parallel the rest.  Returns false when none resolves.

@@ -276,7 +276,7 @@ static bool _window_free(const uint64_t *pos, const int *pre, int nn, int i,
  * is still a box, never a run across the curve's jumps.  Without one, or
  * for other sizes, Slurm's best-fit run.  One discipline for every job:
  * exact boxes placed anywhere break the curve's free runs, and runs
- * break the boxes (doc/sim-results.md, issue 16).
+ * break the boxes (doc/results.md).
  */
 int topoml__place_curve(const struct place_in *in,
 			struct topoml_placement *out, char *why,
