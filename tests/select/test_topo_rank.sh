@@ -50,4 +50,34 @@ changes() {
 	cluster_fail "ranks cross pods $(changes pod) times (ring: once): $order"
 [ "$(changes leaf)" = 3 ] ||
 	cluster_fail "ranks split a leaf ($(changes leaf) leaf changes): $order"
+echo "ok: SLURM_PROCID follows the ring (pods crossed once, leaves whole)"
+
+# PyTorch with no --ml-* option and no topoml plugin in the step: each task
+# joins the process group as rank SLURM_PROCID, and rank 0's all-gather of
+# the node names, in torch's rank order, is the ring.
+if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
+	cat >"$work/ranks.py" <<'PY'
+import os
+import torch.distributed as dist
+dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%s" %
+			os.environ["RDV_PORT"],
+			rank=int(os.environ["SLURM_PROCID"]),
+			world_size=int(os.environ["SLURM_NTASKS"]))
+names = [None] * dist.get_world_size()
+dist.all_gather_object(names, os.environ["SLURMD_NODENAME"])
+if dist.get_rank() == 0:
+	print("torch ranks:", " ".join(names))
+dist.destroy_process_group()
+PY
+	chmod 644 "$work/ranks.py"
+	tout=$(RDV_PORT=$((CLUSTER_PORT + 40)) timeout 120 srun -N8 -n8 \
+		--export=ALL /usr/bin/python3 "$work/ranks.py" 2>&1) ||
+		cluster_fail "torch job: $tout"
+	got=$(echo "$tout" | sed -n 's/^torch ranks: //p')
+	[ "$got" = "$order" ] ||
+		cluster_fail "torch's ranks on '$got', SLURM_PROCID's on '$order'"
+	echo "ok: torch rank r (from SLURM_PROCID) on the ring's r-th node: $got"
+else
+	echo "note: no python3-torch; the torch check did not run"
+fi
 echo "PASS: SLURM_PROCID follows the ring (pods crossed once, leaves whole)"
