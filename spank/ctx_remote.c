@@ -583,9 +583,12 @@ static int _step_tpn(spank_t sp, int *nnodes)
 }
 
 /*
- * --ml-parallel's model=FILE, read as the job's user (secure.h): a
- * relative path from the directory srun ran in (the job's PWD).  The
- * text (malloc'd) or NULL with the reason recorded for task_init.
+ * --ml-parallel's model=FILE, read as the job's user and walked from "/"
+ * (ml_model_read): a relative path from the directory srun ran in (the
+ * job's PWD).  PWD, like FILE, is the user's own input: it only chooses
+ * which file the user could name anyway, and the walk, not the name,
+ * keeps other users out.  No root-side path depends on it.  The text
+ * (malloc'd) or NULL with the reason recorded for task_init.
  */
 static char *_model_text(spank_t sp, size_t *len, char *path, size_t plen)
 {
@@ -629,7 +632,7 @@ static char *_model_text(spank_t sp, size_t *len, char *path, size_t plen)
 			      "the job's user", path);
 		return NULL;
 	}
-	if (ml_model_read(path, &text, len, err, sizeof(err)))
+	if (ml_model_read(path, &u, &text, len, err, sizeof(err)))
 		ml_user_error("--ml-parallel: model=%s: %s", path, err);
 	ml_cred_leave(&saved);
 	return text;

@@ -230,13 +230,16 @@ struct ml_par_opt {
 int ml_par_parse(const char *arg, struct ml_par_opt *o, char *err,
 		 size_t errlen);
 /*
- * The model file PATH with the calling thread's file-system identity
- * (ml_cred_enter first): O_NOFOLLOW, O_NONBLOCK, a regular file of at
- * most TOPOML_PLAN_FILE_MAX bytes.  Its text (malloc'd, NUL-terminated)
- * and length, or -1 with why.
+ * The model file PATH (absolute) with the calling thread's file-system
+ * identity (ml_cred_enter first), opened by ml_user_file_open with CRED
+ * (the user and the job's groups) trusted: no component another user
+ * could redirect, a regular file of root or the user, of at most
+ * TOPOML_PLAN_FILE_MAX bytes.  Its text (malloc'd, NUL-terminated) and
+ * length, or -1 with why.
  */
-int ml_model_read(const char *path, char **text, size_t *len, char *err,
-		  size_t errlen);
+struct ml_cred;
+int ml_model_read(const char *path, const struct ml_cred *cred, char **text,
+		  size_t *len, char *err, size_t errlen);
 /*
  * The layout the planner chooses for the model file's text on NNODES
  * nodes of GPN GPUs each (one task a GPU; a flat fat tree as topoml plan

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ml.h"
+#include "secure.h"
 #include "topoml/plan.h"
 #include "topoml/build.h"
 
@@ -70,9 +71,10 @@ int ml_par_parse(const char *arg, struct ml_par_opt *o, char *err,
 	return topoml_parallel_parse(sizes, &o->par, err, errlen);
 }
 
-int ml_model_read(const char *path, char **text, size_t *len, char *err,
-		  size_t errlen)
+int ml_model_read(const char *path, const struct ml_cred *cred, char **text,
+		  size_t *len, char *err, size_t errlen)
 {
+	struct ml_trust t = { .uid = cred->uid, .groups = cred, .read = true };
 	char *buf = NULL;
 	struct stat st;
 	ssize_t r;
@@ -81,15 +83,13 @@ int ml_model_read(const char *path, char **text, size_t *len, char *err,
 
 	*text = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
-		  O_NOCTTY);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s", errno == ELOOP ?
-			 "a symbolic link (not followed)" : strerror(errno));
+	/* Every component walked as the user: nobody else can redirect
+	 * the path or change the file (secure.h). */
+	fd = ml_user_file_open(path, &t, err, errlen);
+	if (fd < 0)
 		return -1;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "not a regular file");
+	if (fstat(fd, &st)) {
+		snprintf(err, errlen, "%s", strerror(errno));
 		goto fail;
 	}
 	if (st.st_size > TOPOML_PLAN_FILE_MAX) {

@@ -140,6 +140,8 @@ static int _enter_dir(struct _walk *w, const struct ml_trust *t, bool last,
 		snprintf(err, errlen, "%s is not a directory", _shown(w));
 		return -2;
 	}
+	if (t->read)
+		last = false;	/* read only: like a directory on the way */
 	if (!_owner_ok(w->st.st_uid, t) || (last && w->st.st_uid != t->uid)) {
 		if (!t->groups)		/* root's own path */
 			snprintf(err, errlen, "%s is not owned by root (uid "
@@ -372,6 +374,69 @@ fail:
 	if (w.fd >= 0)
 		close(w.fd);
 	return rc;
+}
+
+int ml_user_file_open(const char *path, const struct ml_trust *t,
+		      char *err, size_t errlen)
+{
+	struct ml_trust rt = *t;
+	char dir[PATH_MAX], wbuf[32];
+	const char *slash, *base, *who;
+	struct stat st;
+	int dfd, fd, fl;
+
+	if (!path || path[0] != '/' || strlen(path) >= PATH_MAX) {
+		snprintf(err, errlen, "'%s': not an absolute path",
+			 path ? path : "");
+		return -2;
+	}
+	slash = strrchr(path, '/');
+	base = slash + 1;
+	if (!ml_plain_name(base)) {
+		snprintf(err, errlen, "%s: not a file name", path);
+		return -2;
+	}
+	if (slash == path) {
+		strcpy(dir, "/");
+	} else {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+	}
+	rt.read = true;
+	rt.create = false;
+	if ((dfd = ml_safe_dir_open(dir, &rt, NULL, 0, err, errlen)) < 0)
+		return dfd;
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_NOCTTY | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s", e == ELOOP ?
+			 "a symbolic link (not followed)" : strerror(e));
+		return e == ELOOP ? -2 : -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	who = _writers(&st, &rt, wbuf, sizeof(wbuf));
+	if (!S_ISREG(st.st_mode))
+		snprintf(err, errlen, "not a regular file");
+	else if (!_owner_ok(st.st_uid, &rt))
+		snprintf(err, errlen, "another user's file (uid %u)",
+			 (unsigned)st.st_uid);
+	else if (who)
+		snprintf(err, errlen, "writable by %s", who);
+	else {
+		/* Regular file: O_NONBLOCK only guarded the open. */
+		if ((fl = fcntl(fd, F_GETFL)) >= 0)
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+		return fd;
+	}
+	close(fd);
+	return -2;
 }
 
 int ml_root_dir_open(const char *dir, bool create, char *err, size_t errlen)

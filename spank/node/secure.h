@@ -62,6 +62,9 @@ struct ml_trust {
 	uid_t uid;
 	const struct ml_cred *groups;	/* NULL: no group is trusted */
 	bool create;			/* make missing directories, 0755 */
+	bool read;			/* only to read from: the last
+					 * directory is checked like those
+					 * on the way (root's may hold it) */
 };
 
 /*
@@ -74,7 +77,9 @@ struct ml_trust {
  *    others can write (the world, or a group outside T->groups) needs the
  *    sticky bit, and then the entry taken in it must be root's or
  *    T->uid's (a /tmp-like directory);
- *  - the last directory is T->uid's and writable by nobody outside T.
+ *  - the last directory is T->uid's and writable by nobody outside T
+ *    (with T->read, it is checked like the others: a model file may
+ *    sit in a root-owned shared directory or in /tmp).
  * Returns the directory open O_RDONLY|O_DIRECTORY|O_CLOEXEC and its path
  * without symlinks, "." or ".." in CANON (may be NULL); else -1 (a system
  * call failed: errno) or -2 (refused), with the component and the reason
@@ -82,6 +87,19 @@ struct ml_trust {
  */
 int ml_safe_dir_open(const char *path, const struct ml_trust *t,
 		     char *canon, size_t canonlen, char *err, size_t errlen);
+
+/*
+ * Open the user's input file PATH (absolute) to read, with the calling
+ * thread's file-system identity: its directory walked as
+ * ml_safe_dir_open does with T (T->read is implied), the file itself
+ * never a symlink, a FIFO or a device, owned by root or T->uid and
+ * writable by nobody outside T, so that no other user can change what
+ * is read.  An fd (O_RDONLY|O_CLOEXEC), or -1 (errno, a system call
+ * failed) or -2 (refused), with the reason in ERR (naming the directory
+ * when one on the way is at fault).
+ */
+int ml_user_file_open(const char *path, const struct ml_trust *t,
+		      char *err, size_t errlen);
 
 /*
  * Open the directory DIR that root trusts, creating the missing

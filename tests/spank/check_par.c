@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ml.h"
+#include "secure.h"
 #include "topoml/plan.h"
 #include "sim.h"
 
@@ -137,6 +138,8 @@ END_TEST
 START_TEST(model_read)
 {
 	char dir[] = "/tmp/check_par.XXXXXX", p[256], q[256], err[256];
+	struct ml_cred me = { .uid = geteuid(), .gid = getegid(), .ngids = 1,
+			      .gids = { getegid() } };
 	char *text, *big;
 	size_t len;
 	int fd;
@@ -147,22 +150,22 @@ START_TEST(model_read)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, small, strlen(small)), (int)strlen(small));
 	close(fd);
-	ck_assert_int_eq(ml_model_read(p, &text, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(ml_model_read(p, &me, &text, &len, err, sizeof(err)), 0);
 	ck_assert_uint_eq(len, strlen(small));
 	ck_assert_str_eq(text, small);
 	free(text);
 	/* a symlink is not followed (root reads what the user points at) */
 	snprintf(q, sizeof(q), "%s/link", dir);
 	ck_assert_int_eq(symlink(p, q), 0);
-	ck_assert_int_eq(ml_model_read(q, &text, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(ml_model_read(q, &me, &text, &len, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a symbolic link (not followed)");
 	unlink(q);
 	/* a FIFO: refused, not waited on */
 	ck_assert_int_eq(mkfifo(q, 0600), 0);
-	ck_assert_int_eq(ml_model_read(q, &text, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(ml_model_read(q, &me, &text, &len, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "not a regular file");
 	unlink(q);
-	ck_assert_int_eq(ml_model_read(dir, &text, &len, err, sizeof(err)),
+	ck_assert_int_eq(ml_model_read(dir, &me, &text, &len, err, sizeof(err)),
 			 -1);
 	/* bounded */
 	big = calloc(1, TOPOML_PLAN_FILE_MAX + 1);
@@ -173,11 +176,11 @@ START_TEST(model_read)
 			 TOPOML_PLAN_FILE_MAX + 1);
 	close(fd);
 	free(big);
-	ck_assert_int_eq(ml_model_read(q, &text, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(ml_model_read(q, &me, &text, &len, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "larger than"), "%s", err);
 	unlink(q);
 	snprintf(q, sizeof(q), "%s/none", dir);
-	ck_assert_int_eq(ml_model_read(q, &text, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(ml_model_read(q, &me, &text, &len, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, strerror(ENOENT));
 	unlink(p);
 	rmdir(dir);

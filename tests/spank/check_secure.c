@@ -279,6 +279,110 @@ START_TEST(test_safe_dir_user)
 }
 END_TEST
 
+/* mkfile REL MODE UID: a file of BASE/REL with that mode and owner. */
+static void _mkfile(const char *rel, mode_t mode, uid_t uid)
+{
+	char p[512];
+	int fd;
+
+	_path(p, sizeof(p), rel);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL, mode);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "x\n", 2), 2);
+	close(fd);
+	ck_assert_int_eq(chmod(p, mode), 0);
+	ck_assert_int_eq(chown(p, uid, uid), 0);
+}
+
+/* open REL as T: the fd's result, the reason in err */
+static int _user_open(const char *rel, const struct ml_trust *t, char *err,
+		      size_t errlen)
+{
+	char p[512];
+	int fd;
+
+	_path(p, sizeof(p), rel);
+	fd = ml_user_file_open(p, t, err, errlen);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 ? 0 : fd;
+}
+
+START_TEST(test_user_file_open)
+{
+	struct ml_cred u = { .uid = OTHER_UID, .gid = OTHER_GID, .ngids = 1,
+			     .gids = { OTHER_GID } };
+	struct ml_trust t = { .uid = OTHER_UID, .groups = &u };
+	char p[512], q[512], err[512];
+	struct ml_cred_saved sv;
+	const uid_t evil = OTHER_UID + 1;
+
+	if (geteuid() != 0)
+		return;
+	/* root's shared directory and file; the user's own; another
+	 * user's directory and symlink; a directory everybody writes with
+	 * and without the sticky bit */
+	_mkfile("shared.txt", 0644, 0);
+	_path(p, sizeof(p), "home");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ck_assert_int_eq(chown(p, OTHER_UID, OTHER_GID), 0);
+	_mkfile("home/m.txt", 0644, OTHER_UID);
+	_mkfile("home/gw.txt", 0666, OTHER_UID);
+	_path(p, sizeof(p), "home/ln");
+	ck_assert_int_eq(symlink("m.txt", p), 0);
+	ck_assert_int_eq(lchown(p, OTHER_UID, OTHER_GID), 0);
+	_path(p, sizeof(p), "evil");
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ck_assert_int_eq(chown(p, evil, evil), 0);
+	_mkfile("evil/m.txt", 0644, evil);
+	_path(p, sizeof(p), "elink");
+	ck_assert_int_eq(symlink("home", p), 0);
+	ck_assert_int_eq(lchown(p, evil, evil), 0);
+	_path(p, sizeof(p), "open");
+	ck_assert_int_eq(mkdir(p, 0777), 0);
+	ck_assert_int_eq(chmod(p, 0777), 0);
+	_mkfile("open/m.txt", 0644, 0);
+	_path(p, sizeof(p), "tmp");
+	ck_assert_int_eq(mkdir(p, 01777), 0);
+	ck_assert_int_eq(chmod(p, 01777), 0);
+	_mkfile("tmp/mine.txt", 0644, OTHER_UID);
+	_mkfile("tmp/theirs.txt", 0644, evil);
+
+	ck_assert_int_eq(ml_cred_enter(&u, &sv), 0);
+	ck_assert_msg(!_user_open("shared.txt", &t, err, sizeof(err)), "%s",
+		      err);
+	ck_assert_msg(!_user_open("home/m.txt", &t, err, sizeof(err)), "%s",
+		      err);
+	ck_assert_msg(!_user_open("tmp/mine.txt", &t, err, sizeof(err)), "%s",
+		      err);
+	/* another user could redirect or change it */
+	ck_assert_int_eq(_user_open("elink/m.txt", &t, err, sizeof(err)), -2);
+	ck_assert_msg(strstr(err, "elink is a symlink of another user"), "%s",
+		      err);
+	ck_assert_int_eq(_user_open("evil/m.txt", &t, err, sizeof(err)), -2);
+	ck_assert_msg(strstr(err, "evil is another user's directory"), "%s",
+		      err);
+	ck_assert_int_eq(_user_open("open/m.txt", &t, err, sizeof(err)), -2);
+	ck_assert_msg(strstr(err, "open is writable by anybody (no sticky"),
+		      "%s", err);
+	ck_assert_int_eq(_user_open("tmp/theirs.txt", &t, err, sizeof(err)),
+			 -2);
+	ck_assert_msg(strstr(err, "another user's file"), "%s", err);
+	ck_assert_int_eq(_user_open("home/gw.txt", &t, err, sizeof(err)), -2);
+	ck_assert_str_eq(err, "writable by anybody");
+	ck_assert_int_eq(_user_open("home/ln", &t, err, sizeof(err)), -2);
+	ck_assert_str_eq(err, "a symbolic link (not followed)");
+	ck_assert_int_eq(_user_open("home/none", &t, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, strerror(ENOENT));
+	ck_assert_int_eq(ml_user_file_open("rel/m.txt", &t, err, sizeof(err)),
+			 -2);
+	_path(q, sizeof(q), "home/");
+	ck_assert_int_eq(ml_user_file_open(q, &t, err, sizeof(err)), -2);
+	ck_assert_msg(strstr(err, "not a file name"), "%s", err);
+	ml_cred_leave(&sv);
+}
+END_TEST
+
 START_TEST(test_log_once)
 {
 	char key[32];
@@ -488,6 +592,7 @@ int main(void)
 	tcase_add_test(tc, test_root_dir_refuses);
 	tcase_add_test(tc, test_root_dir_links);
 	tcase_add_test(tc, test_safe_dir_user);
+	tcase_add_test(tc, test_user_file_open);
 	tcase_add_test(tc, test_log_once);
 	tcase_add_test(tc, test_write_atomic);
 	tcase_add_test(tc, test_open_owned);

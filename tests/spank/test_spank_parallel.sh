@@ -203,6 +203,44 @@ bad=$(sinfo -h -N -n 'n[1-8]' -o '%t' |
 echo "ok: bad model file and auto without model refused with the reason," \
 	"nodes not drained"
 
+# Another user cannot redirect the model a job reads: slurmstepd walks
+# the path as the job's user, and a symlink (here in /tmp, which every
+# user writes) or a directory of a third user on the way is refused; the
+# user's own symlink is followed.
+E=topomlevil
+cluster_user $E
+evdir=$(runuser -u $E -- mktemp -d /tmp/topoml-evil.XXXXXX)
+evlink=$(runuser -u $E -- mktemp -u /tmp/topoml-evlink.XXXXXX)
+mydir=$(runuser -u $U -- mktemp -d /tmp/topoml-mine.XXXXXX)
+mylink=$(runuser -u $U -- mktemp -u /tmp/topoml-mylink.XXXXXX)
+trap 'cluster_stop; rm -rf "$SPANK_CACHE" "$work" "$evdir" "$evlink" \
+	"$mydir" "$mylink"' EXIT
+chmod 755 "$evdir" "$mydir"
+runuser -u $E -- cp model.txt "$evdir/model.txt"
+runuser -u $E -- ln -s "$evdir" "$evlink"
+runuser -u $U -- cp model.txt "$mydir/model.txt"
+runuser -u $U -- ln -s "$mydir" "$mylink"
+evuid=$(id -u $E)
+for m in "$evlink/model.txt" "$evdir/model.txt"; do
+	if as_user timeout 120 salloc -Q -N2 --ntasks-per-node=2 srun \
+		--ml-parallel=auto,model="$m" true >evil.out 2>&1; then
+		cluster_fail "model=$m of another user was read"
+	fi
+	grep -q "model=$m: .*\(symlink of another user\|another user's\).* (uid $evuid)" \
+		evil.out || cluster_fail "model=$m: no reason: $(cat evil.out)"
+	grep "model=$m" evil.out | head -1
+done
+as_user timeout 120 salloc -Q -N2 --ntasks-per-node=2 srun \
+	--ml-parallel=auto,model="$mylink/model.txt" true >mine.out 2>&1 ||
+	cluster_fail "the user's own symlink: $(cat mine.out)"
+grep -q '^topoml: --ml-parallel=auto: ' mine.out ||
+	cluster_fail "the user's own symlink: no layout: $(cat mine.out)"
+bad=$(sinfo -h -N -n 'n[1-8]' -o '%t' |
+	awk '$1 !~ /^(idle|alloc|mix|comp(leting)?)$/' | wc -l)
+[ "$bad" = 0 ] || cluster_fail "nodes left unusable: $(sinfo -N)"
+echo "ok: a model path another user could redirect is refused with the" \
+	"reason; the user's own symlink is followed; nodes not drained"
+
 # An explicit layout with model=: tp=4 at 2 tasks a node splits its tensor
 # groups over nodes and GPT-175B does not fit 16 GPUs: one verdict line
 # with both.
