@@ -156,11 +156,32 @@ int cli_slurm_conf_read(const char *path, const topoml_topo_t *t,
 			fclose(f);
 		return -1;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char *hash = strchr(line, '#'), *v;
+	static const char *const keys[] = { "SelectType", "TopologyPlugin",
+		"TopologyParam", "SelectTypeParameters" };
+	struct cli_conf_key *kv[] = { &sc->select_type, &sc->topology_plugin,
+		&sc->topology_param, &sc->select_params };
+	int ln = 0;
 
+	while (fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#'), *v = NULL;
+		size_t k;
+
+		ln++;
 		if (hash)
 			*hash = '\0';
+		for (k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+			char copy[sizeof(line)];
+
+			memcpy(copy, line, sizeof(copy));
+			if ((v = _conf_value(copy, keys[k]))) {
+				snprintf(kv[k]->value, sizeof(kv[k]->value),
+					 "%s", v);
+				kv[k]->line = ln;
+				break;
+			}
+		}
+		if (v)
+			continue;
 		if ((v = _conf_value(line, "NodeName"))) {
 			topoml_errors_t err = { 0 };
 			hwloc_bitmap_t set;

@@ -52,14 +52,20 @@ int cli_out_close(FILE *f, const char *path, bool keep);
 /*
  * What a slurm.conf defines, for import-ib --slurm-conf and check
  * --site-conf --slurm-conf: the nodes of t its NodeName= lines name (host
- * lists expanded, DEFAULT ignored; names t lacks skipped) and the names of
- * its PartitionName= lines.
+ * lists expanded, DEFAULT ignored; names t lacks skipped), the names of
+ * its PartitionName= lines and the keys that choose the integration.
  */
 struct cli_slurm_conf {
 	int node_lines;		/* NodeName= lines but DEFAULT */
 	hwloc_bitmap_t nodes;	/* nodes of t (empty when t is NULL) */
 	int nparts;
 	char **parts;
+	/* the keys that choose topoml's integration: the last value of
+	 * each (Slurm's rule), "" when absent, and its line */
+	struct cli_conf_key {
+		char value[256];
+		int line;
+	} select_type, topology_plugin, topology_param, select_params;
 };
 /* 0, or -1 with a message (cannot be read, no memory); t may be NULL. */
 int cli_slurm_conf_read(const char *path, const topoml_topo_t *t,

@@ -3,6 +3,7 @@
  * files, and write synthetic ones of any size.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -196,7 +197,10 @@ static void _check_usage(FILE *f)
 "file it names, as slurmctld will read them, and prints every key's value\n"
 "(defaults included) and each partition's overrides.  --slurm-conf adds\n"
 "what that slurm.conf lacks (exit 1): a partition topoml.conf names, a\n"
-"node of the topology.\n");
+"node of the topology; it names the integration slurm.conf chooses\n"
+"(select/topoml, or topology/topoml and the Slurm plugin it wraps) and\n"
+"what stops it (topology/topoml beside another SelectType than\n"
+"select/cons_tres, or beside a topology.yaml).\n");
 }
 
 /* topoml.conf's own spelling of each value (topology/conf/siteconf.c
@@ -314,6 +318,81 @@ static void _site_conf_print(const char *path,
 }
 
 /*
+ * The integration slurm.conf chooses, in INTEG ("select/topoml",
+ * "topology/topoml wrapping topology/tree", ...), and what stops it from
+ * working as an error: topology/topoml beside another select plugin than
+ * cons_tres or beside select/topoml, or with a topology.yaml Slurm would
+ * read instead.  What only changes its effect is a warning.
+ */
+static int _check_integration(const char *slurm_conf,
+			      const struct cli_slurm_conf *s, bool quiet,
+			      char *integ, size_t len, topoml_errors_t *err)
+{
+	const char *st = s->select_type.value, *tp = s->topology_plugin.value;
+	char *dir = strdup(slurm_conf), *slash, *path = NULL;
+	const char *kind;
+	int n = 0;
+
+	if (!dir)
+		return 0;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	if (strcasecmp(tp, "topology/topoml")) {
+		snprintf(integ, len, "%s", !strcasecmp(st, "select/topoml") ?
+			 "select/topoml" : "none (slurmctld does not use "
+			 "topoml's placement: SelectType=select/topoml, or "
+			 "TopologyPlugin=topology/topoml from Slurm 24.05)");
+		free(dir);
+		return 0;
+	}
+	if (asprintf(&path, "%s/topology.conf", dir) < 0)
+		path = NULL;
+	kind = topoml_slurm_topology_kind(path);
+	snprintf(integ, len, "topology/topoml wrapping %s (%s)",
+		 !kind ? "the flat plugin" : !strcmp(kind, "block") ?
+		 "topology/block" : "topology/tree",
+		 !kind ? "no SwitchName= or BlockName= in topology.conf" :
+		 !strcmp(kind, "block") ? "BlockName= lines in topology.conf" :
+		 "SwitchName= lines in topology.conf");
+	free(path);
+	if (!strcasecmp(st, "select/topoml")) {
+		n++;
+		topoml_errors_add(err, "%s:%d: SelectType=select/topoml with TopologyPlugin=topology/topoml (line %d): both integrations at once; choose one (topology/topoml with SelectType=select/cons_tres from Slurm 24.05)",
+				  slurm_conf, s->select_type.line,
+				  s->topology_plugin.line);
+	} else if (st[0] && strcasecmp(st, "select/cons_tres")) {
+		n++;
+		topoml_errors_add(err, "%s:%d: SelectType=%s: topology/topoml places inside select/cons_tres only",
+				  slurm_conf, s->select_type.line, st);
+	}
+	if (asprintf(&path, "%s/topology.yaml", dir) >= 0) {
+		if (!access(path, F_OK)) {
+			n++;
+			topoml_errors_add(err, "%s: Slurm reads it instead of TopologyPlugin=topology/topoml (%s:%d) and knows only its own plugins: remove it, and name a torus3d or other network in topoml.conf TopologyFile=",
+					  path, slurm_conf,
+					  s->topology_plugin.line);
+		}
+		free(path);
+	}
+	if (!quiet && strcasestr(s->select_params.value,
+				 "CR_NO_DIST_TOPO_BLOCK"))
+		cli_err("%s:%d: warning: CR_NO_DIST_TOPO_BLOCK: Slurm 26.05 "
+			"then keeps its own task order, and SLURM_PROCID does "
+			"not follow topology/topoml's ring", slurm_conf,
+			s->select_params.line);
+	if (!quiet && strcasestr(s->topology_param.value, "dragonfly"))
+		cli_err("%s:%d: warning: TopologyParam=dragonfly is "
+			"topology/tree's rule; topology/topoml places a "
+			"dragonfly described in topoml.conf TopologyFile=",
+			slurm_conf, s->topology_param.line);
+	free(dir);
+	return n;
+}
+
+/*
  * What slurm.conf lacks: partitions topoml.conf overrides (a typo leaves
  * the override unused) and nodes of the topology (slurmctld places on
  * slurm.conf's nodes only), each with the FILE:LINE that names it.
@@ -321,6 +400,7 @@ static void _site_conf_print(const char *path,
 static int _check_slurm_conf(const char *slurm_conf,
 			     const struct topoml_siteconf *sc,
 			     const topoml_topo_t *t, const char *topo,
+			     bool quiet, char *integ, size_t len,
 			     topoml_errors_t *err)
 {
 	struct cli_slurm_conf s;
@@ -328,6 +408,7 @@ static int _check_slurm_conf(const char *slurm_conf,
 
 	if (cli_slurm_conf_read(slurm_conf, t, &s))
 		return CLI_USAGE;
+	n += _check_integration(slurm_conf, &s, quiet, integ, len, err);
 	for (i = 0; i < sc->nparts; i++) {
 		const char *name = sc->parts[i].name, *like = NULL;
 
@@ -375,7 +456,7 @@ static int _check_site_conf(const char *path, const char *slurm_conf,
 	topoml_errors_t err = { 0 };
 	topoml_topo_t *t = NULL;
 	char *dir = NULL, *slash, *topo = NULL, sum[512];
-	char notes[8][TOPOML_NOTE_LEN];
+	char notes[8][TOPOML_NOTE_LEN], integ[256] = "";
 	int nnotes;
 	int fd, rc = CLI_INVALID;
 
@@ -417,7 +498,8 @@ static int _check_site_conf(const char *path, const char *slurm_conf,
 	if (topoml_siteconf_wait_inert_on(&sc, t, notes[0], sizeof(notes[0])) &&
 	    !quiet)
 		cli_err("%s: warning: %s", path, notes[0]);
-	rc = slurm_conf ? _check_slurm_conf(slurm_conf, &sc, t, topo, &err) :
+	rc = slurm_conf ? _check_slurm_conf(slurm_conf, &sc, t, topo, quiet,
+					    integ, sizeof(integ), &err) :
 			  CLI_OK;
 	if (rc == CLI_USAGE)
 		goto out;
@@ -438,9 +520,12 @@ static int _check_site_conf(const char *path, const char *slurm_conf,
 		if (topo)
 			json_object_object_add(o, "topology_file",
 					       json_object_new_string(topo));
-		if (slurm_conf)
+		if (slurm_conf) {
 			json_object_object_add(o, "slurm_conf",
 					json_object_new_string(slurm_conf));
+			json_object_object_add(o, "integration",
+					json_object_new_string(integ));
+		}
 		_site_conf_json(o, &sc);
 		if (t)
 			json_object_object_add(o, "topology",
@@ -450,6 +535,8 @@ static int _check_site_conf(const char *path, const char *slurm_conf,
 		goto done;
 	}
 	_site_conf_print(path, &sc, topo);
+	if (slurm_conf)
+		printf("%s: integration: %s\n", slurm_conf, integ);
 	if (t) {
 		topoml_summary(t, sum, sizeof(sum));
 		printf("%s: %s\n", topo ? topo : "?", sum);

@@ -132,24 +132,12 @@ static char *g_inner_name;
 static const char *_inner_name(void)
 {
 	char *path = get_extra_conf_path("topology.conf");
-	const char *name = TOPOML_TOPO_FLAT;
-	char line[1024];
-	FILE *f = path ? fopen(path, "r") : NULL;
+	const char *kind = topoml_slurm_topology_kind(path);
 
-	while (f && fgets(line, sizeof(line), f)) {
-		char *p = line + strspn(line, " \t");
-
-		if (!xstrncasecmp(p, "BlockName=", 10)) {
-			name = "topology/block";
-			break;
-		}
-		if (!xstrncasecmp(p, "SwitchName=", 11))
-			name = "topology/tree";
-	}
-	if (f)
-		fclose(f);
 	xfree(path);
-	return name;
+	if (!kind)
+		return TOPOML_TOPO_FLAT;
+	return !strcmp(kind, "block") ? "topology/block" : "topology/tree";
 }
 
 extern int init(void)

@@ -173,6 +173,55 @@ printf 'NodeName=c[9-10] CPUs=4\nPartitionName=typo\nPartitionName=Debug\n' \
 run "$TOPOML" check --site-conf "$T/topoml.conf" -S "$T/slurm.conf"
 expect_rc 0 "--slurm-conf, nothing lacking"
 [ -s "$T/err" ] && fail "--slurm-conf, nothing lacking: $err"
+# --- the integration slurm.conf chooses, and what stops topology/topoml
+I=$T/integ
+mkdir "$I"
+cp "$T/topology.conf" "$I/topology.conf"
+printf 'TopologyFile=topology.conf\n' >"$I/topoml.conf"
+# integ SELECTTYPE TOPOLOGYPLUGIN [MORE]: slurm.conf with those lines
+integ() {
+	{ echo "ClusterName=test"; echo "SelectType=$1"
+	  [ -n "$2" ] && echo "TopologyPlugin=$2"; printf '%b' "${3:-}"
+	  sed -n 's/.*Nodes=\([^ ]*\).*/NodeName=\1 CPUs=4/p' "$I/topology.conf"
+	} >"$I/slurm.conf"
+	run "$TOPOML" check --site-conf "$I/topoml.conf" --slurm-conf \
+		"$I/slurm.conf"
+}
+integ select/cons_tres topology/topoml \
+	'SelectTypeParameters=CR_Core_Memory\n'
+expect_rc 0 "topology/topoml beside cons_tres"
+grep -qF "$I/slurm.conf: integration: topology/topoml wrapping topology/tree (SwitchName= lines in topology.conf)" \
+	"$T/out" && ok "topology/topoml: wraps tree" || fail "integration: $out"
+sed -i 's/^SwitchName=\([^ ]*\) Nodes=/BlockName=\1 Nodes=/;/Switches=/d' \
+	"$I/topology.conf"
+integ select/cons_tres topology/topoml
+grep -qF "integration: topology/topoml wrapping topology/block" "$T/out" &&
+	ok "topology/topoml: wraps block" || fail "block: $out $err"
+cp "$T/topology.conf" "$I/topology.conf"
+integ select/topoml topology/topoml
+expect_rc 1 "select/topoml and topology/topoml together"
+grep -qF "$I/slurm.conf:2: SelectType=select/topoml with TopologyPlugin=topology/topoml (line 3): both integrations at once" \
+	"$T/err" && ok "both integrations: FILE:LINE" || fail "both: $err"
+integ select/linear topology/topoml
+expect_rc 1 "topology/topoml beside select/linear"
+grep -qF "$I/slurm.conf:2: SelectType=select/linear: topology/topoml places inside select/cons_tres only" \
+	"$T/err" && ok "select/linear refused" || fail "linear: $err"
+touch "$I/topology.yaml"
+integ select/cons_tres topology/topoml
+expect_rc 1 "topology/topoml beside a topology.yaml"
+grep -qF "$I/topology.yaml: Slurm reads it instead of TopologyPlugin=topology/topoml ($I/slurm.conf:3)" \
+	"$T/err" && ok "topology.yaml refused" || fail "yaml: $err"
+rm "$I/topology.yaml"
+integ select/cons_tres topology/topoml \
+	'SelectTypeParameters=CR_Core,CR_NO_DIST_TOPO_BLOCK\nTopologyParam=dragonfly\n'
+expect_rc 0 "topology/topoml, parameters that change its effect"
+grep -qF "$I/slurm.conf:4: warning: CR_NO_DIST_TOPO_BLOCK" "$T/err" &&
+	grep -qF "$I/slurm.conf:5: warning: TopologyParam=dragonfly" \
+	"$T/err" && ok "warnings with FILE:LINE" || fail "warnings: $err"
+integ select/topoml ""
+expect_rc 0 "select/topoml alone"
+grep -qF "integration: select/topoml" "$T/out" && ok "select/topoml named" ||
+	fail "select/topoml: $out"
 run "$TOPOML" check --site-conf "$T/topoml.conf" --slurm-conf "$T/none"
 expect_rc 2 "--slurm-conf a missing file"
 run "$TOPOML" check --slurm-conf "$T/slurm.conf" "$T/topology.conf"

@@ -794,3 +794,25 @@ bool topoml_siteconf_wait_inert_on(const struct topoml_siteconf *c,
 		 topoml_family_name(t->family));
 	return true;
 }
+
+const char *topoml_slurm_topology_kind(const char *path)
+{
+	const char *kind = NULL;
+	char line[1024];
+	FILE *f = path ? fopen(path, "re") : NULL;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *p = line + strspn(line, " \t");
+
+		/* a block network has no SwitchName= lines that matter */
+		if (!strncasecmp(p, "BlockName=", 10)) {
+			kind = "block";
+			break;
+		}
+		if (!strncasecmp(p, "SwitchName=", 11))
+			kind = "tree";
+	}
+	if (f)
+		fclose(f);
+	return kind;
+}

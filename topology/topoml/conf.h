@@ -116,6 +116,14 @@ enum topoml_hint topoml_siteconf_hint(const struct topoml_siteconf *c,
 bool topoml_siteconf_placement(const struct topoml_siteconf *c,
 			       const char *part);
 int topoml_family_parse(const char *s, int *family);
+/*
+ * The kind of network Slurm's topology.conf at PATH describes, as Slurm
+ * picks its plugin for it: "block" for BlockName= lines, "tree" for
+ * SwitchName= lines, NULL for neither or no file.  topology/topoml wraps
+ * Slurm's plugin of that kind (NULL: the release's flat one), and
+ * topoml check says which.
+ */
+const char *topoml_slurm_topology_kind(const char *path);
 
 _Static_assert(sizeof(((struct topoml_siteconf *)0)->hybrid_weights) ==
 	       TOPOML_KIND_COUNT * sizeof(double), "one weight per kind");
