@@ -285,6 +285,21 @@ static bool _free(const struct topoml_sl_eval *e, int v)
 	return !hwloc_bitmap_isset(e->map, v) && _cpus(e, v) > 0;
 }
 
+/* Every free node of B in order, until the job has enough: true then. */
+static bool _take_all(struct topoml_sl_eval *e, hwloc_const_bitmap_t b)
+{
+	int v;
+
+	hwloc_bitmap_foreach_begin(v, b)
+		if (!_free(e, v))
+			continue;
+		_take(e, v);
+		if (_done(e))
+			return true;
+	hwloc_bitmap_foreach_end();
+	return false;
+}
+
 /* Lowest-weight nodes under the top switch, weight group by weight group,
  * until there are enough; the groups before the last become required
  * (req2). */
@@ -405,13 +420,8 @@ static int _dfly_leaves(struct sl *s, int leaf_count)
 			hwloc_bitmap_foreach_end();
 		}
 		if (i < st->n && c >= e->rem_cpus && nds >= e->rem_nodes) {
-			hwloc_bitmap_foreach_begin(v, s->swb[i])
-				if (!_free(e, v))
-					continue;
-				_take(e, v);
-				if (_done(e))
-					return 0;
-			hwloc_bitmap_foreach_end();
+			if (_take_all(e, s->swb[i]))
+				return 0;
 		}
 	}
 	/* Then one node per leaf switch, round robin. */
@@ -440,18 +450,12 @@ static int _tree_leaves(struct sl *s, uint32_t *dist, uint32_t *drow,
 {
 	struct topoml_sl_eval *e = s->e;
 	const struct topoml_sl_switches *st = s->st;
-	int v;
 
 	for (int i = 0; i < st->n; i++) {
 		if (!s->required[i] || st->level[i] != 0)
 			continue;
-		hwloc_bitmap_foreach_begin(v, s->swb[i])
-			if (!_free(e, v))
-				continue;
-			_take(e, v);
-			if (_done(e))
-				return 0;
-		hwloc_bitmap_foreach_end();
+		if (_take_all(e, s->swb[i]))
+			return 0;
 	}
 	for (int i = 0; i < st->n; i++)
 		if (s->required[i])
@@ -467,13 +471,8 @@ static int _tree_leaves(struct sl *s, uint32_t *dist, uint32_t *drow,
 		if (b == -1)
 			break;
 		topoml__sl_add_dist(st, dist, b, queue, drow);
-		hwloc_bitmap_foreach_begin(v, s->swb[b])
-			if (!_free(e, v))
-				continue;
-			_take(e, v);
-			if (_done(e))
-				return 0;
-		hwloc_bitmap_foreach_end();
+		if (_take_all(e, s->swb[b]))
+			return 0;
 		s->cnt[b] = 0;
 	}
 	return 1;
