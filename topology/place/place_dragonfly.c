@@ -76,20 +76,9 @@ static int _in_group(struct df *d, int g, int want, bool clean,
 			   set ? d->take : NULL);
 	if (k < 0 || !set)
 		return k;
-	for (int i = 0; i < n; i++) {
-		const struct topoml_switch *sw = &d->t->switches[gr->routers[i]];
-		int w = d->take[i] - d->r[i];
-
-		for (int j = 0; j < sw->nnodes && w > 0; j++) {
-			int v = sw->nodes[j];
-
-			if (!hwloc_bitmap_isset(d->in->avail, v) ||
-			    hwloc_bitmap_isset(set, v))
-				continue;
-			hwloc_bitmap_set(set, v);
-			w--;
-		}
-	}
+	for (int i = 0; i < n; i++)
+		topoml__take_switch(d->in, gr->routers[i], d->take[i] - d->r[i],
+				    set);
 	return k;
 }
 
@@ -150,18 +139,7 @@ static int _build(struct df *d, const struct dcand *c, hwloc_bitmap_t set,
 
 	hwloc_bitmap_copy(set, d->in->required);
 	if (c->level == 0) {
-		const struct topoml_switch *sw = &t->switches[c->id];
-		int w = d->in->n - d->in->nreq;
-
-		for (int j = 0; j < sw->nnodes && w > 0; j++) {
-			int v = sw->nodes[j];
-
-			if (!hwloc_bitmap_isset(d->in->avail, v) ||
-			    hwloc_bitmap_isset(set, v))
-				continue;
-			hwloc_bitmap_set(set, v);
-			w--;
-		}
+		topoml__take_switch(d->in, c->id, d->in->n - d->in->nreq, set);
 		kr = 1;
 		rc = 0;
 		goto out;

@@ -233,30 +233,17 @@ static int _count(struct ft *ft, int sw, int filter, int *freesum)
 
 static int _build(struct ft *ft, const struct cand *c, hwloc_bitmap_t set)
 {
-	const topoml_topo_t *t = ft->t;
 	int fs, rs, mx, n = _load(ft, c->sw, c->filter, &fs, &rs, &mx);
 
 	if (topoml__choose(ft->f, ft->r, ft->ok, n, ft->in->n - ft->in->nreq,
 			   ft->maxleaf, ft->take) < 0)
 		return -1;
 	hwloc_bitmap_copy(set, ft->in->required);
-	for (int i = 0; i < n; i++) {
-		const struct topoml_switch *sw;
-		int want = ft->take[i] - ft->r[i];
-
-		if (want <= 0)
-			continue;
-		sw = &t->switches[ft->sub[ft->sub_off[c->sw] + i]];
-		for (int k = 0; k < sw->nnodes && want > 0; k++) {
-			int v = sw->nodes[k];
-
-			if (!hwloc_bitmap_isset(ft->in->avail, v) ||
-			    hwloc_bitmap_isset(set, v))
-				continue;
-			hwloc_bitmap_set(set, v);
-			want--;
-		}
-	}
+	for (int i = 0; i < n; i++)
+		if (ft->take[i] > ft->r[i])
+			topoml__take_switch(ft->in,
+					    ft->sub[ft->sub_off[c->sw] + i],
+					    ft->take[i] - ft->r[i], set);
 	return 0;
 }
 

@@ -209,3 +209,20 @@ out:
 	free(tk);
 	return rc;
 }
+
+int topoml__take_switch(const struct place_in *in, int sw, int want,
+			hwloc_bitmap_t set)
+{
+	const struct topoml_switch *s = &in->t->switches[sw];
+
+	for (int k = 0; k < s->nnodes && want > 0; k++) {
+		int v = s->nodes[k];
+
+		if (!hwloc_bitmap_isset(in->avail, v) ||
+		    hwloc_bitmap_isset(set, v))
+			continue;
+		hwloc_bitmap_set(set, v);
+		want--;
+	}
+	return want;
+}

@@ -177,6 +177,14 @@ int topoml__choose(const int *freev, const int *reqc,
 		   const unsigned char *ok, int n, int need, int maxv,
 		   int *take);
 
+/*
+ * Up to WANT of switch SW's nodes that IN allows and SET lacks, in the
+ * switch's order, added to SET (after topoml__choose said how many per
+ * switch).  Returns how many are still wanted.
+ */
+int topoml__take_switch(const struct place_in *in, int sw, int want,
+			hwloc_bitmap_t set);
+
 /* Torus geometry: model/model_int.h (model/geom.c). */
 
 /* ---- ring order (ring.c) -------------------------------------------- */
