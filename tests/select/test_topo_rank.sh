@@ -5,7 +5,9 @@
 # 8 slurmd nodes, leaves of 2 in two pods whose leaves interleave in
 # topology.conf (pod a: l0, l2; pod b: l1, l3).  Slurm's own ranks (tree:
 # leaves in file order) give n1..n8, crossing between pods three times;
-# the ring crosses once and keeps each leaf together.  Skips below 26.05
+# the ring crosses once and keeps each leaf together.  Real PyTorch (gloo)
+# and a real MPI program (MPICH, srun --mpi=pmi2) take their ranks from it;
+# -m cyclic (Slurm's node order) is the MPI control.  Skips below 26.05
 # (24.11 has no per-job rank hook: generate_node_ranking is cluster-wide).
 set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -79,5 +81,74 @@ PY
 	echo "ok: torch rank r (from SLURM_PROCID) on the ring's r-th node: $got"
 else
 	echo "note: no python3-torch; the torch check did not run"
+fi
+# MPI (Debian's MPICH, its simple PMI client, on Slurm's own PMI server:
+# srun --mpi=pmi2, no mpiexec): MPI_COMM_WORLD rank r is the task of
+# SLURM_PROCID r and on the ring's r-th node.  The control, -m cyclic
+# (Slurm's node order; task layouts other than block ignore the ranks),
+# gives the same program n1..n8, so the check can fail.
+if command -v mpicc >/dev/null; then
+	cat >"$work/mpi_ranks.c" <<'C'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+	const char *id = getenv("SLURM_PROCID"), *node = getenv("SLURMD_NODENAME");
+	char me[64], *all = NULL;
+	int rank, size;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	snprintf(me, sizeof(me), "%s:%s", id ? id : "-", node ? node : "-");
+	if (!rank && !(all = malloc(sizeof(me) * size)))
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	MPI_Gather(me, sizeof(me), MPI_CHAR, all, sizeof(me), MPI_CHAR, 0,
+		   MPI_COMM_WORLD);
+	if (!rank) {
+		printf("mpi size %d:", size);
+		for (int r = 0; r < size; r++)
+			printf(" %s", all + r * sizeof(me));
+		printf("\n");
+	}
+	free(all);
+	MPI_Finalize();
+	return 0;
+}
+C
+	mpicc -O1 -o "$work/mpi_ranks" "$work/mpi_ranks.c" 2>&1 ||
+		cluster_fail "mpicc failed"
+	# mpi [SRUN-ARGS]: "PROCID:NODE" of MPI ranks 0..7, in rank order
+	mpi() {
+		local o
+		o=$(timeout 60 srun -N8 -n8 --mpi=pmi2 "$@" "$work/mpi_ranks" \
+			2>&1) || cluster_fail "MPI job ($*): $o"
+		o=$(echo "$o" | sed -n 's/^mpi size 8: //p')
+		[ -n "$o" ] || cluster_fail "MPI job ($*): no world of 8: $o"
+		echo "$o"
+	}
+	# check WORLD WANT: rank r has SLURM_PROCID r, nodes in WANT's order
+	mpi_check() {
+		local r=0 x
+		for x in $1; do
+			[ "${x%%:*}" = $r ] || cluster_fail "MPI rank $r has" \
+				"SLURM_PROCID ${x%%:*}: $1"
+			r=$((r + 1))
+		done
+		[ "$(echo "$1" | sed 's/[0-9]*://g')" = "$2" ] ||
+			cluster_fail "MPI ranks on '$1', want '$2'"
+	}
+	world=$(mpi) || exit 1
+	mpi_check "$world" "$order"
+	echo "ok: MPI rank r = SLURM_PROCID r, on the ring's r-th node: $world"
+	world=$(mpi -m cyclic) || exit 1
+	mpi_check "$world" "n1 n2 n3 n4 n5 n6 n7 n8"
+	[ "$order" != "n1 n2 n3 n4 n5 n6 n7 n8" ] ||
+		cluster_fail "the ring is Slurm's node order: no proof"
+	echo "ok: the control (-m cyclic, Slurm's order): $world"
+else
+	echo "note: no mpicc (mpich, libmpich-dev); the MPI check did not run"
 fi
 echo "PASS: SLURM_PROCID follows the ring (pods crossed once, leaves whole)"
