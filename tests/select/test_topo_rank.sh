@@ -7,8 +7,11 @@
 # leaves in file order) give n1..n8, crossing between pods three times;
 # the ring crosses once and keeps each leaf together.  Real PyTorch (gloo)
 # and a real MPI program (MPICH, srun --mpi=pmi2) take their ranks from it;
-# -m cyclic (Slurm's node order) is the MPI control.  Skips below 26.05
-# (24.11 has no per-job rank hook: generate_node_ranking is cluster-wide).
+# -m cyclic (Slurm's node order) is the MPI control.  2. With the topoml
+# SPANK plugin's --ml-parallel and --ml-spares at allocation, SLURM_PROCID
+# follows order= (pipeline stages, spares last) where the ring differs.
+# Skips below 26.05 (24.11 has no per-job rank hook: generate_node_ranking
+# is cluster-wide).
 set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$TESTS_DIR/lib/cluster.sh"
@@ -151,4 +154,112 @@ C
 else
 	echo "note: no mpicc (mpich, libmpich-dev); the MPI check did not run"
 fi
-echo "PASS: SLURM_PROCID follows the ring (pods crossed once, leaves whole)"
+cluster_stop
+
+# 2. --ml-parallel and --ml-spares at allocation (the topoml SPANK plugin's
+# options, in the job's SPANK environment): get_rank gives the nodes in
+# the order the engine publishes in order= (pipeline stages, spares last),
+# so SLURM_PROCID follows it.  Spines of 2, 4 and 2 nodes (n1,n8 |
+# n2,n6,n3,n7 | n4,n5); tp=2,pp=2 at 2 tasks a node makes stages of 4
+# nodes: the ring puts each over two spines, the stage order one in spine2
+# (spank/test_spank_parallel.sh part 3 has it with select/topoml).
+. "$TESTS_DIR/spank/spank_lib.sh"
+cluster_tmpdir work topo-rank-stages
+cat >"$work/topology.conf" <<'TOPO'
+SwitchName=leaf1 Nodes=n1,n8
+SwitchName=leaf2 Nodes=n2,n6
+SwitchName=leaf3 Nodes=n3,n7
+SwitchName=leaf4 Nodes=n4,n5
+SwitchName=spine1 Switches=leaf1
+SwitchName=spine2 Switches=leaf[2-3]
+SwitchName=spine3 Switches=leaf4
+SwitchName=core Switches=spine[1-3]
+TOPO
+: >"$work/topoml.conf"
+CLUSTER_SLURMD=8 CLUSTER_TOPOLOGY=$work/topology.conf \
+	CLUSTER_TOPOLOGY_PLUGIN=topology/topoml \
+	CLUSTER_TOPOML_CONF=$work/topoml.conf spank_start topo-rank-stages
+cd "$work" || exit 1
+sp() { case $1 in n1|n8) echo 1 ;; n4|n5) echo 3 ;; *) echo 2 ;; esac; }
+lf() { case $1 in n1|n8) echo 1 ;; n2|n6) echo 2 ;; n3|n7) echo 3 ;;
+	*) echo 4 ;; esac; }
+# spines NODE...: how many spines the nodes span (none: the nodes on stdin)
+spines() {
+	local n
+	{ [ $# -gt 0 ] && printf '%s\n' "$@" || cat; } |
+		while read -r n; do sp "$n"; done | sort -u | wc -l
+}
+# The job: its SystemComment, then a step (WORKERS=1: on the nodes before
+# the last 2 of order=, as topoml-run launches workers; --ml-parallel
+# refuses a step on a spare) whose tasks print node and spares.
+cat >job.sh <<'JOB'
+#!/bin/bash
+c=$(scontrol show job "$SLURM_JOB_ID" | sed -n 's/^ *SystemComment=//p')
+echo "COMMENT $c"
+x=()
+if [ "${WORKERS:-0}" = 1 ]; then
+	o=$(echo "$c" | tr ' ' '\n' | sed -n 's/^order=//p')
+	x=(-N6 -n12 -x "$(scontrol show hostnames "$o" | tail -2 | paste -sd,)")
+fi
+exec srun -l "${x[@]}" bash -c 'echo $SLURMD_NODENAME ${TOPOML_SPARE_NODES:--}'
+JOB
+chmod 755 job.sh
+# ranks TAG SALLOC-ARGS...: a -N8 job of 2 tasks a node; $tag.ids: the
+# node of SLURM_PROCID 0-1, 2-3 ... (one a line), $tag.order: order=,
+# $tag.spare: TOPOML_SPARE_NODES of task 0
+ranks() {
+	local tag=$1 n=8
+	shift
+	[ "${WORKERS:-0}" = 1 ] && n=6
+	timeout 120 salloc -Q -N8 --ntasks-per-node=2 "$@" ./job.sh \
+		>"$tag.out" 2>&1 || cluster_fail "$tag: $(cat "$tag.out")"
+	grep -E '^ *[0-9]+: ' "$tag.out" | sort -n | awk '{ print $2 }' |
+		uniq >"$tag.ids"
+	grep -E '^ *0: ' "$tag.out" | awk '{ print $3 }' >"$tag.spare"
+	scontrol show hostnames "$(sed -n 's/^COMMENT //p' "$tag.out" |
+		tr ' ' '\n' | sed -n 's/^order=//p')" >"$tag.order"
+	[ "$(wc -l <"$tag.ids")" = $n ] && [ "$(wc -l <"$tag.order")" = 8 ] ||
+		cluster_fail "$tag: $n nodes of 2 tasks each: $(cat "$tag.out")"
+	head -n $n "$tag.order" | cmp -s "$tag.ids" - ||
+		cluster_fail "$tag: SLURM_PROCID on $(paste -sd' ' "$tag.ids")," \
+			"order= $(paste -sd' ' "$tag.order")"
+	echo "$tag: SLURM_PROCID 0,2,.. on $(paste -sd' ' "$tag.ids"):" \
+		"order= $(paste -sd' ' "$tag.order")"
+}
+# stages TAG: of the 2 stages of 4 nodes in $tag.ids, those over 2+ spines
+stages() {
+	echo $(( ($(sed -n 1,4p "$1.ids" | spines) > 1) +
+		 ($(sed -n 5,8p "$1.ids" | spines) > 1) ))
+}
+ranks ring
+ranks stages --ml-parallel=tp=2,pp=2
+[ "$(stages ring)" = 2 ] ||
+	cluster_fail "the ring keeps a stage in one spine: no proof"
+[ "$(stages stages)" = 1 ] && [ "$(sed -n 1,4p stages.ids | spines)" = 1 ] ||
+	cluster_fail "--ml-parallel: SLURM_PROCID's first stage is not spine2"
+echo "ok: --ml-parallel=tp=2,pp=2: SLURM_PROCID in stage order, one stage" \
+	"over spines (the ring: both)"
+ranks spares --ml-spares=2
+mapfile -t o <spares.ids
+[ "${o[6]},${o[7]}" = "$(cat spares.spare)" ] &&
+	[ "$(lf "${o[6]}")" = "$(lf "${o[7]}")" ] ||
+	cluster_fail "--ml-spares=2: SLURM_PROCID ends on ${o[6]},${o[7]}," \
+		"the spares are $(cat spares.spare)"
+cmp -s spares.ids ring.ids &&
+	cluster_fail "--ml-spares=2: the spares are the ring's last: no proof"
+echo "ok: --ml-spares=2: SLURM_PROCID 12-15 on the spares ${o[6]},${o[7]}" \
+	"(the ring's $(head -2 ring.ids | paste -sd,) first)"
+# Both: the workers' step (tp=2,pp=3 on 6 nodes) in stage order, each
+# stage in one spine, the spares the last 2 of order=, one leaf.
+WORKERS=1 ranks both --ml-spares=2 --ml-parallel=tp=2,pp=3
+mapfile -t o <both.order
+[ "${o[6]},${o[7]}" = "$(cat both.spare)" ] &&
+	[ "$(lf "${o[6]}")" = "$(lf "${o[7]}")" ] ||
+	cluster_fail "both: order= ${o[*]}, the spares $(cat both.spare)"
+for s in 0 2 4; do
+	[ "$(spines "${o[s]}" "${o[s + 1]}")" = 1 ] ||
+		cluster_fail "both: stage $((s / 2)) of ${o[*]} over spines"
+done
+echo "ok: --ml-spares=2 --ml-parallel=tp=2,pp=3: the workers' SLURM_PROCID" \
+	"in 3 stages each in one spine, spares ${o[6]},${o[7]} last"
+echo "PASS: SLURM_PROCID follows the ring, the stages and spares of order="
