@@ -10,13 +10,15 @@
 # -m cyclic (Slurm's node order) is the MPI control.  2. With the topoml
 # SPANK plugin's --ml-parallel and --ml-spares at allocation, SLURM_PROCID
 # follows order= (pipeline stages, spares last) where the ring differs.
-# Skips below 26.05 (24.11 has no per-job rank hook: generate_node_ranking
-# is cluster-wide).
+# On 24.11 (no per-job rank hook: generate_node_ranking is cluster-wide),
+# only the first cluster: SLURM_PROCID and MPI ranks keep Slurm's order,
+# and topoml-run's layout (--distribution=arbitrary) puts them on order=.
 set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$TESTS_DIR/.." && pwd)}
 . "$TESTS_DIR/lib/cluster.sh"
 cluster_need_root
-cluster_need_release 2605 "topology/topoml get_rank"
+cluster_need_release 2411 "topology/topoml"
 [ -f "$TOP_BUILDDIR/select_plugin/.libs/topology_topoml.so" ] ||
 	{ echo "SKIP: topology/topoml not built"; exit 77; }
 
@@ -38,10 +40,6 @@ CLUSTER_SLURMD=8 CLUSTER_CLOUD=0 CLUSTER_TOPOLOGY=$work/topology.conf \
 	CLUSTER_TOPOML_CONF=$work/topoml.conf \
 	cluster_start topo-rank || exit $?
 
-out=$(timeout 60 srun -N8 -n8 -l printenv SLURMD_NODENAME 2>&1) ||
-	cluster_fail "srun: $out"
-order=$(echo "$out" | sort -n | awk '{ print $2 }' | paste -sd' ')
-echo "SLURM_PROCID 0..7 on: $order"
 # changes NODE->GROUP: how often consecutive ranks change group
 changes() {
 	echo "$order" | tr ' ' '\n' | sed 's/^n//' | awk -v f="$1" '
@@ -50,6 +48,113 @@ changes() {
 		  if (NR > 1 && g != last) c++; last = g }
 		END { print c + 0 }'
 }
+# The MPI program: rank 0 prints "mpi size N:" and each rank's
+# SLURM_PROCID:node in MPI rank order (Debian's MPICH; without mpicc the
+# MPI checks do not run).
+mpi_prog=""
+if command -v mpicc >/dev/null; then
+	cat >"$work/mpi_ranks.c" <<'C'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+	const char *id = getenv("SLURM_PROCID"), *node = getenv("SLURMD_NODENAME");
+	char me[64], *all = NULL;
+	int rank, size;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	snprintf(me, sizeof(me), "%s:%s", id ? id : "-", node ? node : "-");
+	if (!rank && !(all = malloc(sizeof(me) * size)))
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	MPI_Gather(me, sizeof(me), MPI_CHAR, all, sizeof(me), MPI_CHAR, 0,
+		   MPI_COMM_WORLD);
+	if (!rank) {
+		printf("mpi size %d:", size);
+		for (int r = 0; r < size; r++)
+			printf(" %s", all + r * sizeof(me));
+		printf("\n");
+	}
+	free(all);
+	MPI_Finalize();
+	return 0;
+}
+C
+	mpicc -O1 -o "$work/mpi_ranks" "$work/mpi_ranks.c" 2>&1 ||
+		cluster_fail "mpicc failed"
+	mpi_prog=$work/mpi_ranks
+fi
+# mpi_check WORLD WANT: in WORLD ("PROCID:NODE" of MPI ranks 0..7) rank r
+# has SLURM_PROCID r, and the nodes are WANT's
+mpi_check() {
+	local r=0 x
+	[ "$(echo "$1" | wc -w)" = 8 ] || cluster_fail "MPI: no world of 8: $1"
+	for x in $1; do
+		[ "${x%%:*}" = $r ] || cluster_fail "MPI rank $r has" \
+			"SLURM_PROCID ${x%%:*}: $1"
+		r=$((r + 1))
+	done
+	[ "$(echo "$1" | sed 's/[0-9]*://g')" = "$2" ] ||
+		cluster_fail "MPI ranks on '$1', want '$2'"
+}
+slurm_order="n1 n2 n3 n4 n5 n6 n7 n8"
+
+# 24.11: order= is the ring, but srun's task ids (and so MPI's ranks) keep
+# Slurm's order; topoml-run lays its step out on order=, and they follow.
+if [ "$CLUSTER_SLURM_VERSION" -lt 2605 ]; then
+	cat >"$work/job.sh" <<'JOB'
+#!/bin/bash
+echo "ORDER $(squeue -h -j "$SLURM_JOB_ID" -O system_comment:0 |
+	tr ' ' '\n' | sed -n 's/^order=//p')"
+srun -l printenv SLURMD_NODENAME | sed 's/^/SRUN /'
+"$RUN" -- bash -c 'echo "RUN $SLURM_PROCID: $SLURMD_NODENAME"'
+if [ -n "$MPI" ]; then
+	srun --mpi=pmi2 "$MPI" | sed 's/^/SRUN /'
+	"$RUN" --mpi=pmi2 -- "$MPI" | sed 's/^/RUN /'
+fi
+JOB
+	chmod 755 "$work/job.sh"
+	out=$(RUN=$TOP_SRCDIR/contrib/topoml-run MPI=$mpi_prog timeout 120 \
+		salloc -Q -N8 "$work/job.sh" 2>&1) || cluster_fail "job: $out"
+	ring=$(scontrol show hostnames "$(echo "$out" |
+		sed -n 's/^ORDER //p')" | paste -sd' ')
+	# ids TAG: the nodes of task ids 0..7 of the TAG lines
+	ids() {
+		echo "$out" | sed -n "s/^$1 *\([0-9]*: \)/\1/p" | sort -n |
+			awk '{ print $2 }' | paste -sd' '
+	}
+	order=$ring
+	[ "$(changes pod)" = 1 ] && [ "$(changes leaf)" = 3 ] ||
+		cluster_fail "order= $ring is not the ring: $out"
+	[ "$(ids SRUN)" = "$slurm_order" ] ||
+		cluster_fail "24.11: srun's SLURM_PROCID on $(ids SRUN)"
+	[ "$(ids RUN)" = "$ring" ] ||
+		cluster_fail "topoml-run's SLURM_PROCID on $(ids RUN), order= $ring"
+	echo "ok: 24.11: srun's SLURM_PROCID on Slurm's order, topoml-run's" \
+		"on order= $ring"
+	if [ -n "$mpi_prog" ]; then
+		mpi_check "$(echo "$out" | sed -n 's/^SRUN mpi size 8: //p')" \
+			"$slurm_order"
+		mpi_check "$(echo "$out" | sed -n 's/^RUN mpi size 8: //p')" \
+			"$ring"
+		echo "ok: 24.11: MPI ranks on Slurm's order with srun, on" \
+			"order= with topoml-run"
+	else
+		echo "note: no mpicc (mpich, libmpich-dev); the MPI check did" \
+			"not run"
+	fi
+	echo "PASS: 24.11: SLURM_PROCID keeps Slurm's order; topoml-run's" \
+		"follows order="
+	exit 0
+fi
+
+out=$(timeout 60 srun -N8 -n8 -l printenv SLURMD_NODENAME 2>&1) ||
+	cluster_fail "srun: $out"
+order=$(echo "$out" | sort -n | awk '{ print $2 }' | paste -sd' ')
+echo "SLURM_PROCID 0..7 on: $order"
 [ "$(echo "$order" | wc -w)" = 8 ] || cluster_fail "8 ranks expected: $out"
 [ "$(changes pod)" = 1 ] ||
 	cluster_fail "ranks cross pods $(changes pod) times (ring: once): $order"
@@ -90,65 +195,20 @@ fi
 # SLURM_PROCID r and on the ring's r-th node.  The control, -m cyclic
 # (Slurm's node order; task layouts other than block ignore the ranks),
 # gives the same program n1..n8, so the check can fail.
-if command -v mpicc >/dev/null; then
-	cat >"$work/mpi_ranks.c" <<'C'
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-int main(int argc, char **argv)
-{
-	const char *id = getenv("SLURM_PROCID"), *node = getenv("SLURMD_NODENAME");
-	char me[64], *all = NULL;
-	int rank, size;
-
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	snprintf(me, sizeof(me), "%s:%s", id ? id : "-", node ? node : "-");
-	if (!rank && !(all = malloc(sizeof(me) * size)))
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	MPI_Gather(me, sizeof(me), MPI_CHAR, all, sizeof(me), MPI_CHAR, 0,
-		   MPI_COMM_WORLD);
-	if (!rank) {
-		printf("mpi size %d:", size);
-		for (int r = 0; r < size; r++)
-			printf(" %s", all + r * sizeof(me));
-		printf("\n");
-	}
-	free(all);
-	MPI_Finalize();
-	return 0;
-}
-C
-	mpicc -O1 -o "$work/mpi_ranks" "$work/mpi_ranks.c" 2>&1 ||
-		cluster_fail "mpicc failed"
+if [ -n "$mpi_prog" ]; then
 	# mpi [SRUN-ARGS]: "PROCID:NODE" of MPI ranks 0..7, in rank order
 	mpi() {
 		local o
-		o=$(timeout 60 srun -N8 -n8 --mpi=pmi2 "$@" "$work/mpi_ranks" \
+		o=$(timeout 60 srun -N8 -n8 --mpi=pmi2 "$@" "$mpi_prog" \
 			2>&1) || cluster_fail "MPI job ($*): $o"
-		o=$(echo "$o" | sed -n 's/^mpi size 8: //p')
-		[ -n "$o" ] || cluster_fail "MPI job ($*): no world of 8: $o"
-		echo "$o"
-	}
-	# check WORLD WANT: rank r has SLURM_PROCID r, nodes in WANT's order
-	mpi_check() {
-		local r=0 x
-		for x in $1; do
-			[ "${x%%:*}" = $r ] || cluster_fail "MPI rank $r has" \
-				"SLURM_PROCID ${x%%:*}: $1"
-			r=$((r + 1))
-		done
-		[ "$(echo "$1" | sed 's/[0-9]*://g')" = "$2" ] ||
-			cluster_fail "MPI ranks on '$1', want '$2'"
+		echo "$o" | sed -n 's/^mpi size 8: //p'
 	}
 	world=$(mpi) || exit 1
 	mpi_check "$world" "$order"
 	echo "ok: MPI rank r = SLURM_PROCID r, on the ring's r-th node: $world"
 	world=$(mpi -m cyclic) || exit 1
-	mpi_check "$world" "n1 n2 n3 n4 n5 n6 n7 n8"
-	[ "$order" != "n1 n2 n3 n4 n5 n6 n7 n8" ] ||
+	mpi_check "$world" "$slurm_order"
+	[ "$order" != "$slurm_order" ] ||
 		cluster_fail "the ring is Slurm's node order: no proof"
 	echo "ok: the control (-m cyclic, Slurm's order): $world"
 else
