@@ -38,9 +38,10 @@ PKGS="$BUILD_PKGS slurmctld slurmd slurm-client munge hwloc check
       debhelper dh-python rpm rpmlint python3-pip python3-setuptools
       python3-wheel mandoc"
 [ $BUILD_ONLY = 1 ] && PKGS=$BUILD_PKGS
-# The test suite also trains with real PyTorch (gloo on CPU); the
-# quick-start does not need it.
-[ "${TOPOML_TEST_DEPS:-0}" = 1 ] && PKGS="$PKGS python3-torch"
+# The test suite also trains with real PyTorch (gloo on CPU) and runs an
+# MPI program (MPICH); the quick-start does not need them.
+[ "${TOPOML_TEST_DEPS:-0}" = 1 ] &&
+	PKGS="$PKGS python3-torch mpich libmpich-dev"
 [ -n "$ONLY" ] && PKGS=$ONLY
 
 log() { echo "install-deps: $*"; }
