@@ -22,11 +22,13 @@ cluster_tmpdir work topo-block
 	done
 	echo "BlockSizes=4,8,16"
 } >"$work/topology.conf"
-printf 'Debug=1\n' >"$work/topoml.conf"
+# partition stock: topology/block alone (Placement=off), same nodes
+printf 'Debug=1\nPartitionName=stock Placement=off\n' >"$work/topoml.conf"
 
 CLUSTER_SLURMD=0 CLUSTER_CLOUD=16 CLUSTER_TOPOLOGY=$work/topology.conf \
 	CLUSTER_TOPOLOGY_PLUGIN=topology/topoml \
 	CLUSTER_TOPOML_CONF=$work/topoml.conf \
+	CLUSTER_CONF_EXTRA="PartitionName=stock Nodes=c[1-16] MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE" \
 	cluster_start topo-block || exit $?
 log=$CLUSTER_DIR/log/slurmctld.log
 pid=$(cat "$CLUSTER_DIR/run/slurmctld.pid")
@@ -57,13 +59,22 @@ for spec in "a 2" "b 3" "c 4"; do
 	echo "$1 $2 -> $nodes"
 done
 
-# --segment: topology/block's own evaluation (segments of 2 nodes).
+# --segment: topology/block's own evaluation (segments of 2 nodes): the
+# nodes it gives alone (partition stock) on the same state.
+id=$(cluster_submit -p stock -N 4 --segment=2) || cluster_fail "stock: sbatch"
+stock=$(cluster_job_wait_start "$id") ||
+	cluster_fail "stock --segment=2 did not start: $(cluster_job_reason "$id")"
+scancel "$id"
+cluster_job_wait_gone "$id" || cluster_fail "stock: not cancelled"
+cluster_settle
 id=$(cluster_submit -N 4 --segment=2 -J s) || cluster_fail "s: sbatch"
 nodes=$(cluster_job_wait_start "$id") ||
 	cluster_fail "s (--segment=2) did not start: $(cluster_job_reason "$id")"
 grep -q "eval_nodes JobId=$id rc=0 attempt=-1 .*fallback: --segment" \
 	"$log" || cluster_fail "s: no fallback: $(grep "JobId=$id" "$log" | tail -3)"
-echo "s -N 4 --segment=2 -> $nodes (topology/block's evaluation)"
+sel_same_nodes "$nodes" "$stock" ||
+	cluster_fail "s: --segment=2 on $nodes, topology/block alone $stock"
+echo "s -N 4 --segment=2 -> $nodes (as topology/block alone)"
 
 # --exclusive=topo (topology/block supports it; cons_tres applies it
 # through whole_topo): no other job on the job's blocks, although the
