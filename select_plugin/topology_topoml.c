@@ -60,7 +60,10 @@ const char plugin_type[] = "topology/topoml";
 const uint32_t plugin_id = TOPOML_TOPO_PLUGIN_ID;
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 #if TOPOML_TOPO_CTX
-const bool supports_exclusive_topo = true;
+/* The wrapped plugin's (init sets it; Slurm reads it through a pointer
+ * when it asks): --exclusive=topo is honoured exactly where stock Slurm
+ * honours it (block; not tree or flat). */
+bool supports_exclusive_topo;
 #endif
 
 const char *topoml_topo_syms[] = {
@@ -164,6 +167,10 @@ extern int init(void)
 		error("topology/topoml: cannot load %s", g_inner_name);
 		return SLURM_ERROR;
 	}
+#if TOPOML_TOPO_CTX
+	supports_exclusive_topo = g_ops.supports_exclusive_topo &&
+				  *g_ops.supports_exclusive_topo;
+#endif
 	topoml_siteconf_init(&g_conf);
 	if (running_in_slurmctld()) {
 		info("topology/topoml: wraps %s", g_inner_name);

@@ -132,7 +132,34 @@ scontrol show hostnames "$i_nodes" | grep -qx c11 &&
 	cluster_fail "i: -x c11 on c11: $i_nodes"
 echo "i -N 3 -w c12 -x c11 -> $i_nodes"
 
-# A request no node can hold: pending, never a crash.
+# --exclusive=topo: topology/tree does not support it (26.05:
+# supports_exclusive_topo false, 24.11: TOPO_DATA_EXCLUSIVE_TOPO 0), so
+# cons_tres keeps no job off its leaf, as without topoml: the next job
+# takes what the engine alone takes, on that leaf.
+scancel -u root
+for _ in $(seq 1 100); do
+	[ -z "$(squeue -h -o %i)" ] && break
+	sleep 0.1
+done
+cluster_settle
+id=$(cluster_submit -N 2 --exclusive=topo -J x) || cluster_fail "x: sbatch"
+x_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "x (--exclusive=topo) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+	cluster_fail "x: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+busy=$(cluster_nodes_allocated)
+# shellcheck disable=SC2046
+want=$(sel_expected "$work/topology.conf" 2 "$busy" allreduce \
+	$(sel_owners)) || cluster_fail "y: topoml place failed"
+[ "$(leaves "$x_nodes,$want")" = 1 ] ||
+	cluster_fail "y: no test, the engine alone takes $want beside $x_nodes"
+id=$(cluster_submit -N 2 -J y) || cluster_fail "y: sbatch"
+y_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "y did not start: $(cluster_job_reason "$id")"
+sel_same_nodes "$y_nodes" "$want" ||
+	cluster_fail "y: on $y_nodes, the engine alone $want (x --exclusive=topo on $x_nodes)"
+echo "x -N 2 --exclusive=topo -> $x_nodes; y -N 2 -> $y_nodes (its leaf, as stock tree)"
+
 id=$(cluster_submit -N 17 -J f 2>/dev/null) && {
 	sleep 1
 	cluster_job_reason "$id" | grep -q PENDING ||
