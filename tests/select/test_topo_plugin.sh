@@ -4,8 +4,11 @@
 # topology.conf there, and its eval_nodes places whole-node jobs with the
 # engine (fewest leaves, exactly `topoml place`'s answer); a request the
 # engine does not model (--contiguous) gets the wrapped tree plugin's own
-# evaluation; slurmctld and Slurm's tools keep working, and scontrol show
-# topology adds the engine's model to the wrapped plugin's switches.  Skips below 24.11 (no topology-plugin eval_nodes there).
+# evaluation, as does --switches it cannot meet (with Slurm's wait);
+# --exclusive=topo is ignored as by stock topology/tree; slurmctld and
+# Slurm's tools keep working, and scontrol show topology adds the engine's
+# model to the wrapped plugin's switches.  Skips below 24.11 (no
+# topology-plugin eval_nodes there).
 #
 # 16 emulated nodes c1..c16 on four leaves of 4 under one spine.
 set -u
@@ -160,6 +163,21 @@ sel_same_nodes "$y_nodes" "$want" ||
 	cluster_fail "y: on $y_nodes, the engine alone $want (x --exclusive=topo on $x_nodes)"
 echo "x -N 2 --exclusive=topo -> $x_nodes; y -N 2 -> $y_nodes (its leaf, as stock tree)"
 
+# --switches the engine cannot meet (5 nodes on one leaf of 4): Slurm's
+# own evaluation and its wait (here 3 s), then the job runs on 2 leaves.
+id=$(cluster_submit -N 5 --switches=1@0:03 -J k) || cluster_fail "k: sbatch"
+k_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "k (--switches=1@0:03) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=-1 .*fallback: .*--switches allows 1" \
+	"$log" || cluster_fail "k: no fallback: $(grep "JobId=$id" "$log" | tail -3)"
+[ "$(leaves "$k_nodes")" = 2 ] || cluster_fail "k: on $k_nodes"
+waited=$(scontrol show job "$id" | tr ' ' '\n' |
+	sed -n 's/^\(Submit\|Start\)Time=//p' | xargs -n1 date +%s -d |
+	paste -sd' ' | awk '{ print $2 - $1 }')
+[ "$waited" -ge 2 ] || cluster_fail "k: started after $waited s, not the --switches wait"
+echo "k -N 5 --switches=1@0:03 -> $k_nodes after $waited s (Slurm's own evaluation)"
+
+# A request no node can hold: pending, never a crash.
 id=$(cluster_submit -N 17 -J f 2>/dev/null) && {
 	sleep 1
 	cluster_job_reason "$id" | grep -q PENDING ||
