@@ -262,6 +262,30 @@ static int _try(void *arg, bitstr_t *narrow)
 	return rc;
 }
 
+/*
+ * Does the job count a GRES per job (--gpus=N, --tres-per-job)?  What
+ * Slurm's gres_sched_init() finds, which cons_tres calls only inside the
+ * common eval_nodes code (and for one node): te->gres_per_job is unset
+ * when a job of more than one node comes here.
+ */
+static bool _gres_per_job(job_record_t *job_ptr)
+{
+	topoml_list_itr_t it;
+	gres_state_t *gs;
+	bool any = false;
+
+	if (!job_ptr->gres_list_req)
+		return false;
+	it = list_iterator_create(job_ptr->gres_list_req);
+	while (!any && (gs = list_next(it))) {
+		gres_job_state_t *js = gs->gres_data;
+
+		any = js && js->gres_per_job;
+	}
+	list_iterator_destroy(it);
+	return any;
+}
+
 /* NULL, or why the engine does not place this request. */
 static const char *_not_modelled(const topology_eval_t *te)
 {
@@ -273,7 +297,7 @@ static const char *_not_modelled(const topology_eval_t *te)
 		return "--contiguous is Slurm's";
 	if (job_ptr->details->segment_size)
 		return "--segment is Slurm's";
-	if (te->gres_per_job)
+	if (te->gres_per_job || _gres_per_job(job_ptr))
 		return "GRES per job are Slurm's";
 	if (te->prefer_alloc_nodes)
 		return "prefer_alloc_nodes is Slurm's";

@@ -3,8 +3,8 @@
 # flat plugin): whole-node jobs land in the fewest groups (exactly `topoml
 # place`'s answer) where the wrapped plugin alone spans more; node-sharing
 # jobs are narrowed by the engine and sized by cons_tres, two jobs on
-# every node, and run; a request the engine does not model (--contiguous)
-# gets the very nodes the wrapped plugin alone chooses.
+# every node, and run; a request the engine does not model (--contiguous
+# or GPUs per job) gets the very nodes the wrapped plugin alone chooses.
 #
 # 8 slurmd nodes n1..n8 in 4 groups of 2 that interleave in node order
 # (group k: n(k+1), n(k+5)), so Slurm's own choice, in node order, spans
@@ -29,13 +29,18 @@ cluster_tmpdir work topo-dragonfly
 	done
 	echo '] }'
 } >"$work/topoml.json"
+mkdir "$work/dev"
+: >"$work/dev/gpu0"
+: >"$work/dev/gpu1"
 printf 'TopologyFile=%s\nDebug=1\n%s\n%s\n' "$work/topoml.json" \
 	"PartitionName=stock Placement=off" \
 	"PartitionName=stockshared Placement=off" >"$work/topoml.conf"
 
 CLUSTER_SLURMD=8 CLUSTER_CLOUD=0 CLUSTER_TOPOLOGY_PLUGIN=topology/topoml \
-	CLUSTER_TOPOML_CONF=$work/topoml.conf \
-	CLUSTER_CONF_EXTRA="PartitionName=stock Nodes=n[1-8] MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE
+	CLUSTER_TOPOML_CONF=$work/topoml.conf CLUSTER_NODE_EXTRA="Gres=gpu:2" \
+	CLUSTER_GRES_CONF="NodeName=n[1-8] Name=gpu File=$work/dev/gpu[0-1]" \
+	CLUSTER_CONF_EXTRA="GresTypes=gpu
+PartitionName=stock Nodes=n[1-8] MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE
 PartitionName=shared Nodes=n[1-8] MaxTime=INFINITE State=UP OverSubscribe=NO
 PartitionName=stockshared Nodes=n[1-8] MaxTime=INFINITE State=UP OverSubscribe=NO" \
 	cluster_start topo-dragonfly || exit $?
@@ -110,6 +115,20 @@ logged "$id" | grep -q "rc=0 attempt=-1 .*fallback: --contiguous" ||
 sel_same_nodes "$nodes" "$stock" ||
 	cluster_fail "c: --contiguous on $nodes, the wrapped plugin alone $stock"
 echo "c -N 2 --contiguous -> $nodes (as the wrapped plugin alone)"
+
+# Not modelled: GPUs per job (--gpus=3 on 2 nodes of 2 GPUs), likewise.
+stock=$(stock_run stock -N 2 --gpus=3) || exit 1
+id=$(cluster_submit -N 2 --gpus=3 -J g) || cluster_fail "g: sbatch"
+nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "g (--gpus=3) did not start: $(cluster_job_reason "$id")"
+logged "$id" | grep -q "rc=0 attempt=-1 .*fallback: GRES per job" ||
+	cluster_fail "g: no fallback: $(logged "$id")"
+sel_same_nodes "$nodes" "$stock" ||
+	cluster_fail "g: --gpus=3 on $nodes, the wrapped plugin alone $stock"
+echo "g -N 2 --gpus=3 -> $nodes (as the wrapped plugin alone)"
+scancel "$id"
+cluster_job_wait_gone "$id" || cluster_fail "g: not cancelled"
+cluster_settle
 
 # Required and excluded nodes, a node range: the engine, within them.
 id=$(cluster_submit -N 2-3 -w n4 -x n8 -J d) || cluster_fail "d: sbatch"
