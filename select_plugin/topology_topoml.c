@@ -205,6 +205,7 @@ struct _ev {
 	bitstr_t **orig_core;
 	uint32_t max_nodes;
 	uint16_t avail_cpus;
+	uint16_t *node_cpus;	/* each candidate's avail_res avail_cpus */
 };
 
 #if TOPOML_TOPO_CTX
@@ -235,7 +236,9 @@ static int _inner_eval(topology_eval_t *te)
 #endif
 
 /* Undo what a failed try changed (Slurm's eval_nodes only clears bits,
- * as common_topo_choose_nodes() undoes it). */
+ * as common_topo_choose_nodes() undoes it, and lowers the avail_cpus of
+ * the nodes it sized for a job that shares nodes: the next try and
+ * Slurm's own evaluation see every node as cons_tres handed it). */
 static void _undo(struct _ev *a)
 {
 	topology_eval_t *te = a->te;
@@ -244,6 +247,11 @@ static void _undo(struct _ev *a)
 	core_array_or(te->avail_core, a->orig_core);
 	te->max_nodes = a->max_nodes;
 	te->avail_cpus = a->avail_cpus;
+	for (int i = 0; te->avail_res_array &&
+			next_node_bitmap(a->orig_map, &i); i++) {
+		if (te->avail_res_array[i])
+			te->avail_res_array[i]->avail_cpus = a->node_cpus[i];
+	}
 }
 
 /* sel_test's try: the wrapped plugin's eval_nodes on the engine's choice. */
@@ -358,6 +366,13 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 		a.orig_core = copy_core_array(te->avail_core);
 		a.max_nodes = te->max_nodes;
 		a.avail_cpus = te->avail_cpus;
+		a.node_cpus = xcalloc(node_record_count, sizeof(uint16_t));
+		for (int i = 0; te->avail_res_array &&
+				next_node_bitmap(a.orig_map, &i); i++) {
+			if (te->avail_res_array[i])
+				a.node_cpus[i] =
+					te->avail_res_array[i]->avail_cpus;
+		}
 		sel_map_nodes();
 		sel_job_init(&j, te->job_ptr);
 		hint = j.view.hint;
@@ -387,6 +402,7 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 	FREE_NULL_BITMAP(a.orig_map);
 	if (a.orig_core)
 		free_core_array(&a.orig_core);
+	xfree(a.node_cpus);
 	return rc;
 }
 
