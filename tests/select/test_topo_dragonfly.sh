@@ -4,7 +4,8 @@
 # place`'s answer) where the wrapped plugin alone spans more; node-sharing
 # jobs are narrowed by the engine and sized by cons_tres, two jobs on
 # every node, and run; a request the engine does not model (--contiguous
-# or GPUs per job) gets the very nodes the wrapped plugin alone chooses.
+# or GPUs per job) or cannot meet (--switches=1, one node per router)
+# gets the very nodes the wrapped plugin alone chooses.
 #
 # 8 slurmd nodes n1..n8 in 4 groups of 2 that interleave in node order
 # (group k: n(k+1), n(k+5)), so Slurm's own choice, in node order, spans
@@ -128,6 +129,22 @@ sel_same_nodes "$nodes" "$stock" ||
 echo "g -N 2 --gpus=3 -> $nodes (as the wrapped plugin alone)"
 scancel "$id"
 cluster_job_wait_gone "$id" || cluster_fail "g: not cancelled"
+cluster_settle
+
+# --switches=1 (here a router of one node): the engine finds nothing
+# within it, so Slurm's flat evaluation (which has no switches) places the
+# job, on the nodes it gives alone.
+stock=$(stock_run stock -N 2 --switches=1) || exit 1
+id=$(cluster_submit -N 2 --switches=1 -J e) || cluster_fail "e: sbatch"
+nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "e (--switches=1) did not start: $(cluster_job_reason "$id")"
+logged "$id" | grep -q "rc=0 attempt=-1 .*fallback: .*within --switches" ||
+	cluster_fail "e: no fallback: $(logged "$id")"
+sel_same_nodes "$nodes" "$stock" ||
+	cluster_fail "e: --switches=1 on $nodes, the wrapped plugin alone $stock"
+echo "e -N 2 --switches=1 -> $nodes (as the wrapped plugin alone)"
+scancel "$id"
+cluster_job_wait_gone "$id" || cluster_fail "e: not cancelled"
 cluster_settle
 
 # Required and excluded nodes, a node range: the engine, within them.
