@@ -271,7 +271,7 @@ static int _try(void *arg, bitstr_t *narrow)
 }
 
 /*
- * Does the job count a GRES per job (--gpus=N, --tres-per-job)?  What
+ * Does the job count a GRES per job (--gpus=N)?  What
  * Slurm's gres_sched_init() finds, which cons_tres calls only inside the
  * common eval_nodes code (and for one node): te->gres_per_job is unset
  * when a job of more than one node comes here.
