@@ -271,10 +271,10 @@ static int _try(void *arg, bitstr_t *narrow)
 }
 
 /*
- * Does the job count a GRES per job (--gpus=N)?  What
- * Slurm's gres_sched_init() finds, which cons_tres calls only inside the
- * common eval_nodes code (and for one node): te->gres_per_job is unset
- * when a job of more than one node comes here.
+ * Does the job count a GRES per job (--gpus=N)?  What Slurm's
+ * gres_sched_init() finds, which cons_tres calls only inside the common
+ * eval_nodes code (and for one node): te->gres_per_job is unset when a
+ * job of more than one node comes here.
  */
 static bool _gres_per_job(job_record_t *job_ptr)
 {
