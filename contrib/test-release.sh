@@ -105,7 +105,8 @@ if [ $# -eq 0 ]; then
 			select/test_topo_plugin.sh \
 			select/test_topo_block.sh \
 			select/test_topo_torus.sh \
-			select/test_topo_rank.sh
+			select/test_topo_rank.sh \
+			select/test_topo_dragonfly.sh
 fi
 pass=0 fail=0 skip=0
 mkdir -p "$build/tests/release-logs"

@@ -60,7 +60,10 @@ const char plugin_type[] = "topology/topoml";
 const uint32_t plugin_id = TOPOML_TOPO_PLUGIN_ID;
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 #if TOPOML_TOPO_CTX
-const bool supports_exclusive_topo = true;
+/* The wrapped plugin's (init sets it; Slurm reads it through a pointer
+ * when it asks): --exclusive=topo is honoured exactly where stock Slurm
+ * honours it (block; not tree or flat). */
+bool supports_exclusive_topo;
 #endif
 
 const char *topoml_topo_syms[] = {
@@ -152,6 +155,10 @@ extern int init(void)
 		error("topology/topoml: cannot load %s", g_inner_name);
 		return SLURM_ERROR;
 	}
+#if TOPOML_TOPO_CTX
+	supports_exclusive_topo = g_ops.supports_exclusive_topo &&
+				  *g_ops.supports_exclusive_topo;
+#endif
 	topoml_siteconf_init(&g_conf);
 	if (running_in_slurmctld()) {
 		info("topology/topoml: wraps %s", g_inner_name);
@@ -186,6 +193,7 @@ struct _ev {
 	bitstr_t **orig_core;
 	uint32_t max_nodes;
 	uint16_t avail_cpus;
+	uint16_t *node_cpus;	/* each candidate's avail_res avail_cpus */
 };
 
 #if TOPOML_TOPO_CTX
@@ -216,7 +224,9 @@ static int _inner_eval(topology_eval_t *te)
 #endif
 
 /* Undo what a failed try changed (Slurm's eval_nodes only clears bits,
- * as common_topo_choose_nodes() undoes it). */
+ * as common_topo_choose_nodes() undoes it, and lowers the avail_cpus of
+ * the nodes it sized for a job that shares nodes: the next try and
+ * Slurm's own evaluation see every node as cons_tres handed it). */
 static void _undo(struct _ev *a)
 {
 	topology_eval_t *te = a->te;
@@ -225,6 +235,11 @@ static void _undo(struct _ev *a)
 	core_array_or(te->avail_core, a->orig_core);
 	te->max_nodes = a->max_nodes;
 	te->avail_cpus = a->avail_cpus;
+	for (int i = 0; te->avail_res_array &&
+			next_node_bitmap(a->orig_map, &i); i++) {
+		if (te->avail_res_array[i])
+			te->avail_res_array[i]->avail_cpus = a->node_cpus[i];
+	}
 }
 
 /* sel_test's try: the wrapped plugin's eval_nodes on the engine's choice. */
@@ -243,6 +258,30 @@ static int _try(void *arg, bitstr_t *narrow)
 	return rc;
 }
 
+/*
+ * Does the job count a GRES per job (--gpus=N)?  What Slurm's
+ * gres_sched_init() finds, which cons_tres calls only inside the common
+ * eval_nodes code (and for one node): te->gres_per_job is unset when a
+ * job of more than one node comes here.
+ */
+static bool _gres_per_job(job_record_t *job_ptr)
+{
+	topoml_list_itr_t it;
+	gres_state_t *gs;
+	bool any = false;
+
+	if (!job_ptr->gres_list_req)
+		return false;
+	it = list_iterator_create(job_ptr->gres_list_req);
+	while (!any && (gs = list_next(it))) {
+		gres_job_state_t *js = gs->gres_data;
+
+		any = js && js->gres_per_job;
+	}
+	list_iterator_destroy(it);
+	return any;
+}
+
 /* NULL, or why the engine does not place this request. */
 static const char *_not_modelled(const topology_eval_t *te)
 {
@@ -254,7 +293,7 @@ static const char *_not_modelled(const topology_eval_t *te)
 		return "--contiguous is Slurm's";
 	if (job_ptr->details->segment_size)
 		return "--segment is Slurm's";
-	if (te->gres_per_job)
+	if (te->gres_per_job || _gres_per_job(job_ptr))
 		return "GRES per job are Slurm's";
 	if (te->prefer_alloc_nodes)
 		return "prefer_alloc_nodes is Slurm's";
@@ -315,6 +354,13 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 		a.orig_core = copy_core_array(te->avail_core);
 		a.max_nodes = te->max_nodes;
 		a.avail_cpus = te->avail_cpus;
+		a.node_cpus = xcalloc(node_record_count, sizeof(uint16_t));
+		for (int i = 0; te->avail_res_array &&
+				next_node_bitmap(a.orig_map, &i); i++) {
+			if (te->avail_res_array[i])
+				a.node_cpus[i] =
+					te->avail_res_array[i]->avail_cpus;
+		}
 		sel_map_nodes();
 		sel_job_init(&j, te->job_ptr);
 		hint = j.view.hint;
@@ -344,6 +390,7 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 	FREE_NULL_BITMAP(a.orig_map);
 	if (a.orig_core)
 		free_core_array(&a.orig_core);
+	xfree(a.node_cpus);
 	return rc;
 }
 

@@ -3,7 +3,9 @@
 # BlockName= lines makes it wrap topology/block; whole-node jobs are placed
 # by the engine on whole base blocks where they fit (exactly `topoml
 # place`'s answer), --segment jobs by topology/block itself (Slurm's own
-# evaluation), and scontrol show topology prints the blocks and the model.
+# evaluation), --exclusive=topo keeps other jobs off a job's blocks (and
+# the job off busy blocks) as topology/block does, and scontrol show
+# topology prints the blocks and the model.
 #
 # 16 emulated nodes c1..c16 in four base blocks of 4, BlockSizes=4,8,16.
 set -u
@@ -20,11 +22,13 @@ cluster_tmpdir work topo-block
 	done
 	echo "BlockSizes=4,8,16"
 } >"$work/topology.conf"
-printf 'Debug=1\n' >"$work/topoml.conf"
+# partition stock: topology/block alone (Placement=off), same nodes
+printf 'Debug=1\nPartitionName=stock Placement=off\n' >"$work/topoml.conf"
 
 CLUSTER_SLURMD=0 CLUSTER_CLOUD=16 CLUSTER_TOPOLOGY=$work/topology.conf \
 	CLUSTER_TOPOLOGY_PLUGIN=topology/topoml \
 	CLUSTER_TOPOML_CONF=$work/topoml.conf \
+	CLUSTER_CONF_EXTRA="PartitionName=stock Nodes=c[1-16] MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE" \
 	cluster_start topo-block || exit $?
 log=$CLUSTER_DIR/log/slurmctld.log
 pid=$(cat "$CLUSTER_DIR/run/slurmctld.pid")
@@ -55,13 +59,63 @@ for spec in "a 2" "b 3" "c 4"; do
 	echo "$1 $2 -> $nodes"
 done
 
-# --segment: topology/block's own evaluation (segments of 2 nodes).
+# --segment: topology/block's own evaluation (segments of 2 nodes): the
+# nodes it gives alone (partition stock) on the same state.
+id=$(cluster_submit -p stock -N 4 --segment=2) || cluster_fail "stock: sbatch"
+stock=$(cluster_job_wait_start "$id") ||
+	cluster_fail "stock --segment=2 did not start: $(cluster_job_reason "$id")"
+scancel "$id"
+cluster_job_wait_gone "$id" || cluster_fail "stock: not cancelled"
+cluster_settle
 id=$(cluster_submit -N 4 --segment=2 -J s) || cluster_fail "s: sbatch"
 nodes=$(cluster_job_wait_start "$id") ||
 	cluster_fail "s (--segment=2) did not start: $(cluster_job_reason "$id")"
 grep -q "eval_nodes JobId=$id rc=0 attempt=-1 .*fallback: --segment" \
 	"$log" || cluster_fail "s: no fallback: $(grep "JobId=$id" "$log" | tail -3)"
-echo "s -N 4 --segment=2 -> $nodes (topology/block's evaluation)"
+sel_same_nodes "$nodes" "$stock" ||
+	cluster_fail "s: --segment=2 on $nodes, topology/block alone $stock"
+echo "s -N 4 --segment=2 -> $nodes (as topology/block alone)"
+
+# --exclusive=topo (topology/block supports it; cons_tres applies it
+# through whole_topo): no other job on the job's blocks, although the
+# engine alone would fill them (`topoml place` says where).
+scancel -u root
+for _ in $(seq 1 100); do
+	[ -z "$(squeue -h -o %i)" ] && break
+	sleep 0.1
+done
+cluster_settle
+block_of() {
+	topo_units "$1" 4 | uniq | paste -sd,
+}
+id=$(cluster_submit -N 2 --exclusive=topo -J x) || cluster_fail "x: sbatch"
+x_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "x (--exclusive=topo) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+	cluster_fail "x: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+[ "$(blocks "$x_nodes")" = 1 ] || cluster_fail "x: on $x_nodes"
+echo "x -N 2 --exclusive=topo -> $x_nodes"
+for name in y z; do
+	ex=""
+	[ $name = z ] && ex=--exclusive=topo
+	busy=$(cluster_nodes_allocated)
+	# shellcheck disable=SC2046
+	alone=$(sel_expected "$work/topology.conf" 2 "$busy" allreduce \
+		$(sel_owners)) || cluster_fail "$name: topoml place failed"
+	id=$(cluster_submit -N 2 $ex -J $name) || cluster_fail "$name: sbatch"
+	nodes=$(cluster_job_wait_start "$id") ||
+		cluster_fail "$name did not start: $(cluster_job_reason "$id")"
+	grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+		cluster_fail "$name: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+	# the engine alone shares a busy block: the check can fail
+	topo_units "$busy" 4 | grep -qxF "$(block_of "$alone")" ||
+		cluster_fail "$name: no test, the engine alone takes $alone"
+	for b in $(topo_units "$busy" 4 | uniq); do
+		topo_units "$nodes" 4 | grep -qx "$b" &&
+			cluster_fail "$name ${ex:-(plain)}: on $nodes, block $b holds --exclusive=topo or is busy (busy: $busy)"
+	done
+	echo "$name -N 2 ${ex:-(plain)} -> $nodes (the engine alone: $alone; busy: $busy)"
+done
 
 topo=$(scontrol show topology 2>&1)
 echo "$topo" | grep -q "BlockName=b0 .*c\[1-4\]" ||

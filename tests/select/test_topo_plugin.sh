@@ -4,8 +4,11 @@
 # topology.conf there, and its eval_nodes places whole-node jobs with the
 # engine (fewest leaves, exactly `topoml place`'s answer); a request the
 # engine does not model (--contiguous) gets the wrapped tree plugin's own
-# evaluation; slurmctld and Slurm's tools keep working, and scontrol show
-# topology adds the engine's model to the wrapped plugin's switches.  Skips below 24.11 (no topology-plugin eval_nodes there).
+# evaluation, as does --switches it cannot meet (with Slurm's wait);
+# --exclusive=topo is ignored as by stock topology/tree; slurmctld and
+# Slurm's tools keep working, and scontrol show topology adds the engine's
+# model to the wrapped plugin's switches.  Skips below 24.11 (no
+# topology-plugin eval_nodes there).
 #
 # 16 emulated nodes c1..c16 on four leaves of 4 under one spine.
 set -u
@@ -131,6 +134,48 @@ scontrol show hostnames "$i_nodes" | grep -qx c12 ||
 scontrol show hostnames "$i_nodes" | grep -qx c11 &&
 	cluster_fail "i: -x c11 on c11: $i_nodes"
 echo "i -N 3 -w c12 -x c11 -> $i_nodes"
+
+# --exclusive=topo: topology/tree does not support it (26.05:
+# supports_exclusive_topo false, 24.11: TOPO_DATA_EXCLUSIVE_TOPO 0), so
+# cons_tres keeps no job off its leaf, as without topoml: the next job
+# takes what the engine alone takes, on that leaf.
+scancel -u root
+for _ in $(seq 1 100); do
+	[ -z "$(squeue -h -o %i)" ] && break
+	sleep 0.1
+done
+cluster_settle
+id=$(cluster_submit -N 2 --exclusive=topo -J x) || cluster_fail "x: sbatch"
+x_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "x (--exclusive=topo) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+	cluster_fail "x: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+busy=$(cluster_nodes_allocated)
+# shellcheck disable=SC2046
+want=$(sel_expected "$work/topology.conf" 2 "$busy" allreduce \
+	$(sel_owners)) || cluster_fail "y: topoml place failed"
+[ "$(leaves "$x_nodes,$want")" = 1 ] ||
+	cluster_fail "y: no test, the engine alone takes $want beside $x_nodes"
+id=$(cluster_submit -N 2 -J y) || cluster_fail "y: sbatch"
+y_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "y did not start: $(cluster_job_reason "$id")"
+sel_same_nodes "$y_nodes" "$want" ||
+	cluster_fail "y: on $y_nodes, the engine alone $want (x --exclusive=topo on $x_nodes)"
+echo "x -N 2 --exclusive=topo -> $x_nodes; y -N 2 -> $y_nodes (its leaf, as stock tree)"
+
+# --switches the engine cannot meet (5 nodes on one leaf of 4): Slurm's
+# own evaluation and its wait (here 3 s), then the job runs on 2 leaves.
+id=$(cluster_submit -N 5 --switches=1@0:03 -J k) || cluster_fail "k: sbatch"
+k_nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "k (--switches=1@0:03) did not start: $(cluster_job_reason "$id")"
+grep -q "eval_nodes JobId=$id rc=0 attempt=-1 .*fallback: .*--switches allows 1" \
+	"$log" || cluster_fail "k: no fallback: $(grep "JobId=$id" "$log" | tail -3)"
+[ "$(leaves "$k_nodes")" = 2 ] || cluster_fail "k: on $k_nodes"
+waited=$(scontrol show job "$id" | tr ' ' '\n' |
+	sed -n 's/^\(Submit\|Start\)Time=//p' | xargs -n1 date +%s -d |
+	paste -sd' ' | awk '{ print $2 - $1 }')
+[ "$waited" -ge 2 ] || cluster_fail "k: started after $waited s, not the --switches wait"
+echo "k -N 5 --switches=1@0:03 -> $k_nodes after $waited s (Slurm's own evaluation)"
 
 # A request no node can hold: pending, never a crash.
 id=$(cluster_submit -N 17 -J f 2>/dev/null) && {
