@@ -57,4 +57,100 @@ echo "$topo" | grep -q "^topoml model: torus" ||
 	cluster_fail "scontrol show topology shows no model: $topo"
 echo "$topo" | grep "topoml model"
 _cluster_alive "$pid" || cluster_fail "slurmctld died"
+
+# scontrol show topology, made in slurmctld and printed by scontrol
+# (topo_show.c): every node of the torus once, at the coordinates the
+# JSON's node_pattern gives it (x fastest from c1); a node list narrows
+# it to those nodes (25.11+: nodes=, the bare word names a topology).
+command -v python3 >/dev/null ||
+	{ echo "PASS (no python3: scontrol show topology not checked)"; exit 0; }
+narrow() {
+	if [ "$CLUSTER_SLURM_VERSION" -ge 2511 ]; then
+		scontrol show topology "${2:-nodes}=$1" 2>&1
+	else
+		scontrol show topology "$1" 2>&1
+	fi
+}
+# torus_check.py JSON: the Coords= lines of stdin against the JSON
+cat >"$work/torus_check.py" <<'PY'
+import json, subprocess, sys
+t = json.load(open(sys.argv[1]))
+X, Y, Z = t["dims"]
+pre, first = t["node_pattern"]["prefix"], t["node_pattern"]["first"]
+want = {f"{pre}{first + x + X * (y + Y * z)}": (x, y, z)
+        for z in range(Z) for y in range(Y) for x in range(X)}
+got = {}
+for line in sys.stdin:
+    if not line.startswith("Coords="):
+        continue
+    c, nodes = line.split()
+    rng = []
+    for r in c[len("Coords="):].split(","):
+        lo, _, hi = r.partition("-")
+        rng.append((int(lo), int(hi or lo) - int(lo) + 1))
+    names = subprocess.run(["scontrol", "show", "hostnames",
+                            nodes[len("Nodes="):]], capture_output=True,
+                           text=True).stdout.split()
+    for k, h in enumerate(names):
+        xyz = (rng[0][0] + k % rng[0][1],
+               rng[1][0] + (k // rng[0][1]) % rng[1][1],
+               rng[2][0] + k // (rng[0][1] * rng[1][1]))
+        if h in got:
+            sys.exit(f"{h} listed twice")
+        got[h] = xyz
+if got != want:
+    bad = sorted(set(got.items()) ^ set(want.items()))[:4]
+    sys.exit(f"{len(got)} nodes listed, {len(want)} in the torus; "
+             f"differ: {bad}")
+print(f"ok: {len(got)} nodes at their coordinates")
+PY
+echo "$topo" | python3 "$work/torus_check.py" "$work/topoml.json" ||
+	cluster_fail "scontrol show topology: torus coordinates: $topo"
+IFS=' ' read -r X Y _ < <(sed -n 's/.*"dims": \[\([0-9]*\), *\([0-9]*\), *\([0-9]*\)\].*/\1 \2 \3/p' \
+	"$work/topoml.json")
+k=$((X * Y + X + 1))	# c(k+1) at 1,1,1
+one=$(narrow "c$((k + 1))")
+[ "$(echo "$one" | grep -c .)" = 1 ] &&
+	echo "$one" | grep -qx "NodeName=c$((k + 1)) Coords=1,1,1" ||
+	cluster_fail "scontrol show topology c$((k + 1)): '$one'"
+echo "ok: $one"
+
+# The engine's fragmentation: the model's nodes the largest all-idle box
+# cannot have.  One busy node c1: the largest box is the torus less the
+# plane through c1 (X x Y x (Z-1) or the like), found here by trying every
+# box of the torus, wrapping in every dimension.
+scancel -u root
+for _ in $(seq 1 100); do
+	[ -z "$(squeue -h -o %i)" ] && break
+	sleep 0.1
+done
+id=$(cluster_submit -N 1 -w c1 -J f) || cluster_fail "f: sbatch"
+cluster_job_wait_start "$id" >/dev/null ||
+	cluster_fail "f (-w c1) did not start: $(cluster_job_reason "$id")"
+largest=$(python3 - "$work/topoml.json" c1 <<'PY'
+import itertools, json, sys
+t = json.load(open(sys.argv[1]))
+X, Y, Z = t["dims"]
+pre, first = t["node_pattern"]["prefix"], t["node_pattern"]["first"]
+busy = {int(h[len(pre):]) - first for h in sys.argv[2:]}
+best = 0
+for a, b, c in itertools.product(range(1, X + 1), range(1, Y + 1),
+                                  range(1, Z + 1)):
+    if a * b * c <= best:
+        continue
+    for x0, y0, z0 in itertools.product(range(X), range(Y), range(Z)):
+        if all((x0 + i) % X + X * ((y0 + j) % Y + Y * ((z0 + l) % Z))
+               not in busy for i in range(a) for j in range(b)
+               for l in range(c)):
+            best = a * b * c
+            break
+print(best)
+PY
+)
+nodes=$((X * Y * $(sed -n 's/.*"dims": \[[0-9]*, *[0-9]*, *\([0-9]*\)\].*/\1/p' \
+	"$work/topoml.json")))
+want="topoml fragmentation: $((nodes - largest)) ($nodes nodes, $((nodes - 1)) idle, the largest job in one box: $largest)"
+got=$(scontrol show topology | grep "^topoml fragmentation")
+[ "$got" = "$want" ] || cluster_fail "c1 busy: '$got', want '$want'"
+echo "ok: $got"
 echo "PASS: topology/topoml places on a torus from topoml.conf"
