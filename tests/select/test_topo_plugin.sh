@@ -5,7 +5,9 @@
 # engine (fewest leaves, exactly `topoml place`'s answer); a request the
 # engine does not model (--contiguous) gets the wrapped tree plugin's own
 # evaluation; slurmctld and Slurm's tools keep working, and scontrol show
-# topology adds the engine's model to the wrapped plugin's switches.  Skips below 24.11 (no topology-plugin eval_nodes there).
+# topology adds the engine's model and fragmentation to the wrapped
+# plugin's switches.  Skips below 24.11 (no topology-plugin eval_nodes
+# there).
 #
 # 16 emulated nodes c1..c16 on four leaves of 4 under one spine.
 set -u
@@ -184,10 +186,10 @@ if [ "$CLUSTER_SLURM_VERSION" -ge 2511 ]; then
 else
 	one=$(scontrol show topology c5 2>&1)
 fi
-[ "$(echo "$one" | grep -o '^SwitchName=[a-z0-9]*' | paste -sd' ')" = \
-	"SwitchName=l1 SwitchName=spine" ] &&
-	! echo "$one" | grep -q topoml ||
+if [ "$(echo "$one" | grep -o '^SwitchName=[a-z0-9]*' | paste -sd' ')" != \
+     "SwitchName=l1 SwitchName=spine" ] || echo "$one" | grep -q topoml; then
 	cluster_fail "scontrol show topology c5: '$one'"
+fi
 echo "ok: $got; c5: $(echo "$one" | grep -o '^SwitchName=[a-z0-9]*' | paste -sd' ')"
 _cluster_alive "$pid" || cluster_fail "slurmctld died"
 scontrol ping | grep -q "is UP" || cluster_fail "slurmctld does not answer"

@@ -3,7 +3,10 @@
 # 3-D torus from topoml.conf's JSON.  It wraps Slurm's flat plugin
 # (topology/default on 24.11, topology/flat from 25.11); whole-node jobs
 # are the engine's boxes (exactly `topoml place`'s answer), and scontrol
-# show topology prints the engine's model.
+# show topology prints the engine's model: each node's coordinates, the
+# fragmentation.  Then the same nodes as a dragonfly (slurmctld restarted):
+# its groups, their routers, nodes and global links, and backfill's
+# bf_topopt asking the engine for the fragmentation of its node space map.
 #
 # 64 emulated nodes c1..c64 on a 4x4x4 torus, x fastest, and c65, which
 # the model lacks: a job that needs it gets Slurm's own evaluation.
@@ -110,9 +113,10 @@ IFS=' ' read -r X Y _ < <(sed -n 's/.*"dims": \[\([0-9]*\), *\([0-9]*\), *\([0-9
 	"$work/topoml.json")
 k=$((X * Y + X + 1))	# c(k+1) at 1,1,1
 one=$(narrow "c$((k + 1))")
-[ "$(echo "$one" | grep -c .)" = 1 ] &&
-	echo "$one" | grep -qx "NodeName=c$((k + 1)) Coords=1,1,1" ||
+if [ "$(echo "$one" | grep -c .)" != 1 ] ||
+   ! echo "$one" | grep -qx "NodeName=c$((k + 1)) Coords=1,1,1"; then
 	cluster_fail "scontrol show topology c$((k + 1)): '$one'"
+fi
 echo "ok: $one"
 
 # The engine's fragmentation: the model's nodes the largest all-idle box
@@ -270,9 +274,10 @@ got=$(scontrol show topology | grep "^topoml fragmentation")
 [ "$got" = "$want" ] || cluster_fail "dragonfly: '$got', want '$want'"
 echo "ok: $got"
 one=$(narrow c5)
-[ "$(echo "$one" | grep -c .)" = 1 ] &&
-	echo "$one" | grep -q "^GroupName=g0 " ||
+if [ "$(echo "$one" | grep -c .)" != 1 ] ||
+   ! echo "$one" | grep -q "^GroupName=g0 "; then
 	cluster_fail "scontrol show topology c5: '$one'"
+fi
 if [ "$CLUSTER_SLURM_VERSION" -ge 2511 ]; then
 	one=$(narrow g2r1 unit)
 	echo "$one" | grep -q "^GroupName=g2 " ||
