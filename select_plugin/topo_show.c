@@ -567,8 +567,9 @@ void topo_show_print(const struct topo_show *s, const char *nodes_list,
 		case TS_BOX:
 			if (by_unit)
 				continue;
-			if (want) {
-				_box_nodes(r, want, out);
+			if (by_nodes) {
+				if (want)
+					_box_nodes(r, want, out);
 				continue;
 			}
 			xstrfmtcat(*out, "Coords=");
