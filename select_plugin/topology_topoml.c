@@ -46,6 +46,7 @@
 
 #include "topo_compat.h"
 #include "select_int.h"
+#include "topo_show.h"
 
 /*
  * Symbols that live only in the slurmctld binary, defined for the other
@@ -398,14 +399,16 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 
 /*
  * The topology Slurm's tools show (scontrol show topology): the wrapped
- * plugin's record (its switches or blocks) and the engine's model, one
- * line, made in slurmctld and carried to the client.  It travels tagged
- * with the active plugin's id, which is ours (else
+ * plugin's record (its switches or blocks), the engine's model in one
+ * line, and topo_show.c's listing (dragonfly groups, torus coordinates,
+ * the fragmentation now), made in slurmctld and carried to the client.
+ * It travels tagged with the active plugin's id, which is ours (else
  * topology_g_topology_pack() drops it).
  */
 struct _tinfo {
 	void *inner;		/* the wrapped plugin's topoinfo */
 	char *model;		/* the engine's summary, or why none */
+	struct topo_show *show;	/* the engine's listing, or NULL */
 };
 
 static int _own_topoinfo(topology_data_t type, void *data, int rc)
@@ -421,11 +424,18 @@ static int _own_topoinfo(topology_data_t type, void *data, int rc)
 	t = xmalloc(sizeof(*t));
 	t->inner = (*pp)->data;
 	slurm_mutex_lock(&g_lock);
-	if (g_topo)
+	if (g_topo) {
 		topoml_summary(g_topo, sum, sizeof(sum));
-	else
+		/* slurmctld's node read lock is held (_slurm_rpc_get_topo) */
+		sel_map_nodes();
+		t->show = topo_show_make(g_topo,
+					 xstrcmp(g_inner_name,
+						 TOPOML_TOPO_FLAT),
+					 g_map, g_map_count);
+	} else {
 		snprintf(sum, sizeof(sum), "no model, %s places every job",
 			 g_inner_name);
+	}
 	slurm_mutex_unlock(&g_lock);
 	t->model = xstrdup(sum);
 	(*pp)->data = t;
@@ -443,6 +453,7 @@ static int _tinfo_free(void *p)
 	if (t->inner)
 		rc = (*(g_ops.topoinfo_free))(t->inner);
 	xfree(t->model);
+	topo_show_free(t->show);
 	xfree(t);
 	return rc;
 }
@@ -455,6 +466,7 @@ static int _tinfo_pack(void *p, buf_t *buffer, uint16_t protocol_version)
 					  protocol_version);
 
 	packstr(model, buffer);
+	topo_show_pack(t ? t->show : NULL, buffer);
 	return rc;
 }
 
@@ -467,6 +479,10 @@ static int _tinfo_unpack(void **pp, buf_t *buffer, uint16_t protocol_version)
 	    SLURM_SUCCESS)
 		goto unpack_error;
 	safe_unpackstr(&t->model, buffer);
+	/* the message's last field: none from an older topology/topoml */
+	if (remaining_buf(buffer) &&
+	    topo_show_unpack(&t->show, buffer) != SLURM_SUCCESS)
+		goto unpack_error;
 	return SLURM_SUCCESS;
 
 unpack_error:
@@ -476,12 +492,40 @@ unpack_error:
 	return SLURM_ERROR;
 }
 
-/* After the wrapped plugin's lines: the model, for the whole cluster. */
+/* After the wrapped plugin's lines: the model and its listing. */
 static void _tinfo_print_model(struct _tinfo *t, char *nodes_list,
-			       char **out)
+			       char *unit, char **out)
 {
-	if (t && t->model && (!nodes_list || !nodes_list[0]))
+	if (!t)
+		return;
+	if (t->model && (!nodes_list || !nodes_list[0]) &&
+	    (!unit || !unit[0]))
 		xstrfmtcat(*out, "topoml model: %s\n", t->model);
+	topo_show_print(t->show, nodes_list, unit, out);
+}
+
+/*
+ * The engine's fragmentation of the nodes of node_mask (topo_show.h: the
+ * model's nodes the largest job at the best level cannot have), which
+ * backfill's bf_topopt compares; false: none (no model, not slurmctld).
+ */
+static bool _engine_frag(bitstr_t *node_mask, uint32_t *frag)
+{
+	int64_t f = -1;
+
+	if (!running_in_slurmctld() || !node_mask)
+		return false;
+	slurm_mutex_lock(&g_lock);
+	if (g_topo) {
+		sel_map_nodes();
+		f = topo_show_fragmentation(g_topo, g_map, g_map_count,
+					    node_mask, NULL);
+	}
+	slurm_mutex_unlock(&g_lock);
+	if (f < 0)
+		return false;
+	*frag = f;
+	return true;
 }
 
 #if TOPOML_TOPO_CTX
@@ -590,7 +634,7 @@ extern int topology_p_topoinfo_print(void *topoinfo_ptr, char *nodes_list,
 	int rc = (*(g_ops.topoinfo_print))(t ? t->inner : NULL, nodes_list,
 					   unit, out);
 
-	_tinfo_print_model(t, nodes_list, out);
+	_tinfo_print_model(t, nodes_list, unit, out);
 	return rc;
 }
 
@@ -627,6 +671,10 @@ extern int topology_p_jobinfo_get(topology_jobinfo_type_t type,
 extern uint32_t topology_p_get_fragmentation(bitstr_t *node_mask,
 					     void *tctx)
 {
+	uint32_t frag;
+
+	if (_engine_frag(node_mask, &frag))
+		return frag;
 	return (*(g_ops.get_fragmentation))(node_mask, _ictx(tctx));
 }
 
@@ -817,7 +865,7 @@ extern int topology_p_topology_print(void *topoinfo_ptr, char *nodes_list,
 	int rc = (*(g_ops.topoinfo_print))(t ? t->inner : NULL, nodes_list,
 					   out);
 
-	_tinfo_print_model(t, nodes_list, out);
+	_tinfo_print_model(t, nodes_list, NULL, out);
 	return rc;
 }
 
@@ -829,6 +877,10 @@ extern int topology_p_topology_unpack(void **topoinfo_pptr, buf_t *buffer,
 
 extern uint32_t topology_p_get_fragmentation(bitstr_t *node_mask)
 {
+	uint32_t frag;
+
+	if (_engine_frag(node_mask, &frag))
+		return frag;
 	return (*(g_ops.get_fragmentation))(node_mask);
 }
 

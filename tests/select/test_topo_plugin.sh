@@ -7,8 +7,8 @@
 # evaluation, as does --switches it cannot meet (with Slurm's wait);
 # --exclusive=topo is ignored as by stock topology/tree; slurmctld and
 # Slurm's tools keep working, and scontrol show topology adds the engine's
-# model to the wrapped plugin's switches.  Skips below 24.11 (no
-# topology-plugin eval_nodes there).
+# model and fragmentation to the wrapped plugin's switches.  Skips below
+# 24.11 (no topology-plugin eval_nodes there).
 #
 # 16 emulated nodes c1..c16 on four leaves of 4 under one spine.
 set -u
@@ -191,6 +191,49 @@ echo "$topo" | grep -q "SwitchName=l0 .*Nodes=c\[1-4\]" ||
 echo "$topo" | grep -q "^topoml model: fat-tree: 16 nodes, 5 switches (4 leaves)" ||
 	cluster_fail "scontrol show topology shows no model: $topo"
 echo "$topo" | grep topoml
+# The engine's fragmentation of the idle nodes: the nodes the largest job
+# on its fewest leaves cannot have (the largest F(k), the k leaves with
+# most idle nodes, above S(k-1), the k-1 largest leaves), from
+# topology.conf's leaves.
+idle=$(sinfo -h -N -t idle -o %N | sort -u | paste -sd, -)
+want=$(while read -r sw; do
+	l=$(echo "$sw" | sed -n 's/.* Nodes=\([^ ]*\).*/\1/p')
+	[ -n "$l" ] || continue
+	echo "$(scontrol show hostnames "$l" | wc -l)" \
+		"$(scontrol show hostnames "$l" |
+			grep -cxF -f <(scontrol show hostnames "$idle"))"
+done <"$work/topology.conf" | awk '
+	{ s[NR] = $1; f[NR] = $2; n += $1 }
+	END {
+		m = NR
+		for (i = 1; i <= m; i++)	# both decreasing
+			for (j = i + 1; j <= m; j++) {
+				if (f[j] > f[i]) { t = f[i]; f[i] = f[j]; f[j] = t }
+				if (s[j] > s[i]) { t = s[i]; s[i] = s[j]; s[j] = t }
+			}
+		for (k = 1; k <= m && f[k] > 0; k++) {
+			F += f[k]; idle += f[k]
+			if (F > S && F > best) best = F
+			S += s[k]
+		}
+		for (; k <= m; k++) idle += f[k]
+		printf "topoml fragmentation: %d (%d nodes, %d idle, the largest job on its fewest leaves: %d)\n", n - best, n, idle, best
+	}')
+got=$(echo "$topo" | grep "^topoml fragmentation")
+[ "$got" = "$want" ] ||
+	cluster_fail "idle ${idle:-none}: '$got', want '$want'"
+# A node list narrows to topology/tree's switches above it, the model
+# line and the fragmentation left out (25.11+: nodes=).
+if [ "$CLUSTER_SLURM_VERSION" -ge 2511 ]; then
+	one=$(scontrol show topology nodes=c5 2>&1)
+else
+	one=$(scontrol show topology c5 2>&1)
+fi
+if [ "$(echo "$one" | grep -o '^SwitchName=[a-z0-9]*' | paste -sd' ')" != \
+     "SwitchName=l1 SwitchName=spine" ] || echo "$one" | grep -q topoml; then
+	cluster_fail "scontrol show topology c5: '$one'"
+fi
+echo "ok: $got; c5: $(echo "$one" | grep -o '^SwitchName=[a-z0-9]*' | paste -sd' ')"
 _cluster_alive "$pid" || cluster_fail "slurmctld died"
 scontrol ping | grep -q "is UP" || cluster_fail "slurmctld does not answer"
 echo "PASS: topology/topoml places whole-node jobs with the engine, falls back to topology/tree"
