@@ -139,33 +139,67 @@ END_TEST
  * before l1 (r, tier 3): c9-12; then l1 and l3 tie (r): the lowest, c5
  * c6.  The node list is the pods' order, not node index order.
  */
-START_TEST(nearest_leaf_not_index_order)
+/* A topology.conf text as a model (NULL on failure). */
+static topoml_topo_t *_conf(const char *text)
 {
 	char path[] = "/tmp/check_volcano.XXXXXX";
 	int fd = mkstemp(path);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	topoml_errors_t err = { 0 };
 	topoml_topo_t *t;
-	const int busy[] = { 0 };
 
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, "SwitchName=l0 Nodes=c[1-4]\n"
-		"SwitchName=l1 Nodes=c[5-8]\n"
-		"SwitchName=l2 Nodes=c[9-12]\n"
-		"SwitchName=l3 Nodes=c[13-16]\n"
-		"SwitchName=s0 Switches=l0,l2\n"
-		"SwitchName=s1 Switches=l1,l3\n"
-		"SwitchName=r Switches=s[0-1]\n");
+	if (!f)
+		return NULL;
+	fputs(text, f);
 	fclose(f);
 	t = topoml_load_conf(path, &err);
 	unlink(path);
-	ck_assert_ptr_nonnull(t);
 	topoml_errors_clear(&err);
+	return t;
+}
+
+START_TEST(nearest_leaf_not_index_order)
+{
+	topoml_topo_t *t = _conf("SwitchName=l0 Nodes=c[1-4]\n"
+				 "SwitchName=l1 Nodes=c[5-8]\n"
+				 "SwitchName=l2 Nodes=c[9-12]\n"
+				 "SwitchName=l3 Nodes=c[13-16]\n"
+				 "SwitchName=s0 Switches=l0,l2\n"
+				 "SwitchName=s1 Switches=l1,l3\n"
+				 "SwitchName=r Switches=s[0-1]\n");
+	const int busy[] = { 0 };
+
+	ck_assert_ptr_nonnull(t);
 	ck_assert_int_eq(topoml_node_by_name(t, "c1"), 0);
 	ck_assert_int_eq(topoml_node_by_name(t, "c9"), 8);
 	topoml_sim_register_baselines();
 	_expect(t, busy, 1, 9,
 		(const int[]){ 1, 2, 3, 8, 9, 10, 11, 4, 5 });
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * The first tree without its root: two parts, no HyperNode of 9 nodes.
+ * Busy as busy_a (S0 6 free, S1 4).  N=8: hard at tier 2, no spine has
+ * 8 free: Pending.  N=9: no HyperNode holds 9: soft, the cluster top
+ * (10 free): n1-4 (L0), L1 (S0), then L2 and L3 tie (the top): n10-12.
+ */
+START_TEST(forest_soft)
+{
+	topoml_topo_t *t = _conf("SwitchName=l0 Nodes=n[1-4]\n"
+				 "SwitchName=l1 Nodes=n[5-8]\n"
+				 "SwitchName=l2 Nodes=n[9-12]\n"
+				 "SwitchName=l3 Nodes=n[13-16]\n"
+				 "SwitchName=s0 Switches=l[0-1]\n"
+				 "SwitchName=s1 Switches=l[2-3]\n");
+	const int nb = sizeof(busy_a) / sizeof(busy_a[0]);
+
+	ck_assert_ptr_nonnull(t);
+	topoml_sim_register_baselines();
+	_waits(t, busy_a, nb, 8, "highestTierAllowed 2");
+	_expect(t, busy_a, nb, 9,
+		(const int[]){ 0, 1, 2, 3, 6, 7, 9, 10, 11 });
 	topoml_free(t);
 }
 END_TEST
@@ -255,6 +289,7 @@ int main(void)
 	tcase_add_test(tc, fat_tree_by_hand);
 	tcase_add_test(tc, binpack_prefers_fuller_spine);
 	tcase_add_test(tc, nearest_leaf_not_index_order);
+	tcase_add_test(tc, forest_soft);
 	tcase_add_test(tc, dragonfly_groups_and_soft);
 	tcase_add_test(tc, refusals_and_names);
 	suite_add_tcase(s, tc);
