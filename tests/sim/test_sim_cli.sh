@@ -49,7 +49,8 @@ python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["policies"]["volcano
 # place: 3 nodes, c1 busy: l0 scores (1+3)/4 against l1's 3/4 (binpack)
 "$topoml" place -t "$tmp/t.conf" -N 3 --busy c1 --policy volcano \
 	>"$tmp/vol.txt" || fail "place --policy volcano"
-grep -q '^nodes: c\[2-4\]$' "$tmp/vol.txt" || fail "volcano: $(cat "$tmp/vol.txt")"
+grep -q '^nodes: c\[2-4\]$' "$tmp/vol.txt" ||
+	fail "volcano: $(cat "$tmp/vol.txt")"
 
 # --no-backfill: C waits behind B as well.
 "$topoml" sim -t "$tmp/t.conf" -T "$tmp/bf.csv" -p linear --no-backfill \
