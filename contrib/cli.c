@@ -236,10 +236,14 @@ const char *cli_policy_list(void)
 
 	if (list[0])
 		return list;
-	for (int i = 0; strcmp(topoml_policy_name(i), "unknown"); i++)
+	/* ids need not be consecutive (libtopoml_sim's baselines) */
+	for (int i = 0; i < 64; i++) {
+		if (!strcmp(topoml_policy_name(i), "unknown"))
+			continue;
 		len += snprintf(list + len, len < sizeof(list) ?
 				sizeof(list) - len : 0, "%s%s",
-				i ? ", " : "", topoml_policy_name(i));
+				len ? ", " : "", topoml_policy_name(i));
+	}
 	return list;
 }
 

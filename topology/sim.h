@@ -29,6 +29,8 @@ extern "C" {
 #define TOPOML_POLICY_SLURM_DRAGONFLY	((enum topoml_policy)2)
 #define TOPOML_POLICY_SLURM_TORUS3D	((enum topoml_policy)5)
 #define TOPOML_POLICY_SLURM_BLOCK	((enum topoml_policy)6)
+/* Volcano's network-topology-aware scheduling (sim/baselines/volcano.c) */
+#define TOPOML_POLICY_VOLCANO		((enum topoml_policy)10)
 
 /*
  * Make topoml_place() and topoml_place_ranked() run the Slurm baselines

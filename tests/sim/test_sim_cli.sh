@@ -40,6 +40,18 @@ if d["trace"]["jobs"] != 4 or d["trace"]["format"] != "csv":
     sys.exit("trace: %s" % d["trace"])
 PY
 
+# --policy volcano (libtopoml_sim's baseline, policy 10) replays the same
+# schedule: A on a leaf, B (8) waits for the whole tree, C backfills.
+"$topoml" sim -t "$tmp/t.conf" -T "$tmp/bf.csv" -p volcano --json \
+	>"$tmp/vol.json" || fail "sim -p volcano"
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["policies"]["volcano"]; sys.exit(m["jobs"] != 4 or m["backfilled"] != 1 or m["mean_wait_s"] != 206/4)' \
+	"$tmp/vol.json" || fail "volcano: $(cat "$tmp/vol.json")"
+# place: 3 nodes, c1 busy: l0 scores (1+3)/4 against l1's 3/4 (binpack)
+"$topoml" place -t "$tmp/t.conf" -N 3 --busy c1 --policy volcano \
+	>"$tmp/vol.txt" || fail "place --policy volcano"
+grep -q '^nodes: c\[2-4\]$' "$tmp/vol.txt" ||
+	fail "volcano: $(cat "$tmp/vol.txt")"
+
 # --no-backfill: C waits behind B as well.
 "$topoml" sim -t "$tmp/t.conf" -T "$tmp/bf.csv" -p linear --no-backfill \
 	--json >"$tmp/fcfs.json" || fail "sim --no-backfill"

@@ -32,6 +32,8 @@ static int _baseline(const struct place_in *in, enum topoml_policy policy,
 		return topoml__torus3d_boxes(in, false, out, why, whylen);
 	case TOPOML_POLICY_SLURM_BLOCK:
 		return topoml__place_slurm_block(in, out, why, whylen);
+	case TOPOML_POLICY_VOLCANO:
+		return topoml__place_volcano(in, out, why, whylen);
 	default:
 		snprintf(why, whylen, "policy %s is not a Slurm baseline",
 			 topoml_policy_name(policy));
@@ -44,6 +46,7 @@ static const char *const _names[] = {
 	[TOPOML_POLICY_SLURM_DRAGONFLY] = "slurm-dragonfly",
 	[TOPOML_POLICY_SLURM_TORUS3D] = "slurm-torus3d",
 	[TOPOML_POLICY_SLURM_BLOCK] = "slurm-block",
+	[TOPOML_POLICY_VOLCANO] = "volcano",
 };
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))

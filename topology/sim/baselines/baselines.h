@@ -18,5 +18,12 @@ int topoml__place_slurm_tree(const struct place_in *in, bool dragonfly,
 int topoml__place_slurm_block(const struct place_in *in,
 			      struct topoml_placement *out, char *why,
 			      size_t whylen);
+/* Volcano's network-topology-aware scheduling: volcano.c. */
+int topoml__place_volcano(const struct place_in *in,
+			  struct topoml_placement *out, char *why,
+			  size_t whylen);
+/* The job's highestTierAllowed there for n nodes (*hard: mode hard,
+ * else soft: the cluster top's tier), or -1 when out of memory. */
+int topoml__volcano_tier(const topoml_topo_t *t, int n, bool *hard);
 
 #endif
