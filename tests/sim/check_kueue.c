@@ -345,6 +345,13 @@ START_TEST(shared_kep_example)
 	s = _order(t, &p);
 	ck_assert_str_eq(s, "node[1,3]");
 	free(s);
+	/* Kueue counts pods, not nodes: 3 units fit node1 alone, so a job
+	 * that must span 2 nodes is refused with the reason */
+	r.units = 3;
+	r.nnodes = 2;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_KUEUE_BESTFIT, &r, &p,
+				      why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "fewer than the 2"), "%s", why);
 	hwloc_bitmap_free(avail);
 	topoml_free(t);
 }

@@ -715,20 +715,14 @@ static int _optimal_set(struct ktree *k, const int *v, int n_v, long n,
 			continue;	/* "pick this domain" needs a slice */
 		for (int i = m; i > 0; i--) {
 			for (int x = 0; x < row[i - 1].n; x++) {
-				long before = row[i - 1].left[x];
-				int node;
+				long after = row[i - 1].left[x] - k->d[d].cnt;
+				int node, at = _row_find(&row[i], after);
 
-				if (before <= 0)
-					continue;
-				if (_row_find(&row[i], before - k->d[d].cnt) <
-				    row[i].n &&
-				    row[i].left[_row_find(&row[i], before -
-						k->d[d].cnt)] ==
-				    before - k->d[d].cnt)
-					continue;
+				if (row[i - 1].left[x] <= 0 ||
+				    (at < row[i].n && row[i].left[at] == after))
+					continue;	/* done, or not first */
 				node = _dp_node(k, d, row[i - 1].list[x]);
-				if (node < 0 || _row_put(&row[i], before -
-							 k->d[d].cnt, node))
+				if (node < 0 || _row_put(&row[i], after, node))
 					goto out;
 			}
 		}
@@ -992,6 +986,14 @@ int topoml__kueue_place(const struct place_in *in,
 	rc = _assign(&k, rq, shared ? (long)req->units : in->n, out, why,
 		     whylen);
 	_free_tree(&k);
+	if (!rc && out->n < in->n) {
+		/* Kueue knows pods, not a least node count */
+		snprintf(why, whylen, "Kueue TAS packs the %u units on %d "
+			 "nodes, fewer than the %d wanted", req->units, out->n,
+			 in->n);
+		topoml_placement_clear(out);
+		return -1;
+	}
 	return rc;
 }
 
