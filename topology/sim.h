@@ -29,6 +29,14 @@ extern "C" {
 #define TOPOML_POLICY_SLURM_DRAGONFLY	((enum topoml_policy)2)
 #define TOPOML_POLICY_SLURM_TORUS3D	((enum topoml_policy)5)
 #define TOPOML_POLICY_SLURM_BLOCK	((enum topoml_policy)6)
+/*
+ * Kueue's Topology Aware Scheduling (kubernetes-sigs/kueue, TAS): its
+ * BestFit, LeastFreeCapacity and BalancedPlacement algorithms, the job
+ * asking for the level a Kueue user writes (sim/baselines/kueue_tas.c).
+ */
+#define TOPOML_POLICY_KUEUE_BESTFIT	((enum topoml_policy)7)
+#define TOPOML_POLICY_KUEUE_LEASTFREE	((enum topoml_policy)8)
+#define TOPOML_POLICY_KUEUE_BALANCED	((enum topoml_policy)9)
 /* Volcano's network-topology-aware scheduling (sim/baselines/volcano.c) */
 #define TOPOML_POLICY_VOLCANO		((enum topoml_policy)10)
 

@@ -3,8 +3,8 @@
  * cons_tres with topology/tree and with TopologyParam=dragonfly
  * (place_slurm.c), 26.05's topology/torus3d (torus3d's own choice among
  * the boxes that ../place_torus3d.c finds) and topology/block
- * (slurm_block.c).  The plugins link only the core, so select/topoml
- * carries none of them.
+ * (slurm_block.c); Kueue's Topology Aware Scheduling (kueue_tas.c).  The
+ * plugins link only the core, so select/topoml carries none of them.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
@@ -32,10 +32,19 @@ static int _baseline(const struct place_in *in, enum topoml_policy policy,
 		return topoml__torus3d_boxes(in, false, out, why, whylen);
 	case TOPOML_POLICY_SLURM_BLOCK:
 		return topoml__place_slurm_block(in, out, why, whylen);
+	case TOPOML_POLICY_KUEUE_BESTFIT:
+		return topoml__place_kueue(in, TOPOML_KUEUE_BESTFIT, out, why,
+					   whylen);
+	case TOPOML_POLICY_KUEUE_LEASTFREE:
+		return topoml__place_kueue(in, TOPOML_KUEUE_LEASTFREE, out,
+					   why, whylen);
+	case TOPOML_POLICY_KUEUE_BALANCED:
+		return topoml__place_kueue(in, TOPOML_KUEUE_BALANCED, out, why,
+					   whylen);
 	case TOPOML_POLICY_VOLCANO:
 		return topoml__place_volcano(in, out, why, whylen);
 	default:
-		snprintf(why, whylen, "policy %s is not a Slurm baseline",
+		snprintf(why, whylen, "policy %s is not a baseline",
 			 topoml_policy_name(policy));
 		return -1;
 	}
@@ -46,6 +55,9 @@ static const char *const _names[] = {
 	[TOPOML_POLICY_SLURM_DRAGONFLY] = "slurm-dragonfly",
 	[TOPOML_POLICY_SLURM_TORUS3D] = "slurm-torus3d",
 	[TOPOML_POLICY_SLURM_BLOCK] = "slurm-block",
+	[TOPOML_POLICY_KUEUE_BESTFIT] = "kueue-bestfit",
+	[TOPOML_POLICY_KUEUE_LEASTFREE] = "kueue-leastfree",
+	[TOPOML_POLICY_KUEUE_BALANCED] = "kueue-balanced",
 	[TOPOML_POLICY_VOLCANO] = "volcano",
 };
 

@@ -1,5 +1,5 @@
 /*
- * The Slurm baselines' engines inside libtopoml_sim (see
+ * The baselines' engines (Slurm's, Kueue's) inside libtopoml_sim (see
  * place/common/place_int.h for what every engine gets).  Not part of the
  * public API.
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -25,5 +25,38 @@ int topoml__place_volcano(const struct place_in *in,
 /* The job's highestTierAllowed there for n nodes (*hard: mode hard,
  * else soft: the cluster top's tier), or -1 when out of memory. */
 int topoml__volcano_tier(const topoml_topo_t *t, int n, bool *hard);
+
+/*
+ * Kueue's Topology Aware Scheduling (kueue_tas.c): kueue-bestfit,
+ * kueue-leastfree, kueue-balanced.  A request as a Kueue PodSet writes
+ * it: its kind, its level counted up from hostname (1: rack, 2: block),
+ * and whether the TASBalancedPlacement gate is on (it acts on preferred
+ * requests only).
+ */
+enum topoml_kueue_algo {
+	TOPOML_KUEUE_BESTFIT,
+	TOPOML_KUEUE_LEASTFREE,
+	TOPOML_KUEUE_BALANCED,
+};
+enum topoml_kueue_kind {
+	TOPOML_KUEUE_PREFERRED,
+	TOPOML_KUEUE_REQUIRED,
+	TOPOML_KUEUE_UNCONSTRAINED,
+};
+struct topoml_kueue_req {
+	enum topoml_kueue_kind kind;
+	int level;
+	bool balanced;
+};
+/* The policy's request for the job (see kueue_tas.c), then Kueue's. */
+int topoml__place_kueue(const struct place_in *in,
+			enum topoml_kueue_algo algo,
+			struct topoml_placement *out, char *why,
+			size_t whylen);
+/* Kueue's assignment for request rq (the unit tests' entry). */
+int topoml__kueue_place(const struct place_in *in,
+			const struct topoml_kueue_req *rq,
+			struct topoml_placement *out, char *why,
+			size_t whylen);
 
 #endif
