@@ -8,9 +8,11 @@
  * of switches, topology/block for one of blocks, else topology/default or
  * flat) as a plugin context, the way src/interfaces/topology.c loads the
  * configured one, and forwards every topology_p_* entry point to it.
- * Only eval_nodes does more, in slurmctld: the engine's best choices among
- * cons_tres's candidates (select_plan.c's plans, shared with select/topoml)
- * each narrow the node map, and the wrapped plugin's own eval_nodes (which
+ * Four do more, in slurmctld: get_rank (26.05) answers with the job's
+ * order=; get_fragmentation and the topoinfo print give the engine's
+ * figure and model (topo_show.c); and in eval_nodes the engine's best
+ * choices among cons_tres's candidates (select_plan.c's plans, shared
+ * with select/topoml) each narrow the node map, and the wrapped plugin's own eval_nodes (which
  * runs Slurm's common eval_nodes code, src/plugins/topology/common/) sizes
  * cores, memory and GRES there.  Slurm links that common code into each
  * of its topology plugins (libtopology_common.la, no symbol of slurmctld),
