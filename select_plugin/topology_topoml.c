@@ -12,9 +12,9 @@
  * order=; get_fragmentation and the topoinfo print give the engine's
  * figure and model (topo_show.c); and in eval_nodes the engine's best
  * choices among cons_tres's candidates (select_plan.c's plans, shared
- * with select/topoml) each narrow the node map, and the wrapped plugin's own eval_nodes (which
- * runs Slurm's common eval_nodes code, src/plugins/topology/common/) sizes
- * cores, memory and GRES there.  Slurm links that common code into each
+ * with select/topoml) each narrow the node map, and the wrapped
+ * plugin's own eval_nodes (which runs Slurm's common eval_nodes code,
+ * src/plugins/topology/common/) sizes cores, memory and GRES there.  Slurm links that common code into each
  * of its topology plugins (libtopology_common.la, no symbol of slurmctld),
  * so the wrapped plugin is how one outside Slurm's tree reaches it.  A
  * request the engine does not model, or any failure, gets the wrapped
