@@ -9,16 +9,17 @@
  * flat) as a plugin context, the way src/interfaces/topology.c loads the
  * configured one, and forwards every topology_p_* entry point to it.
  * Four do more, in slurmctld: get_rank (26.05) answers with the job's
- * order=; get_fragmentation and the topoinfo print give the engine's
- * figure and model (topo_show.c); and in eval_nodes the engine's best
- * choices among cons_tres's candidates (select_plan.c's plans, shared
- * with select/topoml) each narrow the node map, and the wrapped
- * plugin's own eval_nodes (which runs Slurm's common eval_nodes code,
- * src/plugins/topology/common/) sizes cores, memory and GRES there.  Slurm links that common code into each
- * of its topology plugins (libtopology_common.la, no symbol of slurmctld),
- * so the wrapped plugin is how one outside Slurm's tree reaches it.  A
- * request the engine does not model, or any failure, gets the wrapped
- * plugin on the whole map: the job runs as with stock Slurm.
+ * order=; get_fragmentation and the topoinfo print give the engine's figure
+ * and model (topo_show.c); and in eval_nodes the engine's best choices
+ * among cons_tres's candidates (select_plan.c's plans, shared with
+ * select/topoml) each narrow the node map, and the wrapped plugin's own
+ * eval_nodes (which runs Slurm's common eval_nodes code,
+ * src/plugins/topology/common/) sizes cores, memory and GRES there.  Slurm
+ * links that common code into each of its topology plugins
+ * (libtopology_common.la, no symbol of slurmctld), so the wrapped plugin is
+ * how one outside Slurm's tree reaches it.  A request the engine does not
+ * model, or any failure, gets the wrapped plugin on the whole map: the job
+ * runs as with stock Slurm.
  *
  * Site configuration (topoml.conf and the topology it names) and the job
  * view are select/topoml's (select_conf.c, select_job.c); release
