@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <netdb.h>
 #include <sched.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "ctld_job.h"
 #include "topoml/jobcomment.h"
 #include "plugin.h"
+#include "preflight.h"
 #include "secure.h"
 #include "slurm_compat.h"
 
@@ -689,6 +691,53 @@ static int _plan(spank_t sp)
 	return 0;
 }
 
+/*
+ * --ml-preflight: this node against its model and Slurm's GPUs for the
+ * step.  Here, in init_post_opt: as root, once a step on each node,
+ * before any task is forked (task_init_privileged runs once a task, in
+ * the task); user_init, the first callback with the step's output open,
+ * reports a failure (ml_remote_user_init).
+ */
+static char _pf_why[1024];
+
+static void _preflight(spank_t sp)
+{
+	struct hw_node *n = hw_node_new();
+	char gpus[1024], err[1400];
+	struct timespec t0, t1;
+	long ms;
+	int bad;
+
+	_node_name();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!n || _load_model(n, err, sizeof(err))) {
+		snprintf(_pf_why, sizeof(_pf_why), "no node model (%.400s): what "
+			 "the node should have is not known", n ? err :
+			 "out of memory");
+		bad = 1;
+	} else {
+		if (_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) &&
+		    _getenv(sp, "SLURM_JOB_GPUS", gpus, sizeof(gpus)))
+			gpus[0] = '\0';
+		bad = ml_preflight_quick(&ml.conf, n, gpus, _pf_why,
+					 sizeof(_pf_why));
+	}
+	hw_node_free(n);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+		(t1.tv_nsec - t0.tv_nsec) / 1000000;
+	if (!bad) {
+		ml_log(ML_LOG_INFO, "topoml: --ml-preflight: node %s passed "
+		       "(quick, %ld ms)", ml.node_name, ms);
+		return;
+	}
+	ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: node %s failed (quick, "
+	       "%ld ms): %s", ml.node_name, ms, _pf_why);
+	ml.preflight_failed = true;
+	snprintf(err, sizeof(err), "node %s: %s", ml.node_name, _pf_why);
+	_node_error("--ml-preflight: %s", err);
+}
+
 int ml_remote_post_opt(spank_t sp)
 {
 	char err[1024], path[PATH_MAX + 64];
@@ -702,6 +751,9 @@ int ml_remote_post_opt(spank_t sp)
 	if (ml.ckpt.set && ml_ckpt_post_opt(sp, &ml.ckpt, ml.conf.cache_dir,
 					    err, sizeof(err)))
 		_node_error("--ml-ckpt: %s", err);
+	if (stepid != ML_EXTERN_STEP &&
+	    ml.val[ML_OPT_PREFLIGHT] == ML_PREFLIGHT_QUICK)
+		_preflight(sp);
 	spank_get_item(sp, S_JOB_ID, &jobid);
 	if (stepid != ML_EXTERN_STEP)
 		_spares(sp, jobid, stepid != ML_BATCH_STEP &&
@@ -797,6 +849,19 @@ int ml_remote_user_init(spank_t sp)
 {
 	char err[1024];
 
+	/*
+	 * --ml-preflight failed on this node: one line in the step's output
+	 * (slurmstepd's stderr is the step's from here on) and the launch
+	 * fails here, before any task is forked.  Not on the batch step,
+	 * where an error drains the node: task_init refuses its script.
+	 */
+	if (ml.preflight_failed && ml.stepid != ML_BATCH_STEP) {
+		topoml_log_format(err, sizeof(err), "node %s: %s",
+				  ml.node_name, _pf_why);
+		dprintf(STDERR_FILENO, "topoml: --ml-preflight: %s\n", err);
+		ml.user_error_said = true;
+		return -1;
+	}
 	if (ml.ckpt.set && !ml.user_error[0] &&
 	    ml_ckpt_user_init(sp, &ml.ckpt, err, sizeof(err)))
 		_node_error("--ml-ckpt: %s", err);
@@ -903,6 +968,8 @@ static void __attribute__((noreturn)) _refuse(spank_t sp)
 
 	spank_get_item(sp, S_TASK_ID, &tid);
 	spank_get_item(sp, S_JOB_NODEID, &nodeid);
+	if (ml.user_error_said)
+		_exit(1);
 	if (tid == 0 && nodeid == 0)
 		dprintf(STDERR_FILENO, "topoml: %s\n", ml.user_error);
 	else if (tid == 0 && ml.user_error_node)
