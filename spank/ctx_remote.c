@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <netdb.h>
 #include <sched.h>
+#include <signal.h>
 #include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -851,16 +852,26 @@ int ml_remote_user_init(spank_t sp)
 
 	/*
 	 * --ml-preflight failed on this node: one line in the step's output
-	 * (slurmstepd's stderr is the step's from here on) and the launch
-	 * fails here, before any task is forked.  Not on the batch step,
-	 * where an error drains the node: task_init refuses its script.
+	 * (slurmstepd's stderr is the step's from here on), the step ended
+	 * on every node with the user's own right (the effective uid here
+	 * is the job's: an error return would only fail this node's launch,
+	 * which srun 22.05 counts as success), and task_init ends this
+	 * node's tasks before exec.  The batch step: task_init refuses its
+	 * script, which fails the job (an error here would drain the node).
 	 */
 	if (ml.preflight_failed && ml.stepid != ML_BATCH_STEP) {
+		uint32_t jobid = 0;
+
 		topoml_log_format(err, sizeof(err), "node %s: %s",
 				  ml.node_name, _pf_why);
 		dprintf(STDERR_FILENO, "topoml: --ml-preflight: %s\n", err);
 		ml.user_error_said = true;
-		return -1;
+		spank_get_item(sp, S_JOB_ID, &jobid);
+		if (ml_kill_step(jobid, ml.stepid, SIGKILL))
+			ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: cannot "
+			       "end step %u.%u: %s", jobid, ml.stepid,
+			       slurm_strerror(errno));
+		return 0;
 	}
 	if (ml.ckpt.set && !ml.user_error[0] &&
 	    ml_ckpt_user_init(sp, &ml.ckpt, err, sizeof(err)))
