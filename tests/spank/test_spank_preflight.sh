@@ -86,6 +86,15 @@ nvml ""
 ib=$N2SYS/class/infiniband
 echo "1: DOWN" >"$ib/mlx5_0/ports/1/state"
 fault "HCA mlx5_0 port 1 is DOWN"
+# The environment twin asks the same; off (the site's default too) skips.
+step --export=ALL,TOPOML_PREFLIGHT=quick true
+[ $rc != 0 ] && grep -q "node n2: HCA mlx5_0 port 1 is DOWN" "$out" ||
+	cluster_fail "TOPOML_PREFLIGHT=quick: rc $rc: $(cat "$out")"
+step --ml-preflight=off true
+[ $rc = 0 ] || cluster_fail "--ml-preflight=off: rc $rc: $(cat "$out")"
+step true
+[ $rc = 0 ] || cluster_fail "no --ml-preflight: rc $rc: $(cat "$out")"
+echo "ok: TOPOML_PREFLIGHT=quick checks, --ml-preflight=off and no option do not"
 echo "4: ACTIVE" >"$ib/mlx5_0/ports/1/state"
 echo "100 Gb/sec (4X EDR)" >"$ib/mlx5_1/ports/2/rate"
 fault "HCA mlx5_1 port 2 runs at 100 Gb/sec (4X EDR), below 200 Gb/s"
