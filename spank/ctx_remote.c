@@ -852,25 +852,15 @@ int ml_remote_user_init(spank_t sp)
 
 	/*
 	 * --ml-preflight failed on this node: one line in the step's output
-	 * (slurmstepd's stderr is the step's from here on), the step ended
-	 * on every node with the user's own right (the effective uid here
-	 * is the job's: an error return would only fail this node's launch,
-	 * which srun 22.05 counts as success), and task_init ends this
-	 * node's tasks before exec.  The batch step: task_init refuses its
-	 * script, which fails the job (an error here would drain the node).
+	 * (slurmstepd's stderr is the step's from here on); task_init ends
+	 * the step.  The batch step: task_init refuses its script, which
+	 * fails the job (an error return here would drain the node).
 	 */
 	if (ml.preflight_failed && ml.stepid != ML_BATCH_STEP) {
-		uint32_t jobid = 0;
-
 		topoml_log_format(err, sizeof(err), "node %s: %s",
 				  ml.node_name, _pf_why);
 		dprintf(STDERR_FILENO, "topoml: --ml-preflight: %s\n", err);
 		ml.user_error_said = true;
-		spank_get_item(sp, S_JOB_ID, &jobid);
-		if (ml_kill_step(jobid, ml.stepid, SIGKILL))
-			ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: cannot "
-			       "end step %u.%u: %s", jobid, ml.stepid,
-			       slurm_strerror(errno));
 		return 0;
 	}
 	if (ml.ckpt.set && !ml.user_error[0] &&
@@ -989,6 +979,20 @@ static void __attribute__((noreturn)) _refuse(spank_t sp)
 	_exit(1);
 }
 
+static void __attribute__((noreturn)) _preflight_cancel(spank_t sp)
+{
+	uint32_t jobid = 0;
+	int tid = -1;
+
+	spank_get_item(sp, S_TASK_ID, &tid);
+	spank_get_item(sp, S_JOB_ID, &jobid);
+	if (tid == 0 && ml_kill_step(jobid, ml.stepid, SIGKILL))
+		ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: cannot cancel "
+		       "step %u.%u: %s", jobid, ml.stepid,
+		       slurm_strerror(errno));
+	_exit(1);
+}
+
 /* A line in the job's output from the step's first task (escaped). */
 static void __attribute__((format(printf, 2, 3)))
 _first_task_says(spank_t sp, const char *fmt, ...)
@@ -1048,6 +1052,16 @@ int ml_remote_task_init(spank_t sp)
 	int tid = -1, rc = 0;
 	bool bound = false;
 
+	/*
+	 * --ml-preflight failed on this node: its first task cancels the
+	 * step on every node with the user's own right (a task runs as the
+	 * user), and no task here reaches exec.  Not from user_init: failing
+	 * the launch there, srun 22.05 counts the node's tasks as fine, and
+	 * 23.11+ hold slurmstepd's auth lock there, so an RPC is fatal; they
+	 * release it for task_init.
+	 */
+	if (ml.preflight_failed && ml.stepid != ML_BATCH_STEP)
+		_preflight_cancel(sp);
 	if (ml.user_error[0] && ml.stepid != ML_EXTERN_STEP)
 		_refuse(sp);
 	if (ml.ckpt.set && ml_ckpt_resume_note()[0])
