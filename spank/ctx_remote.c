@@ -13,11 +13,11 @@
 #include <netdb.h>
 #include <sched.h>
 #include <signal.h>
-#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <slurm/slurm.h>
 
@@ -697,7 +697,8 @@ static int _plan(spank_t sp)
  * step.  Here, in init_post_opt: as root, once a step on each node,
  * before any task is forked (task_init_privileged runs once a task, in
  * the task); user_init, the first callback with the step's output open,
- * reports a failure (ml_remote_user_init).
+ * says why the node failed, and task_init cancels the step
+ * (_preflight_cancel).
  */
 static char _pf_why[1024];
 
@@ -860,7 +861,6 @@ int ml_remote_user_init(spank_t sp)
 		topoml_log_format(err, sizeof(err), "node %s: %s",
 				  ml.node_name, _pf_why);
 		dprintf(STDERR_FILENO, "topoml: --ml-preflight: %s\n", err);
-		ml.user_error_said = true;
 		return 0;
 	}
 	if (ml.ckpt.set && !ml.user_error[0] &&
@@ -969,8 +969,6 @@ static void __attribute__((noreturn)) _refuse(spank_t sp)
 
 	spank_get_item(sp, S_TASK_ID, &tid);
 	spank_get_item(sp, S_JOB_NODEID, &nodeid);
-	if (ml.user_error_said)
-		_exit(1);
 	if (tid == 0 && nodeid == 0)
 		dprintf(STDERR_FILENO, "topoml: %s\n", ml.user_error);
 	else if (tid == 0 && ml.user_error_node)

@@ -48,7 +48,6 @@ struct ml_state {
 	char user_error[512];
 	bool user_error_node;		/* this node's own (a path): each
 					 * node that has it prints it */
-	bool user_error_said;		/* printed already (user_init) */
 	bool preflight_failed;		/* --ml-preflight: this node */
 	uint32_t stepid;
 };
