@@ -84,7 +84,8 @@ if [ $# -eq 0 ]; then
 		spank/test_spank_srun.sh \
 		spank/test_spank_sbatch.sh spank/test_spank_ports.sh \
 		spank/test_spank_cache.sh spank/test_spank_gres.sh \
-		spank/test_spank_amd.sh spank/test_spank_help.sh
+		spank/test_spank_amd.sh spank/test_spank_help.sh \
+		spank/test_spank_preflight.sh
 	# Those that need a newer release skip themselves (exit 77).
 	[ -n "$sel" ] &&
 		set -- "$@" select/test_select_exports.sh \

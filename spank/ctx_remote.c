@@ -12,16 +12,19 @@
 #include <limits.h>
 #include <netdb.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <slurm/slurm.h>
 
 #include "ctld_job.h"
 #include "topoml/jobcomment.h"
 #include "plugin.h"
+#include "preflight.h"
 #include "secure.h"
 #include "slurm_compat.h"
 
@@ -689,6 +692,54 @@ static int _plan(spank_t sp)
 	return 0;
 }
 
+/*
+ * --ml-preflight: this node against its model and Slurm's GPUs for the
+ * step.  Here, in init_post_opt: as root, once a step on each node,
+ * before any task is forked (task_init_privileged runs once a task, in
+ * the task); user_init, the first callback with the step's output open,
+ * says why the node failed, and task_init cancels the step
+ * (_preflight_cancel).
+ */
+static char _pf_why[1024];
+
+static void _preflight(spank_t sp)
+{
+	struct hw_node *n = hw_node_new();
+	char gpus[1024], err[1400];
+	struct timespec t0, t1;
+	long ms;
+	int bad;
+
+	_node_name();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!n || _load_model(n, err, sizeof(err))) {
+		snprintf(_pf_why, sizeof(_pf_why), "no node model (%.400s): what "
+			 "the node should have is not known", n ? err :
+			 "out of memory");
+		bad = 1;
+	} else {
+		if (_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) &&
+		    _getenv(sp, "SLURM_JOB_GPUS", gpus, sizeof(gpus)))
+			gpus[0] = '\0';
+		bad = ml_preflight_quick(&ml.conf, n, gpus, _pf_why,
+					 sizeof(_pf_why));
+	}
+	hw_node_free(n);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+		(t1.tv_nsec - t0.tv_nsec) / 1000000;
+	if (!bad) {
+		ml_log(ML_LOG_INFO, "topoml: --ml-preflight: node %s passed "
+		       "(quick, %ld ms)", ml.node_name, ms);
+		return;
+	}
+	ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: node %s failed (quick, "
+	       "%ld ms): %s", ml.node_name, ms, _pf_why);
+	ml.preflight_failed = true;
+	snprintf(err, sizeof(err), "node %s: %s", ml.node_name, _pf_why);
+	_node_error("--ml-preflight: %s", err);
+}
+
 int ml_remote_post_opt(spank_t sp)
 {
 	char err[1024], path[PATH_MAX + 64];
@@ -702,6 +753,9 @@ int ml_remote_post_opt(spank_t sp)
 	if (ml.ckpt.set && ml_ckpt_post_opt(sp, &ml.ckpt, ml.conf.cache_dir,
 					    err, sizeof(err)))
 		_node_error("--ml-ckpt: %s", err);
+	if (stepid != ML_EXTERN_STEP &&
+	    ml.val[ML_OPT_PREFLIGHT] == ML_PREFLIGHT_QUICK)
+		_preflight(sp);
 	spank_get_item(sp, S_JOB_ID, &jobid);
 	if (stepid != ML_EXTERN_STEP)
 		_spares(sp, jobid, stepid != ML_BATCH_STEP &&
@@ -797,6 +851,18 @@ int ml_remote_user_init(spank_t sp)
 {
 	char err[1024];
 
+	/*
+	 * --ml-preflight failed on this node: one line in the step's output
+	 * (slurmstepd's stderr is the step's from here on); task_init ends
+	 * the step.  The batch step: task_init refuses its script, which
+	 * fails the job (an error return here would drain the node).
+	 */
+	if (ml.preflight_failed && ml.stepid != ML_BATCH_STEP) {
+		topoml_log_format(err, sizeof(err), "node %s: %s",
+				  ml.node_name, _pf_why);
+		dprintf(STDERR_FILENO, "topoml: --ml-preflight: %s\n", err);
+		return 0;
+	}
 	if (ml.ckpt.set && !ml.user_error[0] &&
 	    ml_ckpt_user_init(sp, &ml.ckpt, err, sizeof(err)))
 		_node_error("--ml-ckpt: %s", err);
@@ -911,6 +977,20 @@ static void __attribute__((noreturn)) _refuse(spank_t sp)
 	_exit(1);
 }
 
+static void __attribute__((noreturn)) _preflight_cancel(spank_t sp)
+{
+	uint32_t jobid = 0;
+	int tid = -1;
+
+	spank_get_item(sp, S_TASK_ID, &tid);
+	spank_get_item(sp, S_JOB_ID, &jobid);
+	if (tid == 0 && ml_kill_step(jobid, ml.stepid, SIGKILL))
+		ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: cannot cancel "
+		       "step %u.%u: %s", jobid, ml.stepid,
+		       slurm_strerror(errno));
+	_exit(1);
+}
+
 /* A line in the job's output from the step's first task (escaped). */
 static void __attribute__((format(printf, 2, 3)))
 _first_task_says(spank_t sp, const char *fmt, ...)
@@ -970,6 +1050,16 @@ int ml_remote_task_init(spank_t sp)
 	int tid = -1, rc = 0;
 	bool bound = false;
 
+	/*
+	 * --ml-preflight failed on this node: its first task cancels the
+	 * step on every node with the user's own right (a task runs as the
+	 * user), and no task here reaches exec.  Not from user_init: failing
+	 * the launch there, srun 22.05 counts the node's tasks as fine, and
+	 * 23.11+ hold slurmstepd's auth lock there, so an RPC is fatal; they
+	 * release it for task_init.
+	 */
+	if (ml.preflight_failed && ml.stepid != ML_BATCH_STEP)
+		_preflight_cancel(sp);
 	if (ml.user_error[0] && ml.stepid != ML_EXTERN_STEP)
 		_refuse(sp);
 	if (ml.ckpt.set && ml_ckpt_resume_note()[0])

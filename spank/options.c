@@ -19,7 +19,7 @@ static int _cb(int val, const char *optarg, int remote);
  * which the plugstack.conf parser reads too.
  */
 static struct spank_option _table[ML_OPT_COUNT];
-static char _usage[ML_OPT_COUNT][256];
+static char _usage[ML_OPT_COUNT][512];
 
 static void _table_build(void)
 {
@@ -30,7 +30,8 @@ static void _table_build(void)
 			.name = (char *)ml_opt_name(i),
 			.arginfo = (char *)ml_opt_arginfo(i),
 			.usage = _usage[i],
-			.has_arg = 1,
+			/* --ml-preflight alone: quick (_set) */
+			.has_arg = i == ML_OPT_PREFLIGHT ? 2 : 1,
 			.val = i,
 			.cb = _cb,
 		};
@@ -59,6 +60,8 @@ static int _set(int opt, const char *arg, const char *what, bool remote)
 	char err[512];
 	int rc;
 
+	if (opt == ML_OPT_PREFLIGHT && !*arg)
+		arg = "quick";
 	if (opt == ML_OPT_CKPT)
 		rc = ml_ckpt_parse(arg, &ml.ckpt, err, sizeof(err));
 	else if (opt == ML_OPT_PARALLEL)

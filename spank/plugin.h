@@ -48,6 +48,7 @@ struct ml_state {
 	char user_error[512];
 	bool user_error_node;		/* this node's own (a path): each
 					 * node that has it prints it */
+	bool preflight_failed;		/* --ml-preflight: this node */
 	uint32_t stepid;
 };
 

@@ -4,6 +4,8 @@
  * each, so that the plugin's code reads the same for every release.
  *   - hostlist_t: topology/util/hostlist_compat.h.
  *   - slurm_load_job() and slurm_requeue() take a slurm_step_id_t in 26.05.
+ *   - slurm_kill_job_step() gains flags in 23.11 and takes a
+ *     slurm_step_id_t by address from 25.11.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef TOPOML_SPANK_SLURM_COMPAT_H
@@ -42,6 +44,31 @@ static inline int ml_load_job(job_info_msg_t **info, uint32_t job_id)
 static inline int ml_requeue(uint32_t job_id)
 {
 	return slurm_requeue(job_id, 0);
+}
+#endif
+
+/* Through slurmctld, which signals the nodes on its own time. */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+static inline int ml_kill_step(uint32_t job_id, uint32_t step_id,
+			       uint16_t sig)
+{
+	slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
+
+	id.job_id = job_id;
+	id.step_id = step_id;
+	return slurm_kill_job_step(&id, sig, 0);
+}
+#elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
+static inline int ml_kill_step(uint32_t job_id, uint32_t step_id,
+			       uint16_t sig)
+{
+	return slurm_kill_job_step(job_id, step_id, sig, 0);
+}
+#else
+static inline int ml_kill_step(uint32_t job_id, uint32_t step_id,
+			       uint16_t sig)
+{
+	return slurm_kill_job_step(job_id, step_id, sig);
 }
 #endif
 

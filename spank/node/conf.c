@@ -75,6 +75,16 @@ static const struct _optdesc _opts[ML_OPT_COUNT] = {
 		"the last K nodes of the job (ring order) are hot spares: no "
 		"rank until topoml-run puts one in a failed node's place",
 		"K", { NULL }, { -1 }, false },
+	/* Given alone (--ml-preflight), quick: options.c. */
+	[ML_OPT_PREFLIGHT] = {
+		"ml-preflight", "TOPOML_PREFLIGHT", "preflight",
+		"before the first task each node checks itself: its GPUs seen "
+		"by NVML, no uncorrectable ECC error or pending page "
+		"retirement, no thermal or power clock slowdown, NVLink links "
+		"and HCA ports up at their speed; a failing node fails the "
+		"step, named in its output", NULL,
+		{ "off", "quick", NULL },
+		{ ML_PREFLIGHT_QUICK, ML_PREFLIGHT_OFF, -1 }, false },
 };
 
 static bool _valid(int opt)
@@ -215,6 +225,8 @@ void ml_conf_init(struct ml_conf *c)
 	c->nccl_topo = ML_TOPO_AUTO;
 	c->bind_cpus = true;
 	c->max_spares = 64;
+	c->def[ML_OPT_PREFLIGHT] = ML_PREFLIGHT_OFF;
+	c->pf_ib_rate = -1;
 }
 
 int ml_spares_parse(const struct ml_conf *c, const char *arg, int *k,
@@ -462,6 +474,18 @@ static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
 		if (_int(v, 0, TOPOML_SPARES_MAX, &n))
 			goto bad;
 		c->max_spares = (int)n;
+		return 0;
+	}
+	if (!strcmp(key, "preflight_ib_rate")) {
+		/* Gb/s, as sysfs and ibstat give it (HDR: 200). */
+		if (!strcmp(v, "auto"))
+			c->pf_ib_rate = -1;
+		else if (!strcmp(v, "off"))
+			c->pf_ib_rate = 0;
+		else if (_int(v, 1, 100000, &n))
+			goto bad;
+		else
+			c->pf_ib_rate = n * 1000;
 		return 0;
 	}
 	if (!strcmp(key, "rails")) {

@@ -129,6 +129,32 @@ void hw_islands_number(struct hw_node *n, int *up);
 int hw_nvml_islands(struct hw_node *n, const char *libpath, char *err,
 		    size_t errlen);
 
+/*
+ * hw_nvml.c: what NVML says now of each GPU it sees, for --ml-preflight
+ * (preflight.c judges it).  Counters NVML cannot give (no ECC on the
+ * board, no page retirement on Ampere and newer) stay -1.
+ */
+#define HW_MAX_GPUS	64
+/* Clocks event (throttle) reasons that hold a GPU down: NVML's bits. */
+#define HW_CLOCKS_HW_SLOWDOWN		0x8ULL
+#define HW_CLOCKS_SW_THERMAL		0x20ULL
+#define HW_CLOCKS_HW_THERMAL		0x40ULL
+#define HW_CLOCKS_HW_POWER_BRAKE	0x80ULL
+struct hw_gpu_health {
+	char busid[HW_BUSID_LEN];	/* normalized, "" when lost */
+	int index;			/* NVML's index */
+	int lost;			/* NVML's error for the device, 0 ok */
+	long long ecc_unc;		/* uncorrectable ECC errors (volatile) */
+	int retire_pending;		/* retired pages pending: 1, 0, -1 */
+	int remap_pending;		/* row remapping pending: 1, 0, -1 */
+	int remap_failed;		/* row remapping failed: 1, 0, -1 */
+	long long clocks;		/* clocks event reasons, -1 unknown */
+	int links, links_up;		/* NVLink links that answer, up */
+};
+/* 0 with *n GPUs in out (at most max), or -1 + err (no NVML, no driver). */
+int hw_nvml_health(const char *libpath, struct hw_gpu_health *out, int max,
+		   int *n, char *err, size_t errlen);
+
 /* All GPUs are AMD's: the node speaks ROCm (ROCR_VISIBLE_DEVICES). */
 bool hw_node_amd(const struct hw_node *n);
 
@@ -145,6 +171,25 @@ int hw_ib_sysfs(struct hw_node *n, const char *root, char *err,
 		size_t errlen);
 int hw_ib_verbs(struct hw_node *n, char *err, size_t errlen);
 void hw_ib_default_ports(struct hw_node *n);
+/*
+ * HCA ports now, for --ml-preflight: state and rate of each port of the
+ * model's verbs NICs as ROOT/class/infiniband/<hca>/ports/<n> says.  A
+ * port whose directory is gone has state 0.  Returns the count (at most
+ * max).
+ */
+struct hw_port_health {
+	char hca[HW_NAME_LEN];
+	int port;
+	int state;		/* 4 ACTIVE, 0 unreadable */
+	int link_layer;		/* enum hw_link_layer */
+	long rate;		/* Mb/s, 0 unknown */
+	char rate_text[48];	/* sysfs's words: "200 Gb/sec (4X HDR)" */
+};
+int hw_ib_port_health(const struct hw_node *n, const char *root,
+		      struct hw_port_health *out, int max);
+/* sysfs's rate ("100 Gb/sec (4X EDR)", "53.125 Gb/sec (1X HDR)") in
+ * Mb/s: 0, or -1 when s is not one. */
+int hw_ib_rate_parse(const char *s, long *mbps);
 
 /* nccl_topo.c: NCCL topology XML (NCCL_TOPO_FILE) from hwloc. */
 int hw_write_nccl_topo(hwloc_topology_t topo, const struct hw_node *n,

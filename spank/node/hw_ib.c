@@ -170,3 +170,80 @@ void hw_ib_default_ports(struct hw_node *n)
 			n->nics[j].ports[0].gid_index = -1;
 		}
 }
+
+int hw_ib_rate_parse(const char *s, long *mbps)
+{
+	long whole = 0, frac = 0, scale = 1000;
+	int digits = 0;
+
+	/* "%d[.%d] Gb/sec" then nothing or " (...)": the kernel's format
+	 * (drivers/infiniband/core/sysfs.c, rate_show). */
+	if (!s)
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++)
+		if (++digits > 7)
+			return -1;
+		else
+			whole = whole * 10 + (*s - '0');
+	if (!digits)
+		return -1;
+	if (*s == '.') {
+		s++;
+		if (*s < '0' || *s > '9')
+			return -1;
+		for (; *s >= '0' && *s <= '9'; s++) {
+			scale /= 10;
+			if (!scale)
+				return -1;
+			frac += (*s - '0') * scale;
+		}
+	}
+	if (strncmp(s, " Gb/sec", 7))
+		return -1;
+	s += 7;
+	if (*s && strncmp(s, " (", 2))
+		return -1;
+	*mbps = whole * 1000 + frac;
+	return 0;
+}
+
+int hw_ib_port_health(const struct hw_node *n, const char *root,
+		      struct hw_port_health *out, int max)
+{
+	char dir[4096], p[4200], buf[128];
+	int k = 0;
+
+	if (!root || !*root)
+		root = "/sys";
+	for (int j = 0; j < n->nnics; j++) {
+		const struct hw_nic *c = &n->nics[j];
+
+		if (c->kind != HW_NIC_VERBS)
+			continue;
+		snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports",
+			 root, c->name);
+		for (int q = 0; q < c->nports && k < max; q++) {
+			struct hw_port_health *h = &out[k++];
+
+			memset(h, 0, sizeof(*h));
+			snprintf(h->hca, sizeof(h->hca), "%s", c->name);
+			h->port = c->ports[q].num;
+			h->link_layer = c->ports[q].link_layer;
+			snprintf(p, sizeof(p), "%s/%d/state", dir, h->port);
+			if (!_read_line(p, buf, sizeof(buf)))
+				h->state = atoi(buf);	/* "4: ACTIVE" */
+			snprintf(p, sizeof(p), "%s/%d/link_layer", dir, h->port);
+			if (!_read_line(p, buf, sizeof(buf)))
+				h->link_layer = !strcasecmp(buf, "Ethernet") ?
+					HW_LL_ETH : !strcasecmp(buf,
+					"InfiniBand") ? HW_LL_IB :
+					HW_LL_UNKNOWN;
+			snprintf(p, sizeof(p), "%s/%d/rate", dir, h->port);
+			if (!_read_line(p, buf, sizeof(buf)) &&
+			    !hw_ib_rate_parse(buf, &h->rate))
+				snprintf(h->rate_text, sizeof(h->rate_text),
+					 "%.47s", buf);
+		}
+	}
+	return k;
+}

@@ -163,3 +163,127 @@ out:
 	dlclose(lib);
 	return rc;
 }
+
+/*
+ * --ml-preflight: each GPU as NVML sees it now.  The counters beyond the
+ * device list are looked up one by one: a driver without one (page
+ * retirement is gone on Ampere, row remapping new with it; "clocks event
+ * reasons" is the newer name of "clocks throttle reasons") leaves that
+ * check unknown rather than failing the node.
+ */
+#define NVML_MEMORY_ERROR_UNCORRECTED	1
+#define NVML_VOLATILE_ECC		0
+
+struct nvml_health_api {
+	struct nvml_api base;
+	nvml_return_t (*ecc)(nvml_device_t, int, int, unsigned long long *);
+	nvml_return_t (*retired)(nvml_device_t, int *);
+	nvml_return_t (*remap)(nvml_device_t, unsigned int *, unsigned int *,
+			       unsigned int *, unsigned int *);
+	nvml_return_t (*clocks)(nvml_device_t, unsigned long long *);
+};
+
+static void _gpu_health(struct nvml_health_api *a, unsigned d,
+			struct hw_gpu_health *g)
+{
+	unsigned long long v = 0;
+	unsigned int corr = 0, unc = 0, pend = 0, fail = 0;
+	struct nvml_pci_info pi;
+	nvml_device_t h;
+	int state = 0;
+	nvml_return_t r;
+
+	memset(g, 0, sizeof(*g));
+	g->index = (int)d;
+	g->ecc_unc = g->clocks = -1;
+	g->retire_pending = g->remap_pending = g->remap_failed = -1;
+	if ((r = a->base.handle(d, &h)) != NVML_SUCCESS ||
+	    (r = a->base.pci(h, &pi)) != NVML_SUCCESS) {
+		g->lost = r;
+		return;
+	}
+	if (hw_busid_normalize(pi.bus_id, g->busid, sizeof(g->busid)))
+		g->busid[0] = '\0';
+	if (a->ecc && a->ecc(h, NVML_MEMORY_ERROR_UNCORRECTED,
+			     NVML_VOLATILE_ECC, &v) == NVML_SUCCESS)
+		g->ecc_unc = v > (unsigned long long)1 << 62 ? 1LL << 62 :
+			(long long)v;
+	if (a->retired && a->retired(h, &state) == NVML_SUCCESS)
+		g->retire_pending = state != 0;
+	if (a->remap && a->remap(h, &corr, &unc, &pend, &fail) ==
+	    NVML_SUCCESS) {
+		g->remap_pending = pend != 0;
+		g->remap_failed = fail != 0;
+	}
+	if (a->clocks && a->clocks(h, &v) == NVML_SUCCESS)
+		g->clocks = (long long)(v & 0x7fffffffffffffffULL);
+	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		if (a->base.link_state(h, l, &state) != NVML_SUCCESS)
+			continue;
+		g->links++;
+		if (state == NVML_FEATURE_ENABLED)
+			g->links_up++;
+	}
+}
+
+int hw_nvml_health(const char *libpath, struct hw_gpu_health *out, int max,
+		   int *n, char *err, size_t errlen)
+{
+	struct nvml_health_api a = { 0 };
+	unsigned int count = 0;
+	nvml_return_t r;
+	void *lib;
+	int rc = -1;
+
+	*n = 0;
+	if (!libpath || !*libpath)
+		libpath = "libnvidia-ml.so.1";
+	if (!(lib = dlopen(libpath, RTLD_NOW | RTLD_LOCAL))) {
+		snprintf(err, errlen, "NVML not available (%s)", dlerror());
+		return -1;
+	}
+#define SYM(field, name) \
+	do { \
+		*(void **)&a.field = dlsym(lib, name); \
+		if (!a.field) { \
+			snprintf(err, errlen, "%s: symbol %s missing", \
+				 libpath, name); \
+			goto out; \
+		} \
+	} while (0)
+	*(void **)&a.base.error_string = dlsym(lib, "nvmlErrorString");
+	SYM(base.init, "nvmlInit_v2");
+	SYM(base.shutdown, "nvmlShutdown");
+	SYM(base.count, "nvmlDeviceGetCount_v2");
+	SYM(base.handle, "nvmlDeviceGetHandleByIndex_v2");
+	SYM(base.pci, "nvmlDeviceGetPciInfo_v3");
+	SYM(base.link_state, "nvmlDeviceGetNvLinkState");
+#undef SYM
+	*(void **)&a.ecc = dlsym(lib, "nvmlDeviceGetTotalEccErrors");
+	*(void **)&a.retired = dlsym(lib,
+				     "nvmlDeviceGetRetiredPagesPendingStatus");
+	*(void **)&a.remap = dlsym(lib, "nvmlDeviceGetRemappedRows");
+	*(void **)&a.clocks = dlsym(lib,
+				    "nvmlDeviceGetCurrentClocksEventReasons");
+	if (!a.clocks)
+		*(void **)&a.clocks = dlsym(lib,
+			"nvmlDeviceGetCurrentClocksThrottleReasons");
+	if ((r = a.base.init()) != NVML_SUCCESS) {
+		snprintf(err, errlen, "nvmlInit: %s%s", _nvml_err(&a.base, r),
+			 r == NVML_ERROR_DRIVER_NOT_LOADED ?
+			 " (driver not loaded)" : "");
+		goto out;
+	}
+	if ((r = a.base.count(&count)) != NVML_SUCCESS) {
+		snprintf(err, errlen, "nvmlDeviceGetCount: %s",
+			 _nvml_err(&a.base, r));
+	} else {
+		for (unsigned d = 0; d < count && *n < max; d++)
+			_gpu_health(&a, d, &out[(*n)++]);
+		rc = 0;
+	}
+	a.base.shutdown();
+out:
+	dlclose(lib);
+	return rc;
+}

@@ -24,6 +24,7 @@ enum ml_opt {
 	ML_OPT_CKPT,
 	ML_OPT_PARALLEL,	/* --ml-parallel: libtopoml parses it */
 	ML_OPT_SPARES,		/* --ml-spares=K: the last K nodes wait */
+	ML_OPT_PREFLIGHT,	/* --ml-preflight[=quick]: node checks */
 	ML_OPT_COUNT
 };
 
@@ -37,6 +38,7 @@ enum ml_comm {
 	ML_COMM_ISOLATE = TOPOML_HINT_ISOLATE,
 	ML_COMM_COUNT
 };
+enum ml_preflight { ML_PREFLIGHT_OFF = 0, ML_PREFLIGHT_QUICK };
 enum ml_nccl_topo { ML_TOPO_OFF = 0, ML_TOPO_AUTO, ML_TOPO_GENERATE,
 		    ML_TOPO_FILE };
 
@@ -60,6 +62,8 @@ struct ml_conf {
 	bool bind_cpus;
 	bool rails;			/* rail-optimised fabric: rails=yes */
 	int max_spares;			/* --ml-spares limit, 0: refused */
+	long pf_ib_rate;		/* preflight_ib_rate, Mb/s: -1 auto,
+					 * 0 off */
 	int ndefaults;			/* nccl_env=NAME=VALUE */
 	char defaults[ML_MAX_DEFAULTS][512];
 };

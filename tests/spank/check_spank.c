@@ -193,8 +193,10 @@ END_TEST
  */
 START_TEST(opt_table)
 {
-	static const char *const conf[] = { "gpu_bind", "nccl", "rank_order",
-					    "comm" };
+	static const char *const conf[ML_OPT_COUNT] = {
+		[ML_OPT_GPU_BIND] = "gpu_bind", [ML_OPT_NCCL] = "nccl",
+		[ML_OPT_RANK_ORDER] = "rank_order", [ML_OPT_COMM] = "comm",
+		[ML_OPT_PREFLIGHT] = "preflight" };
 	struct ml_conf c;
 	char err[512], buf[1024], arginfo[128], *tok, *save = NULL;
 	int v, n;

@@ -5,6 +5,14 @@
  * of GPUs 3 and 7 down), nodriver (nvmlInit fails: driver not loaded).
  * FAKE_NVML_BUSIDS gives the GPUs' PCI bus ids (comma list).  Built a
  * second time with -DFAKE_NO_REMOTE for the "missing symbol" case.
+ *
+ * Faults for --ml-preflight: FAKE_NVML_FAULTS, or the file named by
+ * FAKE_NVML_FAULTS_FILE (read at each nvmlInit, so a test changes a
+ * running node), holds words G being the GPU's index in the bus id list:
+ * missing=G (not enumerated), lost=G (its handle: GPU is lost), ecc=G:N
+ * (N uncorrectable errors), retire=G (retired pages pending), remap=G
+ * (row remapping pending), thermal=G (hardware thermal slowdown),
+ * power=G (power brake), nvlink=G (every link down).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
@@ -21,6 +29,49 @@ struct pci_info {
 static char _bus[16][32];
 static int _n;
 
+enum { F_LOST, F_ECC, F_RETIRE, F_REMAP, F_THERMAL, F_POWER, F_NVLINK,
+       F_COUNT };
+static long _fault[F_COUNT][16];	/* per GPU: 0 none */
+static int _id[16];			/* bus id list index of each device */
+
+static void _faults(int *missing)
+{
+	static const char *const names[F_COUNT] = {
+		"lost", "ecc", "retire", "remap", "thermal", "power", "nvlink"
+	};
+	const char *file = getenv("FAKE_NVML_FAULTS_FILE");
+	char buf[1024] = "", *tok, *save = NULL;
+	FILE *f;
+
+	memset(_fault, 0, sizeof(_fault));
+	if (file && (f = fopen(file, "r"))) {
+		size_t k = fread(buf, 1, sizeof(buf) - 1, f);
+
+		buf[k] = '\0';
+		fclose(f);
+	} else if (getenv("FAKE_NVML_FAULTS")) {
+		snprintf(buf, sizeof(buf), "%s", getenv("FAKE_NVML_FAULTS"));
+	}
+	for (tok = strtok_r(buf, " ,\n", &save); tok;
+	     tok = strtok_r(NULL, " ,\n", &save)) {
+		char *eq = strchr(tok, '='), *colon;
+		int g;
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		g = atoi(eq + 1);
+		if (g < 0 || g >= 16)
+			continue;
+		colon = strchr(eq + 1, ':');
+		if (!strcmp(tok, "missing"))
+			missing[g] = 1;
+		for (int k = 0; k < F_COUNT; k++)
+			if (!strcmp(tok, names[k]))
+				_fault[k][g] = colon ? atol(colon + 1) : 1;
+	}
+}
+
 static const char *_mode(void)
 {
 	const char *m = getenv("FAKE_NVML");
@@ -31,15 +82,21 @@ static const char *_mode(void)
 int nvmlInit_v2(void)
 {
 	char *list, *tok, *save = NULL;
+	int missing[16] = { 0 }, k = 0;
 
 	if (!strcmp(_mode(), "nodriver"))
 		return 9;	/* NVML_ERROR_DRIVER_NOT_LOADED */
+	_faults(missing);
 	list = strdup(getenv("FAKE_NVML_BUSIDS") ? getenv("FAKE_NVML_BUSIDS") :
 		      "0000:12:00.0,0000:13:00.0,0000:22:00.0,0000:23:00.0");
 	_n = 0;
 	for (tok = strtok_r(list, ",", &save); tok && _n < 16;
-	     tok = strtok_r(NULL, ",", &save))
+	     tok = strtok_r(NULL, ",", &save), k++) {
+		if (k < 16 && missing[k])
+			continue;	/* fell off the bus */
+		_id[_n] = k;
 		snprintf(_bus[_n++], sizeof(_bus[0]), "0000%s", tok);
+	}
 	free(list);
 	return 0;
 }
@@ -64,7 +121,49 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **h)
 {
 	if ((int)i >= _n)
 		return 2;
+	if (_fault[F_LOST][_id[i]])
+		return 15;	/* NVML_ERROR_GPU_IS_LOST */
 	*h = (void *)(long)(i + 1);
+	return 0;
+}
+
+/* The GPU's index in FAKE_NVML_BUSIDS, for the faults. */
+static int _gpu(void *h)
+{
+	return _id[(long)h - 1];
+}
+
+int nvmlDeviceGetTotalEccErrors(void *h, int type, int counter,
+				unsigned long long *count)
+{
+	(void)counter;
+	*count = type == 1 ? (unsigned long long)_fault[F_ECC][_gpu(h)] : 0;
+	return 0;
+}
+
+int nvmlDeviceGetRetiredPagesPendingStatus(void *h, int *pending)
+{
+	*pending = _fault[F_RETIRE][_gpu(h)] != 0;
+	return 0;
+}
+
+int nvmlDeviceGetRemappedRows(void *h, unsigned int *corr, unsigned int *unc,
+			      unsigned int *pending, unsigned int *failed)
+{
+	*corr = *unc = *failed = 0;
+	*pending = _fault[F_REMAP][_gpu(h)] != 0;
+	return 0;
+}
+
+/* 0x1: idle, as a GPU waiting for its job; 0x40 hardware thermal
+ * slowdown, 0x80 power brake. */
+int nvmlDeviceGetCurrentClocksEventReasons(void *h, unsigned long long *r)
+{
+	*r = 0x1;
+	if (_fault[F_THERMAL][_gpu(h)])
+		*r |= 0x40;
+	if (_fault[F_POWER][_gpu(h)])
+		*r |= 0x80;
 	return 0;
 }
 
@@ -89,12 +188,13 @@ int nvmlDeviceGetNvLinkState(void *h, unsigned int link, int *state)
 	if (_switched()) {
 		if (link >= 12)
 			return 3;	/* NOT_SUPPORTED */
-		*state = !(!strcmp(_mode(), "downlinks") && (i == 3 || i == 7));
+		*state = !(!strcmp(_mode(), "downlinks") && (i == 3 || i == 7))
+			&& !_fault[F_NVLINK][_gpu(h)];
 		return 0;
 	}
 	if (link >= 4)
 		return 3;
-	*state = 1;
+	*state = !_fault[F_NVLINK][_gpu(h)];
 	return 0;
 }
 

@@ -36,6 +36,11 @@ const char *topoml_spares_job_env(const char *entry)
 	return topoml_job_env_value(entry, TOPOML_SPARES_JOB_ENV);
 }
 
+const char *topoml_preflight_job_env(const char *entry)
+{
+	return topoml_job_env_value(entry, TOPOML_PREFLIGHT_JOB_ENV);
+}
+
 const char *topoml_job_env_get(const char *const *env, uint32_t n,
 			       const char *name)
 {

@@ -15,6 +15,8 @@
  *   --ml-comm=HINT      TOPOML_COMM_JOB_ENV      topoml_hint_parse (topoml.h)
  *   --ml-parallel=SPEC  TOPOML_PARALLEL_JOB_ENV  topoml_parallel_parse
  *   --ml-spares=K       TOPOML_SPARES_JOB_ENV    topoml_spares_parse
+ *   --ml-preflight[=quick]  TOPOML_PREFLIGHT_JOB_ENV  (topoml.so's own; a
+ *                       requeue that leaves a failed node out reads it)
  *
  * The way back, select/topoml's placement record in the job's
  * SystemComment, is jobcomment.h (the codec); the placement rules behind it
@@ -51,6 +53,7 @@ struct topoml_parallel {
 #define TOPOML_COMM_JOB_ENV	"_SLURM_SPANK_OPTION_topoml_ml_comm"
 #define TOPOML_PARALLEL_JOB_ENV	"_SLURM_SPANK_OPTION_topoml_ml_parallel"
 #define TOPOML_SPARES_JOB_ENV	"_SLURM_SPANK_OPTION_topoml_ml_spares"
+#define TOPOML_PREFLIGHT_JOB_ENV "_SLURM_SPANK_OPTION_topoml_ml_preflight"
 #define TOPOML_SPARES_MAX	1024
 
 /*
@@ -62,6 +65,7 @@ const char *topoml_job_env_value(const char *entry, const char *name);
 const char *topoml_comm_job_env(const char *entry);
 const char *topoml_parallel_job_env(const char *entry);
 const char *topoml_spares_job_env(const char *entry);
+const char *topoml_preflight_job_env(const char *entry);
 
 /*
  * The value of name in a whole SPANK environment env[0..n), the last entry

@@ -1,0 +1,144 @@
+#!/bin/bash
+# --ml-preflight=quick on a real cluster (issue 32 item 1), as a user the
+# test creates: a fault injected on n2 alone (the fake NVML reads its
+# faults from a file in the fake sysfs tree, and n2's slurmd runs in a
+# mount namespace of its own with its own tree over the shared path)
+# fails a 2-node step before any task, with one line naming n2 and why;
+# n1 is never named, no node is drained, a batch step on n2 fails its job
+# without draining; a healthy step passes, and what quick adds to a
+# step's start is timed (at most 0.5 s).
+. "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
+fake=$TOP_BUILDDIR/tests/spank/fakenvml.so
+cluster_need_files "$fake"
+unshare -m --propagation private true 2>/dev/null ||
+	{ echo "SKIP: no mount namespaces (unshare -m)"; exit 77; }
+
+cluster_tmpdir PF preflight
+SYS=$PF/sys
+N2SYS=$PF/sys-n2
+mkdir -p "$SYS" "$N2SYS" "$PF/u"
+cp -r "$SPANK_FIX/sysfs/." "$SYS/"
+for p in "$SYS"/class/infiniband/*/ports/*; do
+	echo "200 Gb/sec (4X HDR)" >"$p/rate"
+done
+: >"$SYS/nvml-faults"
+cp -r "$SYS/." "$N2SYS/"
+export FAKE_NVML=nvswitch8 FAKE_NVML_FAULTS_FILE=$SYS/nvml-faults
+unset FAKE_NVML_BUSIDS FAKE_NVML_FAULTS
+CLUSTER_SLURMD=${PREFLIGHT_NODES:-2}
+spank_start spank-preflight "sysfs_root=$SYS nvml_lib=$fake"
+USR=topoml_pf
+cluster_user "$USR"
+chown "$USR" "$PF/u"
+
+# n2's slurmd again, seeing $N2SYS at $SYS (its steps inherit the view).
+cluster_slurmd_stop n2
+unshare -m --propagation private sh -c \
+	'mount --bind "$1" "$2" && exec slurmd -N n2 -f "$SLURM_CONF"' \
+	sh "$N2SYS" "$SYS" >>"$CLUSTER_DIR/log/slurmd.out" 2>&1 ||
+	cluster_fail "slurmd n2 in its own mount namespace"
+cluster_wait_idle
+
+# step ARGS...: a step on n1 and n2 as the user; its output in $out, rc
+# in $rc.  stepn N ARGS...: on N nodes.
+out=$PF/u/out
+stepn() {
+	local n=$1
+	shift
+	(cd "$PF/u" && timeout 60 runuser -u "$USR" -- \
+		env SLURM_CONF="$SLURM_CONF" srun -N"$n" "$@") >"$out" 2>&1
+	rc=$?
+}
+step() { stepn 2 -w 'n[1-2]' "$@"; }
+
+# 1. Healthy: the tasks run on both nodes.
+step --ml-preflight printenv SLURMD_NODENAME
+[ $rc = 0 ] || cluster_fail "healthy step failed: $(cat "$out")"
+[ "$(grep -c '^n[12]$' "$out")" = 2 ] ||
+	cluster_fail "healthy step: want 2 tasks: $(cat "$out")"
+grep -q 'ml-preflight' "$out" && cluster_fail "healthy: $(cat "$out")"
+echo "ok: a healthy 2-node step passes"
+
+# fault WANT: the step fails with one preflight line, naming n2 and WANT.
+fault() {
+	local lines
+	step --ml-preflight printenv SLURMD_NODENAME
+	lines=$(grep -c 'topoml: --ml-preflight' "$out")
+	[ $rc != 0 ] || cluster_fail "$1: the step passed: $(cat "$out")"
+	grep -q "^topoml: --ml-preflight: node n2: .*$1" "$out" ||
+		cluster_fail "want 'node n2: ...$1' in: $(cat "$out")"
+	[ "$lines" = 1 ] || cluster_fail "$1: $lines preflight lines: $(cat "$out")"
+	grep -q '^n2$' "$out" &&
+		cluster_fail "$1: a task ran on the failing node: $(cat "$out")"
+	cluster_no_drain "preflight fault '$1'"
+	echo "ok: $(grep 'ml-preflight' "$out")"
+}
+nvml() { echo "$1" >"$N2SYS/nvml-faults"; }
+
+nvml missing=2
+fault "GPU 2 (0000:22:00.0) missing: NVML sees 3 of the node's 4 GPUs"
+nvml ecc=1:3
+fault "GPU 1 (0000:13:00.0) has 3 uncorrectable ECC errors"
+nvml retire=0
+fault "GPU 0 (0000:12:00.0) has retired pages pending"
+nvml thermal=3
+fault "GPU 3 (0000:23:00.0) clocks held down (hardware thermal slowdown)"
+nvml power=1
+fault "GPU 1 (0000:13:00.0) clocks held down (power brake)"
+nvml nvlink=3
+fault "GPU 3 (0000:23:00.0) has 0 of 12 NVLink links up"
+nvml ""
+ib=$N2SYS/class/infiniband
+echo "1: DOWN" >"$ib/mlx5_0/ports/1/state"
+fault "HCA mlx5_0 port 1 is DOWN"
+# The environment twin asks the same; off (the site's default too) skips.
+step --export=ALL,TOPOML_PREFLIGHT=quick true
+[ $rc != 0 ] && grep -q "node n2: HCA mlx5_0 port 1 is DOWN" "$out" ||
+	cluster_fail "TOPOML_PREFLIGHT=quick: rc $rc: $(cat "$out")"
+step --ml-preflight=off true
+[ $rc = 0 ] || cluster_fail "--ml-preflight=off: rc $rc: $(cat "$out")"
+step true
+[ $rc = 0 ] || cluster_fail "no --ml-preflight: rc $rc: $(cat "$out")"
+echo "ok: TOPOML_PREFLIGHT=quick checks, --ml-preflight=off and no option do not"
+echo "4: ACTIVE" >"$ib/mlx5_0/ports/1/state"
+echo "100 Gb/sec (4X EDR)" >"$ib/mlx5_1/ports/2/rate"
+fault "HCA mlx5_1 port 2 runs at 100 Gb/sec (4X EDR), below 200 Gb/s"
+
+# 2. A batch step on the failing node: the job fails with the reason in
+# its output, its script never runs, the node is not drained.
+job=$(cd "$PF/u" && runuser -u "$USR" -- env SLURM_CONF="$SLURM_CONF" \
+	sbatch --parsable -N1 -w n2 --ml-preflight -o "$PF/u/batch.out" \
+	--wrap 'echo script ran') || cluster_fail "sbatch"
+st=$(cluster_job_wait_end "$job") || cluster_fail "batch job $job: $st"
+[ "$st" = FAILED ] || cluster_fail "batch job $job: $st, want FAILED"
+grep -q "^topoml: --ml-preflight: node n2: HCA mlx5_1 port 2 runs at" \
+	"$PF/u/batch.out" || cluster_fail "batch: $(cat "$PF/u/batch.out")"
+grep -q "script ran" "$PF/u/batch.out" && cluster_fail "batch script ran"
+cluster_no_drain "a batch step's preflight"
+echo "ok: batch step on n2: job FAILED, n2 not drained"
+echo "200 Gb/sec (4X HDR)" >"$ib/mlx5_1/ports/2/rate"
+
+# 3. Cost: quick's own time on each node (slurmd's log) and what it adds
+# to the start of a step on every node (median of 5 against 5 without).
+median() { sort -n | sed -n 3p; }
+t_step() {
+	local a b
+	a=$(date +%s%N)
+	stepn "$CLUSTER_SLURMD" "$@" true
+	b=$(date +%s%N)
+	[ $rc = 0 ] || cluster_fail "timed step $*: $(cat "$out")"
+	echo $(((b - a) / 1000000))
+}
+for i in 1 2 3 4 5; do t_step; done | median >"$PF/off"
+for i in 1 2 3 4 5; do t_step --ml-preflight; done | median >"$PF/on"
+off=$(cat "$PF/off")
+on=$(cat "$PF/on")
+own=$(sed -n 's/.*--ml-preflight: node n[0-9]* passed (quick, \([0-9]*\) ms).*/\1/p' \
+	"$CLUSTER_DIR"/log/slurmd-n*.log | sort -n | tail -1)
+[ -n "$own" ] || cluster_fail "no 'passed (quick, N ms)' in slurmd's logs"
+echo "quick preflight: at most $own ms on a node; a $CLUSTER_SLURMD-node" \
+	"step starts in $off ms without, $on ms with (+$((on - off)) ms)"
+[ "$own" -le 500 ] || cluster_fail "quick took $own ms on a node"
+[ $((on - off)) -le 500 ] ||
+	cluster_fail "quick added $((on - off)) ms to a $CLUSTER_SLURMD-node step's start"
+echo "PASS: --ml-preflight=quick names the failing node and why"
