@@ -51,9 +51,10 @@ names() {
 	grep -v '^ *0: \(SLURM_\|_SLURM_SPANK\|SPANK_\)' "$1" |
 		sed -n 's/^ *0: \([A-Za-z_0-9]*\)=.*/\1/p' | sort
 }
-timeout 60 srun -l -N1 -n1 bash -c "$SPANK_TASK" >"$out.plain" 2>&1 ||
+# Both on one node: the node a job gets is not part of the comparison.
+timeout 60 srun -l -N1 -n1 -w n1 bash -c "$SPANK_TASK" >"$out.plain" 2>&1 ||
 	cluster_fail "plain srun: $(cat "$out.plain")"
-timeout 60 srun -l -N1 -n1 --ml-nccl=off --ml-gpu-bind=none \
+timeout 60 srun -l -N1 -n1 -w n1 --ml-nccl=off --ml-gpu-bind=none \
 	--ml-rank-order=slurm bash -c "$SPANK_TASK" >"$out" 2>&1 ||
 	cluster_fail "srun off/none: $(cat "$out")"
 diff <(names "$out.plain") <(names "$out") ||
