@@ -639,6 +639,80 @@ class Stragglers(Base):
                           lines[0]["since_step"], lines[0]["step"]),
                          ("slow1", [0], 6, 15))
         self.assertEqual(ck.exchanges, 6)
+        self.assertGreater(ck.exchange_first_s, 0)
+
+    def test_c_library_same_rule(self):
+        """libtopoml-ckpt's twin (through ctypes): the same exchange with
+        the same made-up peers names the node with the same line and the
+        same report fields as the Python hook."""
+        lib = os.environ.get("TOPOML_CKPT_LIB", "")
+        if not lib or not os.path.exists(lib):
+            self.skipTest("TOPOML_CKPT_LIB not set")
+        code = r"""
+import ctypes, sys, time
+class Rec(ctypes.Structure):
+    _fields_ = [("node", ctypes.c_char * 64), ("rank", ctypes.c_int32),
+                ("steps", ctypes.c_int32), ("mean_ns", ctypes.c_double)]
+lib = ctypes.CDLL(%r)
+lib.topoml_ckpt_open.restype = ctypes.c_void_p
+lib.topoml_ckpt_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                 ctypes.c_size_t]
+GATHER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                          ctypes.c_size_t, ctypes.c_void_p)
+lib.topoml_ckpt_set_exchange.argtypes = [ctypes.c_void_p, ctypes.c_int,
+                                         ctypes.c_int, GATHER,
+                                         ctypes.c_void_p]
+for f in ("step_time", "should_slow"):
+    getattr(lib, "topoml_ckpt_" + f).argtypes = [ctypes.c_void_p,
+                                                 ctypes.c_long]
+lib.topoml_ckpt_mark_compute_done.argtypes = [ctypes.c_void_p]
+lib.topoml_ckpt_close.argtypes = [ctypes.c_void_p]
+seen = []
+def gather(mine, out, size, arg):
+    assert size == ctypes.sizeof(Rec)
+    me = Rec.from_address(mine)
+    seen.append((me.node, me.rank, me.steps))
+    rows = (Rec * 4).from_address(out)
+    rows[0] = Rec(me.node, me.rank, me.steps, me.mean_ns)
+    for i in range(1, 4):
+        rows[i] = Rec(b"other%%d" %% i, i, me.steps, me.mean_ns / 1.5)
+    return 0
+g = GATHER(gather)
+err = ctypes.create_string_buffer(256)
+c = lib.topoml_ckpt_open(sys.argv[1].encode(), err, 256)
+assert c, err.value
+assert lib.topoml_ckpt_set_exchange(c, 0, 4, g, None) == 0
+for step in range(1, 31):
+    time.sleep(0.002)
+    lib.topoml_ckpt_mark_compute_done(c)
+    lib.topoml_ckpt_step_time(c, step)   # what the inline hook calls
+    lib.topoml_ckpt_should_slow(c, step)
+lib.topoml_ckpt_close(c)
+print(seen)
+""" % lib
+        env = dict(os.environ, SLURMD_NODENAME="slow1",
+                   TOPOML_STRAGGLER_EVERY="5", TOPOML_STRAGGLER_WINDOW="10",
+                   TOPOML_HEALTH_REPORT=os.path.join(self.tmp, "r.jsonl"))
+        r = subprocess.run([sys.executable, "-c", code, self.tmp], env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr,
+                         "topoml: straggler: node slow1 (ranks 0) 1.50x the "
+                         "job's median compute time since step 6\n")
+        self.assertEqual(r.stdout.strip(), repr(
+            [(b"slow1", 0, 4)] + [(b"slow1", 0, 5)] * 5))
+        with open(os.path.join(self.tmp, "r.jsonl")) as f:
+            lines = [json.loads(x) for x in f]
+        self.assertEqual(len(lines), 1)
+        f = lines[0]
+        self.assertEqual((f["event"], f["node"], f["ranks"], f["since_step"],
+                          f["step"], f["ratio"], f["threshold"],
+                          f["window"]),
+                         ("straggler", "slow1", [0], 6, 15, 1.5, 1.2, 10))
+        py = dict(tc.StragglerDetector().add(1, 50, [
+            ("a", 0, 2.0, 1), ("b", 1, 1.0, 1), ("c", 2, 1.0, 1)])[0],
+            job="", time="")
+        self.assertEqual(sorted(f), sorted(py))
 
     def test_off_without_gather(self):
         ck = tc.Checkpointer(self.tmp, every=5)

@@ -357,11 +357,28 @@ def straggler_message(f: Dict[str, Any]) -> str:
                f["ratio"], f["since_step"]))
 
 
-def _torch_gather(obj: object) -> List[object]:
-    import torch.distributed as dist  # only where the job uses it
-    out: List[object] = [None] * dist.get_world_size()
-    dist.all_gather_object(out, obj)
-    return out
+class _TorchGather:
+    """gather() over torch.distributed: the node names travel once
+    (all_gather_object), then each summary is one all_gather of three
+    float64 per rank."""
+
+    def __init__(self) -> None:
+        self.nodes: Optional[List[object]] = None
+
+    def __call__(self, row: object) -> List[object]:
+        import torch  # only where the job uses it
+        import torch.distributed as dist
+        node, rank, mean, n = row  # type: ignore[misc]
+        world = dist.get_world_size()
+        if self.nodes is None:
+            self.nodes = [None] * world
+            dist.all_gather_object(self.nodes, node)
+        mine = torch.tensor([float(rank), float(mean), float(n)],
+                            dtype=torch.float64)
+        out = [torch.empty_like(mine) for _ in range(world)]
+        dist.all_gather(out, mine)
+        return [(self.nodes[i], int(t[0]), float(t[1]), int(t[2]))
+                for i, t in enumerate(out)]
 
 
 class Checkpointer:
@@ -498,9 +515,11 @@ class Checkpointer:
                               env.get("TOPOML_HEALTH_REPORT") or
                               os.path.join(self.dir, "health.jsonl"))
         self.node = env.get("SLURMD_NODENAME") or socket.gethostname()
-        #: Straggler exchanges made and the seconds they took (this rank).
+        #: Straggler exchanges made and the seconds they took (this rank;
+        #: the first, which also sends the node names, apart).
         self.exchanges = 0
         self.exchange_s = 0.0
+        self.exchange_first_s = 0.0
         self._t_start = 0
         self._t_mark = 0
         self._t_sum = 0
@@ -633,7 +652,7 @@ class Checkpointer:
 
         ddp.register_comm_hook(None, hook)
         if self._gather is None:
-            self._gather = _torch_gather
+            self._gather = _TorchGather()
 
     def _exchange(self, step: int) -> None:
         t0 = time.perf_counter()
@@ -653,7 +672,10 @@ class Checkpointer:
             for f in found:
                 self._name_straggler(f)
         self.exchanges += 1
-        self.exchange_s += time.perf_counter() - t0
+        if self.exchanges == 1:
+            self.exchange_first_s = time.perf_counter() - t0
+        else:
+            self.exchange_s += time.perf_counter() - t0
 
     def _name_straggler(self, f: Dict[str, Any]) -> None:
         f = dict(f, job=os.environ.get("SLURM_JOB_ID", ""),
