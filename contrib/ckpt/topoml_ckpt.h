@@ -104,7 +104,7 @@ void topoml_ckpt_step_time(topoml_ckpt_t *c, long step);
  * should_checkpoint() to topoml_ckpt_mark_compute_done() (call it when the
  * step's gradients are ready, just before the gradient collective).  Every
  * TOPOML_STRAGGLER_EVERY steps (20; 0 off) the ranks exchange one record
- * each: gather(mine, all, size, arg) must copy every rank's `size` bytes
+ * each (a collective: call set_exchange on every rank or on none): gather(mine, all, size, arg) must copy every rank's `size` bytes
  * into all[rank * size] (MPI_Allgather of MPI_BYTE) and return 0.  Rank 0
  * names a node whose compute stays at TOPOML_STRAGGLER_THRESHOLD (1.2)
  * times the job's median or more over TOPOML_STRAGGLER_WINDOW (50) steps:

@@ -10,7 +10,7 @@
 #            every 100 ms (1.3x): that node, and only it, is named in the
 #            job's output and in DIR/health.jsonl with its ranks, ratio
 #            and the step the slowdown began, within 100 steps of MARK
-#   healthy  STRAGGLER_HEALTHY (3) jobs of 4 nodes x 1 rank at the same
+#   healthy  STRAGGLER_HEALTHY (6) jobs of 4 nodes x 1 rank at the same
 #            time on the same nodes, no fault: none names a node
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
@@ -24,7 +24,7 @@ so=$TOP_BUILDDIR/spank/.libs/topoml.so
 cluster_need_files "$so" "$PY"
 $PY -c 'import torch.distributed as d; assert d.is_gloo_available()' \
 	2>/dev/null || { echo "SKIP: no python3-torch with gloo"; exit 77; }
-HEALTHY=${STRAGGLER_HEALTHY:-3}
+HEALTHY=${STRAGGLER_HEALTHY:-6}
 STEPS=200
 SLICES=20			# x 2 ms: the compute of a step
 MARK=60				# the fault starts after this step
@@ -157,6 +157,7 @@ for h in $(seq 1 "$HEALTHY"); do
 	[ -z "$(find "$BASE/ok$h/ck" -name health.jsonl)" ] ||
 		fail "healthy job ok$h wrote a health report"
 	[ -s "$BASE/ok$h"/done.* ] || fail "healthy job ok$h did not finish"
+	echo "ok$h: $(cat "$BASE/ok$h"/done.*)"
 done
 echo "healthy: $HEALTHY runs of 4 nodes, $STEPS steps: no node named"
 echo "PASS: slow node named with its evidence, healthy runs clean" \
