@@ -638,8 +638,9 @@ class Checkpointer:
         (register_comm_hook: call it before the first step, once per
         model) that marks the last gradient bucket ready, then
         all-reduces as DDP does by default.  Without a gather function,
-        straggler summaries travel by
-        torch.distributed.all_gather_object."""
+        straggler summaries travel over torch.distributed.  A model with
+        a communication hook of its own (DDP takes one) calls
+        mark_compute_done() from that hook, on its last bucket, instead."""
         from torch.distributed.algorithms.ddp_comm_hooks import (
             default_hooks)
 
