@@ -55,6 +55,39 @@ struct topoml_ckpt {
 	pthread_t timer;
 	bool timer_on;
 	volatile int timer_stop;
+	/* Stragglers (topoml_ckpt_set_exchange) */
+	int (*gather)(const void *, void *, size_t, void *);
+	void *gather_arg;
+	int x_rank, x_nranks;
+	long x_every, x_window, x_last, t_first, t_n;
+	double x_threshold;
+	int64_t t_start, t_mark, t_sum;
+	char node[64];
+	char report[PATH_MAX + 64];
+	struct strag_rec *rows;		/* x_nranks, after a gather */
+	struct strag_node *sn;		/* rank 0: the nodes seen */
+	int nsn;
+};
+
+/* What a rank sends at each straggler exchange (fixed size, no pointer). */
+struct strag_rec {
+	char node[64];
+	int32_t rank;
+	int32_t steps;
+	double mean_ns;
+};
+
+/* Rank 0: a node's ratios to the job's median, window by window. */
+struct strag_win {
+	long first, last;
+	double ratio;
+};
+
+struct strag_node {
+	char node[64];
+	struct strag_win *h;
+	int nh, cap;
+	bool named;
 };
 
 static struct topoml_ckpt_page *volatile _sig_page;
@@ -332,6 +365,10 @@ void topoml_ckpt_close(topoml_ckpt_t *c)
 	munmap(c->page, TOPOML_CKPT_PAGE_SIZE);
 	if (c->page_fd >= 0)
 		close(c->page_fd);
+	while (c->nsn > 0)
+		free(c->sn[--c->nsn].h);
+	free(c->sn);
+	free(c->rows);
 	free(c);
 }
 
@@ -444,10 +481,295 @@ int topoml_ckpt_should_slow(topoml_ckpt_t *c, long step)
 	      (c->pending >= 0 && step >= c->pending);
 	if (c->reduce && boundary)
 		due = c->reduce(due, c->reduce_arg) != 0;
-	if (due)
+	if (due) {
 		c->pending = -1;
+		/* A checkpoint follows: the next step's time is not compute. */
+		c->t_start = 0;
+	}
 	_update_next(c, step);
 	return due;
+}
+
+static int64_t _now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int _cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of v[0..n-1] (sorts v), n > 0. */
+static double _median_d(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), _cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* s as the contents of a JSON string: quote, backslash, controls escaped. */
+static void _json_str(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+}
+
+static struct strag_node *_strag_node(topoml_ckpt_t *c, const char *node)
+{
+	struct strag_node *n;
+	int i;
+
+	for (i = 0; i < c->nsn; i++)
+		if (!strcmp(c->sn[i].node, node))
+			return &c->sn[i];
+	if (!(n = realloc(c->sn, (c->nsn + 1) * sizeof(*n))))
+		return NULL;
+	c->sn = n;
+	n = &c->sn[c->nsn++];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->node, sizeof(n->node), "%s", node);
+	return n;
+}
+
+/* Name a node once: stderr (the job's output) and the health report. */
+static void _name_straggler(topoml_ckpt_t *c, const char *node,
+			    const char *ranks, double ratio, long since,
+			    long step, double node_ns, double job_ns)
+{
+	const char *job = getenv("SLURM_JOB_ID");
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	FILE *f;
+
+	fprintf(stderr, "topoml: straggler: node %s (ranks %s) %.2fx the "
+		"job's median compute time since step %ld\n", node, ranks,
+		ratio, since);
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (!(f = fopen(c->report, "a"))) {
+		fprintf(stderr, "topoml: straggler: cannot append to %s: %s\n",
+			c->report, strerror(errno));
+		return;
+	}
+	fprintf(f, "{\"event\": \"straggler\", \"job\": \"");
+	_json_str(f, job ? job : "");
+	fprintf(f, "\", \"job_compute_ms\": %.3f, \"node\": \"", job_ns / 1e6);
+	_json_str(f, node);
+	fprintf(f, "\", \"node_compute_ms\": %.3f, \"ranks\": [%s], "
+		"\"ratio\": %.3f, \"since_step\": %ld, \"step\": %ld, "
+		"\"threshold\": %g, \"time\": \"%s\", \"window\": %ld}\n",
+		node_ns / 1e6, ranks, ratio, since, step, c->x_threshold, when,
+		c->x_window);
+	if (fclose(f) != 0)
+		fprintf(stderr, "topoml: straggler: %s: %s\n", c->report,
+			strerror(errno));
+}
+
+/*
+ * Rank 0, the rule of the Python twin (StragglerDetector): a node's value
+ * is the median of its ranks' mean compute, the job's the median over all
+ * ranks; a node whose median ratio over the windows spanning its last
+ * x_window steps is >= x_threshold is named once.
+ */
+static void _detect(topoml_ckpt_t *c, long first, long last)
+{
+	int n = c->x_nranks, i, j, nv = 0, nodes = 0;
+	double *all, *v, ratio, job, node_v;
+	struct strag_rec *r = c->rows;
+
+	all = malloc(2 * n * sizeof(*all));
+	if (!all)
+		return;
+	v = all + n;
+	for (i = 0; i < n; i++) {
+		r[i].node[sizeof(r[i].node) - 1] = '\0';
+		if (r[i].steps > 0 && r[i].mean_ns > 0)
+			all[nv++] = r[i].mean_ns;
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && strcmp(r[j].node, r[i].node); j++)
+			;
+		if (j == i && r[i].steps > 0 && r[i].mean_ns > 0)
+			nodes++;
+	}
+	if (nv == 0 || nodes < 2) {
+		free(all);
+		return;
+	}
+	job = _median_d(all, nv);
+	for (i = 0; i < n; i++) {
+		struct strag_node *sn;
+		char ranks[256] = "";
+		size_t len = 0;
+		long since = -1;
+		int k, nr = 0;
+
+		for (j = 0; j < i && strcmp(r[j].node, r[i].node); j++)
+			;
+		if (j < i)
+			continue;	/* node done with its first rank */
+		for (j = i; j < n; j++) {
+			if (strcmp(r[j].node, r[i].node))
+				continue;
+			if (len < sizeof(ranks) - 16)
+				len += snprintf(ranks + len, sizeof(ranks) - len,
+						"%s%d", nr++ ? "," : "",
+						r[j].rank);
+		}
+		nv = 0;
+		for (j = i; j < n; j++)
+			if (!strcmp(r[j].node, r[i].node) && r[j].steps > 0 &&
+			    r[j].mean_ns > 0)
+				v[nv++] = r[j].mean_ns;
+		if (!nv || !(sn = _strag_node(c, r[i].node)))
+			continue;
+		node_v = _median_d(v, nv);
+		if (sn->nh == sn->cap) {
+			struct strag_win *h = realloc(sn->h, (sn->cap = sn->cap ?
+						      2 * sn->cap : 8) *
+						      sizeof(*h));
+			if (!h)
+				continue;
+			sn->h = h;
+		}
+		sn->h[sn->nh++] = (struct strag_win){ first, last,
+						      node_v / job };
+		while (sn->nh > 1 && last - sn->h[1].first + 1 >= c->x_window)
+			memmove(sn->h, sn->h + 1, --sn->nh * sizeof(*sn->h));
+		if (sn->named || last - sn->h[0].first + 1 < c->x_window)
+			continue;
+		for (k = 0; k < sn->nh; k++)
+			v[k] = sn->h[k].ratio;
+		ratio = _median_d(v, sn->nh);
+		if (ratio < c->x_threshold)
+			continue;
+		for (k = 0; k < sn->nh && since < 0; k++)
+			if (sn->h[k].ratio >= c->x_threshold)
+				since = sn->h[k].first;
+		sn->named = true;
+		_name_straggler(c, r[i].node, ranks, ratio, since, last, node_v,
+				job);
+	}
+	free(all);
+}
+
+static void _exchange(topoml_ckpt_t *c, long step)
+{
+	struct strag_rec mine;
+	long first;
+
+	memset(&mine, 0, sizeof(mine));
+	snprintf(mine.node, sizeof(mine.node), "%s", c->node);
+	mine.rank = c->x_rank;
+	mine.steps = c->t_n > INT32_MAX ? INT32_MAX : (int32_t)c->t_n;
+	mine.mean_ns = c->t_n ? (double)c->t_sum / c->t_n : 0;
+	/* A window spans the steps since the last exchange. */
+	first = c->x_last >= 0 ? c->x_last + 1 : c->t_n ? c->t_first : step;
+	c->x_last = step;
+	c->t_sum = 0;
+	c->t_n = 0;
+	if (c->gather(&mine, c->rows, sizeof(mine), c->gather_arg) != 0)
+		return;
+	if (c->x_rank == 0)
+		_detect(c, first, step);
+}
+
+void topoml_ckpt_step_time(topoml_ckpt_t *c, long step)
+{
+	if (c->t_start && c->t_mark > c->t_start) {
+		c->t_sum += c->t_mark - c->t_start;
+		if (!c->t_n++)
+			c->t_first = step;
+	}
+	c->t_mark = 0;
+	if (step > 0 && step % c->x_every == 0)
+		_exchange(c, step);
+	c->t_start = _now_ns();
+}
+
+void topoml_ckpt_mark_compute_done(topoml_ckpt_t *c)
+{
+	if (c->hot.timing)
+		c->t_mark = _now_ns();
+}
+
+int topoml_ckpt_set_exchange(topoml_ckpt_t *c, int rank, int nranks,
+			     int (*gather)(const void *, void *, size_t,
+					   void *),
+			     void *arg)
+{
+	const char *s = getenv("TOPOML_STRAGGLER_THRESHOLD");
+	char err[160] = "", *end;
+	bool bad = false;
+	long every, window;
+	double thr = 1.2;
+	struct strag_rec *rows;
+
+	c->hot.timing = 0;
+	every = _env_long("TOPOML_STRAGGLER_EVERY", 20, 1L << 30, err,
+			  sizeof(err), &bad);
+	window = _env_long("TOPOML_STRAGGLER_WINDOW", 50, 1L << 30, err,
+			   sizeof(err), &bad);
+	if (s && *s) {
+		errno = 0;
+		thr = strtod(s, &end);
+		if (errno || *end || !(thr >= 1.0) || thr > 1e6) {
+			snprintf(err, sizeof(err), "TOPOML_STRAGGLER_THRESHOLD="
+				 "'%s': expected a number >= 1", s);
+			bad = true;
+		}
+	}
+	if (bad || rank < 0 || nranks < 1 || rank >= nranks) {
+		if (bad)
+			fprintf(stderr, "topoml: %s\n", err);
+		errno = EINVAL;
+		return -1;
+	}
+	if (!gather || !every)
+		return 0;
+	if (!(rows = calloc(nranks, sizeof(*rows)))) {
+		errno = ENOMEM;
+		return -1;
+	}
+	free(c->rows);
+	c->rows = rows;
+	c->gather = gather;
+	c->gather_arg = arg;
+	c->x_rank = rank;
+	c->x_nranks = nranks;
+	c->x_every = every;
+	c->x_window = window;
+	c->x_threshold = thr;
+	c->x_last = -1;
+	c->t_start = c->t_mark = c->t_sum = 0;
+	c->t_n = 0;
+	s = getenv("SLURMD_NODENAME");
+	if (s && *s)
+		snprintf(c->node, sizeof(c->node), "%s", s);
+	else if (gethostname(c->node, sizeof(c->node) - 1) < 0)
+		strcpy(c->node, "?");
+	s = getenv("TOPOML_HEALTH_REPORT");
+	if (s && *s)
+		snprintf(c->report, sizeof(c->report), "%s", s);
+	else
+		snprintf(c->report, sizeof(c->report), "%s/health.jsonl",
+			 c->dir);
+	c->hot.timing = 1;
+	return 0;
 }
 
 static int _rm_rf_at(int dfd, const char *name)

@@ -42,6 +42,7 @@ struct topoml_ckpt_hot {
 	long next;		/* first step that needs the slow path */
 	const uint64_t *gen;	/* event counter in the shared page */
 	uint64_t seen;		/* last event counter handled */
+	int timing;		/* straggler timing on (set_exchange) */
 };
 
 /*
@@ -96,6 +97,27 @@ long topoml_ckpt_resume_step(const topoml_ckpt_t *c);
 const char *topoml_ckpt_dir(const topoml_ckpt_t *c);
 
 int topoml_ckpt_should_slow(topoml_ckpt_t *c, long step);
+void topoml_ckpt_step_time(topoml_ckpt_t *c, long step);
+
+/*
+ * Stragglers: each rank times its compute per step, from the end of
+ * should_checkpoint() to topoml_ckpt_mark_compute_done() (call it when the
+ * step's gradients are ready, just before the gradient collective).  Every
+ * TOPOML_STRAGGLER_EVERY steps (20; 0 off) the ranks exchange one record
+ * each (a collective: call set_exchange on every rank or on none): gather(mine, all, size, arg) must copy every rank's `size` bytes
+ * into all[rank * size] (MPI_Allgather of MPI_BYTE) and return 0.  Rank 0
+ * names a node whose compute stays at TOPOML_STRAGGLER_THRESHOLD (1.2)
+ * times the job's median or more over TOPOML_STRAGGLER_WINDOW (50) steps:
+ * a line on stderr and a JSON line appended to TOPOML_HEALTH_REPORT
+ * (default DIR/health.jsonl).  The node is SLURMD_NODENAME or the host
+ * name.  Per step: two clock reads (vDSO, no system call).  Returns 0, or
+ * -1 + errno (EINVAL: a bad TOPOML_STRAGGLER_* value or rank; ENOMEM).
+ */
+int topoml_ckpt_set_exchange(topoml_ckpt_t *c, int rank, int nranks,
+			      int (*gather)(const void *mine, void *all,
+					    size_t size, void *arg),
+			      void *arg);
+void topoml_ckpt_mark_compute_done(topoml_ckpt_t *c);
 
 /*
  * True (1) when this step must be checkpointed: `every` steps passed, or
@@ -107,6 +129,8 @@ static inline int topoml_ckpt_should_checkpoint(topoml_ckpt_t *c, long step)
 {
 	struct topoml_ckpt_hot *h = (struct topoml_ckpt_hot *)c;
 
+	if (__builtin_expect(h->timing, 0))
+		topoml_ckpt_step_time(c, step);
 	if (__builtin_expect(step < h->next, 1) &&
 	    __builtin_expect(__atomic_load_n(h->gen, __ATOMIC_RELAXED) ==
 			     h->seen, 1))

@@ -3,6 +3,8 @@ tests/ckpt/test_ckpt_python.sh.
 
 SPDX-License-Identifier: GPL-2.0-or-later
 """
+import io
+import json
 import os
 import random
 import shutil
@@ -516,6 +518,228 @@ print("ok 1")
         self.assertEqual(tc._read_latest(self.tmp)[0], -1)
         self.assertFalse([n for n in os.listdir(self.tmp)
                           if n.startswith(".tmp-")])
+
+
+def synthetic_run(seed, steps, slow_node=None, slow_from=0, factor=1.3,
+                  nodes=8, per_node=2, every=20, detector=None):
+    """Per-step compute times (noisy, with rare spikes) of nodes x per_node
+    ranks, summarised per window of `every` steps as the ranks exchange
+    them; returns the detector's findings."""
+    rng = random.Random(seed)
+    det = detector or tc.StragglerDetector(1.2, 50)
+    base = {n: 0.040 * rng.uniform(0.97, 1.03) for n in range(nodes)}
+    sums = {}
+    found = []
+    for step in range(1, steps + 1):
+        for n in range(nodes):
+            for r in range(per_node):
+                t = base[n] * rng.lognormvariate(0, 0.15)
+                if rng.random() < 0.01:
+                    t *= 3          # a hiccup: page fault, GC, a save
+                if n == slow_node and step >= slow_from:
+                    t *= factor
+                sums[(n, r)] = sums.get((n, r), 0.0) + t
+        if step % every == 0:
+            rows = [("node%d" % n, n * per_node + r, v / every, every)
+                    for (n, r), v in sorted(sums.items())]
+            found += det.add(step - every + 1, step, rows)
+            sums = {}
+    return found
+
+
+class Stragglers(Base):
+    def test_slow_node_named_within_100_steps(self):
+        for seed in range(20):
+            rng = random.Random(1000 + seed)
+            node, start = rng.randrange(8), rng.randrange(100, 400)
+            found = synthetic_run(seed, 600, node, start)
+            self.assertEqual([f["node"] for f in found], ["node%d" % node],
+                             "seed %d: %r" % (seed, found))
+            f = found[0]
+            self.assertEqual(f["ranks"], [2 * node, 2 * node + 1])
+            self.assertLessEqual(f["step"] - start, 100)
+            self.assertGreater(f["since_step"], start - 20)
+            self.assertLessEqual(f["since_step"], start + 20)
+            self.assertGreater(f["ratio"], 1.2)
+            self.assertLess(f["ratio"], 1.45)
+            msg = tc.straggler_message(f)
+            self.assertRegex(msg, r"^topoml: straggler: node node%d \(ranks "
+                             r"%d,%d\) 1\.[0-9]{2}x the job's median compute "
+                             r"time since step %d$" % (node, 2 * node,
+                                                       2 * node + 1,
+                                                       f["since_step"]))
+
+    def test_healthy_runs_name_none(self):
+        for seed in range(20):
+            self.assertEqual(synthetic_run(100 + seed, 2000), [],
+                             "seed %d" % seed)
+
+    def test_short_slowdown_not_named(self):
+        # Slow windows that never make most of W=50 steps: not named.
+        rng = random.Random(7)
+        det = tc.StragglerDetector(1.2, 50)
+        rows = lambda slow: [("n%d" % n, n, 0.04 * (1.3 if n == slow else
+                                                     rng.uniform(0.98, 1.02)),
+                              20) for n in range(4)]
+        found = []
+        for w in range(10):
+            slow = 1 if w in (3, 6) else -1
+            found += det.add(20 * w + 1, 20 * w + 20, rows(slow))
+        self.assertEqual(found, [])
+        # Three windows in a row: named once, however long it stays.
+        for w in range(10, 20):
+            found += det.add(20 * w + 1, 20 * w + 20, rows(2))
+        self.assertEqual([(f["node"], f["since_step"], f["step"])
+                          for f in found], [("n2", 201, 240)])
+
+    def test_checkpointer_times_and_reports(self):
+        """The hook's own timing: this rank's compute (a sleep between
+        the step's start and mark_compute_done) is 1.5x the other nodes'
+        (the gather makes them up): named once on stderr and in the
+        health report, with the rows it exchanged."""
+        seen = []
+
+        def gather(row):
+            node, rank, mean, n = row
+            seen.append(row)
+            return [row] + [("other%d" % i, i + 1, mean / 1.5, n)
+                            for i in range(3)]
+
+        report = os.path.join(self.tmp, "h", "report.jsonl")
+        os.makedirs(os.path.dirname(report))
+        os.environ["SLURMD_NODENAME"] = "slow1"
+        try:
+            ck = tc.Checkpointer(self.tmp, every=0, gather=gather, rank=0,
+                                 world_size=4, straggler_every=5,
+                                 straggler_window=10, health_report=report)
+        finally:
+            del os.environ["SLURMD_NODENAME"]
+        err = io.StringIO()
+        saved, sys.stderr = sys.stderr, err
+        try:
+            for step in range(1, 31):
+                time.sleep(0.002)
+                ck.mark_compute_done()
+                ck.should_checkpoint(step)
+        finally:
+            sys.stderr = saved
+        ck.close()
+        self.assertEqual(len(seen), 6)
+        self.assertEqual(seen[0][:2], ("slow1", 0))
+        # The first step has no start (the loop began before the hook).
+        self.assertEqual([r[3] for r in seen], [4, 5, 5, 5, 5, 5])
+        self.assertGreaterEqual(min(r[2] for r in seen), 0.002)
+        self.assertEqual(err.getvalue(),
+                         "topoml: straggler: node slow1 (ranks 0) 1.50x the "
+                         "job's median compute time since step 6\n")
+        with open(report) as f:
+            lines = [json.loads(x) for x in f]
+        self.assertEqual(len(lines), 1)
+        self.assertEqual((lines[0]["node"], lines[0]["ranks"],
+                          lines[0]["since_step"], lines[0]["step"]),
+                         ("slow1", [0], 6, 15))
+        self.assertEqual(ck.exchanges, 6)
+        self.assertGreater(ck.exchange_first_s, 0)
+
+    def test_c_library_same_rule(self):
+        """libtopoml-ckpt's twin (through ctypes): the same exchange with
+        the same made-up peers names the node with the same line and the
+        same report fields as the Python hook."""
+        lib = os.environ.get("TOPOML_CKPT_LIB", "")
+        if not lib or not os.path.exists(lib):
+            self.skipTest("TOPOML_CKPT_LIB not set")
+        code = r"""
+import ctypes, sys, time
+class Rec(ctypes.Structure):
+    _fields_ = [("node", ctypes.c_char * 64), ("rank", ctypes.c_int32),
+                ("steps", ctypes.c_int32), ("mean_ns", ctypes.c_double)]
+lib = ctypes.CDLL(%r)
+lib.topoml_ckpt_open.restype = ctypes.c_void_p
+lib.topoml_ckpt_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                 ctypes.c_size_t]
+GATHER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                          ctypes.c_size_t, ctypes.c_void_p)
+lib.topoml_ckpt_set_exchange.argtypes = [ctypes.c_void_p, ctypes.c_int,
+                                         ctypes.c_int, GATHER,
+                                         ctypes.c_void_p]
+for f in ("step_time", "should_slow"):
+    getattr(lib, "topoml_ckpt_" + f).argtypes = [ctypes.c_void_p,
+                                                 ctypes.c_long]
+lib.topoml_ckpt_mark_compute_done.argtypes = [ctypes.c_void_p]
+lib.topoml_ckpt_close.argtypes = [ctypes.c_void_p]
+seen = []
+def gather(mine, out, size, arg):
+    assert size == ctypes.sizeof(Rec)
+    me = Rec.from_address(mine)
+    seen.append((me.node, me.rank, me.steps))
+    rows = (Rec * 4).from_address(out)
+    rows[0] = Rec(me.node, me.rank, me.steps, me.mean_ns)
+    for i in range(1, 4):
+        rows[i] = Rec(b"other%%d" %% i, i, me.steps, me.mean_ns / 1.5)
+    return 0
+g = GATHER(gather)
+err = ctypes.create_string_buffer(256)
+c = lib.topoml_ckpt_open(sys.argv[1].encode(), err, 256)
+assert c, err.value
+assert lib.topoml_ckpt_set_exchange(c, 0, 4, g, None) == 0
+for step in range(1, 31):
+    time.sleep(0.002)
+    lib.topoml_ckpt_mark_compute_done(c)
+    lib.topoml_ckpt_step_time(c, step)   # what the inline hook calls
+    lib.topoml_ckpt_should_slow(c, step)
+lib.topoml_ckpt_close(c)
+print(seen)
+""" % lib
+        env = dict(os.environ, SLURMD_NODENAME="slow1",
+                   TOPOML_STRAGGLER_EVERY="5", TOPOML_STRAGGLER_WINDOW="10",
+                   TOPOML_HEALTH_REPORT=os.path.join(self.tmp, "r.jsonl"))
+        r = subprocess.run([sys.executable, "-c", code, self.tmp], env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr,
+                         "topoml: straggler: node slow1 (ranks 0) 1.50x the "
+                         "job's median compute time since step 6\n")
+        self.assertEqual(r.stdout.strip(), repr(
+            [(b"slow1", 0, 4)] + [(b"slow1", 0, 5)] * 5))
+        with open(os.path.join(self.tmp, "r.jsonl")) as f:
+            lines = [json.loads(x) for x in f]
+        self.assertEqual(len(lines), 1)
+        f = lines[0]
+        self.assertEqual((f["event"], f["node"], f["ranks"], f["since_step"],
+                          f["step"], f["ratio"], f["threshold"],
+                          f["window"]),
+                         ("straggler", "slow1", [0], 6, 15, 1.5, 1.2, 10))
+        py = dict(tc.StragglerDetector().add(1, 50, [
+            ("a", 0, 2.0, 1), ("b", 1, 1.0, 1), ("c", 2, 1.0, 1)])[0],
+            job="", time="")
+        self.assertEqual(sorted(f), sorted(py))
+
+    def test_off_without_gather(self):
+        ck = tc.Checkpointer(self.tmp, every=5)
+        for step in range(1, 41):
+            ck.mark_compute_done()
+            ck.should_checkpoint(step)
+        self.assertEqual(ck.exchanges, 0)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp,
+                                                     "health.jsonl")))
+
+    def test_env_settings(self):
+        os.environ.update(TOPOML_STRAGGLER_EVERY="7",
+                          TOPOML_STRAGGLER_THRESHOLD="1.5",
+                          TOPOML_STRAGGLER_WINDOW="30")
+        try:
+            ck = tc.Checkpointer(self.tmp)
+            self.assertEqual((ck.straggler_every, ck.detector.threshold,
+                              ck.detector.window), (7, 1.5, 30))
+            self.assertEqual(ck.health_report,
+                             os.path.join(self.tmp, "health.jsonl"))
+            os.environ["TOPOML_STRAGGLER_THRESHOLD"] = "0.5"
+            with self.assertRaises(ValueError):
+                tc.Checkpointer(self.tmp)
+        finally:
+            for k in ("TOPOML_STRAGGLER_EVERY", "TOPOML_STRAGGLER_THRESHOLD",
+                      "TOPOML_STRAGGLER_WINDOW"):
+                os.environ.pop(k, None)
 
 
 class Module(unittest.TestCase):

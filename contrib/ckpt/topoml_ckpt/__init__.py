@@ -30,8 +30,10 @@ SPDX-License-Identifier: GPL-2.0-or-later
 import atexit
 import contextlib
 import fcntl
+import json
 import mmap
 import os
+import socket
 import stat
 import shutil
 import signal
@@ -40,9 +42,11 @@ import sys
 import threading
 import time
 from types import FrameType, TracebackType
-from typing import Callable, Dict, Iterator, Optional, Tuple, Type
+from typing import (Any, Callable, Dict, Iterator, List, Optional,
+                    Sequence, Tuple, Type)
 
-__all__ = ["Checkpointer", "STOP", "StaleRun", "__version__", "scale_lr",
+__all__ = ["Checkpointer", "STOP", "StaleRun", "StragglerDetector",
+           "__version__", "scale_lr",
            "keep_global_batch"]
 
 #: Version of topoml this module belongs to.
@@ -264,6 +268,119 @@ def _arm_settle() -> None:
         atexit.register(_settle_collectives)
 
 
+def _env_float(name: str, default: float, minimum: float) -> float:
+    s = os.environ.get(name, "")
+    if not s:
+        return default
+    try:
+        v = float(s)
+    except ValueError:
+        v = minimum - 1
+    if not v >= minimum or v != v or v == float("inf"):
+        raise ValueError("%s=%r: expected a number >= %g"
+                         % (name, s, minimum))
+    return v
+
+
+def _median(v: Sequence[float]) -> float:
+    s = sorted(v)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+class StragglerDetector:
+    """Rank 0's side of straggler detection: one summary per rank and
+    window of steps in, the nodes to name out.
+
+    A window's summary of a rank is (node, rank, mean compute seconds per
+    step, steps counted).  A node's value is the median of its ranks'; the
+    job's is the median over all ranks.  A node whose median ratio to the
+    job's median, over the windows that span its last `window` steps, is
+    >= threshold is named once (add() returns it): the median lets one
+    noisy window neither name a node nor hide one.  The job's median
+    needs three nodes or more to mean anything: with two, each is the
+    other's reference.
+    """
+
+    def __init__(self, threshold: float = 1.2, window: int = 50) -> None:
+        self.threshold = threshold
+        self.window = window
+        # node: [(first step, last step, ratio)] spanning >= window steps
+        self._hist: Dict[str, List[Tuple[int, int, float]]] = {}
+        self.named: Dict[str, Dict[str, Any]] = {}
+
+    def add(self, first_step: int, last_step: int,
+            summaries: Sequence[Tuple[str, int, float, int]]
+            ) -> List[Dict[str, Any]]:
+        """The summaries of steps first_step..last_step; returns the
+        findings (dicts) of nodes named by this window."""
+        ranks: Dict[str, List[int]] = {}
+        vals: Dict[str, List[float]] = {}
+        allv = []
+        for node, rank, mean, n in summaries:
+            ranks.setdefault(node, []).append(rank)
+            if n > 0 and mean > 0:
+                vals.setdefault(node, []).append(mean)
+                allv.append(mean)
+        found: List[Dict[str, Any]] = []
+        if len(vals) < 2 or not allv:
+            return found
+        job = _median(allv)
+        for node in sorted(vals):
+            h = self._hist.setdefault(node, [])
+            h.append((first_step, last_step, _median(vals[node]) / job))
+            while len(h) > 1 and last_step - h[1][0] + 1 >= self.window:
+                h.pop(0)
+            if node in self.named or last_step - h[0][0] + 1 < self.window:
+                continue
+            ratio = _median([r for _, _, r in h])
+            if ratio < self.threshold:
+                continue
+            since = next(a for a, _, r in h if r >= self.threshold)
+            f = {"event": "straggler", "node": node,
+                 "ranks": sorted(ranks[node]),
+                 "ratio": round(ratio, 3),
+                 "since_step": since, "step": last_step,
+                 "node_compute_ms": round(_median(vals[node]) * 1e3, 3),
+                 "job_compute_ms": round(job * 1e3, 3),
+                 "threshold": self.threshold, "window": self.window}
+            self.named[node] = f
+            found.append(f)
+        return found
+
+
+def straggler_message(f: Dict[str, Any]) -> str:
+    """The line a finding prints in the job's output."""
+    return ("topoml: straggler: node %s (ranks %s) %.2fx the job's median "
+            "compute time since step %d"
+            % (f["node"], ",".join(str(r) for r in f["ranks"]),
+               f["ratio"], f["since_step"]))
+
+
+class _TorchGather:
+    """gather() over torch.distributed: the node names travel once
+    (all_gather_object), then each summary is one all_gather of three
+    float64 per rank."""
+
+    def __init__(self) -> None:
+        self.nodes: Optional[List[object]] = None
+
+    def __call__(self, row: object) -> List[object]:
+        import torch  # only where the job uses it
+        import torch.distributed as dist
+        node, rank, mean, n = row  # type: ignore[misc]
+        world = dist.get_world_size()
+        if self.nodes is None:
+            self.nodes = [None] * world
+            dist.all_gather_object(self.nodes, node)
+        mine = torch.tensor([float(rank), float(mean), float(n)],
+                            dtype=torch.float64)
+        out = [torch.empty_like(mine) for _ in range(world)]
+        dist.all_gather(out, mine)
+        return [(self.nodes[i], int(t[0]), float(t[1]), int(t[2]))
+                for i, t in enumerate(out)]
+
+
 class Checkpointer:
     """The checkpoint hook of one process (rank).
 
@@ -279,6 +396,18 @@ class Checkpointer:
     writes its own files; rank 0 commits once every shard is complete
     (rank and world_size default to RANK/WORLD_SIZE or
     SLURM_PROCID/SLURM_NTASKS; shard_timeout bounds the waits, seconds).
+
+    Stragglers: gather(obj) must return the list of every rank's obj
+    (torch.distributed.all_gather_object; watch_ddp() supplies it).  Then
+    each rank times its compute per step, from the end of
+    should_checkpoint() to mark_compute_done() (called by the DDP
+    communication hook watch_ddp() installs, or by the loop), every
+    straggler_every steps (TOPOML_STRAGGLER_EVERY, 20; 0 off) the ranks
+    exchange their means and rank 0 names a node whose compute stays at
+    straggler_threshold (TOPOML_STRAGGLER_THRESHOLD, 1.2) times the
+    job's median or more for straggler_window steps
+    (TOPOML_STRAGGLER_WINDOW, 50): one line on stderr and a JSON line
+    appended to health_report (TOPOML_HEALTH_REPORT, DIR/health.jsonl).
     """
 
     #: The checkpoint directory of the job (absolute).
@@ -297,7 +426,13 @@ class Checkpointer:
                  last_step: Optional[int] = None, shards: bool = False,
                  rank: Optional[int] = None,
                  world_size: Optional[int] = None,
-                 shard_timeout: Optional[float] = None) -> None:
+                 shard_timeout: Optional[float] = None,
+                 gather: Optional[Callable[[object], Sequence[object]]]
+                 = None,
+                 straggler_every: Optional[int] = None,
+                 straggler_threshold: Optional[float] = None,
+                 straggler_window: Optional[int] = None,
+                 health_report: Optional[str] = None) -> None:
         env = os.environ
         directory = directory or env.get("TOPOML_CKPT_DIR", "")
         if not directory:
@@ -366,6 +501,31 @@ class Checkpointer:
                 self._put("i", _NPIDS, n + 1)
         if signals and env.get("TOPOML_CKPT_SIGNALS", "1") != "0":
             self._install_signals()
+        # Straggler timing: on once a gather function is known.
+        self._gather = gather
+        self.straggler_every = (
+            straggler_every if straggler_every is not None else
+            _env_int("TOPOML_STRAGGLER_EVERY", 20, 1 << 30))
+        self.detector = StragglerDetector(
+            straggler_threshold if straggler_threshold is not None else
+            _env_float("TOPOML_STRAGGLER_THRESHOLD", 1.2, 1.0),
+            straggler_window if straggler_window is not None else
+            _env_int("TOPOML_STRAGGLER_WINDOW", 50, 1 << 30))
+        self.health_report = (health_report or
+                              env.get("TOPOML_HEALTH_REPORT") or
+                              os.path.join(self.dir, "health.jsonl"))
+        self.node = env.get("SLURMD_NODENAME") or socket.gethostname()
+        #: Straggler exchanges made and the seconds they took (this rank;
+        #: the first, which also sends the node names, apart).
+        self.exchanges = 0
+        self.exchange_s = 0.0
+        self.exchange_first_s = 0.0
+        self._t_start = 0
+        self._t_mark = 0
+        self._t_sum = 0
+        self._t_n = 0
+        self._t_first = -1
+        self._x_last = -1
         self._timer: Optional[threading.Thread] = None
         if self._fd < 0 and self.interval > 0:
             self._stop_timer = threading.Event()
@@ -465,10 +625,95 @@ class Checkpointer:
             return s
         return (s + self.every - 1) // self.every * self.every
 
+    # -- stragglers ----------------------------------------------------
+    def mark_compute_done(self) -> None:
+        """This rank's gradients are ready (it enters the step's gradient
+        collective now): the step's compute time ends here.  The hook
+        watch_ddp() installs calls it; a loop without DDP calls it just
+        before its collective.  A clock read, nothing else."""
+        self._t_mark = time.perf_counter_ns()
+
+    def watch_ddp(self, ddp: Any) -> None:
+        """Time this rank's compute through a DDP communication hook
+        (register_comm_hook: call it before the first step, once per
+        model) that marks the last gradient bucket ready, then
+        all-reduces as DDP does by default.  Without a gather function,
+        straggler summaries travel over torch.distributed.  A model with
+        a communication hook of its own (DDP takes one) calls
+        mark_compute_done() from that hook, on its last bucket, instead."""
+        from torch.distributed.algorithms.ddp_comm_hooks import (
+            default_hooks)
+
+        # No annotations: DDP refuses a hook annotated otherwise than
+        # GradBucket -> Future[Tensor], types this module does not import.
+        def hook(state, bucket):  # type: ignore[no-untyped-def]
+            if bucket.is_last():
+                self._t_mark = time.perf_counter_ns()
+            return default_hooks.allreduce_hook(state, bucket)
+
+        ddp.register_comm_hook(None, hook)
+        if self._gather is None:
+            self._gather = _TorchGather()
+
+    def _exchange(self, step: int) -> None:
+        t0 = time.perf_counter()
+        mean = self._t_sum / self._t_n / 1e9 if self._t_n else 0.0
+        assert self._gather is not None
+        rows = self._gather((self.node, self.rank, mean, self._t_n))
+        # A window spans the steps since the last exchange.
+        first = (self._x_last + 1 if self._x_last >= 0 else
+                 self._t_first if self._t_first >= 0 else step)
+        self._x_last = step
+        self._t_sum = self._t_n = 0
+        self._t_first = -1
+        if self.rank == 0:
+            found = self.detector.add(first, step, [
+                (str(r[0]), int(r[1]), float(r[2]), int(r[3]))
+                for r in rows])  # type: ignore[index]
+            for f in found:
+                self._name_straggler(f)
+        self.exchanges += 1
+        if self.exchanges == 1:
+            self.exchange_first_s = time.perf_counter() - t0
+        else:
+            self.exchange_s += time.perf_counter() - t0
+
+    def _name_straggler(self, f: Dict[str, Any]) -> None:
+        f = dict(f, job=os.environ.get("SLURM_JOB_ID", ""),
+                 time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        sys.stderr.write(straggler_message(f) + "\n")
+        sys.stderr.flush()
+        try:
+            with open(self.health_report, "a") as r:
+                r.write(json.dumps(f, sort_keys=True) + "\n")
+        except OSError as e:
+            sys.stderr.write("topoml: straggler: cannot append to %s: %s\n"
+                             % (self.health_report, e.strerror))
+
+    def _step_time(self, step: int) -> None:
+        if self._t_start and self._t_mark > self._t_start:
+            self._t_sum += self._t_mark - self._t_start
+            self._t_n += 1
+            if self._t_first < 0:
+                self._t_first = step
+        self._t_mark = 0
+        if step > 0 and step % self.straggler_every == 0:
+            self._exchange(step)
+
     def should_checkpoint(self, step: int) -> bool:
         """True when this step must be checkpointed: a multiple of
         `every`, or the step all ranks of the node agreed on for an event
         (interval, stop warning, signal).  Same rule as the C library."""
+        timing = self._gather is not None and self.straggler_every > 0
+        if timing:
+            self._step_time(step)
+        due = self._should_checkpoint(step)
+        if timing:
+            # A checkpoint follows: the next step's time is not compute.
+            self._t_start = 0 if due else time.perf_counter_ns()
+        return due
+
+    def _should_checkpoint(self, step: int) -> bool:
         if self._sig:
             why, self._sig = self._sig, 0
             self._raise_event(why)
