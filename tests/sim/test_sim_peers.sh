@@ -1,6 +1,7 @@
 #!/bin/bash
-# contrib/peers-report.sh (doc/results.md, "Beside every peer, per
-# fabric") on a prefix of the Theta excerpt in $REALDATA/swf: one table a
+# Node-sharing jobs under Kueue TAS go through Kueue's own placement
+# (below); contrib/peers-report.sh (doc/results.md, "Beside every peer,
+# per fabric") on a prefix of the Theta excerpt in $REALDATA/swf: one table a
 # fabric, every policy in every table, either with figures or "n/a
 # (reason)"; the refusals the fabrics imply (no switch policy on a torus,
 # no torus policy off one, slurm-block on the block topology only, the
@@ -13,16 +14,44 @@
 set -u
 src=${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 bld=${TOP_BUILDDIR:-$src/build}
-[ -n "${REALDATA:-}" ] && [ -d "$REALDATA/swf" ] ||
-	{ echo "SKIP: REALDATA/swf not found"; exit 77; }
+if [ -z "${REALDATA:-}" ] || [ ! -d "$REALDATA/swf" ]; then
+	echo "SKIP: REALDATA/swf not found"
+	exit 77
+fi
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/test_sim_peers.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+topoml=$bld/contrib/topoml
+
+# Kueue places node-sharing jobs itself, as one-core pods (not linear's
+# choice): on 8 leaves of 8 nodes of 4 cores, 150 Theta jobs in cores
+# (a quarter of the load kept), every kueue-bestfit job of at most a
+# leaf's 32 cores runs in one leaf (its required rack), its cores per
+# node add up to its cores and none is above 4.  (linear spreads 13 such
+# jobs over two leaves here.)
+"$topoml" generate fat-tree --nodes 64 --per-leaf 8 --radix 8 --levels 2 \
+	-q -o "$work/ft64.conf" || fail "generate"
+bash "$src/tests/sim/theta_cores.sh" \
+	"$REALDATA/swf/MTech-Thesis_JobLogs_theta.swf.txt" 1 150 \
+	>"$work/t150.swf" || fail "theta_cores.sh"
+"$topoml" sim -q -t "$work/ft64.conf" -T "$work/t150.swf" -c 4 --shared \
+	-N 300 -p kueue-bestfit,linear --no-fragmentation \
+	--jobs "$work/jobs" >/dev/null || fail "sim --shared"
+awk '{ n[$1]++; if ($5 <= 32 && $8 > 1) over[$1]++ }
+	$1 == "kueue-bestfit" { s = 0; k = split($7, u, ",")
+		for (i = 1; i <= k; i++) { s += u[i]; if (u[i] > 4) bad++ }
+		if (s != $5) bad++ }
+	END { printf "kueue-bestfit %d jobs, %d leaf-sized over 2+ leaves," \
+		" %d bad units; linear %d over 2+ leaves\n", n["kueue-bestfit"],
+		over["kueue-bestfit"], bad, over["linear"]
+		exit !(n["kueue-bestfit"] == 150 && !over["kueue-bestfit"] &&
+		       !bad && over["linear"] > 0) }' "$work/jobs" ||
+	fail "kueue-bestfit's shared jobs are not Kueue's"
 
 start=$(date +%s)
 (cd "$bld" && bash "$src/contrib/peers-report.sh" -n 150 \
-	-r "$REALDATA") >"$work/report.md" 2>"$work/err"
+	-r "$REALDATA" -t "$topoml") >"$work/report.md" 2>"$work/err"
 rc=$?
 [ $rc = 77 ] && { echo "SKIP: $(cat "$work/err")"; exit 77; }
 [ $rc = 0 ] || fail "peers-report.sh exit $rc: $(cat "$work/err")"
