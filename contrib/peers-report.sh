@@ -32,7 +32,8 @@
 # usage: contrib/peers-report.sh [-n JOBS] [-T theta,mira] [-f FABRICS]
 #                                [-r REALDATA] [-t TOPOML]
 #   -n JOBS     replay the first JOBS jobs of each trace (default 600:
-#               the whole report in about 5 minutes on 2 cores)
+#               about 3.5 minutes of CPU for the whole report; 1000
+#               jobs took 5 min 41 s)
 #   -T TRACES   theta, mira or both (default theta)
 #   -f FABRICS  some of fat-tree,ib,nvl-blocks,dragonfly,torus (default all)
 #   -r REALDATA the realdata folder (default ../shared/realdata beside the
