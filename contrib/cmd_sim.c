@@ -16,7 +16,7 @@
 #include "cli.h"
 #include "sim.h"
 
-#define SIM_MAX_POLICIES 8
+#define SIM_MAX_POLICIES 16	/* every policy the library has */
 
 struct sim_cli {
 	const char *topology;

@@ -278,10 +278,14 @@ void topoml_sim_jobout_free(struct topoml_sim_jobout *jo, int n);
  * job of -n CORES (one node at least, no --exclusive): slurm-tree
  * _eval_nodes_topo (best-fit leaf by nodes with free cores, nodes in index
  * order), slurm-dragonfly _eval_nodes_dfly (the leaf with the most such
- * nodes, then round robin over leaves), linear and slurm-hilbert
- * _eval_nodes (best fit over runs of consecutive nodes, a single node by
- * fewest free cores when one holds the job).  Utilization is then in
- * cores, sharing and spans in nodes.
+ * nodes, then round robin over leaves), linear _eval_nodes (best fit over
+ * runs of consecutive nodes, a single node by fewest free cores when one
+ * holds the job), slurm-hilbert the same along the Hilbert curve on a
+ * torus.  The Kueue baselines place cores one-core pods by their own
+ * algorithm (sim/baselines/kueue_tas.c); volcano, slurm-block and
+ * slurm-torus3d, reproduced for whole nodes only, give their shared jobs
+ * linear's _eval_nodes.  Utilization is then in cores, sharing and spans
+ * in nodes.
  *
  * Replay tr on t with one policy.  jobout (may be NULL) has tr->njobs
  * entries.  0 on success, -1 with err on an internal failure.

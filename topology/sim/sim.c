@@ -33,6 +33,7 @@
 #include "model/model_int.h"
 #include "place/common/place_int.h"
 #include "topoml/wait.h"
+#include "sim/baselines/baselines.h"
 #include "sim/baselines/slurm_switch.h"
 #include "place/torus/torus_grid.h"
 
@@ -317,7 +318,7 @@ static bool _free_box_exists(const struct state *s, int n)
 
 /* ---- jobs that share nodes: Slurm's node choice by CPUs ------------ */
 
-enum sl_mode { SL_LINEAR, SL_TREE, SL_DFLY };
+enum sl_mode { SL_LINEAR, SL_HILBERT, SL_TREE, SL_DFLY };
 
 /* One _eval_nodes_* call: what is left and what was taken. */
 struct slj {
@@ -330,14 +331,17 @@ struct slj {
 };
 
 /* _eval_nodes() without topology: best fit over consecutive runs, in
- * node index order (place/place_linear.c). */
-static int _sl_linear(struct slj *j, hwloc_const_bitmap_t cand)
+ * node index order, or with topology/3d_torus along its Hilbert curve
+ * (the node table's order there; place/place_linear.c). */
+static int _sl_linear(struct slj *j, hwloc_const_bitmap_t cand,
+		      bool hilbert)
 {
 	struct state *s = j->s;
 	int nn = s->t->nnodes, rc = -1;
 	int *ident = malloc((nn ? nn : 1) * sizeof(int));
+	const int *curve = hilbert ? topoml__torus_curve(s->t, NULL) : NULL;
 	struct topoml_eval_nodes e = {
-		.order = ident,
+		.order = curve ? curve : ident,
 		.nn = nn,
 		.avail = cand,
 		.weight = s->weight,
@@ -411,8 +415,8 @@ static int _slurm_shared(struct state *s, hwloc_const_bitmap_t cand,
 		if (v < s->t->nnodes)
 			j.a[v] = s->fu[v];
 	hwloc_bitmap_foreach_end();
-	if (mode == SL_LINEAR || !s->st)
-		rc = _sl_linear(&j, cand);
+	if (mode == SL_LINEAR || mode == SL_HILBERT || !s->st)
+		rc = _sl_linear(&j, cand, mode == SL_HILBERT);
 	else
 		rc = _sl_switch(&j, cand, mode == SL_DFLY);
 	free(j.a);
@@ -462,6 +466,49 @@ static bool _fits_count(const struct state *s, const struct topoml_job *j)
 }
 
 /*
+ * A shared job under Kueue TAS: j->cores pods of one core, as many on a
+ * node as it has free cores (sim/baselines/kueue_tas.c), among the nodes
+ * of s->cand.  Its nodes and cores into s->snodes/s->sunits, the scored
+ * placement into s->pl.  0 or -1 (Kueue finds no domain: the job waits).
+ */
+static int _place_kueue(struct state *s, const struct topoml_job *j)
+{
+	struct topoml_place_req req = {
+		.nnodes = j->nodes,
+		.avail = s->cand,
+		.owner = s->owner,
+		.units = (uint32_t)j->cores,
+		.free_units = s->fu,
+		.partial = s->partial,
+	};
+	hwloc_bitmap_t none = hwloc_bitmap_alloc();
+	struct place_in in = {
+		.t = s->t, .req = &req, .avail = s->cand, .required = none,
+		.n = j->nodes, .k = 1,
+	};
+	enum topoml_kueue_algo algo =
+		s->policy == TOPOML_POLICY_KUEUE_LEASTFREE ?
+		TOPOML_KUEUE_LEASTFREE :
+		s->policy == TOPOML_POLICY_KUEUE_BALANCED ?
+		TOPOML_KUEUE_BALANCED : TOPOML_KUEUE_BESTFIT;
+	char why[256];
+	int rc;
+
+	if (!none)
+		return -1;
+	s->placements++;
+	rc = topoml__place_kueue_units(&in, algo, &s->pl, s->sunits, why,
+				       sizeof(why));
+	hwloc_bitmap_free(none);
+	if (rc || s->pl.n <= 0)
+		return -1;
+	memcpy(s->snodes, s->pl.nodes, s->pl.n * sizeof(int));
+	topoml_ring_order(s->t, s->pl.nodes, s->pl.n);
+	topoml_score(s->t, s->cand, &s->pl);
+	return 0;
+}
+
+/*
  * Place a shared job, off the nodes of off (NULL: none): its nodes and
  * units into s->snodes/s->sunits, the scored placement (engine ring
  * order) into s->pl.  0 or -1.
@@ -485,6 +532,14 @@ static int _place_shared(struct state *s, const struct topoml_job *j,
 	case TOPOML_POLICY_SLURM_DRAGONFLY:
 		mode = SL_DFLY;
 		break;
+	case TOPOML_POLICY_SLURM_HILBERT:
+		if (t->family == TOPOML_TORUS)
+			mode = SL_HILBERT;
+		break;
+	case TOPOML_POLICY_KUEUE_BESTFIT:
+	case TOPOML_POLICY_KUEUE_LEASTFREE:
+	case TOPOML_POLICY_KUEUE_BALANCED:
+		return _place_kueue(s, j);
 	case TOPOML_POLICY_TOPOML:
 		/* cons_tres behind the plugin, with Slurm's topology kept */
 		mode = t->family == TOPOML_FAT_TREE ? SL_TREE :

@@ -53,6 +53,13 @@ int topoml__place_kueue(const struct place_in *in,
 			enum topoml_kueue_algo algo,
 			struct topoml_placement *out, char *why,
 			size_t whylen);
+/* The same for a job that shares nodes (in->req->units > 0): the pods
+ * (units) Kueue gives each node of out->nodes into units[0..out->n)
+ * (room for every node of the topology). */
+int topoml__place_kueue_units(const struct place_in *in,
+			      enum topoml_kueue_algo algo,
+			      struct topoml_placement *out, int *units,
+			      char *why, size_t whylen);
 /* Kueue's assignment for request rq (the unit tests' entry). */
 int topoml__kueue_place(const struct place_in *in,
 			const struct topoml_kueue_req *rq,

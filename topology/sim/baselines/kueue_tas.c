@@ -875,8 +875,8 @@ out:
 /* ---- the assignment --------------------------------------------------- */
 
 static int _assign(struct ktree *k, const struct topoml_kueue_req *rq,
-		   long n, struct topoml_placement *out, char *why,
-		   size_t whylen)
+		   long n, struct topoml_placement *out, int *units,
+		   char *why, size_t whylen)
 {
 	int H = k->nlev - 1, L, fit = -1, nres = 0, nfit, rc = -1;
 	int nall = k->nd * 4 + 16;	/* clones stay below 3x */
@@ -955,8 +955,11 @@ static int _assign(struct ktree *k, const struct topoml_kueue_req *rq,
 	}
 	out->n = 0;
 	for (int i = 0; i < nres; i++)
-		if (k->d[res[i]].cnt > 0)
+		if (k->d[res[i]].cnt > 0) {
+			if (units)
+				units[out->n] = (int)k->d[res[i]].cnt;
 			out->nodes[out->n++] = k->d[res[i]].node;
+		}
 	rc = 0;
 out:
 	free(res);
@@ -966,9 +969,9 @@ out:
 	return rc;
 }
 
-int topoml__kueue_place(const struct place_in *in,
+static int _kueue_place(const struct place_in *in,
 			const struct topoml_kueue_req *rq,
-			struct topoml_placement *out, char *why,
+			struct topoml_placement *out, int *units, char *why,
 			size_t whylen)
 {
 	const struct topoml_place_req *req = in->req;
@@ -983,8 +986,8 @@ int topoml__kueue_place(const struct place_in *in,
 	if (_build(&k, in->t, in->avail, shared ? req->free_units : NULL,
 		   why, whylen))
 		return -1;
-	rc = _assign(&k, rq, shared ? (long)req->units : in->n, out, why,
-		     whylen);
+	rc = _assign(&k, rq, shared ? (long)req->units : in->n, out,
+		     shared ? units : NULL, why, whylen);
 	_free_tree(&k);
 	if (!rc && out->n < in->n) {
 		/* Kueue knows pods, not a least node count */
@@ -997,10 +1000,18 @@ int topoml__kueue_place(const struct place_in *in,
 	return rc;
 }
 
-int topoml__place_kueue(const struct place_in *in,
-			enum topoml_kueue_algo algo,
+int topoml__kueue_place(const struct place_in *in,
+			const struct topoml_kueue_req *rq,
 			struct topoml_placement *out, char *why,
 			size_t whylen)
+{
+	return _kueue_place(in, rq, out, NULL, why, whylen);
+}
+
+int topoml__place_kueue_units(const struct place_in *in,
+			      enum topoml_kueue_algo algo,
+			      struct topoml_placement *out, int *units,
+			      char *why, size_t whylen)
 {
 	struct topoml_kueue_req rq = { .kind = TOPOML_KUEUE_PREFERRED };
 	struct ktree k;
@@ -1014,7 +1025,7 @@ int topoml__place_kueue(const struct place_in *in,
 	}
 	if (algo == TOPOML_KUEUE_LEASTFREE) {
 		rq.kind = TOPOML_KUEUE_UNCONSTRAINED;
-		return topoml__kueue_place(in, &rq, out, why, whylen);
+		return _kueue_place(in, &rq, out, units, why, whylen);
 	}
 	/* the level a user writes: by the job's size, on the whole
 	 * machine's labels */
@@ -1035,5 +1046,13 @@ int topoml__place_kueue(const struct place_in *in,
 		rq.balanced = algo == TOPOML_KUEUE_BALANCED;
 	}
 	_free_tree(&k);
-	return topoml__kueue_place(in, &rq, out, why, whylen);
+	return _kueue_place(in, &rq, out, units, why, whylen);
+}
+
+int topoml__place_kueue(const struct place_in *in,
+			enum topoml_kueue_algo algo,
+			struct topoml_placement *out, char *why,
+			size_t whylen)
+{
+	return topoml__place_kueue_units(in, algo, out, NULL, why, whylen);
 }
