@@ -129,7 +129,7 @@ bf_run() (
 		fi
 		sleep 0.2
 	done
-	echo "$(squeue -h -t PD | wc -l) $(squeue -h -t R | wc -l)" \
+	echo "$(squeue -h -t PD | wc -l) $(squeue -h -t R,CF | wc -l)" \
 		"$(awk -v a="$cpu0" -v b="$(ctld_cpu "$pid")" -v n="$CYCLES" \
 			-v hz="$(getconf CLK_TCK)" 'BEGIN { print (b - a) / hz / n }')" \
 		>"$work/$name.queue"
