@@ -6,8 +6,9 @@
 # of 1-256 nodes (5..60 min) pending behind them, backfill planning every
 # one each cycle (bf_max_job_test above the count, no time limit on the
 # cycle).  sdiag's backfill cycle times (the first cycle after the jobs
-# are in is dropped: it may have started with part of them), per
-# configuration:
+# are in is dropped: it may have started with part of them) and
+# slurmctld's CPU time per cycle (which other load on the machine does not
+# inflate as it does wall time), per configuration:
 #
 #   stock   SelectType=select/cons_tres, TopologyPlugin=topology/tree
 #   topo    the same slurm.conf with TopologyPlugin=topology/topoml
@@ -16,7 +17,10 @@
 #
 # usage: contrib/bench-backfill.sh [VERSION]   (default 26.05.3; root)
 # env:   BF_NODES (4096), BF_JOBS (1000), BF_CYCLES (3 counted cycles),
-#        BF_CONFIGS ("stock topo"; add "select" for select/topoml)
+#        BF_CONFIGS ("stock topo"; add "select" for select/topoml),
+#        BF_DEBUG=1: topology/topoml with Debug=1, and per cycle its
+#        eval_nodes calls and the time inside them (the log lines cost
+#        a little)
 # Builds Slurm VERSION and topoml against it as contrib/test-release.sh
 # does (cached; TOPOML_RELEASE_BUILDDIR as there).  Prints one line per
 # configuration and the ratios to stock.
@@ -90,13 +94,14 @@ ctld_cpu() {
 # bf_run NAME: $work/NAME.out lines "cycle_us depth", CYCLES of them
 # after the first; $work/NAME.queue "pending running" at the end.
 bf_run() (
-	local name=$1 n t i cycles=0 seen=0 c us d pid cpu0=0
+	local name=$1 n t i cycles=0 seen=0 c us d pid cpu0=0 line0=0
 	export CLUSTER_SELECT=cons_tres CLUSTER_TOPOLOGY=$work/topology.conf \
 		CLUSTER_TOPOML_CONF=$work/topoml.conf CLUSTER_SLURMD=0 \
 		CLUSTER_CLOUD=$NODES \
 		CLUSTER_CONF_EXTRA="SchedulerParameters=default_queue_depth=100,sched_interval=3600,bf_interval=2,bf_max_job_test=$((JOBS * 2)),bf_max_time=3600,bf_window=1440,bf_resolution=600"
 	case $name in
-	topo) export CLUSTER_TOPOLOGY_PLUGIN=topology/topoml ;;
+	topo) export CLUSTER_TOPOLOGY_PLUGIN=topology/topoml
+		[ "${BF_DEBUG:-0}" = 1 ] && echo Debug=1 >"$work/topoml.conf" ;;
 	select) export CLUSTER_SELECT=topoml \
 		CLUSTER_TOPOML_CONF=$work/topoml-select.conf ;;
 	esac
@@ -123,7 +128,8 @@ bf_run() (
 			cycles=$c
 			seen=$((seen + 1))
 			# the first may have begun before the last submission
-			[ $seen = 1 ] && cpu0=$(ctld_cpu "$pid")
+			[ $seen = 1 ] && cpu0=$(ctld_cpu "$pid") &&
+				line0=$(wc -l <"$CLUSTER_DIR/log/slurmctld.log")
 			[ $seen -gt 1 ] && echo "$us $d" >>"$work/$name.out"
 			[ $seen -gt "$CYCLES" ] && break
 		fi
@@ -133,6 +139,11 @@ bf_run() (
 		"$(awk -v a="$cpu0" -v b="$(ctld_cpu "$pid")" -v n="$CYCLES" \
 			-v hz="$(getconf CLK_TCK)" 'BEGIN { print (b - a) / hz / n }')" \
 		>"$work/$name.queue"
+	tail -n +$((line0 + 1)) "$CLUSTER_DIR/log/slurmctld.log" |
+		sed -n 's/.*topology\/topoml: eval_nodes .* attempt=\([-0-9]*\) .*total_us=\([0-9]*\).*/\1 \2/p' |
+		awk -v n="$CYCLES" '{ c++; us += $2; if ($1 < 0) f++ }
+			END { if (c) printf "%d %.3f %d\n", c / n, us / 1e6 / n, f / n }' \
+		>"$work/$name.eval"
 	cluster_stop >/dev/null 2>&1
 )
 
@@ -168,6 +179,11 @@ for name in $CONFIGS; do
 		"$(median 2 "$f")"
 	printf '  slurmctld CPU per cycle %.3f s; %s pending, %s running' \
 		"$cpu" "$pd" "$r"
+	if [ -s "$work/$name.eval" ]; then
+		read -r ec es ef <"$work/$name.eval"
+		printf '\n  per cycle: %s eval_nodes calls (%s to Slurm'"'"'s own evaluation), %s s inside them' \
+			"$ec" "$ef" "$es"
+	fi
 	if [ -n "$base" ] && [ "$name" != stock ]; then
 		awk -v t="$m" -v b="$base" -v c="$cpu" -v bc="$basecpu" 'BEGIN {
 			if (b > 0 && bc > 0)
