@@ -175,7 +175,7 @@ for name in $CONFIGS; do
 	printf '%s:\n  backfill cycle (sdiag) median %.3f s of %s: %s; depth %s\n' \
 		"$what" "$(awk -v u="$m" 'BEGIN { print u / 1e6 }')" \
 		"$(wc -l <"$f") cycles" \
-		"$(awk '{ printf "%s%.3f", NR > 1 ? " " : "", $1 / 1e6 }' "$f")" \
+		"$(awk '{ printf "%s%.3f", (NR > 1 ? " " : ""), $1 / 1e6 }' "$f")" \
 		"$(median 2 "$f")"
 	printf '  slurmctld CPU per cycle %.3f s; %s pending, %s running' \
 		"$cpu" "$pd" "$r"
