@@ -105,7 +105,7 @@ done
 
 # cmp_run SEQ OUT SCORE_TOPO: run the sequence; one line per job:
 # NAME SIZE NODES|PENDING BUSY span=... ring=... shared=... placed=...
-# wait=MS (sbatch to RUNNING, as squeue polled every 0.1 s sees it).
+# wait=MS (sbatch to holding its nodes, squeue polled every 0.1 s).
 # A job that does not start within 5 s is recorded PENDING and cancelled
 # (the next jobs see the same machine either way).
 cmp_run() {
@@ -326,9 +326,11 @@ done
 # one of; they touch other jobs about as often as torus3d's own choice
 # (sequence of 80: 478 against 445), so sharing is not asserted there.
 # topology/topoml (topo-*) is asserted against stock as select/topoml is,
-# and at or below select/topoml on span and ring (both place the same
-# jobs; beside torus3d select/topoml is held to torus3d's listed shapes
-# and anchors, topology/topoml is not).
+# and at or below select/topoml on span and ring (beside torus3d
+# select/topoml is held to torus3d's listed shapes and anchors,
+# topology/topoml is not).  Every pair must start the same jobs: none
+# waits under topoml that starts under stock.  The start latency (table)
+# is not asserted: it follows the machine's load.
 fail=0
 cmp_pair() {	# BASE OTHER "METRICS ASSERTED": OTHER <= BASE
 	local s=$work/$1.out t=$work/$2.out m a b
