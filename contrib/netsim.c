@@ -68,9 +68,10 @@ static struct {
 	double lat[MAX_LEVELS];	/* s per link */
 	int nbw, nlat;
 	double size;		/* bytes all-reduced per step */
+	double taper;		/* fat-tree uplinks without --bandwidth */
 	bool alone;
 	bool quiet;
-} _o = { .size = 256.0 * 1024 * 1024 };
+} _o = { .size = 256.0 * 1024 * 1024, .taper = 1 };
 
 static void _err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void _err(const char *fmt, ...)
@@ -103,9 +104,14 @@ static void _usage(FILE *f)
 "  -n, --max-jobs N        with --trace: the first N jobs only\n"
 "  -m, --size BYTES        bytes all-reduced per step (K, M, G suffixes,\n"
 "                          powers of 1024; default 256M)\n"
-"  -b, --bandwidth B0,B1,..  Gbit/s per link level (default 200 each):\n"
-"                          node link, then fat-tree level 1, 2, ... uplinks;\n"
-"                          dragonfly local, global; torus links\n"
+"  -b, --bandwidth B0,B1,..  Gbit/s per link level (default 200): node\n"
+"                          link, then a fat-tree switch's uplink at level\n"
+"                          1, 2, ... (one per parent; default: its nodes'\n"
+"                          bandwidth / --taper / its parents), dragonfly\n"
+"                          local and global links (default B0; global x\n"
+"                          the links of the group pair), torus links (B0)\n"
+"      --taper T           fat-tree uplinks without a --bandwidth carry\n"
+"                          1/T of their nodes' bandwidth (default 1)\n"
 "  -l, --latency L0,L1,..  microseconds per link, same levels (default 1)\n"
 "      --alone             also time each job alone on the machine\n"
 "      --platform FILE     write the SimGrid platform (XML) and go on\n"
@@ -258,8 +264,20 @@ static int _write_platform(const topoml_topo_t *t, FILE *f)
 			for (k = 0; k < s->nparents; k++) {
 				snprintf(id, sizeof(id), "s%d-%d", i,
 					 s->parents[k]);
-				/* the uplink of a level-L switch is level L+1 */
-				_link(f, id, s->level + 1);
+				/* the uplink of a level-L switch is level L+1;
+				 * without its own --bandwidth, the nodes below
+				 * at full speed over the taper, shared by the
+				 * parents */
+				if (s->level + 1 < _o.nbw) {
+					_link(f, id, s->level + 1);
+					continue;
+				}
+				fprintf(f, "<link id=\"%s\" bandwidth=\"%.17g"
+					"Bps\" latency=\"%.17gs\" sharing_"
+					"policy=\"SPLITDUPLEX\"/>\n", id,
+					_bw(0) * hwloc_bitmap_weight(s->desc) /
+					(_o.taper * s->nparents),
+					_lat(s->level + 1));
 			}
 		}
 	} else if (t->family == TOPOML_DRAGONFLY) {
@@ -877,6 +895,7 @@ int main(int argc, char **argv)
 		{ "bandwidth", required_argument, NULL, 'b' },
 		{ "latency", required_argument, NULL, 'l' },
 		{ "alone", no_argument, NULL, 'a' },
+		{ "taper", required_argument, NULL, 'X' },
 		{ "platform", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -909,6 +928,15 @@ int main(int argc, char **argv)
 		case 'p': polarg = optarg; break;
 		case 'P': plat = optarg; break;
 		case 'a': _o.alone = true; break;
+		case 'X':
+			_o.taper = strtod(optarg, &end);
+			if (end == optarg || *end || !(_o.taper >= 1) ||
+			    !isfinite(_o.taper)) {
+				_err("--taper: '%s' is not a number >= 1",
+				     optarg);
+				return EX_USAGE;
+			}
+			break;
 		case 'q': _o.quiet = true; break;
 		case 'A':
 			if (_parse_list(optarg, at, &nat, 1, "--at"))
@@ -1017,7 +1045,11 @@ int main(int argc, char **argv)
 	for (int k = 0; k < (_o.nbw > _o.nlat ? _o.nbw : _o.nlat); k++)
 		printf("%s %.4g Gbit/s %.4g us", k ? "," : "",
 		       _bw(k) * 8 / 1e9, _lat(k) * 1e6);
-	printf(" (by level; the last repeats)\n");
+	printf(" (by level; the last repeats)");
+	if (t->family == TOPOML_FAT_TREE && _o.nbw < t->nlevels)
+		printf("; uplinks from level %d: nodes below / %g", _o.nbw,
+		       _o.taper);
+	printf("\n");
 
 	if (jobs) {
 		struct jobset js = { 0 };

@@ -45,7 +45,7 @@ near "$got" "$want" 0.001 || fail "64M: $got s, analytic $want s"
 # 2. two rings over both leaves: each crosses the l1-top uplink once up
 # and once down, so the two share it.  Alone: four links a step.
 printf 'a=c[1-2,5-6] 10\nb=c[3-4,7-8] 30\n' >"$tmp/share"
-"$netsim" -q -t "$tmp/ft.json" -J "$tmp/share" -m 1M -b 100 -l 1 \
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/share" -m 1M -b 100,100 -l 1 \
 	--alone >"$tmp/out2" || fail "shared uplink"
 alone=$(col "$tmp/out2" a 4)
 want=$(awk 'BEGIN { n = 4; s = 1048576; bw = 100e9 / 8; l = 1e-6;
@@ -62,7 +62,16 @@ want=$(awk 'BEGIN { n = 4; s = 1048576; bw = 100e9 / 8; l = 1e-6;
 near "$(col "$tmp/out2" a 3)" "$want" 0.001 ||
 	fail "shared: $(col "$tmp/out2" a 3) s, half bandwidth $want s"
 grep -q "run-weighted mean" "$tmp/out2" || fail "no mean line"
-# an uplink twice as fast carries both at full speed
+# an uplink twice as fast carries both at full speed, and so does one
+# of the leaf's 4 nodes' bandwidth with a taper of 2 (the default uplink)
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/share" -m 1M -b 100 -l 1 \
+	--taper 2 >"$tmp/out2c" || fail "taper 2"
+near "$(col "$tmp/out2c" a 3)" "$alone" 0.001 ||
+	fail "taper 2: $(col "$tmp/out2c" a 3) s, alone $alone s"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/share" -m 1M -b 100 -l 1 \
+	--taper 4 >"$tmp/out2d" || fail "taper 4"
+near "$(col "$tmp/out2d" a 3)" "$(col "$tmp/out2" a 3)" 0.001 ||
+	fail "taper 4: $(col "$tmp/out2d" a 3) s, not as -b 100,100"
 "$netsim" -q -t "$tmp/ft.json" -J "$tmp/share" -m 1M -b 100,200 -l 1 \
 	>"$tmp/out2b" || fail "fast uplink"
 near "$(col "$tmp/out2b" a 3)" "$alone" 0.001 ||
