@@ -69,9 +69,11 @@ static struct {
 	int nbw, nlat;
 	double size;		/* bytes all-reduced per step */
 	double taper;		/* fat-tree uplinks without --bandwidth */
+	int snapshots;		/* --snapshots, without --at */
 	bool alone;
 	bool quiet;
-} _o = { .size = 256.0 * 1024 * 1024, .taper = 1 };
+} _o = { .size = 256.0 * 1024 * 1024, .taper = 1,
+	.snapshots = 1 };
 
 static void _err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void _err(const char *fmt, ...)
@@ -98,8 +100,9 @@ static void _usage(FILE *f)
 "                          the jobs each policy has running at --at\n"
 "  -p, --policy P1,...     with --trace: policies (default topoml and the\n"
 "                          family's Slurm baseline)\n"
-"      --at T1,T2,...      with --trace: snapshot times in seconds (default:\n"
-"                          half the first policy's makespan)\n"
+"      --at T1,T2,...      with --trace: snapshot times in seconds\n"
+"      --snapshots K       without --at: K times evenly spaced over the\n"
+"                          first policy's makespan (default 1: its middle)\n"
 "  -s, --scale X|fit       with --trace: job sizes as topoml sim --scale\n"
 "  -n, --max-jobs N        with --trace: the first N jobs only\n"
 "  -m, --size BYTES        bytes all-reduced per step (K, M, G suffixes,\n"
@@ -827,9 +830,11 @@ static int _from_trace(const topoml_topo_t *t, const char *platform,
 			rc = EX_INVALID;
 			break;
 		}
+		/* the first policy's makespan sets the times for all */
 		if (!nat) {
-			at[0] = m.makespan_s / 2;
-			nat = 1;
+			nat = _o.snapshots;
+			for (int a = 0; a < nat; a++)
+				at[a] = m.makespan_s * (a + 1) / (nat + 1);
 		}
 		for (int a = 0; !rc && a < nat; a++) {
 			struct jobset js = { 0 };
@@ -896,6 +901,7 @@ int main(int argc, char **argv)
 		{ "latency", required_argument, NULL, 'l' },
 		{ "alone", no_argument, NULL, 'a' },
 		{ "taper", required_argument, NULL, 'X' },
+		{ "snapshots", required_argument, NULL, 'K' },
 		{ "platform", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -928,6 +934,15 @@ int main(int argc, char **argv)
 		case 'p': polarg = optarg; break;
 		case 'P': plat = optarg; break;
 		case 'a': _o.alone = true; break;
+		case 'K':
+			_o.snapshots = (int)strtol(optarg, &end, 10);
+			if (end == optarg || *end || _o.snapshots < 1 ||
+			    _o.snapshots > MAX_AT) {
+				_err("--snapshots: '%s' is not 1 to %d",
+				     optarg, MAX_AT);
+				return EX_USAGE;
+			}
+			break;
 		case 'X':
 			_o.taper = strtod(optarg, &end);
 			if (end == optarg || *end || !(_o.taper >= 1) ||
