@@ -1003,8 +1003,9 @@ int main(int argc, char **argv)
 		_usage(stderr);
 		return EX_USAGE;
 	}
-	if (access(topo, R_OK)) {
-		_err("%s: %s", topo, strerror(errno));
+	if (access(topo, R_OK) || (trace && access(trace, R_OK))) {
+		_err("%s: %s", access(topo, R_OK) ? topo : trace,
+		     strerror(errno));
 		return EX_USAGE;
 	}
 	t = topoml_load(topo, TOPOML_FMT_AUTO, &err);
