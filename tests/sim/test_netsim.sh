@@ -5,7 +5,10 @@
 # torus run; usage errors.  Skips when SimGrid was not found.
 set -u
 netsim=${TOP_BUILDDIR:-../..}/contrib/topoml-netsim
-[ -x "$netsim" ] || { echo "SKIP: topoml-netsim not built (no SimGrid)"; exit 77; }
+if [ ! -x "$netsim" ]; then
+	echo "SKIP: topoml-netsim not built (no SimGrid)"
+	exit 77
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_netsim.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
