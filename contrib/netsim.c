@@ -722,10 +722,38 @@ static int _stats(const struct jobset *js, double *mean, double *p95)
 	return m;
 }
 
+/*
+ * Fat-tree parts with no common switch (Slurm accepts such files) have no
+ * route between them, on which SimGrid gives up badly: refuse first.
+ */
+static int _routable(const topoml_topo_t *t, const struct jobset *js)
+{
+	if (t->family != TOPOML_FAT_TREE)
+		return 0;	/* dragonfly and torus models are connected */
+	for (int j = 0; j < js->n; j++) {
+		const struct job *jb = &js->j[j];
+
+		for (int r = 1; r < jb->n; r++)
+			if (topoml_common_level(t, jb->nodes[0],
+						jb->nodes[r]) >= t->nlevels) {
+				_err("job %s: nodes %s and %s have no common "
+				     "switch", jb->id,
+				     t->nodes[jb->nodes[0]].name,
+				     t->nodes[jb->nodes[r]].name);
+				return -1;
+			}
+	}
+	return 0;
+}
+
 static int _run_set(const topoml_topo_t *t, const char *platform,
 		    struct jobset *js)
 {
-	double *res = calloc(js->n + 1, sizeof(double));
+	double *res;
+
+	if (_routable(t, js))
+		return -1;
+	res = calloc(js->n + 1, sizeof(double));
 
 	if (_simulate(t, platform, js, -1, res)) {
 		free(res);

@@ -146,6 +146,14 @@ grep -q "unknown node 'c99'" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 printf 'a=c[1-2]\nb=c[2-3]\n' >"$tmp/bad2"
 "$netsim" -q -t "$tmp/ft.json" -J "$tmp/bad2" >/dev/null 2>"$tmp/err"
 [ $? = 1 ] || fail "node in two jobs: not exit 1"
+printf '{ "family": "fat-tree", "switches": [ %s, %s ] }\n' \
+	'{ "name": "l1", "nodes": "c[1-2]" }' \
+	'{ "name": "l2", "nodes": "c[3-4]" }' >"$tmp/apart.json"
+printf 'a=c[1-4]\n' >"$tmp/apart"
+timeout 60 "$netsim" -q -t "$tmp/apart.json" -J "$tmp/apart" \
+	>/dev/null 2>"$tmp/err"
+[ $? = 1 ] || fail "no common switch: not exit 1"
+grep -q "no common switch" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 "$netsim" -q -t "$tmp/ft.json" -J "$tmp/one" -b 0 >/dev/null 2>&1
 [ $? = 2 ] || fail "--bandwidth 0: not exit 2"
 echo "PASS"
