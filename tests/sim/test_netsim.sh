@@ -1,8 +1,8 @@
 #!/bin/bash
 # topoml-netsim (SimGrid) on cases worked out by hand: one job alone on a
 # leaf takes the analytic ring time, two rings sharing an uplink take
-# longer than alone, two on disjoint leaves do not; a dragonfly and a
-# torus run; usage errors.  Skips when SimGrid was not found.
+# longer than alone, two on disjoint leaves do not; a dragonfly, a
+# torus, jobs from the trace simulator; mistakes.  Skips without SimGrid.
 set -u
 netsim=${TOP_BUILDDIR:-../..}/contrib/topoml-netsim
 if [ ! -x "$netsim" ]; then
@@ -136,7 +136,25 @@ want=$(awk 'BEGIN { n = 4; s = 1048576; bw = 100e9 / 8; l = 1e-6;
 near "$(col "$tmp/out6" x 3)" "$want" 0.001 ||
 	fail "torus: $(col "$tmp/out6" x 3) s, analytic $want s"
 
-# 6. mistakes: usage 2, bad job 1.
+# 6. from the trace simulator: at 5 s a job of 4 nodes and one of 3 run
+# (topoml: one leaf each), equal run times, so the mean is the mean of
+# their analytic times; one summary row per policy.
+cat >"$tmp/bf.csv" <<'CSV'
+submit,nodes,runtime,walltime
+0,4,100,100
+1,3,100,100
+2,2,50,50
+CSV
+"$netsim" -q -t "$tmp/ft.json" -T "$tmp/bf.csv" -p topoml,slurm-tree \
+	--at 5 -m 1M -b 100 -l 1 >"$tmp/out7" || fail "--trace"
+want=$(awk 'BEGIN { s = 1048576; bw = 100e9 / 8; l = 1e-6;
+	a = 6 * (s / 4 / bw + 2 * l); b = 4 * (s / 3 / bw + 2 * l);
+	printf "%.12g", (a + b) / 2 }')
+got=$(awk '$1 == "topoml" && NF == 6 { print $3 }' "$tmp/out7")
+near "$got" "$want" 0.001 || fail "--trace: topoml mean $got, want $want"
+grep -q '^slurm-tree  *2 ' "$tmp/out7" || fail "--trace: no slurm-tree row"
+
+# 7. mistakes: usage 2, bad job 1.
 "$netsim" -q -t "$tmp/ft.json" >/dev/null 2>&1
 [ $? = 2 ] || fail "no jobs: not exit 2"
 printf 'a=c[1-2,99]\n' >"$tmp/bad"
