@@ -813,7 +813,10 @@ static int _snapshot(const topoml_topo_t *t, const struct topoml_trace *tr,
 			return -1;
 		snprintf(id, sizeof(id), "%u", tj->id);
 		jb->id = strdup(id);
-		jb->weight = tj->runtime > 0 ? tj->runtime : 1;
+		/* once per snapshot: a job runs at a random time with a
+		 * chance that grows with its run time, so the snapshots
+		 * already weigh jobs by their run time */
+		jb->weight = 1;
 		jb->n = hwloc_bitmap_weight(jo[i].nodes);
 		jb->nodes = malloc((jb->n + 1) * sizeof(int));
 		if (!jb->id || !jb->nodes)
