@@ -616,6 +616,9 @@ static int _read_jobs(const topoml_topo_t *t, const char *path,
 
 		ln++;
 		p[strcspn(p, "\r\n")] = 0;
+		for (size_t e = strlen(p); e && (p[e - 1] == ' ' ||
+						 p[e - 1] == '\t'); e--)
+			p[e - 1] = 0;
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (!*p || *p == '#')
