@@ -1,0 +1,177 @@
+#!/bin/bash
+# topoml-netsim (SimGrid) on cases worked out by hand: one job alone on a
+# leaf takes the analytic ring time, two rings sharing an uplink take
+# longer than alone, two on disjoint leaves do not; a dragonfly, a
+# torus, jobs from the trace simulator; mistakes.  Skips without SimGrid.
+set -u
+netsim=${TOP_BUILDDIR:-../..}/contrib/topoml-netsim
+if [ ! -x "$netsim" ]; then
+	echo "SKIP: topoml-netsim not built (no SimGrid)"
+	exit 77
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_netsim.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# 8 nodes, two leaves of 4 under one top switch.
+cat >"$tmp/ft.json" <<'JSON'
+{ "family": "fat-tree", "switches": [
+  { "name": "l1", "nodes": "c[1-4]" },
+  { "name": "l2", "nodes": "c[5-8]" },
+  { "name": "top", "switches": "l[1-2]" } ] }
+JSON
+
+# time of job $2 in output file $1 (column 3), alone (column 4)
+col() { awk -v j="$2" -v c="$3" '$1 == j { print $c }' "$1"; }
+# |a - b| <= tol * b
+near() { awk -v a="$1" -v b="$2" -v t="$3" \
+	'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t * b) }'; }
+gt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
+
+# 1. one job of n=4 alone on leaf l1: 2(n-1) steps, each size/n over the
+# node links at bw plus two link latencies (node up, node down).
+printf 'a=c[1-4]\n' >"$tmp/one"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/one" -m 1M -b 100 -l 1 \
+	>"$tmp/out1" || fail "one job"
+want=$(awk 'BEGIN { n = 4; s = 1048576; bw = 100e9 / 8; l = 1e-6;
+	printf "%.12g", 2 * (n - 1) * (s / n / bw + 2 * l) }')
+got=$(col "$tmp/out1" a 3)
+near "$got" "$want" 0.001 || fail "one job: $got s, analytic $want s"
+# the same with 4 us links and a 64 MiB message
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/one" -m 64M -b 400 -l 4 \
+	>"$tmp/out1b" || fail "one job, 400 Gbit/s"
+want=$(awk 'BEGIN { n = 4; s = 64 * 1048576; bw = 400e9 / 8; l = 4e-6;
+	printf "%.12g", 2 * (n - 1) * (s / n / bw + 2 * l) }')
+got=$(col "$tmp/out1b" a 3)
+near "$got" "$want" 0.001 || fail "64M: $got s, analytic $want s"
+
+# 2. two rings over both leaves: each crosses the l1-top uplink once up
+# and once down, so the two share it.  Alone: four links a step.
+printf 'a=c[1-2,5-6] 10\nb=c[3-4,7-8] 30\n' >"$tmp/share"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/share" -m 1M -b 100,100 -l 1 \
+	--alone >"$tmp/out2" || fail "shared uplink"
+alone=$(col "$tmp/out2" a 4)
+want=$(awk 'BEGIN { n = 4; s = 1048576; bw = 100e9 / 8; l = 1e-6;
+	printf "%.12g", 2 * (n - 1) * (s / n / bw + 4 * l) }')
+near "$alone" "$want" 0.001 || fail "across leaves alone: $alone, $want"
+for j in a b; do
+	t=$(col "$tmp/out2" $j 3)
+	gt "$t" "$(awk -v a="$alone" 'BEGIN { print a * 1.2 }')" ||
+		fail "job $j sharing the uplink: $t s, alone $alone s"
+done
+# each gets half the uplink: the transfer term doubles
+want=$(awk 'BEGIN { n = 4; s = 1048576; bw = 100e9 / 8; l = 1e-6;
+	printf "%.12g", 2 * (n - 1) * (2 * s / n / bw + 4 * l) }')
+near "$(col "$tmp/out2" a 3)" "$want" 0.001 ||
+	fail "shared: $(col "$tmp/out2" a 3) s, half bandwidth $want s"
+grep -q "run-weighted mean" "$tmp/out2" || fail "no mean line"
+# an uplink twice as fast carries both at full speed, and so does one
+# of the leaf's 4 nodes' bandwidth with a taper of 2 (the default uplink)
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/share" -m 1M -b 100 -l 1 \
+	--taper 2 >"$tmp/out2c" || fail "taper 2"
+near "$(col "$tmp/out2c" a 3)" "$alone" 0.001 ||
+	fail "taper 2: $(col "$tmp/out2c" a 3) s, alone $alone s"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/share" -m 1M -b 100 -l 1 \
+	--taper 4 >"$tmp/out2d" || fail "taper 4"
+near "$(col "$tmp/out2d" a 3)" "$(col "$tmp/out2" a 3)" 0.001 ||
+	fail "taper 4: $(col "$tmp/out2d" a 3) s, not as -b 100,100"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/share" -m 1M -b 100,200 -l 1 \
+	>"$tmp/out2b" || fail "fast uplink"
+near "$(col "$tmp/out2b" a 3)" "$alone" 0.001 ||
+	fail "fast uplink: $(col "$tmp/out2b" a 3) s, alone $alone s"
+
+# 3. disjoint leaves: no shared link, each as fast as alone.
+printf 'a=c[1-4]\nb=c[5-8]\n' >"$tmp/dis"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/dis" -m 1M -b 100 -l 1 \
+	--alone >"$tmp/out3" || fail "disjoint"
+for j in a b; do
+	near "$(col "$tmp/out3" $j 3)" "$(col "$tmp/out3" $j 4)" 0.001 ||
+		fail "disjoint job $j: $(col "$tmp/out3" $j 3) s vs alone"
+done
+
+# 4. run-weighted mean and p95 (nearest rank on the weights): a (4 ranks)
+# is slower than b (2 ranks); with b 99% of the weight p95 is b's time,
+# with 90% it is a's.
+stat() { awk '/run-weighted mean/ { print $(NF - 4), $(NF - 1) }' "$1"; }
+for wb in 99 90; do
+	printf 'a=c[1-4] %d\nb=c[5-6] %d\n' $((100 - wb)) $wb >"$tmp/w"
+	"$netsim" -q -t "$tmp/ft.json" -J "$tmp/w" -m 1M >"$tmp/out4" ||
+		fail "weights"
+	ta=$(col "$tmp/out4" a 3) tb=$(col "$tmp/out4" b 3)
+	gt "$ta" "$tb" || fail "4 ranks not slower than 2"
+	read -r mean p95 <<<"$(stat "$tmp/out4")"
+	near "$mean" "$(awk -v a="$ta" -v b="$tb" -v w="$wb" \
+		'BEGIN { print (a * (100 - w) + b * w) / 100 }')" 0.0001 ||
+		fail "weighted mean $mean ($wb)"
+	[ "$wb" = 99 ] && want=$tb || want=$ta
+	near "$p95" "$want" 0.0001 || fail "p95 $p95, want $want ($wb)"
+done
+
+# 5. dragonfly and torus: a job inside a router is faster than one
+# spread over two groups; the platform file is SimGrid XML.
+cat >"$tmp/df.json" <<'JSON'
+{ "family": "dragonfly", "groups": [
+  { "name": "g0", "routers": [
+    { "name": "g0r0", "nodes": "d[1-4]" },
+    { "name": "g0r1", "nodes": "d[5-8]" } ] },
+  { "name": "g1", "routers": [
+    { "name": "g1r0", "nodes": "d[9-12]" },
+    { "name": "g1r1", "nodes": "d[13-16]" } ] } ] }
+JSON
+printf 'in=d[1-4]\nacross=d[5-6,9-10]\n' >"$tmp/dfj"
+"$netsim" -q -t "$tmp/df.json" -J "$tmp/dfj" -m 1M \
+	--platform "$tmp/df.xml" >"$tmp/out5" || fail "dragonfly"
+gt "$(col "$tmp/out5" across 3)" "$(col "$tmp/out5" in 3)" ||
+	fail "dragonfly: across groups not slower"
+grep -q 'routing="DijkstraCache"' "$tmp/df.xml" || fail "platform file"
+# torus 4x4 (wrapped): the ring t1..t4 along x is one torus link a step,
+# t4 -> t1 the wrap-around one, so three links a step.
+printf '{ "family": "torus", "dims": [4, 4, 1], "node_pattern": %s }\n' \
+	'{ "prefix": "t" }' >"$tmp/torus.json"
+printf 'x=t[1-4]\n' >"$tmp/tj"
+"$netsim" -q -t "$tmp/torus.json" -J "$tmp/tj" -m 1M -b 100 -l 1 \
+	>"$tmp/out6" || fail "torus"
+want=$(awk 'BEGIN { n = 4; s = 1048576; bw = 100e9 / 8; l = 1e-6;
+	printf "%.12g", 2 * (n - 1) * (s / n / bw + 3 * l) }')
+near "$(col "$tmp/out6" x 3)" "$want" 0.001 ||
+	fail "torus: $(col "$tmp/out6" x 3) s, analytic $want s"
+
+# 6. from the trace simulator: at 5 s a job of 4 nodes and one of 3 run
+# (topoml: one leaf each), equal run times, so the mean is the mean of
+# their analytic times; one summary row per policy.
+cat >"$tmp/bf.csv" <<'CSV'
+submit,nodes,runtime,walltime
+0,4,100,100
+1,3,100,100
+2,2,50,50
+CSV
+"$netsim" -q -t "$tmp/ft.json" -T "$tmp/bf.csv" -p topoml,slurm-tree \
+	--at 5 -m 1M -b 100 -l 1 >"$tmp/out7" || fail "--trace"
+want=$(awk 'BEGIN { s = 1048576; bw = 100e9 / 8; l = 1e-6;
+	a = 6 * (s / 4 / bw + 2 * l); b = 4 * (s / 3 / bw + 2 * l);
+	printf "%.12g", (a + b) / 2 }')
+got=$(awk '$1 == "topoml" && NF == 6 { print $3 }' "$tmp/out7")
+near "$got" "$want" 0.001 || fail "--trace: topoml mean $got, want $want"
+grep -q '^slurm-tree  *2 ' "$tmp/out7" || fail "--trace: no slurm-tree row"
+
+# 7. mistakes: usage 2, bad job 1.
+"$netsim" -q -t "$tmp/ft.json" >/dev/null 2>&1
+[ $? = 2 ] || fail "no jobs: not exit 2"
+printf 'a=c[1-2,99]\n' >"$tmp/bad"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/bad" >/dev/null 2>"$tmp/err"
+[ $? = 1 ] || fail "unknown node: not exit 1"
+grep -q "unknown node 'c99'" "$tmp/err" || fail "message: $(cat "$tmp/err")"
+printf 'a=c[1-2]\nb=c[2-3]\n' >"$tmp/bad2"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/bad2" >/dev/null 2>"$tmp/err"
+[ $? = 1 ] || fail "node in two jobs: not exit 1"
+printf '{ "family": "fat-tree", "switches": [ %s, %s ] }\n' \
+	'{ "name": "l1", "nodes": "c[1-2]" }' \
+	'{ "name": "l2", "nodes": "c[3-4]" }' >"$tmp/apart.json"
+printf 'a=c[1-4]\n' >"$tmp/apart"
+timeout 60 "$netsim" -q -t "$tmp/apart.json" -J "$tmp/apart" \
+	>/dev/null 2>"$tmp/err"
+[ $? = 1 ] || fail "no common switch: not exit 1"
+grep -q "no common switch" "$tmp/err" || fail "message: $(cat "$tmp/err")"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/one" -b 0 >/dev/null 2>&1
+[ $? = 2 ] || fail "--bandwidth 0: not exit 2"
+echo "PASS"
