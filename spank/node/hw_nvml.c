@@ -51,6 +51,62 @@ static const char *_nvml_err(struct nvml_api *api, nvml_return_t r)
 	return buf;
 }
 
+/*
+ * NVML from LIBPATH (default the driver's), its device functions in API
+ * (nvmlDeviceGetNvLinkRemotePciInfo too when REMOTE), initialised, and
+ * its device count: the library's handle, to nvmlShutdown and dlclose
+ * when done; NULL with why.
+ */
+static void *_nvml_open(const char *libpath, struct nvml_api *api,
+			bool remote, unsigned int *count, char *err,
+			size_t errlen)
+{
+	nvml_return_t r;
+	void *lib;
+
+	if (!libpath || !*libpath)
+		libpath = "libnvidia-ml.so.1";
+	if (!(lib = dlopen(libpath, RTLD_NOW | RTLD_LOCAL))) {
+		snprintf(err, errlen, "NVML not available (%s)", dlerror());
+		return NULL;
+	}
+#define SYM(field, name) \
+	do { \
+		*(void **)&api->field = dlsym(lib, name); \
+		if (!api->field) { \
+			snprintf(err, errlen, "%s: symbol %s missing", \
+				 libpath, name); \
+			goto fail; \
+		} \
+	} while (0)
+	*(void **)&api->error_string = dlsym(lib, "nvmlErrorString");
+	SYM(init, "nvmlInit_v2");
+	SYM(shutdown, "nvmlShutdown");
+	SYM(count, "nvmlDeviceGetCount_v2");
+	SYM(handle, "nvmlDeviceGetHandleByIndex_v2");
+	SYM(pci, "nvmlDeviceGetPciInfo_v3");
+	SYM(link_state, "nvmlDeviceGetNvLinkState");
+	if (remote)
+		SYM(remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+#undef SYM
+	if ((r = api->init()) != NVML_SUCCESS) {
+		snprintf(err, errlen, "nvmlInit: %s%s", _nvml_err(api, r),
+			 r == NVML_ERROR_DRIVER_NOT_LOADED ?
+			 " (driver not loaded)" : "");
+		goto fail;
+	}
+	if ((r = api->count(count)) != NVML_SUCCESS) {
+		snprintf(err, errlen, "nvmlDeviceGetCount: %s",
+			 _nvml_err(api, r));
+		api->shutdown();
+		goto fail;
+	}
+	return lib;
+fail:
+	dlclose(lib);
+	return NULL;
+}
+
 
 int hw_nvml_islands(struct hw_node *n, const char *libpath, char *err,
 		    size_t errlen)
@@ -60,45 +116,9 @@ int hw_nvml_islands(struct hw_node *n, const char *libpath, char *err,
 	unsigned int count = 0;
 	int rc = -1, nremote = 0, maxremote, *up = NULL, *map = NULL;
 	char (*remote)[HW_BUSID_LEN] = NULL;
-	bool inited = false;
 
-	if (!libpath || !*libpath)
-		libpath = "libnvidia-ml.so.1";
-	if (!(lib = dlopen(libpath, RTLD_NOW | RTLD_LOCAL))) {
-		snprintf(err, errlen, "NVML not available (%s)", dlerror());
+	if (!(lib = _nvml_open(libpath, &api, true, &count, err, errlen)))
 		return -1;
-	}
-#define SYM(field, name) \
-	do { \
-		*(void **)&api.field = dlsym(lib, name); \
-		if (!api.field) { \
-			snprintf(err, errlen, "%s: symbol %s missing", \
-				 libpath, name); \
-			goto out; \
-		} \
-	} while (0)
-	*(void **)&api.error_string = dlsym(lib, "nvmlErrorString");
-	SYM(init, "nvmlInit_v2");
-	SYM(shutdown, "nvmlShutdown");
-	SYM(count, "nvmlDeviceGetCount_v2");
-	SYM(handle, "nvmlDeviceGetHandleByIndex_v2");
-	SYM(pci, "nvmlDeviceGetPciInfo_v3");
-	SYM(link_state, "nvmlDeviceGetNvLinkState");
-	SYM(remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
-#undef SYM
-	nvml_return_t r = api.init();
-	if (r != NVML_SUCCESS) {
-		snprintf(err, errlen, "nvmlInit: %s%s", _nvml_err(&api, r),
-			 r == NVML_ERROR_DRIVER_NOT_LOADED ?
-			 " (driver not loaded)" : "");
-		goto out;
-	}
-	inited = true;
-	if ((r = api.count(&count)) != NVML_SUCCESS) {
-		snprintf(err, errlen, "nvmlDeviceGetCount: %s",
-			 _nvml_err(&api, r));
-		goto out;
-	}
 	maxremote = count * NVML_NVLINK_MAX_LINKS + 1;
 	up = malloc(sizeof(int) * (n->ngpus + maxremote));
 	map = malloc(sizeof(int) * (count + 1));
@@ -155,8 +175,7 @@ int hw_nvml_islands(struct hw_node *n, const char *libpath, char *err,
 	n->nvml = true;
 	rc = 0;
 out:
-	if (inited)
-		api.shutdown();
+	api.shutdown();
 	free(up);
 	free(map);
 	free(remote);
@@ -231,34 +250,12 @@ int hw_nvml_health(const char *libpath, struct hw_gpu_health *out, int max,
 {
 	struct nvml_health_api a = { 0 };
 	unsigned int count = 0;
-	nvml_return_t r;
 	void *lib;
-	int rc = -1;
 
 	*n = 0;
-	if (!libpath || !*libpath)
-		libpath = "libnvidia-ml.so.1";
-	if (!(lib = dlopen(libpath, RTLD_NOW | RTLD_LOCAL))) {
-		snprintf(err, errlen, "NVML not available (%s)", dlerror());
+	if (!(lib = _nvml_open(libpath, &a.base, false, &count, err,
+			       errlen)))
 		return -1;
-	}
-#define SYM(field, name) \
-	do { \
-		*(void **)&a.field = dlsym(lib, name); \
-		if (!a.field) { \
-			snprintf(err, errlen, "%s: symbol %s missing", \
-				 libpath, name); \
-			goto out; \
-		} \
-	} while (0)
-	*(void **)&a.base.error_string = dlsym(lib, "nvmlErrorString");
-	SYM(base.init, "nvmlInit_v2");
-	SYM(base.shutdown, "nvmlShutdown");
-	SYM(base.count, "nvmlDeviceGetCount_v2");
-	SYM(base.handle, "nvmlDeviceGetHandleByIndex_v2");
-	SYM(base.pci, "nvmlDeviceGetPciInfo_v3");
-	SYM(base.link_state, "nvmlDeviceGetNvLinkState");
-#undef SYM
 	*(void **)&a.ecc = dlsym(lib, "nvmlDeviceGetTotalEccErrors");
 	*(void **)&a.retired = dlsym(lib,
 				     "nvmlDeviceGetRetiredPagesPendingStatus");
@@ -268,22 +265,9 @@ int hw_nvml_health(const char *libpath, struct hw_gpu_health *out, int max,
 	if (!a.clocks)
 		*(void **)&a.clocks = dlsym(lib,
 			"nvmlDeviceGetCurrentClocksThrottleReasons");
-	if ((r = a.base.init()) != NVML_SUCCESS) {
-		snprintf(err, errlen, "nvmlInit: %s%s", _nvml_err(&a.base, r),
-			 r == NVML_ERROR_DRIVER_NOT_LOADED ?
-			 " (driver not loaded)" : "");
-		goto out;
-	}
-	if ((r = a.base.count(&count)) != NVML_SUCCESS) {
-		snprintf(err, errlen, "nvmlDeviceGetCount: %s",
-			 _nvml_err(&a.base, r));
-	} else {
-		for (unsigned d = 0; d < count && *n < max; d++)
-			_gpu_health(&a, d, &out[(*n)++]);
-		rc = 0;
-	}
+	for (unsigned d = 0; d < count && *n < max; d++)
+		_gpu_health(&a, d, &out[(*n)++]);
 	a.base.shutdown();
-out:
 	dlclose(lib);
-	return rc;
+	return 0;
 }
