@@ -14,7 +14,9 @@
 # RUN_SCALE divide the trace's submit gaps and run times (1: as traced;
 # larger SUBMIT_SCALE than RUN_SCALE raises the load), MAX_JOBS (all),
 # STOCK_ONLY=1 (stock cons_tres only), TOPOML_ONLY=1 (select/topoml only),
-# KEEP=1 (keep the work directory).
+# TOPO_PLUGIN=1 (also topology/topoml beside select/cons_tres: Slurm
+# 24.11+ with the plugin built, e.g. through contrib/test-release.sh's
+# CLUSTER_SLURM_PREFIX and TOP_BUILDDIR), KEEP=1 (keep the work directory).
 # Prints per policy: jobs, mean and max wait, utilisation (core-seconds /
 # cores x makespan), multi-node jobs, their mean span (leaves or groups),
 # jobs above the span lower bound for their cores, summed ring cost.
@@ -280,8 +282,25 @@ CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_CPUS=$CPN \
 t0=$(date +%s)
 replay topoml
 echo "topoml: replayed in $(($(date +%s) - t0)) s"
+
+# topology/topoml wrapping Slurm's tree plugin for the same topology.conf,
+# the engine's network from topoml.conf (a dragonfly too).  The reports
+# below run on whichever cluster is up (scontrol show hostnames).
+if [ "${TOPO_PLUGIN:-0}" = 1 ]; then
+	cluster_stop
+	CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_CPUS=$CPN \
+		CLUSTER_SELECT=cons_tres CLUSTER_TOPOLOGY=$work/stock.conf \
+		CLUSTER_TOPOLOGY_PLUGIN=topology/topoml \
+		CLUSTER_TOPOML_CONF=$work/topoml.conf \
+		CLUSTER_PARTITION_EXTRA="" \
+		cluster_start replay-topo || exit $?
+	t0=$(date +%s)
+	replay topo
+	echo "topo: replayed in $(($(date +%s) - t0)) s"
+fi
 [ "${TOPOML_ONLY:-0}" = 1 ] || report stock
 report topoml
+[ "${TOPO_PLUGIN:-0}" = 1 ] && report topo
 cluster_stop
 if [ -n "${KEEP:-}" ]; then
 	echo "kept: $work"
