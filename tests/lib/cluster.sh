@@ -403,8 +403,14 @@ cluster_nodes_allocated() {
 # slurmstepd processes of this cluster: slurmd detaches them (their parent
 # is init), but each keeps the cluster's slurmd log open.
 _cluster_stepds() {
+	_cluster_procs_in "$1" slurmstepd
+}
+
+# Processes (named $2, or any of Slurm's and munge's daemons) holding a
+# file under $1 open.
+_cluster_procs_in() {
 	local p
-	for p in $(pgrep -x slurmstepd); do
+	for p in $(pgrep -x "${2:-slurmctld|slurmd|slurmstepd|slurmscriptd|munged}"); do
 		ls -l "/proc/$p/fd" 2>/dev/null | grep -q " -> $1/" && echo "$p"
 	done
 	return 0	# callers may run under set -e
@@ -417,13 +423,21 @@ cluster_stop() {
 	for f in "$d"/run/slurmd-*.pid; do
 		[ -f "$f" ] && pids="$pids $(cat "$f")"
 	done
-	# slurmstepd and tasks outlive slurmd: collect them first.
+	# slurmstepd and tasks outlive slurmd: collect them first.  So does
+	# slurmctld's slurmscriptd when slurmctld is killed (a slow stop).
+	[ -f "$d/run/slurmctld.pid" ] &&
+		pids="$pids $(cat "$d/run/slurmctld.pid")"
 	pids="$(_cluster_stepds "$d") $pids"
 	pids="$pids $(_cluster_descendants $pids)"
 	for f in "$d"/run/slurmd-*.pid "$d/run/slurmctld.pid"; do
 		_cluster_kill_pidfile "$f"
 	done
 	for f in $pids; do
+		kill -KILL "$f" 2>/dev/null || true
+	done
+	# Last, whatever still holds a file of this cluster open (a daemon
+	# restarted by the test whose pid file was overwritten).
+	for f in $(_cluster_procs_in "$d"); do
 		kill -KILL "$f" 2>/dev/null || true
 	done
 	_cluster_kill_pidfile "$d/munge/munged.pid"
