@@ -67,7 +67,7 @@ struct topoml_ckpt {
 	struct strag_rec *rows;		/* x_nranks, after a gather */
 	struct strag_node *sn;		/* rank 0: the nodes seen */
 	int nsn;
-	bool x_replace;			/* TOPOML_STRAGGLER_POLICY=replace */
+	bool x_replace;			/* policy replace */
 	bool replacing;			/* a straggler ends the step */
 	char r_node[64], r_ranks[256];	/* it, for DIR/replace-request */
 };

@@ -47,8 +47,8 @@ STRAG_WINDOW=30
 
 cluster_tmpdir BASE repl
 mkdir -p "$BASE/bin"
-cp "$TOP_SRCDIR/contrib/topoml-run" "$TOP_SRCDIR/tests/ckpt/train_straggler.py" \
-	"$BASE/bin/"
+cp "$TOP_SRCDIR/contrib/topoml-run" \
+	"$TOP_SRCDIR/tests/ckpt/train_straggler.py" "$BASE/bin/"
 cp -r "$TOP_SRCDIR/contrib/ckpt/topoml_ckpt" "$BASE/bin/"
 chmod -R a+rX "$BASE/bin"
 
