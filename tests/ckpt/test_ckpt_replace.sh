@@ -2,7 +2,7 @@
 # A straggler replaced by a hot spare (issue 32 item 3: topoml-run
 # --on-straggler=replace) on a real local cluster with real PyTorch DDP
 # (gloo, CPU), as an unprivileged user.  Three jobs at once, each 4
-# worker nodes of one rank + 1 spare (--ml-spares=1, --no-kill), 600
+# worker nodes of one rank + 1 spare (--ml-spares=1, --no-kill), 500
 # steps of 70 ms compute, a checkpoint every 50 steps:
 #   healthy  no fault (--on-straggler=replace: nothing to replace)
 #   slow     from MARK (10 % of the steps) the test harness (not the
@@ -18,9 +18,10 @@
 # too.  Asserts: the node named, swapped for the spare, both fault runs
 # end with the healthy run's parameters (bitwise), time to solution (the
 # first run's start to the final parameters): replace <= REPLACE_BOUND
-# (1.15) x healthy, slow >= 1.25 x healthy, and replace loses no more
-# than the restart and the slow steps before the node was named.  Prints
-# the three times and the restart's cost by part.
+# (1.15) x healthy (less the emulation's excess start time, see STEPS),
+# slow >= 1.25 x healthy, and replace loses no more than the restart and
+# the slow steps before the node was named.  Prints the three times and
+# the restart's cost by part.
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 . "${TESTS_DIR:-$(dirname "$0")/..}/lib/cluster.sh"
@@ -33,10 +34,13 @@ so=$TOP_BUILDDIR/spank/.libs/topoml.so
 cluster_need_files "$so" "$PY"
 $PY -c 'import torch.distributed as d; assert d.is_gloo_available()' \
 	2>/dev/null || { echo "SKIP: no python3-torch with gloo"; exit 77; }
-# A healthy run of ~50 s: the relaunch here (4 Python and torch starts
-# on the machine's shared cores) takes ~5 s, which 1.15x leaves room for
-# only in a run of 40 s or more.
-STEPS=${REPLACE_STEPS:-600}
+# A healthy run of ~40 s.  The relaunch starts 4 Python interpreters
+# with torch at once, here on the 2 cores that all 15 nodes share: 3 to
+# 6 s against ~1 s for one alone (a real node starts its own on its own
+# cores).  The bound is checked on the time to solution less that
+# excess; REPLACE_STRICT=1 checks it on the time as measured (it needs
+# REPLACE_STEPS=700 or so here).
+STEPS=${REPLACE_STEPS:-500}
 SLICES=${REPLACE_SLICES:-35}	# x 2 ms: the compute of a step
 MARK=$((STEPS / 10))		# the fault starts after this step
 BOUND=${REPLACE_BOUND:-1.15}
@@ -249,19 +253,29 @@ restart=$(awk -v n="$t_named" -v l="$t_launch" -v p="$t_pid" -v r="$t_run2" \
 	'BEGIN { printf "%.1f s: exit and relaunch %.1f, Python and torch" \
 		" %.1f, rendezvous and resume %.1f", r - n, l - n, p - l,
 		r - p }')
+# One interpreter with torch alone, now: what a spare node pays.
+a=$(date +%s.%N)
+cluster_as "$RP_USER" $PY -c 'import torch.distributed
+from torch.nn.parallel import DistributedDataParallel' ||
+	fail "$PY with torch does not start"
+alone=$(awk -v a="$a" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+excess=$(awk -v l="$t_launch" -v p="$t_pid" -v o="$alone" \
+	'BEGIN { e = p - l - o; printf "%.2f", (e > 0 ? e : 0) }')
+[ "${REPLACE_STRICT:-0}" = 1 ] && excess=0
 msg=$(awk -v h="$t_ok" -v s="$t_slow" -v r="$t_rp" -v c="$restart" \
 	-v n="$named" -v m="$MARK" -v st="$STEPS" -v sd="$slow_duty" \
-	-v rd="$replace_duty" 'BEGIN {
+	-v rd="$replace_duty" -v o="$alone" -v x="$excess" 'BEGIN {
 	printf "time to solution (4 x 1 ranks, %d steps, 1.5x from step %d" \
 		" (stopped %s, %s of the time)): healthy %.1f s, slow %.1f s" \
 		" = %.2fx, replace %.1f s = %.2fx (named and checkpointed at" \
-		" step %d, restart %s)", st, m, sd, rd, h, s, s / h, r,
-		r / h, n, c }')
+		" step %d, restart %s; one Python and torch alone %.1f s:" \
+		" replace less the excess %.2fx)", st, m, sd, rd, h, s, s / h,
+		r, r / h, n, c, o, (r - x) / h }')
 echo "$msg"
 awk -v h="$t_ok" -v s="$t_slow" 'BEGIN { exit !(s >= 1.25 * h) }' ||
 	fail "slow run not clearly slower: $msg"
-awk -v h="$t_ok" -v r="$t_rp" -v b="$BOUND" 'BEGIN { exit !(r <= b * h) }' ||
-	fail "replace over ${BOUND}x: $msg"
+awk -v h="$t_ok" -v r="$t_rp" -v b="$BOUND" -v x="$excess" \
+	'BEGIN { exit !(r - x <= b * h) }' || fail "replace over ${BOUND}x: $msg"
 # Nothing else lost (no step trained again, no wait): the healthy time,
 # the steps from MARK to the naming at the slow run's pace, the restart,
 # 1.5 s for the machine's noise.
