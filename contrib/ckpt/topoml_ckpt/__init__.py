@@ -61,7 +61,8 @@ EXIT_REPLACE = 75
 
 #: File of the checkpoint directory that asks topoml-run to put a spare
 #: in a straggler's place: "node=N", "step=S" (the checkpoint to resume
-#: from), "ranks=", "job=" lines, written by rank 0 after that commit.
+#: from), "ranks=", "job=" lines, written by rank 0's commit of that
+#: step just before `latest` moves to it.
 REPLACE_REQUEST = "replace-request"
 
 PAGE_MAGIC = 0x4b43504c4d4f5054
