@@ -67,6 +67,9 @@ struct topoml_ckpt {
 	struct strag_rec *rows;		/* x_nranks, after a gather */
 	struct strag_node *sn;		/* rank 0: the nodes seen */
 	int nsn;
+	bool x_replace;			/* policy replace */
+	bool replacing;			/* a straggler ends the step */
+	char r_node[64], r_ranks[256];	/* it, for DIR/replace-request */
 };
 
 /* What a rank sends at each straggler exchange (fixed size, no pointer). */
@@ -443,8 +446,14 @@ int topoml_ckpt_pending(const topoml_ckpt_t *c)
 
 int topoml_ckpt_stopping(const topoml_ckpt_t *c)
 {
-	return (__atomic_load_n(&c->page->reason, __ATOMIC_RELAXED) &
-		TOPOML_CKPT_R_STOP) != 0;
+	return c->replacing || (__atomic_load_n(&c->page->reason,
+						 __ATOMIC_RELAXED) &
+				TOPOML_CKPT_R_STOP) != 0;
+}
+
+int topoml_ckpt_replacing(const topoml_ckpt_t *c)
+{
+	return c->replacing;
 }
 
 static long _align(const topoml_ckpt_t *c, long s)
@@ -580,10 +589,31 @@ static void _name_straggler(topoml_ckpt_t *c, const char *node,
 }
 
 /*
+ * Policy replace: the first node named ends the step at a checkpoint of
+ * this step, on every rank (each ran the same detection on the same rows).
+ */
+static void _replace(topoml_ckpt_t *c, const char *node, const char *ranks,
+		     long step)
+{
+	if (c->replacing || (c->last_step >= 0 && c->last_step <= step))
+		return;
+	c->replacing = true;
+	snprintf(c->r_node, sizeof(c->r_node), "%s", node);
+	snprintf(c->r_ranks, sizeof(c->r_ranks), "%s", ranks);
+	c->pending = step;
+	c->hot.next = step;	/* the slow path, this very step */
+	if (c->x_rank == 0)
+		fprintf(stderr, "topoml: straggler: node %s: checkpoint at "
+			"step %ld, then topoml-run puts a spare in its place\n",
+			node, step);
+}
+
+/*
  * Rank 0, the rule of the Python twin (StragglerDetector): a node's value
  * is the median of its ranks' mean compute, the job's the median over all
  * ranks; a node whose median ratio over the windows spanning its last
- * x_window steps is >= x_threshold is named once.
+ * x_window steps is >= x_threshold is named once.  With policy replace
+ * every rank runs it (only rank 0 names).
  */
 static void _detect(topoml_ckpt_t *c, long first, long last)
 {
@@ -661,8 +691,11 @@ static void _detect(topoml_ckpt_t *c, long first, long last)
 			if (sn->h[k].ratio >= c->x_threshold)
 				since = sn->h[k].first;
 		sn->named = true;
-		_name_straggler(c, r[i].node, ranks, ratio, since, last, node_v,
-				job);
+		if (c->x_rank == 0)
+			_name_straggler(c, r[i].node, ranks, ratio, since, last,
+					node_v, job);
+		if (c->x_replace)
+			_replace(c, r[i].node, ranks, last);
 	}
 	free(all);
 }
@@ -684,7 +717,7 @@ static void _exchange(topoml_ckpt_t *c, long step)
 	c->t_n = 0;
 	if (c->gather(&mine, c->rows, sizeof(mine), c->gather_arg) != 0)
 		return;
-	if (c->x_rank == 0)
+	if (c->x_rank == 0 || c->x_replace)
 		_detect(c, first, step);
 }
 
@@ -713,6 +746,7 @@ int topoml_ckpt_set_exchange(topoml_ckpt_t *c, int rank, int nranks,
 			     void *arg)
 {
 	const char *s = getenv("TOPOML_STRAGGLER_THRESHOLD");
+	const char *pol = getenv("TOPOML_STRAGGLER_POLICY");
 	char err[160] = "", *end;
 	bool bad = false;
 	long every, window;
@@ -732,6 +766,11 @@ int topoml_ckpt_set_exchange(topoml_ckpt_t *c, int rank, int nranks,
 				 "'%s': expected a number >= 1", s);
 			bad = true;
 		}
+	}
+	if (pol && *pol && strcmp(pol, "report") && strcmp(pol, "replace")) {
+		snprintf(err, sizeof(err), "TOPOML_STRAGGLER_POLICY='%.40s': "
+			 "expected report or replace", pol);
+		bad = true;
 	}
 	if (bad || rank < 0 || nranks < 1 || rank >= nranks) {
 		if (bad)
@@ -754,6 +793,7 @@ int topoml_ckpt_set_exchange(topoml_ckpt_t *c, int rank, int nranks,
 	c->x_every = every;
 	c->x_window = window;
 	c->x_threshold = thr;
+	c->x_replace = pol && !strcmp(pol, "replace");
 	c->x_last = -1;
 	c->t_start = c->t_mark = c->t_sum = 0;
 	c->t_n = 0;
@@ -1055,6 +1095,40 @@ static int _shards_wait_commit(const topoml_ckpt_t *c, int dfd)
 	}
 }
 
+/*
+ * DIR/replace-request for topoml-run (node=, step=, ranks=, job=), whole
+ * or not at all (rename).  topoml-run relaunches only from DIR/latest.
+ */
+static int _replace_request(topoml_ckpt_t *c, int dfd)
+{
+	const char *job = getenv("SLURM_JOB_ID");
+	char tmp[64];
+	int fd, saved;
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), ".replace-request.%d", (int)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+		    O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	if (!(f = fdopen(fd, "w"))) {
+		saved = errno;
+		close(fd);
+		unlinkat(dfd, tmp, 0);
+		errno = saved;
+		return -1;
+	}
+	fprintf(f, "node=%s\nstep=%ld\nranks=%s\njob=%s\n", c->r_node,
+		c->cstep, c->r_ranks, job && !strchr(job, '\n') ? job : "");
+	if (fclose(f) != 0 || renameat(dfd, tmp, dfd, "replace-request") < 0) {
+		saved = errno;
+		unlinkat(dfd, tmp, 0);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
 int topoml_ckpt_commit(topoml_ckpt_t *c)
 {
 	struct topoml_ckpt_page *p = c->page;
@@ -1078,8 +1152,8 @@ int topoml_ckpt_commit(topoml_ckpt_t *c)
 			goto out;
 		reason = _record_commit(c, final);
 		c->cstep = -1;
-		rc = (reason & TOPOML_CKPT_R_STOP) && !final ?
-		     TOPOML_CKPT_STOP : 0;
+		rc = ((reason & TOPOML_CKPT_R_STOP) || c->replacing) &&
+		     !final ? TOPOML_CKPT_STOP : 0;
 		goto out;
 	}
 	if (c->nranks > 1 && _shards_wait_marks(c, tfd) < 0)
@@ -1100,6 +1174,9 @@ int topoml_ckpt_commit(topoml_ckpt_t *c)
 	}
 	if (fsync(dfd) < 0)
 		goto out;
+	/* Before `latest` moves: shard ranks exit then, srun may end us. */
+	if (c->replacing && !final && _replace_request(c, dfd) < 0)
+		goto out;
 	snprintf(link_tmp, sizeof(link_tmp), ".latest.%d", (int)getpid());
 	unlinkat(dfd, link_tmp, 0);
 	if (symlinkat(name, dfd, link_tmp) < 0)
@@ -1116,8 +1193,10 @@ int topoml_ckpt_commit(topoml_ckpt_t *c)
 	_prune(c, dfd, c->cstep);
 	c->cstep = -1;
 	rc = 0;
+	if (c->replacing && !final)
+		rc = TOPOML_CKPT_STOP;
 	/* The last step: nothing left to run, the loop just ends. */
-	if ((reason & TOPOML_CKPT_R_STOP) && !final) {
+	else if ((reason & TOPOML_CKPT_R_STOP) && !final) {
 		/*
 		 * Before the time limit the plugin requeues the job once it
 		 * sees this commit; exiting first would end the job instead.

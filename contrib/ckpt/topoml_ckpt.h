@@ -34,6 +34,9 @@ extern "C" {
 #endif
 
 #define TOPOML_CKPT_STOP 1	/* commit answered a stop warning: exit */
+/* Exit status after the checkpoint that hands a straggler's place to a
+ * spare (EX_TEMPFAIL): topoml-run relaunches the step. */
+#define TOPOML_CKPT_EXIT_REPLACE 75
 
 typedef struct topoml_ckpt topoml_ckpt_t;
 
@@ -112,6 +115,12 @@ void topoml_ckpt_step_time(topoml_ckpt_t *c, long step);
  * (default DIR/health.jsonl).  The node is SLURMD_NODENAME or the host
  * name.  Per step: two clock reads (vDSO, no system call).  Returns 0, or
  * -1 + errno (EINVAL: a bad TOPOML_STRAGGLER_* value or rank; ENOMEM).
+ * TOPOML_STRAGGLER_POLICY=replace (topoml-run --on-straggler=replace sets
+ * it while a spare is left): every rank runs the detection on the same
+ * gathered records, so all know at the same exchange step; that step is
+ * checkpointed on every rank, the commit writes DIR/replace-request and
+ * returns TOPOML_CKPT_STOP: exit with TOPOML_CKPT_EXIT_REPLACE, and
+ * topoml-run relaunches the step with a spare in the node's place.
  */
 int topoml_ckpt_set_exchange(topoml_ckpt_t *c, int rank, int nranks,
 			      int (*gather)(const void *mine, void *all,
@@ -140,8 +149,14 @@ static inline int topoml_ckpt_should_checkpoint(topoml_ckpt_t *c, long step)
 
 /* 1 when an event is waiting for its step (for a loop's own collective). */
 int topoml_ckpt_pending(const topoml_ckpt_t *c);
-/* 1 once a stop warning (time limit, SIGTERM) arrived on this node. */
+/*
+ * 1 once a stop warning (time limit, SIGTERM) arrived on this node, or a
+ * straggler is to be replaced (topoml_ckpt_replacing).
+ */
 int topoml_ckpt_stopping(const topoml_ckpt_t *c);
+/* 1 when a straggler ends the step (policy replace): exit after the
+ * checkpoint with TOPOML_CKPT_EXIT_REPLACE. */
+int topoml_ckpt_replacing(const topoml_ckpt_t *c);
 
 /*
  * Start checkpoint `step`: returns an empty temporary directory to write

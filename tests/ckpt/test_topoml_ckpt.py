@@ -641,6 +641,91 @@ class Stragglers(Base):
         self.assertEqual(ck.exchanges, 6)
         self.assertGreater(ck.exchange_first_s, 0)
 
+    def _replace_run(self, rank, rows, last_step=None):
+        """Policy replace on `rank` of 4, the gather's rows made up by
+        rows(me): (steps should_checkpoint() was true at, stderr, the
+        SystemExit code of save(), the hook)."""
+        def gather(row):
+            return rows(row)
+
+        os.environ["TOPOML_STRAGGLER_POLICY"] = "replace"
+        try:
+            ck = tc.Checkpointer(self.tmp, every=0, gather=gather,
+                                 rank=rank, world_size=4, straggler_every=5,
+                                 straggler_window=10, last_step=last_step)
+        finally:
+            del os.environ["TOPOML_STRAGGLER_POLICY"]
+        due, code = [], None
+        err = io.StringIO()
+        saved, sys.stderr = sys.stderr, err
+        try:
+            for step in range(1, 31):
+                time.sleep(0.002)
+                ck.mark_compute_done()
+                if ck.should_checkpoint(step):
+                    due.append(step)
+                    if rank == 0:
+                        try:
+                            with ck.save(step) as d:
+                                open(os.path.join(d, "m"), "w").close()
+                        except SystemExit as e:
+                            code = e.code
+                            break
+        finally:
+            sys.stderr = saved
+        ck.close()
+        return due, err.getvalue(), code, ck
+
+    def test_replace_rank0_commits_and_asks(self):
+        """TOPOML_STRAGGLER_POLICY=replace: the step where the node is
+        named is checkpointed, save() writes DIR/replace-request before
+        `latest` and exits with EXIT_REPLACE."""
+        due, err, code, ck = self._replace_run(0, lambda me: [
+            ("slow1",) + tuple(me[1:])] + [
+            ("other%d" % i, i, me[2] / 1.5, me[3]) for i in (1, 2, 3)])
+        self.assertEqual(due, [15])
+        self.assertEqual(code, tc.EXIT_REPLACE)
+        self.assertEqual(err.splitlines()[1], "topoml: straggler: node "
+                         "slow1: checkpoint at step 15, then topoml-run "
+                         "puts a spare in its place")
+        self.assertEqual(os.readlink(os.path.join(self.tmp, "latest")),
+                         "step-000000000015")
+        with open(os.path.join(self.tmp, tc.REPLACE_REQUEST)) as f:
+            self.assertEqual(f.read().splitlines()[:3],
+                             ["node=slow1", "step=15", "ranks=0"])
+        self.assertTrue(ck.stopping())
+
+    def test_replace_other_ranks_agree(self):
+        """Rank 1 runs the same detection on the same rows: true at the
+        same step, silent, stopping(); no file of its own."""
+        due, err, code, ck = self._replace_run(1, lambda me: [
+            ("slowA", 0, me[2] * 1.5, me[3]), ("b",) + tuple(me[1:]),
+            ("c", 2, me[2], me[3]), ("d", 3, me[2], me[3])])
+        self.assertEqual(due, [15])
+        self.assertEqual((err, code), ("", None))
+        self.assertEqual(ck.replacing["node"], "slowA")
+        self.assertTrue(ck.stopping())
+        self.assertFalse(os.path.exists(os.path.join(self.tmp,
+                                                     tc.REPLACE_REQUEST)))
+
+    def test_replace_not_at_last_step_nor_on_report(self):
+        """Named at the loop's last step: nothing left to run, no
+        checkpoint for it.  The default policy reports; a bad one is
+        refused."""
+        due, err, code, ck = self._replace_run(1, lambda me: [
+            ("slowA", 0, me[2] * 1.5, me[3]), ("b",) + tuple(me[1:]),
+            ("c", 2, me[2], me[3]), ("d", 3, me[2], me[3])], last_step=15)
+        self.assertEqual((due, ck.replacing, ck.stopping()),
+                         ([], None, False))
+        self.assertEqual(tc.Checkpointer(self.tmp).straggler_policy,
+                         "report")
+        os.environ["TOPOML_STRAGGLER_POLICY"] = "bogus"
+        try:
+            with self.assertRaises(ValueError):
+                tc.Checkpointer(self.tmp)
+        finally:
+            del os.environ["TOPOML_STRAGGLER_POLICY"]
+
     def test_c_library_same_rule(self):
         """libtopoml-ckpt's twin (through ctypes): the same exchange with
         the same made-up peers names the node with the same line and the
@@ -713,6 +798,90 @@ print(seen)
             ("a", 0, 2.0, 1), ("b", 1, 1.0, 1), ("c", 2, 1.0, 1)])[0],
             job="", time="")
         self.assertEqual(sorted(f), sorted(py))
+
+    def test_c_library_replace(self):
+        """libtopoml-ckpt with TOPOML_STRAGGLER_POLICY=replace: rank 0
+        (the slow node's) and rank 1 both find the step due where the node
+        is named; rank 0's commit writes DIR/replace-request and returns
+        TOPOML_CKPT_STOP."""
+        lib = os.environ.get("TOPOML_CKPT_LIB", "")
+        if not lib or not os.path.exists(lib):
+            self.skipTest("TOPOML_CKPT_LIB not set")
+        code = r"""
+import ctypes, sys, time
+class Rec(ctypes.Structure):
+    _fields_ = [("node", ctypes.c_char * 64), ("rank", ctypes.c_int32),
+                ("steps", ctypes.c_int32), ("mean_ns", ctypes.c_double)]
+lib = ctypes.CDLL(%r)
+lib.topoml_ckpt_open.restype = ctypes.c_void_p
+lib.topoml_ckpt_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                 ctypes.c_size_t]
+GATHER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                          ctypes.c_size_t, ctypes.c_void_p)
+lib.topoml_ckpt_set_exchange.argtypes = [ctypes.c_void_p, ctypes.c_int,
+                                         ctypes.c_int, GATHER,
+                                         ctypes.c_void_p]
+for f in ("step_time", "should_slow"):
+    getattr(lib, "topoml_ckpt_" + f).argtypes = [ctypes.c_void_p,
+                                                 ctypes.c_long]
+lib.topoml_ckpt_begin.argtypes = [ctypes.c_void_p, ctypes.c_long]
+lib.topoml_ckpt_begin.restype = ctypes.c_char_p
+for f in ("mark_compute_done", "close", "commit", "replacing",
+          "stopping"):
+    getattr(lib, "topoml_ckpt_" + f).argtypes = [ctypes.c_void_p]
+rank = int(sys.argv[2])
+def gather(mine, out, size, arg):
+    me = Rec.from_address(mine)
+    rows = (Rec * 4).from_address(out)
+    for i in range(4):
+        rows[i] = Rec(b"slow1" if i == 0 else b"n%%d" %% i, i, me.steps,
+                      me.mean_ns * (1.5 if i == 0 and rank else
+                                    1 / 1.5 if i and not rank else 1))
+    return 0
+g = GATHER(gather)
+err = ctypes.create_string_buffer(256)
+c = lib.topoml_ckpt_open(sys.argv[1].encode(), err, 256)
+assert c, err.value
+assert lib.topoml_ckpt_set_exchange(c, rank, 4, g, None) == 0
+due = []
+for step in range(1, 31):
+    time.sleep(0.002)
+    lib.topoml_ckpt_mark_compute_done(c)
+    lib.topoml_ckpt_step_time(c, step)
+    if lib.topoml_ckpt_should_slow(c, step):
+        due.append(step)
+        if rank == 0:
+            assert lib.topoml_ckpt_begin(c, step)
+            print("commit", lib.topoml_ckpt_commit(c))
+            break
+print(due, lib.topoml_ckpt_replacing(c), lib.topoml_ckpt_stopping(c))
+lib.topoml_ckpt_close(c)
+""" % lib
+        env = dict(os.environ, SLURMD_NODENAME="x",
+                   TOPOML_STRAGGLER_EVERY="5", TOPOML_STRAGGLER_WINDOW="10",
+                   TOPOML_STRAGGLER_POLICY="replace")
+        out = {}
+        for rank in (1, 0):
+            d = os.path.join(self.tmp, "r%d" % rank)
+            os.makedirs(d)
+            r = subprocess.run([sys.executable, "-c", code, d, str(rank)],
+                               env=env, capture_output=True, text=True,
+                               timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            out[rank] = (r.stdout, r.stderr)
+        self.assertEqual(out[1], ("[15] 1 1\n", ""))
+        self.assertEqual(out[0][0], "commit 1\n[15] 1 1\n")
+        self.assertEqual(out[0][1].splitlines()[1], "topoml: straggler: "
+                         "node slow1: checkpoint at step 15, then "
+                         "topoml-run puts a spare in its place")
+        with open(os.path.join(self.tmp, "r0", "replace-request")) as f:
+            self.assertEqual(f.read().splitlines()[:3],
+                             ["node=slow1", "step=15", "ranks=0"])
+        self.assertEqual(os.readlink(os.path.join(self.tmp, "r0",
+                                                  "latest")),
+                         "step-000000000015")
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "r1",
+                                                     "replace-request")))
 
     def test_off_without_gather(self):
         ck = tc.Checkpointer(self.tmp, every=5)

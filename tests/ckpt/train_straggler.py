@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Real PyTorch DistributedDataParallel training (gloo, CPU) for the
-straggler test (test_ckpt_straggler.sh): each step's compute is a fixed
+straggler tests (test_ckpt_straggler.sh, test_ckpt_replace.sh): each
+step's compute is a fixed
 number of 2 ms slices (it advances only while the process runs, as real
 compute does, without loading the test machine's CPUs), then a forward
 and backward pass whose gradients DDP all-reduces.  topoml_ckpt times the
@@ -12,7 +13,11 @@ node.
 RESULT_DIR/pid.RANK: "NODE PID" of each rank (the test's fault injector
 stops and continues the processes of one node); RESULT_DIR/at.MARK_STEP
 appears once rank 0 finished step MARK_STEP; RESULT_DIR/done.JOBID has
-rank 0's exchange count and cost (ms) at the end.
+rank 0's exchange count and cost (ms) at the end.  A run resumes from the
+last checkpoint (model, optimizer, step), so a step relaunched by
+topoml-run ends with an uninterrupted run's parameters: RESULT_DIR/final
+(rank 0), RESULT_DIR/runs "start RELAUNCH from STEP t TIME nodes NODES"
+per run.  The batch of a step is a function of the step and the rank.
 
 SPDX-License-Identifier: GPL-2.0-or-later
 """
@@ -38,9 +43,13 @@ def main():
     rank = int(env["SLURM_PROCID"])
     world = int(env["SLURM_NTASKS"])
     job = env.get("SLURM_JOB_ID", "0")
-    with open(os.path.join(rdir, "pid.%d" % rank), "w") as f:
+    relaunch = int(env.get("TOPOML_RUN_RESTARTS", "0") or 0)
+    with open(os.path.join(rdir, ".pid.%d" % rank), "w") as f:
         f.write("%s %d\n" % (env.get("SLURMD_NODENAME", "-"), os.getpid()))
-    port = 20000 + int(job) * 37 % 20000
+    os.replace(os.path.join(rdir, ".pid.%d" % rank),
+               os.path.join(rdir, "pid.%d" % rank))
+    # A fresh port per run: the failed run's store may linger.
+    port = 20000 + (int(job) * 37 + relaunch * 7) % 20000
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port,
                             rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=60))
@@ -55,9 +64,20 @@ def main():
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         return int(t.item())
 
-    ck = topoml_ckpt.Checkpointer(reduce=any_rank)
+    ck = topoml_ckpt.Checkpointer(reduce=any_rank, last_step=steps)
     ck.watch_ddp(ddp)
-    for step in range(1, steps + 1):
+    start = 1
+    if ck.resume_path:
+        st = torch.load(os.path.join(ck.resume_path, "m.pt"))
+        model.load_state_dict(st["model"])
+        opt.load_state_dict(st["opt"])
+        start = st["step"] + 1
+    if rank == 0:
+        with open(os.path.join(rdir, "runs"), "a") as f:
+            f.write("start %d from %d t %.3f nodes %s\n" % (
+                relaunch, start - 1, time.time(),
+                env.get("TOPOML_WORKER_NODES", "-")))
+    for step in range(start, steps + 1):
         for _ in range(slices):
             time.sleep(0.002)
         g = torch.Generator().manual_seed(step * 64 + rank)
@@ -69,11 +89,18 @@ def main():
         opt.step()
         if ck.should_checkpoint(step) and rank == 0:
             with ck.save(step) as d:
-                torch.save(model.state_dict(), os.path.join(d, "m.pt"))
+                torch.save({"model": model.state_dict(),
+                            "opt": opt.state_dict(), "step": step},
+                           os.path.join(d, "m.pt"))
         if step == mark and rank == 0:
             open(os.path.join(rdir, "at.%d" % mark), "w").close()
     ck.finish()
     ck.close()
+    if rank == 0:
+        flat = torch.cat([p.detach().flatten() for p in model.parameters()])
+        with open(os.path.join(rdir, ".final"), "w") as f:
+            f.write(" ".join(v.hex() for v in flat.tolist()) + "\n")
+        os.replace(os.path.join(rdir, ".final"), os.path.join(rdir, "final"))
     dist.barrier()
     if rank == 0:
         with open(os.path.join(rdir, "done.%s" % job), "w") as f:
@@ -90,6 +117,12 @@ def main():
 if __name__ == "__main__":
     try:
         main()
+    except SystemExit as e:
+        # save() after the checkpoint that hands a straggler's place to a
+        # spare (EXIT_REPLACE), or a stop warning: its status, no teardown.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(e.code if isinstance(e.code, int) else 1)
     except BaseException:  # noqa: B036 - a peer died, or a signal
         traceback.print_exc()
         sys.stderr.flush()

@@ -45,8 +45,8 @@ from types import FrameType, TracebackType
 from typing import (Any, Callable, Dict, Iterator, List, Optional,
                     Sequence, Tuple, Type)
 
-__all__ = ["Checkpointer", "STOP", "StaleRun", "StragglerDetector",
-           "__version__", "scale_lr",
+__all__ = ["Checkpointer", "EXIT_REPLACE", "REPLACE_REQUEST", "STOP",
+           "StaleRun", "StragglerDetector", "__version__", "scale_lr",
            "keep_global_batch"]
 
 #: Version of topoml this module belongs to.
@@ -54,6 +54,16 @@ __version__ = "0.1.0"
 
 #: commit() result: the checkpoint answered a stop warning; exit.
 STOP = 1
+
+#: save()'s exit status after the checkpoint that hands a straggler's
+#: place to a spare (EX_TEMPFAIL: run again).
+EXIT_REPLACE = 75
+
+#: File of the checkpoint directory that asks topoml-run to put a spare
+#: in a straggler's place: "node=N", "step=S" (the checkpoint to resume
+#: from), "ranks=", "job=" lines, written by rank 0's commit of that
+#: step just before `latest` moves to it.
+REPLACE_REQUEST = "replace-request"
 
 PAGE_MAGIC = 0x4b43504c4d4f5054
 PAGE_VERSION = 1
@@ -408,6 +418,13 @@ class Checkpointer:
     job's median or more for straggler_window steps
     (TOPOML_STRAGGLER_WINDOW, 50): one line on stderr and a JSON line
     appended to health_report (TOPOML_HEALTH_REPORT, DIR/health.jsonl).
+    With TOPOML_STRAGGLER_POLICY=replace (topoml-run --on-straggler=
+    replace sets it while a spare is left) every rank runs the same
+    detection on the same all-gathered summaries, so all of them know at
+    the same exchange step: should_checkpoint() is True there on every
+    rank, the commit writes DIR/replace-request and returns STOP, and
+    save() exits with EXIT_REPLACE; topoml-run relaunches the step with
+    a spare in the straggler's place, from that checkpoint.
     """
 
     #: The checkpoint directory of the job (absolute).
@@ -511,6 +528,15 @@ class Checkpointer:
             _env_float("TOPOML_STRAGGLER_THRESHOLD", 1.2, 1.0),
             straggler_window if straggler_window is not None else
             _env_int("TOPOML_STRAGGLER_WINDOW", 50, 1 << 30))
+        policy = env.get("TOPOML_STRAGGLER_POLICY", "") or "report"
+        if policy not in ("report", "replace"):
+            raise ValueError("TOPOML_STRAGGLER_POLICY=%r: expected report "
+                             "or replace" % policy)
+        #: "replace": a straggler named ends the step at a checkpoint
+        #: (topoml-run puts a spare in its place); "report": named only.
+        self.straggler_policy = policy
+        #: The finding that ends this step (policy replace), else None.
+        self.replacing: Optional[Dict[str, Any]] = None
         self.health_report = (health_report or
                               env.get("TOPOML_HEALTH_REPORT") or
                               os.path.join(self.dir, "health.jsonl"))
@@ -666,12 +692,26 @@ class Checkpointer:
         self._x_last = step
         self._t_sum = self._t_n = 0
         self._t_first = -1
-        if self.rank == 0:
+        # Policy replace: every rank runs rank 0's detection on the same
+        # rows (an all-gather), so all decide at this step, no message.
+        replace = self.straggler_policy == "replace"
+        if self.rank == 0 or replace:
             found = self.detector.add(first, step, [
                 (str(r[0]), int(r[1]), float(r[2]), int(r[3]))
                 for r in rows])  # type: ignore[index]
             for f in found:
-                self._name_straggler(f)
+                if self.rank == 0:
+                    self._name_straggler(f)
+            if (found and replace and self.replacing is None and
+                    not 0 <= self.last_step <= step):
+                self.replacing = found[0]
+                self._pending = step
+                if self.rank == 0:
+                    sys.stderr.write(
+                        "topoml: straggler: node %s: checkpoint at step "
+                        "%d, then topoml-run puts a spare in its place\n"
+                        % (found[0]["node"], step))
+                    sys.stderr.flush()
         self.exchanges += 1
         if self.exchanges == 1:
             self.exchange_first_s = time.perf_counter() - t0
@@ -744,8 +784,10 @@ class Checkpointer:
                 self._get("Q", _GEN) != self._seen)
 
     def stopping(self) -> bool:
-        """True once a stop warning (time limit, SIGTERM) arrived."""
-        return bool((self._get("I", _REASON) | self._sig) & R_STOP)
+        """True once a stop warning (time limit, SIGTERM) arrived, or a
+        straggler is to be replaced (policy replace)."""
+        return (bool((self._get("I", _REASON) | self._sig) & R_STOP) or
+                self.replacing is not None)
 
     # -- commit --------------------------------------------------------
     def _clean_stale(self) -> None:
@@ -858,6 +900,8 @@ class Checkpointer:
                 raise
             reason = self._record_commit(final)
             self._cstep = -1
+            if self.replacing is not None and not final:
+                return STOP
             return STOP if reason & R_STOP and not final else 0
         try:
             if self.shards:
@@ -876,6 +920,10 @@ class Checkpointer:
                 # Same step committed before: that copy is complete.
                 shutil.rmtree(tmp, True)
             _fsync_path(self.dir, True)
+            if self.replacing is not None and not final:
+                # Before `latest` moves: ranks waiting for this commit
+                # exit then, and srun may end this rank at once.
+                self._request_replace(self._cstep)
             link_tmp = os.path.join(self.dir, ".latest.%d" % os.getpid())
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(link_tmp)
@@ -889,6 +937,8 @@ class Checkpointer:
         reason = self._record_commit(final)
         self._prune(self._cstep)
         self._cstep = -1
+        if self.replacing is not None and not final:
+            return STOP
         if not reason & R_STOP or final:
             return 0
         if reason & R_LIMIT and self._fd >= 0:
@@ -898,6 +948,19 @@ class Checkpointer:
                     break
                 time.sleep(0.02)
         return STOP
+
+    def _request_replace(self, step: int) -> None:
+        # Written whole (rename), read by topoml-run, which relaunches
+        # only once `latest` is this step.
+        f = self.replacing or {}
+        tmp = os.path.join(self.dir, ".%s.%d" % (REPLACE_REQUEST,
+                                                 os.getpid()))
+        with open(tmp, "w") as o:
+            o.write("node=%s\nstep=%d\nranks=%s\njob=%s\n" % (
+                f.get("node", ""), step,
+                ",".join(str(r) for r in f.get("ranks", [])),
+                os.environ.get("SLURM_JOB_ID", "")))
+        os.replace(tmp, os.path.join(self.dir, REPLACE_REQUEST))
 
     def _prune(self, latest: int) -> None:
         if self.keep <= 0:
@@ -924,7 +987,9 @@ class Checkpointer:
     @contextlib.contextmanager
     def save(self, step: int) -> Iterator[str]:
         """with ck.save(step) as d: write files into d.  Commits on exit;
-        exits the process after a stop warning when exit_on_stop.
+        exits the process after a stop warning when exit_on_stop (status
+        0), or with EXIT_REPLACE after the checkpoint that hands a
+        straggler's place to a spare (policy replace).
 
         With several ranks, only rank 0 may call it, unless the hook was
         made with shards=True on every rank (then every rank writes its
@@ -951,4 +1016,4 @@ class Checkpointer:
             raise
         if self.commit() == STOP and self.exit_on_stop:
             sys.stdout.flush()
-            sys.exit(0)
+            sys.exit(EXIT_REPLACE if self.replacing is not None else 0)
