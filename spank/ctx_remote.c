@@ -977,6 +977,160 @@ static void __attribute__((noreturn)) _refuse(spank_t sp)
 	_exit(1);
 }
 
+/* A line of --ml-preflight's in the job's output (escaped). */
+static void __attribute__((format(printf, 1, 2)))
+_pf_says(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	topoml_log_vformat(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	dprintf(STDERR_FILENO, "topoml: --ml-preflight: %s\n", line);
+	ml_log(ML_LOG_INFO, "topoml: --ml-preflight: %s", line);
+}
+
+/* Is host in the host list (a Slurm one: "n[1-3],m2")? */
+static bool _in_hosts(const char *list, const char *host)
+{
+	char **h;
+	bool in = false;
+	int n = 0;
+
+	if (!list || !*list || !(h = _hosts(list, &n)))
+		return false;
+	for (int i = 0; i < n; i++)
+		in |= !strcmp(h[i], host);
+	_free_hosts(h, n);
+	return in;
+}
+
+/* Is this node in the job's excluded nodes now?  -1: not known. */
+static int _pf_excluded(uint32_t jobid, char *exc, size_t len)
+{
+	job_info_msg_t *info = NULL;
+
+	exc[0] = '\0';
+	if (ml_load_job(&info, jobid) != SLURM_SUCCESS || !info ||
+	    info->record_count < 1) {
+		if (info)
+			slurm_free_job_info_msg(info);
+		return -1;
+	}
+	if (info->job_array[0].exc_nodes)
+		snprintf(exc, len, "%s", info->job_array[0].exc_nodes);
+	slurm_free_job_info_msg(info);
+	return _in_hosts(exc, ml.node_name);
+}
+
+/*
+ * --ml-preflight failed on this node, in its first task (as the user:
+ * the user's own job, the user's own rights).  A batch job that may be
+ * requeued and has no spare left to take the node's place (the step's
+ * TOPOML_SPARE_NODES empty: else topoml-run puts a spare in, see
+ * _preflight_cancel) is requeued held, the node added to its excluded
+ * nodes, and released: held, so that it cannot start again before the
+ * node is out.  At most preflight_requeue times (the job's restart
+ * count): a fleet of bad nodes cannot loop.  No node is ever drained.
+ * true when the job was requeued; the why of a job not requeued goes
+ * to the job's output.
+ */
+static bool _preflight_requeue(spank_t sp, uint32_t jobid)
+{
+	char spares[4096], exc[8192], want[8400];
+	job_info_msg_t *info = NULL;
+	const slurm_job_info_t *j;
+	job_desc_msg_t d;
+	long restarts = 0;
+	int rc = -1, in;
+
+	if (!ml.node_name[0])
+		return false;
+	if (!_getenv(sp, "TOPOML_SPARE_NODES", spares, sizeof(spares)) &&
+	    spares[0])
+		return false;	/* topoml-run replaces the node */
+	if (ml_load_job(&info, jobid) != SLURM_SUCCESS || !info ||
+	    info->record_count < 1) {
+		_pf_says("job %u not requeued: slurmctld did not answer (%s)",
+			 jobid, slurm_strerror(errno));
+		goto out;
+	}
+	j = &info->job_array[0];
+	restarts = j->restart_cnt;
+	if (!j->batch_flag)
+		goto out;	/* srun or salloc: the step ends, as asked */
+	if (!j->requeue) {
+		_pf_says("job %u not requeued: it may not be (--no-requeue, "
+			 "JobRequeue=0)", jobid);
+		goto out;
+	}
+	if (_in_hosts(j->req_nodes, ml.node_name)) {
+		_pf_says("job %u not requeued: it asked for node %s (-w)",
+			 jobid, ml.node_name);
+		goto out;
+	}
+	if (restarts >= ml.conf.pf_requeue) {
+		_pf_says("job %u not requeued: restarted %ld time(s) already "
+			 "(the site allows %d for preflight)", jobid, restarts,
+			 ml.conf.pf_requeue);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (info)
+		slurm_free_job_info_msg(info);
+	if (rc)
+		return false;
+	/* Said before the requeue ends the job's script and its srun;
+	 * the batch step's reason too (_refuse would say it). */
+	if (ml.stepid == ML_BATCH_STEP)
+		_pf_says("node %s: %s", ml.node_name, _pf_why);
+	_pf_says("job %u requeued without node %s (requeue %ld of at most %d)",
+		 jobid, ml.node_name, restarts + 1, ml.conf.pf_requeue);
+	usleep(200000);
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+	rc = slurm_requeue(ml_job_step_id(jobid), JOB_REQUEUE_HOLD);
+#else
+	rc = slurm_requeue(jobid, JOB_REQUEUE_HOLD);
+#endif
+	/* Another failing node of the step may have requeued it already. */
+	if (rc != SLURM_SUCCESS && errno != ESLURM_JOB_PENDING &&
+	    errno != ESLURM_JOB_NOT_RUNNING) {
+		_pf_says("job %u: requeue failed (%s): step cancelled", jobid,
+			 slurm_strerror(errno));
+		return false;
+	}
+	/* Each failing node adds itself; read again after, in case two
+	 * wrote at once. */
+	for (int tries = 0; tries < 5; tries++) {
+		if ((in = _pf_excluded(jobid, exc, sizeof(exc))) != 0)
+			break;
+		snprintf(want, sizeof(want), "%s%s%s", exc, exc[0] ? "," : "",
+			 ml.node_name);
+		slurm_init_job_desc_msg(&d);
+		d.job_id = jobid;
+		d.exc_nodes = want;
+		if (slurm_update_job(&d) != SLURM_SUCCESS) {
+			ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: job %u: "
+			       "excluding %s: %s", jobid, ml.node_name,
+			       slurm_strerror(errno));
+			usleep(50000);
+		}
+	}
+	if (in != 1)
+		_pf_says("job %u: node %s could not be excluded (%s): it "
+			 "may run there again", jobid, ml.node_name,
+			 in < 0 ? "slurmctld did not answer" : "update refused");
+	slurm_init_job_desc_msg(&d);
+	d.job_id = jobid;
+	d.priority = INFINITE;		/* scontrol release */
+	if (slurm_update_job(&d) != SLURM_SUCCESS)
+		_pf_says("job %u is held: release failed (%s): scontrol "
+			 "release %u", jobid, slurm_strerror(errno), jobid);
+	return true;
+}
+
 static void __attribute__((noreturn)) _preflight_cancel(spank_t sp)
 {
 	uint32_t jobid = 0;
@@ -984,6 +1138,8 @@ static void __attribute__((noreturn)) _preflight_cancel(spank_t sp)
 
 	spank_get_item(sp, S_TASK_ID, &tid);
 	spank_get_item(sp, S_JOB_ID, &jobid);
+	if (tid == 0 && _preflight_requeue(sp, jobid))
+		_exit(1);
 	if (tid == 0 && ml_kill_step(jobid, ml.stepid, SIGKILL))
 		ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: cannot cancel "
 		       "step %u.%u: %s", jobid, ml.stepid,
@@ -1060,6 +1216,14 @@ int ml_remote_task_init(spank_t sp)
 	 */
 	if (ml.preflight_failed && ml.stepid != ML_BATCH_STEP)
 		_preflight_cancel(sp);
+	/* The batch step: its script fails (_refuse), unless requeued. */
+	if (ml.preflight_failed && ml.stepid == ML_BATCH_STEP) {
+		uint32_t jobid = 0;
+
+		spank_get_item(sp, S_JOB_ID, &jobid);
+		if (_preflight_requeue(sp, jobid))
+			_exit(1);
+	}
 	if (ml.user_error[0] && ml.stepid != ML_EXTERN_STEP)
 		_refuse(sp);
 	if (ml.ckpt.set && ml_ckpt_resume_note()[0])

@@ -227,6 +227,7 @@ void ml_conf_init(struct ml_conf *c)
 	c->max_spares = 64;
 	c->def[ML_OPT_PREFLIGHT] = ML_PREFLIGHT_OFF;
 	c->pf_ib_rate = -1;
+	c->pf_requeue = 2;
 }
 
 int ml_spares_parse(const struct ml_conf *c, const char *arg, int *k,
@@ -486,6 +487,12 @@ static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
 			goto bad;
 		else
 			c->pf_ib_rate = n * 1000;
+		return 0;
+	}
+	if (!strcmp(key, "preflight_requeue")) {
+		if (_int(v, 0, 100, &n))
+			goto bad;
+		c->pf_requeue = (int)n;
 		return 0;
 	}
 	if (!strcmp(key, "rails")) {

@@ -64,6 +64,8 @@ struct ml_conf {
 	int max_spares;			/* --ml-spares limit, 0: refused */
 	long pf_ib_rate;		/* preflight_ib_rate, Mb/s: -1 auto,
 					 * 0 off */
+	int pf_requeue;			/* preflight_requeue: most restarts
+					 * for a requeue without the node */
 	int ndefaults;			/* nccl_env=NAME=VALUE */
 	char defaults[ML_MAX_DEFAULTS][512];
 };

@@ -25,11 +25,17 @@ done
 cp -r "$SYS/." "$N2SYS/"
 export FAKE_NVML=nvswitch8 FAKE_NVML_FAULTS_FILE=$SYS/nvml-faults
 unset FAKE_NVML_BUSIDS FAKE_NVML_FAULTS
-CLUSTER_SLURMD=${PREFLIGHT_NODES:-2}
-spank_start spank-preflight "sysfs_root=$SYS nvml_lib=$fake"
+CLUSTER_SLURMD=${PREFLIGHT_NODES:-4}
+[ "$CLUSTER_SLURMD" -ge 3 ] || { echo "SKIP: PREFLIGHT_NODES < 3"; exit 77; }
+spank_start spank-preflight "sysfs_root=$SYS nvml_lib=$fake \
+preflight_requeue=1 max_spares=1"
 USR=topoml_pf
 cluster_user "$USR"
 chown "$USR" "$PF/u"
+# A requeued job waits cred_expire (default 1200 s) before it runs again.
+echo "AuthInfo=socket=$CLUSTER_DIR/munge/munge.socket,cred_expire=5" \
+	>>"$SLURM_CONF"
+cluster_restart_ctld
 
 # n2's slurmd again, seeing $N2SYS at $SYS (its steps inherit the view).
 cluster_slurmd_stop n2
@@ -114,9 +120,63 @@ st=$(cluster_job_wait_end "$job") || cluster_fail "batch job $job: $st"
 grep -q "^topoml: --ml-preflight: node n2: HCA mlx5_1 port 2 runs at" \
 	"$PF/u/batch.out" || cluster_fail "batch: $(cat "$PF/u/batch.out")"
 grep -q "script ran" "$PF/u/batch.out" && cluster_fail "batch script ran"
+grep -q "^topoml: --ml-preflight: job $job not requeued: it asked for node n2" \
+	"$PF/u/batch.out" || cluster_fail "batch -w n2: $(cat "$PF/u/batch.out")"
 cluster_no_drain "a batch step's preflight"
-echo "ok: batch step on n2: job FAILED, n2 not drained"
+echo "ok: batch step on n2 (-w n2): job FAILED, not requeued, n2 not drained"
 echo "200 Gb/sec (4X HDR)" >"$ib/mlx5_1/ports/2/rate"
+
+# 3. A batch job whose step fails on n2 is requeued without n2 (its own
+# rights), once at most here (preflight_requeue=1): it runs again on
+# two other nodes.  A second job fails on n2, then (requeued) on the
+# others too: not requeued again.  --no-requeue: the step ends, the job is not
+# requeued.  No node is drained.
+echo "1: DOWN" >"$ib/mlx5_0/ports/1/state"
+sbatch_u() {
+	(cd "$PF/u" && runuser -u "$USR" -- env SLURM_CONF="$SLURM_CONF" \
+		sbatch --parsable -N2 --open-mode=append "$@" --wrap \
+		'srun --ml-preflight printenv SLURMD_NODENAME
+scontrol -o show job $SLURM_JOB_ID | grep -o "ExcNodeList=[^ ]*\|Restarts=[0-9]*"')
+}
+rq=$PF/u/rq.out
+job=$(sbatch_u -o "$rq") || cluster_fail "sbatch rq"
+st=$(cluster_job_wait_end "$job" 40) || cluster_fail "requeued job $job: $st"
+[ "$st" = COMPLETED ] || cluster_fail "requeued job $job: $st: $(cat "$rq")"
+for want in "node n2: HCA mlx5_0 port 1 is DOWN" \
+	"job $job requeued without node n2 (requeue 1 of at most 1)"; do
+	grep -q "^topoml: --ml-preflight: $want" "$rq" ||
+		cluster_fail "requeue: want '$want' in: $(cat "$rq")"
+done
+again=$(tail -4 "$rq" | LC_ALL=C sort | paste -sd' ')
+case $again in
+"ExcNodeList=n2 Restarts=1 n"[134]" n"[134]) ;;
+*)	cluster_fail "requeue: the second run: $(cat "$rq")" ;;
+esac
+cluster_no_drain "requeue"
+echo "ok: job $job requeued without n2, ran again on ${again#* * }"
+
+cap=$PF/u/cap.out
+job=$(sbatch_u -o "$cap") || cluster_fail "sbatch cap"
+for _ in $(seq 1 100); do
+	grep -q "requeued without node n2" "$cap" 2>/dev/null && break
+	sleep 0.1
+done
+echo "thermal=0" >"$SYS/nvml-faults"	# n1 and n3 (n2 has its own)
+st=$(cluster_job_wait_end "$job" 40) || cluster_fail "cap job $job: $st"
+: >"$SYS/nvml-faults"
+grep -q "^topoml: --ml-preflight: job $job not requeued: restarted 1 time(s) already (the site allows 1" \
+	"$cap" || cluster_fail "cap: $(cat "$cap")"
+[ "$(tail -2 "$cap" | LC_ALL=C sort | paste -sd' ')" = \
+	"ExcNodeList=n2 Restarts=1" ] || cluster_fail "cap: $(cat "$cap")"
+nrq=$PF/u/nrq.out
+job=$(sbatch_u -o "$nrq" --no-requeue) || cluster_fail "sbatch nrq"
+st=$(cluster_job_wait_end "$job" 40) || cluster_fail "nrq job $job: $st"
+grep -q "^topoml: --ml-preflight: job $job not requeued: it may not be" \
+	"$nrq" || cluster_fail "--no-requeue: $(cat "$nrq")"
+grep -q "Restarts=0" "$nrq" || cluster_fail "--no-requeue: $(cat "$nrq")"
+cluster_no_drain "requeue cap"
+echo "ok: requeued once at most (preflight_requeue=1); --no-requeue not"
+echo "4: ACTIVE" >"$ib/mlx5_0/ports/1/state"
 
 # 3. Cost: quick's own time on each node (slurmd's log) and what it adds
 # to the start of a step on every node (median of 5 against 5 without).
