@@ -702,11 +702,156 @@ static int _plan(spank_t sp)
  */
 static char _pf_why[1024];
 
+/* full's compute probe: a fixed integer workload (tens of ms a try). */
+#define ML_PF_PROBE_ITERS	12000000L
+
+/* The step's nodes as slurmctld has them (not the job's environment:
+ * root connects to them).  NULL when it does not answer. */
+static char **_step_nodes(uint32_t jobid, uint32_t stepid, int *n)
+{
+	job_step_info_response_msg_t *resp = NULL;
+	char **names = NULL;
+	int rc;
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+	slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
+
+	id.job_id = jobid;
+	id.step_id = stepid;
+	rc = slurm_get_job_steps(&id, &resp, SHOW_ALL);
+#else
+	rc = slurm_get_job_steps(0, jobid, stepid, &resp, SHOW_ALL);
+#endif
+	*n = 0;
+	if (rc == SLURM_SUCCESS && resp && resp->job_step_count >= 1 &&
+	    resp->job_steps[0].nodes)
+		names = _hosts(resp->job_steps[0].nodes, n);
+	if (resp)
+		slurm_free_job_step_info_response_msg(resp);
+	return names;
+}
+
+/* A node's address as slurmctld's configuration gives it, else its name
+ * (both from slurm.conf, not the job's). */
+static void _pf_addr(const char *node, char *out, size_t len)
+{
+	char *(*get_addr)(const char *);
+	void (*xfree_fn)(void **);
+	char *addr;
+
+	snprintf(out, len, "%s", node);
+	get_addr = (char *(*)(const char *))dlsym(RTLD_DEFAULT,
+						  "slurm_conf_get_address");
+	xfree_fn = (void (*)(void **))dlsym(RTLD_DEFAULT, "slurm_xfree");
+	if (!get_addr || !xfree_fn || !(addr = get_addr(node)))
+		return;
+	snprintf(out, len, "%s", addr);
+	xfree_fn((void **)&addr);
+}
+
+/*
+ * --ml-preflight=full: the compute probe here, the ring stream over the
+ * step's nodes in ring order (select/topoml's, else Slurm's), every
+ * node's results gathered around the ring, this node judged against the
+ * job's medians.  Problems go to WHY (after quick's, OFF into it);
+ * their count.  A ring that does not complete judges nobody (logged).
+ */
+static int _preflight_full(spank_t sp, char *why, size_t whylen)
+{
+	char **names = NULL, **addr = NULL, err[512], line[700];
+	const char **rn = NULL, **ra = NULL;
+	struct ml_pf_rec *recs = NULL;
+	struct ml_pf_ring r = { 0 };
+	uint32_t jobid = 0;
+	int n = 0, *order = NULL, bad = 0, k;
+	long mp = 0;
+
+	spank_get_item(sp, S_JOB_ID, &jobid);
+	if (!(names = _step_nodes(jobid, ml.stepid, &n))) {
+		ml_log(ML_LOG_ERROR, "topoml: --ml-preflight=full: step %u.%u: "
+		       "slurmctld did not answer: no ring", jobid, ml.stepid);
+		return 0;
+	}
+	if (n < 3) {
+		ml_log(ML_LOG_INFO, "topoml: --ml-preflight=full: %d node(s): "
+		       "no median to compare with", n);
+		goto out;
+	}
+	order = calloc(n, sizeof(int));
+	addr = calloc(n, sizeof(char *));
+	rn = calloc(n, sizeof(char *));
+	ra = calloc(n, sizeof(char *));
+	recs = calloc(n, sizeof(*recs));
+	if (!order || !addr || !rn || !ra || !recs)
+		goto out;
+	if (_comment_order(jobid, names, n, order))
+		for (int i = 0; i < n; i++)
+			order[i] = i;
+	r.me = -1;
+	for (int i = 0; i < n; i++) {
+		char a[256];
+
+		rn[i] = names[order[i]];
+		_pf_addr(rn[i], a, sizeof(a));
+		if (!(addr[i] = strdup(a)))
+			goto out;
+		ra[i] = addr[i];
+		if (!strcmp(rn[i], ml.node_name))
+			r.me = i;
+	}
+	if (r.me < 0) {
+		ml_log(ML_LOG_ERROR, "topoml: --ml-preflight=full: node %s is "
+		       "not in step %u.%u's nodes: no ring", ml.node_name,
+		       jobid, ml.stepid);
+		goto out;
+	}
+	recs[r.me].probe_us = ml_pf_probe_us(ML_PF_PROBE_ITERS);
+	r.n = n;
+	r.names = rn;
+	r.addr = ra;
+	r.port = ml_master_port(&ml.conf, jobid, ml.stepid, "");
+	r.jobid = jobid;
+	r.stepid = ml.stepid;
+	r.bytes = (size_t)ml.conf.pf_ring_mb << 20;
+	r.timeout_ms = 4000;
+	r.privileged = geteuid() == 0;
+	k = ml_pf_ring_run(&r, recs, err, sizeof(err));
+	if (err[0])
+		ml_log(ML_LOG_ERROR, "topoml: --ml-preflight=full: node %s: %s%s",
+		       ml.node_name, err, k < n - 1 ? ": not judged" : "");
+	if (k < n - 1)
+		goto out;
+	bad = ml_pf_ring_judge(recs, n, r.me, rn, ml.conf.pf_outlier, line,
+			       sizeof(line));
+	for (int i = 0; i < n; i++)
+		mp = recs[i].probe_us > mp ? recs[i].probe_us : mp;
+	ml_log(ML_LOG_INFO, "topoml: --ml-preflight=full: node %s: probe %ld "
+	       "us, stream in %ld kB/s (slowest probe %ld us, %d nodes)",
+	       ml.node_name, recs[r.me].probe_us, recs[r.me].bw_kbs, mp, n);
+	if (bad) {
+		size_t off = strlen(why);
+
+		snprintf(why + off, whylen - off, "%s%s", off ? "; " : "",
+			 line);
+	}
+out:
+	for (int i = 0; addr && i < n; i++)
+		free(addr[i]);
+	free(addr);
+	free(rn);
+	free(ra);
+	free(recs);
+	free(order);
+	_free_hosts(names, n);
+	return bad;
+}
+
 static void _preflight(spank_t sp)
 {
 	struct hw_node *n = hw_node_new();
 	char gpus[1024], err[1400];
 	struct timespec t0, t1;
+	bool full = ml.val[ML_OPT_PREFLIGHT] == ML_PREFLIGHT_FULL;
+	const char *mode = full ? "full" : "quick";
 	long ms;
 	int bad;
 
@@ -725,16 +870,20 @@ static void _preflight(spank_t sp)
 					 sizeof(_pf_why));
 	}
 	hw_node_free(n);
+	/* Every node takes part in the ring, failing ones too: the
+	 * others wait for it. */
+	if (full && ml.stepid != ML_BATCH_STEP)
+		bad += _preflight_full(sp, _pf_why, sizeof(_pf_why));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
 		(t1.tv_nsec - t0.tv_nsec) / 1000000;
 	if (!bad) {
 		ml_log(ML_LOG_INFO, "topoml: --ml-preflight: node %s passed "
-		       "(quick, %ld ms)", ml.node_name, ms);
+		       "(%s, %ld ms)", ml.node_name, mode, ms);
 		return;
 	}
-	ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: node %s failed (quick, "
-	       "%ld ms): %s", ml.node_name, ms, _pf_why);
+	ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: node %s failed (%s, "
+	       "%ld ms): %s", ml.node_name, mode, ms, _pf_why);
 	ml.preflight_failed = true;
 	snprintf(err, sizeof(err), "node %s: %s", ml.node_name, _pf_why);
 	_node_error("--ml-preflight: %s", err);
@@ -754,7 +903,7 @@ int ml_remote_post_opt(spank_t sp)
 					    err, sizeof(err)))
 		_node_error("--ml-ckpt: %s", err);
 	if (stepid != ML_EXTERN_STEP &&
-	    ml.val[ML_OPT_PREFLIGHT] == ML_PREFLIGHT_QUICK)
+	    ml.val[ML_OPT_PREFLIGHT] != ML_PREFLIGHT_OFF)
 		_preflight(sp);
 	spank_get_item(sp, S_JOB_ID, &jobid);
 	if (stepid != ML_EXTERN_STEP)

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hw.h"
 #include "ml.h"
@@ -45,6 +46,54 @@ int ml_preflight_judge(const struct ml_pf_input *in, char *why,
 /* Gather (NVML through c->nvml_lib, sysfs under c->sysfs_root) and judge. */
 int ml_preflight_quick(const struct ml_conf *c, const struct hw_node *node,
 		       const char *slurm_gpus, char *why, size_t whylen);
+
+/*
+ * --ml-preflight=full (preflight_ring.c).  The compute probe: a fixed
+ * integer workload of ITERS steps, five times, the fastest time (us).
+ */
+long ml_pf_probe_us(long iters);
+
+/* What one node found: its probe, the stream it received from its
+ * predecessor in ring order (kB/s). */
+struct ml_pf_rec {
+	long probe_us;
+	long bw_kbs;
+	bool known;
+};
+
+/* The step's ring, this node at position ME. */
+struct ml_pf_ring {
+	int n, me;
+	const char *const *names;	/* node names, ring order */
+	const char *const *addr;	/* their addresses, ring order */
+	int port;			/* each node listens there */
+	uint32_t jobid, stepid;
+	size_t bytes;			/* streamed to the successor */
+	int timeout_ms;			/* for the whole exchange */
+	bool privileged;		/* root: ports below 1024 only */
+};
+
+/*
+ * Stream R->bytes to the successor (from a port below 1024 when
+ * privileged; only the predecessor's address and such a port are taken),
+ * time the stream from the predecessor, and gather every node's record
+ * around the same ring: each node sends to its successor only, n - 1
+ * records, so that the cost grows linearly with the nodes.  RECS[n] in
+ * ring order, recs[me].probe_us filled in by the caller.  The number of
+ * others' records received; err says what was missing (-1: nothing ran).
+ */
+int ml_pf_ring_run(const struct ml_pf_ring *r, struct ml_pf_rec *recs,
+		   char *err, size_t errlen);
+
+/*
+ * Node ME against the job's medians (of 3 nodes or more): its probe
+ * above OUTLIER times the median, or both its ring streams (from its
+ * predecessor, to its successor) below the median / OUTLIER.  The count
+ * of problems, "; "-joined in WHY.
+ */
+int ml_pf_ring_judge(const struct ml_pf_rec *recs, int n, int me,
+		     const char *const *names, double outlier, char *why,
+		     size_t whylen);
 
 /* sysfs's port state names: "DOWN", "ACTIVE"; "state N" otherwise. */
 const char *ml_pf_port_state(int state, char *buf, size_t len);
