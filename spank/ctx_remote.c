@@ -820,8 +820,8 @@ static int _preflight_full(spank_t sp, char *why, size_t whylen)
 		       ml.node_name, err, k < n - 1 ? ": not judged" : "");
 	if (k < n - 1)
 		goto out;
-	bad = ml_pf_ring_judge(recs, n, r.me, rn, ml.conf.pf_outlier, line,
-			       sizeof(line));
+	bad = ml_pf_ring_judge(recs, n, r.me, rn, ml.conf.pf_outlier,
+			       ml.conf.pf_ring_outlier, line, sizeof(line));
 	for (int i = 0; i < n; i++)
 		mp = recs[i].probe_us > mp ? recs[i].probe_us : mp;
 	ml_log(ML_LOG_INFO, "topoml: --ml-preflight=full: node %s: probe %ld "

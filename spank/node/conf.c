@@ -231,6 +231,7 @@ void ml_conf_init(struct ml_conf *c)
 	c->pf_ib_rate = -1;
 	c->pf_requeue = 2;
 	c->pf_outlier = 1.3;
+	c->pf_ring_outlier = 2.0;
 	c->pf_ring_mb = 32;
 }
 
@@ -493,7 +494,8 @@ static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
 			c->pf_ib_rate = n * 1000;
 		return 0;
 	}
-	if (!strcmp(key, "preflight_outlier")) {
+	if (!strcmp(key, "preflight_outlier") ||
+	    !strcmp(key, "preflight_ring_outlier")) {
 		char *end;
 		double f;
 
@@ -501,7 +503,10 @@ static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
 		f = strtod(v, &end);
 		if (errno || end == v || *end || !(f >= 1.05 && f <= 100))
 			goto bad;
-		c->pf_outlier = f;
+		if (!strcmp(key, "preflight_ring_outlier"))
+			c->pf_ring_outlier = f;
+		else
+			c->pf_outlier = f;
 		return 0;
 	}
 	if (!strcmp(key, "preflight_ring_mb")) {

@@ -69,6 +69,8 @@ struct ml_conf {
 					 * for a requeue without the node */
 	double pf_outlier;		/* preflight_outlier: full's limit
 					 * against the job's median */
+	double pf_ring_outlier;		/* preflight_ring_outlier: for the
+					 * ring streams */
 	int pf_ring_mb;			/* preflight_ring_mb: full's stream */
 	int ndefaults;			/* nccl_env=NAME=VALUE */
 	char defaults[ML_MAX_DEFAULTS][512];

@@ -88,12 +88,12 @@ int ml_pf_ring_run(const struct ml_pf_ring *r, struct ml_pf_rec *recs,
 /*
  * Node ME against the job's medians (of 3 nodes or more): its probe
  * above OUTLIER times the median, or both its ring streams (from its
- * predecessor, to its successor) below the median / OUTLIER.  The count
- * of problems, "; "-joined in WHY.
+ * predecessor, to its successor) below the median / RING_OUTLIER.  The
+ * count of problems, "; "-joined in WHY.
  */
 int ml_pf_ring_judge(const struct ml_pf_rec *recs, int n, int me,
-		     const char *const *names, double outlier, char *why,
-		     size_t whylen);
+		     const char *const *names, double outlier,
+		     double ring_outlier, char *why, size_t whylen);
 
 /* sysfs's port state names: "DOWN", "ACTIVE"; "state N" otherwise. */
 const char *ml_pf_port_state(int state, char *buf, size_t len);

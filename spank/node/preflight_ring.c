@@ -99,8 +99,8 @@ static long _median(const struct ml_pf_rec *r, int n, bool bw)
 }
 
 int ml_pf_ring_judge(const struct ml_pf_rec *r, int n, int me,
-		     const char *const *names, double outlier, char *why,
-		     size_t whylen)
+		     const char *const *names, double outlier,
+		     double ring_outlier, char *why, size_t whylen)
 {
 	long mp = _median(r, n, false), mb = _median(r, n, true);
 	int bad = 0, s = (me + 1) % n;
@@ -108,7 +108,8 @@ int ml_pf_ring_judge(const struct ml_pf_rec *r, int n, int me,
 
 	if (whylen)
 		why[0] = '\0';
-	if (n < 3 || me < 0 || me >= n || !r[me].known || outlier <= 1.0)
+	if (n < 3 || me < 0 || me >= n || !r[me].known || outlier <= 1.0 ||
+	    ring_outlier <= 1.0)
 		return 0;
 	if (mp > 0 && r[me].probe_us > outlier * mp) {
 		off += snprintf(why + off, off < whylen ? whylen - off : 0,
@@ -119,7 +120,8 @@ int ml_pf_ring_judge(const struct ml_pf_rec *r, int n, int me,
 	}
 	/* Both of its ring links slow: the node, not one link. */
 	if (mb > 0 && r[me].bw_kbs > 0 && r[s].known && r[s].bw_kbs > 0 &&
-	    r[me].bw_kbs * outlier < mb && r[s].bw_kbs * outlier < mb) {
+	    r[me].bw_kbs * ring_outlier < mb &&
+	    r[s].bw_kbs * ring_outlier < mb) {
 		off += snprintf(why + off, off < whylen ? whylen - off : 0,
 				"%sring stream from %s %.0f MB/s, to %s %.0f "
 				"MB/s, the job's median %.0f MB/s",

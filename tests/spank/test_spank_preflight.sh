@@ -10,7 +10,7 @@
 # n2's place; full names a slow n2 (its compute probe and ring streams
 # against the job's median); a healthy step passes, and what quick and
 # full add to a step's start is timed (at most 0.5 s and 5 s).
-# PREFLIGHT_NODES=8 runs it on 8 nodes (default 4).
+# PREFLIGHT_NODES=N runs it on N nodes (default 8, at least 4).
 . "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
 fake=$TOP_BUILDDIR/tests/spank/fakenvml.so
 cluster_need_files "$fake"
@@ -29,10 +29,11 @@ done
 cp -r "$SYS/." "$N2SYS/"
 export FAKE_NVML=nvswitch8 FAKE_NVML_FAULTS_FILE=$SYS/nvml-faults
 unset FAKE_NVML_BUSIDS FAKE_NVML_FAULTS
-CLUSTER_SLURMD=${PREFLIGHT_NODES:-4}
-[ "$CLUSTER_SLURMD" -ge 3 ] || { echo "SKIP: PREFLIGHT_NODES < 3"; exit 77; }
+CLUSTER_SLURMD=${PREFLIGHT_NODES:-8}
+[ "$CLUSTER_SLURMD" -ge 4 ] || { echo "SKIP: PREFLIGHT_NODES < 4"; exit 77; }
 spank_start spank-preflight "sysfs_root=$SYS nvml_lib=$fake \
-preflight_requeue=1 max_spares=1 preflight_outlier=1.8"
+preflight_requeue=1 max_spares=1 preflight_outlier=1.8 \
+preflight_ring_outlier=3"
 USR=topoml_pf
 cluster_user "$USR"
 chown "$USR" "$PF/u"
@@ -193,10 +194,11 @@ t_step() {
 	[ $rc = 0 ] || cluster_fail "timed step $*: $(cat "$out")"
 	echo $(((b - a) / 1000000))
 }
-for i in 1 2 3 4 5; do t_step; done | median >"$PF/off"
-for i in 1 2 3 4 5; do t_step --ml-preflight; done | median >"$PF/on"
-off=$(cat "$PF/off")
-on=$(cat "$PF/on")
+# (Not piped: a failing t_step must end the test.)
+for i in 1 2 3 4 5; do t_step; done >"$PF/off"
+for i in 1 2 3 4 5; do t_step --ml-preflight; done >"$PF/on"
+off=$(median <"$PF/off")
+on=$(median <"$PF/on")
 own=$(sed -n 's/.*--ml-preflight: node n[0-9]* passed (quick, \([0-9]*\) ms).*/\1/p' \
 	"$CLUSTER_DIR"/log/slurmd-n*.log | sort -n | tail -1)
 [ -n "$own" ] || cluster_fail "no 'passed (quick, N ms)' in slurmd's logs"
@@ -234,8 +236,9 @@ echo "ok: --ml-spares=1: n3 took failing n2's place, the job not requeued"
 # when the CPUs are busy and a fifth of a CPU when not: 3x or more) is
 # named before any task; a healthy full preflight on every node is timed
 # (<= 5 s).  This host's CPUs are shared: healthy nodes' probes differ
-# by up to a third here, hence preflight_outlier=1.8 and a clear
-# slowdown (check_preflight judges a 1.5x one against the default).
+# by up to a third here and their loopback streams by half, hence
+# preflight_outlier=1.8, preflight_ring_outlier=3 and a clear slowdown
+# (check_preflight judges a 1.5x one against the default).
 cg=/sys/fs/cgroup/cpu/topoml-pf-slow.$$
 if mkdir "$cg" 2>/dev/null; then
 	echo 102 >"$cg/cpu.shares"
@@ -263,8 +266,8 @@ else
 fi
 
 mark=$(date +%Y-%m-%dT%H:%M:%S.%3N)
-for i in 1 2 3 4 5; do t_step --ml-preflight=full; done | median >"$PF/full"
-full=$(cat "$PF/full")
+for i in 1 2 3 4 5; do t_step --ml-preflight=full; done >"$PF/full"
+full=$(median <"$PF/full")
 own=$(cat "$CLUSTER_DIR"/log/slurmd-n*.log | awk -v m="[$mark" '$1 > m' |
 	sed -n 's/.*--ml-preflight: node n[0-9]* passed (full, \([0-9]*\) ms).*/\1/p' |
 	sort -n | tail -1)
