@@ -1155,6 +1155,17 @@ static bool _in_hosts(const char *list, const char *host)
 	return in;
 }
 
+/* An update of the job (25.11 names it by step_id). */
+static void _pf_desc(job_desc_msg_t *d, uint32_t jobid)
+{
+	slurm_init_job_desc_msg(d);
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+	d->step_id.job_id = jobid;
+#else
+	d->job_id = jobid;
+#endif
+}
+
 /* Is this node in the job's excluded nodes now?  -1: not known. */
 static int _pf_excluded(uint32_t jobid, char *exc, size_t len)
 {
@@ -1257,8 +1268,7 @@ out:
 			break;
 		snprintf(want, sizeof(want), "%s%s%s", exc, exc[0] ? "," : "",
 			 ml.node_name);
-		slurm_init_job_desc_msg(&d);
-		d.job_id = jobid;
+		_pf_desc(&d, jobid);
 		d.exc_nodes = want;
 		if (slurm_update_job(&d) != SLURM_SUCCESS) {
 			ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: job %u: "
@@ -1271,8 +1281,7 @@ out:
 		_pf_says("job %u: node %s could not be excluded (%s): it "
 			 "may run there again", jobid, ml.node_name,
 			 in < 0 ? "slurmctld did not answer" : "update refused");
-	slurm_init_job_desc_msg(&d);
-	d.job_id = jobid;
+	_pf_desc(&d, jobid);
 	d.priority = INFINITE;		/* scontrol release */
 	if (slurm_update_job(&d) != SLURM_SUCCESS)
 		_pf_says("job %u is held: release failed (%s): scontrol "

@@ -86,6 +86,32 @@ int ml_pf_ring_run(const struct ml_pf_ring *r, struct ml_pf_rec *recs,
 		   char *err, size_t errlen);
 
 /*
+ * The stream from the predecessor as its bytes come (ml_pf_ring_run's,
+ * and the fuzz target's): a header naming this step, ring size and
+ * predecessor, BYTES of bulk, then each other node's record once.  Set
+ * n, me, from, jobid, stepid, bytes, recs[n] and order[n]; the rest 0.
+ */
+struct ml_pf_rx {
+	int n, me, from;
+	uint32_t jobid, stepid;
+	size_t bytes;
+	struct ml_pf_rec *recs;
+	int *order;			/* records in the order they came */
+	int got;			/* of them */
+	bool bad;			/* refused: nothing more is taken */
+	size_t off;			/* of header and bulk */
+	unsigned char hdr[20];
+	unsigned char rec[16];
+	size_t roff;
+};
+
+#define ML_PF_RX_HDR	1		/* the header is complete and right */
+#define ML_PF_RX_BULK	2		/* the bulk is complete */
+
+/* Take LEN more bytes: which of the events above they completed. */
+int ml_pf_rx_feed(struct ml_pf_rx *x, const void *buf, size_t len);
+
+/*
  * Node ME against the job's medians (of 3 nodes or more): its probe
  * above OUTLIER times the median, or both its ring streams (from its
  * predecessor, to its successor) below the median / RING_OUTLIER.  The

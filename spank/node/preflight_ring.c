@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -231,6 +232,11 @@ struct _hdr_wire {
 	uint32_t magic, jobid, stepid, n, from;
 };
 
+_Static_assert(sizeof(struct _hdr_wire) == sizeof(((struct ml_pf_rx *)0)->hdr),
+	       "header size");
+_Static_assert(sizeof(struct _rec_wire) == sizeof(((struct ml_pf_rx *)0)->rec),
+	       "record size");
+
 static void _put_rec(struct _rec_wire *w, int idx, const struct ml_pf_rec *r)
 {
 	w->idx = htonl((uint32_t)idx);
@@ -279,29 +285,98 @@ static ssize_t _send_some(struct _out *o, const unsigned char *zero,
 	return k;
 }
 
+int ml_pf_rx_feed(struct ml_pf_rx *x, const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+	size_t hlen = sizeof(struct _hdr_wire), total = hlen + x->bytes;
+	int ev = 0;
+
+	while (len && !x->bad) {
+		if (x->off < hlen) {
+			size_t k = hlen - x->off < len ? hlen - x->off : len;
+			struct _hdr_wire h;
+
+			memcpy(x->hdr + x->off, b, k);
+			x->off += k;
+			b += k;
+			len -= k;
+			if (x->off < hlen)
+				break;
+			memcpy(&h, x->hdr, hlen);
+			if (ntohl(h.magic) != PF_MAGIC ||
+			    ntohl(h.jobid) != x->jobid ||
+			    ntohl(h.stepid) != x->stepid ||
+			    ntohl(h.n) != (uint32_t)x->n ||
+			    ntohl(h.from) != (uint32_t)x->from) {
+				x->bad = true;
+				break;
+			}
+			ev |= ML_PF_RX_HDR;
+		} else if (x->off < total) {
+			size_t k = total - x->off < len ? total - x->off : len;
+
+			x->off += k;
+			b += k;
+			len -= k;
+			if (x->off == total)
+				ev |= ML_PF_RX_BULK;
+		} else {
+			size_t k = sizeof(x->rec) - x->roff < len ?
+				sizeof(x->rec) - x->roff : len;
+			struct _rec_wire w;
+			uint32_t i;
+
+			memcpy(x->rec + x->roff, b, k);
+			x->roff += k;
+			b += k;
+			len -= k;
+			if (x->roff < sizeof(x->rec))
+				break;
+			x->roff = 0;
+			memcpy(&w, x->rec, sizeof(w));
+			i = ntohl(w.idx);
+			/* each other node once, no more than there are */
+			if (i >= (uint32_t)x->n || i == (uint32_t)x->me ||
+			    x->recs[i].known || x->got >= x->n - 1 ||
+			    ntohl(w.probe_us) > INT32_MAX ||
+			    ntohl(w.bw_kbs) > INT32_MAX) {
+				x->bad = true;
+				break;
+			}
+			x->recs[i].probe_us = (long)ntohl(w.probe_us);
+			x->recs[i].bw_kbs = (long)ntohl(w.bw_kbs);
+			x->recs[i].known = true;
+			x->order[x->got++] = (int)i;
+		}
+	}
+	return ev;
+}
+
 int ml_pf_ring_run(const struct ml_pf_ring *r, struct ml_pf_rec *recs,
 		   char *err, size_t errlen)
 {
 	struct sockaddr_storage me, to, from, peer;
 	socklen_t len, flen, plen;
 	int n = r->n, i = r->me, s = (i + 1) % n, p = (i + n - 1) % n;
-	int lfd = -1, in = -1, one = 1, got = 0, rc = -1;
+	int lfd = -1, in = -1, one = 1, fwd = 0, rc = -1;
 	struct _out o = { .fd = -1 };
 	struct _hdr_wire h = {
 		htonl(PF_MAGIC), htonl(r->jobid), htonl(r->stepid),
 		htonl((uint32_t)n), htonl((uint32_t)i)
-	}, ih;
-	size_t ioff = 0, itotal = sizeof(h) + r->bytes;
+	};
+	struct ml_pf_rx rx = {
+		.n = n, .me = i, .from = p, .jobid = r->jobid,
+		.stepid = r->stepid, .bytes = r->bytes, .recs = recs,
+	};
 	unsigned char *zero = calloc(1, PF_CHUNK), *scratch = malloc(PF_CHUNK);
-	unsigned char rbuf[sizeof(struct _rec_wire)];
-	size_t roff = 0;
 	long long t0 = _now_us(), deadline = t0 + r->timeout_ms * 1000LL;
 	long long bulk0 = 0;
 	bool in_eof = false;
 
 	err[0] = '\0';
 	o.q = malloc(sizeof(struct _rec_wire) * (n + 1));
-	if (!zero || !scratch || !o.q) {
+	rx.order = malloc(sizeof(int) * (n + 1));
+	if (!zero || !scratch || !o.q || !rx.order) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -368,74 +443,44 @@ int ml_pf_ring_run(const struct ml_pf_ring *r, struct ml_pf_rec *recs,
 				in = fd;
 		}
 		if (ii >= 0 && (pf[ii].revents & (POLLIN | POLLHUP | POLLERR))) {
-			ssize_t k;
+			ssize_t k = recv(in, scratch, PF_CHUNK, 0);
+			int ev = 0;
 
-			if (ioff < sizeof(ih))
-				k = recv(in, (char *)&ih + ioff,
-					 sizeof(ih) - ioff, 0);
-			else if (ioff < itotal)
-				k = recv(in, scratch, itotal - ioff < PF_CHUNK ?
-					 itotal - ioff : PF_CHUNK, 0);
-			else
-				k = recv(in, rbuf + roff, sizeof(rbuf) - roff,
-					 0);
 			if (k == 0 || (k < 0 && errno != EAGAIN &&
-				       errno != EINTR)) {
+				       errno != EINTR))
 				in_eof = true;
-			} else if (k > 0 && ioff < itotal) {
-				if (ioff < sizeof(ih) &&
-				    ioff + k >= sizeof(ih)) {
-					if (ntohl(ih.magic) != PF_MAGIC ||
-					    ntohl(ih.jobid) != r->jobid ||
-					    ntohl(ih.stepid) != r->stepid ||
-					    ntohl(ih.n) != (uint32_t)n ||
-					    ntohl(ih.from) != (uint32_t)p) {
-						snprintf(err, errlen, "a stream "
-							 "from %s that is not "
-							 "this step's",
-							 r->names[p]);
-						in_eof = true;
-					}
-					bulk0 = _now_us();
-				}
-				ioff += (size_t)k;
-				if (ioff == itotal && !in_eof) {
-					long long dt = _now_us() - bulk0;
+			else if (k > 0)
+				ev = ml_pf_rx_feed(&rx, scratch, (size_t)k);
+			if (rx.bad && !in_eof) {
+				snprintf(err, errlen, "a stream from %s that is "
+					 "not this step's ring", r->names[p]);
+				in_eof = true;
+			}
+			if (ev & ML_PF_RX_HDR)
+				bulk0 = _now_us();
+			if (ev & ML_PF_RX_BULK) {
+				long long dt = _now_us() - bulk0;
 
-					recs[i].bw_kbs = (long)(r->bytes *
-						1000.0 / (dt > 0 ? dt : 1));
-					if (!recs[i].bw_kbs)
-						recs[i].bw_kbs = 1;
-					recs[i].known = true;
-					_put_rec((struct _rec_wire *)
-						 (o.q + o.qlen), i, &recs[i]);
-					o.qlen += sizeof(struct _rec_wire);
-					o.recs_queued++;
-				}
-			} else if (k > 0) {
-				roff += (size_t)k;
-				if (roff == sizeof(rbuf)) {
-					struct _rec_wire *w = (void *)rbuf;
-					uint32_t x = ntohl(w->idx);
+				recs[i].bw_kbs = (long)(r->bytes * 1000.0 /
+							(dt > 0 ? dt : 1));
+				if (!recs[i].bw_kbs)
+					recs[i].bw_kbs = 1;
+				recs[i].known = true;
+				_put_rec((struct _rec_wire *)(o.q + o.qlen), i,
+					 &recs[i]);
+				o.qlen += sizeof(struct _rec_wire);
+				o.recs_queued++;
+			}
+			/* Pass on what came, but the successor's own. */
+			for (; fwd < rx.got; fwd++) {
+				int x = rx.order[fwd];
 
-					roff = 0;
-					if (x >= (uint32_t)n || x == (uint32_t)i ||
-					    recs[x].known || got >= n - 1) {
-						in_eof = true;
-						continue;
-					}
-					recs[x].probe_us = (long)ntohl(w->probe_us);
-					recs[x].bw_kbs = (long)ntohl(w->bw_kbs);
-					recs[x].known = true;
-					got++;
-					if ((int)x != s && o.recs_queued <
-					    o.recs_due) {
-						memcpy(o.q + o.qlen, w,
-						       sizeof(*w));
-						o.qlen += sizeof(*w);
-						o.recs_queued++;
-					}
-				}
+				if (x == s || o.recs_queued >= o.recs_due)
+					continue;
+				_put_rec((struct _rec_wire *)(o.q + o.qlen), x,
+					 &recs[x]);
+				o.qlen += sizeof(struct _rec_wire);
+				o.recs_queued++;
 			}
 		}
 		if (oi >= 0 && pf[oi].revents) {
@@ -471,11 +516,11 @@ int ml_pf_ring_run(const struct ml_pf_ring *r, struct ml_pf_rec *recs,
 			o.done = true;
 		}
 	}
-	rc = got;
-	if (!err[0] && (got < n - 1 || !o.done))
+	rc = rx.got;
+	if (!err[0] && (rx.got < n - 1 || !o.done))
 		snprintf(err, errlen, "the ring did not complete in %d ms (%d "
 			 "of %d nodes' results, stream to %s %s)",
-			 r->timeout_ms, got + recs[i].known, n, r->names[s],
+			 r->timeout_ms, rx.got + recs[i].known, n, r->names[s],
 			 o.done ? "sent" : "not sent");
 out:
 	if (o.fd >= 0)
@@ -487,5 +532,6 @@ out:
 	free(zero);
 	free(scratch);
 	free(o.q);
+	free(rx.order);
 	return rc;
 }
