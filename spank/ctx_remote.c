@@ -1178,8 +1178,13 @@ static int _pf_excluded(uint32_t jobid, char *exc, size_t len)
 			slurm_free_job_info_msg(info);
 		return -1;
 	}
-	if (info->job_array[0].exc_nodes)
-		snprintf(exc, len, "%s", info->job_array[0].exc_nodes);
+	/* A list cut short would exclude other nodes: not known. */
+	if (info->job_array[0].exc_nodes &&
+	    (size_t)snprintf(exc, len, "%s", info->job_array[0].exc_nodes) >=
+	    len) {
+		slurm_free_job_info_msg(info);
+		return -1;
+	}
 	slurm_free_job_info_msg(info);
 	return _in_hosts(exc, ml.node_name);
 }
@@ -1198,7 +1203,7 @@ static int _pf_excluded(uint32_t jobid, char *exc, size_t len)
  */
 static bool _preflight_requeue(spank_t sp, uint32_t jobid)
 {
-	char spares[4096], exc[8192], want[8400];
+	char spares[4096], exc[8192], want[8192 + sizeof(ml.node_name) + 2];
 	job_info_msg_t *info = NULL;
 	const slurm_job_info_t *j;
 	job_desc_msg_t d;
