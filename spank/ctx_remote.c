@@ -752,8 +752,8 @@ static void _pf_addr(const char *node, char *out, size_t len)
  * --ml-preflight=full: the compute probe here, the ring stream over the
  * step's nodes in ring order (select/topoml's, else Slurm's), every
  * node's results gathered around the ring, this node judged against the
- * job's medians.  Problems go to WHY (after quick's, OFF into it);
- * their count.  A ring that does not complete judges nobody (logged).
+ * job's medians.  Its problems are added to WHY (after quick's); their
+ * count.  A ring that does not complete judges nobody (logged).
  */
 static int _preflight_full(spank_t sp, char *why, size_t whylen)
 {

@@ -3,7 +3,9 @@
  * itself against what it should have (the node model, Slurm's GPUs for
  * the step) and the site's limits.  Pure C: preflight.c gathers what
  * NVML and sysfs say (hw_nvml_health, hw_ib_port_health) and judges it;
- * the judge alone is what the unit tests drive.
+ * the judge alone is what the unit tests drive.  full adds
+ * preflight_ring.c: a compute probe, the ring stream and the judge
+ * against the job's median.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef TOPOML_SPANK_PREFLIGHT_H
