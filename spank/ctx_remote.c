@@ -1213,8 +1213,12 @@ static bool _preflight_requeue(spank_t sp, uint32_t jobid)
 	if (!ml.node_name[0])
 		return false;
 	if (!_getenv(sp, "TOPOML_SPARE_NODES", spares, sizeof(spares)) &&
-	    spares[0])
-		return false;	/* topoml-run replaces the node */
+	    spares[0]) {
+		_pf_says("job %u not requeued: spare(s) %s left, for topoml-run "
+			 "to put in node %s's place", jobid, spares,
+			 ml.node_name);
+		return false;
+	}
 	if (ml_load_job(&info, jobid) != SLURM_SUCCESS || !info ||
 	    info->record_count < 1) {
 		_pf_says("job %u not requeued: slurmctld did not answer (%s)",

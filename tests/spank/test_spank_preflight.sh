@@ -222,6 +222,7 @@ st=$(cluster_job_wait_end "$job" 60) || cluster_fail "spares job $job: $st"
 echo "4: ACTIVE" >"$ib/mlx5_0/ports/1/state"
 [ "$st" = COMPLETED ] || cluster_fail "spares job $job: $st: $(cat "$sp")"
 for want in "^topoml: --ml-preflight: node n2: HCA mlx5_0 port 1 is DOWN" \
+	"^topoml: --ml-preflight: job $job not requeued: spare(s) n3 left" \
 	"node n2 failed: n3 takes ring position 1" "^Restarts=0$"; do
 	grep -q "$want" "$sp" || cluster_fail "spares: no '$want': $(cat "$sp")"
 done
