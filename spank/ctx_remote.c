@@ -816,8 +816,9 @@ static int _preflight_full(spank_t sp, char *why, size_t whylen)
 	r.privileged = geteuid() == 0;
 	k = ml_pf_ring_run(&r, recs, err, sizeof(err));
 	if (err[0])
-		ml_log(ML_LOG_ERROR, "topoml: --ml-preflight=full: node %s: %s%s",
-		       ml.node_name, err, k < n - 1 ? ": not judged" : "");
+		ml_log(ML_LOG_ERROR, "topoml: --ml-preflight=full: node %s: "
+		       "%s%s", ml.node_name, err,
+		       k < n - 1 ? ": not judged" : "");
 	if (k < n - 1)
 		goto out;
 	bad = ml_pf_ring_judge(recs, n, r.me, rn, ml.conf.pf_outlier,
@@ -1214,9 +1215,9 @@ static bool _preflight_requeue(spank_t sp, uint32_t jobid)
 		return false;
 	if (!_getenv(sp, "TOPOML_SPARE_NODES", spares, sizeof(spares)) &&
 	    spares[0]) {
-		_pf_says("job %u not requeued: spare(s) %s left, for topoml-run "
-			 "to put in node %s's place", jobid, spares,
-			 ml.node_name);
+		_pf_says("job %u not requeued: spare(s) %s left, for "
+			 "topoml-run to put in node %s's place", jobid,
+			 spares, ml.node_name);
 		return false;
 	}
 	if (ml_load_job(&info, jobid) != SLURM_SUCCESS || !info ||
@@ -1289,7 +1290,8 @@ out:
 	if (in != 1)
 		_pf_says("job %u: node %s could not be excluded (%s): it "
 			 "may run there again", jobid, ml.node_name,
-			 in < 0 ? "slurmctld did not answer" : "update refused");
+			 in < 0 ? "slurmctld did not answer" :
+			 "update refused");
 	_pf_desc(&d, jobid);
 	d.priority = INFINITE;		/* scontrol release */
 	if (slurm_update_job(&d) != SLURM_SUCCESS)

@@ -442,7 +442,8 @@ int ml_pf_ring_run(const struct ml_pf_ring *r, struct ml_pf_rec *recs,
 			else if (fd >= 0)
 				in = fd;
 		}
-		if (ii >= 0 && (pf[ii].revents & (POLLIN | POLLHUP | POLLERR))) {
+		if (ii >= 0 &&
+		    (pf[ii].revents & (POLLIN | POLLHUP | POLLERR))) {
 			ssize_t k = recv(in, scratch, PF_CHUNK, 0);
 			int ev = 0;
 
@@ -452,8 +453,9 @@ int ml_pf_ring_run(const struct ml_pf_ring *r, struct ml_pf_rec *recs,
 			else if (k > 0)
 				ev = ml_pf_rx_feed(&rx, scratch, (size_t)k);
 			if (rx.bad && !in_eof) {
-				snprintf(err, errlen, "a stream from %s that is "
-					 "not this step's ring", r->names[p]);
+				snprintf(err, errlen, "a stream from %s that "
+					 "is not this step's ring",
+					 r->names[p]);
 				in_eof = true;
 			}
 			if (ev & ML_PF_RX_HDR)
@@ -489,7 +491,8 @@ int ml_pf_ring_run(const struct ml_pf_ring *r, struct ml_pf_rec *recs,
 				socklen_t el = sizeof(e);
 
 				getsockopt(o.fd, SOL_SOCKET, SO_ERROR, &e, &el);
-				if (e || (pf[oi].revents & (POLLERR | POLLHUP))) {
+				if (e || (pf[oi].revents &
+					  (POLLERR | POLLHUP))) {
 					/* not listening yet: again soon */
 					close(o.fd);
 					o.fd = -1;
@@ -507,7 +510,8 @@ int ml_pf_ring_run(const struct ml_pf_ring *r, struct ml_pf_rec *recs,
 				o.done = true;
 			}
 		}
-		if (o.fd >= 0 && o.up && o.sent == o.total && o.qoff == o.qlen &&
+		if (o.fd >= 0 && o.up && o.sent == o.total &&
+		    o.qoff == o.qlen &&
 		    o.recs_queued == o.recs_due) {
 			/* This side closes first: no TIME_WAIT left on the
 			 * listening port, which the tasks may bind next. */

@@ -453,10 +453,12 @@ START_TEST(ring_judge)
 	for (int i = 0; i < 5; i++)
 		r[i] = (struct ml_pf_rec){ 50000, 1000000, true };
 	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
-					  c.pf_ring_outlier, why, sizeof(why)), 0);
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 0);
 	r[2].probe_us = 75000;
 	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
-					  c.pf_ring_outlier, why, sizeof(why)), 1);
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 1);
 	ck_assert_str_eq(why, "compute probe 75.0 ms, 1.50x the job's median "
 			 "50.0 ms");
 	for (int i = 0; i < 5; i++)
@@ -467,27 +469,34 @@ START_TEST(ring_judge)
 							  why, sizeof(why)), 0);
 	r[2].probe_us = 60000;
 	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
-					  c.pf_ring_outlier, why, sizeof(why)), 0);
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 0);
 	/* n3's streams in (from n2) and out (n4 receives it) slow */
 	r[2].bw_kbs = 400000;
 	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
-					  c.pf_ring_outlier, why, sizeof(why)), 0);
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 0);
 	r[3].bw_kbs = 450000;
 	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
-					  c.pf_ring_outlier, why, sizeof(why)), 1);
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 1);
 	ck_assert_str_eq(why, "ring stream from n2 400 MB/s, to n4 450 MB/s, "
 			 "the job's median 1000 MB/s");
 	/* n4: one slow link in, a fast one out: not n4's */
 	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 3, names, c.pf_outlier,
-					  c.pf_ring_outlier, why, sizeof(why)), 0);
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 0);
 	r[2].probe_us = 200000;
 	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
-					  c.pf_ring_outlier, why, sizeof(why)), 2);
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 2);
 	ck_assert_int_eq(ml_pf_ring_judge(r, 2, 1, names, c.pf_outlier,
-					  c.pf_ring_outlier, why, sizeof(why)), 0);
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 0);
 	r[2].known = false;
 	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
-					  c.pf_ring_outlier, why, sizeof(why)), 0);
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 0);
 }
 END_TEST
 

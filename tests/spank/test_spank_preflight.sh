@@ -126,7 +126,8 @@ grep -q "^topoml: --ml-preflight: node n2: HCA mlx5_1 port 2 runs at" \
 	"$PF/u/batch.out" || cluster_fail "batch: $(cat "$PF/u/batch.out")"
 grep -q "script ran" "$PF/u/batch.out" && cluster_fail "batch script ran"
 grep -q "^topoml: --ml-preflight: job $job not requeued: it asked for node n2" \
-	"$PF/u/batch.out" || cluster_fail "batch -w n2: $(cat "$PF/u/batch.out")"
+	"$PF/u/batch.out" ||
+	cluster_fail "batch -w n2: $(cat "$PF/u/batch.out")"
 cluster_no_drain "a batch step's preflight"
 echo "ok: batch step on n2 (-w n2): job FAILED, not requeued, n2 not drained"
 echo "200 Gb/sec (4X HDR)" >"$ib/mlx5_1/ports/2/rate"
@@ -141,7 +142,8 @@ sbatch_u() {
 	(cd "$PF/u" && runuser -u "$USR" -- env SLURM_CONF="$SLURM_CONF" \
 		sbatch --parsable -N2 --open-mode=append "$@" --wrap \
 		'srun --ml-preflight printenv SLURMD_NODENAME
-scontrol -o show job $SLURM_JOB_ID | grep -o "ExcNodeList=[^ ]*\|Restarts=[0-9]*"')
+scontrol -o show job $SLURM_JOB_ID |
+	grep -o "ExcNodeList=[^ ]*\|Restarts=[0-9]*"')
 }
 rq=$PF/u/rq.out
 job=$(sbatch_u -o "$rq") || cluster_fail "sbatch rq"
@@ -169,8 +171,9 @@ done
 echo "thermal=0" >"$SYS/nvml-faults"	# n1 and n3 (n2 has its own)
 st=$(cluster_job_wait_end "$job" 40) || cluster_fail "cap job $job: $st"
 : >"$SYS/nvml-faults"
-grep -q "^topoml: --ml-preflight: job $job not requeued: restarted 1 time(s) already (the site allows 1" \
-	"$cap" || cluster_fail "cap: $(cat "$cap")"
+want="job $job not requeued: restarted 1 time(s) already (the site allows 1"
+grep -q "^topoml: --ml-preflight: $want" "$cap" ||
+	cluster_fail "cap: $(cat "$cap")"
 [ "$(tail -2 "$cap" | LC_ALL=C sort | paste -sd' ')" = \
 	"ExcNodeList=n2 Restarts=1" ] || cluster_fail "cap: $(cat "$cap")"
 nrq=$PF/u/nrq.out
@@ -255,8 +258,9 @@ if mkdir "$cg" 2>/dev/null; then
 	why="$(cat "$out")
 $(grep -h 'preflight=full' "$CLUSTER_DIR"/log/slurmd-n*.log)"
 	[ $rc != 0 ] || cluster_fail "full, n2 slow: the step passed: $why"
-	grep -q "^topoml: --ml-preflight: node n2: compute probe .*x the job's median" \
-		"$out" || cluster_fail "full, n2 slow: $why"
+	want="node n2: compute probe .*x the job's median"
+	grep -q "^topoml: --ml-preflight: $want" "$out" ||
+		cluster_fail "full, n2 slow: $why"
 	grep 'ml-preflight: node n[134]' "$out" &&
 		cluster_fail "full, n2 slow: another node named: $why"
 	grep -q '^n2$' "$out" && cluster_fail "full: a task ran on n2: $why"
@@ -276,6 +280,6 @@ own=$(cat "$CLUSTER_DIR"/log/slurmd-n*.log | awk -v m="[$mark" '$1 > m' |
 echo "full preflight: at most $own ms on a node; a $CLUSTER_SLURMD-node" \
 	"step starts in $off ms without, $full ms with (+$((full - off)) ms)"
 [ "$own" -le 5000 ] || cluster_fail "full took $own ms on a node"
-[ $((full - off)) -le 5000 ] ||
-	cluster_fail "full added $((full - off)) ms to a $CLUSTER_SLURMD-node step's start"
+[ $((full - off)) -le 5000 ] || cluster_fail "full added $((full - off))" \
+	"ms to a $CLUSTER_SLURMD-node step's start"
 echo "PASS: --ml-preflight names the failing node and why, requeues, spares"
