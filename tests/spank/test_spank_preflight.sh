@@ -136,14 +136,15 @@ echo "200 Gb/sec (4X HDR)" >"$ib/mlx5_1/ports/2/rate"
 # rights), once at most here (preflight_requeue=1): it runs again on
 # two other nodes.  A second job fails on n2, then (requeued) on the
 # others too: not requeued again.  --no-requeue: the step ends, the job is not
-# requeued.  No node is drained.
+# requeued.  No node is drained.  (The patterns of the script's grep do
+# not match themselves: 26.05's scontrol shows the script as Command=.)
 echo "1: DOWN" >"$ib/mlx5_0/ports/1/state"
 sbatch_u() {
 	(cd "$PF/u" && runuser -u "$USR" -- env SLURM_CONF="$SLURM_CONF" \
 		sbatch --parsable -N2 --open-mode=append "$@" --wrap \
 		'srun --ml-preflight printenv SLURMD_NODENAME
 scontrol -o show job $SLURM_JOB_ID |
-	grep -o "ExcNodeList=[^ ]*\|Restarts=[0-9]*"')
+	grep -o " ExcNodeLis[t]=[^ ]*\| Restart[s]=[0-9][0-9]*" | cut -c2-')
 }
 rq=$PF/u/rq.out
 job=$(sbatch_u -o "$rq") || cluster_fail "sbatch rq"
@@ -219,7 +220,7 @@ sp=$PF/u/spares.out
 job=$(cd "$PF/u" && runuser -u "$USR" -- env SLURM_CONF="$SLURM_CONF" \
 	sbatch --parsable -N3 -w 'n[1-3]' --ml-spares=1 -o "$sp" --wrap \
 	"$PF/u/topoml-run --ml-preflight -- printenv SLURMD_NODENAME
-scontrol -o show job \$SLURM_JOB_ID | grep -o 'Restarts=[0-9]*'") ||
+scontrol -o show job \$SLURM_JOB_ID | grep -o 'Restart[s]=[0-9][0-9]*'") ||
 	cluster_fail "sbatch spares"
 st=$(cluster_job_wait_end "$job" 60) || cluster_fail "spares job $job: $st"
 echo "4: ACTIVE" >"$ib/mlx5_0/ports/1/state"
