@@ -702,11 +702,157 @@ static int _plan(spank_t sp)
  */
 static char _pf_why[1024];
 
+/* full's compute probe: a fixed integer workload (tens of ms a try). */
+#define ML_PF_PROBE_ITERS	12000000L
+
+/* The step's nodes as slurmctld has them (not the job's environment:
+ * root connects to them).  NULL when it does not answer. */
+static char **_step_nodes(uint32_t jobid, uint32_t stepid, int *n)
+{
+	job_step_info_response_msg_t *resp = NULL;
+	char **names = NULL;
+	int rc;
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+	slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
+
+	id.job_id = jobid;
+	id.step_id = stepid;
+	rc = slurm_get_job_steps(&id, &resp, SHOW_ALL);
+#else
+	rc = slurm_get_job_steps(0, jobid, stepid, &resp, SHOW_ALL);
+#endif
+	*n = 0;
+	if (rc == SLURM_SUCCESS && resp && resp->job_step_count >= 1 &&
+	    resp->job_steps[0].nodes)
+		names = _hosts(resp->job_steps[0].nodes, n);
+	if (resp)
+		slurm_free_job_step_info_response_msg(resp);
+	return names;
+}
+
+/* A node's address as slurmctld's configuration gives it, else its name
+ * (both from slurm.conf, not the job's). */
+static void _pf_addr(const char *node, char *out, size_t len)
+{
+	char *(*get_addr)(const char *);
+	void (*xfree_fn)(void **);
+	char *addr;
+
+	snprintf(out, len, "%s", node);
+	get_addr = (char *(*)(const char *))dlsym(RTLD_DEFAULT,
+						  "slurm_conf_get_address");
+	xfree_fn = (void (*)(void **))dlsym(RTLD_DEFAULT, "slurm_xfree");
+	if (!get_addr || !xfree_fn || !(addr = get_addr(node)))
+		return;
+	snprintf(out, len, "%s", addr);
+	xfree_fn((void **)&addr);
+}
+
+/*
+ * --ml-preflight=full: the compute probe here, the ring stream over the
+ * step's nodes in ring order (select/topoml's, else Slurm's), every
+ * node's results gathered around the ring, this node judged against the
+ * job's medians.  Its problems are added to WHY (after quick's); their
+ * count.  A ring that does not complete judges nobody (logged).
+ */
+static int _preflight_full(spank_t sp, char *why, size_t whylen)
+{
+	char **names = NULL, **addr = NULL, err[512], line[700];
+	const char **rn = NULL, **ra = NULL;
+	struct ml_pf_rec *recs = NULL;
+	struct ml_pf_ring r = { 0 };
+	uint32_t jobid = 0;
+	int n = 0, *order = NULL, bad = 0, k;
+	long mp = 0;
+
+	spank_get_item(sp, S_JOB_ID, &jobid);
+	if (!(names = _step_nodes(jobid, ml.stepid, &n))) {
+		ml_log(ML_LOG_ERROR, "topoml: --ml-preflight=full: step %u.%u: "
+		       "slurmctld did not answer: no ring", jobid, ml.stepid);
+		return 0;
+	}
+	if (n < 3) {
+		ml_log(ML_LOG_INFO, "topoml: --ml-preflight=full: %d node(s): "
+		       "no median to compare with", n);
+		goto out;
+	}
+	order = calloc(n, sizeof(int));
+	addr = calloc(n, sizeof(char *));
+	rn = calloc(n, sizeof(char *));
+	ra = calloc(n, sizeof(char *));
+	recs = calloc(n, sizeof(*recs));
+	if (!order || !addr || !rn || !ra || !recs)
+		goto out;
+	if (_comment_order(jobid, names, n, order))
+		for (int i = 0; i < n; i++)
+			order[i] = i;
+	r.me = -1;
+	for (int i = 0; i < n; i++) {
+		char a[256];
+
+		rn[i] = names[order[i]];
+		_pf_addr(rn[i], a, sizeof(a));
+		if (!(addr[i] = strdup(a)))
+			goto out;
+		ra[i] = addr[i];
+		if (!strcmp(rn[i], ml.node_name))
+			r.me = i;
+	}
+	if (r.me < 0) {
+		ml_log(ML_LOG_ERROR, "topoml: --ml-preflight=full: node %s is "
+		       "not in step %u.%u's nodes: no ring", ml.node_name,
+		       jobid, ml.stepid);
+		goto out;
+	}
+	recs[r.me].probe_us = ml_pf_probe_us(ML_PF_PROBE_ITERS);
+	r.n = n;
+	r.names = rn;
+	r.addr = ra;
+	r.port = ml_master_port(&ml.conf, jobid, ml.stepid, "");
+	r.jobid = jobid;
+	r.stepid = ml.stepid;
+	r.bytes = (size_t)ml.conf.pf_ring_mb << 20;
+	r.timeout_ms = 4000;
+	r.privileged = geteuid() == 0;
+	k = ml_pf_ring_run(&r, recs, err, sizeof(err));
+	if (err[0])
+		ml_log(ML_LOG_ERROR, "topoml: --ml-preflight=full: node %s: "
+		       "%s%s", ml.node_name, err,
+		       k < n - 1 ? ": not judged" : "");
+	if (k < n - 1)
+		goto out;
+	bad = ml_pf_ring_judge(recs, n, r.me, rn, ml.conf.pf_outlier,
+			       ml.conf.pf_ring_outlier, line, sizeof(line));
+	for (int i = 0; i < n; i++)
+		mp = recs[i].probe_us > mp ? recs[i].probe_us : mp;
+	ml_log(ML_LOG_INFO, "topoml: --ml-preflight=full: node %s: probe %ld "
+	       "us, stream in %ld kB/s (slowest probe %ld us, %d nodes)",
+	       ml.node_name, recs[r.me].probe_us, recs[r.me].bw_kbs, mp, n);
+	if (bad) {
+		size_t off = strlen(why);
+
+		snprintf(why + off, whylen - off, "%s%s", off ? "; " : "",
+			 line);
+	}
+out:
+	for (int i = 0; addr && i < n; i++)
+		free(addr[i]);
+	free(addr);
+	free(rn);
+	free(ra);
+	free(recs);
+	free(order);
+	_free_hosts(names, n);
+	return bad;
+}
+
 static void _preflight(spank_t sp)
 {
 	struct hw_node *n = hw_node_new();
 	char gpus[1024], err[1400];
 	struct timespec t0, t1;
+	bool full = ml.val[ML_OPT_PREFLIGHT] == ML_PREFLIGHT_FULL;
+	const char *mode = full ? "full" : "quick";
 	long ms;
 	int bad;
 
@@ -725,16 +871,20 @@ static void _preflight(spank_t sp)
 					 sizeof(_pf_why));
 	}
 	hw_node_free(n);
+	/* Every node takes part in the ring, failing ones too: the
+	 * others wait for it. */
+	if (full && ml.stepid != ML_BATCH_STEP)
+		bad += _preflight_full(sp, _pf_why, sizeof(_pf_why));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
 		(t1.tv_nsec - t0.tv_nsec) / 1000000;
 	if (!bad) {
 		ml_log(ML_LOG_INFO, "topoml: --ml-preflight: node %s passed "
-		       "(quick, %ld ms)", ml.node_name, ms);
+		       "(%s, %ld ms)", ml.node_name, mode, ms);
 		return;
 	}
-	ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: node %s failed (quick, "
-	       "%ld ms): %s", ml.node_name, ms, _pf_why);
+	ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: node %s failed (%s, "
+	       "%ld ms): %s", ml.node_name, mode, ms, _pf_why);
 	ml.preflight_failed = true;
 	snprintf(err, sizeof(err), "node %s: %s", ml.node_name, _pf_why);
 	_node_error("--ml-preflight: %s", err);
@@ -754,7 +904,7 @@ int ml_remote_post_opt(spank_t sp)
 					    err, sizeof(err)))
 		_node_error("--ml-ckpt: %s", err);
 	if (stepid != ML_EXTERN_STEP &&
-	    ml.val[ML_OPT_PREFLIGHT] == ML_PREFLIGHT_QUICK)
+	    ml.val[ML_OPT_PREFLIGHT] != ML_PREFLIGHT_OFF)
 		_preflight(sp);
 	spank_get_item(sp, S_JOB_ID, &jobid);
 	if (stepid != ML_EXTERN_STEP)
@@ -977,6 +1127,179 @@ static void __attribute__((noreturn)) _refuse(spank_t sp)
 	_exit(1);
 }
 
+/* A line of --ml-preflight's in the job's output (escaped). */
+static void __attribute__((format(printf, 1, 2)))
+_pf_says(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	topoml_log_vformat(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	dprintf(STDERR_FILENO, "topoml: --ml-preflight: %s\n", line);
+	ml_log(ML_LOG_INFO, "topoml: --ml-preflight: %s", line);
+}
+
+/* Is host in the host list (a Slurm one: "n[1-3],m2")? */
+static bool _in_hosts(const char *list, const char *host)
+{
+	char **h;
+	bool in = false;
+	int n = 0;
+
+	if (!list || !*list || !(h = _hosts(list, &n)))
+		return false;
+	for (int i = 0; i < n; i++)
+		in |= !strcmp(h[i], host);
+	_free_hosts(h, n);
+	return in;
+}
+
+/* An update of the job (25.11 names it by step_id). */
+static void _pf_desc(job_desc_msg_t *d, uint32_t jobid)
+{
+	slurm_init_job_desc_msg(d);
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+	d->step_id.job_id = jobid;
+#else
+	d->job_id = jobid;
+#endif
+}
+
+/* Is this node in the job's excluded nodes now?  -1: not known. */
+static int _pf_excluded(uint32_t jobid, char *exc, size_t len)
+{
+	job_info_msg_t *info = NULL;
+
+	exc[0] = '\0';
+	if (ml_load_job(&info, jobid) != SLURM_SUCCESS || !info ||
+	    info->record_count < 1) {
+		if (info)
+			slurm_free_job_info_msg(info);
+		return -1;
+	}
+	/* A list cut short would exclude other nodes: not known. */
+	if (info->job_array[0].exc_nodes &&
+	    (size_t)snprintf(exc, len, "%s", info->job_array[0].exc_nodes) >=
+	    len) {
+		slurm_free_job_info_msg(info);
+		return -1;
+	}
+	slurm_free_job_info_msg(info);
+	return _in_hosts(exc, ml.node_name);
+}
+
+/*
+ * --ml-preflight failed on this node, in its first task (as the user:
+ * the user's own job, the user's own rights).  A batch job that may be
+ * requeued and has no spare left to take the node's place (the step's
+ * TOPOML_SPARE_NODES empty: else topoml-run puts a spare in, see
+ * _preflight_cancel) is requeued held, the node added to its excluded
+ * nodes, and released: held, so that it cannot start again before the
+ * node is out.  At most preflight_requeue times (the job's restart
+ * count): a fleet of bad nodes cannot loop.  No node is ever drained.
+ * true when the job was requeued; the why of a job not requeued goes
+ * to the job's output.
+ */
+static bool _preflight_requeue(spank_t sp, uint32_t jobid)
+{
+	char spares[4096], exc[8192], want[8192 + sizeof(ml.node_name) + 2];
+	job_info_msg_t *info = NULL;
+	const slurm_job_info_t *j;
+	job_desc_msg_t d;
+	long restarts = 0;
+	int rc = -1, in;
+
+	if (!ml.node_name[0])
+		return false;
+	if (!_getenv(sp, "TOPOML_SPARE_NODES", spares, sizeof(spares)) &&
+	    spares[0]) {
+		_pf_says("job %u not requeued: spare(s) %s left, for "
+			 "topoml-run to put in node %s's place", jobid,
+			 spares, ml.node_name);
+		return false;
+	}
+	if (ml_load_job(&info, jobid) != SLURM_SUCCESS || !info ||
+	    info->record_count < 1) {
+		_pf_says("job %u not requeued: slurmctld did not answer (%s)",
+			 jobid, slurm_strerror(errno));
+		goto out;
+	}
+	j = &info->job_array[0];
+	restarts = j->restart_cnt;
+	if (!j->batch_flag)
+		goto out;	/* srun or salloc: the step ends, as asked */
+	if (!j->requeue) {
+		_pf_says("job %u not requeued: it may not be (--no-requeue, "
+			 "JobRequeue=0)", jobid);
+		goto out;
+	}
+	if (_in_hosts(j->req_nodes, ml.node_name)) {
+		_pf_says("job %u not requeued: it asked for node %s (-w)",
+			 jobid, ml.node_name);
+		goto out;
+	}
+	if (restarts >= ml.conf.pf_requeue) {
+		_pf_says("job %u not requeued: restarted %ld time(s) already "
+			 "(the site allows %d for preflight)", jobid, restarts,
+			 ml.conf.pf_requeue);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (info)
+		slurm_free_job_info_msg(info);
+	if (rc)
+		return false;
+	/* Said before the requeue ends the job's script and its srun;
+	 * the batch step's reason too (_refuse would say it). */
+	if (ml.stepid == ML_BATCH_STEP)
+		_pf_says("node %s: %s", ml.node_name, _pf_why);
+	_pf_says("job %u requeued without node %s (requeue %ld of at most %d)",
+		 jobid, ml.node_name, restarts + 1, ml.conf.pf_requeue);
+	usleep(200000);
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+	rc = slurm_requeue(ml_job_step_id(jobid), JOB_REQUEUE_HOLD);
+#else
+	rc = slurm_requeue(jobid, JOB_REQUEUE_HOLD);
+#endif
+	/* Another failing node of the step may have requeued it already. */
+	if (rc != SLURM_SUCCESS && errno != ESLURM_JOB_PENDING &&
+	    errno != ESLURM_JOB_NOT_RUNNING) {
+		_pf_says("job %u: requeue failed (%s): step cancelled", jobid,
+			 slurm_strerror(errno));
+		return false;
+	}
+	/* Each failing node adds itself; read again after, in case two
+	 * wrote at once. */
+	for (int tries = 0; tries < 5; tries++) {
+		if ((in = _pf_excluded(jobid, exc, sizeof(exc))) != 0)
+			break;
+		snprintf(want, sizeof(want), "%s%s%s", exc, exc[0] ? "," : "",
+			 ml.node_name);
+		_pf_desc(&d, jobid);
+		d.exc_nodes = want;
+		if (slurm_update_job(&d) != SLURM_SUCCESS) {
+			ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: job %u: "
+			       "excluding %s: %s", jobid, ml.node_name,
+			       slurm_strerror(errno));
+			usleep(50000);
+		}
+	}
+	if (in != 1)
+		_pf_says("job %u: node %s could not be excluded (%s): it "
+			 "may run there again", jobid, ml.node_name,
+			 in < 0 ? "slurmctld did not answer" :
+			 "update refused");
+	_pf_desc(&d, jobid);
+	d.priority = INFINITE;		/* scontrol release */
+	if (slurm_update_job(&d) != SLURM_SUCCESS)
+		_pf_says("job %u is held: release failed (%s): scontrol "
+			 "release %u", jobid, slurm_strerror(errno), jobid);
+	return true;
+}
+
 static void __attribute__((noreturn)) _preflight_cancel(spank_t sp)
 {
 	uint32_t jobid = 0;
@@ -984,6 +1307,8 @@ static void __attribute__((noreturn)) _preflight_cancel(spank_t sp)
 
 	spank_get_item(sp, S_TASK_ID, &tid);
 	spank_get_item(sp, S_JOB_ID, &jobid);
+	if (tid == 0 && _preflight_requeue(sp, jobid))
+		_exit(1);
 	if (tid == 0 && ml_kill_step(jobid, ml.stepid, SIGKILL))
 		ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: cannot cancel "
 		       "step %u.%u: %s", jobid, ml.stepid,
@@ -1060,6 +1385,14 @@ int ml_remote_task_init(spank_t sp)
 	 */
 	if (ml.preflight_failed && ml.stepid != ML_BATCH_STEP)
 		_preflight_cancel(sp);
+	/* The batch step: its script fails (_refuse), unless requeued. */
+	if (ml.preflight_failed && ml.stepid == ML_BATCH_STEP) {
+		uint32_t jobid = 0;
+
+		spank_get_item(sp, S_JOB_ID, &jobid);
+		if (_preflight_requeue(sp, jobid))
+			_exit(1);
+	}
 	if (ml.user_error[0] && ml.stepid != ML_EXTERN_STEP)
 		_refuse(sp);
 	if (ml.ckpt.set && ml_ckpt_resume_note()[0])

@@ -81,10 +81,12 @@ static const struct _optdesc _opts[ML_OPT_COUNT] = {
 		"before the first task each node checks itself: its GPUs seen "
 		"by NVML, no uncorrectable ECC error or pending page "
 		"retirement, no thermal or power clock slowdown, NVLink links "
-		"and HCA ports up at their speed; a failing node fails the "
-		"step, named in its output", NULL,
-		{ "off", "quick", NULL },
-		{ ML_PREFLIGHT_QUICK, ML_PREFLIGHT_OFF, -1 }, false },
+		"and HCA ports up at their speed; full adds a compute probe "
+		"and a ring stream over the step's nodes against the job's "
+		"median; a failing node fails the step, named in its output",
+		NULL, { "off", "quick", "full", NULL },
+		{ ML_PREFLIGHT_QUICK, ML_PREFLIGHT_FULL, ML_PREFLIGHT_OFF, -1 },
+		false },
 };
 
 static bool _valid(int opt)
@@ -227,6 +229,10 @@ void ml_conf_init(struct ml_conf *c)
 	c->max_spares = 64;
 	c->def[ML_OPT_PREFLIGHT] = ML_PREFLIGHT_OFF;
 	c->pf_ib_rate = -1;
+	c->pf_requeue = 2;
+	c->pf_outlier = 1.3;
+	c->pf_ring_outlier = 2.0;
+	c->pf_ring_mb = 32;
 }
 
 int ml_spares_parse(const struct ml_conf *c, const char *arg, int *k,
@@ -486,6 +492,33 @@ static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
 			goto bad;
 		else
 			c->pf_ib_rate = n * 1000;
+		return 0;
+	}
+	if (!strcmp(key, "preflight_outlier") ||
+	    !strcmp(key, "preflight_ring_outlier")) {
+		char *end;
+		double f;
+
+		errno = 0;
+		f = strtod(v, &end);
+		if (errno || end == v || *end || !(f >= 1.05 && f <= 100))
+			goto bad;
+		if (!strcmp(key, "preflight_ring_outlier"))
+			c->pf_ring_outlier = f;
+		else
+			c->pf_outlier = f;
+		return 0;
+	}
+	if (!strcmp(key, "preflight_ring_mb")) {
+		if (_int(v, 1, 1024, &n))
+			goto bad;
+		c->pf_ring_mb = (int)n;
+		return 0;
+	}
+	if (!strcmp(key, "preflight_requeue")) {
+		if (_int(v, 0, 100, &n))
+			goto bad;
+		c->pf_requeue = (int)n;
 		return 0;
 	}
 	if (!strcmp(key, "rails")) {

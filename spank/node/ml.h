@@ -38,7 +38,8 @@ enum ml_comm {
 	ML_COMM_ISOLATE = TOPOML_HINT_ISOLATE,
 	ML_COMM_COUNT
 };
-enum ml_preflight { ML_PREFLIGHT_OFF = 0, ML_PREFLIGHT_QUICK };
+enum ml_preflight { ML_PREFLIGHT_OFF = 0, ML_PREFLIGHT_QUICK,
+		   ML_PREFLIGHT_FULL };
 enum ml_nccl_topo { ML_TOPO_OFF = 0, ML_TOPO_AUTO, ML_TOPO_GENERATE,
 		    ML_TOPO_FILE };
 
@@ -64,6 +65,13 @@ struct ml_conf {
 	int max_spares;			/* --ml-spares limit, 0: refused */
 	long pf_ib_rate;		/* preflight_ib_rate, Mb/s: -1 auto,
 					 * 0 off */
+	int pf_requeue;			/* preflight_requeue: most restarts
+					 * for a requeue without the node */
+	double pf_outlier;		/* preflight_outlier: full's limit
+					 * against the job's median */
+	double pf_ring_outlier;		/* preflight_ring_outlier: for the
+					 * ring streams */
+	int pf_ring_mb;			/* preflight_ring_mb: full's stream */
 	int ndefaults;			/* nccl_env=NAME=VALUE */
 	char defaults[ML_MAX_DEFAULTS][512];
 };

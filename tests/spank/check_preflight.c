@@ -1,10 +1,11 @@
 /*
- * --ml-preflight=quick (issue 32 item 1): the judge of a node against
+ * --ml-preflight (issue 32 item 1): the judge of a node against
  * what it should have, on the synthetic 4-GPU, 2-HCA server of
  * tests/fixtures/spank (mlx5_1's port 1 down when slurmd described it);
  * the same end to end through the fake NVML and a copy of the fake sysfs
  * with each fault injected; sysfs's rate parser; the option and its
- * plugstack.conf keys.
+ * plugstack.conf keys; full's judge against the job's median and its
+ * ring on loopback.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define _GNU_SOURCE
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ml.h"
@@ -370,14 +372,39 @@ START_TEST(option_and_keys)
 	ck_assert_int_eq(c.pf_ib_rate, -1);
 	ck_assert_str_eq(ml_opt_name(ML_OPT_PREFLIGHT), "ml-preflight");
 	ck_assert_str_eq(ml_opt_env(ML_OPT_PREFLIGHT), "TOPOML_PREFLIGHT");
-	ck_assert_str_eq(ml_opt_arginfo(ML_OPT_PREFLIGHT), "quick|off");
+	ck_assert_str_eq(ml_opt_arginfo(ML_OPT_PREFLIGHT), "quick|full|off");
 	ck_assert_int_eq(ml_opt_parse(&c, ML_OPT_PREFLIGHT, "quick", &v, err,
 				      sizeof(err)), 0);
 	ck_assert_int_eq(v, ML_PREFLIGHT_QUICK);
-	/* full is not there yet: refused with what is */
 	ck_assert_int_eq(ml_opt_parse(&c, ML_OPT_PREFLIGHT, "full", &v, err,
+				      sizeof(err)), 0);
+	ck_assert_int_eq(v, ML_PREFLIGHT_FULL);
+	ck_assert_int_eq(ml_opt_parse(&c, ML_OPT_PREFLIGHT, "slow", &v, err,
 				      sizeof(err)), -1);
-	ck_assert_str_eq(err, "invalid value 'full' (expected quick or off)");
+	ck_assert_int_eq(c.pf_requeue, 2);
+	ck_assert(c.pf_outlier == 1.3 && c.pf_ring_outlier == 2.0);
+	ck_assert_int_eq(c.pf_ring_mb, 32);
+	av[0] = "preflight_requeue=0";
+	av[1] = "preflight_outlier=1.5";
+	av[2] = "preflight_ring_outlier=3";
+	av[3] = "preflight_ring_mb=8";
+	ck_assert_msg(!ml_conf_parse(&c, 4, av, err, sizeof(err)), "%s", err);
+	ck_assert_int_eq(c.pf_requeue, 0);
+	ck_assert(c.pf_outlier == 1.5 && c.pf_ring_outlier == 3.0);
+	ck_assert_int_eq(c.pf_ring_mb, 8);
+	for (int i = 0; i < 7; i++) {
+		static const char *const bad[] = {
+			"preflight_outlier=1", "preflight_outlier=1.5x",
+			"preflight_outlier=nan", "preflight_ring_outlier=",
+			"preflight_ring_mb=0", "preflight_requeue=-1",
+			"preflight_requeue=101",
+		};
+
+		av[0] = (char *)bad[i];
+		ck_assert_msg(ml_conf_parse(&c, 1, av, err, sizeof(err)) == -1,
+			      "%s accepted", bad[i]);
+	}
+	ml_conf_init(&c);
 
 	av[0] = "default_preflight=quick";
 	av[1] = "allowed_preflight=quick";
@@ -400,12 +427,141 @@ START_TEST(option_and_keys)
 	ck_assert_str_eq(err, "preflight_ib_rate: invalid value '0'");
 	av[0] = "default_preflight=full";
 	ck_assert_int_eq(ml_conf_parse(&c, 1, av, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "default_preflight=full is not in "
+			 "allowed_preflight");
 	ml_conf_init(&c);
 	av[0] = "default_preflight=quick";
 	av[1] = "allowed_preflight=off";
 	ck_assert_int_eq(ml_conf_parse(&c, 2, av, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "default_preflight=quick is not in "
 			 "allowed_preflight");
+}
+END_TEST
+
+/* --ml-preflight=full's judge: a node 1.5x slower than the job's median
+ * is named with the default limit, one at 1.2x is not; its two ring
+ * streams slow name it, one slow link does not; fewer than 3 nodes,
+ * nothing to compare. */
+START_TEST(ring_judge)
+{
+	static const char *const names[] = { "n1", "n2", "n3", "n4", "n5" };
+	struct ml_pf_rec r[5];
+	struct ml_conf c;
+	char why[512];
+
+	ml_conf_init(&c);
+	for (int i = 0; i < 5; i++)
+		r[i] = (struct ml_pf_rec){ 50000, 1000000, true };
+	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 0);
+	r[2].probe_us = 75000;
+	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 1);
+	ck_assert_str_eq(why, "compute probe 75.0 ms, 1.50x the job's median "
+			 "50.0 ms");
+	for (int i = 0; i < 5; i++)
+		if (i != 2)
+			ck_assert_int_eq(ml_pf_ring_judge(r, 5, i, names,
+							  c.pf_outlier,
+							  c.pf_ring_outlier,
+							  why, sizeof(why)), 0);
+	r[2].probe_us = 60000;
+	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 0);
+	/* n3's streams in (from n2) and out (n4 receives it) slow */
+	r[2].bw_kbs = 400000;
+	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 0);
+	r[3].bw_kbs = 450000;
+	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 1);
+	ck_assert_str_eq(why, "ring stream from n2 400 MB/s, to n4 450 MB/s, "
+			 "the job's median 1000 MB/s");
+	/* n4: one slow link in, a fast one out: not n4's */
+	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 3, names, c.pf_outlier,
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 0);
+	r[2].probe_us = 200000;
+	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 2);
+	ck_assert_int_eq(ml_pf_ring_judge(r, 2, 1, names, c.pf_outlier,
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 0);
+	r[2].known = false;
+	ck_assert_int_eq(ml_pf_ring_judge(r, 5, 2, names, c.pf_outlier,
+					  c.pf_ring_outlier, why,
+					  sizeof(why)), 0);
+}
+END_TEST
+
+/*
+ * The ring itself on loopback: N processes, node i on 127.0.0.(i+1), one
+ * port.  Each gets every other node's probe and a stream rate.  With a
+ * node missing, the others end at the timeout with what they have.
+ */
+static int _ring(int n, int absent, int port, int timeout_ms, int *ok)
+{
+	static const char *const names[] = { "a", "b", "c", "d", "e" };
+	static const char *const addr[] = { "127.0.0.1", "127.0.0.2",
+					    "127.0.0.3", "127.0.0.4",
+					    "127.0.0.5" };
+	pid_t pid[5];
+
+	for (int i = 0; i < n; i++) {
+		if (i == absent)
+			continue;
+		if ((pid[i] = fork()) == 0) {
+			struct ml_pf_rec recs[5] = { { 0 } };
+			struct ml_pf_ring r = {
+				.n = n, .me = i, .names = names,
+				.addr = addr, .port = port, .jobid = 7,
+				.stepid = 3, .bytes = 1 << 20,
+				.timeout_ms = timeout_ms,
+				.privileged = geteuid() == 0,
+			};
+			char err[512];
+			int k, good = 1;
+
+			recs[i].probe_us = 1000 * (i + 1);
+			k = ml_pf_ring_run(&r, recs, err, sizeof(err));
+			for (int j = 0; j < n; j++)
+				if (j != absent && (!recs[j].known ||
+				    recs[j].probe_us != 1000 * (j + 1) ||
+				    recs[j].bw_kbs <= 0))
+					good = 0;
+			if (absent >= 0)
+				_exit(k < n - 1 && err[0] ? 0 : 1);
+			_exit(k == n - 1 && good && !err[0] ? 0 : 1);
+		}
+	}
+	*ok = 0;
+	for (int i = 0; i < n; i++) {
+		int st;
+
+		if (i == absent)
+			continue;
+		waitpid(pid[i], &st, 0);
+		*ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	return n - (absent >= 0);
+}
+
+START_TEST(ring_loopback)
+{
+	int port = 20000 + getpid() % 20000, ok, want;
+
+	want = _ring(4, -1, port, 5000, &ok);
+	ck_assert_int_eq(ok, want);
+	want = _ring(3, -1, port + 1, 5000, &ok);
+	ck_assert_int_eq(ok, want);
+	want = _ring(4, 2, port + 2, 400, &ok);
+	ck_assert_int_eq(ok, want);
 }
 END_TEST
 
@@ -425,6 +581,8 @@ int main(void)
 	tcase_add_test(tc, rate_parse);
 	tcase_add_test(tc, quick_end_to_end);
 	tcase_add_test(tc, option_and_keys);
+	tcase_add_test(tc, ring_judge);
+	tcase_add_test(tc, ring_loopback);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -16,7 +16,7 @@ want=(
 "--ml-ckpt=DIR[,every=STEPS][,interval=SECONDS][,keep=K][,lead=SECONDS] [topoml] checkpoint directory and policy (env: TOPOML_CKPT)"
 "--ml-parallel=auto|tp=T,pp=P[,ep=E][,cp=C][,model=FILE] [topoml] hybrid-parallel group sizes (data parallel is the rest), or auto: the fastest that fits the model FILE (topoml plan); RANK in Megatron-LM's order on the placement (env: TOPOML_PARALLEL)"
 "--ml-spares=K [topoml] the last K nodes of the job (ring order) are hot spares: no rank until topoml-run puts one in a failed node's place (env: TOPOML_SPARES)"
-"--ml-preflight=quick|off [topoml] before the first task each node checks itself: its GPUs seen by NVML, no uncorrectable ECC error or pending page retirement, no thermal or power clock slowdown, NVLink links and HCA ports up at their speed; a failing node fails the step, named in its output (env: TOPOML_PREFLIGHT)"
+"--ml-preflight=quick|full|off [topoml] before the first task each node checks itself: its GPUs seen by NVML, no uncorrectable ECC error or pending page retirement, no thermal or power clock slowdown, NVLink links and HCA ports up at their speed; full adds a compute probe and a ring stream over the step's nodes against the job's median; a failing node fails the step, named in its output (env: TOPOML_PREFLIGHT)"
 )
 fail=0
 for cmd in srun sbatch; do
