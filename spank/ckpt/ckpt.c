@@ -333,6 +333,7 @@ int ml_ckpt_exit(spank_t sp, const struct ml_ckpt_opts *o)
 	ml_ck.active = false;
 	ml_ckpt__timer_stop();
 	ml_ckpt__page_leave();
+	ml_ckpt__health();
 	_dir_close();
 	return 0;
 }

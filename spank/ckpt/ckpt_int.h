@@ -83,6 +83,10 @@ void ml_ckpt__raise(uint32_t why);
 int ml_ckpt__timer_start(char *err, size_t errlen);
 void ml_ckpt__timer_stop(void);
 
+/* ckpt_health.c: at exit, the job's DIR/health.jsonl to slurmctld
+ * (root; the job's first node). */
+void ml_ckpt__health(void);
+
 /* ckpt_fence.c: true when a newer run owns DIR (this one's tasks are
  * killed then). */
 bool ml_ckpt__fence(void);
