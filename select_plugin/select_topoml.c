@@ -11,9 +11,11 @@
  * full bitmap (plain cons_tres).  Any problem is logged once and the job
  * gets cons_tres's own choice.
  *
- * The plugin keeps no state of its own: the placement is recomputed from the
- * node and job tables, and the score it shows users lives in the job's
- * SystemComment, which slurmctld saves with the job.
+ * The plugin keeps no placement state of its own: the placement is
+ * recomputed from the node and job tables, and the score it shows users
+ * lives in the job's SystemComment, which slurmctld saves with the job.
+ * Its one table is the node health records (select_health.c), which
+ * job_fini fills and job_test reads (HealthPolicy=avoid).
  *
  * Its parts (select_int.h): this file, the ops and their forwarding;
  * select_util.c, what the others share below them (cons_tres's job test,
