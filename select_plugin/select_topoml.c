@@ -304,7 +304,9 @@ static int _job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 /*
  * HealthPolicy=avoid or drain: nodes reported slow lately are offered
  * last, by a first try without them (select_health.c); the job gets
- * them only when it fits nowhere else.
+ * them only when it fits nowhere else.  Run-now only, and that try
+ * preempts nothing: a job never waits (will-run) or preempts another to
+ * keep off a reported node.
  */
 extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			     uint32_t min_nodes, uint32_t max_nodes,
@@ -316,12 +318,11 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	bitstr_t *pref = NULL;
 	int rc;
 
-	if (mode == SELECT_MODE_RUN_NOW || mode == SELECT_MODE_WILL_RUN)
+	if (mode == SELECT_MODE_RUN_NOW)
 		pref = sel_health_prefer(bitmap, min_nodes);
 	if (pref) {
 		rc = _job_test(job_ptr, pref, min_nodes, max_nodes, req_nodes,
-			       mode, preemptee_candidates, preemptee_job_list,
-			       TOPOML_JT_ARGS);
+			       mode, NULL, preemptee_job_list, TOPOML_JT_ARGS);
 		if (rc == SLURM_SUCCESS)
 			bit_copybits(bitmap, pref);
 		FREE_NULL_BITMAP(pref);
