@@ -1,8 +1,9 @@
 /*
  * The job's straggler report, taken to slurmctld by root (topoml/health.h
- * has the whole path).  At the end of the step that speaks for the job
- * (the batch step; for a job without a batch script, each step's first
- * node), as root:
+ * has the whole path).  When the last local task of the step that speaks
+ * for the job ends (the batch step; for a job without a batch script,
+ * each step's first node), as root, before slurmstepd tells srun and
+ * slurmctld that the step ended:
  *  - DIR/health.jsonl is opened through the checkpoint directory's
  *    descriptor (walked as the user at user_init, ckpt_dir.c), with the
  *    user's file-system identity, never through a symlink, only as a
@@ -15,8 +16,8 @@
  *    "topoml-health: straggler=n3,n4", the others' parts kept.  Only
  *    root, SlurmUser and Slurm administrators can set AdminComment (no
  *    RPC sets SystemComment), and the job still runs here (slurmstepd
- *    tells slurmctld the job ended after spank_fini), so select/topoml
- *    finds the part at job end.
+ *    sends the tasks' exit and the step's end after task_exit), so
+ *    select/topoml finds the part at job end.
  * What is refused is logged (slurmd's log), never an error of the step.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -131,6 +132,15 @@ static int _in_job(const char *nodes, struct topoml_health_names *n)
 	return n->n;
 }
 
+static bool _done;
+static uint32_t _exited;
+
+void ml_ckpt__health_task_exit(uint32_t local)
+{
+	if (++_exited >= local)
+		ml_ckpt__health();
+}
+
 void ml_ckpt__health(void)
 {
 	struct topoml_health_names names;
@@ -140,9 +150,10 @@ void ml_ckpt__health(void)
 	size_t len = 0;
 	int bad = 0;
 
-	if (ml_ck.dir_fd < 0 || ml_ck.node_id != 0 ||
+	if (_done || ml_ck.dir_fd < 0 || ml_ck.node_id != 0 ||
 	    !(ml_ck.step_id == SLURM_BATCH_SCRIPT || ml_ck.job_batch == 0))
 		return;
+	_done = true;
 	if (!(buf = _read_report(&len)))
 		return;
 	topoml_health_report_parse(buf, len, &names, &bad, err, sizeof(err));
