@@ -116,7 +116,7 @@ out:
 /* Keep the names of nodes in the job's allocation (slurmctld's). */
 static int _in_job(const char *nodes, struct topoml_health_names *n)
 {
-	hostlist_t hl = nodes ? slurm_hostlist_create(nodes) : NULL;
+	topoml_hl_t hl = nodes ? slurm_hostlist_create(nodes) : NULL;
 	struct topoml_health_names keep = { 0 };
 
 	for (int i = 0; i < n->n; i++) {
@@ -168,7 +168,7 @@ void ml_ckpt__health(void)
 	    info->record_count < 1) {
 		slurm_error("topoml: health: job %u: slurmctld does not "
 			    "answer: %s", ml_ck.job_id,
-			    slurm_strerror(slurm_get_errno()));
+			    slurm_strerror(errno));
 		goto out;
 	}
 	if (!_in_job(info->job_array[0].nodes, &names))
@@ -179,12 +179,12 @@ void ml_ckpt__health(void)
 	if (!merged)
 		goto out;
 	slurm_init_job_desc_msg(&d);
-	d.job_id = ml_ck.job_id;
+	ml_job_desc_job(&d, ml_ck.job_id);
 	d.admin_comment = merged;
 	if (slurm_update_job(&d) != SLURM_SUCCESS)
 		slurm_error("topoml: health: job %u: cannot record %s: %s",
 			    ml_ck.job_id, part,
-			    slurm_strerror(slurm_get_errno()));
+			    slurm_strerror(errno));
 	else
 		slurm_info("topoml: health: job %u: %s", ml_ck.job_id, part);
 out:
