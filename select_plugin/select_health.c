@@ -3,7 +3,8 @@
  * at job end the job's "topoml-health: straggler=..." part of its
  * AdminComment, which only root, SlurmUser and Slurm administrators can
  * set (topoml.so sets it as root from the job's checkpoint directory),
- * is taken for the job's own nodes into a per-node table, and acted on
+ * is taken out (what was done goes to the SystemComment) for the job's
+ * own nodes into a per-node table, and acted on
  * by HealthPolicy= (topoml.conf):
  *   report  recorded, logged and shown (topoml health), nothing else;
  *   avoid   the node is offered to placement last for HealthAvoidTime
@@ -192,8 +193,9 @@ void sel_health_job_fini(job_record_t *job_ptr)
 	rc = topoml_health_part_parse(job_ptr->admin_comment, &names, err,
 				      sizeof(err));
 	if (rc < 0) {
-		sel_error_once("%s: health: %pJ: bad %s part: %s", sel_who,
-			       job_ptr, TOPOML_HEALTH_TAG, err);
+		sel_error_once("%s: health: JobId=%u: bad %.13s part: %s",
+			       sel_who, job_ptr->job_id, TOPOML_HEALTH_TAG,
+			       err);
 		return;
 	}
 	if (rc)
@@ -201,6 +203,17 @@ void sel_health_job_fini(job_record_t *job_ptr)
 	slurm_mutex_lock(&h_lock);
 	if (!h_on)
 		goto out;
+	/*
+	 * Taken once: AdminComment is the admin's again, and a requeued run
+	 * of the job reports anew (SystemComment keeps what was done).
+	 */
+	merged = topoml_health_part_drop(job_ptr->admin_comment);
+	if (merged) {
+		xfree(job_ptr->admin_comment);
+		if (merged[0])
+			job_ptr->admin_comment = xstrdup(merged);
+		free(merged);
+	}
 	for (int i = 0; i < names.n; i++) {
 		node_record_t *node_ptr = find_node_record(names.name[i]);
 		int a;
@@ -208,8 +221,9 @@ void sel_health_job_fini(job_record_t *job_ptr)
 		if (!node_ptr || !job_ptr->node_bitmap ||
 		    node_ptr->index >= (uint32_t)bit_size(job_ptr->node_bitmap) ||
 		    !bit_test(job_ptr->node_bitmap, node_ptr->index)) {
-			sel_error_once("%s: health: %pJ: node %s is not the job's, ignored",
-				       sel_who, job_ptr, names.name[i]);
+			sel_error_once("%s: health: JobId=%u: node %s is not the job's, ignored",
+				       sel_who, job_ptr->job_id,
+				       names.name[i]);
 			continue;
 		}
 		a = topoml_health_record(&h_table, names.name[i],

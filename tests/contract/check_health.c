@@ -109,6 +109,13 @@ START_TEST(test_part)
 	ck_assert_int_eq(back.n, 2);
 	ck_assert_str_eq(back.name[1], "gpu-a.01");
 	free(m);
+	m = topoml_health_part_drop("site: x; topoml-health: straggler=n1; "
+				    "topoml: placed=topoml");
+	ck_assert_str_eq(m, "site: x; topoml: placed=topoml");
+	free(m);
+	m = topoml_health_part_drop("topoml-health: straggler=n1");
+	ck_assert_str_eq(m, "");
+	free(m);
 	m = topoml_health_part_merge(NULL, w);
 	ck_assert_str_eq(m, w);
 	free(m);

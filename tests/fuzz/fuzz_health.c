@@ -45,6 +45,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		free(m);
 		free(w);
+		/* dropped: no part left */
+		m = topoml_health_part_drop(s);
+		if (!m || topoml_health_part_parse(m, &back, err,
+						   sizeof(err)) != 1)
+			abort();
+		free(m);
 	} else if (rc != 1 && rc != -1) {
 		abort();
 	}

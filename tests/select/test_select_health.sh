@@ -6,8 +6,9 @@
 #   record   user A's job names n1 (its own) and n4 (not its own) in
 #            DIR/health.jsonl, with garbage lines: AdminComment gets
 #            "topoml-health: straggler=n1" (root's, at the step's end),
-#            SystemComment the action; n4 and the garbage are logged and
-#            ignored; A cannot write AdminComment itself
+#            select/topoml takes it at job end and SystemComment shows
+#            the action; n4 and the garbage are logged and ignored; A
+#            cannot write AdminComment itself
 #   avoid    HealthPolicy=avoid: a 3-node job with all 4 free does not
 #            get n1; a 4-node job still does
 #   forged   a garbage-only file, a file over 64 KiB, a symlink to user
@@ -59,6 +60,10 @@ logs() { cat "$CLUSTER_DIR"/log/slurmd-*.log; }
 admin_comment() {
 	scontrol show job "$1" | sed -n 's/^ *AdminComment=\(.*[^ ]\) *$/\1/p'
 }
+# recorded JOB: a topoml-health part in its AdminComment or SystemComment
+recorded() {
+	scontrol show job "$1" | grep -q 'topoml-health: '
+}
 
 # job USER NAME SBATCH-ARGS... <<<BODY: USER's batch job with --ml-ckpt
 # running BODY ($D: its checkpoint directory); waits for its end, prints
@@ -99,9 +104,14 @@ printf '{"event": "straggler", "node": "n4"}\n' >>$D/health.jsonl
 printf 'garbage\n{"event": "straggler", "node": "../x"}\n' >>$D/health.jsonl
 EOF2
 )
+# root's record, as slurmctld got it (before the job ended), then taken
+# out of AdminComment by select/topoml at the job's end
+grep -q "setting admin_comment to topoml-health: straggler=n1 for JobId=$id\$" \
+	"$CLUSTER_DIR/log/slurmctld.log" ||
+	fail "record: no AdminComment from root: $(grep admin_comment \
+		"$CLUSTER_DIR/log/slurmctld.log")"
 ac=$(admin_comment "$id")
-[ "$ac" = "topoml-health: straggler=n1" ] ||
-	fail "record: AdminComment '$ac'"
+[ -z "$ac" ] || fail "record: AdminComment left '$ac'"
 sc=$(cluster_job_comment "$id")
 case "$sc" in
 *"topoml-health: straggler=n1 policy=avoid action=avoid"*) ;;
@@ -136,8 +146,7 @@ id=$(job "$UA" garbage -N1 -w n2 <<'EOF2'
 printf 'not json\n{"event": 3}\n{"node": "n2"}\n' >$D/health.jsonl
 EOF2
 )
-case "$(admin_comment "$id")" in *topoml-health*)
-	fail "garbage: recorded $(admin_comment "$id")" ;; esac
+recorded "$id" && fail "garbage: recorded: $(scontrol show job "$id")"
 logs | grep -q "job $id: .*3 bad lines ignored" || fail "garbage: no message"
 id=$(job "$UA" huge -N1 -w n2 <<'EOF2'
 i=0
@@ -148,8 +157,7 @@ while [ $i -lt 2000 ]; do
 done >$D/health.jsonl
 EOF2
 )
-case "$(admin_comment "$id")" in *topoml-health*)
-	fail "huge: recorded $(admin_comment "$id")" ;; esac
+recorded "$id" && fail "huge: recorded: $(scontrol show job "$id")"
 logs | grep -q "job $id: .*ignored: over 65536 bytes" || fail "huge: no message"
 printf '{"event": "straggler", "node": "n2"}\n' >"$BASE/$UB/h.jsonl"
 chown "$UB" "$BASE/$UB/h.jsonl"
@@ -157,8 +165,7 @@ id=$(job "$UA" symlink -N1 -w n2 <<EOF2
 ln -s $BASE/$UB/h.jsonl \$D/health.jsonl
 EOF2
 )
-case "$(admin_comment "$id")" in *topoml-health*)
-	fail "symlink: recorded $(admin_comment "$id")" ;; esac
+recorded "$id" && fail "symlink: recorded: $(scontrol show job "$id")"
 logs | grep -q "job $id: .*ignored: a symlink" || fail "symlink: no message"
 grep -q 'node=n2' "$state" && fail "forged: n2 recorded: $(cat "$state")"
 cluster_no_drain forged
@@ -169,8 +176,10 @@ id=$(job "$UB" rec2 -N1 -w n1 <<'EOF2'
 printf '{"event": "straggler", "node": "n1"}\n' >>$D/health.jsonl
 EOF2
 )
-[ "$(admin_comment "$id")" = "topoml-health: straggler=n1" ] ||
-	fail "avoid2: AdminComment '$(admin_comment "$id")'"
+case "$(cluster_job_comment "$id")" in
+*"straggler=n1 policy=avoid action=avoid"*) ;;
+*) fail "avoid2: SystemComment '$(cluster_job_comment "$id")'" ;;
+esac
 cluster_no_drain avoid2
 echo "ok: avoid2: two users, policy avoid: not drained"
 

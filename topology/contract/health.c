@@ -257,10 +257,17 @@ int topoml_health_part_parse(const char *comment,
 	return 0;
 }
 
+char *topoml_health_part_drop(const char *old)
+{
+	return topoml_health_part_merge(old, NULL);
+}
+
+/* OURS NULL: the others' parts only. */
 char *topoml_health_part_merge(const char *old, const char *ours)
 {
 	size_t tag = strlen(TOPOML_HEALTH_TAG), sep = strlen(SEP);
-	size_t cap = (old ? strlen(old) : 0) + sep + strlen(ours) + 1, len = 0;
+	size_t cap = (old ? strlen(old) : 0) + sep +
+		     (ours ? strlen(ours) : 0) + 1, len = 0;
 	const char *p = old;
 	char *out = malloc(cap);
 
@@ -279,6 +286,10 @@ char *topoml_health_part_merge(const char *old, const char *ours)
 			len += n;
 		}
 		p = end ? end + sep : NULL;
+	}
+	if (!ours) {
+		out[len] = '\0';
+		return out;
 	}
 	if (len) {
 		memcpy(out + len, SEP, sep);

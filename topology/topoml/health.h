@@ -87,6 +87,9 @@ int topoml_health_part_parse(const char *comment,
 /* OLD (may be NULL) with its topoml-health parts replaced by OURS
  * (malloc'd; NULL: no memory). */
 char *topoml_health_part_merge(const char *old, const char *ours);
+/* OLD without its topoml-health parts ("" when nothing is left;
+ * malloc'd, NULL: no memory). */
+char *topoml_health_part_drop(const char *old);
 
 /* ---- the per-node table (slurmctld, topoml health) ---------------- */
 
