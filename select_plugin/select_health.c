@@ -13,7 +13,7 @@
  *   drain   avoid, and drain the node once users of two different uids
  *           reported it within HealthAvoidTime (one user never can).
  * The table is bounded by the cluster's nodes (names not in Slurm's
- * node table are dropped), saved in StateSaveLocation (written
+ * node table are dropped), saved in StateSaveLocation (replaced
  * atomically by SlurmUser, 0600) whenever it changes, and loaded at
  * start.  Its own lock; never g_lock inside it.
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -64,9 +64,18 @@ static char *_state_path(const char *suffix)
 			      TOPOML_HEALTH_STATE, suffix);
 }
 
+/*
+ * Written whole and renamed over the old one at each change (small: a
+ * line a node); fsynced at most once a minute, so that many short jobs
+ * reporting cost slurmctld no disk flush each under its locks.
+ */
+static time_t h_synced;
+
 static void _save(void)
 {
 	char *path = _state_path(""), *tmp = _state_path(".new");
+	time_t now = time(NULL);
+	bool sync = now - h_synced >= 60;
 	FILE *f = NULL;
 	int fd = -1;
 
@@ -81,7 +90,7 @@ static void _save(void)
 	}
 	fd = -1;
 	if (topoml_health_save(f, &h_table) || fflush(f) ||
-	    fsync(fileno(f)) || fclose(f)) {
+	    (sync && fsync(fileno(f))) || fclose(f)) {
 		f = NULL;
 		error("%s: health: cannot write %s: %m", sel_who, tmp);
 		(void)unlink(tmp);
@@ -90,6 +99,8 @@ static void _save(void)
 	f = NULL;
 	if (rename(tmp, path))
 		error("%s: health: cannot rename %s: %m", sel_who, tmp);
+	else if (sync)
+		h_synced = now;
 out:
 	if (f)
 		fclose(f);
