@@ -20,7 +20,7 @@
 #   srun     a job without a batch script: the step's first node reads
 #   restart  slurmctld restarted: the records are kept (still avoided)
 #   cli      topoml health (text and --json) shows who saw what and what
-#            was done
+#            was done; the records are SlurmUser's alone (0600)
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -239,6 +239,10 @@ bad=$(sinfo -h -N -o '%N %t' | awk '$1 != "n3" && $2 ~ /drain|drng|down/')
 echo "ok: drain: $UA twice: not drained; $UB too: $st"
 
 # ---- restart: the table is slurmctld's state (n1 and n3 avoided)
+[ "$(stat -c %a "$state")" = 600 ] ||
+	fail "state file mode $(stat -c %a "$state")"
+cluster_as "$UA" "$TOP_BUILDDIR/contrib/topoml" health --state "$state" \
+	>/dev/null 2>&1 && fail "$UA read the health records"
 scontrol update nodename=n3 state=resume
 cluster_restart_ctld
 cluster_wait_idle
