@@ -55,6 +55,34 @@ START_TEST(test_report)
 }
 END_TEST
 
+/* The lines the detectors write (contrib/ckpt: the C hook's fprintf and
+ * the Python twin's json.dumps(sort_keys=True)). */
+START_TEST(test_report_writers)
+{
+	const char *c_line = "{\"event\": \"straggler\", \"job\": \"12\", "
+		"\"job_compute_ms\": 10.000, \"node\": \"n17\", "
+		"\"node_compute_ms\": 13.100, \"ranks\": [8,9], "
+		"\"ratio\": 1.310, \"since_step\": 4061, \"step\": 4100, "
+		"\"threshold\": 1.2, \"time\": \"2026-12-05T05:36:04Z\", "
+		"\"window\": 50}\n";
+	const char *py_line = "{\"event\": \"straggler\", \"job\": \"12\", "
+		"\"job_compute_ms\": 10.0, \"node\": \"gpu-a.3\", "
+		"\"node_compute_ms\": 13.1, \"ranks\": [8, 9], "
+		"\"ratio\": 1.31, \"since_step\": 4061, \"step\": 4100, "
+		"\"threshold\": 1.2, \"time\": \"2026-12-05T05:36:04Z\", "
+		"\"window\": 50}\n";
+	struct topoml_health_names n;
+	char buf[1024];
+	int bad;
+
+	snprintf(buf, sizeof(buf), "%s%s", c_line, py_line);
+	ck_assert_int_eq(_parse(buf, &n, &bad), 2);
+	ck_assert_int_eq(bad, 0);
+	ck_assert_str_eq(n.name[0], "n17");
+	ck_assert_str_eq(n.name[1], "gpu-a.3");
+}
+END_TEST
+
 START_TEST(test_report_bounds)
 {
 	struct topoml_health_names n;
@@ -252,6 +280,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_report);
+	tcase_add_test(tc, test_report_writers);
 	tcase_add_test(tc, test_report_bounds);
 	tcase_add_test(tc, test_part);
 	tcase_add_test(tc, test_table);
