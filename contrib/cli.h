@@ -132,5 +132,6 @@ int cmd_generate(int argc, char **argv);
 int cmd_place(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_health(int argc, char **argv);
 
 #endif

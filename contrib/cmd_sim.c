@@ -35,6 +35,8 @@ struct sim_cli {
 	bool *forced;		/* per job: its free nodes held no
 				 * placement without a split TP group */
 	double weights[TOPOML_KIND_COUNT];
+	const char *avoid;	/* --avoid HOSTLIST */
+	hwloc_bitmap_t avoid_set;
 };
 
 /*
@@ -188,6 +190,9 @@ static void _usage(FILE *f)
 "                          splits more tensor groups or sends more DP\n"
 "                          traffic through the top than on a free machine\n"
 "                          up to SECONDS (LocalityWait=; default 0)\n"
+"      --avoid HOSTLIST    topoml offers these nodes last (reported\n"
+"                          stragglers, HealthPolicy=avoid): a whole-node\n"
+"                          job gets them only when it fits nowhere else\n"
 "  -j, --json              print JSON\n"
 "      --svg FILE          draw the metrics per policy (normalised bars)\n"
 "      --progress          progress on stderr even when it is not a terminal\n"
@@ -276,7 +281,8 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 	enum { OPT_SVG = 256, OPT_NOBF, OPT_SPREAD, OPT_NOFRAG, OPT_SHARED,
 	       OPT_CLOUD, OPT_JOBS, OPT_TORUS3D, OPT_BOXWAIT, OPT_BOXSPAN,
 	       OPT_TPLACE, OPT_T3BOUND,
-	       OPT_HYBRID, OPT_HYBRID_TP, OPT_WEIGHTS, OPT_HYBRID_WAIT };
+	       OPT_HYBRID, OPT_HYBRID_TP, OPT_WEIGHTS, OPT_HYBRID_WAIT,
+	       OPT_AVOID };
 	static const struct option longopts[] = {
 		{ "topology", required_argument, NULL, 't' },
 		{ "trace", required_argument, NULL, 'T' },
@@ -303,6 +309,7 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 		{ "hybrid-tp", required_argument, NULL, OPT_HYBRID_TP },
 		{ "hybrid-wait", required_argument, NULL, OPT_HYBRID_WAIT },
 		{ "weights", required_argument, NULL, OPT_WEIGHTS },
+		{ "avoid", required_argument, NULL, OPT_AVOID },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_COMMON_OPTS,
 		{ NULL, 0, NULL, 0 },
@@ -444,6 +451,9 @@ static int _parse_args(struct sim_cli *c, int argc, char **argv)
 			if (_parse_int("--hybrid-tp", optarg, 1,
 				       &c->hybrid_tp))
 				return 2;
+			break;
+		case OPT_AVOID:
+			c->avoid = optarg;
 			break;
 		case OPT_WEIGHTS:
 			if (topoml_kind_weights_parse(optarg, c->weights, werr,
@@ -782,6 +792,41 @@ static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 }
 
 /*
+ * --avoid: as select/topoml under HealthPolicy=avoid, the job is placed
+ * without the avoided nodes first, and with them only when it does not
+ * fit so (whole-node jobs of the topoml policy).
+ */
+static int _avoid_place(void *arg, const topoml_topo_t *t, int job,
+			const struct topoml_place_req *req,
+			struct topoml_placement *out, char *why, size_t whylen)
+{
+	struct sim_cli *c = arg;
+	struct topoml_place_req pref = *req;
+	hwloc_bitmap_t cand = hwloc_bitmap_alloc();
+	int rc = -1;
+
+	if (cand && req->avail &&
+	    hwloc_bitmap_intersects(req->avail, c->avoid_set)) {
+		hwloc_bitmap_andnot(cand, req->avail, c->avoid_set);
+		if (hwloc_bitmap_weight(cand) >= (int)req->nnodes) {
+			pref.avail = cand;
+			rc = c->hybrid ? _hyb_place(arg, t, job, &pref, out,
+						    why, whylen) :
+			     topoml_place(t, TOPOML_POLICY_TOPOML, &pref, out,
+					  why, whylen);
+			if (rc)
+				topoml_placement_clear(out);
+		}
+	}
+	if (cand)
+		hwloc_bitmap_free(cand);
+	if (!rc)
+		return 0;
+	return c->hybrid ? _hyb_place(arg, t, job, req, out, why, whylen) :
+	       topoml_place(t, TOPOML_POLICY_TOPOML, req, out, why, whylen);
+}
+
+/*
  * --hybrid-wait: the job's shape for the locality wait (topoml/wait.h),
  * which holds a placement that falls short of what the shape gets on the
  * free machine (LocalityWait= in select/topoml).
@@ -945,6 +990,17 @@ int cmd_sim(int argc, char **argv)
 	t = cli_load_topology(c.topology, &rc);
 	if (!t)
 		goto out;
+	if (c.avoid) {
+		c.avoid_set = topoml_nodeset_parse(t, c.avoid, &err);
+		if (!c.avoid_set || err.n) {
+			cli_errors(&err, "--avoid: ");
+			if (!err.n)
+				cli_err("--avoid: invalid host list '%s'",
+					c.avoid);
+			rc = 2;
+			goto out;
+		}
+	}
 	/* an SVG that cannot be written fails before the simulation */
 	rc = 2;
 	if (c.svg && !(svgf = cli_out_open(c.svg)))
@@ -1003,6 +1059,10 @@ int cmd_sim(int argc, char **argv)
 		c.sopts.wait_job = _hyb_wait_job;
 		c.sopts.hybrid_weights = c.weights;
 	}
+	if (c.avoid_set) {
+		c.sopts.place = _avoid_place;
+		c.sopts.place_arg = &c;
+	}
 	for (int p = 0; p < c.npol; p++) {
 		struct sim_progress sp = { c.pol[p], p, c.npol };
 
@@ -1058,6 +1118,8 @@ out:
 	free(jo);
 	free(m);
 	free(c.forced);
+	if (c.avoid_set)
+		hwloc_bitmap_free(c.avoid_set);
 	topoml_trace_free(tr);
 	topoml_free(t);
 	topoml_torus3d_free(t3d);

@@ -100,7 +100,7 @@ if [ $# -eq 0 ]; then
 			place/test_block_slurm.sh \
 			select/test_select_torus3d.sh \
 			select/test_select_boxwait.sh \
-			select/test_select_hybridwait.sh \
+			select/test_select_hybridwait.sh select/test_select_health.sh \
 			select/test_select_compare_2605.sh \
 			select/test_topo_exports.sh \
 			select/test_topo_plugin.sh \

@@ -24,6 +24,8 @@ static const struct topoml_cmd commands[] = {
 	  "replay a job trace (FCFS + backfill) with each policy" },
 	{ "plan", cmd_plan,
 	  "fastest training layouts (TP, PP, DP, ...) on a machine" },
+	{ "health", cmd_health,
+	  "nodes jobs reported slow, and what select/topoml did" },
 	{ NULL, NULL, NULL },
 };
 

@@ -6,6 +6,7 @@
  *   select_job.c     the job view and candidates, from job_record_t
  *   select_plan.c    run-now and will-run plans, the locality wait
  *   select_publish.c the job's SystemComment
+ *   select_health.c  node health reports: the table, avoid and drain
  * Include after Slurm's headers (slurm_xlator.h first).  Everything below
  * the globals is read or changed with g_lock held.
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -145,5 +146,17 @@ void sel_publish(job_record_t *job_ptr);
 void sel_publish_on(job_record_t *job_ptr, bitstr_t *node_bitmap);
 /* The job's engine nodes in its tasks' order; returns its spares. */
 int sel_job_order(const struct sel_job *j, int *nodes, int n);
+
+/* ---- select_health.c: node health (topoml/health.h) ------------- */
+
+/* The site's HealthPolicy and HealthAvoidTime; PLACING: this slurmctld
+ * places (the table is loaded the first time). */
+void sel_health_conf(bool placing, int policy, int avoid_time);
+void sel_health_fini(void);
+/* At job end: the job's health part of its AdminComment. */
+void sel_health_job_fini(job_record_t *job_ptr);
+/* BITMAP without the avoided nodes when some are in it and MIN_NODES
+ * remain (a copy to try first), else NULL. */
+bitstr_t *sel_health_prefer(bitstr_t *bitmap, uint32_t min_nodes);
 
 #endif

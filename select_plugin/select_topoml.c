@@ -11,9 +11,11 @@
  * full bitmap (plain cons_tres).  Any problem is logged once and the job
  * gets cons_tres's own choice.
  *
- * The plugin keeps no state of its own: the placement is recomputed from the
- * node and job tables, and the score it shows users lives in the job's
- * SystemComment, which slurmctld saves with the job.
+ * The plugin keeps no placement state of its own: the placement is
+ * recomputed from the node and job tables, and the score it shows users
+ * lives in the job's SystemComment, which slurmctld saves with the job.
+ * Its one table is the node health records (select_health.c), which
+ * job_fini fills and job_test reads (HealthPolicy=avoid).
  *
  * Its parts (select_int.h): this file, the ops and their forwarding;
  * select_util.c, what the others share below them (cons_tres's job test,
@@ -160,6 +162,18 @@ static bool _placing_here(void)
 	       !xstrcmp(slurm_conf.select_type, plugin_type);
 }
 
+/* Node health (select_health.c): the site's policy after each load. */
+static void _health_conf(void)
+{
+	int policy, avoid_time;
+
+	slurm_mutex_lock(&g_lock);
+	policy = g_conf.health_policy;
+	avoid_time = g_conf.health_avoid_time;
+	slurm_mutex_unlock(&g_lock);
+	sel_health_conf(_placing_here(), policy, avoid_time);
+}
+
 extern int init(void)
 {
 	if (_ctx_init() != SLURM_SUCCESS)
@@ -167,6 +181,7 @@ extern int init(void)
 	topoml_siteconf_init(&g_conf);
 	if (_placing_here())
 		sel_conf_load(true);
+	_health_conf();
 	return SLURM_SUCCESS;
 }
 
@@ -178,6 +193,7 @@ extern int fini(void)
 	sel_conf_clear();
 	sel_plan_clear();
 	slurm_mutex_unlock(&g_lock);
+	sel_health_fini();
 
 	slurm_mutex_lock(&g_context_lock);
 	if (g_context)
@@ -195,12 +211,12 @@ extern int select_p_node_init(void)
 	return (*(topoml_ops.node_init))();
 }
 
-extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
-			     uint32_t min_nodes, uint32_t max_nodes,
-			     uint32_t req_nodes, uint16_t mode,
-			     topoml_list_t preemptee_candidates,
-			     topoml_list_t *preemptee_job_list,
-			     TOPOML_JT_PARAMS)
+static int _job_test(job_record_t *job_ptr, bitstr_t *bitmap,
+		     uint32_t min_nodes, uint32_t max_nodes,
+		     uint32_t req_nodes, uint16_t mode,
+		     topoml_list_t preemptee_candidates,
+		     topoml_list_t *preemptee_job_list,
+		     TOPOML_JT_PARAMS)
 {
 	struct sel_clock t0;
 	struct sel_job j;
@@ -285,6 +301,39 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	return rc;
 }
 
+/*
+ * HealthPolicy=avoid or drain: nodes reported slow lately are offered
+ * last, by a first try without them (select_health.c); the job gets
+ * them only when it fits nowhere else.  Run-now only, and that try
+ * preempts nothing: a job never waits (will-run) or preempts another to
+ * keep off a reported node.
+ */
+extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
+			     uint32_t min_nodes, uint32_t max_nodes,
+			     uint32_t req_nodes, uint16_t mode,
+			     topoml_list_t preemptee_candidates,
+			     topoml_list_t *preemptee_job_list,
+			     TOPOML_JT_PARAMS)
+{
+	bitstr_t *pref = NULL;
+	int rc;
+
+	if (mode == SELECT_MODE_RUN_NOW)
+		pref = sel_health_prefer(bitmap, min_nodes);
+	if (pref) {
+		rc = _job_test(job_ptr, pref, min_nodes, max_nodes, req_nodes,
+			       mode, NULL, preemptee_job_list, TOPOML_JT_ARGS);
+		if (rc == SLURM_SUCCESS)
+			bit_copybits(bitmap, pref);
+		FREE_NULL_BITMAP(pref);
+		if (rc == SLURM_SUCCESS)
+			return rc;
+	}
+	return _job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes,
+			 mode, preemptee_candidates, preemptee_job_list,
+			 TOPOML_JT_ARGS);
+}
+
 extern int select_p_job_begin(job_record_t *job_ptr)
 {
 	int rc = (*(topoml_ops.job_begin))(job_ptr);
@@ -314,6 +363,7 @@ extern int select_p_job_resized(job_record_t *job_ptr,
 
 extern int select_p_job_fini(job_record_t *job_ptr)
 {
+	sel_health_job_fini(job_ptr);
 	return (*(topoml_ops.job_fini))(job_ptr);
 }
 
@@ -342,5 +392,6 @@ extern int select_p_reconfigure(void)
 {
 	if (_placing_here())
 		sel_conf_load(false);
+	_health_conf();
 	return (*(topoml_ops.reconfigure))();
 }

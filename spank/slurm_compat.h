@@ -4,6 +4,7 @@
  * each, so that the plugin's code reads the same for every release.
  *   - hostlist_t: topology/util/hostlist_compat.h.
  *   - slurm_load_job() and slurm_requeue() take a slurm_step_id_t in 26.05.
+ *   - job_desc_msg_t names its job by a slurm_step_id_t from 25.11.
  *   - slurm_kill_job_step() gains flags in 23.11 and takes a
  *     slurm_step_id_t by address from 25.11.
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -46,6 +47,16 @@ static inline int ml_requeue(uint32_t job_id)
 	return slurm_requeue(job_id, 0);
 }
 #endif
+
+/* The job an update (slurm_update_job) is for: a step id from 25.11. */
+static inline void ml_job_desc_job(job_desc_msg_t *d, uint32_t job_id)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+	d->step_id.job_id = job_id;
+#else
+	d->job_id = job_id;
+#endif
+}
 
 /* Through slurmctld, which signals the nodes on its own time. */
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)

@@ -73,6 +73,17 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return ml_remote_task_init(sp);
 }
 
+/* --ml-ckpt: the job's health report leaves with the last local task
+ * (before srun or slurmctld hears that the step ended). */
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_REMOTE || !ml.ckpt.set)
+		return 0;
+	return ml_ckpt_task_exit(sp, &ml.ckpt);
+}
+
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	int rc = 0;

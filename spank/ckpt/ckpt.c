@@ -325,6 +325,19 @@ int ml_ckpt_task_init(spank_t sp, const struct ml_ckpt_opts *o)
 	return 0;
 }
 
+int ml_ckpt_task_exit(spank_t sp, const struct ml_ckpt_opts *o)
+{
+	uint32_t local = 0;
+
+	(void)o;
+	if (!ml_ck.active || !spank_remote(sp) ||
+	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) !=
+	    ESPANK_SUCCESS)
+		return 0;
+	ml_ckpt__health_task_exit(local);
+	return 0;
+}
+
 int ml_ckpt_exit(spank_t sp, const struct ml_ckpt_opts *o)
 {
 	(void)o;
@@ -333,6 +346,7 @@ int ml_ckpt_exit(spank_t sp, const struct ml_ckpt_opts *o)
 	ml_ck.active = false;
 	ml_ckpt__timer_stop();
 	ml_ckpt__page_leave();
+	ml_ckpt__health();
 	_dir_close();
 	return 0;
 }

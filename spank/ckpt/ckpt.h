@@ -58,6 +58,9 @@ const char *ml_ckpt_resume_note(void);
 extern long (*ml_ckpt_restart_lookup)(uint32_t job_id);
 /* remote context, slurm_spank_task_init (per task, as the user). */
 int ml_ckpt_task_init(spank_t sp, const struct ml_ckpt_opts *o);
+/* remote context, slurm_spank_task_exit (root): after the last local
+ * task, the job's health report (ckpt_health.c). */
+int ml_ckpt_task_exit(spank_t sp, const struct ml_ckpt_opts *o);
 /* remote context, slurm_spank_exit. */
 int ml_ckpt_exit(spank_t sp, const struct ml_ckpt_opts *o);
 

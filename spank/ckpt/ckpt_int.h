@@ -83,6 +83,14 @@ void ml_ckpt__raise(uint32_t why);
 int ml_ckpt__timer_start(char *err, size_t errlen);
 void ml_ckpt__timer_stop(void);
 
+/*
+ * ckpt_health.c: the job's DIR/health.jsonl to slurmctld (root; the
+ * job's first node), once per step: when the last of LOCAL tasks exited
+ * (before srun and slurmctld hear the step ended), else at exit.
+ */
+void ml_ckpt__health_task_exit(uint32_t local);
+void ml_ckpt__health(void);
+
 /* ckpt_fence.c: true when a newer run owns DIR (this one's tasks are
  * killed then). */
 bool ml_ckpt__fence(void);

@@ -14,6 +14,7 @@
 
 #include "topoml.h"
 #include "topoml/wait.h"
+#include "topoml/health.h"
 #include "sim.h"
 
 static char tmpdir[] = "/tmp/check_siteconf.XXXXXX";
@@ -250,6 +251,37 @@ START_TEST(test_torus_placement)
 	ck_assert_msg(strstr(e, want), "got:\n%s", e);
 	ck_assert_msg(strstr(e, "expected boxes or curve"), "got:\n%s", e);
 	ck_assert_int_eq(err.n, 1);
+	topoml_errors_clear(&err);
+	topoml_siteconf_clear(&c);
+}
+END_TEST
+
+/* HealthPolicy=, HealthAvoidTime=: report and an hour by default, junk
+ * refused. */
+START_TEST(test_health)
+{
+	struct topoml_siteconf c;
+	topoml_errors_t err = { 0 };
+	char *path = _write("topoml.conf", "Placement=topoml\n");
+	const char *e;
+
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert_int_eq(c.health_policy, TOPOML_HEALTH_REPORT);
+	ck_assert_int_eq(c.health_avoid_time, 3600);
+	topoml_siteconf_clear(&c);
+	path = _write("topoml.conf", "HealthPolicy=Drain\n"
+		      "HealthAvoidTime=600\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), 0);
+	ck_assert_int_eq(c.health_policy, TOPOML_HEALTH_DRAIN);
+	ck_assert_int_eq(c.health_avoid_time, 600);
+	topoml_siteconf_clear(&c);
+	path = _write("topoml.conf", "HealthPolicy=blacklist\n"
+		      "HealthAvoidTime=-1\n");
+	ck_assert_int_eq(topoml_siteconf_read(path, &c, &err), -1);
+	e = _errs(&err);
+	ck_assert_msg(strstr(e, "expected report, avoid or drain"), "got:\n%s",
+		      e);
+	ck_assert_msg(strstr(e, ":2:1: HealthAvoidTime="), "got:\n%s", e);
 	topoml_errors_clear(&err);
 	topoml_siteconf_clear(&c);
 }
@@ -612,6 +644,7 @@ int main(void)
 	tcase_add_test(tc, test_torus_box_wait);
 	tcase_add_test(tc, test_torus_box_wait_span);
 	tcase_add_test(tc, test_torus_placement);
+	tcase_add_test(tc, test_health);
 	tcase_add_test(tc, test_hybrid_wait);
 	tcase_add_test(tc, test_locality_wait);
 	tcase_add_test(tc, test_missing_file);

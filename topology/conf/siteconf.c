@@ -22,6 +22,7 @@
 #include "topoml/load.h"
 #include "model/model_int.h"
 #include "topoml/wait.h"
+#include "topoml/health.h"
 
 void topoml_siteconf_init(struct topoml_siteconf *c)
 {
@@ -33,6 +34,8 @@ void topoml_siteconf_init(struct topoml_siteconf *c)
 	c->box_wait_key = c->hybrid_wait_key = "LocalityWait";
 	c->span_key = "LocalityWaitSpan";
 	topoml_kind_weights_default(c->hybrid_weights);
+	c->health_policy = TOPOML_HEALTH_REPORT;
+	c->health_avoid_time = TOPOML_HEALTH_AVOID_TIME_DEFAULT;
 }
 
 int topoml_box_wait_span_parse(const char *s, double *v)
@@ -580,6 +583,20 @@ static int _global_word(struct topoml_siteconf *c, const char *dir,
 			return -1;
 		}
 		memcpy(c->hybrid_weights, v, sizeof(v));
+	} else if (!strcasecmp(w->key, "HealthPolicy")) {
+		enum topoml_health_policy p;
+
+		if (topoml_health_policy_parse(w->val, &p)) {
+			_bad_value(err, path, line, w, "report, avoid or drain");
+			return -1;
+		}
+		c->health_policy = p;
+	} else if (!strcasecmp(w->key, "HealthAvoidTime")) {
+		if (_parse_seconds(w->val, &c->health_avoid_time)) {
+			_bad_value(err, path, line, w,
+				   "seconds from 0 to 31536000");
+			return -1;
+		}
 	} else if (!strcasecmp(w->key, "Debug")) {
 		char *end;
 		bool b;

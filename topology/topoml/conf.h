@@ -58,6 +58,10 @@ struct topoml_siteconf {
 	/* HybridWeights=: per traffic kind (enum topoml_kind, below), the
 	 * defaults of topoml_kind_weights_default where not set */
 	double hybrid_weights[5];
+	/* HealthPolicy= (enum topoml_health_policy, topoml/health.h) and
+	 * HealthAvoidTime= seconds */
+	int health_policy;
+	int health_avoid_time;
 	int nparts;
 	struct topoml_part_conf *parts;
 };
