@@ -358,9 +358,40 @@ START_TEST(test_slurm_block_by_hand)
 	 * the job waits (Slurm: ESLURM_TOPO_NO_FIT) */
 	s = _place(t, TOPOML_POLICY_SLURM_BLOCK, 8, "n1,n9,n17", NULL);
 	ck_assert_ptr_null(s);
-	/* ... and topoml waits too: same candidates */
-	s = _place(t, TOPOML_POLICY_TOPOML, 8, "n1,n9,n17", NULL);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * topoml where no aligned group of the job's level holds it (issue 33):
+ * busy n1, n9, n17, free per block 3 4 3 4 3 4.  A job of 8 is level 1
+ * (pairs); every pair has 7 free, so Slurm waits (above).  Two blocks
+ * hold 8 (the fewest on an idle machine), b2 and b4, in the aligned
+ * group of 4 above: topoml starts it there, NVLink domains as few as
+ * Slurm's, the ring crossing one level higher.  It still waits where
+ * only more blocks than that would hold the job: 3 free in every block.
+ */
+START_TEST(test_topoml_block_beyond_group)
+{
+	topoml_topo_t *t = _small();
+	struct topoml_score sc;
+	char *s;
+
+	s = _place(t, TOPOML_POLICY_TOPOML, 8, "n1,n9,n17", &sc);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s, "n[5-8,13-16]");
+	ck_assert_int_eq(sc.nvl_span, 2);
+	ck_assert_int_eq(sc.span, sc.span_lower_bound);
+	/* 6 steps of 2 hops inside the blocks, 2 of 6 between the pairs */
+	ck_assert_int_eq((int)sc.ring_cost, 6 * 2 + 2 * 6);
+	free(s);
+	/* the same job on 3 blocks of 3 free nodes: it waits */
+	s = _place(t, TOPOML_POLICY_TOPOML, 8, "n1,n5,n9,n13,n17,n21", NULL);
 	ck_assert_ptr_null(s);
+	/* what fits a pair is placed as before: 7 free in (b5, b6) */
+	s = _place(t, TOPOML_POLICY_TOPOML, 7, "n1,n9,n17", &sc);
+	ck_assert_str_eq(s, "n[18-24]");
+	free(s);
 	topoml_free(t);
 }
 END_TEST
@@ -671,6 +702,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_json_nvl);
 	tcase_add_test(tc, test_json_nvl_errors);
 	tcase_add_test(tc, test_slurm_block_by_hand);
+	tcase_add_test(tc, test_topoml_block_beyond_group);
 	tcase_add_test(tc, test_topoml_block_whole);
 	tcase_add_test(tc, test_topoml_vs_slurm_block);
 	tcase_add_test(tc, test_same_sequence);

@@ -1,8 +1,9 @@
 /*
  * The locality wait (topology/topoml/wait.h): one decision for
  * select/topoml and the simulator.  On a generated 4x4x4 torus (exact
- * boxes) and the 576-node fat tree with NVLink domains of
- * tests/fixtures/hybrid (whole tensor groups); and the job view
+ * boxes), a block topology (Slurm's aligned groups) and the 576-node fat
+ * tree with NVLink domains of tests/fixtures/hybrid (whole tensor
+ * groups); and the job view
  * (topoml/jobview.h) from a SPANK environment.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -155,6 +156,99 @@ static topoml_topo_t *_load(const char *name)
 }
 
 /*
+ * Blocks (tests/fixtures/block/small.conf: b1..b6 of 4 nodes, BlockSizes
+ * 4, 8, 16).  Busy n1, n9, n17: every pair has 7 free, so the engine
+ * takes a job of 8 on b2 and b4, across the pairs (two blocks, as few as
+ * Slurm's); with a wait it waits for a pair, which n17 frees at 200.
+ */
+START_TEST(block_group)
+{
+	static const int pair[8] = { 16, 17, 18, 19, 20, 21, 22, 23 };
+	const char *d = getenv("TESTS_DIR");
+	struct topoml_wait_policy p = { .box_wait = 600 };
+	struct topoml_wait_job j = { .nnodes = 8 };
+	struct topoml_wait_memo m = TOPOML_WAIT_MEMO_INIT;
+	struct topoml_wait_verdict_info v;
+	struct topoml_place_req req = { .nnodes = 8 };
+	struct topoml_placement pl = { 0 }, pa;
+	hwloc_bitmap_t all = hwloc_bitmap_alloc(), avail, then;
+	topoml_topo_t *t;
+	int64_t *at;
+	char *path = NULL, why[256];
+
+	ck_assert_int_ge(asprintf(&path, "%s/fixtures/block/small.conf",
+				  d && *d ? d : TESTS_SRCDIR), 0);
+	t = topoml_load(path, TOPOML_FMT_AUTO, NULL);
+	free(path);
+	ck_assert_ptr_nonnull(t);
+	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
+	avail = hwloc_bitmap_dup(all);
+	then = hwloc_bitmap_alloc();
+	hwloc_bitmap_clr(avail, 0);
+	hwloc_bitmap_clr(avail, 8);
+	hwloc_bitmap_clr(avail, 16);
+	req.avail = avail;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &req, &pl, why,
+				      sizeof(why)), 0);
+	ck_assert_int_eq(pl.n, 8);
+	ck_assert_int_eq(pl.nodes[0], 4);
+	ck_assert_int_eq(pl.nodes[7], 15);
+
+	/* across the pairs, a pair possible: waits 600 s */
+	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1300,
+				     &v) == 300);
+	ck_assert_int_eq(v.kind, TOPOML_WAIT_BLOCK);
+	ck_assert_str_eq(v.what, "aligned block group for 8 nodes");
+	ck_assert(m.computed && m.box == 1);
+	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1600,
+				     &v) == 0);
+	/* in a pair: met */
+	_pl(&pa, pair, 8);
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(v.met);
+	/* no seconds, the deprecated torus-only name, a pinned job */
+	p.box_wait = 0;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	p.box_wait = 600;
+	p.box_key = "TorusBoxWait";
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	p.box_key = NULL;
+	j.pinned = true;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	j.pinned = false;
+	/* a universe (partition) with no pair holding 8: no wait */
+	hwloc_bitmap_zero(then);
+	for (int i = 0; i < pl.n; i++)
+		hwloc_bitmap_set(then, pl.nodes[i]);
+	m = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, then, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(m.computed && m.box == 0);
+
+	/* will-run: n17 ends at 200, n1 and n9 at 500: (b5, b6) at 200 */
+	at = calloc(t->nnodes, sizeof(*at));
+	ck_assert_ptr_nonnull(at);
+	at[0] = at[8] = 500;
+	at[16] = 200;
+	v.kind = TOPOML_WAIT_BLOCK;
+	ck_assert_int_eq(topoml_wait_plan(t, &p, &j, &v, all, at, INT64_MAX,
+					  then), 200);
+	ck_assert(hwloc_bitmap_isset(then, 16) && !hwloc_bitmap_isset(then, 8));
+	free(at);
+	topoml_placement_clear(&pl);
+	topoml_placement_clear(&pa);
+	hwloc_bitmap_free(all);
+	hwloc_bitmap_free(avail);
+	hwloc_bitmap_free(then);
+	topoml_free(t);
+}
+END_TEST
+
+/*
  * --ml-parallel, tp=8 over two nodes: 34 nodes on two leaves (NVLink
  * domains) of 17 free nodes each split a tensor group; the machine,
  * free, splits none: the job waits, and plans on nodes that split none.
@@ -305,6 +399,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, wait_left);
 	tcase_add_test(tc, torus_box);
+	tcase_add_test(tc, block_group);
 	tcase_add_test(tc, hybrid_groups);
 	tcase_add_test(tc, memo_cache);
 	tcase_add_test(tc, job_view);

@@ -11,6 +11,7 @@
 
 #include "topoml/torus.h"
 #include "topoml/wait.h"
+#include "place/common/place_int.h"
 
 /* ---- the decision -------------------------------------------------- */
 
@@ -83,6 +84,86 @@ static bool _box_short(const topoml_topo_t *t,
 	return true;
 }
 
+/* Are the n nodes inside one aligned group of base blocks of the
+ * BlockSizes level of a job of `size' nodes (Slurm's topology/block)? */
+static bool _block_aligned(const topoml_topo_t *t, const int *nodes, int n,
+			   int size)
+{
+	int lvl = topoml__block_level(t, size, NULL);
+	int bpb = lvl < 0 ? t->nblocks : 1 << lvl, g0 = -1;
+
+	for (int i = 0; i < n; i++) {
+		int b = nodes[i] >= 0 && nodes[i] < t->nnodes ?
+			t->nodes[nodes[i]].leaf : -1;
+
+		if (b < 0 || b >= t->nblocks)
+			return false;
+		if (g0 >= 0 && b / bpb != g0)
+			return false;
+		g0 = b / bpb;
+	}
+	return true;
+}
+
+/* Does the engine place n nodes of avail inside an aligned group? */
+static bool _block_fits(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+			int n)
+{
+	struct topoml_place_req req = { .unscored = true, .nnodes = n };
+	struct topoml_placement pl = { 0 };
+	char why[160];
+	bool in;
+
+	if (!avail)
+		return false;
+	req.avail = avail;
+	in = !topoml_place(t, TOPOML_POLICY_TOPOML, &req, &pl, why,
+			   sizeof(why)) && pl.n == n &&
+	     _block_aligned(t, pl.nodes, pl.n, n);
+	topoml_placement_clear(&pl);
+	return in;
+}
+
+/*
+ * Slurm's aligned group (blocks): the engine takes a job no aligned
+ * group of its BlockSizes level holds into a larger one, on as few
+ * blocks; with a wait such a job waits for an aligned group where its
+ * universe has one, its ring steps then crossing no higher level.  The
+ * deprecated TorusBoxWait= sets the torus half only.
+ */
+static bool _block_short(const topoml_topo_t *t,
+			 const struct topoml_wait_policy *p,
+			 const struct topoml_wait_job *j,
+			 const struct topoml_placement *pl,
+			 hwloc_const_bitmap_t universe,
+			 struct topoml_wait_memo *memo,
+			 struct topoml_wait_verdict_info *v)
+{
+	char what[64];
+
+	if (!(p->box_wait > 0) || t->nblocks <= 0 || t->block_base <= 0 ||
+	    j->pinned || j->nnodes < 2 || pl->n < j->nnodes ||
+	    (p->box_key && !strcmp(p->box_key, "TorusBoxWait")))
+		return false;
+	snprintf(what, sizeof(what), "aligned block group for %d nodes",
+		 j->nnodes);
+	if (_block_aligned(t, pl->nodes, pl->n, j->nnodes)) {
+		_met(v, what);
+		return false;
+	}
+	if (memo->box < 0) {
+		memo->box = _block_fits(t, universe, j->nnodes);
+		memo->computed = true;
+	}
+	if (!memo->box)
+		return false;
+	v->kind = TOPOML_WAIT_BLOCK;
+	v->bound = p->box_wait;
+	v->key = p->box_key ? p->box_key : "LocalityWait";
+	snprintf(v->what, sizeof(v->what), "%s", what);
+	return true;
+}
+
 /*
  * Whole tensor groups and data-parallel rings below the top
  * (--ml-parallel): a whole-node job whose placement splits more tensor
@@ -149,6 +230,7 @@ enum topoml_wait_kind topoml_wait_criterion(const topoml_topo_t *t,
 	if (!pl->n)
 		return TOPOML_WAIT_NONE;
 	if (_box_short(t, p, j, pl, universe, memo, v) ||
+	    _block_short(t, p, j, pl, universe, memo, v) ||
 	    _hybrid_short(t, p, j, pl, universe, memo, v))
 		return v->kind;
 	return TOPOML_WAIT_NONE;
@@ -265,6 +347,52 @@ out:
 	return when;
 }
 
+/*
+ * Blocks: the soonest of the running jobs' ends (bisected: more free
+ * nodes never lose an aligned group) by which the engine places the job
+ * inside one, and in then the nodes free by it.
+ */
+static int64_t _block_plan(const topoml_topo_t *t,
+			   const struct topoml_wait_job *j,
+			   hwloc_const_bitmap_t avail, const int64_t *free_at,
+			   hwloc_bitmap_t then)
+{
+	int64_t *at, when = -1;
+	int v, n = 0, m = 0, lo = 0, hi, mid;
+
+	if (!(at = calloc(t->nnodes + 1, sizeof(*at))))
+		return -2;
+	hwloc_bitmap_foreach_begin(v, avail)
+		if (v < t->nnodes)
+			at[n++] = free_at[v] > 0 ? free_at[v] : 0;
+	hwloc_bitmap_foreach_end();
+	qsort(at, n, sizeof(*at), _cmp_i64);
+	for (int i = 0; i < n; i++)
+		if (!m || at[i] != at[m - 1])
+			at[m++] = at[i];
+	hi = m - 1;
+	if (m < 1)
+		goto out;
+	_free_by(avail, free_at, at[hi], then);
+	if (!_block_fits(t, then, j->nnodes))
+		goto out;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		_free_by(avail, free_at, at[mid], then);
+		if (_block_fits(t, then, j->nnodes))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	_free_by(avail, free_at, at[lo], then);
+	when = at[lo];
+out:
+	if (when < 0)
+		hwloc_bitmap_zero(then);
+	free(at);
+	return when;
+}
+
 int64_t topoml_wait_plan(const topoml_topo_t *t,
 			 const struct topoml_wait_policy *p,
 			 const struct topoml_wait_job *j,
@@ -281,6 +409,8 @@ int64_t topoml_wait_plan(const topoml_topo_t *t,
 	case TOPOML_WAIT_HYBRID:
 		return _hybrid_plan(t, p, j, &v->goal, avail, free_at,
 				    deadline, then);
+	case TOPOML_WAIT_BLOCK:
+		return _block_plan(t, j, avail, free_at, then);
 	default:
 		return -1;
 	}

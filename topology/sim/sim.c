@@ -96,6 +96,7 @@ struct state {
 
 	double now;
 	int held;		/* the job _try_start held for a box, or -1 */
+	enum topoml_wait_kind held_kind;	/* for a box or blocks */
 	/* the locality wait: per job size, what the machine offers
 	 * (topoml/wait.h); all its nodes */
 	struct topoml_wait_memo *wmemo;
@@ -607,7 +608,8 @@ static void _wait_policy(const struct state *s, struct topoml_wait_policy *p)
  * Whether topoml's placement of job in s->pl waits for a better one: the
  * decision select/topoml takes (topoml_wait_decide), the whole machine
  * being the job's partition; the clock starts the first time the job
- * could start.  A job held for a box is s->held (its reservation).
+ * could start.  A job held for a box or an aligned group of blocks is
+ * s->held (its reservation).
  */
 static bool _waits(struct state *s, int job, struct run *r)
 {
@@ -637,14 +639,17 @@ static bool _waits(struct state *s, int job, struct run *r)
 				 &s->wmemo[j->nodes], since, s->now, &v) > 0))
 		return false;
 	r->box_since = since;
-	if (v.kind == TOPOML_WAIT_BOX)
+	if (v.kind == TOPOML_WAIT_BOX || v.kind == TOPOML_WAIT_BLOCK) {
 		s->held = job;
+		s->held_kind = v.kind;
+	}
 	return true;
 }
 
 /*
- * box_wait: when an exact box of j's size frees, by the running jobs'
- * limits (est_end), and in `then' the nodes free by then; -1: never.
+ * box_wait: when an exact box of j's size (or an aligned group of blocks
+ * that holds j) frees, by the running jobs' limits (est_end), and in
+ * `then' the nodes free by then; -1: never.
  */
 static double _box_then(struct state *s, const struct topoml_job *j,
 			hwloc_bitmap_t then)
@@ -660,7 +665,7 @@ static double _box_then(struct state *s, const struct topoml_job *j,
 			at[v] = e > s->now ? (int64_t)ceil(e) : 0;
 		}
 		struct topoml_wait_verdict_info v = {
-			.kind = TOPOML_WAIT_BOX
+			.kind = s->held_kind
 		};
 		struct topoml_wait_job wj = { .nnodes = j->nodes };
 		struct topoml_wait_policy p;

@@ -1,8 +1,9 @@
 /*
  * The locality wait (LocalityWait= in topoml.conf(5), topoml sim
  * --box-wait/--hybrid-wait): whether a job whose best placement now misses
- * its family's locality criterion (an exact box on a torus, whole tensor
- * groups and data-parallel rings below the top for --ml-parallel) starts
+ * its family's locality criterion (an exact box on a torus, one aligned
+ * group of the job's BlockSizes level on blocks, whole tensor groups and
+ * data-parallel rings below the top for --ml-parallel) starts
  * now or waits for a better one, how long, and, for backfill's plan, on
  * which nodes it would start.  One pure module: select/topoml passes it
  * Slurm's facts, the simulator its own, so the simulator measures the
@@ -27,11 +28,13 @@ enum topoml_wait_kind {
 	TOPOML_WAIT_NONE = 0,	/* none applies, or it is met: start */
 	TOPOML_WAIT_BOX,	/* torus: no exact box, and one is possible */
 	TOPOML_WAIT_HYBRID,	/* --ml-parallel: less local than possible */
+	TOPOML_WAIT_BLOCK,	/* blocks: outside Slurm's aligned group */
 };
 
 /* The site's locality wait for the job's partition (topoml.conf). */
 struct topoml_wait_policy {
-	double box_wait;	/* seconds for an exact torus box, 0 never */
+	double box_wait;	/* seconds for an exact torus box, or an
+				 * aligned group of blocks; 0 never */
 	double box_span;	/* only placements spanning more than this x
 				 * their nodes wait for a box (1: all) */
 	double hybrid_wait;	/* seconds for --ml-parallel locality */
