@@ -98,25 +98,26 @@ static inline int _rows_min(const int *const rows[4], int x, int a)
 	return m;
 }
 
-/* run[pos]: free cells from pos on along +x (wrapping when x wraps). */
-static int *_runs(const struct grid *g, hwloc_const_bitmap_t avail)
+/* run[pos]: free cells from pos on along +x (wrapping when x wraps);
+ * busy: 1 per cell not a free node. */
+static int *_runs(const struct grid *g, const char *busy)
 {
-	const topoml_topo_t *t = g->t;
 	size_t vol = (size_t)g->d[0] * g->d[1] * g->d[2];
 	int *r = malloc((vol ? vol : 1) * sizeof(int)), X = g->d[0];
 
 	if (!r)
 		return NULL;
 	for (size_t row = 0; row < vol; row += X) {
-		int next = 0;
+		const char *b = busy + row;
+		int *rr = r + row, next = 0, x;
 
 		/* twice round a wrapping row, so runs cross x = 0 */
-		for (int k = (g->w[0] ? 2 * X : X) - 1; k >= 0; k--) {
-			int x = k % X, v = t->coord_node[row + x];
-
-			next = v >= 0 && hwloc_bitmap_isset(avail, v) ?
-			       next + 1 : 0;
-			r[row + x] = next > X ? X : next;
+		if (g->w[0])
+			for (x = X - 1; x >= 0; x--)
+				next = b[x] ? 0 : next + 1;
+		for (x = X - 1; x >= 0; x--) {
+			next = b[x] ? 0 : next + 1;
+			rr[x] = next > X ? X : next;
 		}
 	}
 	return r;
@@ -326,7 +327,7 @@ static int _blocks_free(struct grid *g, int k)
 					    (y + (size_t)nb[1] * z);
 
 				g->blk[k][at] =
-					!topoml__psum_wrap(&g->cells.busy, bo,
+					!topoml__torus_wrap(&g->cells.busy, bo,
 							  bs);
 				g->blk_free[k] += g->blk[k][at];
 			}
@@ -425,11 +426,11 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 						continue;
 					}
 				}
-				b = topoml__psum_wrap(&g->cells.busy, o, sh->s);
+				b = topoml__torus_wrap(&g->cells.busy, o, sh->s);
 
 				if (sh->vol - b < n || (all_free && b))
 					continue;
-				if (nreq && topoml__psum_wrap(&g->cells.req, o,
+				if (nreq && topoml__torus_wrap(&g->cells.req, o,
 							     sh->s) < nreq)
 					continue;
 				if (topoml__grow((void **)&cv, cnt,
@@ -443,7 +444,7 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 					.fit = -1 };
 				cv[cnt].busy = b;
 				cv[cnt].shadow = g->shadow.p ?
-					topoml__psum_wrap(&g->shadow, o,
+					topoml__torus_wrap(&g->shadow, o,
 							 sh->s) : 0;
 				cv[cnt].sh = -1;
 				cv[cnt].brk = b ? 0 : _breaks(g, o, sh);
@@ -574,10 +575,20 @@ static int _grid_init(struct grid *g, const topoml_topo_t *t,
 		      hwloc_const_bitmap_t avail,
 		      hwloc_const_bitmap_t required, int nreq)
 {
+	size_t vol = (size_t)t->dims[0] * t->dims[1] * t->dims[2];
+	char *busy = malloc(vol ? vol : 1);
+	int rc;
+
 	_grid_dims(g, t);
-	g->run = _runs(g, avail);
+	if (!busy)
+		return -1;
+	/* the cells once, for the runs and the prefix sums */
+	topoml__torus_marks(t, avail, 0, 1, 1, busy);
+	g->run = _runs(g, busy);
 	g->rowmax = g->run ? _rowmax(g) : NULL;
-	return topoml__torus_cells(&g->cells, t, avail, required, nreq);
+	rc = topoml__torus_cells_of(&g->cells, t, busy, required, nreq);
+	free(busy);
+	return rc;
 }
 
 static void _grid_free(struct grid *g)
