@@ -53,6 +53,12 @@ struct grid {
 	char *blk[7];
 	int nblk[7][3];
 	int blk_free[7];	/* how many of them are all free */
+	/* exact boxes, attempt 0: a candidate best by every key before the
+	 * fit with this fit (the most any shape of the group can have) is
+	 * the one topoml__torus_pick chooses, the first of the list to be
+	 * so: _origins stops there (early_hit); 0: scan every origin */
+	int early_fit;
+	bool early_hit;
 };
 
 struct shape {
@@ -372,6 +378,18 @@ static int _breaks(struct grid *g, const int o[3], const struct shape *sh)
 	return key;
 }
 
+/* The largest fit a box of sides s can have (topoml__torus_contact):
+ * busy all round. */
+static int _fit_max(const struct grid *g, const int *s)
+{
+	int vol = s[0] * s[1] * s[2], m = 0;
+
+	for (int k = 0; k < 3; k++)
+		if (!g->w[k] || s[k] < g->d[k])
+			m += 2 * vol / s[k];
+	return m;
+}
+
 /* Box origins along axis ax for a side of s. */
 static int _lim(const struct grid *g, int ax, int s)
 {
@@ -452,6 +470,22 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 				for (int d = 0; d < 3; d++)
 					cv[cnt].align += o[d] % sh->s[d] == 0;
 				cnt++;
+				if (g->early_fit && !b && !cv[cnt - 1].shadow &&
+				    !cv[cnt - 1].brk && cv[cnt - 1].align == 3) {
+					/* the fit the pick would compute */
+					struct topoml_torus_cand *c =
+						&cv[cnt - 1].box;
+
+					c->fit = topoml__torus_contact(
+						&g->cells.busy, g->d, g->w,
+						o, sh->s);
+					if (c->fit == g->early_fit) {
+						g->early_hit = true;
+						free(ok);
+						*nc = cnt;
+						return cv;
+					}
+				}
 			}
 		}
 	free(ok);
@@ -897,6 +931,19 @@ int topoml__place_torus(const struct place_in *in,
 			 * need no test. */
 			nc = 0;
 			if (phase == 0 && !in->req->attempt) {
+				int gl = i + 1;
+
+				while (gl < nsh && sv[gl].per == sv[i].per &&
+				       sv[gl].spread == sv[i].spread)
+					gl++;
+				g.early_hit = false;
+				g.early_fit = 0;
+				for (int k = i; k < gl; k++) {
+					int m = _fit_max(&g, sv[k].s);
+
+					g.early_fit = m > g.early_fit ?
+						      m : g.early_fit;
+				}
 				cv = _origins(&g, &sv[i], in->n, in->nreq,
 					      false, true, NULL, &nc);
 				int j = 0;
@@ -918,7 +965,7 @@ int topoml__place_torus(const struct place_in *in,
 				cv[j].sh = i;
 			/* exact boxes: every orientation of the shape in one
 			 * list, so that the blocks broken choose among them */
-			while (phase == 0 && gend < nsh &&
+			while (phase == 0 && !g.early_hit && gend < nsh &&
 			       sv[gend].per == sv[i].per &&
 			       sv[gend].spread == sv[i].spread) {
 				int m = nc;
@@ -929,6 +976,13 @@ int topoml__place_torus(const struct place_in *in,
 					cv[j].sh = gend;
 				gend++;
 			}
+			/* (the group's other shapes, skipped on a hit: i
+			 * moves past them below all the same) */
+			while (g.early_hit && gend < nsh &&
+			       sv[gend].per == sv[i].per &&
+			       sv[gend].spread == sv[i].spread)
+				gend++;
+			g.early_fit = 0;
 			/* best origin first, by repeated selection (a small
 			 * job has thousands of origins, attempts are few): the
 			 * one box search's choice, the tightest fit among the
