@@ -48,6 +48,8 @@ struct grid {
 	struct topoml_psum shadow;	/* shadowed free cells, or none */
 	int *run;		/* free cells from each cell on along x */
 	int *rowmax;		/* per row (y, z): its longest run */
+	char *busy;		/* per cell: 1 not a free node */
+	int *win[2];		/* _win_busy's sums (and its buffer) */
 	/* per size 2^k: the aligned blocks of that side, 1 = all free
 	 * (_blocks_free; built on first use) */
 	char *blk[7];
@@ -397,6 +399,90 @@ static int _lim(const struct grid *g, int ax, int s)
 }
 
 /*
+ * The busy cells of the box of sides s at every origin (below _lim on
+ * each axis) into g->win[0]: sliding sums along x, then y, then z, the
+ * counts the prefix sums give, for all origins in O(cells) of reads in
+ * memory order (a prefix sum per origin reads eight scattered cells).
+ * -1: out of memory.
+ */
+static int _win_busy(struct grid *g, const int s[3])
+{
+	int X = g->d[0], Y = g->d[1], Z = g->d[2], lim[3];
+	size_t XY = (size_t)X * Y, vol = XY * Z;
+	int *a, *b;
+
+	for (int k = 0; k < 2; k++)
+		if (!g->win[k] && !(g->win[k] = malloc((vol ? vol : 1) *
+							sizeof(int))))
+			return -1;
+	a = g->win[1];
+	b = g->win[0];
+	for (int d = 0; d < 3; d++)
+		lim[d] = _lim(g, d, s[d]);
+	/* along x, every row: a */
+	for (size_t row = 0; row < vol; row += X) {
+		const char *c = g->busy + row;
+		int *o = a + row, sum = 0;
+
+		for (int i = 0; i < s[0]; i++)
+			sum += c[i];
+		o[0] = sum;
+		for (int x = 1; x < lim[0]; x++) {
+			int e = x + s[0] - 1;
+
+			sum += c[e >= X ? e - X : e] - c[x - 1];
+			o[x] = sum;
+		}
+	}
+	/* along y, whole x-rows at once: b */
+	for (int z = 0; z < Z; z++) {
+		const int *in = a + z * XY;
+		int *out = b + z * XY;
+
+		memset(out, 0, lim[0] * sizeof(int));
+		for (int i = 0; i < s[1]; i++)
+			for (int x = 0; x < lim[0]; x++)
+				out[x] += in[(size_t)i * X + x];
+		for (int y = 1; y < lim[1]; y++) {
+			int e = y + s[1] - 1;
+			const int *add = in + (size_t)(e >= Y ? e - Y : e) * X;
+			const int *sub = in + (size_t)(y - 1) * X;
+			const int *prev = out + (size_t)(y - 1) * X;
+			int *o = out + (size_t)y * X;
+
+			for (int x = 0; x < lim[0]; x++)
+				o[x] = prev[x] + add[x] - sub[x];
+		}
+	}
+	/* along z, whole planes: a, then swapped into win[0] */
+	for (int y = 0; y < lim[1]; y++) {
+		int *o = a + (size_t)y * X;
+
+		memset(o, 0, lim[0] * sizeof(int));
+		for (int i = 0; i < s[2]; i++)
+			for (int x = 0; x < lim[0]; x++)
+				o[x] += b[i * XY + (size_t)y * X + x];
+	}
+	for (int z = 1; z < lim[2]; z++) {
+		int e = z + s[2] - 1;
+		const int *add = b + (size_t)(e >= Z ? e - Z : e) * XY;
+		const int *sub = b + (size_t)(z - 1) * XY;
+		const int *prev = a + (size_t)(z - 1) * XY;
+		int *o = a + (size_t)z * XY;
+
+		for (int y = 0; y < lim[1]; y++)
+			for (int x = 0; x < lim[0]; x++) {
+				size_t at = (size_t)y * X + x;
+
+				o[at] = prev[at] + add[at] - sub[at];
+			}
+	}
+	g->win[0] = a;
+	g->win[1] = b;
+	return 0;
+}
+
+/*
  * Feasible origins of shape sh: all free (exact) or >= n free nodes;
  * aligned: only origins on the shape's own grid (multiples of its sides).
  * Appended to cv's *nc entries (grown by topoml__grow), sh set on each.
@@ -408,6 +494,10 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 	int cnt = *nc, lim[3], st[3];
 	bool rows_test = (all_free || sh->vol == n) && g->run;
 	char *ok = rows_test && !aligned ? _rows_ok(g, sh) : NULL;
+	/* boxes holding n free nodes, not all free: no run shortcut, the
+	 * busy count of every origin by sliding sums instead */
+	const int *win = !rows_test && g->busy && !_win_busy(g, sh->s) ?
+			 g->win[0] : NULL;
 
 	for (int d = 0; d < 3; d++) {
 		lim[d] = _lim(g, d, sh->s[d]);
@@ -444,7 +534,9 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 						continue;
 					}
 				}
-				b = topoml__torus_wrap(&g->cells.busy, o, sh->s);
+				b = win ? win[x + dx * y + dxy * z] :
+				    topoml__torus_wrap(&g->cells.busy, o,
+						       sh->s);
 
 				if (sh->vol - b < n || (all_free && b))
 					continue;
@@ -621,7 +713,7 @@ static int _grid_init(struct grid *g, const topoml_topo_t *t,
 	g->run = _runs(g, busy);
 	g->rowmax = g->run ? _rowmax(g) : NULL;
 	rc = topoml__torus_cells_of(&g->cells, t, busy, required, nreq);
-	free(busy);
+	g->busy = busy;
 	return rc;
 }
 
@@ -631,6 +723,9 @@ static void _grid_free(struct grid *g)
 	topoml__psum_free(&g->shadow);
 	free(g->run);
 	free(g->rowmax);
+	free(g->busy);
+	free(g->win[0]);
+	free(g->win[1]);
 	for (int k = 0; k < 7; k++)
 		free(g->blk[k]);
 }
@@ -1050,10 +1145,12 @@ static int _dn_cmp(const void *a, const void *b)
 /*
  * Smallest wrap-aware box around a set: its volume, and in *busy the
  * nodes inside it that are not free (other jobs' nodes: their links and
- * this job's would cross).
+ * this job's would cross); from bn, the prefix sums of those nodes, when
+ * given.
  */
 static long _bbox(const topoml_topo_t *t, hwloc_const_bitmap_t set,
-		  hwloc_const_bitmap_t avail, const char *fr, long *busy)
+		  hwloc_const_bitmap_t avail, const char *fr,
+		  const struct topoml_psum *bn, long *busy)
 {
 	int start[3], ext[3];
 	long vol = topoml__torus_box_set(t, set, true, start, ext);
@@ -1061,6 +1158,10 @@ static long _bbox(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 	*busy = 0;
 	if (vol < 0)
 		return LONG_MAX >> 33;
+	if (bn && bn->p) {
+		*busy = topoml__torus_wrap(bn, start, ext);
+		return vol;
+	}
 	/* start < dims and ext <= dims: one wrap at most per axis */
 	for (int z = 0, c[3]; z < ext[2]; z++) {
 		c[2] = start[2] + z - (start[2] + z >= t->dims[2] ?
@@ -1163,8 +1264,8 @@ static void _or_hilbert(const struct place_in *in,
 	for (int i = 0; i < out->n; i++)
 		hwloc_bitmap_set(ms, out->nodes[i]);
 	if (!ring_only) {
-		_bbox(in->t, hs, in->avail, NULL, &hb);
-		_bbox(in->t, ms, in->avail, NULL, &mb);
+		_bbox(in->t, hs, in->avail, NULL, NULL, &hb);
+		_bbox(in->t, ms, in->avail, NULL, NULL, &mb);
 	}
 	/* the run's ring order (2-opt: the costly part) only when its box
 	 * could win */
@@ -1333,6 +1434,7 @@ int topoml__place_compact(const struct place_in *in,
 	int *lay = cells ? calloc(cells, sizeof(int)) : NULL;
 	int *nbuf = cells ? malloc(3 * cells * sizeof(int)) : NULL;
 	long best_cost = LONG_MAX;
+	struct topoml_psum bn = { .p = NULL };
 	int rc = -1;
 
 	if (!fl || !dv || !best || !cur) {
@@ -1344,6 +1446,20 @@ int topoml__place_compact(const struct place_in *in,
 	hwloc_bitmap_foreach_end();
 	for (int k = 0; fr && k < nfree; k++)
 		fr[fl[k]] = 1;
+	/* other jobs' nodes per cell, summed: each seed's bounding box
+	 * counts them in O(1), not cell by cell */
+	if (cells && fr) {
+		char *c = malloc(cells);
+
+		for (size_t p = 0; c && p < cells; p++) {
+			int n = t->coord_node[p];
+
+			c[p] = n >= 0 && !fr[n];
+		}
+		if (c)
+			(void)topoml__torus_psum_cells(&bn, t->dims, c);
+		free(c);
+	}
 	/* as many seeds as about 4M distance computations allow */
 	nseeds = nfree ? (1 << 22) / nfree : 0;
 	nseeds = nseeds < 16 ? 16 : nseeds > 64 ? 64 : nseeds;
@@ -1385,7 +1501,8 @@ int topoml__place_compact(const struct place_in *in,
 		/* fewest other jobs' nodes in the bounding box (shared
 		 * links), then the smallest box, then the least distance */
 		if (t->family == TOPOML_TORUS) {
-			long busy, vol = _bbox(t, cur, in->avail, fr, &busy);
+			long busy, vol = _bbox(t, cur, in->avail, fr, &bn,
+					       &busy);
 
 			cost += (busy << 44) + (vol << 24);
 		}
@@ -1402,6 +1519,7 @@ int topoml__place_compact(const struct place_in *in,
 	}
 	rc = topoml__placement_from_set(t, best, out);
 out:
+	topoml__psum_free(&bn);
 	free(qv);
 	free(fr);
 	free(mark);
