@@ -364,8 +364,21 @@ static int _breaks(struct grid *g, const int o[3], const struct shape *sh)
 		if ((long)L * L * L <= sh->vol || _blocks_free(g, k) ||
 		    !g->blk_free[k])
 			continue;
-		for (int d = 0; d < 3; d++)
-			nb[d] = _blocks(o[d], sh->s[d], g->d[d], L, b[d]);
+		if (sh->s[0] <= L && sh->s[1] <= L && sh->s[2] <= L) {
+			/* the common case: one block or two per axis, by
+			 * shifts (_blocks' answer) */
+			for (int d = 0; d < 3; d++) {
+				int e = o[d] + sh->s[d] - 1;
+
+				b[d][0] = o[d] >> k;
+				b[d][1] = (e >= g->d[d] ? e - g->d[d] : e) >> k;
+				nb[d] = b[d][1] == b[d][0] ? 1 : 2;
+			}
+		} else {
+			for (int d = 0; d < 3; d++)
+				nb[d] = _blocks(o[d], sh->s[d], g->d[d], L,
+						b[d]);
+		}
 		for (int i = 0; i < nb[0]; i++)
 			for (int j = 0; j < nb[1]; j++)
 				for (int l = 0; l < nb[2]; l++) {

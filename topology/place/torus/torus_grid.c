@@ -202,7 +202,8 @@ int topoml__torus_contact(const struct topoml_psum *busy, const int d[3],
 
 			memcpy(fo, o, sizeof(fo));
 			if (w[k]) {
-				pos = (pos % d[k] + d[k]) % d[k];
+				/* o < d and s < d here: one wrap at most */
+				pos += pos < 0 ? d[k] : pos >= d[k] ? -d[k] : 0;
 			} else if (pos < 0 || pos >= d[k]) {
 				c += area;	/* the mesh edge */
 				continue;
