@@ -107,47 +107,38 @@ static inline int _rows_min(const int *const rows[4], int x, int a)
 }
 
 /* run[pos]: free cells from pos on along +x (wrapping when x wraps);
- * busy: 1 per cell not a free node. */
-static int *_runs(const struct grid *g, const char *busy)
+ * busy: 1 per cell not a free node.  rowmax[row]: the longest run of
+ * each row (y, z) along x (NULL when out of memory). */
+static int *_runs(const struct grid *g, const char *busy, int **rowmax)
 {
 	size_t vol = (size_t)g->d[0] * g->d[1] * g->d[2];
 	int *r = malloc((vol ? vol : 1) * sizeof(int)), X = g->d[0];
+	int *m = malloc((vol / (X ? X : 1) + 1) * sizeof(int));
 
-	if (!r)
+	if (!r || !m) {
+		free(r);
+		free(m);
+		*rowmax = NULL;
 		return NULL;
-	for (size_t row = 0; row < vol; row += X) {
+	}
+	for (size_t row = 0, k = 0; row < vol; row += X, k++) {
 		const char *b = busy + row;
-		int *rr = r + row, next = 0, x;
+		int *rr = r + row, next = 0, best = 0, x;
 
-		/* twice round a wrapping row, so runs cross x = 0 */
+		/* a wrapping row's runs go on across x = 0: into the free
+		 * run at its start (the whole row at most) */
 		if (g->w[0])
-			for (x = X - 1; x >= 0; x--)
-				next = b[x] ? 0 : next + 1;
+			while (next < X && !b[next])
+				next++;
 		for (x = X - 1; x >= 0; x--) {
 			next = b[x] ? 0 : next + 1;
 			rr[x] = next > X ? X : next;
+			best = rr[x] > best ? rr[x] : best;
 		}
+		m[k] = best;
 	}
+	*rowmax = m;
 	return r;
-}
-
-/* The longest free run of each row along x (the run table's maximum). */
-static int *_rowmax(const struct grid *g)
-{
-	size_t rows = (size_t)g->d[1] * g->d[2];
-	int *m = malloc((rows ? rows : 1) * sizeof(int));
-
-	if (!m)
-		return NULL;
-	for (size_t k = 0; k < rows; k++) {
-		const int *r = g->run + k * g->d[0];
-
-		m[k] = 0;
-		for (int x = 0; x < g->d[0]; x++)
-			if (r[x] > m[k])
-				m[k] = r[x];
-	}
-	return m;
 }
 
 /*
@@ -723,8 +714,7 @@ static int _grid_init(struct grid *g, const topoml_topo_t *t,
 		return -1;
 	/* the cells once, for the runs and the prefix sums */
 	topoml__torus_marks(t, avail, 0, 1, 1, busy);
-	g->run = _runs(g, busy);
-	g->rowmax = g->run ? _rowmax(g) : NULL;
+	g->run = _runs(g, busy, &g->rowmax);
 	rc = topoml__torus_cells_of(&g->cells, t, busy, required, nreq);
 	g->busy = busy;
 	return rc;

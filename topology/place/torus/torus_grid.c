@@ -21,13 +21,21 @@ void topoml__torus_marks(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 
 	for (unsigned k = 0; w && k < nw; k++)
 		w[k] = hwloc_bitmap_to_ith_ulong(set, k);
-	for (size_t p = 0; p < n; p++) {
-		int v = t->coord_node[p];
+	if (w) {
+		for (size_t p = 0; p < n; p++) {
+			int v = t->coord_node[p];
 
-		cell[p] = v < 0 ? hole :
-			  !set ? in :
-			  w ? (w[v >> 6] >> (v & 63) & 1 ? in : out) :
-			  hwloc_bitmap_isset(set, v) ? in : out;
+			cell[p] = v < 0 ? hole :
+				  w[v >> 6] >> (v & 63) & 1 ? in : out;
+		}
+	} else {
+		for (size_t p = 0; p < n; p++) {
+			int v = t->coord_node[p];
+
+			cell[p] = v < 0 ? hole :
+				  !set || hwloc_bitmap_isset(set, v) ? in :
+				  out;
+		}
 	}
 	free(w);
 }
