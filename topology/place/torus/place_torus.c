@@ -1290,7 +1290,8 @@ out:
 /*
  * Breadth-first from seed through free torus neighbours: add up to want
  * free nodes to cur (depth summed into *cost).  Returns how many are still
- * wanted (the seed's free region was too small).
+ * wanted (the seed's free region was too small).  cur NULL: an empty set,
+ * left to the caller to fill: the nodes added are q[0 .. *added).
  */
 /* breadth-first queue entry: the node, its depth and coordinates (read
  * here, not from the node table: a cache miss per node there) */
@@ -1301,7 +1302,7 @@ struct bq {
 
 static int _grow(const topoml_topo_t *t, const char *fr, int *mark,
 		 int stamp, int seed, int want, hwloc_bitmap_t cur,
-		 struct bq *q, long *cost)
+		 struct bq *q, long *cost, int *added)
 {
 	int head = 0, tail = 0;
 
@@ -1314,7 +1315,10 @@ static int _grow(const topoml_topo_t *t, const char *fr, int *mark,
 	while (head < tail && want > 0) {
 		const struct bq *x = &q[head++];
 
-		if (!hwloc_bitmap_isset(cur, x->node)) {
+		if (!cur) {	/* an empty set: every node is new */
+			*cost += x->d;
+			want--;
+		} else if (!hwloc_bitmap_isset(cur, x->node)) {
 			hwloc_bitmap_set(cur, x->node);
 			*cost += x->d;
 			want--;
@@ -1339,7 +1343,43 @@ static int _grow(const topoml_topo_t *t, const char *fr, int *mark,
 				q[tail++].d = x->d + 1;
 			}
 	}
+	*added = head;
 	return want;
+}
+
+/*
+ * _bbox of the first n nodes of a breadth-first queue (their coordinates
+ * there): the box topoml__torus_box_set() gives for them, its busy nodes
+ * from the prefix sums bn (else fr, cell by cell).  occ: room for the
+ * dims' sum.
+ */
+static long _bbox_q(const topoml_topo_t *t, const struct bq *q, int n,
+		    const char *fr, char *occ, const struct topoml_psum *bn,
+		    long *busy)
+{
+	int start[3], ext[3];
+	char *o[3] = { occ, occ + t->dims[0], occ + t->dims[0] + t->dims[1] };
+	long vol = 1;
+
+	memset(occ, 0, t->dims[0] + t->dims[1] + t->dims[2]);
+	for (int i = 0; i < n; i++)
+		for (int d = 0; d < 3; d++)
+			o[d][q[i].c[d]] = 1;
+	for (int d = 0; d < 3; d++) {
+		ext[d] = topoml__axis_extent(o[d], t->dims[d], t->wrap[d],
+					    true, &start[d]);
+		vol *= ext[d];
+	}
+	*busy = bn->p ? topoml__torus_wrap(bn, start, ext) : 0;
+	if (!bn->p) {	/* no sums (out of memory): cell by cell */
+		hwloc_bitmap_t set = hwloc_bitmap_alloc();
+
+		for (int i = 0; set && i < n; i++)
+			hwloc_bitmap_set(set, q[i].node);
+		vol = set ? _bbox(t, set, NULL, fr, NULL, busy) : vol;
+		hwloc_bitmap_free(set);
+	}
+	return vol;
 }
 
 static int _int_cmp(const void *a, const void *b)
@@ -1438,6 +1478,12 @@ int topoml__place_compact(const struct place_in *in,
 	int *nbuf = cells ? malloc(3 * cells * sizeof(int)) : NULL;
 	long best_cost = LONG_MAX;
 	struct topoml_psum bn = { .p = NULL };
+	/* the best region when the queue holds it (nbest >= 0), and the
+	 * used coordinates per axis of a region (_bbox_q) */
+	int *bestv = malloc((in->n > 0 ? in->n : 1) * sizeof(int));
+	int nbest = -1;
+	char *occ = cells && bestv ?
+		    malloc(t->dims[0] + t->dims[1] + t->dims[2]) : NULL;
 	int rc = -1;
 
 	if (!fl || !dv || !best || !cur) {
@@ -1477,9 +1523,30 @@ int topoml__place_compact(const struct place_in *in,
 		hwloc_bitmap_copy(cur, in->required);
 		/* torus: grow a connected region through free neighbours,
 		 * breadth first (a ring through it steps one hop at a time) */
-		if (t->family == TOPOML_TORUS && qv && fr && mark)
-			want = _grow(t, fr, mark, s + 1, seed, want, cur, qv,
-				     &cost);
+		if (t->family == TOPOML_TORUS && qv && fr && mark) {
+			/* no required node: the region's nodes and box from
+			 * the queue alone, cur only if more must be found */
+			bool listed = !in->nreq && occ;
+			int added = 0;
+
+			want = _grow(t, fr, mark, s + 1, seed, want,
+				     listed ? NULL : cur, qv, &cost, &added);
+			if (listed && want <= 0) {
+				long busy, vol = _bbox_q(t, qv, added, fr,
+							 occ, &bn, &busy);
+
+				cost += (busy << 44) + (vol << 24);
+				if (cost < best_cost) {
+					best_cost = cost;
+					for (int k = 0; k < added; k++)
+						bestv[k] = qv[k].node;
+					nbest = added;
+				}
+				continue;
+			}
+			for (int k = 0; listed && k < added; k++)
+				hwloc_bitmap_set(cur, qv[k].node);
+		}
 		/* torus: the nearest free nodes by rings of equal distance
 		 * round the seed (a breadth-first search over every cell),
 		 * node order within a ring, as the sort below gives them */
@@ -1512,6 +1579,7 @@ int topoml__place_compact(const struct place_in *in,
 		if (want <= 0 && cost < best_cost) {
 			best_cost = cost;
 			hwloc_bitmap_copy(best, cur);
+			nbest = -1;
 		}
 		if (in->nreq)
 			break;
@@ -1520,9 +1588,16 @@ int topoml__place_compact(const struct place_in *in,
 		snprintf(why, whylen, "not enough free nodes");
 		goto out;
 	}
+	if (nbest >= 0) {	/* a region of the queue */
+		hwloc_bitmap_zero(best);
+		for (int k = 0; k < nbest; k++)
+			hwloc_bitmap_set(best, bestv[k]);
+	}
 	rc = topoml__placement_from_set(t, best, out);
 out:
 	topoml__psum_free(&bn);
+	free(occ);
+	free(bestv);
 	free(qv);
 	free(fr);
 	free(mark);
