@@ -396,6 +396,44 @@ static int _fit_max(const struct grid *g, const int *s)
 	return m;
 }
 
+/* Is every cell on the faces of the box at o of sides s busy (a mesh
+ * edge counts as busy): its fit the most a box of s can have? */
+static bool _enclosed(const struct grid *g, const int o[3], const int s[3])
+{
+	const int *d = g->d;
+	size_t st[3] = { 1, (size_t)d[0], (size_t)d[0] * d[1] };
+
+	for (int k = 0; k < 3; k++) {
+		int i = k ? 0 : 1, j = k == 2 ? 1 : 2;
+
+		if (g->w[k] && s[k] >= d[k])
+			continue;	/* wraps onto itself: no face */
+		for (int side = 0; side < 2; side++) {
+			int pos = side ? o[k] + s[k] : o[k] - 1;
+
+			if (g->w[k])
+				pos += pos < 0 ? d[k] : pos >= d[k] ? -d[k] : 0;
+			else if (pos < 0 || pos >= d[k])
+				continue;	/* the mesh edge */
+			for (int a = 0; a < s[i]; a++) {
+				int ci = o[i] + a;
+				size_t at;
+
+				ci -= ci >= d[i] ? d[i] : 0;
+				at = pos * st[k] + ci * st[i];
+				for (int b = 0; b < s[j]; b++) {
+					int cj = o[j] + b;
+
+					cj -= cj >= d[j] ? d[j] : 0;
+					if (!g->busy[at + cj * st[j]])
+						return false;
+				}
+			}
+		}
+	}
+	return true;
+}
+
 /* Box origins along axis ax for a side of s. */
 static int _lim(const struct grid *g, int ax, int s)
 {
@@ -502,6 +540,9 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 	 * busy count of every origin by sliding sums instead */
 	const int *win = !rows_test && g->busy && !_win_busy(g, sh->s) ?
 			 g->win[0] : NULL;
+	/* can this shape's boxes have the most fit of the group? */
+	bool efit = g->early_fit && g->busy &&
+		    _fit_max(g, sh->s) == g->early_fit;
 
 	for (int d = 0; d < 3; d++) {
 		lim[d] = _lim(g, d, sh->s[d]);
@@ -561,26 +602,27 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 					topoml__torus_wrap(&g->shadow, o,
 							 sh->s) : 0;
 				cv[cnt].sh = -1;
-				cv[cnt].brk = b ? 0 : _breaks(g, o, sh);
 				cv[cnt].align = 0;
 				for (int d = 0; d < 3; d++)
 					cv[cnt].align += o[d] % sh->s[d] == 0;
+				/* looking for a hit: the blocks broken (the
+				 * dearer key) later, for all but a hit */
+				cv[cnt].brk = b ? 0 : g->early_fit ? -1 :
+					      _breaks(g, o, sh);
 				cnt++;
 				if (g->early_fit && !b && !cv[cnt - 1].shadow &&
-				    !cv[cnt - 1].brk && cv[cnt - 1].align == 3) {
-					/* the fit the pick would compute */
-					struct topoml_torus_cand *c =
-						&cv[cnt - 1].box;
-
-					c->fit = topoml__torus_contact(
-						&g->cells.busy, g->d, g->w,
-						o, sh->s);
-					if (c->fit == g->early_fit) {
-						g->early_hit = true;
-						free(ok);
-						*nc = cnt;
-						return cv;
-					}
+				    cv[cnt - 1].align == 3 && efit &&
+				    _enclosed(g, o, sh->s) &&
+				    !(cv[cnt - 1].brk = _breaks(g, o, sh))) {
+					/* busy all round: the fit the pick
+					 * would compute, the most there is;
+					 * the pick's choice, alone */
+					cv[cnt - 1].box.fit = g->early_fit;
+					cv[0] = cv[cnt - 1];
+					g->early_hit = true;
+					free(ok);
+					*nc = 1;
+					return cv;
 				}
 			}
 		}
@@ -717,6 +759,7 @@ static int _grid_init(struct grid *g, const topoml_topo_t *t,
 	g->run = _runs(g, busy, &g->rowmax);
 	rc = topoml__torus_cells_of(&g->cells, t, busy, required, nreq);
 	g->busy = busy;
+	g->cells.cell = busy;
 	return rc;
 }
 
@@ -1070,7 +1113,8 @@ int topoml__place_torus(const struct place_in *in,
 
 				cv = _origins(&g, &sv[gend], in->n, in->nreq,
 					      false, false, cv, &nc);
-				for (int j = m; j < nc; j++)
+				/* a hit: alone, first in the list */
+				for (int j = g.early_hit ? 0 : m; j < nc; j++)
 					cv[j].sh = gend;
 				gend++;
 			}
@@ -1080,6 +1124,11 @@ int topoml__place_torus(const struct place_in *in,
 			       sv[gend].per == sv[i].per &&
 			       sv[gend].spread == sv[i].spread)
 				gend++;
+			/* the blocks broken, left for after the scan */
+			for (int j = 0; !g.early_hit && j < nc; j++)
+				if (cv[j].brk < 0)
+					cv[j].brk = _breaks(&g, cv[j].box.o,
+							    &sv[cv[j].sh]);
 			g.early_fit = 0;
 			/* best origin first, by repeated selection (a small
 			 * job has thousands of origins, attempts are few): the

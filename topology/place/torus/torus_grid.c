@@ -223,6 +223,47 @@ int topoml__torus_contact(const struct topoml_psum *busy, const int d[3],
 	return c;
 }
 
+int topoml__torus_fit(const struct topoml_torus_cells *c, const int d[3],
+		      const bool w[3], const int o[3], const int s[3])
+{
+	int n = 0;
+
+	/* a face of up to a few cells: read them, not eight prefix sums */
+	if (!c->cell || s[0] * s[1] + s[1] * s[2] + s[0] * s[2] > 32)
+		return topoml__torus_contact(&c->busy, d, w, o, s);
+	for (int k = 0; k < 3; k++) {
+		int i = k ? 0 : 1, j = k == 2 ? 1 : 2;
+		size_t st[3] = { 1, (size_t)d[0], (size_t)d[0] * d[1] };
+
+		if (w[k] && s[k] >= d[k])
+			continue;	/* wraps onto itself: no face */
+		for (int side = 0; side < 2; side++) {
+			int pos = side ? o[k] + s[k] : o[k] - 1;
+
+			if (w[k]) {
+				pos += pos < 0 ? d[k] : pos >= d[k] ? -d[k] : 0;
+			} else if (pos < 0 || pos >= d[k]) {
+				n += s[i] * s[j];	/* the mesh edge */
+				continue;
+			}
+			for (int a = 0; a < s[i]; a++) {
+				int ci = o[i] + a;
+				size_t at;
+
+				ci -= ci >= d[i] ? d[i] : 0;
+				at = pos * st[k] + ci * st[i];
+				for (int b = 0; b < s[j]; b++) {
+					int cj = o[j] + b;
+
+					cj -= cj >= d[j] ? d[j] : 0;
+					n += c->cell[at + cj * st[j]];
+				}
+			}
+		}
+	}
+	return n;
+}
+
 static inline struct topoml_torus_cand *_cand(void *cv, size_t size, int i)
 {
 	return (struct topoml_torus_cand *)((char *)cv + (size_t)i * size);
@@ -291,8 +332,7 @@ int topoml__torus_pick(const topoml_topo_t *t,
 		if (c->taken || (r->before && r->before(c, best)))
 			continue;
 		if (c->fit < 0)
-			c->fit = topoml__torus_contact(&cells->busy, d, w,
-						       c->o, c->s);
+			c->fit = topoml__torus_fit(cells, d, w, c->o, c->s);
 		if (_cand_cmp(r, c, best) < 0) {
 			best = c;
 			k = j;

@@ -56,6 +56,9 @@ struct topoml_torus_cells {
 	struct topoml_psum busy;	/* not a free node: busy or a hole */
 	struct topoml_psum req;		/* the job's required nodes */
 	int nreq;			/* 0: none (req unused) */
+	/* busy's cells themselves (1: not a free node), or NULL: the fit
+	 * of a small box from them (topoml__torus_fit) */
+	const char *cell;
 };
 
 /* required may be NULL when nreq is 0.  0, or -1 when out of memory. */
@@ -109,6 +112,11 @@ int topoml__torus_free_box(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
  */
 int topoml__torus_contact(const struct topoml_psum *busy, const int d[3],
 			  const bool w[3], const int o[3], const int s[3]);
+
+/* topoml__torus_contact on c's busy cells: the same count, cell by cell
+ * for a small box when c has its cells. */
+int topoml__torus_fit(const struct topoml_torus_cells *c, const int d[3],
+		      const bool w[3], const int o[3], const int s[3]);
 
 /*
  * One candidate box of a search, from either source of shapes: topoml's
