@@ -1124,7 +1124,32 @@ int topoml__place_torus(const struct place_in *in,
 			       sv[gend].per == sv[i].per &&
 			       sv[gend].spread == sv[i].spread)
 				gend++;
-			/* the blocks broken, left for after the scan */
+			/* No hit: the blocks broken, left for after the scan.
+			 * Every candidate is all free (exact boxes); when one
+			 * outside every shadow, aligned on all three axes,
+			 * breaks no block, the best keys before the fit are
+			 * those, and the pick chooses among them alone: only
+			 * those aligned need the blocks counted. */
+			if (g.early_fit && !g.early_hit) {
+				bool zero = false;
+				int m = 0;
+
+				for (int j = 0; j < nc; j++) {
+					if (cv[j].shadow || cv[j].align < 3)
+						continue;
+					if (cv[j].brk < 0)
+						cv[j].brk = _breaks(&g,
+							cv[j].box.o,
+							&sv[cv[j].sh]);
+					zero |= !cv[j].brk;
+				}
+				for (int j = 0; zero && j < nc; j++)
+					if (!cv[j].busy && !cv[j].shadow &&
+					    cv[j].align == 3 && !cv[j].brk)
+						cv[m++] = cv[j];
+				if (zero)
+					nc = m;
+			}
 			for (int j = 0; !g.early_hit && j < nc; j++)
 				if (cv[j].brk < 0)
 					cv[j].brk = _breaks(&g, cv[j].box.o,
