@@ -555,6 +555,10 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 			int z2 = (z + sh->s[2] - 1) % g->d[2];
 			const int *rows[4] = { NULL };
 
+			/* the origin's sides on the shape's grid, y and z
+			 * (align), once per row */
+			int ayz = (y % sh->s[1] == 0) + (z % sh->s[2] == 0);
+
 			/* a row without a long enough run: no origin */
 			if (ok && !ok[y + (size_t)g->d[1] * z])
 				continue;
@@ -602,9 +606,8 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 					topoml__torus_wrap(&g->shadow, o,
 							 sh->s) : 0;
 				cv[cnt].sh = -1;
-				cv[cnt].align = 0;
-				for (int d = 0; d < 3; d++)
-					cv[cnt].align += o[d] % sh->s[d] == 0;
+				cv[cnt].align = ayz + (sh->s[0] == 1 ||
+						       x % sh->s[0] == 0);
 				/* looking for a hit: the blocks broken (the
 				 * dearer key) later, for all but a hit */
 				cv[cnt].brk = b ? 0 : g->early_fit ? -1 :
