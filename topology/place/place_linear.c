@@ -288,16 +288,24 @@ int topoml__place_curve(const struct place_in *in,
 	const uint64_t *pos;
 	const int *node = topoml__torus_curve(t, &pos);
 	int *pre = NULL;
+	unsigned long *words;
 
 	if (n < 1 || (n & (n - 1)) || n > nn || !node)
 		goto run;
 	pre = malloc((nn + 1) * sizeof(int));
 	if (!pre)
 		goto run;
-	/* pre[i]: free nodes among the first i along the curve */
+	/* pre[i]: free nodes among the first i along the curve (the free
+	 * set's words once, not hwloc_bitmap_isset() per node) */
 	pre[0] = 0;
+	words = malloc(((nn + 63) / 64) * sizeof(*words));
+	for (int k = 0; words && k < (nn + 63) / 64; k++)
+		words[k] = hwloc_bitmap_to_ith_ulong(in->avail, k);
 	for (int i = 0; i < nn; i++)
-		pre[i + 1] = pre[i] + hwloc_bitmap_isset(in->avail, node[i]);
+		pre[i + 1] = pre[i] + (words ?
+			     (int)(words[node[i] >> 6] >> (node[i] & 63) & 1) :
+			     hwloc_bitmap_isset(in->avail, node[i]));
+	free(words);
 	for (int i = 0; i + n <= nn;) {
 		uint64_t st = pos[i] / n * n, blk = n;
 
