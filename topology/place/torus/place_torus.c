@@ -1375,20 +1375,24 @@ out:
 struct bq {
 	int node, d;
 	int c[3];
+	int pos;	/* its cell */
 };
 
-static int _grow(const topoml_topo_t *t, const char *fr, int *mark,
+static int _grow(const topoml_topo_t *t, const char *cb, int *mark,
 		 int stamp, int seed, int want, hwloc_bitmap_t cur,
 		 struct bq *q, long *cost, int *added)
 {
+	const int *dim = t->dims;
+	const int st[3] = { 1, dim[0], dim[0] * dim[1] };
 	int head = 0, tail = 0;
 
-	/* mark[v] == stamp: v was queued in this search (stamps, not a
-	 * cleared set per seed) */
+	/* mark[cell] == stamp: queued in this search (stamps, not a
+	 * cleared set per seed); cb[cell]: not a free node */
 	q[tail].node = seed;
 	memcpy(q[tail].c, t->nodes[seed].coord, sizeof(q[tail].c));
+	q[tail].pos = topoml__torus_pos(t, q[tail].c);
 	q[tail++].d = 0;
-	mark[seed] = stamp;
+	mark[q[0].pos] = stamp;
 	while (head < tail && want > 0) {
 		const struct bq *x = &q[head++];
 
@@ -1402,21 +1406,23 @@ static int _grow(const topoml_topo_t *t, const char *fr, int *mark,
 		}
 		for (int d = 0; d < 3; d++)
 			for (int dir = -1; dir <= 1; dir += 2) {
-				int nc[3] = { x->c[0], x->c[1], x->c[2] }, nb;
+				int c = x->c[d] + dir, p = x->pos + dir * st[d];
 
-				nc[d] += dir;
-				if (nc[d] < 0 || nc[d] >= t->dims[d]) {
+				if (c < 0 || c >= dim[d]) {
 					if (!t->wrap[d])
 						continue;
-					nc[d] = (nc[d] + t->dims[d]) %
-						t->dims[d];
+					/* round the torus */
+					p += c < 0 ? dim[d] * st[d] :
+					     -dim[d] * st[d];
+					c += c < 0 ? dim[d] : -dim[d];
 				}
-				nb = t->coord_node[topoml__torus_pos(t, nc)];
-				if (nb < 0 || mark[nb] == stamp || !fr[nb])
+				if (mark[p] == stamp || cb[p])
 					continue;
-				mark[nb] = stamp;
-				q[tail].node = nb;
-				memcpy(q[tail].c, nc, sizeof(nc));
+				mark[p] = stamp;
+				q[tail] = *x;
+				q[tail].c[d] = c;
+				q[tail].pos = p;
+				q[tail].node = t->coord_node[p];
 				q[tail++].d = x->d + 1;
 			}
 	}
@@ -1540,7 +1546,7 @@ int topoml__place_compact(const struct place_in *in,
 			  size_t whylen)
 {
 	const topoml_topo_t *t = in->t;
-	int nfree = hwloc_bitmap_weight(in->avail), nseeds, step, v, i = 0;
+	int nfree = hwloc_bitmap_weight(in->avail), nseeds, step, i = 0;
 	int *fl = malloc((nfree ? nfree : 1) * sizeof(int));
 	struct dn *dv = malloc((nfree ? nfree : 1) * sizeof(*dv));
 	hwloc_bitmap_t best = hwloc_bitmap_alloc(), cur = hwloc_bitmap_alloc();
@@ -1548,9 +1554,11 @@ int topoml__place_compact(const struct place_in *in,
 	/* free flags and search stamps by node: the searches read them
 	 * millions of times */
 	char *fr = calloc(t->nnodes ? t->nnodes : 1, 1);
-	int *mark = calloc(t->nnodes ? t->nnodes : 1, sizeof(int));
 	size_t cells = t->family == TOPOML_TORUS ?
 		       (size_t)t->dims[0] * t->dims[1] * t->dims[2] : 0;
+	/* by cell: search stamps, and not a free node (_grow) */
+	int *mark = cells ? calloc(cells, sizeof(int)) : NULL;
+	char *cb = cells ? malloc(cells) : NULL;
 	int *lay = cells ? calloc(cells, sizeof(int)) : NULL;
 	int *nbuf = cells ? malloc(3 * cells * sizeof(int)) : NULL;
 	long best_cost = LONG_MAX;
@@ -1567,20 +1575,29 @@ int topoml__place_compact(const struct place_in *in,
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
-	hwloc_bitmap_foreach_begin(v, in->avail)
-		fl[i++] = v;
-	hwloc_bitmap_foreach_end();
+	/* the free nodes in order, by the set's words */
+	for (int k = 0; k * 64 < t->nnodes; k++) {
+		unsigned long w = hwloc_bitmap_to_ith_ulong(in->avail, k);
+
+		for (int b = 0; w && b < 64; b++, w >>= 1)
+			if ((w & 1) && k * 64 + b < t->nnodes)
+				fl[i++] = k * 64 + b;
+	}
+	nfree = i;
 	for (int k = 0; fr && k < nfree; k++)
 		fr[fl[k]] = 1;
-	/* other jobs' nodes per cell, summed: each seed's bounding box
-	 * counts them in O(1), not cell by cell */
-	if (cells && fr) {
+	/* per cell: not a free node (the regions grow through the others),
+	 * and other jobs' nodes, summed: each seed's bounding box counts
+	 * them in O(1), not cell by cell */
+	if (cells && fr && cb) {
 		char *c = malloc(cells);
 
-		for (size_t p = 0; c && p < cells; p++) {
+		for (size_t p = 0; p < cells; p++) {
 			int n = t->coord_node[p];
 
-			c[p] = n >= 0 && !fr[n];
+			cb[p] = n < 0 || !fr[n];
+			if (c)
+				c[p] = n >= 0 && !fr[n];
 		}
 		if (c)
 			(void)topoml__torus_psum_cells(&bn, t->dims, c);
@@ -1600,13 +1617,13 @@ int topoml__place_compact(const struct place_in *in,
 		hwloc_bitmap_copy(cur, in->required);
 		/* torus: grow a connected region through free neighbours,
 		 * breadth first (a ring through it steps one hop at a time) */
-		if (t->family == TOPOML_TORUS && qv && fr && mark) {
+		if (t->family == TOPOML_TORUS && qv && fr && mark && cb) {
 			/* no required node: the region's nodes and box from
 			 * the queue alone, cur only if more must be found */
 			bool listed = !in->nreq && occ;
 			int added = 0;
 
-			want = _grow(t, fr, mark, s + 1, seed, want,
+			want = _grow(t, cb, mark, s + 1, seed, want,
 				     listed ? NULL : cur, qv, &cost, &added);
 			if (listed && want <= 0) {
 				long busy, vol = _bbox_q(t, qv, added, fr,
@@ -1678,6 +1695,7 @@ out:
 	free(qv);
 	free(fr);
 	free(mark);
+	free(cb);
 	free(lay);
 	free(nbuf);
 	free(fl);
