@@ -49,7 +49,10 @@ struct grid {
 	int *run;		/* free cells from each cell on along x */
 	int *rowmax;		/* per row (y, z): its longest run */
 	char *busy;		/* per cell: 1 not a free node */
-	int *win[2];		/* _win_busy's sums (and its buffer) */
+	/* _win_busy's sums, and its passes along x (first side wa) and
+	 * then y (second side wb; 0: none yet) */
+	int *win[3];
+	int wa, wb;
 	/* per size 2^k: the aligned blocks of that side, 1 = all free
 	 * (_blocks_free; built on first use) */
 	char *blk[7];
@@ -444,40 +447,48 @@ static int _lim(const struct grid *g, int ax, int s)
  * The busy cells of the box of sides s at every origin (below _lim on
  * each axis) into g->win[0]: sliding sums along x, then y, then z, the
  * counts the prefix sums give, for all origins in O(cells) of reads in
- * memory order (a prefix sum per origin reads eight scattered cells).
- * -1: out of memory.
+ * memory order (a prefix sum per origin reads eight scattered cells);
+ * the passes along x and y kept for the next shape with the same first
+ * sides.  -1: out of memory.
  */
 static int _win_busy(struct grid *g, const int s[3])
 {
 	int X = g->d[0], Y = g->d[1], Z = g->d[2], lim[3];
 	size_t XY = (size_t)X * Y, vol = XY * Z;
-	int *a, *b;
+	int *a, *b, *o3;
 
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 3; k++)
 		if (!g->win[k] && !(g->win[k] = malloc((vol ? vol : 1) *
 							sizeof(int))))
 			return -1;
+	o3 = g->win[0];
 	a = g->win[1];
-	b = g->win[0];
+	b = g->win[2];
 	for (int d = 0; d < 3; d++)
 		lim[d] = _lim(g, d, s[d]);
-	/* along x, every row: a */
-	for (size_t row = 0; row < vol; row += X) {
+	/* along x, every row: a (kept while the shapes' first side is) */
+	for (size_t row = 0; g->wa != s[0] && row < vol; row += X) {
 		const char *c = g->busy + row;
-		int *o = a + row, sum = 0;
+		int *o = a + row, sum = 0, x;
 
 		for (int i = 0; i < s[0]; i++)
 			sum += c[i];
 		o[0] = sum;
-		for (int x = 1; x < lim[0]; x++) {
-			int e = x + s[0] - 1;
-
-			sum += c[e >= X ? e - X : e] - c[x - 1];
+		for (x = 1; x < lim[0] && x + s[0] <= X; x++) {
+			sum += c[x + s[0] - 1] - c[x - 1];
+			o[x] = sum;
+		}
+		for (; x < lim[0]; x++) {	/* round the end */
+			sum += c[x + s[0] - 1 - X] - c[x - 1];
 			o[x] = sum;
 		}
 	}
-	/* along y, whole x-rows at once: b */
-	for (int z = 0; z < Z; z++) {
+	if (g->wa != s[0])
+		g->wb = 0;
+	g->wa = s[0];
+	/* along y, whole x-rows at once: b (kept while the first two
+	 * sides are) */
+	for (int z = 0; g->wb != s[1] && z < Z; z++) {
 		const int *in = a + z * XY;
 		int *out = b + z * XY;
 
@@ -496,9 +507,10 @@ static int _win_busy(struct grid *g, const int s[3])
 				o[x] = prev[x] + add[x] - sub[x];
 		}
 	}
-	/* along z, whole planes: a, then swapped into win[0] */
+	g->wb = s[1];
+	/* along z, whole planes: o3 */
 	for (int y = 0; y < lim[1]; y++) {
-		int *o = a + (size_t)y * X;
+		int *o = o3 + (size_t)y * X;
 
 		memset(o, 0, lim[0] * sizeof(int));
 		for (int i = 0; i < s[2]; i++)
@@ -509,8 +521,8 @@ static int _win_busy(struct grid *g, const int s[3])
 		int e = z + s[2] - 1;
 		const int *add = b + (size_t)(e >= Z ? e - Z : e) * XY;
 		const int *sub = b + (size_t)(z - 1) * XY;
-		const int *prev = a + (size_t)(z - 1) * XY;
-		int *o = a + (size_t)z * XY;
+		const int *prev = o3 + (size_t)(z - 1) * XY;
+		int *o = o3 + (size_t)z * XY;
 
 		for (int y = 0; y < lim[1]; y++)
 			for (int x = 0; x < lim[0]; x++) {
@@ -519,8 +531,6 @@ static int _win_busy(struct grid *g, const int s[3])
 				o[at] = prev[at] + add[at] - sub[at];
 			}
 	}
-	g->win[0] = a;
-	g->win[1] = b;
 	return 0;
 }
 
@@ -773,8 +783,8 @@ static void _grid_free(struct grid *g)
 	free(g->run);
 	free(g->rowmax);
 	free(g->busy);
-	free(g->win[0]);
-	free(g->win[1]);
+	for (int k = 0; k < 3; k++)
+		free(g->win[k]);
 	for (int k = 0; k < 7; k++)
 		free(g->blk[k]);
 }
