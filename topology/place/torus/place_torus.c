@@ -86,6 +86,9 @@ struct tcand {
 
 static void _or_hilbert(const struct place_in *in,
 			struct topoml_placement *out, bool ring_only);
+static int _compact(const struct place_in *in, struct topoml_placement *out,
+		    char *why, size_t whylen, const char *gcb,
+		    const struct topoml_psum *gbn);
 static void _best_ring(const topoml_topo_t *t, int *nodes, int n);
 
 /*
@@ -1197,7 +1200,11 @@ int topoml__place_torus(const struct place_in *in,
 	}
 	/* 4: no box: the most compact free set (attempts 0 only). */
 	if (in->req->attempt == found) {
-		rc = topoml__place_compact(in, out, why, whylen);
+		/* the grid's cells; its busy sums count other jobs' nodes
+		 * when every cell holds a node */
+		rc = _compact(in, out, why, whylen, g.busy,
+			      t->nnodes == vol && g.cells.busy.p ?
+			      &g.cells.busy : NULL);
 		if (!rc)
 			_or_hilbert(in, out, !exact_shape);
 		goto out;
@@ -1555,6 +1562,18 @@ int topoml__place_compact(const struct place_in *in,
 			  struct topoml_placement *out, char *why,
 			  size_t whylen)
 {
+	return _compact(in, out, why, whylen, NULL, NULL);
+}
+
+/*
+ * gcb: per cell not a free node of in->avail, and gbn: the prefix sums
+ * of other jobs' nodes per cell, when the caller has them (the box
+ * search's grid), else NULL: built here.
+ */
+static int _compact(const struct place_in *in, struct topoml_placement *out,
+		    char *why, size_t whylen, const char *gcb,
+		    const struct topoml_psum *gbn)
+{
 	const topoml_topo_t *t = in->t;
 	int nfree = hwloc_bitmap_weight(in->avail), nseeds, step, i = 0;
 	int *fl = malloc((nfree ? nfree : 1) * sizeof(int));
@@ -1568,7 +1587,7 @@ int topoml__place_compact(const struct place_in *in,
 		       (size_t)t->dims[0] * t->dims[1] * t->dims[2] : 0;
 	/* by cell: search stamps, and not a free node (_grow) */
 	int *mark = cells ? calloc(cells, sizeof(int)) : NULL;
-	char *cb = cells ? malloc(cells) : NULL;
+	char *cb = cells && !gcb ? malloc(cells) : NULL;
 	int *lay = cells ? calloc(cells, sizeof(int)) : NULL;
 	int *nbuf = cells ? malloc(3 * cells * sizeof(int)) : NULL;
 	long best_cost = LONG_MAX;
@@ -1599,19 +1618,25 @@ int topoml__place_compact(const struct place_in *in,
 	/* per cell: not a free node (the regions grow through the others),
 	 * and other jobs' nodes, summed: each seed's bounding box counts
 	 * them in O(1), not cell by cell */
-	if (cells && fr && cb) {
-		char *c = malloc(cells);
+	if (cells && fr && (cb || !gbn)) {
+		char *c = gbn ? NULL : malloc(cells);
 
 		for (size_t p = 0; p < cells; p++) {
 			int n = t->coord_node[p];
 
-			cb[p] = n < 0 || !fr[n];
+			if (cb)
+				cb[p] = n < 0 || !fr[n];
 			if (c)
 				c[p] = n >= 0 && !fr[n];
 		}
 		if (c)
 			(void)topoml__torus_psum_cells(&bn, t->dims, c);
 		free(c);
+	}
+	if (gcb) {
+		cb = (char *)gcb;
+		if (gbn)
+			bn = *gbn;
 	}
 	/* as many seeds as about 4M distance computations allow */
 	nseeds = nfree ? (1 << 22) / nfree : 0;
@@ -1699,6 +1724,11 @@ int topoml__place_compact(const struct place_in *in,
 	}
 	rc = topoml__placement_from_set(t, best, out);
 out:
+	if (gcb) {	/* the caller's */
+		cb = NULL;
+		if (gbn)
+			bn.p = NULL;
+	}
 	topoml__psum_free(&bn);
 	free(occ);
 	free(bestv);
