@@ -237,9 +237,10 @@ static int _tcand_key(const void *a, const void *b)
  * of one shape, shapes in their order */
 static const struct topoml_torus_rank _tcand_rank = { _tcand_key, NULL };
 
-/* Shapes of volume in [vmin, vmax], cube-like first. */
+/* Shapes of volume in [vmin, vmax], cube-like first; the first keep of
+ * them only (0: all). */
 static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
-			     int *ns)
+			     int keep, int *ns)
 {
 	struct shape *sv = NULL;
 	int n = 0;
@@ -271,8 +272,25 @@ static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
 							  a + b + c, mx - mn };
 			}
 		}
-	if (n)	/* qsort(NULL, 0, ...) is undefined */
+	if (keep > 0 && n > 4 * keep) {
+		/* the first keep of the order only (a large torus has
+		 * thousands of shapes and tries a few): the least, then the
+		 * least of the rest, ... (the order is total) */
+		for (int j = 0; j < keep; j++) {
+			int m = j;
+			struct shape tmp;
+
+			for (int k = j + 1; k < n; k++)
+				if (_shape_cmp(&sv[k], &sv[m]) < 0)
+					m = k;
+			tmp = sv[j];
+			sv[j] = sv[m];
+			sv[m] = tmp;
+		}
+		n = keep;
+	} else if (n) {	/* qsort(NULL, 0, ...) is undefined */
 		qsort(sv, n, sizeof(*sv), _shape_cmp);
+	}
 	*ns = n;
 	return sv;
 }
@@ -940,7 +958,7 @@ int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 	for (int d = 0; d < 3; d++)
 		maxd = g.d[d] > maxd ? g.d[d] : maxd;
 	vol = (size_t)g.d[0] * g.d[1] * g.d[2];
-	sv = _shapes(&g, n, n, &nsh);
+	sv = _shapes(&g, n, n, 0, &nsh);
 	f = malloc(vol * sizeof(*f));
 	mx = malloc(vol * sizeof(*mx));
 	mxy = malloc(vol * sizeof(*mxy));
@@ -1044,7 +1062,9 @@ int topoml__place_torus(const struct place_in *in,
 
 		if (phase < 2) {
 			free(sv);
-			sv = _shapes(&g, vmin, vmax, &nsh);
+			/* phases 1 and 2 try budget + 1 shapes at most */
+			sv = _shapes(&g, vmin, vmax, phase ? budget + 1 : 0,
+				     &nsh);
 		}
 		if (phase == 0)
 			exact_shape = nsh > 0;
