@@ -1409,13 +1409,15 @@ out:
  */
 /* breadth-first queue entry: the node, its depth and coordinates (read
  * here, not from the node table: a cache miss per node there) */
+#define MARK_BUSY 255
+
 struct bq {
 	int node, d;
 	int c[3];
 	int pos;	/* its cell */
 };
 
-static int _grow(const topoml_topo_t *t, const char *cb, int *mark,
+static int _grow(const topoml_topo_t *t, unsigned char *mark,
 		 int stamp, int seed, int want, hwloc_bitmap_t cur,
 		 struct bq *q, long *cost, int *added)
 {
@@ -1423,8 +1425,9 @@ static int _grow(const topoml_topo_t *t, const char *cb, int *mark,
 	const int st[3] = { 1, dim[0], dim[0] * dim[1] };
 	int head = 0, tail = 0;
 
-	/* mark[cell] == stamp: queued in this search (stamps, not a
-	 * cleared set per seed); cb[cell]: not a free node */
+	/* mark[cell] == stamp (1-254): queued in this search (stamps, not
+	 * a cleared set per seed); MARK_BUSY: not a free node.  A byte per
+	 * cell: the search is bound by these reads. */
 	q[tail].node = seed;
 	memcpy(q[tail].c, t->nodes[seed].coord, sizeof(q[tail].c));
 	q[tail].pos = topoml__torus_pos(t, q[tail].c);
@@ -1453,7 +1456,7 @@ static int _grow(const topoml_topo_t *t, const char *cb, int *mark,
 					     -dim[d] * st[d];
 					c += c < 0 ? dim[d] : -dim[d];
 				}
-				if (mark[p] == stamp || cb[p])
+				if (mark[p] == stamp || mark[p] == MARK_BUSY)
 					continue;
 				mark[p] = stamp;
 				q[tail] = *x;
@@ -1605,8 +1608,9 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 	char *fr = calloc(t->nnodes ? t->nnodes : 1, 1);
 	size_t cells = t->family == TOPOML_TORUS ?
 		       (size_t)t->dims[0] * t->dims[1] * t->dims[2] : 0;
-	/* by cell: search stamps, and not a free node (_grow) */
-	int *mark = cells ? calloc(cells, sizeof(int)) : NULL;
+	/* by cell: not a free node, and the regions' search stamps
+	 * (_grow) */
+	unsigned char *mark = cells ? malloc(cells) : NULL;
 	char *cb = cells && !gcb ? malloc(cells) : NULL;
 	int *lay = cells ? calloc(cells, sizeof(int)) : NULL;
 	int *nbuf = cells ? malloc(3 * cells * sizeof(int)) : NULL;
@@ -1658,6 +1662,8 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 		if (gbn)
 			bn = *gbn;
 	}
+	for (size_t p = 0; mark && cb && p < cells; p++)
+		mark[p] = cb[p] ? MARK_BUSY : 0;
 	/* as many seeds as about 4M distance computations allow */
 	nseeds = nfree ? (1 << 22) / nfree : 0;
 	nseeds = nseeds < 16 ? 16 : nseeds > 64 ? 64 : nseeds;
@@ -1678,7 +1684,7 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 			bool listed = !in->nreq && occ;
 			int added = 0;
 
-			want = _grow(t, cb, mark, s + 1, seed, want,
+			want = _grow(t, mark, s + 1, seed, want,
 				     listed ? NULL : cur, qv, &cost, &added);
 			if (listed && want <= 0) {
 				long busy, vol = _bbox_q(t, qv, added, fr,
