@@ -470,11 +470,11 @@ static int _lim(const struct grid *g, int ax, int s)
  * counts the prefix sums give, for all origins in O(cells) of reads in
  * memory order (a prefix sum per origin reads eight scattered cells);
  * the passes along x and y kept for the next shape with the same first
- * sides.  -1: out of memory.
+ * sides; the least of them in *least.  -1: out of memory.
  */
-static int _win_busy(struct grid *g, const int s[3])
+static int _win_busy(struct grid *g, const int s[3], int *least)
 {
-	int X = g->d[0], Y = g->d[1], Z = g->d[2], lim[3];
+	int X = g->d[0], Y = g->d[1], Z = g->d[2], lim[3], mn = INT_MAX;
 	size_t XY = (size_t)X * Y, vol = XY * Z;
 	int *a, *b, *o3;
 
@@ -538,6 +538,10 @@ static int _win_busy(struct grid *g, const int s[3])
 			for (int x = 0; x < lim[0]; x++)
 				o[x] += b[i * XY + (size_t)y * X + x];
 	}
+	for (int y = 0; y < lim[1]; y++)
+		for (int x = 0; x < lim[0]; x++)
+			mn = o3[(size_t)y * X + x] < mn ?
+			     o3[(size_t)y * X + x] : mn;
 	for (int z = 1; z < lim[2]; z++) {
 		int e = z + s[2] - 1;
 		const int *add = b + (size_t)(e >= Z ? e - Z : e) * XY;
@@ -550,8 +554,10 @@ static int _win_busy(struct grid *g, const int s[3])
 				size_t at = (size_t)y * X + x;
 
 				o[at] = prev[at] + add[at] - sub[at];
+				mn = o[at] < mn ? o[at] : mn;
 			}
 	}
+	*least = mn;
 	return 0;
 }
 
@@ -569,8 +575,9 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 	char *ok = rows_test && !aligned ? _rows_ok(g, sh) : NULL;
 	/* boxes holding n free nodes, not all free: no run shortcut, the
 	 * busy count of every origin by sliding sums instead */
-	const int *win = !rows_test && g->busy && !_win_busy(g, sh->s) ?
-			 g->win[0] : NULL;
+	int least = 0;
+	const int *win = !rows_test && g->busy &&
+			 !_win_busy(g, sh->s, &least) ? g->win[0] : NULL;
 	/* can this shape's boxes have the most fit of the group? */
 	bool efit = g->early_fit && g->busy &&
 		    _fit_max(g, sh->s) == g->early_fit;
@@ -579,6 +586,9 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 		lim[d] = _lim(g, d, sh->s[d]);
 		st[d] = aligned ? sh->s[d] : 1;
 	}
+	/* no origin holds n free nodes: none to scan */
+	if (win && sh->vol - least < n)
+		lim[2] = 0;
 	for (int z = 0; z < lim[2]; z += st[2])
 		for (int y = 0; y < lim[1]; y += st[1]) {
 			size_t dx = g->d[0], dxy = dx * g->d[1];
