@@ -64,6 +64,7 @@ struct grid {
 	 * so: _origins stops there (early_hit); 0: scan every origin */
 	int early_fit;
 	bool early_hit;
+	bool early_zero;	/* one of the best keys before the fit seen */
 };
 
 struct shape {
@@ -633,41 +634,62 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 				if (nreq && topoml__torus_wrap(&g->cells.req, o,
 							     sh->s) < nreq)
 					continue;
+				struct tcand c = {
+					.box = { .o = { x, y, z }, .s = sh->s,
+						 .fit = -1 },
+					.busy = b, .sh = -1 };
+
+				c.shadow = g->shadow.p ?
+					   topoml__torus_wrap(&g->shadow, o,
+							      sh->s) : 0;
+				c.align = ayz + (sh->s[0] == 1 ||
+						 x % sh->s[0] == 0);
+				/* looking for a hit: the blocks broken (the
+				 * dearer key) later, but at once for those of
+				 * the best keys otherwise */
+				c.brk = b ? 0 : g->early_fit ? -1 :
+					_breaks(g, o, sh);
+				if (g->early_fit && !b && !c.shadow &&
+				    c.align == 3) {
+					bool enc = efit &&
+						   _enclosed(g, o, sh->s);
+
+					if (enc || !g->early_zero)
+						c.brk = _breaks(g, o, sh);
+					g->early_zero |= !c.brk;
+					if (enc && !c.brk) {
+						/* busy all round: the fit the
+						 * pick would compute, the most
+						 * there is; the pick's choice,
+						 * alone */
+						if (!cnt && topoml__grow(
+							(void **)&cv, 0,
+							sizeof(*cv))) {
+							free(ok);
+							*nc = 0;
+							return cv;
+						}
+						c.box.fit = g->early_fit;
+						cv[0] = c;
+						g->early_hit = true;
+						free(ok);
+						*nc = 1;
+						return cv;
+					}
+				}
+				/* with one of the best keys (early_zero) only
+				 * those can be chosen: no others kept (the
+				 * blocks of those aligned counted later) */
+				if (g->early_zero && (b || c.shadow ||
+						      c.align < 3 || c.brk > 0))
+					continue;
 				if (topoml__grow((void **)&cv, cnt,
 						sizeof(*cv))) {
 					free(ok);
 					*nc = cnt;
 					return cv;
 				}
-				cv[cnt].box = (struct topoml_torus_cand){
-					.o = { x, y, z }, .s = sh->s,
-					.fit = -1 };
-				cv[cnt].busy = b;
-				cv[cnt].shadow = g->shadow.p ?
-					topoml__torus_wrap(&g->shadow, o,
-							 sh->s) : 0;
-				cv[cnt].sh = -1;
-				cv[cnt].align = ayz + (sh->s[0] == 1 ||
-						       x % sh->s[0] == 0);
-				/* looking for a hit: the blocks broken (the
-				 * dearer key) later, for all but a hit */
-				cv[cnt].brk = b ? 0 : g->early_fit ? -1 :
-					      _breaks(g, o, sh);
-				cnt++;
-				if (g->early_fit && !b && !cv[cnt - 1].shadow &&
-				    cv[cnt - 1].align == 3 && efit &&
-				    _enclosed(g, o, sh->s) &&
-				    !(cv[cnt - 1].brk = _breaks(g, o, sh))) {
-					/* busy all round: the fit the pick
-					 * would compute, the most there is;
-					 * the pick's choice, alone */
-					cv[cnt - 1].box.fit = g->early_fit;
-					cv[0] = cv[cnt - 1];
-					g->early_hit = true;
-					free(ok);
-					*nc = 1;
-					return cv;
-				}
+				cv[cnt++] = c;
 			}
 		}
 	free(ok);
@@ -1124,6 +1146,7 @@ int topoml__place_torus(const struct place_in *in,
 				       sv[gl].spread == sv[i].spread)
 					gl++;
 				g.early_hit = false;
+				g.early_zero = false;
 				g.early_fit = 0;
 				for (int k = i; k < gl; k++) {
 					int m = _fit_max(&g, sv[k].s);
