@@ -1662,12 +1662,13 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 		goto out;
 	}
 	/* the free nodes in order, by the set's words */
-	for (int k = 0; k * 64 < t->nnodes; k++) {
+	for (int k = 0, bpl = sizeof(unsigned long) * CHAR_BIT;
+	     k * bpl < t->nnodes; k++) {
 		unsigned long w = hwloc_bitmap_to_ith_ulong(in->avail, k);
 
-		for (int b = 0; w && b < 64; b++, w >>= 1)
-			if ((w & 1) && k * 64 + b < t->nnodes)
-				fl[i++] = k * 64 + b;
+		for (int b = 0; w && b < bpl; b++, w >>= 1)
+			if ((w & 1) && k * bpl + b < t->nnodes)
+				fl[i++] = k * bpl + b;
 	}
 	nfree = i;
 	for (int k = 0; fr && k < nfree; k++)

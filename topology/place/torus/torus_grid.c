@@ -4,7 +4,7 @@
  * tight-fit metric of a box and the choice among candidate boxes by it.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#include <stdint.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,8 +16,9 @@ void topoml__torus_marks(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 	size_t n = (size_t)t->dims[0] * t->dims[1] * t->dims[2];
 	/* the set's words once, not hwloc_bitmap_isset() per cell: this runs
 	 * on every placement, over every cell of the torus */
-	unsigned nw = set ? (unsigned)(t->nnodes + 63) / 64 : 0;
-	uint64_t *w = nw ? malloc(nw * sizeof(*w)) : NULL;
+	const unsigned bpl = sizeof(unsigned long) * CHAR_BIT;
+	unsigned nw = set ? ((unsigned)t->nnodes + bpl - 1) / bpl : 0;
+	unsigned long *w = nw ? malloc(nw * sizeof(*w)) : NULL;
 
 	for (unsigned k = 0; w && k < nw; k++)
 		w[k] = hwloc_bitmap_to_ith_ulong(set, k);
@@ -26,7 +27,8 @@ void topoml__torus_marks(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 			int v = t->coord_node[p];
 
 			cell[p] = v < 0 ? hole :
-				  w[v >> 6] >> (v & 63) & 1 ? in : out;
+				  w[(unsigned)v / bpl] >> ((unsigned)v % bpl) &
+				  1 ? in : out;
 		}
 	} else {
 		for (size_t p = 0; p < n; p++) {
