@@ -328,6 +328,10 @@ int topoml__place_curve(const struct place_in *in,
 			best = i;
 			bestblk = blk;
 		}
+		/* a window in no larger free one: none can fit better, and
+		 * ties keep the first */
+		if (bestblk == (uint64_t)n)
+			break;
 		i += n;
 	}
 	if (best >= 0) {
