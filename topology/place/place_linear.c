@@ -10,6 +10,7 @@
  * as Slurm's (loops, tie-breaks), CPU counts reduced to node counts.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -288,16 +289,26 @@ int topoml__place_curve(const struct place_in *in,
 	const uint64_t *pos;
 	const int *node = topoml__torus_curve(t, &pos);
 	int *pre = NULL;
+	unsigned long *words;
+	const int bpl = sizeof(unsigned long) * CHAR_BIT;
 
 	if (n < 1 || (n & (n - 1)) || n > nn || !node)
 		goto run;
 	pre = malloc((nn + 1) * sizeof(int));
 	if (!pre)
 		goto run;
-	/* pre[i]: free nodes among the first i along the curve */
+	/* pre[i]: free nodes among the first i along the curve (the free
+	 * set's words once, not hwloc_bitmap_isset() per node) */
 	pre[0] = 0;
+	words = malloc(((nn + bpl - 1) / bpl) * sizeof(*words));
+	for (int k = 0; words && k < (nn + bpl - 1) / bpl; k++)
+		words[k] = hwloc_bitmap_to_ith_ulong(in->avail, k);
 	for (int i = 0; i < nn; i++)
-		pre[i + 1] = pre[i] + hwloc_bitmap_isset(in->avail, node[i]);
+		pre[i + 1] = pre[i] + (words ?
+			     (int)(words[node[i] / bpl] >> (node[i] % bpl) &
+				   1) :
+			     hwloc_bitmap_isset(in->avail, node[i]));
+	free(words);
 	for (int i = 0; i + n <= nn;) {
 		uint64_t st = pos[i] / n * n, blk = n;
 
@@ -317,6 +328,10 @@ int topoml__place_curve(const struct place_in *in,
 			best = i;
 			bestblk = blk;
 		}
+		/* a window in no larger free one: none can fit better, and
+		 * ties keep the first */
+		if (bestblk == (uint64_t)n)
+			break;
 		i += n;
 	}
 	if (best >= 0) {

@@ -48,11 +48,23 @@ struct grid {
 	struct topoml_psum shadow;	/* shadowed free cells, or none */
 	int *run;		/* free cells from each cell on along x */
 	int *rowmax;		/* per row (y, z): its longest run */
+	char *busy;		/* per cell: 1 not a free node */
+	/* _win_busy's sums, and its passes along x (first side wa) and
+	 * then y (second side wb; 0: none yet) */
+	int *win[3];
+	int wa, wb;
 	/* per size 2^k: the aligned blocks of that side, 1 = all free
 	 * (_blocks_free; built on first use) */
 	char *blk[7];
 	int nblk[7][3];
 	int blk_free[7];	/* how many of them are all free */
+	/* exact boxes, attempt 0: a candidate best by every key before the
+	 * fit with this fit (the most any shape of the group can have) is
+	 * the one topoml__torus_pick chooses, the first of the list to be
+	 * so: _origins stops there (early_hit); 0: scan every origin */
+	int early_fit;
+	bool early_hit;
+	bool early_zero;	/* one of the best keys before the fit seen */
 };
 
 struct shape {
@@ -75,6 +87,9 @@ struct tcand {
 
 static void _or_hilbert(const struct place_in *in,
 			struct topoml_placement *out, bool ring_only);
+static int _compact(const struct place_in *in, struct topoml_placement *out,
+		    char *why, size_t whylen, const char *gcb,
+		    const struct topoml_psum *gbn);
 static void _best_ring(const topoml_topo_t *t, int *nodes, int n);
 
 /*
@@ -98,47 +113,39 @@ static inline int _rows_min(const int *const rows[4], int x, int a)
 	return m;
 }
 
-/* run[pos]: free cells from pos on along +x (wrapping when x wraps). */
-static int *_runs(const struct grid *g, hwloc_const_bitmap_t avail)
+/* run[pos]: free cells from pos on along +x (wrapping when x wraps);
+ * busy: 1 per cell not a free node.  rowmax[row]: the longest run of
+ * each row (y, z) along x (NULL when out of memory). */
+static int *_runs(const struct grid *g, const char *busy, int **rowmax)
 {
-	const topoml_topo_t *t = g->t;
 	size_t vol = (size_t)g->d[0] * g->d[1] * g->d[2];
 	int *r = malloc((vol ? vol : 1) * sizeof(int)), X = g->d[0];
+	int *m = malloc((vol / (X ? X : 1) + 1) * sizeof(int));
 
-	if (!r)
+	if (!r || !m) {
+		free(r);
+		free(m);
+		*rowmax = NULL;
 		return NULL;
-	for (size_t row = 0; row < vol; row += X) {
-		int next = 0;
+	}
+	for (size_t row = 0, k = 0; row < vol; row += X, k++) {
+		const char *b = busy + row;
+		int *rr = r + row, next = 0, best = 0, x;
 
-		/* twice round a wrapping row, so runs cross x = 0 */
-		for (int k = (g->w[0] ? 2 * X : X) - 1; k >= 0; k--) {
-			int x = k % X, v = t->coord_node[row + x];
-
-			next = v >= 0 && hwloc_bitmap_isset(avail, v) ?
-			       next + 1 : 0;
-			r[row + x] = next > X ? X : next;
+		/* a wrapping row's runs go on across x = 0: into the free
+		 * run at its start (the whole row at most) */
+		if (g->w[0])
+			while (next < X && !b[next])
+				next++;
+		for (x = X - 1; x >= 0; x--) {
+			next = b[x] ? 0 : next + 1;
+			rr[x] = next > X ? X : next;
+			best = rr[x] > best ? rr[x] : best;
 		}
+		m[k] = best;
 	}
+	*rowmax = m;
 	return r;
-}
-
-/* The longest free run of each row along x (the run table's maximum). */
-static int *_rowmax(const struct grid *g)
-{
-	size_t rows = (size_t)g->d[1] * g->d[2];
-	int *m = malloc((rows ? rows : 1) * sizeof(int));
-
-	if (!m)
-		return NULL;
-	for (size_t k = 0; k < rows; k++) {
-		const int *r = g->run + k * g->d[0];
-
-		m[k] = 0;
-		for (int x = 0; x < g->d[0]; x++)
-			if (r[x] > m[k])
-				m[k] = r[x];
-	}
-	return m;
 }
 
 /*
@@ -231,9 +238,10 @@ static int _tcand_key(const void *a, const void *b)
  * of one shape, shapes in their order */
 static const struct topoml_torus_rank _tcand_rank = { _tcand_key, NULL };
 
-/* Shapes of volume in [vmin, vmax], cube-like first. */
+/* Shapes of volume in [vmin, vmax], cube-like first; the first keep of
+ * them only (0: all). */
 static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
-			     int *ns)
+			     int keep, int *ns)
 {
 	struct shape *sv = NULL;
 	int n = 0;
@@ -265,8 +273,25 @@ static struct shape *_shapes(const struct grid *g, int vmin, int vmax,
 							  a + b + c, mx - mn };
 			}
 		}
-	if (n)	/* qsort(NULL, 0, ...) is undefined */
+	if (keep > 0 && n > 4 * keep) {
+		/* the first keep of the order only (a large torus has
+		 * thousands of shapes and tries a few): the least, then the
+		 * least of the rest, ... (the order is total) */
+		for (int j = 0; j < keep; j++) {
+			int m = j;
+			struct shape tmp;
+
+			for (int k = j + 1; k < n; k++)
+				if (_shape_cmp(&sv[k], &sv[m]) < 0)
+					m = k;
+			tmp = sv[j];
+			sv[j] = sv[m];
+			sv[m] = tmp;
+		}
+		n = keep;
+	} else if (n) {	/* qsort(NULL, 0, ...) is undefined */
 		qsort(sv, n, sizeof(*sv), _shape_cmp);
+	}
 	*ns = n;
 	return sv;
 }
@@ -326,7 +351,7 @@ static int _blocks_free(struct grid *g, int k)
 					    (y + (size_t)nb[1] * z);
 
 				g->blk[k][at] =
-					!topoml__psum_wrap(&g->cells.busy, bo,
+					!topoml__torus_wrap(&g->cells.busy, bo,
 							  bs);
 				g->blk_free[k] += g->blk[k][at];
 			}
@@ -355,8 +380,21 @@ static int _breaks(struct grid *g, const int o[3], const struct shape *sh)
 		if ((long)L * L * L <= sh->vol || _blocks_free(g, k) ||
 		    !g->blk_free[k])
 			continue;
-		for (int d = 0; d < 3; d++)
-			nb[d] = _blocks(o[d], sh->s[d], g->d[d], L, b[d]);
+		if (sh->s[0] <= L && sh->s[1] <= L && sh->s[2] <= L) {
+			/* the common case: one block or two per axis, by
+			 * shifts (_blocks' answer) */
+			for (int d = 0; d < 3; d++) {
+				int e = o[d] + sh->s[d] - 1;
+
+				b[d][0] = o[d] >> k;
+				b[d][1] = (e >= g->d[d] ? e - g->d[d] : e) >> k;
+				nb[d] = b[d][1] == b[d][0] ? 1 : 2;
+			}
+		} else {
+			for (int d = 0; d < 3; d++)
+				nb[d] = _blocks(o[d], sh->s[d], g->d[d], L,
+						b[d]);
+		}
 		for (int i = 0; i < nb[0]; i++)
 			for (int j = 0; j < nb[1]; j++)
 				for (int l = 0; l < nb[2]; l++) {
@@ -371,10 +409,157 @@ static int _breaks(struct grid *g, const int o[3], const struct shape *sh)
 	return key;
 }
 
+/* The largest fit a box of sides s can have (topoml__torus_contact):
+ * busy all round. */
+static int _fit_max(const struct grid *g, const int *s)
+{
+	int vol = s[0] * s[1] * s[2], m = 0;
+
+	for (int k = 0; k < 3; k++)
+		if (!g->w[k] || s[k] < g->d[k])
+			m += 2 * vol / s[k];
+	return m;
+}
+
+/* Is every cell on the faces of the box at o of sides s busy (a mesh
+ * edge counts as busy): its fit the most a box of s can have? */
+static bool _enclosed(const struct grid *g, const int o[3], const int s[3])
+{
+	const int *d = g->d;
+	size_t st[3] = { 1, (size_t)d[0], (size_t)d[0] * d[1] };
+
+	for (int k = 0; k < 3; k++) {
+		int i = k ? 0 : 1, j = k == 2 ? 1 : 2;
+
+		if (g->w[k] && s[k] >= d[k])
+			continue;	/* wraps onto itself: no face */
+		for (int side = 0; side < 2; side++) {
+			int pos = side ? o[k] + s[k] : o[k] - 1;
+
+			if (g->w[k])
+				pos += pos < 0 ? d[k] : pos >= d[k] ? -d[k] : 0;
+			else if (pos < 0 || pos >= d[k])
+				continue;	/* the mesh edge */
+			for (int a = 0; a < s[i]; a++) {
+				int ci = o[i] + a;
+				size_t at;
+
+				ci -= ci >= d[i] ? d[i] : 0;
+				at = pos * st[k] + ci * st[i];
+				for (int b = 0; b < s[j]; b++) {
+					int cj = o[j] + b;
+
+					cj -= cj >= d[j] ? d[j] : 0;
+					if (!g->busy[at + cj * st[j]])
+						return false;
+				}
+			}
+		}
+	}
+	return true;
+}
+
 /* Box origins along axis ax for a side of s. */
 static int _lim(const struct grid *g, int ax, int s)
 {
 	return g->w[ax] ? (s >= g->d[ax] ? 1 : g->d[ax]) : g->d[ax] - s + 1;
+}
+
+/*
+ * The busy cells of the box of sides s at every origin (below _lim on
+ * each axis) into g->win[0]: sliding sums along x, then y, then z, the
+ * counts the prefix sums give, for all origins in O(cells) of reads in
+ * memory order (a prefix sum per origin reads eight scattered cells);
+ * the passes along x and y kept for the next shape with the same first
+ * sides; the least of them in *least.  -1: out of memory.
+ */
+static int _win_busy(struct grid *g, const int s[3], int *least)
+{
+	int X = g->d[0], Y = g->d[1], Z = g->d[2], lim[3], mn = INT_MAX;
+	size_t XY = (size_t)X * Y, vol = XY * Z;
+	int *a, *b, *o3;
+
+	for (int k = 0; k < 3; k++)
+		if (!g->win[k] && !(g->win[k] = malloc((vol ? vol : 1) *
+							sizeof(int))))
+			return -1;
+	o3 = g->win[0];
+	a = g->win[1];
+	b = g->win[2];
+	for (int d = 0; d < 3; d++)
+		lim[d] = _lim(g, d, s[d]);
+	/* along x, every row: a (kept while the shapes' first side is) */
+	for (size_t row = 0; g->wa != s[0] && row < vol; row += X) {
+		const char *c = g->busy + row;
+		int *o = a + row, sum = 0, x;
+
+		for (int i = 0; i < s[0]; i++)
+			sum += c[i];
+		o[0] = sum;
+		for (x = 1; x < lim[0] && x + s[0] <= X; x++) {
+			sum += c[x + s[0] - 1] - c[x - 1];
+			o[x] = sum;
+		}
+		for (; x < lim[0]; x++) {	/* round the end */
+			sum += c[x + s[0] - 1 - X] - c[x - 1];
+			o[x] = sum;
+		}
+	}
+	if (g->wa != s[0])
+		g->wb = 0;
+	g->wa = s[0];
+	/* along y, whole x-rows at once: b (kept while the first two
+	 * sides are) */
+	for (int z = 0; g->wb != s[1] && z < Z; z++) {
+		const int *in = a + z * XY;
+		int *out = b + z * XY;
+
+		memset(out, 0, lim[0] * sizeof(int));
+		for (int i = 0; i < s[1]; i++)
+			for (int x = 0; x < lim[0]; x++)
+				out[x] += in[(size_t)i * X + x];
+		for (int y = 1; y < lim[1]; y++) {
+			int e = y + s[1] - 1;
+			const int *add = in + (size_t)(e >= Y ? e - Y : e) * X;
+			const int *sub = in + (size_t)(y - 1) * X;
+			const int *prev = out + (size_t)(y - 1) * X;
+			int *o = out + (size_t)y * X;
+
+			for (int x = 0; x < lim[0]; x++)
+				o[x] = prev[x] + add[x] - sub[x];
+		}
+	}
+	g->wb = s[1];
+	/* along z, whole planes: o3 */
+	for (int y = 0; y < lim[1]; y++) {
+		int *o = o3 + (size_t)y * X;
+
+		memset(o, 0, lim[0] * sizeof(int));
+		for (int i = 0; i < s[2]; i++)
+			for (int x = 0; x < lim[0]; x++)
+				o[x] += b[i * XY + (size_t)y * X + x];
+	}
+	for (int y = 0; y < lim[1]; y++)
+		for (int x = 0; x < lim[0]; x++)
+			mn = o3[(size_t)y * X + x] < mn ?
+			     o3[(size_t)y * X + x] : mn;
+	for (int z = 1; z < lim[2]; z++) {
+		int e = z + s[2] - 1;
+		const int *add = b + (size_t)(e >= Z ? e - Z : e) * XY;
+		const int *sub = b + (size_t)(z - 1) * XY;
+		const int *prev = o3 + (size_t)(z - 1) * XY;
+		int *o = o3 + (size_t)z * XY;
+
+		for (int y = 0; y < lim[1]; y++)
+			for (int x = 0; x < lim[0]; x++) {
+				size_t at = (size_t)y * X + x;
+
+				o[at] = prev[at] + add[at] - sub[at];
+				mn = o[at] < mn ? o[at] : mn;
+			}
+	}
+	*least = mn;
+	return 0;
 }
 
 /*
@@ -389,17 +574,32 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 	int cnt = *nc, lim[3], st[3];
 	bool rows_test = (all_free || sh->vol == n) && g->run;
 	char *ok = rows_test && !aligned ? _rows_ok(g, sh) : NULL;
+	/* boxes holding n free nodes, not all free: no run shortcut, the
+	 * busy count of every origin by sliding sums instead */
+	int least = 0;
+	const int *win = !rows_test && g->busy &&
+			 !_win_busy(g, sh->s, &least) ? g->win[0] : NULL;
+	/* can this shape's boxes have the most fit of the group? */
+	bool efit = g->early_fit && g->busy &&
+		    _fit_max(g, sh->s) == g->early_fit;
 
 	for (int d = 0; d < 3; d++) {
 		lim[d] = _lim(g, d, sh->s[d]);
 		st[d] = aligned ? sh->s[d] : 1;
 	}
+	/* no origin holds n free nodes: none to scan */
+	if (win && sh->vol - least < n)
+		lim[2] = 0;
 	for (int z = 0; z < lim[2]; z += st[2])
 		for (int y = 0; y < lim[1]; y += st[1]) {
 			size_t dx = g->d[0], dxy = dx * g->d[1];
 			int y2 = (y + sh->s[1] - 1) % g->d[1];
 			int z2 = (z + sh->s[2] - 1) % g->d[2];
 			const int *rows[4] = { NULL };
+
+			/* the origin's sides on the shape's grid, y and z
+			 * (align), once per row */
+			int ayz = (y % sh->s[1] == 0) + (z % sh->s[2] == 0);
 
 			/* a row without a long enough run: no origin */
 			if (ok && !ok[y + (size_t)g->d[1] * z])
@@ -425,12 +625,63 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 						continue;
 					}
 				}
-				b = topoml__psum_wrap(&g->cells.busy, o, sh->s);
+				b = win ? win[x + dx * y + dxy * z] :
+				    topoml__torus_wrap(&g->cells.busy, o,
+						       sh->s);
 
 				if (sh->vol - b < n || (all_free && b))
 					continue;
-				if (nreq && topoml__psum_wrap(&g->cells.req, o,
+				if (nreq && topoml__torus_wrap(&g->cells.req, o,
 							     sh->s) < nreq)
+					continue;
+				struct tcand c = {
+					.box = { .o = { x, y, z }, .s = sh->s,
+						 .fit = -1 },
+					.busy = b, .sh = -1 };
+
+				c.shadow = g->shadow.p ?
+					   topoml__torus_wrap(&g->shadow, o,
+							      sh->s) : 0;
+				c.align = ayz + (sh->s[0] == 1 ||
+						 x % sh->s[0] == 0);
+				/* looking for a hit: the blocks broken (the
+				 * dearer key) later, but at once for those of
+				 * the best keys otherwise */
+				c.brk = b ? 0 : g->early_fit ? -1 :
+					_breaks(g, o, sh);
+				if (g->early_fit && !b && !c.shadow &&
+				    c.align == 3) {
+					bool enc = efit &&
+						   _enclosed(g, o, sh->s);
+
+					if (enc || !g->early_zero)
+						c.brk = _breaks(g, o, sh);
+					g->early_zero |= !c.brk;
+					if (enc && !c.brk) {
+						/* busy all round: the fit the
+						 * pick would compute, the most
+						 * there is; the pick's choice,
+						 * alone */
+						if (!cnt && topoml__grow(
+							(void **)&cv, 0,
+							sizeof(*cv))) {
+							free(ok);
+							*nc = 0;
+							return cv;
+						}
+						c.box.fit = g->early_fit;
+						cv[0] = c;
+						g->early_hit = true;
+						free(ok);
+						*nc = 1;
+						return cv;
+					}
+				}
+				/* with one of the best keys (early_zero) only
+				 * those can be chosen: no others kept (the
+				 * blocks of those aligned counted later) */
+				if (g->early_zero && (b || c.shadow ||
+						      c.align < 3 || c.brk > 0))
 					continue;
 				if (topoml__grow((void **)&cv, cnt,
 						sizeof(*cv))) {
@@ -438,19 +689,7 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 					*nc = cnt;
 					return cv;
 				}
-				cv[cnt].box = (struct topoml_torus_cand){
-					.o = { x, y, z }, .s = sh->s,
-					.fit = -1 };
-				cv[cnt].busy = b;
-				cv[cnt].shadow = g->shadow.p ?
-					topoml__psum_wrap(&g->shadow, o,
-							 sh->s) : 0;
-				cv[cnt].sh = -1;
-				cv[cnt].brk = b ? 0 : _breaks(g, o, sh);
-				cv[cnt].align = 0;
-				for (int d = 0; d < 3; d++)
-					cv[cnt].align += o[d] % sh->s[d] == 0;
-				cnt++;
+				cv[cnt++] = c;
 			}
 		}
 	free(ok);
@@ -574,10 +813,20 @@ static int _grid_init(struct grid *g, const topoml_topo_t *t,
 		      hwloc_const_bitmap_t avail,
 		      hwloc_const_bitmap_t required, int nreq)
 {
+	size_t vol = (size_t)t->dims[0] * t->dims[1] * t->dims[2];
+	char *busy = malloc(vol ? vol : 1);
+	int rc;
+
 	_grid_dims(g, t);
-	g->run = _runs(g, avail);
-	g->rowmax = g->run ? _rowmax(g) : NULL;
-	return topoml__torus_cells(&g->cells, t, avail, required, nreq);
+	if (!busy)
+		return -1;
+	/* the cells once, for the runs and the prefix sums */
+	topoml__torus_marks(t, avail, 0, 1, 1, busy);
+	g->run = _runs(g, busy, &g->rowmax);
+	rc = topoml__torus_cells_of(&g->cells, t, busy, required, nreq);
+	g->busy = busy;
+	g->cells.cell = busy;
+	return rc;
 }
 
 static void _grid_free(struct grid *g)
@@ -586,6 +835,9 @@ static void _grid_free(struct grid *g)
 	topoml__psum_free(&g->shadow);
 	free(g->run);
 	free(g->rowmax);
+	free(g->busy);
+	for (int k = 0; k < 3; k++)
+		free(g->win[k]);
 	for (int k = 0; k < 7; k++)
 		free(g->blk[k]);
 }
@@ -738,7 +990,7 @@ int64_t topoml_torus_box_free_by(const topoml_topo_t *t,
 	for (int d = 0; d < 3; d++)
 		maxd = g.d[d] > maxd ? g.d[d] : maxd;
 	vol = (size_t)g.d[0] * g.d[1] * g.d[2];
-	sv = _shapes(&g, n, n, &nsh);
+	sv = _shapes(&g, n, n, 0, &nsh);
 	f = malloc(vol * sizeof(*f));
 	mx = malloc(vol * sizeof(*mx));
 	mxy = malloc(vol * sizeof(*mxy));
@@ -842,7 +1094,9 @@ int topoml__place_torus(const struct place_in *in,
 
 		if (phase < 2) {
 			free(sv);
-			sv = _shapes(&g, vmin, vmax, &nsh);
+			/* phases 1 and 2 try budget + 1 shapes at most */
+			sv = _shapes(&g, vmin, vmax, phase ? budget + 1 : 0,
+				     &nsh);
 		}
 		if (phase == 0)
 			exact_shape = nsh > 0;
@@ -886,6 +1140,20 @@ int topoml__place_torus(const struct place_in *in,
 			 * need no test. */
 			nc = 0;
 			if (phase == 0 && !in->req->attempt) {
+				int gl = i + 1;
+
+				while (gl < nsh && sv[gl].per == sv[i].per &&
+				       sv[gl].spread == sv[i].spread)
+					gl++;
+				g.early_hit = false;
+				g.early_zero = false;
+				g.early_fit = 0;
+				for (int k = i; k < gl; k++) {
+					int m = _fit_max(&g, sv[k].s);
+
+					g.early_fit = m > g.early_fit ?
+						      m : g.early_fit;
+				}
 				cv = _origins(&g, &sv[i], in->n, in->nreq,
 					      false, true, NULL, &nc);
 				int j = 0;
@@ -907,17 +1175,55 @@ int topoml__place_torus(const struct place_in *in,
 				cv[j].sh = i;
 			/* exact boxes: every orientation of the shape in one
 			 * list, so that the blocks broken choose among them */
-			while (phase == 0 && gend < nsh &&
+			while (phase == 0 && !g.early_hit && gend < nsh &&
 			       sv[gend].per == sv[i].per &&
 			       sv[gend].spread == sv[i].spread) {
 				int m = nc;
 
 				cv = _origins(&g, &sv[gend], in->n, in->nreq,
 					      false, false, cv, &nc);
-				for (int j = m; j < nc; j++)
+				/* a hit: alone, first in the list */
+				for (int j = g.early_hit ? 0 : m; j < nc; j++)
 					cv[j].sh = gend;
 				gend++;
 			}
+			/* (the group's other shapes, skipped on a hit: i
+			 * moves past them below all the same) */
+			while (g.early_hit && gend < nsh &&
+			       sv[gend].per == sv[i].per &&
+			       sv[gend].spread == sv[i].spread)
+				gend++;
+			/* No hit: the blocks broken, left for after the scan.
+			 * Every candidate is all free (exact boxes); when one
+			 * outside every shadow, aligned on all three axes,
+			 * breaks no block, the best keys before the fit are
+			 * those, and the pick chooses among them alone: only
+			 * those aligned need the blocks counted. */
+			if (g.early_fit && !g.early_hit) {
+				bool zero = false;
+				int m = 0;
+
+				for (int j = 0; j < nc; j++) {
+					if (cv[j].shadow || cv[j].align < 3)
+						continue;
+					if (cv[j].brk < 0)
+						cv[j].brk = _breaks(&g,
+							cv[j].box.o,
+							&sv[cv[j].sh]);
+					zero |= !cv[j].brk;
+				}
+				for (int j = 0; zero && j < nc; j++)
+					if (!cv[j].busy && !cv[j].shadow &&
+					    cv[j].align == 3 && !cv[j].brk)
+						cv[m++] = cv[j];
+				if (zero)
+					nc = m;
+			}
+			for (int j = 0; !g.early_hit && j < nc; j++)
+				if (cv[j].brk < 0)
+					cv[j].brk = _breaks(&g, cv[j].box.o,
+							    &sv[cv[j].sh]);
+			g.early_fit = 0;
 			/* best origin first, by repeated selection (a small
 			 * job has thousands of origins, attempts are few): the
 			 * one box search's choice, the tightest fit among the
@@ -947,7 +1253,11 @@ int topoml__place_torus(const struct place_in *in,
 	}
 	/* 4: no box: the most compact free set (attempts 0 only). */
 	if (in->req->attempt == found) {
-		rc = topoml__place_compact(in, out, why, whylen);
+		/* the grid's cells; its busy sums count other jobs' nodes
+		 * when every cell holds a node */
+		rc = _compact(in, out, why, whylen, g.busy,
+			      t->nnodes == vol && g.cells.busy.p ?
+			      &g.cells.busy : NULL);
 		if (!rc)
 			_or_hilbert(in, out, !exact_shape);
 		goto out;
@@ -985,10 +1295,12 @@ static int _dn_cmp(const void *a, const void *b)
 /*
  * Smallest wrap-aware box around a set: its volume, and in *busy the
  * nodes inside it that are not free (other jobs' nodes: their links and
- * this job's would cross).
+ * this job's would cross); from bn, the prefix sums of those nodes, when
+ * given.
  */
 static long _bbox(const topoml_topo_t *t, hwloc_const_bitmap_t set,
-		  hwloc_const_bitmap_t avail, const char *fr, long *busy)
+		  hwloc_const_bitmap_t avail, const char *fr,
+		  const struct topoml_psum *bn, long *busy)
 {
 	int start[3], ext[3];
 	long vol = topoml__torus_box_set(t, set, true, start, ext);
@@ -996,6 +1308,10 @@ static long _bbox(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 	*busy = 0;
 	if (vol < 0)
 		return LONG_MAX >> 33;
+	if (bn && bn->p) {
+		*busy = topoml__torus_wrap(bn, start, ext);
+		return vol;
+	}
 	/* start < dims and ext <= dims: one wrap at most per axis */
 	for (int z = 0, c[3]; z < ext[2]; z++) {
 		c[2] = start[2] + z - (start[2] + z >= t->dims[2] ?
@@ -1098,8 +1414,8 @@ static void _or_hilbert(const struct place_in *in,
 	for (int i = 0; i < out->n; i++)
 		hwloc_bitmap_set(ms, out->nodes[i]);
 	if (!ring_only) {
-		_bbox(in->t, hs, in->avail, NULL, &hb);
-		_bbox(in->t, ms, in->avail, NULL, &mb);
+		_bbox(in->t, hs, in->avail, NULL, NULL, &hb);
+		_bbox(in->t, ms, in->avail, NULL, NULL, &mb);
 	}
 	/* the run's ring order (2-opt: the costly part) only when its box
 	 * could win */
@@ -1121,56 +1437,105 @@ out:
 /*
  * Breadth-first from seed through free torus neighbours: add up to want
  * free nodes to cur (depth summed into *cost).  Returns how many are still
- * wanted (the seed's free region was too small).
+ * wanted (the seed's free region was too small).  cur NULL: an empty set,
+ * left to the caller to fill: the nodes added are q[0 .. *added).
  */
 /* breadth-first queue entry: the node, its depth and coordinates (read
  * here, not from the node table: a cache miss per node there) */
+#define MARK_BUSY 255
+
 struct bq {
 	int node, d;
 	int c[3];
+	int pos;	/* its cell */
 };
 
-static int _grow(const topoml_topo_t *t, const char *fr, int *mark,
+static int _grow(const topoml_topo_t *t, unsigned char *mark,
 		 int stamp, int seed, int want, hwloc_bitmap_t cur,
-		 struct bq *q, long *cost)
+		 struct bq *q, long *cost, int *added)
 {
+	const int *dim = t->dims;
+	const int st[3] = { 1, dim[0], dim[0] * dim[1] };
 	int head = 0, tail = 0;
 
-	/* mark[v] == stamp: v was queued in this search (stamps, not a
-	 * cleared set per seed) */
+	/* mark[cell] == stamp (1-254): queued in this search (stamps, not
+	 * a cleared set per seed); MARK_BUSY: not a free node.  A byte per
+	 * cell: the search is bound by these reads. */
 	q[tail].node = seed;
 	memcpy(q[tail].c, t->nodes[seed].coord, sizeof(q[tail].c));
+	q[tail].pos = topoml__torus_pos(t, q[tail].c);
 	q[tail++].d = 0;
-	mark[seed] = stamp;
+	mark[q[0].pos] = stamp;
 	while (head < tail && want > 0) {
 		const struct bq *x = &q[head++];
 
-		if (!hwloc_bitmap_isset(cur, x->node)) {
+		if (!cur) {	/* an empty set: every node is new */
+			*cost += x->d;
+			want--;
+		} else if (!hwloc_bitmap_isset(cur, x->node)) {
 			hwloc_bitmap_set(cur, x->node);
 			*cost += x->d;
 			want--;
 		}
 		for (int d = 0; d < 3; d++)
 			for (int dir = -1; dir <= 1; dir += 2) {
-				int nc[3] = { x->c[0], x->c[1], x->c[2] }, nb;
+				int c = x->c[d] + dir, p = x->pos + dir * st[d];
 
-				nc[d] += dir;
-				if (nc[d] < 0 || nc[d] >= t->dims[d]) {
+				if (c < 0 || c >= dim[d]) {
 					if (!t->wrap[d])
 						continue;
-					nc[d] = (nc[d] + t->dims[d]) %
-						t->dims[d];
+					/* round the torus */
+					p += c < 0 ? dim[d] * st[d] :
+					     -dim[d] * st[d];
+					c += c < 0 ? dim[d] : -dim[d];
 				}
-				nb = t->coord_node[topoml__torus_pos(t, nc)];
-				if (nb < 0 || mark[nb] == stamp || !fr[nb])
+				if (mark[p] == stamp || mark[p] == MARK_BUSY)
 					continue;
-				mark[nb] = stamp;
-				q[tail].node = nb;
-				memcpy(q[tail].c, nc, sizeof(nc));
+				mark[p] = stamp;
+				q[tail] = *x;
+				q[tail].c[d] = c;
+				q[tail].pos = p;
+				q[tail].node = t->coord_node[p];
 				q[tail++].d = x->d + 1;
 			}
 	}
+	*added = head;
 	return want;
+}
+
+/*
+ * _bbox of the first n nodes of a breadth-first queue (their coordinates
+ * there): the box topoml__torus_box_set() gives for them, its busy nodes
+ * from the prefix sums bn (else fr, cell by cell).  occ: room for the
+ * dims' sum.
+ */
+static long _bbox_q(const topoml_topo_t *t, const struct bq *q, int n,
+		    const char *fr, char *occ, const struct topoml_psum *bn,
+		    long *busy)
+{
+	int start[3], ext[3];
+	char *o[3] = { occ, occ + t->dims[0], occ + t->dims[0] + t->dims[1] };
+	long vol = 1;
+
+	memset(occ, 0, t->dims[0] + t->dims[1] + t->dims[2]);
+	for (int i = 0; i < n; i++)
+		for (int d = 0; d < 3; d++)
+			o[d][q[i].c[d]] = 1;
+	for (int d = 0; d < 3; d++) {
+		ext[d] = topoml__axis_extent(o[d], t->dims[d], t->wrap[d],
+					    true, &start[d]);
+		vol *= ext[d];
+	}
+	*busy = bn->p ? topoml__torus_wrap(bn, start, ext) : 0;
+	if (!bn->p) {	/* no sums (out of memory): cell by cell */
+		hwloc_bitmap_t set = hwloc_bitmap_alloc();
+
+		for (int i = 0; set && i < n; i++)
+			hwloc_bitmap_set(set, q[i].node);
+		vol = set ? _bbox(t, set, NULL, fr, NULL, busy) : vol;
+		hwloc_bitmap_free(set);
+	}
+	return vol;
 }
 
 static int _int_cmp(const void *a, const void *b)
@@ -1253,8 +1618,20 @@ int topoml__place_compact(const struct place_in *in,
 			  struct topoml_placement *out, char *why,
 			  size_t whylen)
 {
+	return _compact(in, out, why, whylen, NULL, NULL);
+}
+
+/*
+ * gcb: per cell not a free node of in->avail, and gbn: the prefix sums
+ * of other jobs' nodes per cell, when the caller has them (the box
+ * search's grid), else NULL: built here.
+ */
+static int _compact(const struct place_in *in, struct topoml_placement *out,
+		    char *why, size_t whylen, const char *gcb,
+		    const struct topoml_psum *gbn)
+{
 	const topoml_topo_t *t = in->t;
-	int nfree = hwloc_bitmap_weight(in->avail), nseeds, step, v, i = 0;
+	int nfree = hwloc_bitmap_weight(in->avail), nseeds, step, i = 0;
 	int *fl = malloc((nfree ? nfree : 1) * sizeof(int));
 	struct dn *dv = malloc((nfree ? nfree : 1) * sizeof(*dv));
 	hwloc_bitmap_t best = hwloc_bitmap_alloc(), cur = hwloc_bitmap_alloc();
@@ -1262,23 +1639,65 @@ int topoml__place_compact(const struct place_in *in,
 	/* free flags and search stamps by node: the searches read them
 	 * millions of times */
 	char *fr = calloc(t->nnodes ? t->nnodes : 1, 1);
-	int *mark = calloc(t->nnodes ? t->nnodes : 1, sizeof(int));
 	size_t cells = t->family == TOPOML_TORUS ?
 		       (size_t)t->dims[0] * t->dims[1] * t->dims[2] : 0;
+	/* by cell: not a free node, and the regions' search stamps
+	 * (_grow) */
+	unsigned char *mark = cells ? malloc(cells) : NULL;
+	char *cb = cells && !gcb ? malloc(cells) : NULL;
 	int *lay = cells ? calloc(cells, sizeof(int)) : NULL;
 	int *nbuf = cells ? malloc(3 * cells * sizeof(int)) : NULL;
 	long best_cost = LONG_MAX;
+	struct topoml_psum bn = { .p = NULL };
+	/* the best region when the queue holds it (nbest >= 0), and the
+	 * used coordinates per axis of a region (_bbox_q) */
+	int *bestv = malloc((in->n > 0 ? in->n : 1) * sizeof(int));
+	int nbest = -1;
+	char *occ = cells && bestv ?
+		    malloc(t->dims[0] + t->dims[1] + t->dims[2]) : NULL;
 	int rc = -1;
 
 	if (!fl || !dv || !best || !cur) {
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
-	hwloc_bitmap_foreach_begin(v, in->avail)
-		fl[i++] = v;
-	hwloc_bitmap_foreach_end();
+	/* the free nodes in order, by the set's words */
+	for (int k = 0, bpl = sizeof(unsigned long) * CHAR_BIT;
+	     k * bpl < t->nnodes; k++) {
+		unsigned long w = hwloc_bitmap_to_ith_ulong(in->avail, k);
+
+		for (int b = 0; w && b < bpl; b++, w >>= 1)
+			if ((w & 1) && k * bpl + b < t->nnodes)
+				fl[i++] = k * bpl + b;
+	}
+	nfree = i;
 	for (int k = 0; fr && k < nfree; k++)
 		fr[fl[k]] = 1;
+	/* per cell: not a free node (the regions grow through the others),
+	 * and other jobs' nodes, summed: each seed's bounding box counts
+	 * them in O(1), not cell by cell */
+	if (cells && fr && (cb || !gbn)) {
+		char *c = gbn ? NULL : malloc(cells);
+
+		for (size_t p = 0; p < cells; p++) {
+			int n = t->coord_node[p];
+
+			if (cb)
+				cb[p] = n < 0 || !fr[n];
+			if (c)
+				c[p] = n >= 0 && !fr[n];
+		}
+		if (c)
+			(void)topoml__torus_psum_cells(&bn, t->dims, c);
+		free(c);
+	}
+	if (gcb) {
+		cb = (char *)gcb;
+		if (gbn)
+			bn = *gbn;
+	}
+	for (size_t p = 0; mark && cb && p < cells; p++)
+		mark[p] = cb[p] ? MARK_BUSY : 0;
 	/* as many seeds as about 4M distance computations allow */
 	nseeds = nfree ? (1 << 22) / nfree : 0;
 	nseeds = nseeds < 16 ? 16 : nseeds > 64 ? 64 : nseeds;
@@ -1293,9 +1712,30 @@ int topoml__place_compact(const struct place_in *in,
 		hwloc_bitmap_copy(cur, in->required);
 		/* torus: grow a connected region through free neighbours,
 		 * breadth first (a ring through it steps one hop at a time) */
-		if (t->family == TOPOML_TORUS && qv && fr && mark)
-			want = _grow(t, fr, mark, s + 1, seed, want, cur, qv,
-				     &cost);
+		if (t->family == TOPOML_TORUS && qv && fr && mark && cb) {
+			/* no required node: the region's nodes and box from
+			 * the queue alone, cur only if more must be found */
+			bool listed = !in->nreq && occ;
+			int added = 0;
+
+			want = _grow(t, mark, s + 1, seed, want,
+				     listed ? NULL : cur, qv, &cost, &added);
+			if (listed && want <= 0) {
+				long busy, vol = _bbox_q(t, qv, added, fr,
+							 occ, &bn, &busy);
+
+				cost += (busy << 44) + (vol << 24);
+				if (cost < best_cost) {
+					best_cost = cost;
+					for (int k = 0; k < added; k++)
+						bestv[k] = qv[k].node;
+					nbest = added;
+				}
+				continue;
+			}
+			for (int k = 0; listed && k < added; k++)
+				hwloc_bitmap_set(cur, qv[k].node);
+		}
 		/* torus: the nearest free nodes by rings of equal distance
 		 * round the seed (a breadth-first search over every cell),
 		 * node order within a ring, as the sort below gives them */
@@ -1320,13 +1760,15 @@ int topoml__place_compact(const struct place_in *in,
 		/* fewest other jobs' nodes in the bounding box (shared
 		 * links), then the smallest box, then the least distance */
 		if (t->family == TOPOML_TORUS) {
-			long busy, vol = _bbox(t, cur, in->avail, fr, &busy);
+			long busy, vol = _bbox(t, cur, in->avail, fr, &bn,
+					       &busy);
 
 			cost += (busy << 44) + (vol << 24);
 		}
 		if (want <= 0 && cost < best_cost) {
 			best_cost = cost;
 			hwloc_bitmap_copy(best, cur);
+			nbest = -1;
 		}
 		if (in->nreq)
 			break;
@@ -1335,11 +1777,25 @@ int topoml__place_compact(const struct place_in *in,
 		snprintf(why, whylen, "not enough free nodes");
 		goto out;
 	}
+	if (nbest >= 0) {	/* a region of the queue */
+		hwloc_bitmap_zero(best);
+		for (int k = 0; k < nbest; k++)
+			hwloc_bitmap_set(best, bestv[k]);
+	}
 	rc = topoml__placement_from_set(t, best, out);
 out:
+	if (gcb) {	/* the caller's */
+		cb = NULL;
+		if (gbn)
+			bn.p = NULL;
+	}
+	topoml__psum_free(&bn);
+	free(occ);
+	free(bestv);
 	free(qv);
 	free(fr);
 	free(mark);
+	free(cb);
 	free(lay);
 	free(nbuf);
 	free(fl);

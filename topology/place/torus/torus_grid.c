@@ -4,10 +4,70 @@
  * tight-fit metric of a box and the choice among candidate boxes by it.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "place/torus/torus_grid.h"
+
+void topoml__torus_marks(const topoml_topo_t *t, hwloc_const_bitmap_t set,
+			 char in, char out, char hole, char *cell)
+{
+	size_t n = (size_t)t->dims[0] * t->dims[1] * t->dims[2];
+	/* the set's words once, not hwloc_bitmap_isset() per cell: this runs
+	 * on every placement, over every cell of the torus */
+	const unsigned bpl = sizeof(unsigned long) * CHAR_BIT;
+	unsigned nw = set ? ((unsigned)t->nnodes + bpl - 1) / bpl : 0;
+	unsigned long *w = nw ? malloc(nw * sizeof(*w)) : NULL;
+
+	for (unsigned k = 0; w && k < nw; k++)
+		w[k] = hwloc_bitmap_to_ith_ulong(set, k);
+	if (w) {
+		for (size_t p = 0; p < n; p++) {
+			int v = t->coord_node[p];
+
+			cell[p] = v < 0 ? hole :
+				  w[(unsigned)v / bpl] >> ((unsigned)v % bpl) &
+				  1 ? in : out;
+		}
+	} else {
+		for (size_t p = 0; p < n; p++) {
+			int v = t->coord_node[p];
+
+			cell[p] = v < 0 ? hole :
+				  !set || hwloc_bitmap_isset(set, v) ? in :
+				  out;
+		}
+	}
+	free(w);
+}
+
+int topoml__torus_psum_cells(struct topoml_psum *g, const int d[3],
+			     const char *cell)
+{
+	size_t X = d[0] + 1, XY = X * (d[1] + 1);
+
+	memcpy(g->d, d, sizeof(g->d));
+	g->p = calloc(XY * (d[2] + 1), sizeof(int));
+	if (!g->p)
+		return -1;
+	/* the row's running sum plus the cells above it in y and z: the
+	 * same sums as topoml__psum_build, three reads per cell not seven */
+	for (int z = 1; z <= d[2]; z++)
+		for (int y = 1; y <= d[1]; y++) {
+			const char *c = cell + (size_t)d[0] *
+					((y - 1) + (size_t)d[1] * (z - 1));
+			int *o = g->p + z * XY + y * X;
+			const int *oy = o - X, *oz = o - XY, *oyz = oz - X;
+			int row = 0;
+
+			for (int x = 1; x <= d[0]; x++) {
+				row += c[x - 1];
+				o[x] = row + oy[x] + oz[x] - oyz[x];
+			}
+		}
+	return 0;
+}
 
 int topoml__torus_psum(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 		       char in, char out, char hole, struct topoml_psum *ps)
@@ -18,28 +78,40 @@ int topoml__torus_psum(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 
 	if (!cell)
 		return -1;
-	for (size_t p = 0; p < n; p++) {
-		int v = t->coord_node[p];
-
-		cell[p] = v < 0 ? hole :
-			  !set || hwloc_bitmap_isset(set, v) ? in : out;
-	}
-	rc = topoml__psum_build(ps, t->dims, cell);
+	topoml__torus_marks(t, set, in, out, hole, cell);
+	rc = topoml__torus_psum_cells(ps, t->dims, cell);
 	free(cell);
 	return rc;
+}
+
+int topoml__torus_cells_of(struct topoml_torus_cells *c,
+			   const topoml_topo_t *t, const char *busy,
+			   hwloc_const_bitmap_t required, int nreq)
+{
+	*c = (struct topoml_torus_cells){ .nreq = nreq };
+	if (topoml__torus_psum_cells(&c->busy, t->dims, busy) ||
+	    (nreq && topoml__torus_psum(t, required, 1, 0, 0, &c->req))) {
+		topoml__torus_cells_free(c);
+		return -1;
+	}
+	return 0;
 }
 
 int topoml__torus_cells(struct topoml_torus_cells *c, const topoml_topo_t *t,
 			hwloc_const_bitmap_t avail,
 			hwloc_const_bitmap_t required, int nreq)
 {
+	size_t n = (size_t)t->dims[0] * t->dims[1] * t->dims[2];
+	char *busy = malloc(n ? n : 1);
+	int rc;
+
 	*c = (struct topoml_torus_cells){ .nreq = nreq };
-	if (topoml__torus_psum(t, avail, 0, 1, 1, &c->busy) ||
-	    (nreq && topoml__torus_psum(t, required, 1, 0, 0, &c->req))) {
-		topoml__torus_cells_free(c);
+	if (!busy)
 		return -1;
-	}
-	return 0;
+	topoml__torus_marks(t, avail, 0, 1, 1, busy);
+	rc = topoml__torus_cells_of(c, t, busy, required, nreq);
+	free(busy);
+	return rc;
 }
 
 void topoml__torus_cells_free(struct topoml_torus_cells *c)
@@ -140,16 +212,58 @@ int topoml__torus_contact(const struct topoml_psum *busy, const int d[3],
 
 			memcpy(fo, o, sizeof(fo));
 			if (w[k]) {
-				pos = (pos % d[k] + d[k]) % d[k];
+				/* o < d and s < d here: one wrap at most */
+				pos += pos < 0 ? d[k] : pos >= d[k] ? -d[k] : 0;
 			} else if (pos < 0 || pos >= d[k]) {
 				c += area;	/* the mesh edge */
 				continue;
 			}
 			fo[k] = pos;
-			c += topoml__psum_wrap(busy, fo, fs);
+			c += topoml__torus_wrap(busy, fo, fs);
 		}
 	}
 	return c;
+}
+
+int topoml__torus_fit(const struct topoml_torus_cells *c, const int d[3],
+		      const bool w[3], const int o[3], const int s[3])
+{
+	int n = 0;
+
+	/* a face of up to a few cells: read them, not eight prefix sums */
+	if (!c->cell || s[0] * s[1] + s[1] * s[2] + s[0] * s[2] > 32)
+		return topoml__torus_contact(&c->busy, d, w, o, s);
+	for (int k = 0; k < 3; k++) {
+		int i = k ? 0 : 1, j = k == 2 ? 1 : 2;
+		size_t st[3] = { 1, (size_t)d[0], (size_t)d[0] * d[1] };
+
+		if (w[k] && s[k] >= d[k])
+			continue;	/* wraps onto itself: no face */
+		for (int side = 0; side < 2; side++) {
+			int pos = side ? o[k] + s[k] : o[k] - 1;
+
+			if (w[k]) {
+				pos += pos < 0 ? d[k] : pos >= d[k] ? -d[k] : 0;
+			} else if (pos < 0 || pos >= d[k]) {
+				n += s[i] * s[j];	/* the mesh edge */
+				continue;
+			}
+			for (int a = 0; a < s[i]; a++) {
+				int ci = o[i] + a;
+				size_t at;
+
+				ci -= ci >= d[i] ? d[i] : 0;
+				at = pos * st[k] + ci * st[i];
+				for (int b = 0; b < s[j]; b++) {
+					int cj = o[j] + b;
+
+					cj -= cj >= d[j] ? d[j] : 0;
+					n += c->cell[at + cj * st[j]];
+				}
+			}
+		}
+	}
+	return n;
 }
 
 static inline struct topoml_torus_cand *_cand(void *cv, size_t size, int i)
@@ -220,8 +334,7 @@ int topoml__torus_pick(const topoml_topo_t *t,
 		if (c->taken || (r->before && r->before(c, best)))
 			continue;
 		if (c->fit < 0)
-			c->fit = topoml__torus_contact(&cells->busy, d, w,
-						       c->o, c->s);
+			c->fit = topoml__torus_fit(cells, d, w, c->o, c->s);
 		if (_cand_cmp(r, c, best) < 0) {
 			best = c;
 			k = j;

@@ -22,6 +22,30 @@
 int topoml__torus_psum(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 		       char in, char out, char hole, struct topoml_psum *ps);
 
+/* The same marks per cell (x fastest), into cell (room for every cell). */
+void topoml__torus_marks(const topoml_topo_t *t, hwloc_const_bitmap_t set,
+			 char in, char out, char hole, char *cell);
+/* topoml__psum_build's sums, built faster.  0, or -1 when out of memory. */
+int topoml__torus_psum_cells(struct topoml_psum *g, const int d[3],
+			     const char *cell);
+
+/*
+ * topoml__psum_wrap inline: most boxes wrap round no end, one box of
+ * eight reads then; the searches call it for every origin.
+ */
+static inline int topoml__torus_wrap(const struct topoml_psum *g,
+				     const int o[3], const int s[3])
+{
+	if (o[0] + s[0] <= g->d[0] && o[1] + s[1] <= g->d[1] &&
+	    o[2] + s[2] <= g->d[2]) {
+		int lo[3] = { o[0], o[1], o[2] };
+		int hi[3] = { o[0] + s[0], o[1] + s[1], o[2] + s[2] };
+
+		return topoml__psum_box(g, lo, hi);
+	}
+	return topoml__psum_wrap(g, o, s);
+}
+
 /*
  * One box search's view of the torus, for the O(1) box tests of every
  * source of candidates: topoml's shapes at every origin (place_torus.c),
@@ -32,20 +56,28 @@ struct topoml_torus_cells {
 	struct topoml_psum busy;	/* not a free node: busy or a hole */
 	struct topoml_psum req;		/* the job's required nodes */
 	int nreq;			/* 0: none (req unused) */
+	/* busy's cells themselves (1: not a free node), or NULL: the fit
+	 * of a small box from them (topoml__torus_fit) */
+	const char *cell;
 };
 
 /* required may be NULL when nreq is 0.  0, or -1 when out of memory. */
 int topoml__torus_cells(struct topoml_torus_cells *c, const topoml_topo_t *t,
 			hwloc_const_bitmap_t avail,
 			hwloc_const_bitmap_t required, int nreq);
+/* The same from the torus' cells, 1 where not a free node (busy: a cell
+ * per torus position, topoml__torus_marks(t, avail, 0, 1, 1, busy)). */
+int topoml__torus_cells_of(struct topoml_torus_cells *c,
+			   const topoml_topo_t *t, const char *busy,
+			   hwloc_const_bitmap_t required, int nreq);
 void topoml__torus_cells_free(struct topoml_torus_cells *c);
 
 /* Is the box at o of sides s all free nodes, with every required node? */
 static inline bool topoml__torus_box_free(const struct topoml_torus_cells *c,
 					  const int o[3], const int s[3])
 {
-	return !topoml__psum_wrap(&c->busy, o, s) &&
-	       (!c->nreq || topoml__psum_wrap(&c->req, o, s) == c->nreq);
+	return !topoml__torus_wrap(&c->busy, o, s) &&
+	       (!c->nreq || topoml__torus_wrap(&c->req, o, s) == c->nreq);
 }
 
 /* torus3d's anchors along one axis of size cells: seed, seed + stride,
@@ -80,6 +112,11 @@ int topoml__torus_free_box(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
  */
 int topoml__torus_contact(const struct topoml_psum *busy, const int d[3],
 			  const bool w[3], const int o[3], const int s[3]);
+
+/* topoml__torus_contact on c's busy cells: the same count, cell by cell
+ * for a small box when c has its cells. */
+int topoml__torus_fit(const struct topoml_torus_cells *c, const int d[3],
+		      const bool w[3], const int o[3], const int s[3]);
 
 /*
  * One candidate box of a search, from either source of shapes: topoml's
