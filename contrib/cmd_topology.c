@@ -16,6 +16,7 @@
 #include "util/util.h"
 #include "topoml/load.h"
 #include "topoml/wait.h"
+#include "topoml/health.h"
 #include "sim.h"
 
 /* Above this many switches, show prints levels, not every switch. */
@@ -257,6 +258,10 @@ static void _site_conf_json(json_object *o, const struct topoml_siteconf *sc)
 	json_object_object_add(o, "hybrid_weights",
 			       json_object_new_string(hw));
 	json_object_object_add(o, "debug", json_object_new_int(sc->debug));
+	json_object_object_add(o, "health_policy", json_object_new_string(
+		topoml_health_policy_name(sc->health_policy)));
+	json_object_object_add(o, "health_avoid_time",
+			       json_object_new_int(sc->health_avoid_time));
 	for (int i = 0; i < sc->nparts; i++) {
 		const struct topoml_part_conf *pc = &sc->parts[i];
 		json_object *po = json_object_new_object();
@@ -302,6 +307,9 @@ static void _site_conf_print(const char *path,
 	       _sc_family(sc), sc->df_spread_alltoall ? "alltoall" : "never",
 	       topoml_torus_placement_name(sc->torus_curve), lw,
 	       sc->torus_box_wait_span, hw, sc->debug);
+	printf("%s: HealthPolicy=%s HealthAvoidTime=%d\n", path,
+	       topoml_health_policy_name(sc->health_policy),
+	       sc->health_avoid_time);
 	for (int i = 0; i < sc->nparts; i++) {
 		const struct topoml_part_conf *pc = &sc->parts[i];
 

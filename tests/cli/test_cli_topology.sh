@@ -97,6 +97,7 @@ python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))[0]; sys.exit(not (o[
 { sed 's/^#\(LocalityWait\|LocalityWaitSpan\|HybridWeights\)=/\1=/' \
 	"$T/topoml.conf"
   printf 'Debug=2\nDragonflySpread=alltoall\nTopologyFormat=conf\n'
+  printf 'HealthPolicy=avoid\nHealthAvoidTime=600\n'
   printf 'PartitionName=dbg Placement=off\n'
   printf 'PartitionName=gpu LocalityWait=60\n'; } >"$T/keys.conf"
 run "$TOPOML" check --json --site-conf "$T/keys.conf"
@@ -111,6 +112,7 @@ assert o["locality_wait_span"] == o["torus_box_wait_span"] == 1.5, o
 assert o["hybrid_weights"] == "tp=16,cp=4,ep=4,dp=2,pp=4", o
 assert o["debug"] == 2 and o["dragonfly_spread"] == "alltoall", o
 assert o["torus_placement"] == "boxes", o
+assert o["health_policy"] == "avoid" and o["health_avoid_time"] == 600, o
 assert o["topology_format"] == "conf" and o["family"] == "auto", o
 assert o["partitions"] == [{"name": "moe", "hint": "alltoall"},
                            {"name": "dbg", "placement": "off"},
@@ -119,6 +121,7 @@ PY
 	ok "site-conf JSON: every key" || fail "site-conf JSON, every key: $out"
 run "$TOPOML" check --site-conf "$T/keys.conf"
 expect_out "TopologyFormat=conf Family=auto DragonflySpread=alltoall TorusPlacement=boxes LocalityWait=$(sed -n 's/^LocalityWait=//p' "$T/keys.conf") LocalityWaitSpan=1.5 HybridWeights=tp=16,cp=4,ep=4,dp=2,pp=4 Debug=2" "site-conf text: every key"
+expect_out "HealthPolicy=avoid HealthAvoidTime=600" "site-conf text: health"
 expect_out "PartitionName=dbg Placement=off" "site-conf text: partitions"
 expect_out "PartitionName=gpu LocalityWait=60" "site-conf text: a partition's LocalityWait"
 # every key set with effect: no warning; LocalityWaitSpan alone has none
