@@ -16,7 +16,7 @@
 #      scontrol show topology shows the engine's model;
 #   5. dpkg --purge leaves no file behind.
 # A release check, not in CI (.ci/run): it downloads trixie (about 9.5
-# minutes from an empty cache, 4.5 with the chroot cached, on 2 shared
+# minutes from an empty cache, 3.5 to 4.5 with the chroot cached, on 2 shared
 # cores; doc/admin-guide.md "Tests and CI").  Root only.  Here in
 # contrib/ beside test-release.sh, not in tests/: it needs the network
 # and debootstrap, and is no part of `make check`.
