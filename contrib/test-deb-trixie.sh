@@ -16,8 +16,8 @@
 #      scontrol show topology shows the engine's model;
 #   5. dpkg --purge leaves no file behind.
 # A release check, not in CI (.ci/run): it downloads trixie (about 9.5
-# minutes from an empty cache, 3.5 to 4.5 with the chroot cached, on 2 shared
-# cores; doc/admin-guide.md "Tests and CI").  Root only.  Here in
+# minutes from an empty cache, 3.5 to 4.5 with the chroot cached, on 2
+# shared cores; doc/admin-guide.md "Tests and CI").  Root only.  Here in
 # contrib/ beside test-release.sh, not in tests/: it needs the network
 # and debootstrap, and is no part of `make check`.
 #
@@ -37,7 +37,8 @@ refresh=0
 t0=$(date +%s)
 log() { echo "test-deb-trixie: [$(($(date +%s) - t0))s] $*"; }
 fail() { echo "test-deb-trixie: FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (debootstrap, chroot)"; exit 77; }
+[ "$(id -u)" = 0 ] ||
+	{ echo "SKIP: needs root (debootstrap, chroot)"; exit 77; }
 command -v debootstrap >/dev/null ||
 	apt-get install -y -qq debootstrap >/dev/null ||
 	{ echo "SKIP: no debootstrap"; exit 77; }
@@ -119,7 +120,8 @@ mkdir -p "$src"
 # without an unpacked Slurm or earlier package builds.
 (cd "$top" && git ls-files -co --exclude-standard 2>/dev/null ||
 	find . -path ./.git -prune -o -type f -print) |
-	grep -Ev '^(\./)?(slurm|\.git|debian/(tmp|build|slurm-build|\.debhelper))(/|$)' |
+	grep -Ev '^(\./)?(slurm|\.git|debian/(tmp|build|slurm-build))(/|$)' |
+	grep -Ev '^(\./)?debian/\.debhelper(/|$)' |
 	tar -C "$top" -cf - -T - | tar -C "$src" -xf -
 # Trixie's slurm-wlm orig tarball from the pool (deb.debian.org may serve
 # no .dsc, so not apt-get source): the release libslurm-dev is.
@@ -163,8 +165,9 @@ grep -q "\./usr/lib/$ma/slurm-wlm/topology_topoml\.so$" <<<"$files" ||
 	fail "topology_topoml.so not in $(basename "$topo_deb")"
 dep=$(dpkg-deb -f "$topo_deb" Depends)
 next=$(echo "$slurm_up" | awk -F. '{ printf "%s.%s.%d", $1, $2, $3 + 1 }')
+bp=slurm-wlm-basic-plugins
 case "$dep" in
-*"slurm-wlm-basic-plugins (>= $slurm_up), slurm-wlm-basic-plugins (<< $next~)"*) ;;
+*"$bp (>= $slurm_up), $bp (<< $next~)"*) ;;
 *) fail "topology plugin Depends: $dep" ;;
 esac
 log "lintian"
@@ -251,7 +254,8 @@ so=$(dpkg -L slurm-wlm-topoml-topology-plugin | grep '/topology_topoml\.so$')
 	fail "topology_topoml.so in $(dirname "$so"), slurmctld's PluginDir $plugdir"
 [ "$(scontrol show config | awk '$1 == "TopologyPlugin" { print $3 }')" = \
   topology/topoml ] || fail "TopologyPlugin is not topology/topoml"
-grep -q 'topology/topoml: wraps topology/tree' /var/log/topoml-test/slurmctld.log ||
+grep -q 'topology/topoml: wraps topology/tree' \
+	/var/log/topoml-test/slurmctld.log ||
 	fail "slurmctld did not load topology/topoml"
 echo "ok: slurmctld loaded $so (wraps topology/tree)"
 
