@@ -8,25 +8,36 @@
 # them dpkg-source -b makes a .dsc that builds offline with nothing but
 # its Build-Depends (sbuild, pbuilder).
 #
-# usage: debian/make-orig.sh [--slurm-source DIR] [--unpack]
-#   --slurm-source DIR  an unpacked Slurm source of that release (e.g.
-#                       /var/cache/topoml/slurm-wlm-22.05.8, which
-#                       contrib/install-deps.sh prepares); default:
-#                       apt-get source slurm-wlm=<libslurm-dev's version>
-#                       (needs deb-src for bookworm and bookworm-security)
-#   --unpack            also unpack the component in slurm/ (dpkg-source
-#                       -b and a build in this tree need it there)
+# usage: debian/make-orig.sh [--slurm-source DIR | --slurm-tarball FILE]
+#                            [--unpack]
+#   --slurm-source DIR   an unpacked Slurm source of that release (e.g.
+#                        /var/cache/topoml/slurm-wlm-22.05.8, which
+#                        contrib/install-deps.sh prepares); default:
+#                        apt-get source slurm-wlm=<libslurm-dev's version>
+#                        (needs deb-src for the suite that has it: Debian
+#                        12's is in bookworm-security, Debian 13's in
+#                        trixie)
+#   --slurm-tarball FILE the release's upstream tarball, e.g. Debian's
+#                        slurm-wlm_24.11.5.orig.tar.gz from the pool, for
+#                        a mirror that serves no .dsc (Debian's patches are
+#                        then missing: fine while they change no header
+#                        under src/ the plugins include)
+#   --unpack             also unpack the component in slurm/ (dpkg-source
+#                        -b and a build in this tree need it there)
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 slurm_src=
+slurm_tarball=
 unpack=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--slurm-source) slurm_src=${2:?--slurm-source needs DIR}; shift ;;
+	--slurm-tarball) slurm_tarball=${2:?--slurm-tarball needs FILE}; shift ;;
 	--unpack) unpack=1 ;;
-	*) echo "usage: $0 [--slurm-source DIR] [--unpack]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--slurm-source DIR | --slurm-tarball FILE]" \
+		"[--unpack]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -49,20 +60,31 @@ if git -C "$top" rev-parse --show-toplevel >/dev/null 2>&1; then
 else
 	(cd "$top" && find . -type f -o -type l | sed 's,^\./,,')
 fi | grep -Ev '^(debian|slurm|\.git)(/|$)' | LC_ALL=C sort >"$list"
-tar -C "$top" --owner=0 --group=0 --numeric-owner --mtime=@0 \
+# Every file dated as the changelog entry: reproducible, and no file of
+# 1970 in the packages (lintian: package-contains-ancient-file).
+ts=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Timestamp)
+tar -C "$top" --owner=0 --group=0 --numeric-owner --mtime=@"$ts" \
 	--transform "s,^,topoml-$uver/,S" -T "$list" -cf - |
 	xz -T1 >"$out/topoml_$uver.orig.tar.xz"
 echo "make-orig: $out/topoml_$uver.orig.tar.xz"
 
 # ---- the Slurm component ----
-if [ -z "$slurm_src" ]; then
+if [ -n "$slurm_tarball" ]; then
+	tmp=$(mktemp -d)
+	tar -C "$tmp" -xf "$slurm_tarball" ||
+		die "cannot unpack $slurm_tarball"
+	slurm_src=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d | head -1)
+elif [ -z "$slurm_src" ]; then
 	tmp=$(mktemp -d)
 	(cd "$tmp" && apt-get source -qq slurm-wlm="$slurm_ver" >/dev/null) ||
 		die "apt-get source slurm-wlm=$slurm_ver failed (deb-src for" \
-			"the suite that has it? bookworm-security for +deb12uN)"
+			"the suite that has it? bookworm-security for +deb12uN;" \
+			"a mirror without .dsc files: --slurm-tarball)"
 	slurm_src=$(find "$tmp" -maxdepth 1 -type d -name 'slurm-wlm-*' | head -1)
 fi
+# The select API header: src/common/ up to 22.05, src/interfaces/ since 23.02.
 [ -f "$slurm_src/src/common/select.h" ] ||
+	[ -f "$slurm_src/src/interfaces/select.h" ] ||
 	die "$slurm_src is not a Slurm source tree"
 sv=$(sed -n 's/^ *Version:[[:space:]]*//p' "$slurm_src/META")
 [ "$sv" = "$slurm_up" ] ||
