@@ -190,7 +190,8 @@ static json_object *_json(const struct topoml_health_node *n, time_t now)
 		json_object_object_add(r, "checks", json_object_new_string(c));
 		json_object_object_add(r, "job",
 				       json_object_new_int64(n->pf_job));
-		json_object_object_add(r, "at", json_object_new_int64(n->pf_at));
+		json_object_object_add(r, "at",
+				       json_object_new_int64(n->pf_at));
 		json_object_object_add(o, "root_side", r);
 	}
 	return o;

@@ -193,6 +193,14 @@ static void _drain(const char *node, const char *kind, const char *why)
 	xfree(name);
 }
 
+/* Is NODE_PTR (may be NULL) one of the job's nodes? */
+static bool _of_job(job_record_t *job_ptr, node_record_t *node_ptr)
+{
+	return node_ptr && job_ptr->node_bitmap &&
+	       node_ptr->index < (uint32_t)bit_size(job_ptr->node_bitmap) &&
+	       bit_test(job_ptr->node_bitmap, node_ptr->index);
+}
+
 void sel_health_job_fini(job_record_t *job_ptr)
 {
 	struct topoml_health_names names, took = { 0 };
@@ -267,9 +275,7 @@ void sel_health_job_fini(job_record_t *job_ptr)
 		char c[32];
 		int a;
 
-		if (!node_ptr || !job_ptr->node_bitmap ||
-		    node_ptr->index >= (uint32_t)bit_size(job_ptr->node_bitmap) ||
-		    !bit_test(job_ptr->node_bitmap, node_ptr->index)) {
+		if (!_of_job(job_ptr, node_ptr)) {
 			sel_error_once("%s: health: JobId=%u: node %s is not the job's, ignored",
 				       sel_who, job_ptr->job_id, pf.name[i]);
 			continue;

@@ -14,11 +14,11 @@
  *    are kept (the job's file may name any node);
  *  - they go into the job's AdminComment as the part
  *    "topoml-health: straggler=n3,n4", the others' parts kept (and the
- *    root-side preflight findings already in it, ml_health_preflight).  Only
- *    root, SlurmUser and Slurm administrators can set AdminComment (no
- *    RPC sets SystemComment), and the job still runs here (slurmstepd
- *    sends the tasks' exit and the step's end after task_exit), so
- *    select/topoml finds the part at job end.
+ *    root-side preflight findings already in it, ml_health_preflight).
+ *    Only root, SlurmUser and Slurm administrators can set AdminComment
+ *    (no RPC sets SystemComment), and the job still runs here
+ *    (slurmstepd sends the tasks' exit and the step's end after
+ *    task_exit), so select/topoml finds the part at job end.
  * What is refused is logged (slurmd's log), never an error of the step.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -83,14 +83,14 @@ int topoml_health_report_parse(const char *buf, size_t len,
  * They reach slurmctld only in AdminComment, written by root.
  */
 #define TOPOML_HEALTH_PF_ECC	0x1u	/* uncorrectable ECC errors */
-#define TOPOML_HEALTH_PF_PAGES	0x2u	/* retirement/remapping pending/failed */
-#define TOPOML_HEALTH_PF_PORT	0x4u	/* an HCA port of the model down */
+#define TOPOML_HEALTH_PF_PAGES	0x2u	/* pages retired/remapped */
+#define TOPOML_HEALTH_PF_PORT	0x4u	/* a model's HCA port DOWN */
 #define TOPOML_HEALTH_PF_ALL	0x7u
 
 struct topoml_health_pf {
 	int n;
 	char name[TOPOML_HEALTH_NAMES_MAX][TOPOML_HEALTH_NAME_MAX + 1];
-	unsigned checks[TOPOML_HEALTH_NAMES_MAX];	/* TOPOML_HEALTH_PF_* */
+	unsigned checks[TOPOML_HEALTH_NAMES_MAX];	/* TOPOML_HEALTH_PF_ */
 };
 
 /* Add CHECKS to NAME's (false: full, a bad name or no known check). */
