@@ -27,8 +27,8 @@ static void _usage(FILE *f)
 "usage: topoml health [--state FILE | --slurm-conf FILE] [--node NAME]\n"
 "                     [--json] [--progress|-q]\n"
 "select/topoml's node health records: per node, the jobs that reported it\n"
-"slow (job, user, when), the last action (none, avoid, drain), until when\n"
-"placement avoids it, and why.\n"
+"slow (job, user, when), the last root-side preflight finding, the last\n"
+"action (none, avoid, drain), until when placement avoids it, and why.\n"
 "  --state FILE       the state file (default: topoml_health.state in the\n"
 "                     StateSaveLocation of --slurm-conf, $SLURM_CONF or\n"
 "                     /etc/slurm/slurm.conf)\n"
@@ -144,6 +144,14 @@ static void _text(const struct topoml_health_node *n, time_t now)
 		printf("  straggler reported by job %" PRIu32 " of %s at %s\n",
 		       n->seen[i].job, who, a);
 	}
+	if (n->pf_at) {
+		char c[32];
+
+		_when(n->pf_at, a, sizeof(a));
+		topoml_health_pf_checks_write(n->pf_checks, c, sizeof(c));
+		printf("  root-side preflight failed (%s) in job %" PRIu32
+		       " at %s\n", c, n->pf_job, a);
+	}
 }
 
 static json_object *_json(const struct topoml_health_node *n, time_t now)
@@ -174,6 +182,18 @@ static json_object *_json(const struct topoml_health_node *n, time_t now)
 		json_object_array_add(s, e);
 	}
 	json_object_object_add(o, "seen", s);
+	if (n->pf_at) {
+		json_object *r = json_object_new_object();
+		char c[32];
+
+		topoml_health_pf_checks_write(n->pf_checks, c, sizeof(c));
+		json_object_object_add(r, "checks", json_object_new_string(c));
+		json_object_object_add(r, "job",
+				       json_object_new_int64(n->pf_job));
+		json_object_object_add(r, "at",
+				       json_object_new_int64(n->pf_at));
+		json_object_object_add(o, "root_side", r);
+	}
 	return o;
 }
 

@@ -11,7 +11,9 @@
  *           seconds: job_test first tries without it, so a job lands
  *           elsewhere when it can;
  *   drain   avoid, and drain the node once users of two different uids
- *           reported it within HealthAvoidTime (one user never can).
+ *           reported it within HealthAvoidTime (one user never can), or
+ *           on a root-side preflight finding ("preflight=NODE:ecc", only
+ *           node-wide hardware checks, written by topoml.so as root).
  * The table is bounded by the cluster's nodes (names not in Slurm's
  * node table are dropped), saved in StateSaveLocation (replaced
  * atomically by SlurmUser, 0600) whenever it changes, and loaded at
@@ -176,10 +178,10 @@ void sel_health_fini(void)
  * lack: looked up at run time. */
 typedef int (*drain_fn)(char *nodes, char *reason, uint32_t reason_uid);
 
-static void _drain(const char *node, const char *why)
+static void _drain(const char *node, const char *kind, const char *why)
 {
 	drain_fn drain = (drain_fn)dlsym(RTLD_DEFAULT, "drain_nodes");
-	char *reason = xstrdup_printf("topoml: straggler: %s", why);
+	char *reason = xstrdup_printf("topoml: %s: %s", kind, why);
 	char *name = xstrdup(node);
 
 	if (!drain)
@@ -191,9 +193,18 @@ static void _drain(const char *node, const char *why)
 	xfree(name);
 }
 
+/* Is NODE_PTR (may be NULL) one of the job's nodes? */
+static bool _of_job(job_record_t *job_ptr, node_record_t *node_ptr)
+{
+	return node_ptr && job_ptr->node_bitmap &&
+	       node_ptr->index < (uint32_t)bit_size(job_ptr->node_bitmap) &&
+	       bit_test(job_ptr->node_bitmap, node_ptr->index);
+}
+
 void sel_health_job_fini(job_record_t *job_ptr)
 {
 	struct topoml_health_names names, took = { 0 };
+	struct topoml_health_pf pf, pf_took = { 0 };
 	char err[128], *part = NULL, *merged;
 	time_t now = time(NULL);
 	int rc, act = TOPOML_HEALTH_ACT_NONE;
@@ -201,8 +212,8 @@ void sel_health_job_fini(job_record_t *job_ptr)
 	if (!job_ptr->admin_comment ||
 	    !strstr(job_ptr->admin_comment, TOPOML_HEALTH_TAG))
 		return;
-	rc = topoml_health_part_parse(job_ptr->admin_comment, &names, err,
-				      sizeof(err));
+	rc = topoml_health_part_parse_pf(job_ptr->admin_comment, &names, &pf,
+					 err, sizeof(err));
 	if (rc < 0) {
 		sel_error_once("%s: health: JobId=%u: bad %.13s part: %s",
 			       sel_who, job_ptr->job_id, TOPOML_HEALTH_TAG,
@@ -251,18 +262,49 @@ void sel_health_job_fini(job_record_t *job_ptr)
 		     topoml_health_action_name(a),
 		     topoml_health_find(&h_table, names.name[i])->why);
 		if (a == TOPOML_HEALTH_ACT_DRAIN)
-			_drain(names.name[i],
+			_drain(names.name[i], "straggler",
 			       topoml_health_find(&h_table,
 						  names.name[i])->why);
 		if (a > act)
 			act = a;
 	}
-	if (!took.n)
+	/* Root-side preflight findings: acted on alone (nobody else's
+	 * word is needed: only root's topoml.so writes them). */
+	for (int i = 0; i < pf.n; i++) {
+		node_record_t *node_ptr = find_node_record(pf.name[i]);
+		char c[32];
+		int a;
+
+		if (!_of_job(job_ptr, node_ptr)) {
+			sel_error_once("%s: health: JobId=%u: node %s is not the job's, ignored",
+				       sel_who, job_ptr->job_id, pf.name[i]);
+			continue;
+		}
+		a = topoml_health_record_pf(&h_table, pf.name[i],
+					    job_ptr->job_id, pf.checks[i],
+					    now, h_policy, h_avoid_time);
+		if (a < 0) {
+			error("%s: health: table full, %s not recorded",
+			      sel_who, pf.name[i]);
+			continue;
+		}
+		topoml_health_pf_add(&pf_took, pf.name[i], pf.checks[i]);
+		topoml_health_pf_checks_write(pf.checks[i], c, sizeof(c));
+		info("%s: health: node %s failed root-side preflight (%s) in %pJ: %s",
+		     sel_who, pf.name[i], c, job_ptr,
+		     topoml_health_action_name(a));
+		if (a == TOPOML_HEALTH_ACT_DRAIN)
+			_drain(pf.name[i], "preflight",
+			       topoml_health_find(&h_table, pf.name[i])->why);
+		if (a > act)
+			act = a;
+	}
+	if (!took.n && !pf_took.n)
 		goto out;
 	h_dirty = true;
 	_save();
 	/* What was seen and done, beside the placement in SystemComment. */
-	part = topoml_health_part_write(&took);
+	part = topoml_health_part_write_pf(&took, &pf_took);
 	if (part) {
 		char *with = xstrdup_printf("%s policy=%s action=%s", part,
 					    topoml_health_policy_name(h_policy),

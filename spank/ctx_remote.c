@@ -22,6 +22,7 @@
 #include <slurm/slurm.h>
 
 #include "ctld_job.h"
+#include "topoml/health.h"
 #include "topoml/jobcomment.h"
 #include "plugin.h"
 #include "preflight.h"
@@ -846,6 +847,12 @@ out:
 	return bad;
 }
 
+/* preflight.c's root fault bits are the health part's checks. */
+_Static_assert(ML_PF_ROOT_ECC == TOPOML_HEALTH_PF_ECC &&
+	       ML_PF_ROOT_PAGES == TOPOML_HEALTH_PF_PAGES &&
+	       ML_PF_ROOT_PORT == TOPOML_HEALTH_PF_PORT,
+	       "preflight's root faults and the health part's checks");
+
 static void _preflight(spank_t sp)
 {
 	struct hw_node *n = hw_node_new();
@@ -853,6 +860,8 @@ static void _preflight(spank_t sp)
 	struct timespec t0, t1;
 	bool full = ml.val[ML_OPT_PREFLIGHT] == ML_PREFLIGHT_FULL;
 	const char *mode = full ? "full" : "quick";
+	unsigned root = 0;
+	uint32_t jobid = 0;
 	long ms;
 	int bad;
 
@@ -867,8 +876,8 @@ static void _preflight(spank_t sp)
 		if (_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) &&
 		    _getenv(sp, "SLURM_JOB_GPUS", gpus, sizeof(gpus)))
 			gpus[0] = '\0';
-		bad = ml_preflight_quick(&ml.conf, n, gpus, _pf_why,
-					 sizeof(_pf_why));
+		bad = ml_preflight_quick_root(&ml.conf, n, gpus, _pf_why,
+					      sizeof(_pf_why), &root);
 	}
 	hw_node_free(n);
 	/* Every node takes part in the ring, failing ones too: the
@@ -886,6 +895,11 @@ static void _preflight(spank_t sp)
 	ml_log(ML_LOG_ERROR, "topoml: --ml-preflight: node %s failed (%s, "
 	       "%ld ms): %s", ml.node_name, mode, ms, _pf_why);
 	ml.preflight_failed = true;
+	/* Node-wide hardware faults, read by root: the site's HealthPolicy
+	 * may act on them alone (select/topoml). */
+	if (root && geteuid() == 0 &&
+	    spank_get_item(sp, S_JOB_ID, &jobid) == ESPANK_SUCCESS)
+		ml_health_preflight(jobid, ml.node_name, root);
 	snprintf(err, sizeof(err), "node %s: %s", ml.node_name, _pf_why);
 	_node_error("--ml-preflight: %s", err);
 }

@@ -61,6 +61,10 @@ int ml_ckpt_task_init(spank_t sp, const struct ml_ckpt_opts *o);
 /* remote context, slurm_spank_task_exit (root): after the last local
  * task, the job's health report (ckpt_health.c). */
 int ml_ckpt_task_exit(spank_t sp, const struct ml_ckpt_opts *o);
+/* remote context, root: --ml-preflight found node-wide hardware faults
+ * CHECKS (TOPOML_HEALTH_PF_*) on NODE: into job JOBID's AdminComment
+ * part "topoml-health: preflight=NODE:ecc" (ckpt_health.c). */
+void ml_health_preflight(uint32_t jobid, const char *node, unsigned checks);
 /* remote context, slurm_spank_exit. */
 int ml_ckpt_exit(spank_t sp, const struct ml_ckpt_opts *o);
 

@@ -13,11 +13,12 @@
  *  - only names of nodes in the job's allocation as slurmctld reports it
  *    are kept (the job's file may name any node);
  *  - they go into the job's AdminComment as the part
- *    "topoml-health: straggler=n3,n4", the others' parts kept.  Only
- *    root, SlurmUser and Slurm administrators can set AdminComment (no
- *    RPC sets SystemComment), and the job still runs here (slurmstepd
- *    sends the tasks' exit and the step's end after task_exit), so
- *    select/topoml finds the part at job end.
+ *    "topoml-health: straggler=n3,n4", the others' parts kept (and the
+ *    root-side preflight findings already in it, ml_health_preflight).
+ *    Only root, SlurmUser and Slurm administrators can set AdminComment
+ *    (no RPC sets SystemComment), and the job still runs here
+ *    (slurmstepd sends the tasks' exit and the step's end after
+ *    task_exit), so select/topoml finds the part at job end.
  * What is refused is logged (slurmd's log), never an error of the step.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -132,6 +133,67 @@ static int _in_job(const char *nodes, struct topoml_health_names *n)
 	return n->n;
 }
 
+/*
+ * Our part: NAMES, the root-side preflight findings already in OLD's part
+ * (root's: only root writes the part), NODE's CHECKS added (NODE NULL:
+ * none).  A malformed old part is replaced (logged).
+ */
+static char *_with_pf(uint32_t job, const char *old,
+		      const struct topoml_health_names *n, const char *node,
+		      unsigned checks)
+{
+	struct topoml_health_names keep = { 0 };
+	struct topoml_health_pf pf = { 0 };
+	char err[128];
+
+	if (old && topoml_health_part_parse_pf(old, &keep, &pf, err,
+					       sizeof(err)) < 0) {
+		slurm_error("topoml: health: job %u: AdminComment's %.13s "
+			    "part replaced: %s", job,
+			    TOPOML_HEALTH_TAG, err);
+		pf.n = 0;
+		keep.n = 0;
+	}
+	if (node)
+		topoml_health_pf_add(&pf, node, checks);
+	return topoml_health_part_write_pf(n ? n : &keep, &pf);
+}
+
+void ml_health_preflight(uint32_t jobid, const char *node, unsigned checks)
+{
+	job_info_msg_t *info = NULL;
+	job_desc_msg_t d;
+	char *part = NULL, *merged = NULL;
+
+	if (geteuid() != 0 || !checks || !topoml_health_name_ok(node))
+		return;
+	if (ml_load_job(&info, jobid) != SLURM_SUCCESS || !info ||
+	    info->record_count < 1) {
+		slurm_error("topoml: health: job %u: slurmctld does not "
+			    "answer: %s", jobid, slurm_strerror(errno));
+		goto out;
+	}
+	part = _with_pf(jobid, info->job_array[0].admin_comment, NULL, node,
+			checks);
+	merged = part ? topoml_health_part_merge(
+		info->job_array[0].admin_comment, part) : NULL;
+	if (!merged)
+		goto out;
+	slurm_init_job_desc_msg(&d);
+	ml_job_desc_job(&d, jobid);
+	d.admin_comment = merged;
+	if (slurm_update_job(&d) != SLURM_SUCCESS)
+		slurm_error("topoml: health: job %u: cannot record %s: %s",
+			    jobid, part, slurm_strerror(errno));
+	else
+		slurm_info("topoml: health: job %u: %s", jobid, part);
+out:
+	free(part);
+	free(merged);
+	if (info)
+		slurm_free_job_info_msg(info);
+}
+
 static bool _done;
 static uint32_t _exited;
 
@@ -173,7 +235,8 @@ void ml_ckpt__health(void)
 	}
 	if (!_in_job(info->job_array[0].nodes, &names))
 		goto out;
-	part = topoml_health_part_write(&names);
+	part = _with_pf(ml_ck.job_id, info->job_array[0].admin_comment,
+			&names, NULL, 0);
 	merged = part ? topoml_health_part_merge(
 		info->job_array[0].admin_comment, part) : NULL;
 	if (!merged)

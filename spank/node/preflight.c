@@ -232,8 +232,46 @@ int ml_preflight_judge(const struct ml_pf_input *in, char *why,
 	return w.n;
 }
 
+unsigned ml_preflight_root_faults(const struct ml_pf_input *in)
+{
+	unsigned bits = 0;
+
+	/* Every GPU of the model NVML sees, whatever the job's GPUs: its
+	 * driver's counters, which no job can set.  A GPU NVML does not
+	 * see, or NVML failing, is left out: the step's device cgroup may
+	 * hide GPUs from slurmstepd. */
+	for (int g = 0; !in->nvml_err && g < in->node->ngpus; g++) {
+		const struct hw_gpu *m = &in->node->gpus[g];
+		const struct hw_gpu_health *h;
+
+		if (m->vendor == HW_VENDOR_AMD || !(h = _seen(in, m->busid)))
+			continue;
+		if (h->ecc_unc > 0)
+			bits |= ML_PF_ROOT_ECC;
+		if (h->retire_pending > 0 || h->remap_failed > 0 ||
+		    h->remap_pending > 0)
+			bits |= ML_PF_ROOT_PAGES;
+	}
+	/* A port of the model that was up and is DOWN now (not one in
+	 * training, not its rate: those may pass). */
+	for (int i = 0; i < in->nports; i++)
+		if (in->ports[i].state == 1 &&
+		    _expected_up(in->node, in->ports[i].hca, in->ports[i].port))
+			bits |= ML_PF_ROOT_PORT;
+	return bits;
+}
+
 int ml_preflight_quick(const struct ml_conf *c, const struct hw_node *node,
 		       const char *slurm_gpus, char *why, size_t whylen)
+{
+	return ml_preflight_quick_root(c, node, slurm_gpus, why, whylen,
+				       NULL);
+}
+
+int ml_preflight_quick_root(const struct ml_conf *c,
+			    const struct hw_node *node,
+			    const char *slurm_gpus, char *why, size_t whylen,
+			    unsigned *root)
 {
 	struct hw_gpu_health *g = calloc(HW_MAX_GPUS, sizeof(*g));
 	struct hw_port_health *p = NULL;
@@ -259,6 +297,8 @@ int ml_preflight_quick(const struct ml_conf *c, const struct hw_node *node,
 	in.ports = p;
 	in.nports = hw_ib_port_health(node, c->sysfs_root, p, maxp);
 	rc = ml_preflight_judge(&in, why, whylen);
+	if (root)
+		*root = rc ? ml_preflight_root_faults(&in) : 0;
 	free(g);
 	free(p);
 	return rc;

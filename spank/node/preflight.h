@@ -50,6 +50,25 @@ int ml_preflight_quick(const struct ml_conf *c, const struct hw_node *node,
 		       const char *slurm_gpus, char *why, size_t whylen);
 
 /*
+ * The node-wide hardware faults among what IN says, which nothing the job
+ * controls can make (its GPUs, load or timing): the same bits as
+ * TOPOML_HEALTH_PF_* (topoml/health.h), 0 when none.  Every GPU of the
+ * model that NVML sees (not only SLURM_GPUS'): uncorrectable ECC errors
+ * (ECC), page retirement or row remapping pending or failed (PAGES); a
+ * model's HCA port that was up and is DOWN (PORT).  Never clocks,
+ * NVLink counts, port rates, a GPU NVML does not see, nor full's probes.
+ */
+#define ML_PF_ROOT_ECC		0x1u
+#define ML_PF_ROOT_PAGES	0x2u
+#define ML_PF_ROOT_PORT		0x4u
+unsigned ml_preflight_root_faults(const struct ml_pf_input *in);
+/* ml_preflight_quick, and its root faults in *ROOT (when not NULL). */
+int ml_preflight_quick_root(const struct ml_conf *c,
+			    const struct hw_node *node,
+			    const char *slurm_gpus, char *why, size_t whylen,
+			    unsigned *root);
+
+/*
  * --ml-preflight=full (preflight_ring.c).  The compute probe: a fixed
  * integer workload of ITERS steps, five times, the fastest time (us).
  */

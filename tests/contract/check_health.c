@@ -272,6 +272,136 @@ START_TEST(test_state)
 }
 END_TEST
 
+/* Root-side preflight findings: the part's preflight= key (round trip,
+ * strict), never from the user's report, acted on alone under drain. */
+START_TEST(test_pf)
+{
+	struct topoml_health_names n = { 0 }, back;
+	struct topoml_health_pf pf = { 0 }, pback;
+	struct topoml_health_table t = { 0 }, tb = { 0 };
+	char err[128], *w, *m, *buf = NULL;
+	size_t len = 0;
+	int bad;
+	FILE *f;
+
+	ck_assert(topoml_health_pf_add(&pf, "n2", TOPOML_HEALTH_PF_ECC));
+	ck_assert(topoml_health_pf_add(&pf, "n2", TOPOML_HEALTH_PF_PORT));
+	ck_assert(topoml_health_pf_add(&pf, "n5", TOPOML_HEALTH_PF_PAGES));
+	ck_assert(!topoml_health_pf_add(&pf, "n6", 0x8));
+	ck_assert(!topoml_health_pf_add(&pf, "a b", TOPOML_HEALTH_PF_ECC));
+	w = topoml_health_part_write_pf(NULL, &pf);
+	ck_assert_str_eq(w, "topoml-health: preflight=n2:ecc+port,n5:pages");
+	ck_assert_int_eq(topoml_health_part_parse_pf(w, &back, &pback, err,
+						     sizeof(err)), 0);
+	ck_assert_int_eq(back.n, 0);
+	ck_assert_int_eq(pback.n, 2);
+	ck_assert_str_eq(pback.name[1], "n5");
+	ck_assert_uint_eq(pback.checks[0], TOPOML_HEALTH_PF_ECC |
+			  TOPOML_HEALTH_PF_PORT);
+	free(w);
+	topoml_health_names_add(&n, "n1");
+	w = topoml_health_part_write_pf(&n, &pf);
+	ck_assert_str_eq(w, "topoml-health: straggler=n1 "
+			 "preflight=n2:ecc+port,n5:pages");
+	m = topoml_health_part_merge("site: x; topoml-health: straggler=n9",
+				     w);
+	ck_assert_int_eq(topoml_health_part_parse_pf(m, &back, &pback, err,
+						     sizeof(err)), 0);
+	ck_assert_int_eq(back.n, 1);
+	ck_assert_int_eq(pback.n, 2);
+	/* the straggler-only reader accepts the key and leaves it out */
+	ck_assert_int_eq(topoml_health_part_parse(m, &back, err,
+						  sizeof(err)), 0);
+	ck_assert_str_eq(back.name[0], "n1");
+	free(m);
+	free(w);
+	const char *junk[] = {
+		"topoml-health: preflight=n2",
+		"topoml-health: preflight=n2:",
+		"topoml-health: preflight=n2:ecc+",
+		"topoml-health: preflight=n2:ecc+ecc",
+		"topoml-health: preflight=n2:fan",
+		"topoml-health: preflight=:ecc",
+		"topoml-health: preflight=n2:ecc,",
+		"topoml-health: preflight=",
+		"topoml-health: preflight=n2:ecc straggler=n1",
+		"topoml-health: straggler=n1 ",
+		"topoml-health: straggler=n1  preflight=n2:ecc",
+		"topoml-health: straggler=n1 preflight=n2:ecc x",
+		"topoml-health: straggler=n1 preflight=n2:ecc preflight=n3:ecc",
+		"topoml-health: straggler=n1 other=n2",
+	};
+	for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++)
+		ck_assert_msg(topoml_health_part_parse_pf(junk[i], &back,
+							  &pback, err,
+							  sizeof(err)) == -1,
+			      "%zu: %s", i, junk[i]);
+	/* the user's report cannot carry one: only straggler node names,
+	 * which hold no space, '=' or ':' */
+	ck_assert_int_eq(_parse("{\"event\": \"preflight\", \"node\": \"n2\", "
+				"\"check\": \"ecc\"}\n"
+				"{\"event\": \"straggler\", \"node\": "
+				"\"n1 preflight=n2:ecc\"}\n"
+				"{\"event\": \"straggler\", \"node\": "
+				"\"n2:ecc\"}\n", &n, &bad), 0);
+	ck_assert_int_eq(bad, 2);
+
+	/* the table: one finding drains under drain, avoids under avoid */
+	ck_assert_int_eq(topoml_health_record_pf(&t, "n2", 40,
+						 TOPOML_HEALTH_PF_ECC, 100,
+						 TOPOML_HEALTH_DRAIN, 60),
+			 TOPOML_HEALTH_ACT_DRAIN);
+	ck_assert_str_eq(topoml_health_find(&t, "n2")->why,
+			 "root-side preflight: ecc");
+	ck_assert_int_eq(topoml_health_record_pf(&t, "n3", 41,
+						 TOPOML_HEALTH_PF_PORT, 100,
+						 TOPOML_HEALTH_AVOID, 60),
+			 TOPOML_HEALTH_ACT_AVOID);
+	ck_assert(topoml_health_avoided(topoml_health_find(&t, "n3"), 159));
+	ck_assert_int_eq(topoml_health_record_pf(&t, "n4", 42,
+						 TOPOML_HEALTH_PF_PAGES, 100,
+						 TOPOML_HEALTH_REPORT, 60),
+			 TOPOML_HEALTH_ACT_NONE);
+	ck_assert_int_eq(topoml_health_record_pf(&t, "n4", 42, 0, 100,
+						 TOPOML_HEALTH_DRAIN, 60), -1);
+	/* one user's straggler report after it, within the time: drain;
+	 * on a node without one: avoid only */
+	ck_assert_int_eq(topoml_health_record(&t, "n3", 43, 1000, 150,
+					      TOPOML_HEALTH_DRAIN, 60),
+			 TOPOML_HEALTH_ACT_DRAIN);
+	ck_assert_int_eq(topoml_health_record(&t, "n3", 44, 1000, 200,
+					      TOPOML_HEALTH_DRAIN, 60),
+			 TOPOML_HEALTH_ACT_AVOID);
+	ck_assert_int_eq(topoml_health_record(&t, "n7", 45, 1000, 200,
+					      TOPOML_HEALTH_DRAIN, 60),
+			 TOPOML_HEALTH_ACT_AVOID);
+	/* the state file keeps it */
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(topoml_health_save(f, &t), 0);
+	fclose(f);
+	ck_assert_msg(strstr(buf, " pf=40/100/ecc why="), "%s", buf);
+	ck_assert_int_eq(topoml_health_load(buf, len, &tb, err,
+					    sizeof(err)), 0);
+	ck_assert_int_eq(tb.n, t.n);
+	ck_assert_int_eq(memcmp(tb.node, t.node, t.n * sizeof(*t.node)), 0);
+	free(buf);
+	const char *sj[] = {
+		"topoml-health 1\nnode=n1 action=drain at=1 until=2 seen= "
+		"pf=1/2/fan why=\n",
+		"topoml-health 1\nnode=n1 action=drain at=1 until=2 seen= "
+		"pf=1/0/ecc why=\n",
+		"topoml-health 1\nnode=n1 action=drain at=1 until=2 seen= "
+		"pf=1/2 why=\n",
+	};
+	for (size_t i = 0; i < sizeof(sj) / sizeof(sj[0]); i++)
+		ck_assert_msg(topoml_health_load(sj[i], strlen(sj[i]), &tb,
+						 err, sizeof(err)) == -1,
+			      "%zu", i);
+	topoml_health_table_clear(&tb);
+	topoml_health_table_clear(&t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("health");
@@ -285,6 +415,7 @@ int main(void)
 	tcase_add_test(tc, test_part);
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_state);
+	tcase_add_test(tc, test_pf);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -21,6 +21,12 @@
 #   restart  slurmctld restarted: the records are kept (still avoided)
 #   cli      topoml health (text and --json) shows who saw what and what
 #            was done; the records are SlurmUser's alone (0600)
+#   preflight  HealthPolicy=drain: A's --ml-preflight step on n4, whose
+#            fake NVML (n4's slurmd in a mount namespace of its own) has
+#            uncorrectable ECC errors, drains n4 on root's finding alone,
+#            the reason naming the check; topoml health shows it as
+#            root-side; A's health.jsonl cannot carry such a finding
+#            (one user's straggler report alone never drains: drain)
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -28,8 +34,11 @@ TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$TESTS_DIR/select/lib.sh"
 sel_require_tools
 cluster_need_root
+fake=$TOP_BUILDDIR/tests/spank/fakenvml.so
 cluster_need_files "$TOP_BUILDDIR/spank/.libs/topoml.so" \
-	"$TOP_BUILDDIR/contrib/topoml"
+	"$TOP_BUILDDIR/contrib/topoml" "$fake"
+unshare -m --propagation private true 2>/dev/null ||
+	{ echo "SKIP: no mount namespaces (unshare -m)"; exit 77; }
 t0=$(date +%s)
 
 UA=topomlha
@@ -42,10 +51,23 @@ conf() {
 		"$BASE/net.conf" "$1" >"${CLUSTER_DIR:-$BASE}/topoml.conf"
 }
 conf avoid
+# The nodes' GPUs and HCAs for --ml-preflight (preflight section): a fake
+# NVML with no faults, the fixture's sysfs; n4 gets its own copy later.
+FIX=$TESTS_DIR/fixtures/spank
+SYS=$BASE/sys
+mkdir -p "$SYS"
+cp -r "$FIX/sysfs/." "$SYS/"
+for p in "$SYS"/class/infiniband/*/ports/*; do
+	echo "200 Gb/sec (4X HDR)" >"$p/rate"
+done
+: >"$SYS/nvml-faults"
+export FAKE_NVML=nvswitch8 FAKE_NVML_FAULTS_FILE=$SYS/nvml-faults
+unset FAKE_NVML_BUSIDS FAKE_NVML_FAULTS
 CLUSTER_SLURMD=4
 CLUSTER_CLOUD=0 CLUSTER_SELECT=topoml \
 	CLUSTER_TOPOML_CONF=$BASE/topoml.conf CLUSTER_SPANK=1 \
-	CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache" \
+	CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache \
+hwloc_xml=$FIX/hwloc/synth-2s4g2n.xml sysfs_root=$SYS nvml_lib=$fake" \
 	CLUSTER_CONF_EXTRA="MinJobAge=600" \
 	cluster_start sel-health || exit $?
 cluster_user "$UA"
@@ -269,6 +291,65 @@ assert len(n) == 1 and n[0]["node"] == "n3", n
 assert n[0]["action"] == "drain" and len(n[0]["seen"]) == 3, n
 assert len({s["uid"] for s in n[0]["seen"]}) == 2, n
 ' || fail "cli: --json"
+# ---- preflight: root's node-wide finding drains on its own
+t1=$(date +%s)
+# A's report cannot carry one: not a straggler event, not a node name.
+before=$(cat "$state")
+id=$(job "$UA" forgepf -N1 -w n2 <<'EOF2'
+printf '{"event": "preflight", "node": "n2", "check": "ecc"}\n' >$D/health.jsonl
+printf '{"event": "straggler", "node": "n2 preflight=n2:ecc"}\n' >>$D/health.jsonl
+printf '{"event": "straggler", "node": "n2:ecc"}\n' >>$D/health.jsonl
+EOF2
+)
+recorded "$id" && fail "forgepf: recorded: $(scontrol show job "$id")"
+[ "$(cat "$state")" = "$before" ] || fail "forgepf: recorded: $(cat "$state")"
+logs | grep -q "job $id: .*health.jsonl: 2 bad lines ignored" ||
+	fail "forgepf: the bad names not reported in the log"
+# n4's slurmd again, seeing its own tree at $SYS: ECC errors on GPU 1.
+mkdir -p "$BASE/sys-n4"
+cp -r "$SYS/." "$BASE/sys-n4/"
+echo "ecc=1:3" >"$BASE/sys-n4/nvml-faults"
+cluster_slurmd_stop n4
+unshare -m --propagation private sh -c \
+	'mount --bind "$1" "$2" && exec slurmd -N n4 -f "$SLURM_CONF"' \
+	sh "$BASE/sys-n4" "$SYS" >>"$CLUSTER_DIR/log/slurmd.out" 2>&1 ||
+	fail "slurmd n4 in its own mount namespace"
+cluster_wait_idle
+out=$(cd "$BASE/$UA" && cluster_as "$UA" timeout 60 srun -N1 -w n4 \
+	--ml-preflight sh -c 'echo ran $SLURM_JOB_ID' 2>&1) &&
+	fail "preflight: the step on n4 passed: $out"
+grep -q "^topoml: --ml-preflight: node n4: .*uncorrectable ECC" <<<"$out" ||
+	fail "preflight: $out"
+grep -q "^ran " <<<"$out" && fail "preflight: a task ran: $out"
+for _ in $(seq 1 50); do
+	st=$(sinfo -h -n n4 -o '%t %E')
+	case "$st" in drain*) break ;; esac
+	sleep 0.2
+done
+case "$st" in
+drain*"topoml: preflight: root-side preflight: ecc"*) ;;
+*) fail "preflight: n4 is '$st': $(grep -h 'health' \
+	"$CLUSTER_DIR/log/slurmctld.log" | tail -5)" ;;
+esac
+grep -q '^node=n4 action=drain .* pf=[0-9]*/[0-9]*/ecc why=' "$state" ||
+	fail "preflight: state: $(cat "$state")"
+bad=$(sinfo -h -N -o '%N %t' | awk '$1 != "n4" && $2 ~ /drain|drng|down/')
+[ -z "$bad" ] || fail "preflight: others drained: $bad"
+out=$("$TOP_BUILDDIR/contrib/topoml" health --state "$state" --node n4) ||
+	fail "preflight: topoml health: $out"
+grep -q "^  root-side preflight failed (ecc) in job [0-9]* at " <<<"$out" ||
+	fail "preflight: topoml health: $out"
+"$TOP_BUILDDIR/contrib/topoml" health --state "$state" --node n4 --json |
+	python3 -c '
+import json, sys
+n = json.load(sys.stdin)["nodes"][0]
+assert n["action"] == "drain" and n["root_side"]["checks"] == "ecc", n
+assert n["seen"] == [], n
+' || fail "preflight: --json"
+echo "ok: preflight: one job's root-side ECC finding drained n4: $st" \
+	"($(($(date +%s) - t1)) s)"
+
 cluster_stop
 echo "PASS: straggler reports reach placement: avoided, drained only when" \
-	"two users agree, forged reports ignored ($(($(date +%s) - t0)) s)"
+	"two users agree or root's preflight finds a fault, forged reports" \
+	"ignored ($(($(date +%s) - t0)) s)"

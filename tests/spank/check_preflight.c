@@ -118,6 +118,55 @@ START_TEST(judge_healthy)
 }
 END_TEST
 
+/* The root-side faults: node-wide, whatever the job's GPUs; none of
+ * what load, the job or a hidden GPU can make. */
+START_TEST(root_faults)
+{
+	struct hw_node *n = _node();
+	struct reading r;
+
+	_healthy(&r, n);
+	ck_assert_uint_eq(ml_preflight_root_faults(&r.in), 0);
+	/* a fault on a GPU the step was not given still counts */
+	r.in.slurm_gpus = "0";
+	r.g[3].ecc_unc = 2;
+	ck_assert_int_eq(_judge(&r), 0);
+	ck_assert_uint_eq(ml_preflight_root_faults(&r.in), ML_PF_ROOT_ECC);
+	r.in.slurm_gpus = NULL;
+	r.g[1].retire_pending = 1;
+	ck_assert_uint_eq(ml_preflight_root_faults(&r.in),
+			  ML_PF_ROOT_ECC | ML_PF_ROOT_PAGES);
+	/* NVML failing: nothing of the GPUs counts */
+	r.in.nvml_err = "not loaded";
+	ck_assert_uint_eq(ml_preflight_root_faults(&r.in), 0);
+	_healthy(&r, n);
+	r.g[0].remap_failed = 1;
+	ck_assert_uint_eq(ml_preflight_root_faults(&r.in), ML_PF_ROOT_PAGES);
+	/* thermal clocks, fewer NVLink links, a GPU NVML does not see:
+	 * failing, but not root-side */
+	_healthy(&r, n);
+	r.g[0].clocks = HW_CLOCKS_HW_THERMAL;
+	r.g[1].links_up = 4;
+	r.g[2] = r.g[3];
+	r.in.ngpus = 3;
+	ck_assert_int_ge(_judge(&r), 3);
+	ck_assert_uint_eq(ml_preflight_root_faults(&r.in), 0);
+	/* ports: one up at slurmd's look now DOWN counts; one training, a
+	 * slow one, or one already down when slurmd looked do not */
+	_healthy(&r, n);
+	r.p[0].state = 1;
+	ck_assert_uint_eq(ml_preflight_root_faults(&r.in), ML_PF_ROOT_PORT);
+	r.p[0].state = 2;
+	r.p[2].rate = 100000;
+	ck_assert_int_ge(_judge(&r), 1);
+	ck_assert_uint_eq(ml_preflight_root_faults(&r.in), 0);
+	_healthy(&r, n);
+	r.p[1].state = 1;
+	ck_assert_uint_eq(ml_preflight_root_faults(&r.in), 0);
+	hw_node_free(n);
+}
+END_TEST
+
 START_TEST(judge_gpu_faults)
 {
 	struct hw_node *n = _node();
@@ -575,6 +624,7 @@ int main(void)
 	_paths();
 	tcase_add_test(tc, judge_healthy);
 	tcase_add_test(tc, judge_gpu_faults);
+	tcase_add_test(tc, root_faults);
 	tcase_add_test(tc, judge_slurm_gpus);
 	tcase_add_test(tc, judge_ports);
 	tcase_add_test(tc, judge_cut);

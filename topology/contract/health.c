@@ -168,37 +168,190 @@ int topoml_health_report_parse(const char *buf, size_t len,
 	return out->n;
 }
 
-char *topoml_health_part_write(const struct topoml_health_names *n)
+static const char *const _pfname[] = { "ecc", "pages", "port" };
+#define PF_NCHECKS 3
+
+int topoml_health_pf_checks_write(unsigned checks, char *buf, size_t len)
 {
-	size_t cap = strlen(TOPOML_HEALTH_TAG) + 16 +
-		     (size_t)n->n * (TOPOML_HEALTH_NAME_MAX + 1);
+	int off = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (int i = 0; i < PF_NCHECKS; i++)
+		if (checks & (1u << i))
+			off += snprintf(buf + (len > (size_t)off ? off : 0),
+					len > (size_t)off ? len - off : 0,
+					"%s%s", off ? "+" : "", _pfname[i]);
+	return off;
+}
+
+bool topoml_health_pf_add(struct topoml_health_pf *p, const char *name,
+			  unsigned checks)
+{
+	checks &= TOPOML_HEALTH_PF_ALL;
+	if (!checks || !topoml_health_name_ok(name))
+		return false;
+	for (int i = 0; i < p->n; i++)
+		if (!strcmp(p->name[i], name)) {
+			p->checks[i] |= checks;
+			return true;
+		}
+	if (p->n >= TOPOML_HEALTH_NAMES_MAX)
+		return false;
+	strcpy(p->name[p->n], name);
+	p->checks[p->n++] = checks;
+	return true;
+}
+
+char *topoml_health_part_write_pf(const struct topoml_health_names *n,
+				  const struct topoml_health_pf *pf)
+{
+	int ns = n ? n->n : 0, np = pf ? pf->n : 0;
+	size_t cap = strlen(TOPOML_HEALTH_TAG) + 32 +
+		     (size_t)(ns + np) * (TOPOML_HEALTH_NAME_MAX + 24);
 	char *s;
 	size_t len;
 
-	if (n->n <= 0 || !(s = malloc(cap)))
+	if ((ns <= 0 && np <= 0) || !(s = malloc(cap)))
 		return NULL;
-	len = snprintf(s, cap, "%sstraggler=", TOPOML_HEALTH_TAG);
-	for (int i = 0; i < n->n; i++)
-		len += snprintf(s + len, cap - len, "%s%s", i ? "," : "",
-				n->name[i]);
+	len = snprintf(s, cap, "%s", TOPOML_HEALTH_TAG);
+	if (ns > 0) {
+		len += snprintf(s + len, cap - len, "straggler=");
+		for (int i = 0; i < ns; i++)
+			len += snprintf(s + len, cap - len, "%s%s",
+					i ? "," : "", n->name[i]);
+	}
+	if (np > 0) {
+		len += snprintf(s + len, cap - len, "%spreflight=",
+				ns > 0 ? " " : "");
+		for (int i = 0; i < np; i++) {
+			char c[32];
+
+			topoml_health_pf_checks_write(pf->checks[i], c,
+						      sizeof(c));
+			len += snprintf(s + len, cap - len, "%s%s:%s",
+					i ? "," : "", pf->name[i], c);
+		}
+	}
 	return s;
+}
+
+char *topoml_health_part_write(const struct topoml_health_names *n)
+{
+	return topoml_health_part_write_pf(n, NULL);
 }
 
 #define SEP "; "
 
-int topoml_health_part_parse(const char *comment,
-			     struct topoml_health_names *out, char *err,
-			     size_t errlen)
+/* "NAME" of LEN bytes at S into NAME: false when it is no node name. */
+static bool _name(const char *s, size_t len, char *name)
 {
-	size_t tag = strlen(TOPOML_HEALTH_TAG), key = strlen("straggler=");
-	const char *p = comment, *found = NULL;
-	size_t flen = 0;
+	if (!len || len > TOPOML_HEALTH_NAME_MAX)
+		return false;
+	memcpy(name, s, len);
+	name[len] = '\0';
+	return topoml_health_name_ok(name);
+}
+
+/* "ecc+port" of LEN bytes: the bits, 0 when malformed. */
+static unsigned _checks(const char *s, size_t len)
+{
+	unsigned bits = 0;
+
+	while (len) {
+		const char *c = memchr(s, '+', len);
+		size_t n = c ? (size_t)(c - s) : len;
+		int i;
+
+		for (i = 0; i < PF_NCHECKS; i++)
+			if (strlen(_pfname[i]) == n &&
+			    !strncmp(s, _pfname[i], n))
+				break;
+		if (i == PF_NCHECKS || (bits & (1u << i)))
+			return 0;
+		bits |= 1u << i;
+		s += n;
+		len -= n;
+		if (c) {
+			s++;
+			if (!--len)
+				return 0;
+		}
+	}
+	return bits;
+}
+
+/* The comma list of VALUE (LEN bytes): stragglers (PF false) or
+ * NODE:CHECKS (PF true); -1 with ERR when malformed. */
+static int _list(const char *v, size_t len, bool pf,
+		 struct topoml_health_names *out, struct topoml_health_pf *p,
+		 char *err, size_t errlen)
+{
+	int k = 0;
+
+	if (!len) {
+		_err(err, errlen, "no node");
+		return -1;
+	}
+	while (len) {
+		const char *c = memchr(v, ',', len);
+		size_t n = c ? (size_t)(c - v) : len, nl = n;
+		char name[TOPOML_HEALTH_NAME_MAX + 1];
+		unsigned bits = 0;
+
+		if (pf) {
+			const char *col = memchr(v, ':', n);
+
+			nl = col ? (size_t)(col - v) : n;
+			if (!col || !(bits = _checks(col + 1, n - nl - 1))) {
+				_err(err, errlen, "want preflight="
+				     "NODE:CHECK[+CHECK...][,...]");
+				return -1;
+			}
+		}
+		if (!_name(v, nl, name)) {
+			_err(err, errlen, "bad node name");
+			return -1;
+		}
+		if (++k > TOPOML_HEALTH_NAMES_MAX) {
+			_err(err, errlen, "over %d nodes",
+			     TOPOML_HEALTH_NAMES_MAX);
+			return -1;
+		}
+		if (pf && p)
+			topoml_health_pf_add(p, name, bits);
+		else if (!pf)
+			topoml_health_names_add(out, name);
+		v += n;
+		len -= n;
+		if (c) {
+			v++;
+			if (!--len) {
+				_err(err, errlen, "bad node name");
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+int topoml_health_part_parse_pf(const char *comment,
+				struct topoml_health_names *out,
+				struct topoml_health_pf *pf, char *err,
+				size_t errlen)
+{
+	size_t tag = strlen(TOPOML_HEALTH_TAG);
+	size_t ks = strlen("straggler="), kp = strlen("preflight=");
+	const char *p = comment, *found = NULL, *sp;
+	size_t flen = 0, n;
 
 	out->n = 0;
+	if (pf)
+		pf->n = 0;
 	while (p && *p) {
 		const char *end = strstr(p, SEP);
-		size_t n = end ? (size_t)(end - p) : strlen(p);
 
+		n = end ? (size_t)(end - p) : strlen(p);
 		if (n >= tag && !strncmp(p, TOPOML_HEALTH_TAG, tag)) {
 			if (found) {
 				_err(err, errlen, "two %.13s parts",
@@ -212,49 +365,44 @@ int topoml_health_part_parse(const char *comment,
 	}
 	if (!found)
 		return 1;
-	if (flen < key || strncmp(found, "straggler=", key)) {
-		_err(err, errlen, "want straggler=NODE[,NODE...]");
-		return -1;
-	}
-	found += key;
-	flen -= key;
-	while (flen) {
-		const char *c = memchr(found, ',', flen);
-		size_t n = c ? (size_t)(c - found) : flen;
-		char name[TOPOML_HEALTH_NAME_MAX + 1];
-
-		if (!n || n > TOPOML_HEALTH_NAME_MAX) {
-			_err(err, errlen, "bad node name");
+	/* straggler=LIST, preflight=LIST or both, in that order. */
+	if (flen >= ks && !strncmp(found, "straggler=", ks)) {
+		sp = memchr(found, ' ', flen);
+		n = sp ? (size_t)(sp - found) : flen;
+		if (_list(found + ks, n - ks, false, out, NULL, err, errlen))
 			return -1;
-		}
-		memcpy(name, found, n);
-		name[n] = '\0';
-		if (!topoml_health_name_ok(name)) {
-			_err(err, errlen, "bad node name");
-			return -1;
-		}
-		if (out->n >= TOPOML_HEALTH_NAMES_MAX) {
-			_err(err, errlen, "over %d nodes",
-			     TOPOML_HEALTH_NAMES_MAX);
-			return -1;
-		}
-		topoml_health_names_add(out, name);
 		found += n;
 		flen -= n;
-		if (c) {
+		if (sp) {
 			found++;
-			flen--;
-			if (!flen) {
-				_err(err, errlen, "bad node name");
+			if (!--flen) {
+				_err(err, errlen, "want preflight= after "
+				     "the space");
 				return -1;
 			}
 		}
-	}
-	if (!out->n) {
-		_err(err, errlen, "no node");
+	} else if (flen < kp || strncmp(found, "preflight=", kp)) {
+		_err(err, errlen, "want straggler=NODE[,NODE...]");
 		return -1;
 	}
+	if (flen) {
+		if (flen < kp || strncmp(found, "preflight=", kp) ||
+		    memchr(found, ' ', flen)) {
+			_err(err, errlen, "want preflight="
+			     "NODE:CHECK[+CHECK...][,...]");
+			return -1;
+		}
+		if (_list(found + kp, flen - kp, true, out, pf, err, errlen))
+			return -1;
+	}
 	return 0;
+}
+
+int topoml_health_part_parse(const char *comment,
+			     struct topoml_health_names *out, char *err,
+			     size_t errlen)
+{
+	return topoml_health_part_parse_pf(comment, out, NULL, err, errlen);
 }
 
 char *topoml_health_part_drop(const char *old)
@@ -408,12 +556,50 @@ int topoml_health_record(struct topoml_health_table *t, const char *name,
 		n->action = TOPOML_HEALTH_ACT_DRAIN;
 		snprintf(n->why, sizeof(n->why),
 			 "reported by %d users within %ds", uids, avoid_time);
+	} else if (policy == TOPOML_HEALTH_DRAIN && n->pf_at &&
+		   n->pf_at >= now - avoid_time) {
+		char c[32];
+
+		topoml_health_pf_checks_write(n->pf_checks, c, sizeof(c));
+		n->action = TOPOML_HEALTH_ACT_DRAIN;
+		snprintf(n->why, sizeof(n->why), "root-side preflight: %s; "
+			 "one user's report", c);
 	} else if (policy == TOPOML_HEALTH_DRAIN) {
 		snprintf(n->why, sizeof(n->why),
 			 "one user's report: avoid until corroborated");
 	} else {
 		snprintf(n->why, sizeof(n->why), "policy avoid");
 	}
+	return n->action;
+}
+
+int topoml_health_record_pf(struct topoml_health_table *t, const char *name,
+			    uint32_t job, unsigned checks, int64_t now,
+			    enum topoml_health_policy policy, int avoid_time)
+{
+	struct topoml_health_node *n;
+	char c[32];
+
+	checks &= TOPOML_HEALTH_PF_ALL;
+	if (!checks || !(n = _add(t, name)))
+		return -1;
+	n->pf_job = job;
+	n->pf_at = now;
+	n->pf_checks = checks;
+	n->action_at = now;
+	if (avoid_time < 0)
+		avoid_time = 0;
+	topoml_health_pf_checks_write(checks, c, sizeof(c));
+	if (policy == TOPOML_HEALTH_REPORT) {
+		n->action = TOPOML_HEALTH_ACT_NONE;
+		snprintf(n->why, sizeof(n->why), "root-side preflight: %s "
+			 "(policy report)", c);
+		return n->action;
+	}
+	n->avoid_until = now + avoid_time;
+	n->action = policy == TOPOML_HEALTH_DRAIN ? TOPOML_HEALTH_ACT_DRAIN :
+		TOPOML_HEALTH_ACT_AVOID;
+	snprintf(n->why, sizeof(n->why), "root-side preflight: %s", c);
 	return n->action;
 }
 
@@ -445,8 +631,9 @@ const char *topoml_health_policy_name(enum topoml_health_policy p)
 #define STATE_MAGIC "topoml-health 1\n"
 
 /*
- * node=NAME action=A at=T until=T seen=JOB/UID/T,... why=TEXT
- * (seen= may be empty; why= runs to the end of the line, printable).
+ * node=NAME action=A at=T until=T seen=JOB/UID/T,... [pf=JOB/T/CHECKS]
+ * why=TEXT (seen= may be empty; pf= is the last root-side preflight
+ * finding; why= runs to the end of the line, printable).
  */
 int topoml_health_save(FILE *f, const struct topoml_health_table *t)
 {
@@ -461,6 +648,14 @@ int topoml_health_save(FILE *f, const struct topoml_health_table *t)
 			fprintf(f, "%s%" PRIu32 "/%" PRIu32 "/%" PRId64,
 				j ? "," : "", n->seen[j].job, n->seen[j].uid,
 				n->seen[j].at);
+		if (n->pf_at) {
+			char c[32];
+
+			topoml_health_pf_checks_write(n->pf_checks, c,
+						      sizeof(c));
+			fprintf(f, " pf=%" PRIu32 "/%" PRId64 "/%s",
+				n->pf_job, n->pf_at, c);
+		}
 		fputs(" why=", f);
 		for (const char *w = n->why; *w; w++)
 			fputc(isprint((unsigned char)*w) ? *w : '?', f);
@@ -551,6 +746,17 @@ static int _state_line(const char *s, struct topoml_health_table *t)
 			p++;
 		else if (*p != ' ')
 			return -1;
+	}
+	/* pf=JOB/T/CHECKS: the last root-side finding (optional). */
+	if (_key(&p, " pf=")) {
+		const char *sp;
+
+		if (!_u32(&p, &tmp.pf_job) || !_key(&p, "/") ||
+		    !_i64(&p, &tmp.pf_at) || !tmp.pf_at || !_key(&p, "/") ||
+		    !(sp = strchr(p, ' ')) ||
+		    !(tmp.pf_checks = _checks(p, (size_t)(sp - p))))
+			return -1;
+		p = sp;
 	}
 	if (!_key(&p, " why="))
 		return -1;

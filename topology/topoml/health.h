@@ -75,15 +75,49 @@ int topoml_health_report_parse(const char *buf, size_t len,
 			       struct topoml_health_names *out, int *bad,
 			       char *err, size_t errlen);
 
+/*
+ * Root-side preflight findings (--ml-preflight, topoml.so as root): only
+ * node-wide hardware checks that nothing the job controls can change
+ * (every GPU NVML sees, every HCA port of the node model; never the
+ * compute probe, the ring stream or a check narrowed by the job's GPUs).
+ * They reach slurmctld only in AdminComment, written by root.
+ */
+#define TOPOML_HEALTH_PF_ECC	0x1u	/* uncorrectable ECC errors */
+#define TOPOML_HEALTH_PF_PAGES	0x2u	/* pages retired/remapped */
+#define TOPOML_HEALTH_PF_PORT	0x4u	/* a model's HCA port DOWN */
+#define TOPOML_HEALTH_PF_ALL	0x7u
+
+struct topoml_health_pf {
+	int n;
+	char name[TOPOML_HEALTH_NAMES_MAX][TOPOML_HEALTH_NAME_MAX + 1];
+	unsigned checks[TOPOML_HEALTH_NAMES_MAX];	/* TOPOML_HEALTH_PF_ */
+};
+
+/* Add CHECKS to NAME's (false: full, a bad name or no known check). */
+bool topoml_health_pf_add(struct topoml_health_pf *p, const char *name,
+			  unsigned checks);
+/* "ecc+pages" into BUF (cut at len); the length it wanted. */
+int topoml_health_pf_checks_write(unsigned checks, char *buf, size_t len);
+
 /* "topoml-health: straggler=n3,n4" (malloc'd; NULL: none or no memory). */
 char *topoml_health_part_write(const struct topoml_health_names *n);
+/* "topoml-health: straggler=n3 preflight=n2:ecc+port,n5:pages", either
+ * key when it has nodes (N or PF may be NULL; NULL: none, no memory). */
+char *topoml_health_part_write_pf(const struct topoml_health_names *n,
+				  const struct topoml_health_pf *pf);
 /*
  * The topoml-health part of a comment (other parts, "; "-separated,
- * skipped): 1 none, 0 OUT filled, -1 malformed (reason in ERR).
+ * skipped): 1 none, 0 OUT filled, -1 malformed (reason in ERR).  A
+ * preflight= key is accepted and left out here (see _pf).
  */
 int topoml_health_part_parse(const char *comment,
 			     struct topoml_health_names *out, char *err,
 			     size_t errlen);
+/* Both keys; PF may be NULL (its entries are then checked, not kept). */
+int topoml_health_part_parse_pf(const char *comment,
+				struct topoml_health_names *out,
+				struct topoml_health_pf *pf, char *err,
+				size_t errlen);
 /* OLD (may be NULL) with its topoml-health parts replaced by OURS
  * (malloc'd; NULL: no memory). */
 char *topoml_health_part_merge(const char *old, const char *ours);
@@ -112,6 +146,10 @@ struct topoml_health_node {
 	int64_t action_at;
 	int64_t avoid_until;		/* 0: not avoided */
 	char why[96];			/* what the last action rested on */
+	/* The last root-side preflight finding (pf_at 0: none). */
+	uint32_t pf_job;
+	int64_t pf_at;
+	unsigned pf_checks;		/* TOPOML_HEALTH_PF_* */
 };
 
 struct topoml_health_table {
@@ -134,6 +172,16 @@ struct topoml_health_node *topoml_health_find(
 int topoml_health_record(struct topoml_health_table *t, const char *name,
 			 uint32_t job, uint32_t uid, int64_t now,
 			 enum topoml_health_policy policy, int avoid_time);
+/*
+ * A root-side preflight finding CHECKS on node NAME in job JOB at NOW
+ * (topoml.so as root, node-wide hardware only): REPORT: recorded; AVOID:
+ * avoided for AVOID_TIME; DRAIN: drained on it alone (no second user
+ * needed: no user can make or forge it).  A straggler report within
+ * AVOID_TIME of it drains too under DRAIN.  -1: full or no memory.
+ */
+int topoml_health_record_pf(struct topoml_health_table *t, const char *name,
+			    uint32_t job, unsigned checks, int64_t now,
+			    enum topoml_health_policy policy, int avoid_time);
 /* Distinct uids among NODE's sightings since SINCE. */
 int topoml_health_uids(const struct topoml_health_node *node, int64_t since);
 bool topoml_health_avoided(const struct topoml_health_node *node,
