@@ -6,7 +6,8 @@
 # Volcano refuse a torus).  Traces: ANL Theta and Mira / 16 on a 16^3
 # torus (FCFS + EASY backfill), and the always-full protocol (six windows
 # of 200 Theta jobs of 4-512 nodes queued at once on a 10^3 torus, FCFS,
-# averaged).  Prints one markdown table.
+# averaged); never waiting with both TorusPlacement= values.  Prints one
+# markdown table.
 #
 #   contrib/torus-pareto.sh [BUILD_DIR] [REALDATA_SWF_DIR]
 #
@@ -31,11 +32,15 @@ sim theta-w -t "$work/t16.json" -T "$theta" -p topoml,slurm-torus3d \
 	--box-wait 36000 &
 sim theta-n -t "$work/t16.json" -T "$theta" -p topoml,slurm-hilbert,linear &
 wait
+sim theta-c -t "$work/t16.json" -T "$theta" -p topoml --torus-placement curve
+
 sim mira-w -t "$work/t16.json" -T "$mira" -N 65536 \
 	-p topoml,slurm-torus3d --box-wait 100000 &
 sim mira-n -t "$work/t16.json" -T "$mira" -N 65536 \
 	-p topoml,slurm-hilbert,linear &
 wait
+sim mira-c -t "$work/t16.json" -T "$mira" -N 65536 -p topoml \
+	--torus-placement curve
 for off in 0 400 800 1200 1600 2000; do
 	{ head -1 "$theta"
 	  tail -n +2 "$theta" | awk '$4 >= 4 && $4 <= 512' |
@@ -46,6 +51,8 @@ for off in 0 400 800 1200 1600 2000; do
 		-p topoml,slurm-torus3d --box-wait 36000
 	sim full$off-n --no-backfill -t "$work/t10.json" -T "$work/w$off.txt" \
 		-p topoml,slurm-hilbert,linear
+	sim full$off-c --no-backfill -t "$work/t10.json" -T "$work/w$off.txt" \
+		-p topoml --torus-placement curve
 done
 python3 - "$work" <<'PY'
 import json, sys
@@ -57,12 +64,15 @@ def avg(names):
     return {p: {k: sum(r[p][k] for r in runs) / len(runs)
                 for k in runs[0][p] if isinstance(runs[0][p][k], (int, float))}
             for p in runs[0]}
-traces = [("Theta (wait 36000)", load("theta-w"), load("theta-n")),
-          ("Mira / 16 (wait 100000)", load("mira-w"), load("mira-n"))]
+traces = [("Theta (wait 36000)", load("theta-w"), load("theta-n"),
+           load("theta-c")),
+          ("Mira / 16 (wait 100000)", load("mira-w"), load("mira-n"),
+           load("mira-c"))]
 offs = [0, 400, 800, 1200, 1600, 2000]
 traces.append(("always full (wait 36000)",
                avg(["full%d-w" % o for o in offs]),
-               avg(["full%d-n" % o for o in offs])))
+               avg(["full%d-n" % o for o in offs]),
+               avg(["full%d-c" % o for o in offs])))
 print("| trace | policy | exact boxes | bbox/N | ring / bound"
       " | pair hops | mean wait (s) | max wait (s) |")
 print("|---|---|---:|---:|---:|---:|---:|---:|")
@@ -71,12 +81,13 @@ def row(t, name, m):
         t, name, m["contiguous_isolated"], m["span_over_lower_bound"],
         m["ring_cost_over_lower_bound"], m["mean_pair_hops"],
         m["mean_wait_s"], m["max_wait_s"]))
-for t, w, n in traces:
+for t, w, n, c in traces:
     row(t, "topoml, LocalityWait", w["topoml"])
     row(t, "slurm-torus3d", w["slurm-torus3d"])
     print("| %s | wait / torus3d's | | | | | %.2fx | |" % (
         t, w["topoml"]["mean_wait_s"] / w["slurm-torus3d"]["mean_wait_s"]))
     row(t, "topoml, never waits", n["topoml"])
+    row(t, "topoml, never waits, TorusPlacement=curve", c["topoml"])
     row(t, "slurm-hilbert", n["slurm-hilbert"])
     row(t, "linear", n["linear"])
     print("| %s | Kueue, Volcano | n/a (refuse a torus) |||||||" % t)
