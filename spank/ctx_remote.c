@@ -1011,6 +1011,30 @@ int ml_remote_post_opt(spank_t sp)
 	return 0;
 }
 
+/*
+ * The site's straggler settings (plugstack.conf) as the job's defaults:
+ * the job's own TOPOML_STRAGGLER_* win, as they are the user's to tune
+ * for their own ranks.  What the site does with a report is
+ * HealthPolicy's, in slurmctld, whatever the job sets here.
+ */
+static void _straggler_defaults(spank_t sp)
+{
+	for (int i = 0; i < ML_STRAGGLER_KEYS; i++) {
+		const char *kv = ml.conf.straggler_env[i];
+		const char *eq = strchr(kv, '=');
+		char name[64], cur[8];
+		spank_err_t rc;
+
+		if (!eq)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - kv), kv);
+		rc = spank_getenv(sp, name, cur, sizeof(cur));
+		if (rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE)
+			continue;
+		spank_setenv(sp, name, eq + 1, 0);
+	}
+}
+
 int ml_remote_user_init(spank_t sp)
 {
 	char err[1024];
@@ -1033,6 +1057,8 @@ int ml_remote_user_init(spank_t sp)
 	else if (ml.ckpt.set && ml_ckpt_resume_note()[0])
 		ml_log(ML_LOG_INFO, "topoml: --ml-ckpt: %s",
 		       ml_ckpt_resume_note());
+	if (ml.ckpt.set)
+		_straggler_defaults(sp);
 	return 0;	/* never an error here: see ml.user_error */
 }
 

@@ -515,6 +515,41 @@ static int _one(struct ml_conf *c, const char *arg, char *err, size_t errlen)
 		c->pf_ring_mb = (int)n;
 		return 0;
 	}
+	if (!strcmp(key, "straggler_every") ||
+	    !strcmp(key, "straggler_window") ||
+	    !strcmp(key, "straggler_threshold") ||
+	    !strcmp(key, "on_straggler")) {
+		/* Checked as topoml_ckpt checks them, so that a site value
+		 * never makes every job's helper refuse to start. */
+		static const char *const keys[ML_STRAGGLER_KEYS] = {
+			"straggler_every", "straggler_window",
+			"straggler_threshold", "on_straggler" };
+		static const char *const envs[ML_STRAGGLER_KEYS] = {
+			"TOPOML_STRAGGLER_EVERY", "TOPOML_STRAGGLER_WINDOW",
+			"TOPOML_STRAGGLER_THRESHOLD", "TOPOML_ON_STRAGGLER" };
+		int k = 0;
+
+		while (strcmp(keys[k], key))
+			k++;
+		if (k == 0 && _int(v, 0, 1L << 30, &n))
+			goto bad;
+		if (k == 1 && _int(v, 1, 1L << 30, &n))
+			goto bad;
+		if (k == 2) {
+			char *end;
+			double f;
+
+			errno = 0;
+			f = strtod(v, &end);
+			if (errno || end == v || *end || !(f > 1.0 && f <= 100))
+				goto bad;
+		}
+		if (k == 3 && strcmp(v, "report") && strcmp(v, "replace"))
+			goto bad;
+		snprintf(c->straggler_env[k], sizeof(c->straggler_env[k]),
+			 "%s=%s", envs[k], v);
+		return 0;
+	}
 	if (!strcmp(key, "preflight_requeue")) {
 		if (_int(v, 0, 100, &n))
 			goto bad;

@@ -45,6 +45,8 @@ enum ml_nccl_topo { ML_TOPO_OFF = 0, ML_TOPO_AUTO, ML_TOPO_GENERATE,
 
 #define ML_MAX_DEFAULTS 32
 
+#define ML_STRAGGLER_KEYS 4
+
 struct ml_conf {
 	char hwloc_xml[PATH_MAX];	/* admin override of discovery */
 	char cache_dir[PATH_MAX];	/* model cache written by slurmd */
@@ -72,6 +74,10 @@ struct ml_conf {
 	double pf_ring_outlier;		/* preflight_ring_outlier: for the
 					 * ring streams */
 	int pf_ring_mb;			/* preflight_ring_mb: full's stream */
+	/* straggler_every=, _threshold=, _window=, on_straggler=: the
+	 * site's defaults for the job's TOPOML_STRAGGLER_* (the job's own
+	 * values win), "NAME=VALUE" each, "" = none */
+	char straggler_env[ML_STRAGGLER_KEYS][64];
 	int ndefaults;			/* nccl_env=NAME=VALUE */
 	char defaults[ML_MAX_DEFAULTS][512];
 };

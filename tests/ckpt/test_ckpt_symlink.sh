@@ -32,7 +32,9 @@ chmod 0777 "$WW"
 chmod 1777 "$ST"
 CLUSTER_SLURMD=1
 CLUSTER_SPANK=1
-CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache"
+# (and the site's straggler defaults, checked in case 4)
+CLUSTER_SPANK_ARGS="cache_dir=$BASE/cache straggler_threshold=1.5"
+CLUSTER_SPANK_ARGS="$CLUSTER_SPANK_ARGS on_straggler=replace"
 CLUSTER_CONF_EXTRA="MinJobAge=600"
 cluster_start symlink
 cluster_user "$A"
@@ -99,14 +101,18 @@ empty "$BASE/$A/pub" theirs
 
 # 4. mine: the victim's own link in ST is followed; the job sees where.
 as "$V" ln -s "$BASE/$V/ck" "$ST/mine"
-id=$(as "$V" sbatch --parsable -N1 -o "$BASE/$V/mine.out" \
-	--ml-ckpt="$ST/mine,every=10" --wrap 'echo DIR=$TOPOML_CKPT_DIR') ||
+# Also the site's straggler defaults: the job's own value wins.
+id=$(as "$V" env TOPOML_ON_STRAGGLER=report sbatch --parsable -N1 \
+	-o "$BASE/$V/mine.out" --ml-ckpt="$ST/mine,every=10" --wrap \
+	'echo DIR=$TOPOML_CKPT_DIR; echo "TH=$TOPOML_STRAGGLER_THRESHOLD ON=$TOPOML_ON_STRAGGLER"') ||
 	fail "mine: sbatch"
 s=$(cluster_job_wait_end "$id" 60) || fail "mine: job $id still $s"
 out=$(cat "$BASE/$V/mine.out")
 [ "$s" = COMPLETED ] || fail "mine: job $id ended $s: $out"
 echo "$out" | grep -qx "DIR=$BASE/$V/ck/$id" ||
 	fail "mine: TOPOML_CKPT_DIR is not the path without the link: $out"
+echo "$out" | grep -qx "TH=1.5 ON=report" ||
+	fail "mine: site straggler defaults (1.5, the job's report): $out"
 [ "$(stat -c %U "$BASE/$V/ck/$id")" = "$V" ] ||
 	fail "mine: $BASE/$V/ck/$id is not $V's"
 echo "mine: job $id $s, $(echo "$out" | head -1)"

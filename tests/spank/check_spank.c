@@ -111,6 +111,19 @@ START_TEST(conf_all_keys)
 	ck_assert_int_eq(c.ndefaults, 1);
 	ck_assert_str_eq(c.defaults[0], "NCCL_DEBUG=WARN");
 	ck_assert(!c.bind_cpus);
+	/* The straggler detector's site defaults, as the job's variables. */
+	ck_assert_msg(!_parse(&c, "straggler_every=10 straggler_window=30 "
+			      "straggler_threshold=1.5 on_straggler=replace",
+			      err, sizeof(err)), "%s", err);
+	ck_assert_str_eq(c.straggler_env[0], "TOPOML_STRAGGLER_EVERY=10");
+	ck_assert_str_eq(c.straggler_env[1], "TOPOML_STRAGGLER_WINDOW=30");
+	ck_assert_str_eq(c.straggler_env[2],
+			 "TOPOML_STRAGGLER_THRESHOLD=1.5");
+	ck_assert_str_eq(c.straggler_env[3], "TOPOML_ON_STRAGGLER=replace");
+	ck_assert_msg(!_parse(&c, "straggler_every=0", err, sizeof(err)),
+		      "%s", err);
+	ck_assert_str_eq(c.straggler_env[0], "TOPOML_STRAGGLER_EVERY=0");
+	ck_assert_str_eq(c.straggler_env[2], "");
 }
 END_TEST
 
@@ -136,6 +149,14 @@ static const struct {
 	{ "nccl_ib_gid_index=300", "nccl_ib_gid_index: invalid value '300'" },
 	{ "nccl_net_gdr_level=CLOSE", "invalid value 'CLOSE'" },
 	{ "bind_cpus=perhaps", "bind_cpus: invalid value 'perhaps'" },
+	{ "straggler_every=-1", "straggler_every: invalid value '-1'" },
+	{ "straggler_window=0", "straggler_window: invalid value '0'" },
+	{ "straggler_threshold=1", "straggler_threshold: invalid value '1'" },
+	{ "straggler_threshold=nan",
+	  "straggler_threshold: invalid value 'nan'" },
+	{ "straggler_threshold=1.2x",
+	  "straggler_threshold: invalid value '1.2x'" },
+	{ "on_straggler=drain", "on_straggler: invalid value 'drain'" },
 	{ "allowed_gpu_bind=auto,nvlink",
 	  "default_gpu_bind=none is not in allowed_gpu_bind" },
 };
