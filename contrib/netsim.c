@@ -297,6 +297,11 @@ static int _write_platform(const topoml_topo_t *t, FILE *f)
 	for (i = 0; i < t->nnodes; i++) {
 		snprintf(id, sizeof(id), "n%d", i);
 		_link(f, id, 0);
+		/* a node's port on its NVLink domain's switch */
+		if (t->nnvl > 0 && t->nodes[i].nvl >= 0)
+			fprintf(f, "<link id=\"v%d\" bandwidth=\"%.17gBps\" "
+				"latency=\"%.17gs\" sharing_policy=\"SPLIT"
+				"DUPLEX\"/>\n", i, _o.nvl_bw, _o.nvl_lat / 2);
 	}
 	if (t->family == TOPOML_FAT_TREE) {
 		for (i = 0; i < t->nswitches; i++) {
@@ -446,6 +451,27 @@ static int _write_platform(const topoml_topo_t *t, FILE *f)
 			}
 		}
 	}
+	/* nodes of one multi-node NVLink domain (an NVL72 rack, a block):
+	 * one direct edge each way through both ports, shorter than any
+	 * path through the network, so that they talk over NVLink */
+	for (i = 0; t->nnvl > 0 && i < t->nnodes; i++)
+		for (k = i + 1; k < t->nnodes; k++) {
+			if (t->nodes[i].nvl < 0 ||
+			    t->nodes[i].nvl != t->nodes[k].nvl)
+				continue;
+			for (int d = 0; d < 2; d++) {
+				int x = d ? k : i, y = d ? i : k;
+
+				fputs("<route src=\"", f);
+				_xml_str(f, t->nodes[x].name);
+				fputs("\" dst=\"", f);
+				_xml_str(f, t->nodes[y].name);
+				fprintf(f, "\" symmetrical=\"NO\"><link_ctn id="
+					"\"v%d\" direction=\"UP\"/><link_ctn "
+					"id=\"v%d\" direction=\"DOWN\"/></route>"
+					"\n", x, y);
+			}
+		}
 	fputs("</zone>\n</platform>\n", f);
 	return ferror(f) ? -1 : 0;
 }
@@ -1527,8 +1553,9 @@ int main(int argc, char **argv)
 	for (int k = 0; k < (_o.nbw > _o.nlat ? _o.nbw : _o.nlat); k++)
 		printf("%s %.4g Gbit/s %.4g us", k ? "," : "",
 		       _bw(k) * 8 / 1e9, _lat(k) * 1e6);
-	printf(" (by level; the last repeats); within a node %.4g Gbit/s "
-	       "%.4g us", _o.nvl_bw * 8 / 1e9, _o.nvl_lat * 1e6);
+	printf(" (by level; the last repeats); NVLink (within a node%s) "
+	       "%.4g Gbit/s %.4g us", t->nnvl > 0 ? " or domain" : "",
+	       _o.nvl_bw * 8 / 1e9, _o.nvl_lat * 1e6);
 	if (_o.hybrid)
 		printf("; --hybrid %d, tp=%d, tp all-reduce %.0f bytes, pp "
 		       "send %.0f bytes", _o.hybrid, _o.hybrid_tp ?

@@ -219,6 +219,21 @@ grep -q ' 4x2,2,2 ' "$tmp/out11" || fail "--hybrid: no tp=2,pp=2 job"
 grep -q '^slurm-tree  *2 .* [0-9.e-]*  *[0-9.e-]*  *[0-9.e-]*$' \
 	"$tmp/out11" || fail "--hybrid: no per-kind means"
 
+# NVLink blocks (a block topology.conf, each block a domain): a pipeline
+# inside a block crosses both nodes' NVLink ports (1 us together),
+# one between blocks the network's four links (node, block up, down, node).
+printf 'BlockName=b1 Nodes=g[1-4]\nBlockName=b2 Nodes=g[5-8]\n%s\n' \
+	'BlockSizes=4,8' >"$tmp/blk.conf"
+printf 'in=g[1-2] pp=2\nout=g[4-5] pp=2\n' >"$tmp/bj"
+"$netsim" -q -t "$tmp/blk.conf" -J "$tmp/bj" -b 100 -l 1 --pp-size 8M \
+	--nvlink 1000 --nvlink-latency 3 >"$tmp/out12" || fail "blocks"
+want=$(awk 'BEGIN { printf "%.12g", 8 * 1048576 / 125e9 + 3e-6 }')
+near "$(col "$tmp/out12" in 3)" "$want" 0.001 ||
+	fail "in a block: $(col "$tmp/out12" in 3) s, analytic $want s"
+want=$(awk 'BEGIN { printf "%.12g", 8 * 1048576 / 12.5e9 + 4e-6 }')
+near "$(col "$tmp/out12" out 3)" "$want" 0.001 ||
+	fail "across blocks: $(col "$tmp/out12" out 3) s, analytic $want s"
+
 # 8. the bounds: too many transfers before a run, too long a run.
 "$netsim" -q -t "$tmp/ft.json" -J "$tmp/one" --max-transfers 10 \
 	>/dev/null 2>"$tmp/err"
