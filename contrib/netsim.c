@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -643,6 +644,10 @@ static int _simulate(const topoml_topo_t *t, const char *platform,
 		int ac = 10;
 
 		close(fd[0]);
+		/* no simulation outlives the command */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1);
 		if (_o.time_limit > 0) {
 			struct itimerval it = { { 0, 0 }, {
 				(time_t)_o.time_limit,
