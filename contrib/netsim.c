@@ -39,7 +39,9 @@
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
+#include <simgrid/barrier.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 
 #include "topoml.h"
@@ -483,6 +485,12 @@ static int _write_platform(const topoml_topo_t *t, FILE *f)
 #define NRES (1 + K_N)
 static double *_res;
 static const struct jobset *_js;
+/* per job and rank, the route latency to: TP next, PP next, PP previous,
+ * DP next (paid by the sender before each transfer, see _simulate) */
+enum { L_TP, L_PF, L_PB, L_DP, L_N };
+static const topoml_topo_t *_topo;
+static sg_bar_t _bar;		/* every rank of the run */
+static unsigned _arrived, _nranks;
 static int _dummy;		/* S4U wants a payload */
 
 static sg_mailbox_t _mbox(int j, int r, char kind)
@@ -495,13 +503,17 @@ static sg_mailbox_t _mbox(int j, int r, char kind)
 
 /* A ring all-reduce of size bytes over the n ranks of a group: reduce-
  * scatter then all-gather, 2(n-1) steps of size/n to the next rank. */
-static void _ring(int j, int self, int next, int n, double size, char kind)
+static void _ring(int j, int self, int next, int n, double size, char kind,
+		  double lat)
 {
 	sg_mailbox_t out = _mbox(j, next, kind), in = _mbox(j, self, kind);
 	long chunk = (long)ceil(size / n);
 
 	for (int s = 0; s < 2 * (n - 1); s++) {
-		sg_comm_t c = sg_mailbox_put_async(out, &_dummy, chunk);
+		sg_comm_t c;
+
+		sg_actor_sleep_for(lat);
+		c = sg_mailbox_put_async(out, &_dummy, chunk);
 
 		sg_mailbox_get(in);
 		sg_comm_wait(c);
@@ -516,6 +528,28 @@ static void _phase_end(int j, int k, double t0)
 		_res[j * NRES + 1 + k] = d;
 }
 
+static int _ranks(const struct job *jb)
+{
+	return jb->n * jb->tpn;
+}
+
+/* Whether the job has any traffic to simulate. */
+static bool _busy(const struct job *jb)
+{
+	return jb->par.tp > 1 || jb->par.pp > 1 || jb->par.dp > 1;
+}
+
+static double _route_lat(const struct job *jb, int a, int b)
+{
+	int x = jb->nodes[a / jb->tpn], y = jb->nodes[b / jb->tpn];
+
+	if (x == y)
+		return _o.nvl_lat;
+	return sg_host_get_route_latency(
+		sg_host_by_name(_topo->nodes[x].name),
+		sg_host_by_name(_topo->nodes[y].name));
+}
+
 /*
  * argv: name job rank.  One training step's communication in Megatron's
  * order, each phase once the rank's previous one is done: the tensor
@@ -528,15 +562,46 @@ static void _rank(int argc, char **argv)
 	int j = atoi(argv[1]), r = atoi(argv[2]);
 	const struct job *jb = &_js->j[j];
 	const struct topoml_parallel *p = &jb->par;
+	double lat[L_N] = { 0 };
 	int ti, ci, di, pi;
 	double t0;
 
 	(void)argc;
 	topoml_parallel_coords(p, r, &ti, &ci, &di, &pi);
+	/*
+	 * Latency apart from bandwidth sharing: SimGrid's CM02 shares a link
+	 * between flows in inverse proportion to their route's latency (TCP's
+	 * RTT unfairness), which InfiniBand's and NVLink's arbitration do
+	 * not.  So each rank reads its routes' latencies at time 0, then
+	 * every link's is set to 0 (flows share fairly), and each sender
+	 * waits its route's latency before each transfer.
+	 */
+	if (p->tp > 1)
+		lat[L_TP] = _route_lat(jb, r, topoml_parallel_rank(p,
+					(ti + 1) % p->tp, ci, di, pi));
+	if (pi + 1 < p->pp)
+		lat[L_PF] = _route_lat(jb, r, topoml_parallel_rank(p, ti, ci,
+							di, pi + 1));
+	if (pi > 0)
+		lat[L_PB] = _route_lat(jb, r, topoml_parallel_rank(p, ti, ci,
+							di, pi - 1));
+	if (p->dp > 1)
+		lat[L_DP] = _route_lat(jb, r, topoml_parallel_rank(p, ti, ci,
+						(di + 1) % p->dp, pi));
+	/* the last rank to get here (actors run one at a time) */
+	if (++_arrived == _nranks) {
+		sg_link_t *links = sg_link_list();
+
+		for (size_t i = 0; links && i < sg_link_count(); i++)
+			sg_link_set_latency(links[i], 0);
+		free(links);
+	}
+	sg_barrier_wait(_bar);
 	t0 = simgrid_get_clock();
 	if (p->tp > 1)
 		_ring(j, r, topoml_parallel_rank(p, (ti + 1) % p->tp, ci, di,
-						 pi), p->tp, _o.tp_size, 't');
+						 pi), p->tp, _o.tp_size, 't',
+		      lat[L_TP]);
 	_phase_end(j, K_TP, t0);
 	t0 = simgrid_get_clock();
 	if (p->pp > 1) {
@@ -544,6 +609,9 @@ static void _rank(int argc, char **argv)
 		void *data[2];
 		int nc = 0;
 
+		/* both sends after the longer latency: equal in a leaf */
+		sg_actor_sleep_for(lat[L_PF] > lat[L_PB] ? lat[L_PF] :
+				   lat[L_PB]);
 		if (pi + 1 < p->pp)
 			c[nc++] = sg_mailbox_put_async(
 				_mbox(j, topoml_parallel_rank(p, ti, ci, di,
@@ -568,21 +636,11 @@ static void _rank(int argc, char **argv)
 	t0 = simgrid_get_clock();
 	if (p->dp > 1)
 		_ring(j, r, topoml_parallel_rank(p, ti, ci, (di + 1) % p->dp,
-						 pi), p->dp, _o.size, 'd');
+						 pi), p->dp, _o.size, 'd',
+		      lat[L_DP]);
 	_phase_end(j, K_DP, t0);
 	if (simgrid_get_clock() > _res[j * NRES])
 		_res[j * NRES] = simgrid_get_clock();
-}
-
-static int _ranks(const struct job *jb)
-{
-	return jb->n * jb->tpn;
-}
-
-/* Whether the job has any traffic to simulate. */
-static bool _busy(const struct job *jb)
-{
-	return jb->par.tp > 1 || jb->par.pp > 1 || jb->par.dp > 1;
 }
 
 /* Transfers a step of the job takes: the event count SimGrid handles. */
@@ -627,7 +685,7 @@ static int _simulate(const topoml_topo_t *t, const char *platform,
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		char bw[64], lat[64];
+		char bw[64];
 		char *av[] = { PROG,
 			/* no TCP corrections: times are link arithmetic */
 			"--cfg=network/model:CM02",
@@ -640,7 +698,7 @@ static int _simulate(const topoml_topo_t *t, const char *platform,
 				   "--log=root.thres:warning",
 			/* within a node (NVLink): the loopback link, at
 			 * full speed for every pair of ranks */
-			bw, lat, NULL };
+			bw, "--cfg=network/loopback-lat:0", NULL };
 		int ac = 10;
 
 		close(fd[0]);
@@ -660,12 +718,21 @@ static int _simulate(const topoml_topo_t *t, const char *platform,
 		}
 		snprintf(bw, sizeof(bw), "--cfg=network/loopback-bw:%.17g",
 			 _o.nvl_bw);
-		snprintf(lat, sizeof(lat), "--cfg=network/loopback-lat:%.17g",
-			 _o.nvl_lat);
 		simgrid_init(&ac, av);
 		simgrid_load_platform(platform);
 		_res = calloc((size_t)js->n * NRES + 1, sizeof(double));
 		_js = js;
+		_topo = t;
+		{
+			unsigned na = 0;
+
+			for (int j = 0; j < js->n; j++)
+				if ((only < 0 || j == only) &&
+				    _busy(&js->j[j]))
+					na += _ranks(&js->j[j]);
+			_nranks = na;
+			_bar = sg_barrier_init(na ? na : 1);
+		}
 		for (int j = 0; j < js->n; j++) {
 			const struct job *jb = &js->j[j];
 
