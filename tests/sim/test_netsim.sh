@@ -181,6 +181,21 @@ printf 'q=c[1-3] pp=3\n' >"$tmp/pp3"
 want=$(awk 'BEGIN { printf "%.12g", 2 * 8 * 1048576 / (100e9 / 8) + 2e-6 }')
 near "$(col "$tmp/out8b" q 3)" "$want" 0.001 ||
 	fail "pp=3: $(col "$tmp/out8b" q 3) s, analytic $want s"
+# flows share a link equally, whatever their route's latency: 40 nodes x
+# 4 ranks, tp=4, pp=5 over two leaves of 24; a middle stage's node sends
+# 8 activations and gradients, two stages' pairs cross the leaves.  Each
+# node link carries 8 flows at once: 8 x 64 MiB at 200 Gbit/s, plus the
+# longest route's 4 us (SimGrid's own TCP-like sharing took 9/8 of it).
+printf '{ "family": "fat-tree", "switches": [ %s, %s, %s ] }\n' \
+	'{ "name": "l1", "nodes": "c[1-24]" }' \
+	'{ "name": "l2", "nodes": "c[25-48]" }' \
+	'{ "name": "top", "switches": "l[1-2]" }' >"$tmp/ft48.json"
+printf 'a=c[1-40] tp=4,pp=5\n' >"$tmp/fair"
+"$netsim" -q -t "$tmp/ft48.json" -J "$tmp/fair" --hybrid 4 -m 1K \
+	--tp-size 1K >"$tmp/out8c" || fail "fair sharing"
+want=$(awk 'BEGIN { printf "%.12g", 8 * 64 * 1048576 / 25e9 + 4e-6 }')
+near "$(col "$tmp/out8c" a 5)" "$want" 0.001 ||
+	fail "fair sharing: pp $(col "$tmp/out8c" a 5) s, analytic $want s"
 # a tensor group of 4 inside a node: a ring on the node's NVLink
 # (--nvlink, --nvlink-latency), no network.
 printf 't=c1 tp=4\n' >"$tmp/tp"
