@@ -1411,6 +1411,7 @@ int main(int argc, char **argv)
 	int npol = 0, nat = 0, c, rc = 0;
 	char tmpl[] = "/tmp/topoml-netsim.XXXXXX";
 	topoml_errors_t err = { 0 };
+	struct topoml_torus3d *t3d = NULL;
 	topoml_topo_t *t;
 	FILE *f;
 
@@ -1579,6 +1580,8 @@ int main(int argc, char **argv)
 		return EX_INVALID;
 	}
 	topoml_errors_clear(&err);
+	/* -N scales job sizes by this machine's nodes, as topoml sim */
+	to.machine_nodes = t->nnodes;
 	if (polarg) {
 		char *dup = strdup(polarg), *save = NULL, *tok;
 
@@ -1603,6 +1606,14 @@ int main(int argc, char **argv)
 			TOPOML_POLICY_SLURM_DRAGONFLY :
 			TOPOML_POLICY_SLURM_HILBERT;
 	}
+
+	/* slurm-torus3d's shapes on a torus: a box of every size the torus
+	 * has, topoml sim's default */
+	for (int p = 0; p < npol && !t3d && t->family == TOPOML_TORUS; p++)
+		if (pol[p] == TOPOML_POLICY_SLURM_TORUS3D) {
+			t3d = topoml_torus3d_every_size(t);
+			t->torus3d = t3d;
+		}
 
 	/* the platform: --platform's file, else a temporary one */
 	if (plat) {
@@ -1664,5 +1675,7 @@ int main(int argc, char **argv)
 	if (!plat)
 		unlink(tmpl);
 	topoml_free(t);
+	if (t3d)
+		topoml_torus3d_free(t3d);
 	return rc;
 }

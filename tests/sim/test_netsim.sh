@@ -155,6 +155,18 @@ want=$(awk 'BEGIN { s = 1048576; bw = 100e9 / 8; l = 1e-6;
 got=$(awk '$1 == "topoml" && NF == 6 { print $3 }' "$tmp/out7")
 near "$got" "$want" 0.001 || fail "--trace: topoml mean $got, want $want"
 grep -q '^slurm-tree  *2 ' "$tmp/out7" || fail "--trace: no slurm-tree row"
+# -N as topoml sim: a trace of a 16-node machine on 8 nodes halves the
+# jobs (4 -> 2, 3 -> 2, 2 -> 1 node)
+"$netsim" -q -t "$tmp/ft.json" -T "$tmp/bf.csv" -p topoml --at 5 -N 16 \
+	-m 1M >"$tmp/out7c" || fail "-N"
+[ "$(awk '$2 == 2 && NF == 4' "$tmp/out7c" | wc -l)" = 2 ] ||
+	fail "-N 16: not two 2-node jobs: $(cat "$tmp/out7c")"
+# slurm-torus3d on a torus: topoml sim's every-size shapes
+"$netsim" -q -t "$tmp/torus.json" -T "$tmp/bf.csv" \
+	-p topoml,slurm-torus3d --at 5 -m 1M >"$tmp/out7d" ||
+	fail "slurm-torus3d"
+grep -q '^slurm-torus3d  *3 ' "$tmp/out7d" ||
+	fail "slurm-torus3d placed no job: $(tail -1 "$tmp/out7d")"
 # a policy that cannot express the fabric is n/a, with topoml place's why
 "$netsim" -q -t "$tmp/ft.json" -T "$tmp/bf.csv" -p topoml,slurm-hilbert \
 	--at 5 -m 1M >"$tmp/out7b" || fail "--trace n/a"
