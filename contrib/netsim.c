@@ -295,6 +295,10 @@ static int _write_platform(const topoml_topo_t *t, FILE *f)
 	} else {
 		for (i = 0; i < t->nswitches; i++)
 			fprintf(f, "<router id=\"#s%d\"/>\n", i);
+		/* a block topology.conf's largest blocks need not share a
+		 * parent, yet Slurm's nodes all reach each other: a root */
+		if (t->nblocks > 0)
+			fputs("<router id=\"#root\"/>\n", f);
 	}
 	/* links first (the DTD wants them before the routes) */
 	for (i = 0; i < t->nnodes; i++) {
@@ -307,6 +311,17 @@ static int _write_platform(const topoml_topo_t *t, FILE *f)
 				"DUPLEX\"/>\n", i, _o.nvl_bw, _o.nvl_lat / 2);
 	}
 	if (t->family == TOPOML_FAT_TREE) {
+		for (i = 0; t->nblocks > 0 && i < t->nswitches; i++) {
+			const struct topoml_switch *s = &t->switches[i];
+
+			/* a top block's link to the root: its nodes' speed */
+			if (!s->nparents)
+				fprintf(f, "<link id=\"s%d-root\" bandwidth="
+					"\"%.17gBps\" latency=\"%.17gs\" "
+					"sharing_policy=\"SPLITDUPLEX\"/>\n", i,
+					_bw(0) * hwloc_bitmap_weight(s->desc) /
+					_o.taper, _lat(s->level + 1));
+		}
 		for (i = 0; i < t->nswitches; i++) {
 			const struct topoml_switch *s = &t->switches[i];
 
@@ -397,6 +412,11 @@ static int _write_platform(const topoml_topo_t *t, FILE *f)
 				snprintf(a, sizeof(a), "#s%d", i);
 				snprintf(b, sizeof(b), "#s%d", s->parents[k]);
 				_route(f, a, false, b, id);
+			}
+			if (t->nblocks > 0 && !s->nparents) {
+				snprintf(id, sizeof(id), "s%d-root", i);
+				snprintf(a, sizeof(a), "#s%d", i);
+				_route(f, a, false, "#root", id);
 			}
 		}
 	} else if (t->family == TOPOML_DRAGONFLY) {
@@ -1071,8 +1091,8 @@ static void _kind_means(const struct jobset *js, double km[K_N])
  */
 static int _routable(const topoml_topo_t *t, const struct jobset *js)
 {
-	if (t->family != TOPOML_FAT_TREE)
-		return 0;	/* dragonfly and torus models are connected */
+	if (t->family != TOPOML_FAT_TREE || t->nblocks > 0)
+		return 0;	/* dragonfly, torus, block: connected */
 	for (int j = 0; j < js->n; j++) {
 		const struct job *jb = &js->j[j];
 

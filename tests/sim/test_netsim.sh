@@ -261,6 +261,14 @@ want=$(awk 'BEGIN { printf "%.12g", 8 * 1048576 / 12.5e9 + 4e-6 }')
 near "$(col "$tmp/out12" out 3)" "$want" 0.001 ||
 	fail "across blocks: $(col "$tmp/out12" out 3) s, analytic $want s"
 
+# blocks with no common parent (BlockSizes of one block): Slurm's nodes
+# still reach each other, through a root
+printf 'BlockName=b1 Nodes=g[1-4]\nBlockName=b2 Nodes=g[5-8]\n%s\n' \
+	'BlockSizes=4' >"$tmp/blk1.conf"
+printf 'x=g[3-6]\n' >"$tmp/bj1"
+"$netsim" -q -t "$tmp/blk1.conf" -J "$tmp/bj1" -m 1M >"$tmp/out12b" ||
+	fail "blocks without a common parent"
+
 # 8. the bounds: too many transfers before a run, too long a run.
 "$netsim" -q -t "$tmp/ft.json" -J "$tmp/one" --max-transfers 10 \
 	>/dev/null 2>"$tmp/err"
