@@ -29,8 +29,14 @@
 # NODES").  The derived traces are written to a temporary directory, never
 # kept.
 #
+# With -S K, each fabric's table is followed by one of communication time
+# under contention: topoml-netsim (beside TOPOML; built with SimGrid)
+# on the same trace, policies and scaling, K snapshots, whole-node jobs
+# and --hybrid 4 jobs (doc/results.md, "Communication time under
+# contention"); on full-size fabrics this takes long: minutes a snapshot.
+#
 # usage: contrib/peers-report.sh [-n JOBS] [-T theta,mira] [-f FABRICS]
-#                                [-r REALDATA] [-t TOPOML]
+#                                [-r REALDATA] [-t TOPOML] [-S K]
 #   -n JOBS     replay the first JOBS jobs of each trace (default 600:
 #               about 3.5 minutes of CPU for the whole report; 1000
 #               jobs took 5 min 41 s)
@@ -40,6 +46,7 @@
 #               source tree)
 #   -t TOPOML   the topoml binary (default ./contrib/topoml: run it from a
 #               build tree)
+#   -S K        also the SimGrid table, K snapshots (default: none)
 # Exit 0, 77 when REALDATA or a trace is missing (nothing to report), 1 on
 # a failed run, 2 on a usage error.
 #
@@ -47,17 +54,18 @@
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 jobs=600 traces=theta fabrics=fat-tree,ib,nvl-blocks,dragonfly,torus
-realdata=$src/../shared/realdata topoml=./contrib/topoml
+realdata=$src/../shared/realdata topoml=./contrib/topoml snaps=
 args="$*"
 usage() { sed -n '/^# usage:/,/^# Exit/p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2; }
-while getopts n:T:f:r:t:h o; do
+while getopts n:T:f:r:t:S:h o; do
 	case $o in
 	n) jobs=$OPTARG ;;
 	T) traces=$OPTARG ;;
 	f) fabrics=$OPTARG ;;
 	r) realdata=$OPTARG ;;
 	t) topoml=$OPTARG ;;
+	S) snaps=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -66,6 +74,11 @@ case $jobs in ''|*[!0-9]*|0) echo "peers-report: -n wants a count" >&2
 [ -x "$topoml" ] || { echo "peers-report: no $topoml (run it from a" \
 	"build tree, or give -t)" >&2; exit 2; }
 topoml=$(cd "$(dirname "$topoml")" && pwd)/$(basename "$topoml")
+netsim=$(dirname "$topoml")/topoml-netsim
+case $snaps in ''|*[!0-9]*|0) [ -z "$snaps" ] ||
+	{ echo "peers-report: -S wants a count" >&2; exit 2; } ;; esac
+[ -z "$snaps" ] || [ -x "$netsim" ] || { echo "peers-report: -S: no" \
+	"$netsim (configure found no SimGrid)" >&2; exit 2; }
 command -v python3 >/dev/null ||
 	{ echo "peers-report: needs python3" >&2; exit 2; }
 if [ ! -d "$realdata/swf" ]; then
@@ -227,6 +240,60 @@ print("Reproduce: `%s` from a build tree; the runs, in its work folder"
 print()
 for c in (c1, c2, c3):
     print("    topoml %s" % c)
+print()
+PY
+		[ -n "$snaps" ] || continue
+		# the SimGrid step: communication time per step
+		n1="-q -t $fab.topo -T $(basename "$log") -n $jobs $scale"
+		n1="$n1 -p $policies --snapshots $snaps"
+		# a GB200's NVLink within its NVL72 block
+		[ "$fab" = nvl-blocks ] && n1="$n1 --nvlink 7200"
+		n2="$n1 --hybrid 4"
+		# shellcheck disable=SC2086
+		(cd "$work" && "$netsim" $n1 >"$fab.$tr.net.txt" &&
+		 "$netsim" $n2 >"$fab.$tr.nethyb.txt") 2>"$work/err" || {
+			echo "peers-report: netsim $fab, $tr: $(cat \
+				"$work/err")" >&2
+			rc=1
+			continue
+		}
+		python3 - "$work/$fab.$tr.net.txt" "$work/$fab.$tr.nethyb.txt" \
+			"$fab" "$tr" "$n1" "$n2" <<'PY' || rc=1
+import sys
+plain, hyb, fab, tr, n1, n2 = sys.argv[1:]
+def final(path):
+    rows, on = {}, False
+    for line in open(path):
+        if line.startswith("policy ") and "mean_s" in line:
+            on = True
+        elif on and line.strip():
+            f = line.split()
+            rows[f[0]] = line.split(None, 1)[1].strip() if f[1] == "n/a" \
+                else [float(x) for x in f[1:6]]
+    return rows
+a, b = final(plain), final(hyb)
+print("#### %s, %s: communication time per step (SimGrid)" %
+      (fab, tr.capitalize()))
+print()
+print("| policy | jobs | mean (ms) | p95 (ms) | mean / topoml | p95 / topoml"
+      " | hybrid: jobs | mean (ms) | p95 (ms) | mean / topoml"
+      " | p95 / topoml |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+def cols(r):
+    if isinstance(r, str):
+        return [r, "", "", "", ""]
+    return ["%d" % r[0], "%.2f" % (r[1] * 1e3), "%.2f" % (r[2] * 1e3),
+            "%.4f" % r[3], "%.4f" % r[4]]
+for p in a:
+    if isinstance(a[p], str):
+        print("| %s | %s ||||||||||" % (p, a[p]))
+        continue
+    print("| %s | %s |" % (p, " | ".join(cols(a[p]) + cols(b.get(p, "?")))))
+print()
+print("Reproduce, in the work folder:")
+print()
+for c in (n1, n2):
+    print("    topoml-netsim %s" % c)
 print()
 PY
 	done

@@ -2,7 +2,9 @@
 # topoml-netsim (SimGrid) on cases worked out by hand: one job alone on a
 # leaf takes the analytic ring time, two rings sharing an uplink take
 # longer than alone, two on disjoint leaves do not; a dragonfly, a
-# torus, jobs from the trace simulator; mistakes.  Skips without SimGrid.
+# torus, jobs from the trace simulator; --ml-parallel jobs' tensor,
+# pipeline and data-parallel phases; the bounds; mistakes.  Skips without
+# SimGrid.
 set -u
 netsim=${TOP_BUILDDIR:-../..}/contrib/topoml-netsim
 if [ ! -x "$netsim" ]; then
@@ -153,8 +155,140 @@ want=$(awk 'BEGIN { s = 1048576; bw = 100e9 / 8; l = 1e-6;
 got=$(awk '$1 == "topoml" && NF == 6 { print $3 }' "$tmp/out7")
 near "$got" "$want" 0.001 || fail "--trace: topoml mean $got, want $want"
 grep -q '^slurm-tree  *2 ' "$tmp/out7" || fail "--trace: no slurm-tree row"
+# -N as topoml sim: a trace of a 16-node machine on 8 nodes halves the
+# jobs (4 -> 2, 3 -> 2, 2 -> 1 node)
+"$netsim" -q -t "$tmp/ft.json" -T "$tmp/bf.csv" -p topoml --at 5 -N 16 \
+	-m 1M >"$tmp/out7c" || fail "-N"
+[ "$(awk '$2 == 2 && NF == 4' "$tmp/out7c" | wc -l)" = 2 ] ||
+	fail "-N 16: not two 2-node jobs: $(cat "$tmp/out7c")"
+# slurm-torus3d on a torus: topoml sim's every-size shapes
+"$netsim" -q -t "$tmp/torus.json" -T "$tmp/bf.csv" \
+	-p topoml,slurm-torus3d --at 5 -m 1M >"$tmp/out7d" ||
+	fail "slurm-torus3d"
+grep -q '^slurm-torus3d  *3 ' "$tmp/out7d" ||
+	fail "slurm-torus3d placed no job: $(tail -1 "$tmp/out7d")"
+# a policy that cannot express the fabric is n/a, with topoml place's why
+"$netsim" -q -t "$tmp/ft.json" -T "$tmp/bf.csv" -p topoml,slurm-hilbert \
+	--at 5 -m 1M >"$tmp/out7b" || fail "--trace n/a"
+grep -q '^slurm-hilbert  *n/a (.*torus' "$tmp/out7b" ||
+	fail "no n/a row: $(tail -1 "$tmp/out7b")"
 
-# 7. mistakes: usage 2, bad job 1.
+# 7. --ml-parallel jobs (tensor, pipeline, data parallel), by hand.
+# Columns without --alone: 3 time, 4 tp_s, 5 pp_s, 6 dp_s, 7 shape.
+# A pipeline of two stages on two nodes of a leaf: the activation one way
+# and the gradient the other at once (split duplex): size/bw + 2 links'
+# latency.
+printf 'p=c[1-2] pp=2\n' >"$tmp/pp"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/pp" -b 100 -l 1 --pp-size 8M \
+	>"$tmp/out8" || fail "pp"
+want=$(awk 'BEGIN { printf "%.12g", 8 * 1048576 / (100e9 / 8) + 2e-6 }')
+near "$(col "$tmp/out8" p 3)" "$want" 0.001 ||
+	fail "pp alone: $(col "$tmp/out8" p 3) s, analytic $want s"
+near "$(col "$tmp/out8" p 5)" "$want" 0.001 || fail "pp_s column"
+# three stages: the middle node sends both ways, its link carries two
+# flows up: twice the transfer.
+printf 'q=c[1-3] pp=3\n' >"$tmp/pp3"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/pp3" -b 100 -l 1 --pp-size 8M \
+	>"$tmp/out8b" || fail "pp=3"
+want=$(awk 'BEGIN { printf "%.12g", 2 * 8 * 1048576 / (100e9 / 8) + 2e-6 }')
+near "$(col "$tmp/out8b" q 3)" "$want" 0.001 ||
+	fail "pp=3: $(col "$tmp/out8b" q 3) s, analytic $want s"
+# flows share a link equally, whatever their route's latency: 40 nodes x
+# 4 ranks, tp=4, pp=5 over two leaves of 24; a middle stage's node sends
+# 8 activations and gradients, two stages' pairs cross the leaves.  Each
+# node link carries 8 flows at once: 8 x 64 MiB at 200 Gbit/s, plus the
+# longest route's 4 us (SimGrid's own TCP-like sharing took 9/8 of it).
+printf '{ "family": "fat-tree", "switches": [ %s, %s, %s ] }\n' \
+	'{ "name": "l1", "nodes": "c[1-24]" }' \
+	'{ "name": "l2", "nodes": "c[25-48]" }' \
+	'{ "name": "top", "switches": "l[1-2]" }' >"$tmp/ft48.json"
+printf 'a=c[1-40] tp=4,pp=5\n' >"$tmp/fair"
+"$netsim" -q -t "$tmp/ft48.json" -J "$tmp/fair" --hybrid 4 -m 1K \
+	--tp-size 1K >"$tmp/out8c" || fail "fair sharing"
+want=$(awk 'BEGIN { printf "%.12g", 8 * 64 * 1048576 / 25e9 + 4e-6 }')
+near "$(col "$tmp/out8c" a 5)" "$want" 0.001 ||
+	fail "fair sharing: pp $(col "$tmp/out8c" a 5) s, analytic $want s"
+# a tensor group of 4 inside a node: a ring on the node's NVLink
+# (--nvlink, --nvlink-latency), no network.
+printf 't=c1 tp=4\n' >"$tmp/tp"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/tp" --hybrid 4 --tp-size 8M \
+	--nvlink 1000 --nvlink-latency 2 >"$tmp/out9" || fail "tp"
+want=$(awk 'BEGIN { n = 4; s = 8 * 1048576; bw = 1000e9 / 8; l = 2e-6;
+	printf "%.12g", 2 * (n - 1) * (s / n / bw + l) }')
+near "$(col "$tmp/out9" t 3)" "$want" 0.001 ||
+	fail "tp in a node: $(col "$tmp/out9" t 3) s, analytic $want s"
+# 2 nodes x 2 ranks, tp=2 in each node, dp=2: two data-parallel rings
+# share each node link (half the bandwidth each), after the tensor phase.
+printf 'd=c[1-2] 3 tp=2\n' >"$tmp/dp"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/dp" --hybrid 2 --tp-size 8M \
+	-m 4M -b 100 -l 1 --nvlink 1000 --nvlink-latency 2 >"$tmp/out10" ||
+	fail "tp+dp"
+tpw=$(awk 'BEGIN { printf "%.12g", 2 * (8 * 1048576 / 2 / 125e9 + 2e-6) }')
+dpw=$(awk 'BEGIN { s = 4 * 1048576; bw = 100e9 / 8;
+	printf "%.12g", 2 * (2 * (s / 2) / bw + 2e-6) }')
+near "$(col "$tmp/out10" d 4)" "$tpw" 0.001 || fail "tp_s $tpw"
+near "$(col "$tmp/out10" d 6)" "$dpw" 0.001 || fail "dp_s $dpw"
+near "$(col "$tmp/out10" d 3)" "$(awk -v a="$tpw" -v b="$dpw" \
+	'BEGIN { print a + b }')" 0.001 || fail "tp then dp"
+[ "$(col "$tmp/out10" d 7)" = 2x2,2,1 ] || fail "shape column"
+# from the trace with --hybrid 2 (topoml sim --hybrid's shapes): the
+# 3-node job alone on leaf l2 under topoml is tp=2, dp=3; its two
+# data-parallel rings share each node link.
+"$netsim" -q -t "$tmp/ft.json" -T "$tmp/bf.csv" -p topoml,slurm-tree \
+	--at 5 -m 1M -b 100 -l 1 --hybrid 2 >"$tmp/out11" ||
+	fail "--trace --hybrid"
+got=$(awk '/^== topoml/ { on = 1 } /^== slurm/ { on = 0 }
+	on && $2 == 3 { print $6 }' "$tmp/out11")
+want=$(awk 'BEGIN { c = 349526; bw = 100e9 / 8;
+	printf "%.12g", 2 * 2 * (2 * c / bw + 2e-6) }')
+near "$got" "$want" 0.001 || fail "--hybrid 3-node job dp $got, $want"
+grep -q ' 4x2,2,2 ' "$tmp/out11" || fail "--hybrid: no tp=2,pp=2 job"
+grep -q '^slurm-tree  *2 .* [0-9.e-]*  *[0-9.e-]*  *[0-9.e-]*$' \
+	"$tmp/out11" || fail "--hybrid: no per-kind means"
+
+# NVLink blocks (a block topology.conf, each block a domain): a pipeline
+# inside a block crosses both nodes' NVLink ports (1 us together),
+# one between blocks the network's four links (node, block up, down, node).
+printf 'BlockName=b1 Nodes=g[1-4]\nBlockName=b2 Nodes=g[5-8]\n%s\n' \
+	'BlockSizes=4,8' >"$tmp/blk.conf"
+printf 'in=g[1-2] pp=2\nout=g[4-5] pp=2\n' >"$tmp/bj"
+"$netsim" -q -t "$tmp/blk.conf" -J "$tmp/bj" -b 100 -l 1 --pp-size 8M \
+	--nvlink 1000 --nvlink-latency 3 >"$tmp/out12" || fail "blocks"
+want=$(awk 'BEGIN { printf "%.12g", 8 * 1048576 / 125e9 + 3e-6 }')
+near "$(col "$tmp/out12" in 3)" "$want" 0.001 ||
+	fail "in a block: $(col "$tmp/out12" in 3) s, analytic $want s"
+want=$(awk 'BEGIN { printf "%.12g", 8 * 1048576 / 12.5e9 + 4e-6 }')
+near "$(col "$tmp/out12" out 3)" "$want" 0.001 ||
+	fail "across blocks: $(col "$tmp/out12" out 3) s, analytic $want s"
+
+# blocks with no common parent (BlockSizes of one block): Slurm's nodes
+# still reach each other, through a root
+printf 'BlockName=b1 Nodes=g[1-4]\nBlockName=b2 Nodes=g[5-8]\n%s\n' \
+	'BlockSizes=4' >"$tmp/blk1.conf"
+printf 'x=g[3-6]\n' >"$tmp/bj1"
+"$netsim" -q -t "$tmp/blk1.conf" -J "$tmp/bj1" -m 1M >"$tmp/out12b" ||
+	fail "blocks without a common parent"
+
+# 8. the bounds: too many transfers before a run, too long a run.
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/one" --max-transfers 10 \
+	>/dev/null 2>"$tmp/err"
+[ $? = 3 ] || fail "--max-transfers: not exit 3"
+grep -q "24 transfers in one SimGrid run, more than --max-transfers 10" \
+	"$tmp/err" || fail "message: $(cat "$tmp/err")"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/one" --time-limit 0.000001 \
+	>/dev/null 2>"$tmp/err"
+[ $? = 3 ] || fail "--time-limit: not exit 3"
+grep -q "more than --time-limit 1e-06 s of wall time" "$tmp/err" ||
+	fail "message: $(cat "$tmp/err")"
+
+# 9. mistakes: usage 2, bad job 1.
+printf 'a=c[1-2] tp=3\n' >"$tmp/bad3"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/bad3" >/dev/null 2>"$tmp/err"
+[ $? = 1 ] || fail "tp=3 on 2 ranks: not exit 1"
+printf 'a=c[1-2] cp=2\n' >"$tmp/bad4"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/bad4" >/dev/null 2>"$tmp/err"
+[ $? = 1 ] || fail "cp=2: not exit 1"
+grep -q "not simulated" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 "$netsim" -q -t "$tmp/ft.json" >/dev/null 2>&1
 [ $? = 2 ] || fail "no jobs: not exit 2"
 printf 'a=c[1-2,99]\n' >"$tmp/bad"
