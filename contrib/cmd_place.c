@@ -18,7 +18,8 @@ static void _usage(FILE *f)
 "usage: topoml place --topology FILE --nodes N [--busy HOSTLIST]\n"
 "                    [--required HOSTLIST] [--hint allreduce|alltoall|isolate]\n"
 "                    [--policy P] (P: %s)\n"
-"                    [--switches K] [--spread] [--attempt K]\n"
+"                    [--switches K] [--spread] [--block-aligned]\n"
+"                    [--attempt K]\n"
 "                    [--torus-placement boxes|curve]\n"
 "                    [--powered-down HOSTLIST] [--job ID=HOSTLIST]...\n"
 "                    [--parallel tp=T,pp=P[,ep=E][,cp=C]\n"
@@ -29,6 +30,8 @@ static void _usage(FILE *f)
 "  --required HOSTLIST  nodes the job must include (srun -w)\n"
 "  --switches K         at most K leaf switches (sbatch --switches)\n"
 "  --spread             dragonfly: alltoall jobs spread over groups\n"
+"  --block-aligned      blocks: only aligned groups of the job's level\n"
+"                       (select/topoml under Slurm's topology/block)\n"
 "  --torus-placement boxes|curve  torus: exact boxes (default), or every\n"
 "                       job along the Hilbert curve (TorusPlacement=)\n"
 "  --attempt K          the K-th best distinct placement (0 = best)\n"
@@ -309,6 +312,7 @@ int cmd_place(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "switches", required_argument, NULL, 's' },
 		{ "spread", no_argument, NULL, 'S' },
+		{ "block-aligned", no_argument, NULL, 'A' },
 		{ "torus-placement", required_argument, NULL, 'T' },
 		{ "attempt", required_argument, NULL, 'a' },
 		{ "powered-down", required_argument, NULL, 'P' },
@@ -423,6 +427,9 @@ int cmd_place(int argc, char **argv)
 					optarg);
 				return 2;
 			}
+			break;
+		case 'A':
+			req.block_aligned = true;
 			break;
 		case 'S':
 			req.df_spread_alltoall = true;

@@ -315,6 +315,9 @@ static void _req_init(struct _ctx *x, uint32_t min_nodes, uint32_t max_nodes,
 	if (job_ptr->req_switch && job_ptr->req_switch < INFINITE16)
 		req->max_leaves = job_ptr->req_switch;
 	req->df_spread_alltoall = g_conf.df_spread_alltoall;
+	/* Slurm's topology/block refuses what is not aligned. */
+	req->block_aligned = !xstrcmp(slurm_conf.topology_plugin,
+				      "topology/block");
 	req->torus_curve = g_conf.torus_curve;
 	req->partial = r->partial;
 	if (r->units && !r->required && req->hint != TOPOML_HINT_ISOLATE) {

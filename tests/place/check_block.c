@@ -392,6 +392,26 @@ START_TEST(test_topoml_block_beyond_group)
 	s = _place(t, TOPOML_POLICY_TOPOML, 7, "n1,n9,n17", &sc);
 	ck_assert_str_eq(s, "n[18-24]");
 	free(s);
+	/* block_aligned (select/topoml under Slurm's topology/block): the
+	 * job of 8 waits, as Slurm would refuse n[5-8,13-16] */
+	{
+		hwloc_bitmap_t a = _free_but(t, "n1,n9,n17");
+		struct topoml_place_req r = { .nnodes = 8, .avail = a,
+					      .block_aligned = true };
+		struct topoml_placement p = { 0 };
+		char why[256];
+
+		ck_assert_int_ne(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p,
+					      why, sizeof(why)), 0);
+		ck_assert_msg(strstr(why, "no aligned group"), "%s", why);
+		topoml_placement_clear(&p);
+		r.nnodes = 7;
+		ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p,
+					      why, sizeof(why)), 0);
+		ck_assert_int_eq(p.n, 7);
+		topoml_placement_clear(&p);
+		hwloc_bitmap_free(a);
+	}
 	topoml_free(t);
 }
 END_TEST

@@ -117,7 +117,8 @@ done
 for size in 10 8 4 16 3 12; do
 	busy=$(cluster_nodes_allocated)
 	want=$("$TOPOML" place --topology "$conf" --nodes "$size" \
-		--busy "$busy" 2>/dev/null | sed -n 's/^nodes: //p')
+		--block-aligned --busy "$busy" 2>/dev/null |
+		sed -n 's/^nodes: //p')
 	j=$(sbatch --parsable -N "$size" --wrap "sleep 600") ||
 		cluster_fail "sbatch -N$size"
 	if [ -z "$want" ]; then

@@ -354,7 +354,8 @@ int topoml__place_block(const struct place_in *in,
 	 * (its NVLink domains as few as on an idle machine; only ring steps
 	 * between blocks go further), rather than wait as Slurm does.
 	 */
-	while (!ncand && (g.bpb < nb || g.use_ll)) {
+	while (!ncand && !in->req->block_aligned &&
+	       (g.bpb < nb || g.use_ll)) {
 		g.bpb = 2 * g.bpb < nb ? 2 * g.bpb : nb;
 		g.use_ll = false;
 		if (!g.max_k && !(g.max_k = _blocks_bound(t, n)))

@@ -42,6 +42,10 @@ struct topoml_place_req {
 	const uint32_t *owner;
 	int max_leaves;			/* --switches=N, 0 = no limit */
 	bool df_spread_alltoall;	/* site choice for dragonfly */
+	/* blocks: only aligned groups of the job's level, as Slurm's
+	 * topology/block, which refuses the others (select/topoml under
+	 * it); false: a larger group rather than a wait */
+	bool block_aligned;
 	/* site choice for tori (TorusPlacement=curve): every job along
 	 * Slurm's Hilbert curve, power-of-two sizes by buddy best fit over
 	 * the curve's aligned windows (place/place_linear.c) */
