@@ -23,7 +23,7 @@
  * as an idle row would (its NVLink domains as few, only the ring steps
  * between them cross a higher level); only a job that needs more blocks
  * than that waits.  On ANL Theta's trace this cut topoml's mean wait on
- * 72 NVL72 racks from 1001 s to 290 s (doc/results.md, issue 33).
+ * 72 NVL72 racks from 1001 s to 290 s (doc/results.md).
  *
  * Slurm 26.05's eval_nodes_block() (the slurm-block baseline) is in
  * libtopoml_sim: sim/slurm_block.c.
