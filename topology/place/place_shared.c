@@ -353,6 +353,328 @@ out:
 	return rc;
 }
 
+/* ---- a torus: the best box ------------------------------------------ */
+
+/* The smallest box of at least n positions (cost.c's span bound). */
+static int _t_span_lb(const topoml_topo_t *t, int n)
+{
+	int best = t->dims[0] * t->dims[1] * t->dims[2];
+
+	for (int a = 1; a <= t->dims[0]; a++)
+		for (int b = 1; b <= t->dims[1]; b++) {
+			int c = (n + a * b - 1) / (a * b);
+
+			if (c <= t->dims[2] && a * b * c < best)
+				best = a * b * c;
+		}
+	return best;
+}
+
+/* cost.c's ring bound: n hops, one more for an odd ring on a bipartite
+ * torus. */
+static int _t_ring_lb(const topoml_topo_t *t, int n)
+{
+	bool bip = true;
+
+	for (int d = 0; d < 3; d++)
+		if (t->wrap[d] && t->dims[d] > 2 && (t->dims[d] & 1))
+			bip = false;
+	return (bip && n > 2 && (n & 1)) ? n + 1 : n;
+}
+
+/* One candidate set of a torus job, as the simulator scores it. */
+struct tcand {
+	double score;		/* span / bound + ring / bound */
+	long spare;		/* units beyond the job's */
+	int n;
+	int *nodes;
+};
+
+/*
+ * Score nodes[0..n) (reordered into the ring): the span and ring cost
+ * over their bounds that topoml_score() gives them.
+ */
+static double _t_score(const topoml_topo_t *t, int *nodes, int n)
+{
+	int st[3], ext[3];
+	long vol;
+	double ring = 0;
+
+	if (n < 2)
+		return 2.0;
+	vol = topoml__torus_box(t, nodes, n, true, st, ext);
+	if (vol < 0)
+		return -1;
+	topoml_ring_order(t, nodes, n);
+	for (int i = 0; i < n; i++)
+		ring += topoml_hops(t, nodes[i], nodes[(i + 1) % n]);
+	return (double)vol / _t_span_lb(t, n) + ring / _t_ring_lb(t, n);
+}
+
+/* Keep c when it is better than best (lower score, then less spare). */
+static void _t_keep(struct tcand *best, struct tcand *c)
+{
+	if (c->score >= 0 && (!best->nodes || c->score < best->score - 1e-9 ||
+			      (c->score < best->score + 1e-9 &&
+			       c->spare < best->spare))) {
+		free(best->nodes);
+		*best = *c;
+	} else {
+		free(c->nodes);
+	}
+	c->nodes = NULL;
+}
+
+/*
+ * The usable nodes of the box at o of sides sd, the box's longest side
+ * outermost, then drop nodes from its far end while the rest still hold
+ * units on nnodes nodes (each node kept is then needed: cons_tres takes
+ * them all), so that what is dropped is the end of a slab.
+ */
+static int _t_box_set(struct sh *s, const int o[3], const int sd[3],
+		      long units, int nnodes, struct tcand *c)
+{
+	const topoml_topo_t *t = s->t;
+	int ax[3] = { 0, 1, 2 }, i[3], m = 0;
+	long sum = 0;
+
+	c->nodes = malloc((size_t)sd[0] * sd[1] * sd[2] * sizeof(int));
+	if (!c->nodes)
+		return -1;
+	/* ax[2]: the longest side, outermost */
+	for (int a = 0; a < 2; a++)
+		for (int b = a + 1; b < 3; b++)
+			if (sd[ax[a]] > sd[ax[b]]) {
+				int x = ax[a];
+
+				ax[a] = ax[b];
+				ax[b] = x;
+			}
+	for (i[2] = 0; i[2] < sd[ax[2]]; i[2]++)
+		for (i[1] = 0; i[1] < sd[ax[1]]; i[1]++)
+			for (i[0] = 0; i[0] < sd[ax[0]]; i[0]++) {
+				int cc[3], v;
+
+				for (int k = 0; k < 3; k++)
+					cc[ax[k]] = (o[ax[k]] + i[k]) %
+						    t->dims[ax[k]];
+				v = t->coord_node[topoml__torus_pos(t, cc)];
+				if (v >= 0 && hwloc_bitmap_isset(s->use, v)) {
+					c->nodes[m++] = v;
+					sum += s->fu[v];
+				}
+			}
+	for (int k = m - 1; k >= 0 && m > nnodes; k--) {
+		int v = c->nodes[k];
+
+		if (sum - s->fu[v] < units)
+			continue;
+		sum -= s->fu[v];
+		memmove(&c->nodes[k], &c->nodes[k + 1],
+			(m - k - 1) * sizeof(int));
+		m--;
+	}
+	c->n = m;
+	c->spare = sum - units;
+	c->score = _t_score(t, c->nodes, m);
+	return 0;
+}
+
+/* Prefix sums of an int per torus position (x fastest). */
+static int _t_psum(struct topoml_psum *g, const int d[3], const int *cell)
+{
+	memcpy(g->d, d, sizeof(g->d));
+	g->p = calloc((size_t)(d[0] + 1) * (d[1] + 1) * (d[2] + 1),
+		      sizeof(int));
+	if (!g->p)
+		return -1;
+	for (int z = 1; z <= d[2]; z++)
+		for (int y = 1; y <= d[1]; y++)
+			for (int x = 1; x <= d[0]; x++)
+				g->p[topoml__psum_at(g, x, y, z)] =
+					cell[topoml__grid_pos(d, x - 1, y - 1,
+							      z - 1)] +
+					g->p[topoml__psum_at(g, x - 1, y, z)] +
+					g->p[topoml__psum_at(g, x, y - 1, z)] +
+					g->p[topoml__psum_at(g, x, y, z - 1)] -
+					g->p[topoml__psum_at(g, x - 1, y - 1,
+							     z)] -
+					g->p[topoml__psum_at(g, x - 1, y,
+							     z - 1)] -
+					g->p[topoml__psum_at(g, x, y - 1,
+							     z - 1)] +
+					g->p[topoml__psum_at(g, x - 1, y - 1,
+							     z - 1)];
+	return 0;
+}
+
+static int _t_sum(const struct topoml_psum *g, const int o[3],
+		  const int sd[3])
+{
+	if (o[0] + sd[0] <= g->d[0] && o[1] + sd[1] <= g->d[1] &&
+	    o[2] + sd[2] <= g->d[2]) {
+		int hi[3] = { o[0] + sd[0], o[1] + sd[1], o[2] + sd[2] };
+
+		return topoml__psum_box(g, o, hi);
+	}
+	return topoml__psum_wrap(g, o, sd);
+}
+
+/* Slurm's _eval_nodes() by units along order (the Hilbert curve, or
+ * node index order): a candidate beside the boxes. */
+static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
+		   struct tcand *c)
+{
+	int nn = s->t->nnodes;
+	uint32_t *cpus = calloc(nn + 1, sizeof(uint32_t));
+	int *un = malloc((nn + 1) * sizeof(int));
+	struct topoml_eval_nodes e = {
+		.order = order,
+		.nn = nn,
+		.avail = s->use,
+		.cpus = cpus,
+		.rem_cpus = units,
+		.rem_nodes = nnodes,
+		.inmap = calloc(nn + 1, 1),
+		.nodes = malloc((nn + 1) * sizeof(int)),
+		.units = un,
+	};
+	int rc = -1;
+
+	c->nodes = NULL;
+	if (cpus && un && e.inmap && e.nodes) {
+		int v;
+		long sum = 0;
+
+		hwloc_bitmap_foreach_begin(v, s->use)
+			cpus[v] = s->fu[v];
+		hwloc_bitmap_foreach_end();
+		if (topoml__eval_nodes(&e) == 0 && e.n > 0) {
+			c->nodes = e.nodes;
+			e.nodes = NULL;
+			c->n = e.n;
+			for (int i = 0; i < c->n; i++)
+				sum += s->fu[c->nodes[i]];
+			c->spare = sum - units;
+			c->score = _t_score(s->t, c->nodes, c->n);
+			rc = 0;
+		}
+	}
+	free(cpus);
+	free(un);
+	free(e.inmap);
+	free(e.nodes);
+	return rc;
+}
+
+/*
+ * A torus job that needs several nodes: the box of every shape near the
+ * fewest positions that hold it (its units, on nnodes nodes) at the
+ * origin that leaves the least spare (the partly used nodes), its nodes
+ * taken as _t_box_set() says; the best by the span and ring cost over
+ * their bounds (a line is short but its ring goes there and back),
+ * beside Slurm's own choices along the Hilbert curve and in index
+ * order.  -1 when no candidate (the one-pool pick then).
+ */
+static int _torus_best(struct sh *s, long units, int nnodes,
+		       hwloc_bitmap_t set)
+{
+	const topoml_topo_t *t = s->t;
+	const int *d = t->dims;
+	int np = d[0] * d[1] * d[2], *cu = NULL, *cn = NULL, vmin, vf = -1;
+	uint32_t most = 1;
+	struct topoml_psum pu = { .p = NULL }, pn = { .p = NULL };
+	struct tcand best = { .nodes = NULL }, c;
+	const int *curve = topoml__torus_curve(t, NULL);
+	int *ident = NULL, rc = -1, v;
+
+	if (!t->coord_node || np <= 0)
+		return -1;
+	cu = calloc(np, sizeof(int));
+	cn = calloc(np, sizeof(int));
+	if (!cu || !cn)
+		goto out;
+	for (int p = 0; p < np; p++) {
+		v = t->coord_node[p];
+		if (v >= 0 && hwloc_bitmap_isset(s->use, v)) {
+			cu[p] = (int)(s->fu[v] > 1u << 20 ? 1u << 20 :
+				      s->fu[v]);
+			cn[p] = 1;
+			if (s->fu[v] > most)
+				most = s->fu[v];
+		}
+	}
+	if (_t_psum(&pu, d, cu) || _t_psum(&pn, d, cn))
+		goto out;
+	vmin = (int)((units + most - 1) / most);
+	if (vmin < nnodes)
+		vmin = nnodes;
+	/*
+	 * Volumes from vmin up: once one holds the job, the volumes up to
+	 * a quarter more (and two) still compete, for their rings.
+	 */
+	for (int vol = vmin; vol <= np && (vf < 0 || vol <= vf + vf / 4 + 2);
+	     vol++) {
+		for (int a = 1; a <= d[0] && a <= vol; a++) {
+			for (int b = 1; b <= d[1] && a * b <= vol; b++) {
+				int sd[3] = { a, b, vol / (a * b) };
+				int o[3], lim[3], bo[3] = { -1, 0, 0 };
+				long bspare = 0;
+
+				if (vol % (a * b) || sd[2] > d[2])
+					continue;
+				for (int k = 0; k < 3; k++)
+					lim[k] = sd[k] == d[k] ? 1 :
+						 t->wrap[k] ? d[k] :
+						 d[k] - sd[k] + 1;
+				for (o[2] = 0; o[2] < lim[2]; o[2]++)
+				for (o[1] = 0; o[1] < lim[1]; o[1]++)
+				for (o[0] = 0; o[0] < lim[0]; o[0]++) {
+					long u = _t_sum(&pu, o, sd);
+
+					if (u < units || (bo[0] >= 0 &&
+							  u - units >= bspare))
+						continue;
+					if (nnodes > 1 &&
+					    _t_sum(&pn, o, sd) < nnodes)
+						continue;
+					memcpy(bo, o, sizeof(bo));
+					bspare = u - units;
+				}
+				if (bo[0] < 0)
+					continue;
+				if (vf < 0)
+					vf = vol;
+				if (_t_box_set(s, bo, sd, units, nnodes, &c))
+					goto out;
+				_t_keep(&best, &c);
+			}
+		}
+	}
+	ident = malloc((t->nnodes + 1) * sizeof(int));
+	if (!ident)
+		goto out;
+	for (int i = 0; i < t->nnodes; i++)
+		ident[i] = i;
+	if (curve && _t_eval(s, curve, units, nnodes, &c) == 0)
+		_t_keep(&best, &c);
+	if (_t_eval(s, ident, units, nnodes, &c) == 0)
+		_t_keep(&best, &c);
+	if (best.nodes) {
+		for (int i = 0; i < best.n; i++)
+			hwloc_bitmap_set(set, best.nodes[i]);
+		rc = 0;
+	}
+out:
+	free(best.nodes);
+	free(ident);
+	free(cu);
+	free(cn);
+	topoml__psum_free(&pu);
+	topoml__psum_free(&pn);
+	return rc;
+}
+
 /*
  * A job that needs several nodes: the candidate with the fewest leaves,
  * then the lowest switch (fat-tree: any switch's subtree; dragonfly: one
@@ -417,6 +739,10 @@ static int _multi_best(struct sh *s, long units, int nnodes,
 			if (_df_groups(s, units, nnodes, best) == 0)
 				bk = 0;
 		}
+	} else if (t->family == TOPOML_TORUS &&
+		   _torus_best(s, units, nnodes, set) == 0) {
+		rc = 0;
+		goto out;
 	}
 	/* No subtree or group holds it (or a torus): every leaf. */
 	rc = _multi(s, bk >= 0 ? best : NULL, units, nnodes, set, NULL);
