@@ -433,8 +433,8 @@ static bool _t_better(const struct tcand *a, const struct tcand *b)
  * from its far end while the rest still hold units on nnodes nodes:
  * each node kept is needed (cons_tres takes them all), and what is
  * dropped is the end of a slab.  Then the score foreseen: the span of
- * what is kept, and a ring of one hop a node unless the box is a line
- * that does not close round the torus (there and back).
+ * what is kept, and a ring of one hop a node but on a line (there and
+ * back, or round the torus) or a whole box of odd sides.
  */
 static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 {
@@ -487,10 +487,13 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 		big += m >= 2 && ext[k] > 1;
 	c->est = (double)vol / _t_span_lb(t, m);
 	if (big == 1 && m > 2) {
+		/* a line: back along itself, or round the torus' ring */
 		int k = ext[0] > 1 ? 0 : ext[1] > 1 ? 1 : 2;
-		bool ring = t->wrap[k] && ext[k] == t->dims[k];
+		int back = ext[k] - 1, round = t->dims[k] - ext[k] + 1;
 
-		c->est += (ring ? m : 2.0 * (m - 1)) / _t_ring_lb(t, m);
+		if (t->wrap[k] && round < back)
+			back = round;
+		c->est += (double)(ext[k] - 1 + back) / _t_ring_lb(t, m);
 	} else {
 		/* a whole box with no even side: the tour closes longer */
 		bool odd = m == vol;
