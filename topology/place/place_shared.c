@@ -440,7 +440,8 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 {
 	const topoml_topo_t *t = s->t;
 	const int *o = c->o, *sd = c->s;
-	int ax[3] = { 0, 1, 2 }, i[3], m = 0, st[3], ext[3], big = 0;
+	int ax[3] = { 0, 1, 2 }, i[3], m = 0, st[3], ext[3] = { 1, 1, 1 };
+	int big = 0;
 	long sum = 0, vol;
 
 	c->nodes = malloc((size_t)sd[0] * sd[1] * sd[2] * sizeof(int));
