@@ -646,7 +646,8 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 		if (vf > 0 && (vf - 1) / ab < hi)
 			hi = (vf - 1) / ab;
 		while (lo <= hi) {
-			int mid = (lo + hi) / 2, sd[3] = { P[i].a, P[i].b, mid };
+			int mid = (lo + hi) / 2;
+			int sd[3] = { P[i].a, P[i].b, mid };
 
 			if (_t_scan(t, pu, pn, units, nnodes, sd, true, o,
 				    &spare, reads)) {
