@@ -329,6 +329,125 @@ START_TEST(shared_fat_tree_lowest_switch)
 }
 END_TEST
 
+/* The node at (x, y, z) of a generated torus. */
+static int _tnode(const topoml_topo_t *t, int x, int y, int z)
+{
+	return t->coord_node[x + t->dims[0] * (y + t->dims[1] * z)];
+}
+
+/*
+ * A 4x4x4 torus of 4 CPUs a node; three nodes partly used: (0,0,0) has
+ * 1 CPU left, (2,2,2) and (1,3,0) 2 each.  16 CPUs fill a box of 4 only
+ * with idle nodes (a partly used one leaves it short): 4 idle nodes, box
+ * volume 4, a closed ring of 4 hops (a 2x2 square, or a line round an
+ * axis of 4).  Taking the partly used nodes first, wherever they are,
+ * gave 6 nodes over the whole torus.  14 CPUs: a box of 4 with one node
+ * of 2 CPUs left holds exactly 14 (3 x 4 + 2), the best fit: that node
+ * and 3 idle neighbours.  Attempt 1 (idle nodes only): 4 idle ones.
+ */
+START_TEST(shared_torus_box_partly_used_nodes)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 4, 4, 4, true);
+	struct shared_state st;
+	struct topoml_place_req r = { 0 };
+	struct topoml_placement p = { 0 };
+	char why[256];
+	int two[2], parts;
+
+	ck_assert_ptr_nonnull(t);
+	_shared_init(&st, 64, 4);
+	_shared_use(&st, _tnode(t, 0, 0, 0), 3);
+	two[0] = _tnode(t, 2, 2, 2);
+	two[1] = _tnode(t, 1, 3, 0);
+	_shared_use(&st, two[0], 2);
+	_shared_use(&st, two[1], 2);
+	r.avail = st.avail;
+	r.free_units = st.fu;
+	r.partial = st.partial;
+	r.nnodes = 1;
+	r.units = 16;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(p.n, 4);
+	ck_assert_int_eq(p.score.span, 4);
+	ck_assert_int_eq((int)p.score.ring_cost, 4);
+	for (int i = 0; i < p.n; i++)
+		ck_assert(!hwloc_bitmap_isset(st.partial, p.nodes[i]));
+	topoml_placement_clear(&p);
+	r.units = 14;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(p.n, 4);
+	ck_assert_int_eq(p.score.span, 4);
+	ck_assert_int_eq((int)p.score.ring_cost, 4);
+	parts = 0;
+	for (int i = 0; i < p.n; i++)
+		if (hwloc_bitmap_isset(st.partial, p.nodes[i])) {
+			ck_assert(p.nodes[i] == two[0] ||
+				  p.nodes[i] == two[1]);
+			parts++;
+		}
+	ck_assert_int_eq(parts, 1);
+	topoml_placement_clear(&p);
+	r.attempt = 1;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(p.n, 4);
+	ck_assert_int_eq(p.score.span, 4);
+	for (int i = 0; i < p.n; i++)
+		ck_assert(!hwloc_bitmap_isset(st.partial, p.nodes[i]));
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(st.avail);
+	hwloc_bitmap_free(st.partial);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * An idle 8x8x4 torus of 4 CPUs a node, 17 CPUs: 5 nodes.  A line of 5
+ * (box 5) closes its ring back along itself or round the ring of 8: 8
+ * hops, against the bound 6 (an odd ring on this bipartite torus).  A
+ * 2x3 box less a corner: span 6, a ring of 6 hops.  Span 6 / 5 + ring
+ * 6 / 6 = 2.2 beats 5 / 5 + 8 / 6 = 2.33: the box.  Nodes in index
+ * order gave the line.  On a ring of 6 (6x6x4) the line closes round
+ * the torus in 4 + 2 hops: the line then (span 5, ring 6).
+ */
+START_TEST(shared_torus_ring_over_line)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 8, 8, 4, true);
+	struct shared_state st;
+	struct topoml_place_req r = { 0 };
+	struct topoml_placement p = { 0 };
+	char why[256];
+
+	ck_assert_ptr_nonnull(t);
+	_shared_init(&st, 256, 4);
+	r.avail = st.avail;
+	r.free_units = st.fu;
+	r.partial = st.partial;
+	r.nnodes = 1;
+	r.units = 17;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(p.n, 5);
+	ck_assert_int_eq(p.score.span, 6);
+	ck_assert_int_eq((int)p.score.ring_cost, 6);
+	topoml_placement_clear(&p);
+	topoml_free(t);
+	t = topoml_gen_torus("t", 6, 6, 4, true);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(p.n, 5);
+	ck_assert_int_eq(p.score.span, 5);
+	ck_assert_int_eq((int)p.score.ring_cost, 6);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(st.avail);
+	hwloc_bitmap_free(st.partial);
+	topoml_free(t);
+}
+END_TEST
+
 /*
  * Dragonfly, 8 groups of 4 routers of 8 nodes, 4 CPUs a node: routers 4
  * (group 1) and 8 (group 2) have 20 CPUs left.  40 CPUs need two routers:
@@ -1574,6 +1693,8 @@ static Suite *_suite(void)
 	tcase_add_test(tc, shared_gpus_best_fit_and_attempts);
 	tcase_add_test(tc, shared_fat_tree_lowest_switch);
 	tcase_add_test(tc, shared_dragonfly_one_group);
+	tcase_add_test(tc, shared_torus_box_partly_used_nodes);
+	tcase_add_test(tc, shared_torus_ring_over_line);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cost");
 	tcase_add_test(tc, cost_fat_tree_by_hand);

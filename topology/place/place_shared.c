@@ -12,13 +12,20 @@
  *      (dragonfly), picked tightly (the leaves with the least room that
  *      still do, which are the partly used ones), and on each leaf onto
  *      its partly used nodes first.
- * A torus has no leaves: it is one pool here.  cons_tres may refuse a
- * partly used node (memory, GRES the engine does not count): a one-node job
- * then gets the next node in this order, a multi-node job the same rule on
- * the idle nodes only (attempt 1), then nothing.
+ * A torus has no leaves: there a job of several nodes takes the box,
+ * among those of about the fewest positions that hold it, whose nodes
+ * give the lowest span and ring cost over their bounds (the least spare
+ * units, the partly used nodes packed, among equals), beside Slurm's own
+ * choices along the Hilbert curve and in index order; a one-node job
+ * takes the partly used node of best fit, as above, else the first idle
+ * one.  cons_tres may refuse a partly used node (memory, GRES the engine
+ * does not count): a one-node job then gets the next node in this order, a
+ * multi-node job the same rule on the idle nodes only (attempt 1), then
+ * nothing.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -353,6 +360,492 @@ out:
 	return rc;
 }
 
+/* ---- a torus: the best box ------------------------------------------ */
+
+/* The smallest box of at least n positions (cost.c's span bound). */
+static int _t_span_lb(const topoml_topo_t *t, int n)
+{
+	int best = t->dims[0] * t->dims[1] * t->dims[2];
+
+	for (int a = 1; a <= t->dims[0]; a++)
+		for (int b = 1; b <= t->dims[1]; b++) {
+			int c = (n + a * b - 1) / (a * b);
+
+			if (c <= t->dims[2] && a * b * c < best)
+				best = a * b * c;
+		}
+	return best;
+}
+
+/* cost.c's ring bound: n hops, one more for an odd ring on a bipartite
+ * torus. */
+static int _t_ring_lb(const topoml_topo_t *t, int n)
+{
+	bool bip = true;
+
+	for (int d = 0; d < 3; d++)
+		if (t->wrap[d] && t->dims[d] > 2 && (t->dims[d] & 1))
+			bip = false;
+	return (bip && n > 2 && (n & 1)) ? n + 1 : n;
+}
+
+/* One candidate set of a torus job, as the simulator scores it. */
+struct tcand {
+	int o[3], s[3];		/* its box (s[0] 0: no box) */
+	double est;		/* the score foreseen from the box */
+	double score;		/* span / bound + ring / bound */
+	long spare;		/* units beyond the job's */
+	int n;
+	int *nodes;
+};
+
+/* Span and ring cost over their bounds, as topoml_score() gives them,
+ * of nodes[0..n) (reordered into the ring). */
+static double _t_score(const topoml_topo_t *t, int *nodes, int n)
+{
+	int st[3], ext[3];
+	long vol;
+	double ring = 0;
+
+	if (n < 2)
+		return 2.0;
+	vol = topoml__torus_box(t, nodes, n, true, st, ext);
+	if (vol < 0)
+		return -1;
+	topoml_ring_order(t, nodes, n);
+	for (int i = 0; i < n; i++)
+		ring += topoml_hops(t, nodes[i], nodes[(i + 1) % n]);
+	return (double)vol / _t_span_lb(t, n) + ring / _t_ring_lb(t, n);
+}
+
+/* Lower score first, then less spare (the partly used nodes packed). */
+static bool _t_better(const struct tcand *a, const struct tcand *b)
+{
+	if (!b->nodes)
+		return true;
+	if (a->score < b->score - 1e-9)
+		return true;
+	return a->score < b->score + 1e-9 && a->spare < b->spare;
+}
+
+/*
+ * The usable nodes of c's box, its longest side outermost, less nodes
+ * from its far end while the rest still hold units on nnodes nodes:
+ * each node kept is needed (cons_tres takes them all), and what is
+ * dropped is the end of a slab.  Then the score foreseen: the span of
+ * what is kept, and a ring of one hop a node but on a line (there and
+ * back, or round the torus) or a whole box of odd sides.
+ */
+static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
+{
+	const topoml_topo_t *t = s->t;
+	const int *o = c->o, *sd = c->s;
+	int ax[3] = { 0, 1, 2 }, i[3], m = 0, st[3], ext[3] = { 1, 1, 1 };
+	int big = 0;
+	long sum = 0, vol;
+
+	c->nodes = malloc((size_t)sd[0] * sd[1] * sd[2] * sizeof(int));
+	if (!c->nodes)
+		return -1;
+	for (int a = 0; a < 2; a++)	/* ax[2]: the longest side */
+		for (int b = a + 1; b < 3; b++)
+			if (sd[ax[a]] > sd[ax[b]]) {
+				int x = ax[a];
+
+				ax[a] = ax[b];
+				ax[b] = x;
+			}
+	for (i[2] = 0; i[2] < sd[ax[2]]; i[2]++)
+		for (i[1] = 0; i[1] < sd[ax[1]]; i[1]++)
+			for (i[0] = 0; i[0] < sd[ax[0]]; i[0]++) {
+				int cc[3], v;
+
+				for (int k = 0; k < 3; k++)
+					cc[ax[k]] = (o[ax[k]] + i[k]) %
+						    t->dims[ax[k]];
+				v = t->coord_node[topoml__torus_pos(t, cc)];
+				if (v >= 0 && hwloc_bitmap_isset(s->use, v)) {
+					c->nodes[m++] = v;
+					sum += s->fu[v];
+				}
+			}
+	for (int k = m - 1; k >= 0 && m > nnodes; k--) {
+		int v = c->nodes[k];
+
+		if (sum - s->fu[v] < units)
+			continue;
+		sum -= s->fu[v];
+		memmove(&c->nodes[k], &c->nodes[k + 1],
+			(m - k - 1) * sizeof(int));
+		m--;
+	}
+	c->n = m;
+	c->spare = sum - units;
+	vol = m < 2 ? 1 : topoml__torus_box(t, c->nodes, m, true, st, ext);
+	if (vol < 0)
+		return -1;
+	for (int k = 0; k < 3; k++)
+		big += m >= 2 && ext[k] > 1;
+	c->est = (double)vol / _t_span_lb(t, m);
+	if (big == 1 && m > 2) {
+		/* a line: back along itself, or round the torus' ring */
+		int k = ext[0] > 1 ? 0 : ext[1] > 1 ? 1 : 2;
+		int back = ext[k] - 1, round = t->dims[k] - ext[k] + 1;
+
+		if (t->wrap[k] && round < back)
+			back = round;
+		c->est += (double)(ext[k] - 1 + back) / _t_ring_lb(t, m);
+	} else {
+		/* a whole box with no even side: the tour closes longer */
+		bool odd = m == vol;
+
+		for (int k = 0; k < 3; k++)
+			if (ext[k] > 1 && !(ext[k] & 1))
+				odd = false;
+		c->est += odd ? 1.2 : 1.0;
+	}
+	return 0;
+}
+
+/*
+ * Prefix sums of an int per torus position (cell, x fastest) over the
+ * torus repeated twice along each axis that wraps: a box that wraps is
+ * then one box of the sums (8 reads).
+ */
+static int _t_psum(struct topoml_psum *g, const topoml_topo_t *t,
+		   const int *cell)
+{
+	const int *d = t->dims;
+	int *e = g->d;
+
+	for (int k = 0; k < 3; k++)
+		e[k] = t->wrap[k] ? 2 * d[k] : d[k];
+	g->p = calloc((size_t)(e[0] + 1) * (e[1] + 1) * (e[2] + 1),
+		      sizeof(int));
+	if (!g->p)
+		return -1;
+	for (int z = 1; z <= e[2]; z++)
+		for (int y = 1; y <= e[1]; y++)
+			for (int x = 1; x <= e[0]; x++)
+				g->p[topoml__psum_at(g, x, y, z)] =
+					cell[topoml__grid_pos(d, (x - 1) % d[0],
+							      (y - 1) % d[1],
+							      (z - 1) % d[2])] +
+					g->p[topoml__psum_at(g, x - 1, y, z)] +
+					g->p[topoml__psum_at(g, x, y - 1, z)] +
+					g->p[topoml__psum_at(g, x, y, z - 1)] -
+					g->p[topoml__psum_at(g, x - 1, y - 1,
+							     z)] -
+					g->p[topoml__psum_at(g, x - 1, y,
+							     z - 1)] -
+					g->p[topoml__psum_at(g, x, y - 1,
+							     z - 1)] +
+					g->p[topoml__psum_at(g, x - 1, y - 1,
+							     z - 1)];
+	return 0;
+}
+
+/* The sum of the box at o of sides sd (o + sd within g's cells). */
+static inline int _t_sum(const struct topoml_psum *g, const int o[3],
+			 const int sd[3])
+{
+	int hi[3] = { o[0] + sd[0], o[1] + sd[1], o[2] + sd[2] };
+
+	return topoml__psum_box(g, o, hi);
+}
+
+/* Box sums read at most, then only what was found competes: on a
+ * torus of 4608 nodes a search takes a millisecond or two, tens of them
+ * where it is fragmented (less and the boxes found get worse there). */
+#define T_BUDGET 10000000L
+/* Boxes whose ring is ordered for their exact score: the best foreseen. */
+#define T_EXACT 8
+
+/*
+ * The origins of a box of sides sd that hold units on nnodes nodes (pn
+ * NULL: any count): any (first) or the one with the least spare, into
+ * o and *spare.  Whether one does; *reads counts the box sums read.
+ */
+static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
+		    const struct topoml_psum *pn, long units, int nnodes,
+		    const int sd[3], bool first, int o[3], long *spare,
+		    long *reads)
+{
+	const int *d = t->dims;
+	int x[3], lim[3];
+	bool found = false;
+
+	for (int k = 0; k < 3; k++)
+		lim[k] = sd[k] == d[k] ? 1 : t->wrap[k] ? d[k] :
+			 d[k] - sd[k] + 1;
+	for (x[2] = 0; x[2] < lim[2]; x[2]++)
+		for (x[1] = 0; x[1] < lim[1]; x[1]++)
+			for (x[0] = 0; x[0] < lim[0]; x[0]++) {
+				long u = _t_sum(pu, x, sd);
+
+				++*reads;
+				if (u < units || (found && u - units >= *spare))
+					continue;
+				if (pn && _t_sum(pn, x, sd) < nnodes)
+					continue;
+				memcpy(o, x, sizeof(x));
+				*spare = u - units;
+				found = true;
+				if (first || !*spare)
+					return true;
+			}
+	return found;
+}
+
+struct tpair {
+	int a, b, reach;	/* the least volume a x b x c can hold */
+};
+
+static int _t_pair_cmp(const void *pa, const void *pb)
+{
+	const struct tpair *a = pa, *b = pb;
+
+	return a->reach != b->reach ? a->reach - b->reach :
+	       a->a * 64 + a->b - (b->a * 64 + b->b);
+}
+
+/*
+ * The fewest positions of a box that holds the job, or -1.  A box that
+ * holds it still does when it grows, so for each base a x b the least
+ * height c is a binary search; bases are tried from the smallest volume
+ * they could reach, and one that cannot beat the best so far is skipped.
+ */
+static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
+		    const struct topoml_psum *pn, long units, int nnodes,
+		    int vmin, long *reads)
+{
+	const int *d = t->dims;
+	struct tpair *P = malloc((size_t)d[0] * d[1] * sizeof(*P));
+	int np = 0, vf = -1;
+
+	if (!P)
+		return -1;
+	for (int a = 1; a <= d[0]; a++)
+		for (int b = 1; b <= d[1]; b++) {
+			int c = (vmin + a * b - 1) / (a * b);
+
+			if (c <= d[2]) {
+				P[np].a = a;
+				P[np].b = b;
+				P[np++].reach = a * b * c;
+			}
+		}
+	qsort(P, np, sizeof(*P), _t_pair_cmp);
+	for (int i = 0; i < np && *reads < T_BUDGET; i++) {
+		int ab = P[i].a * P[i].b, lo = P[i].reach / ab, hi = d[2];
+		int o[3], found = -1;
+		long spare;
+
+		if (vf > 0 && P[i].reach >= vf)
+			break;
+		if (vf > 0 && (vf - 1) / ab < hi)
+			hi = (vf - 1) / ab;
+		while (lo <= hi) {
+			int mid = (lo + hi) / 2;
+			int sd[3] = { P[i].a, P[i].b, mid };
+
+			if (_t_scan(t, pu, pn, units, nnodes, sd, true, o,
+				    &spare, reads)) {
+				found = mid;
+				hi = mid - 1;
+			} else {
+				lo = mid + 1;
+			}
+		}
+		if (found > 0)
+			vf = ab * found;
+	}
+	free(P);
+	return vf;
+}
+
+/* Slurm's _eval_nodes() by units along order (the Hilbert curve, or
+ * node index order): a candidate beside the boxes. */
+static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
+		   struct tcand *c)
+{
+	int nn = s->t->nnodes;
+	uint32_t *cpus = calloc(nn + 1, sizeof(uint32_t));
+	int *un = malloc((nn + 1) * sizeof(int));
+	struct topoml_eval_nodes e = {
+		.order = order,
+		.nn = nn,
+		.avail = s->use,
+		.cpus = cpus,
+		.rem_cpus = units,
+		.rem_nodes = nnodes,
+		.inmap = calloc(nn + 1, 1),
+		.nodes = malloc((nn + 1) * sizeof(int)),
+		.units = un,
+	};
+	int rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	if (cpus && un && e.inmap && e.nodes) {
+		int v;
+		long sum = 0;
+
+		hwloc_bitmap_foreach_begin(v, s->use)
+			cpus[v] = s->fu[v];
+		hwloc_bitmap_foreach_end();
+		if (topoml__eval_nodes(&e) == 0 && e.n > 0) {
+			c->nodes = e.nodes;
+			e.nodes = NULL;
+			c->n = e.n;
+			for (int i = 0; i < c->n; i++)
+				sum += s->fu[c->nodes[i]];
+			c->spare = sum - units;
+			c->score = _t_score(s->t, c->nodes, c->n);
+			rc = c->score < 0 ? -1 : 0;
+		}
+	}
+	free(cpus);
+	free(un);
+	free(e.inmap);
+	free(e.nodes);
+	return rc;
+}
+
+/* Foreseen score, then spare, then the order found. */
+static int _t_est_cmp(const void *pa, const void *pb)
+{
+	const struct tcand *a = pa, *b = pb;
+
+	if (a->est != b->est)
+		return a->est < b->est ? -1 : 1;
+	if (a->spare != b->spare)
+		return a->spare < b->spare ? -1 : 1;
+	return 0;
+}
+
+
+/*
+ * A torus job that needs several nodes: for every shape of box from the
+ * fewest positions that could hold it up to a few more than the first
+ * that does (a line is short, but its ring goes there and back), the
+ * origin where it holds the job's units on nnodes nodes with the least
+ * spare (the partly used nodes, packed); its nodes as _t_box_set() keeps
+ * them.  The best foreseen are scored exactly, beside Slurm's own
+ * choices along the Hilbert curve and in index order; the best by span
+ * and ring cost over their bounds wins.  -1 when no candidate.
+ */
+static int _torus_best(struct sh *s, long units, int nnodes,
+		       hwloc_bitmap_t set)
+{
+	const topoml_topo_t *t = s->t;
+	const int *d = t->dims;
+	int np = d[0] * d[1] * d[2], *cu = NULL, *cn = NULL, vmin, vf = -1;
+	int nc = 0, cap = 0, *ident = NULL, rc = -1, v;
+	uint32_t most = 1, clip;
+	long reads = 0;
+	struct topoml_psum pu = { .p = NULL }, pn = { .p = NULL };
+	struct tcand best = { .nodes = NULL }, c, *cv = NULL;
+	const int *curve = topoml__torus_curve(t, NULL);
+
+	if (!t->coord_node || np <= 0)
+		return -1;
+	/* the sums are ints over the torus twice in each axis */
+	clip = (uint32_t)(INT_MAX / 8 / np);
+	if (!clip)
+		clip = 1;
+	cu = calloc(np, sizeof(int));
+	cn = calloc(np, sizeof(int));
+	if (!cu || !cn)
+		goto out;
+	for (int p = 0; p < np; p++) {
+		v = t->coord_node[p];
+		if (v >= 0 && hwloc_bitmap_isset(s->use, v)) {
+			cu[p] = (int)(s->fu[v] > clip ? clip : s->fu[v]);
+			cn[p] = 1;
+			if (s->fu[v] > most)
+				most = s->fu[v];
+		}
+	}
+	if (_t_psum(&pu, t, cu) || (nnodes > 1 && _t_psum(&pn, t, cn)))
+		goto out;
+	vmin = (int)((units + most - 1) / most);
+	if (vmin < nnodes)
+		vmin = nnodes;
+	vf = _t_first(t, &pu, nnodes > 1 ? &pn : NULL, units, nnodes, vmin,
+		      &reads);
+	for (int vol = vf; vf > 0 && vol <= np && reads < T_BUDGET &&
+	     vol <= vf + 2 + (vf / 8 < 8 ? vf / 8 : 8); vol++) {
+		for (int a = 1; a <= d[0] && a <= vol; a++) {
+			for (int b = 1; b <= d[1] && a * b <= vol; b++) {
+				int sd[3] = { a, b, vol / (a * b) }, bo[3];
+				long bspare;
+
+				if (vol % (a * b) || sd[2] > d[2] ||
+				    !_t_scan(t, &pu, nnodes > 1 ? &pn : NULL,
+					     units, nnodes, sd, false, bo,
+					     &bspare, &reads))
+					continue;
+				if (nc == cap) {
+					struct tcand *x;
+
+					cap = cap ? 2 * cap : 32;
+					x = realloc(cv, cap * sizeof(*cv));
+					if (!x)
+						goto out;
+					cv = x;
+				}
+				memset(&cv[nc], 0, sizeof(cv[nc]));
+				memcpy(cv[nc].o, bo, sizeof(bo));
+				memcpy(cv[nc].s, sd, sizeof(sd));
+				if (_t_box_set(s, units, nnodes, &cv[nc++]))
+					goto out;
+			}
+		}
+	}
+	if (nc)
+		qsort(cv, nc, sizeof(*cv), _t_est_cmp);
+	for (int i = 0; i < nc && i < T_EXACT; i++) {
+		cv[i].score = _t_score(t, cv[i].nodes, cv[i].n);
+		if (cv[i].score >= 0 && _t_better(&cv[i], &best))
+			best = cv[i];
+	}
+	ident = malloc((t->nnodes + 1) * sizeof(int));
+	if (!ident)
+		goto out;
+	for (int i = 0; i < t->nnodes; i++)
+		ident[i] = i;
+	for (int k = 0; k < 2; k++) {
+		if (!k && !curve)
+			continue;
+		if (_t_eval(s, k ? ident : curve, units, nnodes, &c) == 0 &&
+		    _t_better(&c, &best)) {
+			/* the boxes' sets are freed with cv */
+			if (best.nodes && !best.s[0])
+				free(best.nodes);
+			best = c;
+		} else {
+			free(c.nodes);
+		}
+	}
+	if (best.nodes) {
+		for (int i = 0; i < best.n; i++)
+			hwloc_bitmap_set(set, best.nodes[i]);
+		rc = 0;
+	}
+	if (!best.s[0])
+		free(best.nodes);
+out:
+	for (int i = 0; i < nc; i++)
+		free(cv[i].nodes);
+	free(cv);
+	free(ident);
+	free(cu);
+	free(cn);
+	topoml__psum_free(&pu);
+	topoml__psum_free(&pn);
+	return rc;
+}
+
 /*
  * A job that needs several nodes: the candidate with the fewest leaves,
  * then the lowest switch (fat-tree: any switch's subtree; dragonfly: one
@@ -417,6 +910,10 @@ static int _multi_best(struct sh *s, long units, int nnodes,
 			if (_df_groups(s, units, nnodes, best) == 0)
 				bk = 0;
 		}
+	} else if (t->family == TOPOML_TORUS &&
+		   _torus_best(s, units, nnodes, set) == 0) {
+		rc = 0;
+		goto out;
 	}
 	/* No subtree or group holds it (or a torus): every leaf. */
 	rc = _multi(s, bk >= 0 ? best : NULL, units, nnodes, set, NULL);
