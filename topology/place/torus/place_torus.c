@@ -625,7 +625,12 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 						continue;
 					}
 				}
-				b = win ? win[x + dx * y + dxy * z] :
+				/* rows of the corner rows only (sides of 2 at
+				 * most across x), all of them free from x on
+				 * for s[0]: none busy, no sums to read */
+				b = rows_test && sh->s[1] <= 2 &&
+				    sh->s[2] <= 2 ? 0 :
+				    win ? win[x + dx * y + dxy * z] :
 				    topoml__torus_wrap(&g->cells.busy, o,
 						       sh->s);
 
