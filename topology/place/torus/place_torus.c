@@ -466,6 +466,58 @@ static int _lim(const struct grid *g, int ax, int s)
 }
 
 /*
+ * Rows of the sliding sums, four cells at a time (vector extensions, no
+ * intrinsics): o = prev + add - sub over n cells, the least of them into
+ * *mn when given; and o += in.
+ */
+typedef int v4i __attribute__((vector_size(16)));
+
+static inline v4i _ld(const int *p)
+{
+	v4i v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void _rows_step(int *o, const int *prev, const int *add,
+		       const int *sub, int n, int *mn)
+{
+	v4i vm = { 0 };
+	int x = 0, m = mn ? *mn : 0;
+
+	vm += m;
+	for (; x + 4 <= n; x += 4) {
+		v4i r = _ld(prev + x) + _ld(add + x) - _ld(sub + x), lt;
+
+		memcpy(o + x, &r, sizeof(r));
+		lt = r < vm;
+		vm = (r & lt) | (vm & ~lt);
+	}
+	for (int k = 0; mn && k < 4; k++)
+		m = vm[k] < m ? vm[k] : m;
+	for (; x < n; x++) {
+		o[x] = prev[x] + add[x] - sub[x];
+		m = o[x] < m ? o[x] : m;
+	}
+	if (mn)
+		*mn = m;
+}
+
+static void _rows_add(int *o, const int *in, int n)
+{
+	int x = 0;
+
+	for (; x + 4 <= n; x += 4) {
+		v4i r = _ld(o + x) + _ld(in + x);
+
+		memcpy(o + x, &r, sizeof(r));
+	}
+	for (; x < n; x++)
+		o[x] += in[x];
+}
+
+/*
  * The busy cells of the box of sides s at every origin (below _lim on
  * each axis) into g->win[0]: sliding sums along x, then y, then z, the
  * counts the prefix sums give, for all origins in O(cells) of reads in
@@ -516,8 +568,7 @@ static int _win_busy(struct grid *g, const int s[3], int *least)
 
 		memset(out, 0, lim[0] * sizeof(int));
 		for (int i = 0; i < s[1]; i++)
-			for (int x = 0; x < lim[0]; x++)
-				out[x] += in[(size_t)i * X + x];
+			_rows_add(out, in + (size_t)i * X, lim[0]);
 		for (int y = 1; y < lim[1]; y++) {
 			int e = y + s[1] - 1;
 			const int *add = in + (size_t)(e >= Y ? e - Y : e) * X;
@@ -525,8 +576,7 @@ static int _win_busy(struct grid *g, const int s[3], int *least)
 			const int *prev = out + (size_t)(y - 1) * X;
 			int *o = out + (size_t)y * X;
 
-			for (int x = 0; x < lim[0]; x++)
-				o[x] = prev[x] + add[x] - sub[x];
+			_rows_step(o, prev, add, sub, lim[0], NULL);
 		}
 	}
 	g->wb = s[1];
@@ -536,8 +586,7 @@ static int _win_busy(struct grid *g, const int s[3], int *least)
 
 		memset(o, 0, lim[0] * sizeof(int));
 		for (int i = 0; i < s[2]; i++)
-			for (int x = 0; x < lim[0]; x++)
-				o[x] += b[i * XY + (size_t)y * X + x];
+			_rows_add(o, b + i * XY + (size_t)y * X, lim[0]);
 	}
 	for (int y = 0; y < lim[1]; y++)
 		for (int x = 0; x < lim[0]; x++)
@@ -550,13 +599,15 @@ static int _win_busy(struct grid *g, const int s[3], int *least)
 		const int *prev = o3 + (size_t)(z - 1) * XY;
 		int *o = o3 + (size_t)z * XY;
 
-		for (int y = 0; y < lim[1]; y++)
-			for (int x = 0; x < lim[0]; x++) {
-				size_t at = (size_t)y * X + x;
-
-				o[at] = prev[at] + add[at] - sub[at];
-				mn = o[at] < mn ? o[at] : mn;
-			}
+		/* whole planes when the rows are (x wraps) */
+		if (lim[0] == X)
+			_rows_step(o, prev, add, sub, lim[1] * X, &mn);
+		else
+			for (int y = 0; y < lim[1]; y++)
+				_rows_step(o + (size_t)y * X,
+					   prev + (size_t)y * X,
+					   add + (size_t)y * X,
+					   sub + (size_t)y * X, lim[0], &mn);
 	}
 	*least = mn;
 	return 0;
@@ -1443,44 +1494,46 @@ out:
  * Breadth-first from seed through free torus neighbours: add up to want
  * free nodes to cur (depth summed into *cost).  Returns how many are still
  * wanted (the seed's free region was too small).  cur NULL: an empty set,
- * left to the caller to fill: the nodes added are q[0 .. *added).
+ * left to the caller to fill: the cells added are q[0 .. *added).
  */
-/* breadth-first queue entry: the node, its depth and coordinates (read
- * here, not from the node table: a cache miss per node there) */
-#define MARK_BUSY 255
-
+/* breadth-first queue entry: its depth, coordinates and cell (read here,
+ * not from the node table: a cache miss per node there); the node only
+ * when cur is given (the caller's, else from the cell) */
 struct bq {
 	int node, d;
 	int c[3];
 	int pos;	/* its cell */
 };
 
-static int _grow(const topoml_topo_t *t, unsigned char *mark,
-		 int stamp, int seed, int want, hwloc_bitmap_t cur,
-		 struct bq *q, long *cost, int *added)
+static int _grow(const topoml_topo_t *t, uint64_t *bits, int seed,
+		 int want, hwloc_bitmap_t cur, struct bq *q, long *cost,
+		 int *added)
 {
 	const int *dim = t->dims;
 	const int st[3] = { 1, dim[0], dim[0] * dim[1] };
 	int head = 0, tail = 0;
 
-	/* mark[cell] == stamp (1-254): queued in this search (stamps, not
-	 * a cleared set per seed); MARK_BUSY: not a free node.  A byte per
-	 * cell: the search is bound by these reads. */
+	/* bits, a bit per cell: not a free node, or queued in this search
+	 * (cleared again below).  12 KiB for 97k cells, in the first-level
+	 * cache: the search is bound by these reads. */
 	q[tail].node = seed;
 	memcpy(q[tail].c, t->nodes[seed].coord, sizeof(q[tail].c));
 	q[tail].pos = topoml__torus_pos(t, q[tail].c);
 	q[tail++].d = 0;
-	mark[q[0].pos] = stamp;
+	bits[q[0].pos >> 6] |= 1ULL << (q[0].pos & 63);
 	while (head < tail && want > 0) {
-		const struct bq *x = &q[head++];
+		struct bq *x = &q[head++];
 
 		if (!cur) {	/* an empty set: every node is new */
 			*cost += x->d;
 			want--;
-		} else if (!hwloc_bitmap_isset(cur, x->node)) {
-			hwloc_bitmap_set(cur, x->node);
-			*cost += x->d;
-			want--;
+		} else {
+			x->node = t->coord_node[x->pos];
+			if (!hwloc_bitmap_isset(cur, x->node)) {
+				hwloc_bitmap_set(cur, x->node);
+				*cost += x->d;
+				want--;
+			}
 		}
 		for (int d = 0; d < 3; d++)
 			for (int dir = -1; dir <= 1; dir += 2) {
@@ -1494,16 +1547,23 @@ static int _grow(const topoml_topo_t *t, unsigned char *mark,
 					     -dim[d] * st[d];
 					c += c < 0 ? dim[d] : -dim[d];
 				}
-				if (mark[p] == stamp || mark[p] == MARK_BUSY)
-					continue;
-				mark[p] = stamp;
+				/* queued unless seen or busy, without a
+				 * branch (half the cells are busy: a branch
+				 * would be mispredicted every other time);
+				 * q has room for one entry past the last */
+				uint64_t w = bits[p >> 6], b = 1ULL << (p & 63);
+
+				bits[p >> 6] = w | b;
 				q[tail] = *x;
 				q[tail].c[d] = c;
 				q[tail].pos = p;
-				q[tail].node = t->coord_node[p];
-				q[tail++].d = x->d + 1;
+				q[tail].d = x->d + 1;
+				tail += !(w & b);
 			}
 	}
+	/* the queued cells were free: free again for the next seed */
+	for (int k = 0; k < tail; k++)
+		bits[q[k].pos >> 6] &= ~(1ULL << (q[k].pos & 63));
 	*added = head;
 	return want;
 }
@@ -1536,7 +1596,7 @@ static long _bbox_q(const topoml_topo_t *t, const struct bq *q, int n,
 		hwloc_bitmap_t set = hwloc_bitmap_alloc();
 
 		for (int i = 0; set && i < n; i++)
-			hwloc_bitmap_set(set, q[i].node);
+			hwloc_bitmap_set(set, t->coord_node[q[i].pos]);
 		vol = set ? _bbox(t, set, NULL, fr, NULL, busy) : vol;
 		hwloc_bitmap_free(set);
 	}
@@ -1640,21 +1700,22 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 	int *fl = malloc((nfree ? nfree : 1) * sizeof(int));
 	struct dn *dv = malloc((nfree ? nfree : 1) * sizeof(*dv));
 	hwloc_bitmap_t best = hwloc_bitmap_alloc(), cur = hwloc_bitmap_alloc();
-	struct bq *qv = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*qv));
+	/* room for _grow's every node, and one entry past */
+	struct bq *qv = malloc(((size_t)t->nnodes + 1) * sizeof(*qv));
 	/* free flags and search stamps by node: the searches read them
 	 * millions of times */
 	char *fr = calloc(t->nnodes ? t->nnodes : 1, 1);
 	size_t cells = t->family == TOPOML_TORUS ?
 		       (size_t)t->dims[0] * t->dims[1] * t->dims[2] : 0;
-	/* by cell: not a free node, and the regions' search stamps
-	 * (_grow) */
-	unsigned char *mark = cells ? malloc(cells) : NULL;
+	/* a bit per cell: not a free node, or in the region (_grow) */
+	uint64_t *bits = cells ? calloc(cells / 64 + 1, sizeof(*bits)) :
+			 NULL;
 	char *cb = cells && !gcb ? malloc(cells) : NULL;
 	int *lay = cells ? calloc(cells, sizeof(int)) : NULL;
 	int *nbuf = cells ? malloc(3 * cells * sizeof(int)) : NULL;
 	long best_cost = LONG_MAX;
 	struct topoml_psum bn = { .p = NULL };
-	/* the best region when the queue holds it (nbest >= 0), and the
+	/* the best region's cells when the queue holds it (nbest >= 0), and the
 	 * used coordinates per axis of a region (_bbox_q) */
 	int *bestv = malloc((in->n > 0 ? in->n : 1) * sizeof(int));
 	int nbest = -1;
@@ -1701,8 +1762,8 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 		if (gbn)
 			bn = *gbn;
 	}
-	for (size_t p = 0; mark && cb && p < cells; p++)
-		mark[p] = cb[p] ? MARK_BUSY : 0;
+	for (size_t p = 0; bits && cb && p < cells; p++)
+		bits[p >> 6] |= (uint64_t)(cb[p] != 0) << (p & 63);
 	/* as many seeds as about 4M distance computations allow */
 	nseeds = nfree ? (1 << 22) / nfree : 0;
 	nseeds = nseeds < 16 ? 16 : nseeds > 64 ? 64 : nseeds;
@@ -1717,13 +1778,13 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 		hwloc_bitmap_copy(cur, in->required);
 		/* torus: grow a connected region through free neighbours,
 		 * breadth first (a ring through it steps one hop at a time) */
-		if (t->family == TOPOML_TORUS && qv && fr && mark && cb) {
+		if (t->family == TOPOML_TORUS && qv && fr && bits && cb) {
 			/* no required node: the region's nodes and box from
 			 * the queue alone, cur only if more must be found */
 			bool listed = !in->nreq && occ;
 			int added = 0;
 
-			want = _grow(t, mark, s + 1, seed, want,
+			want = _grow(t, bits, seed, want,
 				     listed ? NULL : cur, qv, &cost, &added);
 			if (listed && want <= 0) {
 				long busy, vol = _bbox_q(t, qv, added, fr,
@@ -1733,13 +1794,14 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 				if (cost < best_cost) {
 					best_cost = cost;
 					for (int k = 0; k < added; k++)
-						bestv[k] = qv[k].node;
+						bestv[k] = qv[k].pos;
 					nbest = added;
 				}
 				continue;
 			}
 			for (int k = 0; listed && k < added; k++)
-				hwloc_bitmap_set(cur, qv[k].node);
+				hwloc_bitmap_set(cur,
+						 t->coord_node[qv[k].pos]);
 		}
 		/* torus: the nearest free nodes by rings of equal distance
 		 * round the seed (a breadth-first search over every cell),
@@ -1785,7 +1847,7 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 	if (nbest >= 0) {	/* a region of the queue */
 		hwloc_bitmap_zero(best);
 		for (int k = 0; k < nbest; k++)
-			hwloc_bitmap_set(best, bestv[k]);
+			hwloc_bitmap_set(best, t->coord_node[bestv[k]]);
 	}
 	rc = topoml__placement_from_set(t, best, out);
 out:
@@ -1799,7 +1861,7 @@ out:
 	free(bestv);
 	free(qv);
 	free(fr);
-	free(mark);
+	free(bits);
 	free(cb);
 	free(lay);
 	free(nbuf);
