@@ -1732,9 +1732,12 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 	     k * bpl < t->nnodes; k++) {
 		unsigned long w = hwloc_bitmap_to_ith_ulong(in->avail, k);
 
-		for (int b = 0; w && b < bpl; b++, w >>= 1)
-			if ((w & 1) && k * bpl + b < t->nnodes)
+		for (; w; w &= w - 1) {	/* its set bits, lowest first */
+			int b = __builtin_ctzl(w);
+
+			if (k * bpl + b < t->nnodes)
 				fl[i++] = k * bpl + b;
+		}
 	}
 	nfree = i;
 	for (int k = 0; fr && k < nfree; k++)
@@ -1762,8 +1765,13 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 		if (gbn)
 			bn = *gbn;
 	}
-	for (size_t p = 0; bits && cb && p < cells; p++)
-		bits[p >> 6] |= (uint64_t)(cb[p] != 0) << (p & 63);
+	for (size_t p = 0; bits && cb && p < cells; p += 64) {
+		uint64_t w = 0;
+
+		for (size_t b = 0; b < 64 && p + b < cells; b++)
+			w |= (uint64_t)(cb[p + b] != 0) << b;
+		bits[p >> 6] = w;
+	}
 	/* as many seeds as about 4M distance computations allow */
 	nseeds = nfree ? (1 << 22) / nfree : 0;
 	nseeds = nseeds < 16 ? 16 : nseeds > 64 ? 64 : nseeds;
