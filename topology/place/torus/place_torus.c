@@ -1105,6 +1105,94 @@ out:
 	return when;
 }
 
+/*
+ * topoml__torus_fit of the box (o, s) when it is above floor, else -1
+ * (a small box's faces read until too few busy cells are left to pass
+ * floor).
+ */
+static int _fit_above(const struct grid *g, const int o[3], const int s[3],
+		      int floor)
+{
+	const int *d = g->d;
+	size_t st[3] = { 1, (size_t)d[0], (size_t)d[0] * d[1] };
+	int left;	/* the most the fit can still be */
+
+	if (s[0] * s[1] + s[1] * s[2] + s[0] * s[2] > 32) {
+		int f = topoml__torus_fit(&g->cells, g->d, g->w, o, s);
+
+		return f > floor ? f : -1;
+	}
+	left = _fit_max(g, s);
+	for (int k = 0; k < 3; k++) {
+		int i = k ? 0 : 1, j = k == 2 ? 1 : 2;
+
+		if (g->w[k] && s[k] >= d[k])
+			continue;	/* wraps onto itself: no face */
+		for (int side = 0; side < 2; side++) {
+			int pos = side ? o[k] + s[k] : o[k] - 1;
+
+			if (g->w[k])
+				pos += pos < 0 ? d[k] : pos >= d[k] ? -d[k] : 0;
+			else if (pos < 0 || pos >= d[k])
+				continue;	/* the mesh edge: busy */
+			for (int a = 0; a < s[i]; a++) {
+				int ci = o[i] + a;
+				size_t at;
+
+				ci -= ci >= d[i] ? d[i] : 0;
+				at = pos * st[k] + ci * st[i];
+				for (int b = 0; b < s[j]; b++) {
+					int cj = o[j] + b;
+
+					cj -= cj >= d[j] ? d[j] : 0;
+					left -= !g->busy[at + cj * st[j]];
+				}
+			}
+			if (left <= floor)
+				return -1;
+		}
+	}
+	return left;
+}
+
+/*
+ * Exact boxes without a hit, every candidate all free: the pick's choice
+ * when one aligned outside every shadow breaks no block.  Those are the
+ * best by the keys before the fit, so the pick takes the tightest fit
+ * among them, the first in the list of equals: in list order, the fit of
+ * each only when it beats the best so far (_fit_above), its blocks only
+ * then, not the blocks of all of them (thousands for a small job).  Its
+ * index, or -1: none (the blocks of all counted then, as before).
+ */
+static int _zero_pick(struct grid *g, const struct shape *sv,
+		      struct tcand *cv, int nc)
+{
+	int k = -1, best = -1;
+
+	for (int j = 0; j < nc; j++)
+		if (cv[j].busy)
+			return -1;	/* not exact boxes */
+	for (int j = 0; j < nc; j++) {
+		struct tcand *c = &cv[j];
+		int f;
+
+		if (c->shadow || c->align < 3)
+			continue;
+		f = c->box.fit >= 0 ? (c->box.fit > best ? c->box.fit : -1) :
+		    _fit_above(g, c->box.o, c->box.s, best);
+		if (f < 0)
+			continue;
+		c->box.fit = f;
+		if (c->brk < 0)
+			c->brk = _breaks(g, c->box.o, &sv[c->sh]);
+		if (!c->brk) {
+			k = j;
+			best = f;
+		}
+	}
+	return k;
+}
+
 int topoml__place_torus(const struct place_in *in,
 			struct topoml_placement *out, char *why,
 			size_t whylen)
@@ -1181,7 +1269,7 @@ int topoml__place_torus(const struct place_in *in,
 		}
 		for (int i = 0; i < nsh; i++) {
 			struct tcand *cv;
-			int nc, gend = i + 1;
+			int nc, gend = i + 1, k0;
 
 			/* Bound the search for boxes larger than the job on a
 			 * busy machine (each shape scans the whole torus):
@@ -1255,7 +1343,12 @@ int topoml__place_torus(const struct place_in *in,
 			 * breaks no block, the best keys before the fit are
 			 * those, and the pick chooses among them alone: only
 			 * those aligned need the blocks counted. */
-			if (g.early_fit && !g.early_hit) {
+			if (g.early_fit && !g.early_hit &&
+			    (k0 = _zero_pick(&g, sv, cv, nc)) >= 0) {
+				/* the pick's choice, alone */
+				cv[0] = cv[k0];
+				nc = 1;
+			} else if (g.early_fit && !g.early_hit) {
 				bool zero = false;
 				int m = 0;
 
