@@ -48,6 +48,9 @@ struct grid {
 	struct topoml_psum shadow;	/* shadowed free cells, or none */
 	int *run;		/* free cells from each cell on along x */
 	int *rowmax;		/* per row (y, z): its longest run */
+	/* _rows_ok's 2D sums of the rows with a run of rowp_a (0: none
+	 * yet) */
+	int *rowp, rowp_a;
 	char *busy;		/* per cell: 1 not a free node */
 	/* _win_busy's sums, and its passes along x (first side wa) and
 	 * then y (second side wb; 0: none yet) */
@@ -154,24 +157,28 @@ static int *_runs(const struct grid *g, const char *busy, int **rowmax)
  * 2D window count over the rows' longest runs).  NULL: out of memory,
  * every row may.
  */
-static char *_rows_ok(const struct grid *g, const struct shape *sh)
+static char *_rows_ok(struct grid *g, const struct shape *sh)
 {
 	int Y = g->d[1], Z = g->d[2], a = sh->s[0], b = sh->s[1],
 	    c = sh->s[2];
-	int *p = calloc((size_t)(Y + 1) * (Z + 1), sizeof(int));
+	int *p;
 	char *ok = malloc((size_t)Y * Z);
 
+	/* the sums per first side kept for the next shape with it */
+	if (!g->rowp)
+		g->rowp = calloc((size_t)(Y + 1) * (Z + 1), sizeof(int));
+	p = g->rowp;
 	if (!p || !ok || !g->rowmax) {
-		free(p);
 		free(ok);
 		return NULL;
 	}
 #define P(y, z) p[(size_t)(z) * (Y + 1) + (y)]
-	for (int z = 1; z <= Z; z++)
+	for (int z = 1; g->rowp_a != a && z <= Z; z++)
 		for (int y = 1; y <= Y; y++)
 			P(y, z) = (g->rowmax[(y - 1) + (size_t)Y * (z - 1)] >=
 				   a) + P(y - 1, z) + P(y, z - 1) -
 				  P(y - 1, z - 1);
+	g->rowp_a = a;
 	for (int z = 0; z < Z; z++)
 		for (int y = 0; y < Y; y++) {
 			int ys[2][2] = { { y, y + b } };
@@ -199,7 +206,6 @@ static char *_rows_ok(const struct grid *g, const struct shape *sh)
 			ok[y + (size_t)Y * z] = cnt >= b * c;
 		}
 #undef P
-	free(p);
 	return ok;
 }
 
@@ -891,6 +897,7 @@ static void _grid_free(struct grid *g)
 	topoml__psum_free(&g->shadow);
 	free(g->run);
 	free(g->rowmax);
+	free(g->rowp);
 	free(g->busy);
 	for (int k = 0; k < 3; k++)
 		free(g->win[k]);
