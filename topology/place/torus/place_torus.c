@@ -1798,10 +1798,12 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 	const topoml_topo_t *t = in->t;
 	int nfree = hwloc_bitmap_weight(in->avail), nseeds, step, i = 0;
 	int *fl = malloc((nfree ? nfree : 1) * sizeof(int));
-	struct dn *dv = malloc((nfree ? nfree : 1) * sizeof(*dv));
+	struct dn *dv = NULL;	/* by distance, when the regions fall short */
 	hwloc_bitmap_t best = hwloc_bitmap_alloc(), cur = hwloc_bitmap_alloc();
-	/* room for _grow's every node, and one entry past */
-	struct bq *qv = malloc(((size_t)t->nnodes + 1) * sizeof(*qv));
+	/* room for _grow's every free node, and one entry past */
+	struct bq *qv = malloc(((size_t)(nfree >= 0 && nfree < t->nnodes ?
+					 nfree : t->nnodes) + 1) *
+			       sizeof(*qv));
 	/* free flags and search stamps by node: the searches read them
 	 * millions of times */
 	char *fr = calloc(t->nnodes ? t->nnodes : 1, 1);
@@ -1811,8 +1813,9 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 	uint64_t *bits = cells ? calloc(cells / 64 + 1, sizeof(*bits)) :
 			 NULL;
 	char *cb = cells && !gcb ? malloc(cells) : NULL;
-	int *lay = cells ? calloc(cells, sizeof(int)) : NULL;
-	int *nbuf = cells ? malloc(3 * cells * sizeof(int)) : NULL;
+	/* _nearest's stamps and rings, on its first call (most regions
+	 * need none: no 400 KB to clear per placement) */
+	int *lay = NULL, *nbuf = NULL;
 	long best_cost = LONG_MAX;
 	struct topoml_psum bn = { .p = NULL };
 	/* the best region's cells when the queue holds it (nbest >= 0), and the
@@ -1823,7 +1826,7 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 		    malloc(t->dims[0] + t->dims[1] + t->dims[2]) : NULL;
 	int rc = -1;
 
-	if (!fl || !dv || !best || !cur) {
+	if (!fl || !best || !cur) {
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
@@ -1914,10 +1917,19 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 		/* torus: the nearest free nodes by rings of equal distance
 		 * round the seed (a breadth-first search over every cell),
 		 * node order within a ring, as the sort below gives them */
+		if (want > 0 && cells && !lay) {
+			lay = calloc(cells, sizeof(int));
+			nbuf = malloc(3 * cells * sizeof(int));
+		}
 		if (want > 0 && t->family == TOPOML_TORUS && fr && lay &&
 		    nbuf)
 			want = _nearest(t, fr, lay, s + 1, seed, want, cur,
 					nbuf, &cost);
+		if (want > 0 && !dv &&
+		    !(dv = malloc((nfree ? nfree : 1) * sizeof(*dv)))) {
+			snprintf(why, whylen, "out of memory");
+			goto out;
+		}
 		if (want > 0) {
 			for (int k = 0; k < nfree; k++) {
 				dv[k].node = fl[k];
