@@ -219,10 +219,12 @@ static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 			goto out;
 		D[d] = t->wrap[d] ? t->dims[d] : INT32_MAX;
 	}
-	for (int i = 0; i <= n + 7; i++)
+	for (int i = 0; i <= n + 7; i++) {
+		const int *xyz = t->nodes[nodes[i < n ? i : 0]].coord;
+
 		for (int d = 0; d < 3; d++)
-			c[d][i] = i <= n ? t->nodes[nodes[i < n ? i : 0]].coord[d]
-					 : 0;
+			c[d][i] = i <= n ? xyz[d] : 0;
+	}
 #define HOPS(p, q) (_hop1(c[0][p] - c[0][q], D[0]) + \
 		    _hop1(c[1][p] - c[1][q], D[1]) + \
 		    _hop1(c[2][p] - c[2][q], D[2]))
@@ -238,14 +240,16 @@ static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 
 			while (j < end && budget > 0) {
 				/* the tests the budget allows, a test each */
-				int j1 = end - j < budget ? end : j + (int)budget;
+				int j1 = end - j < budget ? end :
+					 j + (int)budget;
 				int k = j;
 
 				_gains(c, D, i, dab, j, j1, g);
 				/* the first that shortens the ring (position
 				 * n is 0 again: k == i, no move) */
-				while (k < j1 && (g[k - j] <= 0 ||
-						  nodes[(k + 1) % n] == nodes[i]))
+				while (k < j1 &&
+				       (g[k - j] <= 0 ||
+					nodes[(k + 1) % n] == nodes[i]))
 					k++;
 				budget -= (k < j1 ? k + 1 : j1) - j;
 				if (k == j1) {

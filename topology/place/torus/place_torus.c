@@ -1798,7 +1798,8 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 	const topoml_topo_t *t = in->t;
 	int nfree = hwloc_bitmap_weight(in->avail), nseeds, step, i = 0;
 	int *fl = malloc((nfree ? nfree : 1) * sizeof(int));
-	struct dn *dv = NULL;	/* by distance, when the regions fall short */
+	/* by distance, when the regions fall short */
+	struct dn *dv = NULL;
 	hwloc_bitmap_t best = hwloc_bitmap_alloc(), cur = hwloc_bitmap_alloc();
 	/* room for _grow's every free node, and one entry past */
 	struct bq *qv = malloc(((size_t)(nfree >= 0 && nfree < t->nnodes ?
