@@ -7,6 +7,10 @@
  * search's CPU time against issue 33's targets on the largest machines.
  *
  *   bench_place [SECONDS_PER_CELL]     (default 1.5, env BENCH_PLACE_SECONDS)
+ * BENCH_PLACE_SAMPLES=N: N samples per cell whatever they take (the same
+ * machines and jobs on every run); BENCH_PLACE_DUMP=FILE: each search's
+ * nodes there, a line per sample, its CPU time after a '#' (placements
+ * before and after a change to the search must diff equal).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
@@ -18,6 +22,9 @@
 #include "sim.h"
 
 #define MAX_SAMPLES 400
+
+static int _samples;	/* BENCH_PLACE_SAMPLES, else 0: by time */
+static FILE *_dump;	/* BENCH_PLACE_DUMP */
 
 static double _now_ms(void)
 {
@@ -143,7 +150,8 @@ static void _cell(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 	int n = 0, fails = 0, maxn = t->nnodes / 8;
 	char why[256];
 
-	while (n < MAX_SAMPLES && (n < 20 || _now_ms() - start < seconds * 1e3)) {
+	while (n < MAX_SAMPLES && (_samples ? n < _samples :
+	       n < 20 || _now_ms() - start < seconds * 1e3)) {
 		struct topoml_place_req r = { .avail = avail,
 					      .torus_curve = curve };
 		struct topoml_placement p;
@@ -166,10 +174,22 @@ static void _cell(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 		r.unscored = true;
 		c0 = _cpu_ms();
 		t0 = _now_ms();
-		if (!topoml_place(t, pol, &r, &p, why, sizeof(why)))
-			topoml_placement_clear(&p);
+		int rc = topoml_place(t, pol, &r, &p, why, sizeof(why));
+
 		ns[n] = _now_ms() - t0;
 		ncpu[n] = _cpu_ms() - c0;
+		if (_dump) {
+			fprintf(_dump, "%s %d %s %d:",
+				topoml_family_name(t->family), t->nnodes,
+				curve ? "curve" : topoml_policy_name(pol),
+				r.nnodes);
+			for (int i = 0; !rc && i < p.n; i++)
+				fprintf(_dump, " %d", p.nodes[i]);
+			fprintf(_dump, "%s # %.3f\n", rc ? " none" : "",
+				ncpu[n]);
+		}
+		if (!rc)
+			topoml_placement_clear(&p);
 		n++;
 	}
 	qsort(ms, n, sizeof(double), _dcmp);
@@ -217,7 +237,8 @@ static void _box_free_by_cell(const topoml_topo_t *t,
 		free_at[v] = hwloc_bitmap_isset(avail, v) ? 0 :
 			     1 + _rand() % 500;
 	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
-	while (n < MAX_SAMPLES && (n < 20 || _now_ms() - start < seconds * 1e3)) {
+	while (n < MAX_SAMPLES && (_samples ? n < _samples :
+	       n < 20 || _now_ms() - start < seconds * 1e3)) {
 		int size = sizes[_rand() % 7];
 		double t0 = _now_ms();
 
@@ -255,6 +276,16 @@ int main(int argc, char **argv)
 	};
 	const char *env = getenv("BENCH_PLACE_SECONDS");
 	double seconds = argc > 1 ? atof(argv[1]) : env ? atof(env) : 1.5;
+	const char *dump = getenv("BENCH_PLACE_DUMP");
+
+	env = getenv("BENCH_PLACE_SAMPLES");
+	_samples = env ? atoi(env) : 0;
+	_samples = _samples < 0 ? 0 : _samples > MAX_SAMPLES ? MAX_SAMPLES :
+		   _samples;
+	if (dump && *dump && !(_dump = fopen(dump, "w"))) {
+		perror(dump);
+		return 1;
+	}
 
 	topoml_sim_register_baselines();
 	printf("placement latency, half-busy machine, jobs of 1-512 nodes, "
@@ -303,5 +334,7 @@ int main(int argc, char **argv)
 		}
 	}
 	_targets_print();
+	if (_dump)
+		fclose(_dump);
 	return 0;
 }

@@ -48,6 +48,9 @@ struct grid {
 	struct topoml_psum shadow;	/* shadowed free cells, or none */
 	int *run;		/* free cells from each cell on along x */
 	int *rowmax;		/* per row (y, z): its longest run */
+	/* _rows_ok's 2D sums of the rows with a run of rowp_a (0: none
+	 * yet) */
+	int *rowp, rowp_a;
 	char *busy;		/* per cell: 1 not a free node */
 	/* _win_busy's sums, and its passes along x (first side wa) and
 	 * then y (second side wb; 0: none yet) */
@@ -154,24 +157,28 @@ static int *_runs(const struct grid *g, const char *busy, int **rowmax)
  * 2D window count over the rows' longest runs).  NULL: out of memory,
  * every row may.
  */
-static char *_rows_ok(const struct grid *g, const struct shape *sh)
+static char *_rows_ok(struct grid *g, const struct shape *sh)
 {
 	int Y = g->d[1], Z = g->d[2], a = sh->s[0], b = sh->s[1],
 	    c = sh->s[2];
-	int *p = calloc((size_t)(Y + 1) * (Z + 1), sizeof(int));
+	int *p;
 	char *ok = malloc((size_t)Y * Z);
 
+	/* the sums per first side kept for the next shape with it */
+	if (!g->rowp)
+		g->rowp = calloc((size_t)(Y + 1) * (Z + 1), sizeof(int));
+	p = g->rowp;
 	if (!p || !ok || !g->rowmax) {
-		free(p);
 		free(ok);
 		return NULL;
 	}
 #define P(y, z) p[(size_t)(z) * (Y + 1) + (y)]
-	for (int z = 1; z <= Z; z++)
+	for (int z = 1; g->rowp_a != a && z <= Z; z++)
 		for (int y = 1; y <= Y; y++)
 			P(y, z) = (g->rowmax[(y - 1) + (size_t)Y * (z - 1)] >=
 				   a) + P(y - 1, z) + P(y, z - 1) -
 				  P(y - 1, z - 1);
+	g->rowp_a = a;
 	for (int z = 0; z < Z; z++)
 		for (int y = 0; y < Y; y++) {
 			int ys[2][2] = { { y, y + b } };
@@ -199,7 +206,6 @@ static char *_rows_ok(const struct grid *g, const struct shape *sh)
 			ok[y + (size_t)Y * z] = cnt >= b * c;
 		}
 #undef P
-	free(p);
 	return ok;
 }
 
@@ -466,6 +472,58 @@ static int _lim(const struct grid *g, int ax, int s)
 }
 
 /*
+ * Rows of the sliding sums, four cells at a time (vector extensions, no
+ * intrinsics): o = prev + add - sub over n cells, the least of them into
+ * *mn when given; and o += in.
+ */
+typedef int v4i __attribute__((vector_size(16)));
+
+static inline v4i _ld(const int *p)
+{
+	v4i v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void _rows_step(int *o, const int *prev, const int *add,
+		       const int *sub, int n, int *mn)
+{
+	v4i vm = { 0 };
+	int x = 0, m = mn ? *mn : 0;
+
+	vm += m;
+	for (; x + 4 <= n; x += 4) {
+		v4i r = _ld(prev + x) + _ld(add + x) - _ld(sub + x), lt;
+
+		memcpy(o + x, &r, sizeof(r));
+		lt = r < vm;
+		vm = (r & lt) | (vm & ~lt);
+	}
+	for (int k = 0; mn && k < 4; k++)
+		m = vm[k] < m ? vm[k] : m;
+	for (; x < n; x++) {
+		o[x] = prev[x] + add[x] - sub[x];
+		m = o[x] < m ? o[x] : m;
+	}
+	if (mn)
+		*mn = m;
+}
+
+static void _rows_add(int *o, const int *in, int n)
+{
+	int x = 0;
+
+	for (; x + 4 <= n; x += 4) {
+		v4i r = _ld(o + x) + _ld(in + x);
+
+		memcpy(o + x, &r, sizeof(r));
+	}
+	for (; x < n; x++)
+		o[x] += in[x];
+}
+
+/*
  * The busy cells of the box of sides s at every origin (below _lim on
  * each axis) into g->win[0]: sliding sums along x, then y, then z, the
  * counts the prefix sums give, for all origins in O(cells) of reads in
@@ -516,8 +574,7 @@ static int _win_busy(struct grid *g, const int s[3], int *least)
 
 		memset(out, 0, lim[0] * sizeof(int));
 		for (int i = 0; i < s[1]; i++)
-			for (int x = 0; x < lim[0]; x++)
-				out[x] += in[(size_t)i * X + x];
+			_rows_add(out, in + (size_t)i * X, lim[0]);
 		for (int y = 1; y < lim[1]; y++) {
 			int e = y + s[1] - 1;
 			const int *add = in + (size_t)(e >= Y ? e - Y : e) * X;
@@ -525,8 +582,7 @@ static int _win_busy(struct grid *g, const int s[3], int *least)
 			const int *prev = out + (size_t)(y - 1) * X;
 			int *o = out + (size_t)y * X;
 
-			for (int x = 0; x < lim[0]; x++)
-				o[x] = prev[x] + add[x] - sub[x];
+			_rows_step(o, prev, add, sub, lim[0], NULL);
 		}
 	}
 	g->wb = s[1];
@@ -536,8 +592,7 @@ static int _win_busy(struct grid *g, const int s[3], int *least)
 
 		memset(o, 0, lim[0] * sizeof(int));
 		for (int i = 0; i < s[2]; i++)
-			for (int x = 0; x < lim[0]; x++)
-				o[x] += b[i * XY + (size_t)y * X + x];
+			_rows_add(o, b + i * XY + (size_t)y * X, lim[0]);
 	}
 	for (int y = 0; y < lim[1]; y++)
 		for (int x = 0; x < lim[0]; x++)
@@ -550,13 +605,15 @@ static int _win_busy(struct grid *g, const int s[3], int *least)
 		const int *prev = o3 + (size_t)(z - 1) * XY;
 		int *o = o3 + (size_t)z * XY;
 
-		for (int y = 0; y < lim[1]; y++)
-			for (int x = 0; x < lim[0]; x++) {
-				size_t at = (size_t)y * X + x;
-
-				o[at] = prev[at] + add[at] - sub[at];
-				mn = o[at] < mn ? o[at] : mn;
-			}
+		/* whole planes when the rows are (x wraps) */
+		if (lim[0] == X)
+			_rows_step(o, prev, add, sub, lim[1] * X, &mn);
+		else
+			for (int y = 0; y < lim[1]; y++)
+				_rows_step(o + (size_t)y * X,
+					   prev + (size_t)y * X,
+					   add + (size_t)y * X,
+					   sub + (size_t)y * X, lim[0], &mn);
 	}
 	*least = mn;
 	return 0;
@@ -625,7 +682,12 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 						continue;
 					}
 				}
-				b = win ? win[x + dx * y + dxy * z] :
+				/* rows of the corner rows only (sides of 2 at
+				 * most across x), all of them free from x on
+				 * for s[0]: none busy, no sums to read */
+				b = rows_test && sh->s[1] <= 2 &&
+				    sh->s[2] <= 2 ? 0 :
+				    win ? win[x + dx * y + dxy * z] :
 				    topoml__torus_wrap(&g->cells.busy, o,
 						       sh->s);
 
@@ -835,6 +897,7 @@ static void _grid_free(struct grid *g)
 	topoml__psum_free(&g->shadow);
 	free(g->run);
 	free(g->rowmax);
+	free(g->rowp);
 	free(g->busy);
 	for (int k = 0; k < 3; k++)
 		free(g->win[k]);
@@ -1049,6 +1112,94 @@ out:
 	return when;
 }
 
+/*
+ * topoml__torus_fit of the box (o, s) when it is above floor, else -1
+ * (a small box's faces read until too few busy cells are left to pass
+ * floor).
+ */
+static int _fit_above(const struct grid *g, const int o[3], const int s[3],
+		      int floor)
+{
+	const int *d = g->d;
+	size_t st[3] = { 1, (size_t)d[0], (size_t)d[0] * d[1] };
+	int left;	/* the most the fit can still be */
+
+	if (s[0] * s[1] + s[1] * s[2] + s[0] * s[2] > 32) {
+		int f = topoml__torus_fit(&g->cells, g->d, g->w, o, s);
+
+		return f > floor ? f : -1;
+	}
+	left = _fit_max(g, s);
+	for (int k = 0; k < 3; k++) {
+		int i = k ? 0 : 1, j = k == 2 ? 1 : 2;
+
+		if (g->w[k] && s[k] >= d[k])
+			continue;	/* wraps onto itself: no face */
+		for (int side = 0; side < 2; side++) {
+			int pos = side ? o[k] + s[k] : o[k] - 1;
+
+			if (g->w[k])
+				pos += pos < 0 ? d[k] : pos >= d[k] ? -d[k] : 0;
+			else if (pos < 0 || pos >= d[k])
+				continue;	/* the mesh edge: busy */
+			for (int a = 0; a < s[i]; a++) {
+				int ci = o[i] + a;
+				size_t at;
+
+				ci -= ci >= d[i] ? d[i] : 0;
+				at = pos * st[k] + ci * st[i];
+				for (int b = 0; b < s[j]; b++) {
+					int cj = o[j] + b;
+
+					cj -= cj >= d[j] ? d[j] : 0;
+					left -= !g->busy[at + cj * st[j]];
+				}
+			}
+			if (left <= floor)
+				return -1;
+		}
+	}
+	return left;
+}
+
+/*
+ * Exact boxes without a hit, every candidate all free: the pick's choice
+ * when one aligned outside every shadow breaks no block.  Those are the
+ * best by the keys before the fit, so the pick takes the tightest fit
+ * among them, the first in the list of equals: in list order, the fit of
+ * each only when it beats the best so far (_fit_above), its blocks only
+ * then, not the blocks of all of them (thousands for a small job).  Its
+ * index, or -1: none (the blocks of all counted then, as before).
+ */
+static int _zero_pick(struct grid *g, const struct shape *sv,
+		      struct tcand *cv, int nc)
+{
+	int k = -1, best = -1;
+
+	for (int j = 0; j < nc; j++)
+		if (cv[j].busy)
+			return -1;	/* not exact boxes */
+	for (int j = 0; j < nc; j++) {
+		struct tcand *c = &cv[j];
+		int f;
+
+		if (c->shadow || c->align < 3)
+			continue;
+		f = c->box.fit >= 0 ? (c->box.fit > best ? c->box.fit : -1) :
+		    _fit_above(g, c->box.o, c->box.s, best);
+		if (f < 0)
+			continue;
+		c->box.fit = f;
+		if (c->brk < 0)
+			c->brk = _breaks(g, c->box.o, &sv[c->sh]);
+		if (!c->brk) {
+			k = j;
+			best = f;
+		}
+	}
+	return k;
+}
+
 int topoml__place_torus(const struct place_in *in,
 			struct topoml_placement *out, char *why,
 			size_t whylen)
@@ -1125,7 +1276,7 @@ int topoml__place_torus(const struct place_in *in,
 		}
 		for (int i = 0; i < nsh; i++) {
 			struct tcand *cv;
-			int nc, gend = i + 1;
+			int nc, gend = i + 1, k0;
 
 			/* Bound the search for boxes larger than the job on a
 			 * busy machine (each shape scans the whole torus):
@@ -1199,7 +1350,12 @@ int topoml__place_torus(const struct place_in *in,
 			 * breaks no block, the best keys before the fit are
 			 * those, and the pick chooses among them alone: only
 			 * those aligned need the blocks counted. */
-			if (g.early_fit && !g.early_hit) {
+			if (g.early_fit && !g.early_hit &&
+			    (k0 = _zero_pick(&g, sv, cv, nc)) >= 0) {
+				/* the pick's choice, alone */
+				cv[0] = cv[k0];
+				nc = 1;
+			} else if (g.early_fit && !g.early_hit) {
 				bool zero = false;
 				int m = 0;
 
@@ -1438,44 +1594,46 @@ out:
  * Breadth-first from seed through free torus neighbours: add up to want
  * free nodes to cur (depth summed into *cost).  Returns how many are still
  * wanted (the seed's free region was too small).  cur NULL: an empty set,
- * left to the caller to fill: the nodes added are q[0 .. *added).
+ * left to the caller to fill: the cells added are q[0 .. *added).
  */
-/* breadth-first queue entry: the node, its depth and coordinates (read
- * here, not from the node table: a cache miss per node there) */
-#define MARK_BUSY 255
-
+/* breadth-first queue entry: its depth, coordinates and cell (read here,
+ * not from the node table: a cache miss per node there); the node only
+ * when cur is given (the caller's, else from the cell) */
 struct bq {
 	int node, d;
 	int c[3];
 	int pos;	/* its cell */
 };
 
-static int _grow(const topoml_topo_t *t, unsigned char *mark,
-		 int stamp, int seed, int want, hwloc_bitmap_t cur,
-		 struct bq *q, long *cost, int *added)
+static int _grow(const topoml_topo_t *t, uint64_t *bits, int seed,
+		 int want, hwloc_bitmap_t cur, struct bq *q, long *cost,
+		 int *added)
 {
 	const int *dim = t->dims;
 	const int st[3] = { 1, dim[0], dim[0] * dim[1] };
 	int head = 0, tail = 0;
 
-	/* mark[cell] == stamp (1-254): queued in this search (stamps, not
-	 * a cleared set per seed); MARK_BUSY: not a free node.  A byte per
-	 * cell: the search is bound by these reads. */
+	/* bits, a bit per cell: not a free node, or queued in this search
+	 * (cleared again below).  12 KiB for 97k cells, in the first-level
+	 * cache: the search is bound by these reads. */
 	q[tail].node = seed;
 	memcpy(q[tail].c, t->nodes[seed].coord, sizeof(q[tail].c));
 	q[tail].pos = topoml__torus_pos(t, q[tail].c);
 	q[tail++].d = 0;
-	mark[q[0].pos] = stamp;
+	bits[q[0].pos >> 6] |= 1ULL << (q[0].pos & 63);
 	while (head < tail && want > 0) {
-		const struct bq *x = &q[head++];
+		struct bq *x = &q[head++];
 
 		if (!cur) {	/* an empty set: every node is new */
 			*cost += x->d;
 			want--;
-		} else if (!hwloc_bitmap_isset(cur, x->node)) {
-			hwloc_bitmap_set(cur, x->node);
-			*cost += x->d;
-			want--;
+		} else {
+			x->node = t->coord_node[x->pos];
+			if (!hwloc_bitmap_isset(cur, x->node)) {
+				hwloc_bitmap_set(cur, x->node);
+				*cost += x->d;
+				want--;
+			}
 		}
 		for (int d = 0; d < 3; d++)
 			for (int dir = -1; dir <= 1; dir += 2) {
@@ -1489,16 +1647,23 @@ static int _grow(const topoml_topo_t *t, unsigned char *mark,
 					     -dim[d] * st[d];
 					c += c < 0 ? dim[d] : -dim[d];
 				}
-				if (mark[p] == stamp || mark[p] == MARK_BUSY)
-					continue;
-				mark[p] = stamp;
+				/* queued unless seen or busy, without a
+				 * branch (half the cells are busy: a branch
+				 * would be mispredicted every other time);
+				 * q has room for one entry past the last */
+				uint64_t w = bits[p >> 6], b = 1ULL << (p & 63);
+
+				bits[p >> 6] = w | b;
 				q[tail] = *x;
 				q[tail].c[d] = c;
 				q[tail].pos = p;
-				q[tail].node = t->coord_node[p];
-				q[tail++].d = x->d + 1;
+				q[tail].d = x->d + 1;
+				tail += !(w & b);
 			}
 	}
+	/* the queued cells were free: free again for the next seed */
+	for (int k = 0; k < tail; k++)
+		bits[q[k].pos >> 6] &= ~(1ULL << (q[k].pos & 63));
 	*added = head;
 	return want;
 }
@@ -1531,7 +1696,7 @@ static long _bbox_q(const topoml_topo_t *t, const struct bq *q, int n,
 		hwloc_bitmap_t set = hwloc_bitmap_alloc();
 
 		for (int i = 0; set && i < n; i++)
-			hwloc_bitmap_set(set, q[i].node);
+			hwloc_bitmap_set(set, t->coord_node[q[i].pos]);
 		vol = set ? _bbox(t, set, NULL, fr, NULL, busy) : vol;
 		hwloc_bitmap_free(set);
 	}
@@ -1633,23 +1798,28 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 	const topoml_topo_t *t = in->t;
 	int nfree = hwloc_bitmap_weight(in->avail), nseeds, step, i = 0;
 	int *fl = malloc((nfree ? nfree : 1) * sizeof(int));
-	struct dn *dv = malloc((nfree ? nfree : 1) * sizeof(*dv));
+	/* by distance, when the regions fall short */
+	struct dn *dv = NULL;
 	hwloc_bitmap_t best = hwloc_bitmap_alloc(), cur = hwloc_bitmap_alloc();
-	struct bq *qv = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*qv));
+	/* room for _grow's every free node, and one entry past */
+	struct bq *qv = malloc(((size_t)(nfree >= 0 && nfree < t->nnodes ?
+					 nfree : t->nnodes) + 1) *
+			       sizeof(*qv));
 	/* free flags and search stamps by node: the searches read them
 	 * millions of times */
 	char *fr = calloc(t->nnodes ? t->nnodes : 1, 1);
 	size_t cells = t->family == TOPOML_TORUS ?
 		       (size_t)t->dims[0] * t->dims[1] * t->dims[2] : 0;
-	/* by cell: not a free node, and the regions' search stamps
-	 * (_grow) */
-	unsigned char *mark = cells ? malloc(cells) : NULL;
+	/* a bit per cell: not a free node, or in the region (_grow) */
+	uint64_t *bits = cells ? calloc(cells / 64 + 1, sizeof(*bits)) :
+			 NULL;
 	char *cb = cells && !gcb ? malloc(cells) : NULL;
-	int *lay = cells ? calloc(cells, sizeof(int)) : NULL;
-	int *nbuf = cells ? malloc(3 * cells * sizeof(int)) : NULL;
+	/* _nearest's stamps and rings, on its first call (most regions
+	 * need none: no 400 KB to clear per placement) */
+	int *lay = NULL, *nbuf = NULL;
 	long best_cost = LONG_MAX;
 	struct topoml_psum bn = { .p = NULL };
-	/* the best region when the queue holds it (nbest >= 0), and the
+	/* the best region's cells when the queue holds it (nbest >= 0), and the
 	 * used coordinates per axis of a region (_bbox_q) */
 	int *bestv = malloc((in->n > 0 ? in->n : 1) * sizeof(int));
 	int nbest = -1;
@@ -1657,7 +1827,7 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 		    malloc(t->dims[0] + t->dims[1] + t->dims[2]) : NULL;
 	int rc = -1;
 
-	if (!fl || !dv || !best || !cur) {
+	if (!fl || !best || !cur) {
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
@@ -1666,9 +1836,12 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 	     k * bpl < t->nnodes; k++) {
 		unsigned long w = hwloc_bitmap_to_ith_ulong(in->avail, k);
 
-		for (int b = 0; w && b < bpl; b++, w >>= 1)
-			if ((w & 1) && k * bpl + b < t->nnodes)
+		for (; w; w &= w - 1) {	/* its set bits, lowest first */
+			int b = __builtin_ctzl(w);
+
+			if (k * bpl + b < t->nnodes)
 				fl[i++] = k * bpl + b;
+		}
 	}
 	nfree = i;
 	for (int k = 0; fr && k < nfree; k++)
@@ -1696,8 +1869,13 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 		if (gbn)
 			bn = *gbn;
 	}
-	for (size_t p = 0; mark && cb && p < cells; p++)
-		mark[p] = cb[p] ? MARK_BUSY : 0;
+	for (size_t p = 0; bits && cb && p < cells; p += 64) {
+		uint64_t w = 0;
+
+		for (size_t b = 0; b < 64 && p + b < cells; b++)
+			w |= (uint64_t)(cb[p + b] != 0) << b;
+		bits[p >> 6] = w;
+	}
 	/* as many seeds as about 4M distance computations allow */
 	nseeds = nfree ? (1 << 22) / nfree : 0;
 	nseeds = nseeds < 16 ? 16 : nseeds > 64 ? 64 : nseeds;
@@ -1712,13 +1890,13 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 		hwloc_bitmap_copy(cur, in->required);
 		/* torus: grow a connected region through free neighbours,
 		 * breadth first (a ring through it steps one hop at a time) */
-		if (t->family == TOPOML_TORUS && qv && fr && mark && cb) {
+		if (t->family == TOPOML_TORUS && qv && fr && bits && cb) {
 			/* no required node: the region's nodes and box from
 			 * the queue alone, cur only if more must be found */
 			bool listed = !in->nreq && occ;
 			int added = 0;
 
-			want = _grow(t, mark, s + 1, seed, want,
+			want = _grow(t, bits, seed, want,
 				     listed ? NULL : cur, qv, &cost, &added);
 			if (listed && want <= 0) {
 				long busy, vol = _bbox_q(t, qv, added, fr,
@@ -1728,21 +1906,31 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 				if (cost < best_cost) {
 					best_cost = cost;
 					for (int k = 0; k < added; k++)
-						bestv[k] = qv[k].node;
+						bestv[k] = qv[k].pos;
 					nbest = added;
 				}
 				continue;
 			}
 			for (int k = 0; listed && k < added; k++)
-				hwloc_bitmap_set(cur, qv[k].node);
+				hwloc_bitmap_set(cur,
+						 t->coord_node[qv[k].pos]);
 		}
 		/* torus: the nearest free nodes by rings of equal distance
 		 * round the seed (a breadth-first search over every cell),
 		 * node order within a ring, as the sort below gives them */
+		if (want > 0 && cells && !lay) {
+			lay = calloc(cells, sizeof(int));
+			nbuf = malloc(3 * cells * sizeof(int));
+		}
 		if (want > 0 && t->family == TOPOML_TORUS && fr && lay &&
 		    nbuf)
 			want = _nearest(t, fr, lay, s + 1, seed, want, cur,
 					nbuf, &cost);
+		if (want > 0 && !dv &&
+		    !(dv = malloc((nfree ? nfree : 1) * sizeof(*dv)))) {
+			snprintf(why, whylen, "out of memory");
+			goto out;
+		}
 		if (want > 0) {
 			for (int k = 0; k < nfree; k++) {
 				dv[k].node = fl[k];
@@ -1780,7 +1968,7 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 	if (nbest >= 0) {	/* a region of the queue */
 		hwloc_bitmap_zero(best);
 		for (int k = 0; k < nbest; k++)
-			hwloc_bitmap_set(best, bestv[k]);
+			hwloc_bitmap_set(best, t->coord_node[bestv[k]]);
 	}
 	rc = topoml__placement_from_set(t, best, out);
 out:
@@ -1794,7 +1982,7 @@ out:
 	free(bestv);
 	free(qv);
 	free(fr);
-	free(mark);
+	free(bits);
 	free(cb);
 	free(lay);
 	free(nbuf);
