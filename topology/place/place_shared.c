@@ -566,10 +566,112 @@ static inline int _t_sum(const struct topoml_psum *g, const int o[3],
  * NULL: any count): any (first) or the one with the least spare, into
  * o and *spare.  Whether one does; *reads counts the box sums read.
  */
+/*
+ * The cells that are not a whole idle node of the most units (anchors):
+ * a box with none holds vol x most units, the most spare its volume can
+ * have, so a box of less spare holds an anchor.
+ */
+struct tanch {
+	const int *cell;	/* anchor positions, x fastest */
+	int n;
+	int most;		/* a box without anchors: vol x most units */
+};
+
+/* The scan order's index of origin x (lim: origins per axis). */
+static long _t_oidx(const int x[3], const int lim[3])
+{
+	return ((long)x[2] * lim[1] + x[1]) * lim[0] + x[0];
+}
+
+/*
+ * _t_scan's least spare from the origins of boxes that hold an anchor
+ * (the same origin as the scan's: the first in its order among the
+ * least), then, when none beats a box without anchors, the scan's first
+ * such box.  Reads the boxes round the anchors only: on a torus mostly
+ * idle or mostly whole a small job's search then reads a few hundred
+ * boxes, not every origin.
+ */
+static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
+			 const struct topoml_psum *pn, long units, int nnodes,
+			 const int sd[3], const int lim[3],
+			 const struct tanch *an, int o[3], long *spare,
+			 long *reads)
+{
+	const int *d = t->dims;
+	long vol = (long)sd[0] * sd[1] * sd[2], bidx = -1;
+	long idle = vol * an->most - units;
+	bool found = false;
+
+	for (int i = 0; i < an->n; i++) {
+		int p = an->cell[i], c[3], lo[3], hi[3], x[3];
+
+		c[0] = p % d[0];
+		c[1] = p / d[0] % d[1];
+		c[2] = p / d[0] / d[1];
+		for (int k = 0; k < 3; k++) {
+			/* origins whose box covers c along axis k */
+			if (sd[k] == d[k]) {
+				lo[k] = hi[k] = 0;
+			} else {
+				lo[k] = c[k] - sd[k] + 1;
+				hi[k] = c[k];
+				if (!t->wrap[k]) {
+					if (lo[k] < 0)
+						lo[k] = 0;
+					if (hi[k] > lim[k] - 1)
+						hi[k] = lim[k] - 1;
+				}
+			}
+		}
+		for (int z = lo[2]; z <= hi[2]; z++)
+			for (int y = lo[1]; y <= hi[1]; y++)
+				for (int w = lo[0]; w <= hi[0]; w++) {
+					long u, ix;
+
+					x[0] = (w + d[0]) % d[0];
+					x[1] = (y + d[1]) % d[1];
+					x[2] = (z + d[2]) % d[2];
+					u = _t_sum(pu, x, sd);
+					++*reads;
+					if (u < units || u - units >= idle ||
+					    (found && u - units > *spare))
+						continue;
+					ix = _t_oidx(x, lim);
+					if (found && u - units == *spare &&
+					    ix >= bidx)
+						continue;
+					if (pn && _t_sum(pn, x, sd) < nnodes)
+						continue;
+					memcpy(o, x, sizeof(x));
+					*spare = u - units;
+					bidx = ix;
+					found = true;
+				}
+	}
+	if (found || idle < 0 || vol < nnodes)
+		return found;
+	/* the first box of no anchor: idle spare, as the scan finds it */
+	{
+		int x[3];
+
+		for (x[2] = 0; x[2] < lim[2]; x[2]++)
+			for (x[1] = 0; x[1] < lim[1]; x[1]++)
+				for (x[0] = 0; x[0] < lim[0]; x[0]++) {
+					++*reads;
+					if (_t_sum(pu, x, sd) - units != idle)
+						continue;
+					memcpy(o, x, sizeof(x));
+					*spare = idle;
+					return true;
+				}
+	}
+	return false;
+}
+
 static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 		    const struct topoml_psum *pn, long units, int nnodes,
 		    const int sd[3], bool first, int o[3], long *spare,
-		    long *reads)
+		    long *reads, const struct tanch *an)
 {
 	const int *d = t->dims;
 	int x[3], lim[3];
@@ -578,6 +680,10 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 	for (int k = 0; k < 3; k++)
 		lim[k] = sd[k] == d[k] ? 1 : t->wrap[k] ? d[k] :
 			 d[k] - sd[k] + 1;
+	if (!first && an && (long)an->n * sd[0] * sd[1] * sd[2] <
+	    (long)lim[0] * lim[1] * lim[2])
+		return _t_scan_anch(t, pu, pn, units, nnodes, sd, lim, an, o,
+				    spare, reads);
 	for (x[2] = 0; x[2] < lim[2]; x[2]++)
 		for (x[1] = 0; x[1] < lim[1]; x[1]++)
 			for (x[0] = 0; x[0] < lim[0]; x[0]++) {
@@ -650,7 +756,7 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 			int sd[3] = { P[i].a, P[i].b, mid };
 
 			if (_t_scan(t, pu, pn, units, nnodes, sd, true, o,
-				    &spare, reads)) {
+				    &spare, reads, NULL)) {
 				found = mid;
 				hi = mid - 1;
 			} else {
@@ -746,6 +852,8 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	struct topoml_psum pu = { .p = NULL }, pn = { .p = NULL };
 	struct tcand best = { .nodes = NULL }, c, *cv = NULL;
 	const int *curve = topoml__torus_curve(t, NULL);
+	struct tanch an = { .n = 0 };
+	int *anch = NULL;
 
 	if (!t->coord_node || np <= 0)
 		return -1;
@@ -768,6 +876,14 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	}
 	if (_t_psum(&pu, t, cu) || (nnodes > 1 && _t_psum(&pn, t, cn)))
 		goto out;
+	an.most = (int)(most > clip ? clip : most);
+	anch = malloc(np * sizeof(int));
+	if (!anch)
+		goto out;
+	for (int p = 0; p < np; p++)
+		if (cu[p] < an.most)
+			anch[an.n++] = p;
+	an.cell = anch;
 	vmin = (int)((units + most - 1) / most);
 	if (vmin < nnodes)
 		vmin = nnodes;
@@ -783,7 +899,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				if (vol % (a * b) || sd[2] > d[2] ||
 				    !_t_scan(t, &pu, nnodes > 1 ? &pn : NULL,
 					     units, nnodes, sd, false, bo,
-					     &bspare, &reads))
+					     &bspare, &reads, &an))
 					continue;
 				if (nc == cap) {
 					struct tcand *x;
@@ -839,6 +955,7 @@ out:
 		free(cv[i].nodes);
 	free(cv);
 	free(ident);
+	free(anch);
 	free(cu);
 	free(cn);
 	topoml__psum_free(&pu);
