@@ -13,10 +13,11 @@
  * blocks stay whole for later jobs), in the smallest aligned run of
  * blocks that allows that many (below the job's level when BlockSizes
  * skips levels), the job concentrated on them (fullest first, as Slurm).
- * Then the group with the fewest blocks, the fewest free nodes (Slurm's
- * own tie-break, against fragmentation; a block other jobs use counts a
- * quarter block more, so that fewer blocks are shared), the last of
- * equals.  Multiples
+ * Then the group with the fewest blocks, in the fullest enclosing groups
+ * (the fewest free nodes in its aligned pair, then in its four, ...: the
+ * emptier ones stay whole for the next larger job), the fewest free nodes
+ * (Slurm's own tie-break, against fragmentation), the last of equals.
+ * Multiples
  * of the block size thus get whole blocks whenever whole blocks are free.
  * A job no group of its level holds goes where Slurm would make it wait:
  * into the smallest larger aligned group that holds it on as few blocks
@@ -60,28 +61,31 @@ int topoml__block_level(const topoml_topo_t *t, int n, int *ll)
 
 /* ---- topoml's placement on blocks ----------------------------------- */
 
+#define BLK_UP 8		/* enclosing levels compared */
+
 struct bcand {
 	int blocks;		/* base blocks used */
-	int shared;		/* of them, blocks other jobs use */
 	int free;		/* free nodes in the group: the fit */
-	int cost;		/* the fit, shared blocks penalised */
+	int up[BLK_UP];		/* free nodes in the aligned groups of 2, 4,
+				 * ... times the group's size around it */
 	int first;		/* first base block of the group */
 	int cnt;		/* base blocks in the group */
 	int *take;		/* nodes per base block of the group */
 };
 
 /*
- * Fewest blocks; then the tightest group, each block the job would share
- * with other jobs counted as a quarter block more free nodes; then the
- * last of equals, as Slurm ("<="), so that small and large jobs pack from
- * the same end of the row.  Pure best fit puts a small job into a block
- * that other jobs barely use rather than into an empty one, and shares
- * more blocks than Slurm (25 vs 24, 23 vs 18 on test_select_compare_2605.sh's
- * sequences); empty blocks first outright shares none there but scatters
- * small jobs (blocks over the lower bound in check_block's same-sequence
- * test 93 -> about 750).  A quarter block: 23 and 12 shared, 116 over
- * the bound (slurm-block 212).  (Preferring busy enclosing
- * groups among equals was tried: more blocks over the lower bound.)
+ * Fewest blocks; then the fullest enclosing groups, the lowest level
+ * first (a pair with 7 free nodes before one with 8, whatever the blocks
+ * inside hold): a small job then fills the pairs and fours that larger
+ * jobs could no longer use anyway, and a job of 19 to 36 nodes finds an
+ * aligned pair more often, so fewer go to a larger group whose ring
+ * steps cross a higher level (Theta's trace on nvl72x18.conf: ring
+ * cost over its bound 1.0247 -> 1.0201, doc/results.md).  Then the
+ * tightest group, then the last of equals, as Slurm ("<="), so that small
+ * and large jobs pack from the same end of the row.  (Tried and worse
+ * there: the group's own fit before the enclosing ones, the fewest
+ * enclosing groups used before their fullness, a block other jobs use
+ * counted a quarter block fuller.)
  */
 static int _bcand_cmp(const void *a, const void *b)
 {
@@ -89,8 +93,11 @@ static int _bcand_cmp(const void *a, const void *b)
 
 	if (x->blocks != y->blocks)
 		return x->blocks - y->blocks;
-	if (x->cost != y->cost)
-		return x->cost - y->cost;
+	for (int l = 0; l < BLK_UP; l++)
+		if (x->up[l] != y->up[l])
+			return x->up[l] - y->up[l];
+	if (x->free != y->free)
+		return x->free - y->free;
 	return y->first - x->first;
 }
 
@@ -238,8 +245,7 @@ struct bpass {
  * many, or -1 when out of memory.
  */
 static int _candidates(const struct place_in *in, const int *f,
-		       const unsigned char *busy, const struct bpass *g,
-		       struct bcand *c)
+		       const struct bpass *g, struct bcand *c)
 {
 	const topoml_topo_t *t = in->t;
 	int nb = t->nblocks, n = in->n, ncand = 0;
@@ -268,12 +274,15 @@ static int _candidates(const struct place_in *in, const int *f,
 		_narrow(f + first, cnt, n, k, g->bpll,
 			g->use_ll ? g->max_ll : cnt, c[ncand].take);
 		_concentrate(f + first, cnt, n, c[ncand].take);
-		c[ncand].shared = 0;
-		for (int i = 0; i < cnt; i++)
-			if (c[ncand].take[i] && busy[first + i])
-				c[ncand].shared++;
-		/* in quarter nodes: a quarter block per shared block */
-		c[ncand].cost = 4 * sum + t->block_base * c[ncand].shared;
+		for (int l = 0, m = 2 * g->bpb; l < BLK_UP; l++, m *= 2) {
+			int st = first / m * m, up = 0;
+
+			/* beyond the row: equal for every candidate */
+			for (int i = st; m < 2 * nb && i < st + m && i < nb;
+			     i++)
+				up += f[i];
+			c[ncand].up[l] = up;
+		}
 		c[ncand].blocks = k;
 		c[ncand].free = sum;
 		c[ncand].cnt = cnt;
@@ -314,7 +323,6 @@ int topoml__place_block(const struct place_in *in,
 	int *f = NULL, ncand = 0, rc = -1, found = 0;
 	int k = in->k > 1 ? in->k : 1;
 	struct bcand *c = NULL;
-	unsigned char *busy = NULL;
 	hwloc_bitmap_t set = NULL;
 	struct bpass g = { 0 };
 	int bpb;		/* the job's level, as Slurm's */
@@ -333,21 +341,17 @@ int topoml__place_block(const struct place_in *in,
 		   (g.bpll * t->block_base);
 	g.use_ll = g.bpb != g.bpll * g.max_ll;
 	f = malloc(nb * sizeof(int));
-	busy = malloc(nb);
 	c = calloc(nblk, sizeof(*c));
 	set = hwloc_bitmap_alloc();
-	if (!f || !busy || !c || !set) {
+	if (!f || !c || !set) {
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
-	for (int i = 0; i < nb; i++) {
+	for (int i = 0; i < nb; i++)
 		f[i] = topoml__and_weight(t->switches[i].desc, in->avail);
-		/* another job's (or a down) node in it */
-		busy[i] = f[i] < t->switches[i].nnodes;
-	}
 	bpb = g.bpb;
 	use_ll = g.use_ll;
-	ncand = _candidates(in, f, busy, &g, c);
+	ncand = _candidates(in, f, &g, c);
 	/*
 	 * No aligned group of the job's level holds it: the smallest larger
 	 * aligned group that holds it on the fewest blocks the row could
@@ -360,7 +364,7 @@ int topoml__place_block(const struct place_in *in,
 		g.use_ll = false;
 		if (!g.max_k && !(g.max_k = _blocks_bound(t, n)))
 			break;
-		ncand = _candidates(in, f, busy, &g, c);
+		ncand = _candidates(in, f, &g, c);
 	}
 	if (ncand < 0) {
 		snprintf(why, whylen, "out of memory");
@@ -406,7 +410,6 @@ out:
 		free(c[i].take);
 	free(c);
 	free(f);
-	free(busy);
 	hwloc_bitmap_free(set);
 	return rc;
 }
