@@ -291,6 +291,30 @@ static topoml_topo_t *_small16(void)
 	return t;
 }
 
+/* 8 blocks of 2 (n1-2 .. n15-16), BlockSizes=2,4,8,16: pairs, fours, the
+ * row of 8 */
+static topoml_topo_t *_small8(void)
+{
+	char path[] = "/tmp/check_block.XXXXXX";
+	char text[512];
+	int fd = mkstemp(path), len = 0;
+	topoml_topo_t *t;
+
+	for (int b = 0; b < 8; b++)
+		len += snprintf(text + len, sizeof(text) - len,
+				"BlockName=b%d Nodes=n[%d-%d]\n", b + 1,
+				2 * b + 1, 2 * b + 2);
+	len += snprintf(text + len, sizeof(text) - len,
+			"BlockSizes=2,4,8,16\n");
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, len), len);
+	close(fd);
+	t = topoml_load(path, TOPOML_FMT_CONF, NULL);
+	unlink(path);
+	ck_assert_ptr_nonnull(t);
+	return t;
+}
+
 static hwloc_bitmap_t _free_but(const topoml_topo_t *t, const char *busy)
 {
 	hwloc_bitmap_t a = hwloc_bitmap_alloc(), b;
@@ -492,6 +516,30 @@ START_TEST(test_topoml_block_fullest_pair)
 	ck_assert_int_eq(sc.nvl_span, 2);
 	ck_assert_int_eq(sc.ring_cost, 20);
 	ck_assert_int_eq(sc.ring_cost, sc.ring_lower_bound);
+	free(s);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * topoml: inside a group, the job's blocks in as few pairs, fours, ... as
+ * its fewest blocks allow.  _small8(), busy n3, n4, n12: free per block 2
+ * 0 2 2 2 1 2 2.  A job of 8 (level 4 blocks): the fours hold 6 and 7,
+ * so it goes to the row of 8, on 4 blocks (the fewest).  The 4 tightest
+ * blocks, b1 b3 b4 b5, are in 3 pairs: ring 2 * 8 + 2 * 4 blocks + 2 * 3
+ * pairs + 2 * 2 fours = 34 hops.  Two whole pairs, (b3, b4) and (b7,
+ * b8): 2 * 8 + 2 * 4 + 2 * 2 + 2 * 2 = 32.
+ */
+START_TEST(test_topoml_block_fewest_pairs)
+{
+	topoml_topo_t *t = _small8();
+	struct topoml_score sc;
+	char *s;
+
+	s = _place(t, TOPOML_POLICY_TOPOML, 8, "n[3-4,12]", &sc);
+	ck_assert_str_eq(s, "n[5-8,13-16]");
+	ck_assert_int_eq(sc.nvl_span, 4);
+	ck_assert_int_eq(sc.ring_cost, 32);
 	free(s);
 	topoml_free(t);
 }
@@ -761,6 +809,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_topoml_block_beyond_group);
 	tcase_add_test(tc, test_topoml_block_whole);
 	tcase_add_test(tc, test_topoml_block_fullest_pair);
+	tcase_add_test(tc, test_topoml_block_fewest_pairs);
 	tcase_add_test(tc, test_topoml_vs_slurm_block);
 	tcase_add_test(tc, test_same_sequence);
 	tcase_add_test(tc, test_topoml_block_limits);

@@ -12,7 +12,8 @@
  * (the smallest blocks that still let the largest finish: whole empty
  * blocks stay whole for later jobs), in the smallest aligned run of
  * blocks that allows that many (below the job's level when BlockSizes
- * skips levels), the job concentrated on them (fullest first, as Slurm).
+ * skips levels), in as few of its pairs, fours, ... as those blocks
+ * allow, the job concentrated on them (fullest first, as Slurm).
  * Then the group with the fewest blocks, in the fullest enclosing groups
  * (the fewest free nodes in its aligned pair, then in its four, ...: the
  * emptier ones stay whole for the next larger job), the fewest free nodes
@@ -147,15 +148,91 @@ out:
 }
 
 /*
+ * Enclosing groups a pick of a run of m blocks uses, summed over the
+ * BlockSizes levels above the base block (levels: t->block_levels): each
+ * level's groups are entered once each way by the ring when more than
+ * one (cost/cost.c).  The run is aligned, so are its groups.
+ */
+static int _ups(const int *take, int m, unsigned levels)
+{
+	int x = 0;
+
+	for (int l = 1; l < 16 && (1 << l) < 2 * m; l++) {
+		int c = 0, last = -1;
+
+		if (!(levels & (1u << l)))
+			continue;
+		for (int i = 0; i < m; i++)
+			if (take[i] && i >> l != last) {
+				last = i >> l;
+				c++;
+			}
+		x += c > 1 ? c : 0;
+	}
+	return x;
+}
+
+/*
+ * n nodes on k blocks of a run of m: from the highest level down, the
+ * fewest groups of that level that hold n (the tightest), kept while k
+ * blocks inside them still hold n; then the tightest k blocks there.
+ * Kept only when that enters fewer groups than the tightest k blocks of
+ * the whole run (take's pick when called): a job of 5 blocks in a group
+ * of 8 on two whole pairs and one block (ring steps across 3 pairs), not
+ * on 5 blocks of 4 pairs.  Only then: packing jobs into fewer pairs
+ * where it saves nothing leaves pairs too broken for the next job (on
+ * Theta's trace the mean wait rose by a tenth).
+ */
+static void _level_pick(const int *f, int m, int n, int k, int maxv,
+			unsigned levels, int *take)
+{
+	unsigned char *ok = malloc(m), *in = malloc(m);
+	int *uf = malloc(m * sizeof(int)), *ut = malloc(m * sizeof(int));
+	int *t2 = malloc(m * sizeof(int));
+
+	if (!ok || !in || !uf || !ut || !t2)
+		goto out;
+	memset(ok, 1, m);
+	for (int l = 15; l >= 1; l--) {
+		int u = 1 << l, nu = (m + u - 1) / u, umax = 1;
+
+		if (!(levels & (1u << l)) || u >= m)
+			continue;
+		for (int j = 0; j < nu; j++) {
+			uf[j] = 0;
+			for (int i = j * u; i < m && i < (j + 1) * u; i++)
+				uf[j] += ok[i] ? f[i] : 0;
+			umax = uf[j] > umax ? uf[j] : umax;
+		}
+		if (topoml__choose(uf, NULL, NULL, nu, n, umax, ut) < 0)
+			break;
+		for (int i = 0; i < m; i++)
+			in[i] = ok[i] && ut[i / u] > 0;
+		if (topoml__choose(f, NULL, in, m, n, maxv, NULL) == k)
+			memcpy(ok, in, m);
+	}
+	if (topoml__choose(f, NULL, ok, m, n, maxv, t2) == k &&
+	    _ups(t2, m, levels) < _ups(take, m, levels))
+		memcpy(take, t2, m * sizeof(int));
+out:
+	free(ok);
+	free(in);
+	free(uf);
+	free(ut);
+	free(t2);
+}
+
+/*
  * The lowest common level inside the group: the smallest aligned run of
- * base blocks (2, 4, ... of them) that still holds the job on k blocks,
- * the one with the fewest free nodes (the last of equals); take is redone
- * there.  Ring steps between the job's blocks then stay in the smallest
- * aggregated block, as the fat-tree engine keeps them under the lowest
- * common switch.
+ * base blocks (2, 4, ... of them, the group itself last) that still
+ * holds the job on k blocks, the one with the fewest free nodes (the last
+ * of equals); take is redone there, in as few of its pairs, fours, ...
+ * as _level_pick() finds.  Ring steps between the job's blocks then stay
+ * in the smallest aggregated block, as the fat-tree engine keeps them
+ * under the lowest common switch.
  */
 static void _narrow(const int *f, int cnt, int n, int k, int bpll,
-		    int max_ll, int *take)
+		    int max_ll, unsigned levels, int *take)
 {
 	int maxv = 1, *t2 = malloc(cnt * sizeof(int));
 
@@ -164,14 +241,15 @@ static void _narrow(const int *f, int cnt, int n, int k, int bpll,
 
 	for (int i = 0; i < cnt; i++)
 		maxv = f[i] > maxv ? f[i] : maxv;
-	for (int size = 1; size < cnt; size *= 2) {
-		int best = -1, bfree = 0;
+	for (int size = 1; size < 2 * cnt; size *= 2) {
+		int best = -1, bfree = 0, m;
 
 		if (size < k)
 			continue;
 		for (int r = 0; r < cnt; r += size) {
-			int m = cnt - r < size ? cnt - r : size, sum = 0;
+			int sum = 0;
 
+			m = cnt - r < size ? cnt - r : size;
 			for (int i = r; i < r + m; i++)
 				sum += f[i];
 			if (sum < n || (best >= 0 && sum > bfree) ||
@@ -183,10 +261,10 @@ static void _narrow(const int *f, int cnt, int n, int k, int bpll,
 		}
 		if (best < 0)
 			continue;
+		m = cnt - best < size ? cnt - best : size;
 		memset(t2, 0, cnt * sizeof(int));
-		topoml__choose(f + best, NULL, NULL,
-			       cnt - best < size ? cnt - best : size, n, maxv,
-			       t2 + best);
+		topoml__choose(f + best, NULL, NULL, m, n, maxv, t2 + best);
+		_level_pick(f + best, m, n, k, maxv, levels, t2 + best);
 		/* still within Slurm's llblock limit */
 		for (int i = 0, last = -1, nll = 0; i < cnt; i++) {
 			if (!t2[i] || i / bpll == last)
@@ -272,7 +350,8 @@ static int _candidates(const struct place_in *in, const int *f,
 			continue;
 		}
 		_narrow(f + first, cnt, n, k, g->bpll,
-			g->use_ll ? g->max_ll : cnt, c[ncand].take);
+			g->use_ll ? g->max_ll : cnt, t->block_levels,
+			c[ncand].take);
 		_concentrate(f + first, cnt, n, c[ncand].take);
 		for (int l = 0, m = 2 * g->bpb; l < BLK_UP; l++, m *= 2) {
 			int st = first / m * m, up = 0;
