@@ -18,14 +18,14 @@
  * (the fewest free nodes in its aligned pair, then in its four, ...: the
  * emptier ones stay whole for the next larger job), the fewest free nodes
  * (Slurm's own tie-break, against fragmentation), the last of equals.
- * Multiples
- * of the block size thus get whole blocks whenever whole blocks are free.
+ * Multiples of the block size thus get whole blocks whenever whole
+ * blocks are free.
  * A job no group of its level holds goes where Slurm would make it wait:
  * into the smallest larger aligned group that holds it on as few blocks
  * as an idle row would (its NVLink domains as few, only the ring steps
  * between them cross a higher level); only a job that needs more blocks
- * than that waits.  On ANL Theta's trace this cut topoml's mean wait on
- * 72 NVL72 racks from 1001 s to 290 s (doc/results.md).
+ * than that waits.  On ANL Theta's trace (1000 jobs on 72 NVL72 racks)
+ * topoml waits 328 s on average, Slurm's rule 1116 s (doc/results.md).
  *
  * Slurm 26.05's eval_nodes_block() (the slurm-block baseline) is in
  * libtopoml_sim: sim/slurm_block.c.
@@ -67,8 +67,9 @@ int topoml__block_level(const topoml_topo_t *t, int n, int *ll)
 struct bcand {
 	int blocks;		/* base blocks used */
 	int free;		/* free nodes in the group: the fit */
-	int up[BLK_UP];		/* free nodes in the aligned groups of 2, 4,
-				 * ... times the group's size around it */
+	/* free nodes in the aligned groups of 2, 4, ... times the
+	 * group's size around it */
+	int up[BLK_UP];
 	int first;		/* first base block of the group */
 	int cnt;		/* base blocks in the group */
 	int *take;		/* nodes per base block of the group */
@@ -83,8 +84,8 @@ struct bcand {
  * steps cross a higher level (Theta's trace on nvl72x18.conf: ring
  * cost over its bound 1.0247 -> 1.0201, doc/results.md).  Then the
  * tightest group, then the last of equals, as Slurm ("<="), so that small
- * and large jobs pack from the same end of the row.  (Tried and worse
- * there: the group's own fit before the enclosing ones, the fewest
+ * and large jobs pack from the same end of the row.  (Tried and no
+ * better there: the group's own fit before the enclosing ones, the fewest
  * enclosing groups used before their fullness, a block other jobs use
  * counted a quarter block fuller.)
  */
