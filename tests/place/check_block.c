@@ -291,6 +291,30 @@ static topoml_topo_t *_small16(void)
 	return t;
 }
 
+/* 8 blocks of 2 (n1-2 .. n15-16), BlockSizes=2,4,8,16: pairs, fours, the
+ * row of 8 */
+static topoml_topo_t *_small8(void)
+{
+	char path[] = "/tmp/check_block.XXXXXX";
+	char text[512];
+	int fd = mkstemp(path), len = 0;
+	topoml_topo_t *t;
+
+	for (int b = 0; b < 8; b++)
+		len += snprintf(text + len, sizeof(text) - len,
+				"BlockName=b%d Nodes=n[%d-%d]\n", b + 1,
+				2 * b + 1, 2 * b + 2);
+	len += snprintf(text + len, sizeof(text) - len,
+			"BlockSizes=2,4,8,16\n");
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, len), len);
+	close(fd);
+	t = topoml_load(path, TOPOML_FMT_CONF, NULL);
+	unlink(path);
+	ck_assert_ptr_nonnull(t);
+	return t;
+}
+
 static hwloc_bitmap_t _free_but(const topoml_topo_t *t, const char *busy)
 {
 	hwloc_bitmap_t a = hwloc_bitmap_alloc(), b;
@@ -421,7 +445,8 @@ END_TEST
  * are free.  Busy n2 (b1) and n13 (b4): pairs (b1,b2) 7, (b3,b4) 7, (b5,
  * b6) 8 free.  A job of 8 fits only (b5, b6): both whole.  A job of 4
  * goes to a whole block, never splits two: the fewest blocks; among b2,
- * b3, b5, b6 (4 free each) the last, as Slurm: b6.
+ * b3, b5, b6 (4 free each) those of the fullest pairs, b2 and b3 (7
+ * free; (b5, b6) stays whole for a job of 8), the last of them: b3.
  */
 START_TEST(test_topoml_block_whole)
 {
@@ -438,7 +463,7 @@ START_TEST(test_topoml_block_whole)
 	s = _place(t, TOPOML_POLICY_TOPOML, 4, "n2,n13", &sc);
 	ck_assert_int_eq(sc.nvl_span, 1);
 	ck_assert_int_eq(sc.nvl_crossings, 0);
-	ck_assert_str_eq(s, "n[21-24]");
+	ck_assert_str_eq(s, "n[9-12]");
 	free(s);
 	/* 6 nodes, free 3 2 4 4 3 4 (busy n1 n5 n6 n17): 2 blocks in the
 	 * pair with 7 free, (b5, b6), concentrated: all of b6, 2 of b5 (8
@@ -456,6 +481,65 @@ START_TEST(test_topoml_block_whole)
 	s = _place(t, TOPOML_POLICY_TOPOML, 8, "n1", &sc);
 	ck_assert_int_eq(sc.nvl_span, 2);
 	ck_assert_str_eq(s, "n[9-16]");
+	free(s);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * topoml: a small job goes to the fullest enclosing pair, so that a pair
+ * stays whole for a later job of the pair's level.  Busy n1 (b1) and n13
+ * (b4): free 3 4 4 3 4 4, pairs (b1,b2) 7, (b3,b4) 7, (b5,b6) 8.  A job
+ * of 3 fits any block; b1 to b4 are in pairs of 7, of them the tightest
+ * b1 and b4 (3 free), the last: b4, n[14-16].  With b4 full, a job of 4:
+ * b2, b3, b5 or b6, in pairs of 7, 4, 8, 8 free: b3, n[9-12].  Then a
+ * job of 8 finds the pair (b5, b6) whole: 2 blocks, ring cost 2 * 8 + 2
+ * * 2 = 20 (6 steps inside a block, 2 hops; 2 between the blocks of the
+ * pair, 4 hops), its lower bound.  By block fit alone (a shared block
+ * counted a quarter block fuller) every block was equal and the 3 and
+ * the 4 went to the last, b6: the pair (b5, b6) could no longer hold 8.
+ */
+START_TEST(test_topoml_block_fullest_pair)
+{
+	topoml_topo_t *t = _small();
+	struct topoml_score sc;
+	char *s;
+
+	s = _place(t, TOPOML_POLICY_TOPOML, 3, "n1,n13", &sc);
+	ck_assert_str_eq(s, "n[14-16]");
+	free(s);
+	s = _place(t, TOPOML_POLICY_TOPOML, 4, "n[1,13-16]", &sc);
+	ck_assert_str_eq(s, "n[9-12]");
+	free(s);
+	s = _place(t, TOPOML_POLICY_TOPOML, 8, "n[1,9-16]", &sc);
+	ck_assert_str_eq(s, "n[17-24]");
+	ck_assert_int_eq(sc.nvl_span, 2);
+	ck_assert_int_eq(sc.ring_cost, 20);
+	ck_assert_int_eq(sc.ring_cost, sc.ring_lower_bound);
+	free(s);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * topoml: inside a group, the job's blocks in as few pairs, fours, ... as
+ * its fewest blocks allow.  _small8(), busy n3, n4, n12: free per block 2
+ * 0 2 2 2 1 2 2.  A job of 8 (level 4 blocks): the fours hold 6 and 7,
+ * so it goes to the row of 8, on 4 blocks (the fewest).  The 4 tightest
+ * blocks, b1 b3 b4 b5, are in 3 pairs: ring 2 * 8 + 2 * 4 blocks + 2 * 3
+ * pairs + 2 * 2 fours = 34 hops.  Two whole pairs, (b3, b4) and (b7,
+ * b8): 2 * 8 + 2 * 4 + 2 * 2 + 2 * 2 = 32.
+ */
+START_TEST(test_topoml_block_fewest_pairs)
+{
+	topoml_topo_t *t = _small8();
+	struct topoml_score sc;
+	char *s;
+
+	s = _place(t, TOPOML_POLICY_TOPOML, 8, "n[3-4,12]", &sc);
+	ck_assert_str_eq(s, "n[5-8,13-16]");
+	ck_assert_int_eq(sc.nvl_span, 4);
+	ck_assert_int_eq(sc.ring_cost, 32);
 	free(s);
 	topoml_free(t);
 }
@@ -724,6 +808,8 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_slurm_block_by_hand);
 	tcase_add_test(tc, test_topoml_block_beyond_group);
 	tcase_add_test(tc, test_topoml_block_whole);
+	tcase_add_test(tc, test_topoml_block_fullest_pair);
+	tcase_add_test(tc, test_topoml_block_fewest_pairs);
 	tcase_add_test(tc, test_topoml_vs_slurm_block);
 	tcase_add_test(tc, test_same_sequence);
 	tcase_add_test(tc, test_topoml_block_limits);

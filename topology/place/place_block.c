@@ -12,18 +12,20 @@
  * (the smallest blocks that still let the largest finish: whole empty
  * blocks stay whole for later jobs), in the smallest aligned run of
  * blocks that allows that many (below the job's level when BlockSizes
- * skips levels), the job concentrated on them (fullest first, as Slurm).
- * Then the group with the fewest blocks, the fewest free nodes (Slurm's
- * own tie-break, against fragmentation; a block other jobs use counts a
- * quarter block more, so that fewer blocks are shared), the last of
- * equals.  Multiples
- * of the block size thus get whole blocks whenever whole blocks are free.
+ * skips levels), in as few of its pairs, fours, ... as those blocks
+ * allow, the job concentrated on them (fullest first, as Slurm).
+ * Then the group with the fewest blocks, in the fullest enclosing groups
+ * (the fewest free nodes in its aligned pair, then in its four, ...: the
+ * emptier ones stay whole for the next larger job), the fewest free nodes
+ * (Slurm's own tie-break, against fragmentation), the last of equals.
+ * Multiples of the block size thus get whole blocks whenever whole
+ * blocks are free.
  * A job no group of its level holds goes where Slurm would make it wait:
  * into the smallest larger aligned group that holds it on as few blocks
  * as an idle row would (its NVLink domains as few, only the ring steps
  * between them cross a higher level); only a job that needs more blocks
- * than that waits.  On ANL Theta's trace this cut topoml's mean wait on
- * 72 NVL72 racks from 1001 s to 290 s (doc/results.md).
+ * than that waits.  On ANL Theta's trace (1000 jobs on 72 NVL72 racks)
+ * topoml waits 328 s on average, Slurm's rule 1116 s (doc/results.md).
  *
  * Slurm 26.05's eval_nodes_block() (the slurm-block baseline) is in
  * libtopoml_sim: sim/slurm_block.c.
@@ -60,28 +62,32 @@ int topoml__block_level(const topoml_topo_t *t, int n, int *ll)
 
 /* ---- topoml's placement on blocks ----------------------------------- */
 
+#define BLK_UP 8		/* enclosing levels compared */
+
 struct bcand {
 	int blocks;		/* base blocks used */
-	int shared;		/* of them, blocks other jobs use */
 	int free;		/* free nodes in the group: the fit */
-	int cost;		/* the fit, shared blocks penalised */
+	/* free nodes in the aligned groups of 2, 4, ... times the
+	 * group's size around it */
+	int up[BLK_UP];
 	int first;		/* first base block of the group */
 	int cnt;		/* base blocks in the group */
 	int *take;		/* nodes per base block of the group */
 };
 
 /*
- * Fewest blocks; then the tightest group, each block the job would share
- * with other jobs counted as a quarter block more free nodes; then the
- * last of equals, as Slurm ("<="), so that small and large jobs pack from
- * the same end of the row.  Pure best fit puts a small job into a block
- * that other jobs barely use rather than into an empty one, and shares
- * more blocks than Slurm (25 vs 24, 23 vs 18 on test_select_compare_2605.sh's
- * sequences); empty blocks first outright shares none there but scatters
- * small jobs (blocks over the lower bound in check_block's same-sequence
- * test 93 -> about 750).  A quarter block: 23 and 12 shared, 116 over
- * the bound (slurm-block 212).  (Preferring busy enclosing
- * groups among equals was tried: more blocks over the lower bound.)
+ * Fewest blocks; then the fullest enclosing groups, the lowest level
+ * first (a pair with 7 free nodes before one with 8, whatever the blocks
+ * inside hold): a small job then fills the pairs and fours that larger
+ * jobs could no longer use anyway, and a job of 19 to 36 nodes finds an
+ * aligned pair more often, so fewer go to a larger group whose ring
+ * steps cross a higher level (Theta's trace on nvl72x18.conf: ring
+ * cost over its bound 1.0247 -> 1.0201, doc/results.md).  Then the
+ * tightest group, then the last of equals, as Slurm ("<="), so that small
+ * and large jobs pack from the same end of the row.  (Tried and no
+ * better there: the group's own fit before the enclosing ones, the fewest
+ * enclosing groups used before their fullness, a block other jobs use
+ * counted a quarter block fuller.)
  */
 static int _bcand_cmp(const void *a, const void *b)
 {
@@ -89,8 +95,11 @@ static int _bcand_cmp(const void *a, const void *b)
 
 	if (x->blocks != y->blocks)
 		return x->blocks - y->blocks;
-	if (x->cost != y->cost)
-		return x->cost - y->cost;
+	for (int l = 0; l < BLK_UP; l++)
+		if (x->up[l] != y->up[l])
+			return x->up[l] - y->up[l];
+	if (x->free != y->free)
+		return x->free - y->free;
 	return y->first - x->first;
 }
 
@@ -140,15 +149,91 @@ out:
 }
 
 /*
+ * Enclosing groups a pick of a run of m blocks uses, summed over the
+ * BlockSizes levels above the base block (levels: t->block_levels): each
+ * level's groups are entered once each way by the ring when more than
+ * one (cost/cost.c).  The run is aligned, so are its groups.
+ */
+static int _ups(const int *take, int m, unsigned levels)
+{
+	int x = 0;
+
+	for (int l = 1; l < 16 && (1 << l) < 2 * m; l++) {
+		int c = 0, last = -1;
+
+		if (!(levels & (1u << l)))
+			continue;
+		for (int i = 0; i < m; i++)
+			if (take[i] && i >> l != last) {
+				last = i >> l;
+				c++;
+			}
+		x += c > 1 ? c : 0;
+	}
+	return x;
+}
+
+/*
+ * n nodes on k blocks of a run of m: from the highest level down, the
+ * fewest groups of that level that hold n (the tightest), kept while k
+ * blocks inside them still hold n; then the tightest k blocks there.
+ * Kept only when that enters fewer groups than the tightest k blocks of
+ * the whole run (take's pick when called): a job of 5 blocks in a group
+ * of 8 on two whole pairs and one block (ring steps across 3 pairs), not
+ * on 5 blocks of 4 pairs.  Only then: packing jobs into fewer pairs
+ * where it saves nothing leaves pairs too broken for the next job (on
+ * Theta's trace the mean wait rose by a tenth).
+ */
+static void _level_pick(const int *f, int m, int n, int k, int maxv,
+			unsigned levels, int *take)
+{
+	unsigned char *ok = malloc(m), *in = malloc(m);
+	int *uf = malloc(m * sizeof(int)), *ut = malloc(m * sizeof(int));
+	int *t2 = malloc(m * sizeof(int));
+
+	if (!ok || !in || !uf || !ut || !t2)
+		goto out;
+	memset(ok, 1, m);
+	for (int l = 15; l >= 1; l--) {
+		int u = 1 << l, nu = (m + u - 1) / u, umax = 1;
+
+		if (!(levels & (1u << l)) || u >= m)
+			continue;
+		for (int j = 0; j < nu; j++) {
+			uf[j] = 0;
+			for (int i = j * u; i < m && i < (j + 1) * u; i++)
+				uf[j] += ok[i] ? f[i] : 0;
+			umax = uf[j] > umax ? uf[j] : umax;
+		}
+		if (topoml__choose(uf, NULL, NULL, nu, n, umax, ut) < 0)
+			break;
+		for (int i = 0; i < m; i++)
+			in[i] = ok[i] && ut[i / u] > 0;
+		if (topoml__choose(f, NULL, in, m, n, maxv, NULL) == k)
+			memcpy(ok, in, m);
+	}
+	if (topoml__choose(f, NULL, ok, m, n, maxv, t2) == k &&
+	    _ups(t2, m, levels) < _ups(take, m, levels))
+		memcpy(take, t2, m * sizeof(int));
+out:
+	free(ok);
+	free(in);
+	free(uf);
+	free(ut);
+	free(t2);
+}
+
+/*
  * The lowest common level inside the group: the smallest aligned run of
- * base blocks (2, 4, ... of them) that still holds the job on k blocks,
- * the one with the fewest free nodes (the last of equals); take is redone
- * there.  Ring steps between the job's blocks then stay in the smallest
- * aggregated block, as the fat-tree engine keeps them under the lowest
- * common switch.
+ * base blocks (2, 4, ... of them, the group itself last) that still
+ * holds the job on k blocks, the one with the fewest free nodes (the last
+ * of equals); take is redone there, in as few of its pairs, fours, ...
+ * as _level_pick() finds.  Ring steps between the job's blocks then stay
+ * in the smallest aggregated block, as the fat-tree engine keeps them
+ * under the lowest common switch.
  */
 static void _narrow(const int *f, int cnt, int n, int k, int bpll,
-		    int max_ll, int *take)
+		    int max_ll, unsigned levels, int *take)
 {
 	int maxv = 1, *t2 = malloc(cnt * sizeof(int));
 
@@ -157,14 +242,15 @@ static void _narrow(const int *f, int cnt, int n, int k, int bpll,
 
 	for (int i = 0; i < cnt; i++)
 		maxv = f[i] > maxv ? f[i] : maxv;
-	for (int size = 1; size < cnt; size *= 2) {
-		int best = -1, bfree = 0;
+	for (int size = 1; size < 2 * cnt; size *= 2) {
+		int best = -1, bfree = 0, m;
 
 		if (size < k)
 			continue;
 		for (int r = 0; r < cnt; r += size) {
-			int m = cnt - r < size ? cnt - r : size, sum = 0;
+			int sum = 0;
 
+			m = cnt - r < size ? cnt - r : size;
 			for (int i = r; i < r + m; i++)
 				sum += f[i];
 			if (sum < n || (best >= 0 && sum > bfree) ||
@@ -176,10 +262,10 @@ static void _narrow(const int *f, int cnt, int n, int k, int bpll,
 		}
 		if (best < 0)
 			continue;
+		m = cnt - best < size ? cnt - best : size;
 		memset(t2, 0, cnt * sizeof(int));
-		topoml__choose(f + best, NULL, NULL,
-			       cnt - best < size ? cnt - best : size, n, maxv,
-			       t2 + best);
+		topoml__choose(f + best, NULL, NULL, m, n, maxv, t2 + best);
+		_level_pick(f + best, m, n, k, maxv, levels, t2 + best);
 		/* still within Slurm's llblock limit */
 		for (int i = 0, last = -1, nll = 0; i < cnt; i++) {
 			if (!t2[i] || i / bpll == last)
@@ -238,8 +324,7 @@ struct bpass {
  * many, or -1 when out of memory.
  */
 static int _candidates(const struct place_in *in, const int *f,
-		       const unsigned char *busy, const struct bpass *g,
-		       struct bcand *c)
+		       const struct bpass *g, struct bcand *c)
 {
 	const topoml_topo_t *t = in->t;
 	int nb = t->nblocks, n = in->n, ncand = 0;
@@ -266,14 +351,18 @@ static int _candidates(const struct place_in *in, const int *f,
 			continue;
 		}
 		_narrow(f + first, cnt, n, k, g->bpll,
-			g->use_ll ? g->max_ll : cnt, c[ncand].take);
+			g->use_ll ? g->max_ll : cnt, t->block_levels,
+			c[ncand].take);
 		_concentrate(f + first, cnt, n, c[ncand].take);
-		c[ncand].shared = 0;
-		for (int i = 0; i < cnt; i++)
-			if (c[ncand].take[i] && busy[first + i])
-				c[ncand].shared++;
-		/* in quarter nodes: a quarter block per shared block */
-		c[ncand].cost = 4 * sum + t->block_base * c[ncand].shared;
+		for (int l = 0, m = 2 * g->bpb; l < BLK_UP; l++, m *= 2) {
+			int st = first / m * m, up = 0;
+
+			/* beyond the row: equal for every candidate */
+			for (int i = st; m < 2 * nb && i < st + m && i < nb;
+			     i++)
+				up += f[i];
+			c[ncand].up[l] = up;
+		}
 		c[ncand].blocks = k;
 		c[ncand].free = sum;
 		c[ncand].cnt = cnt;
@@ -314,7 +403,6 @@ int topoml__place_block(const struct place_in *in,
 	int *f = NULL, ncand = 0, rc = -1, found = 0;
 	int k = in->k > 1 ? in->k : 1;
 	struct bcand *c = NULL;
-	unsigned char *busy = NULL;
 	hwloc_bitmap_t set = NULL;
 	struct bpass g = { 0 };
 	int bpb;		/* the job's level, as Slurm's */
@@ -333,21 +421,17 @@ int topoml__place_block(const struct place_in *in,
 		   (g.bpll * t->block_base);
 	g.use_ll = g.bpb != g.bpll * g.max_ll;
 	f = malloc(nb * sizeof(int));
-	busy = malloc(nb);
 	c = calloc(nblk, sizeof(*c));
 	set = hwloc_bitmap_alloc();
-	if (!f || !busy || !c || !set) {
+	if (!f || !c || !set) {
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
-	for (int i = 0; i < nb; i++) {
+	for (int i = 0; i < nb; i++)
 		f[i] = topoml__and_weight(t->switches[i].desc, in->avail);
-		/* another job's (or a down) node in it */
-		busy[i] = f[i] < t->switches[i].nnodes;
-	}
 	bpb = g.bpb;
 	use_ll = g.use_ll;
-	ncand = _candidates(in, f, busy, &g, c);
+	ncand = _candidates(in, f, &g, c);
 	/*
 	 * No aligned group of the job's level holds it: the smallest larger
 	 * aligned group that holds it on the fewest blocks the row could
@@ -360,7 +444,7 @@ int topoml__place_block(const struct place_in *in,
 		g.use_ll = false;
 		if (!g.max_k && !(g.max_k = _blocks_bound(t, n)))
 			break;
-		ncand = _candidates(in, f, busy, &g, c);
+		ncand = _candidates(in, f, &g, c);
 	}
 	if (ncand < 0) {
 		snprintf(why, whylen, "out of memory");
@@ -406,7 +490,6 @@ out:
 		free(c[i].take);
 	free(c);
 	free(f);
-	free(busy);
 	hwloc_bitmap_free(set);
 	return rc;
 }
