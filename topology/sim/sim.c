@@ -915,6 +915,7 @@ static bool _placed_by(struct state *s, int job, double when,
 		.avail = then,
 		.hint = j->hint,
 		.unscored = true,
+		.weight = s->weight,
 		.df_spread_alltoall = s->o && s->o->df_spread_alltoall,
 		.torus_curve = s->o && s->o->torus_curve,
 	};
@@ -922,11 +923,11 @@ static bool _placed_by(struct state *s, int job, double when,
 	char why[256];
 	bool ok;
 
+	/* a plan, as a held job's: not counted in placement calls */
 	hwloc_bitmap_zero(then);
 	for (int v = 0; v < s->t->nnodes; v++)
 		if (!s->owner[v] || s->runs[s->owner[v] - 1].est_end <= when)
 			hwloc_bitmap_set(then, v);
-	s->placements++;
 	ok = !(s->policy == TOPOML_POLICY_TOPOML && s->o && s->o->place ?
 	       s->o->place(s->o->place_arg, s->t, job, &req, &pl, why,
 			   sizeof(why)) :
