@@ -14,7 +14,9 @@
  *   job will not need then (the "extra" nodes).
  * Jobs run for their trace run time; wall times only drive the estimate.
  * A job the policy cannot place although enough nodes are free waits like
- * a job that does not fit; a job that can never be placed (nothing runs,
+ * a job that does not fit: at the head its reservation is the placement
+ * the policy makes on the nodes free soonest by the running jobs' limits
+ * (Slurm's will-run); a job that can never be placed (nothing runs,
  * nothing arrives) is dropped and counted as unplaced.
  *
  * Cost: each event is O(running + queued) plus the placement calls; the
@@ -96,6 +98,7 @@ struct state {
 
 	double now;
 	int held;		/* the job _try_start held for a box, or -1 */
+	int refused;		/* the job the policy last could not place */
 	enum topoml_wait_kind held_kind;	/* for a box or blocks */
 	/* the locality wait: per job size, what the machine offers
 	 * (topoml/wait.h); all its nodes */
@@ -723,9 +726,12 @@ static bool _try_start(struct state *s, int job, bool backfill,
 		    s->o->place(s->o->place_arg, s->t, job, &req, &s->pl, why,
 				sizeof(why)) :
 		    topoml_place(s->t, s->policy, &req, &s->pl, why,
-				 sizeof(why)))
+				 sizeof(why))) {
+			s->refused = job;
 			return false;
+		}
 		if (s->pl.n != j->nodes) {
+			s->refused = job;
 			topoml_placement_clear(&s->pl);
 			return false;
 		}
@@ -898,6 +904,80 @@ static void _shadow(struct state *s, long need, double *shadow, long *extra)
 	*extra = 0;
 }
 
+/* Does the policy place job on the nodes free by `when' (by the running
+ * jobs' limits)?  Its nodes in box when it does. */
+static bool _placed_by(struct state *s, int job, double when,
+		       hwloc_bitmap_t then, hwloc_bitmap_t box)
+{
+	const struct topoml_job *j = &s->tr->jobs[job];
+	struct topoml_place_req req = {
+		.nnodes = j->nodes,
+		.avail = then,
+		.hint = j->hint,
+		.unscored = true,
+		.weight = s->weight,
+		.df_spread_alltoall = s->o && s->o->df_spread_alltoall,
+		.torus_curve = s->o && s->o->torus_curve,
+	};
+	struct topoml_placement pl = { 0 };
+	char why[256];
+	bool ok;
+
+	/* a plan, as a held job's: not counted in placement calls */
+	hwloc_bitmap_zero(then);
+	for (int v = 0; v < s->t->nnodes; v++)
+		if (!s->owner[v] || s->runs[s->owner[v] - 1].est_end <= when)
+			hwloc_bitmap_set(then, v);
+	ok = !(s->policy == TOPOML_POLICY_TOPOML && s->o && s->o->place ?
+	       s->o->place(s->o->place_arg, s->t, job, &req, &pl, why,
+			   sizeof(why)) :
+	       topoml_place(s->t, s->policy, &req, &pl, why, sizeof(why))) &&
+	     pl.n == j->nodes;
+	if (ok) {
+		hwloc_bitmap_zero(box);
+		for (int k = 0; k < pl.n; k++)
+			hwloc_bitmap_set(box, pl.nodes[k]);
+	}
+	topoml_placement_clear(&pl);
+	return ok;
+}
+
+/*
+ * A head job the policy cannot place although enough nodes are free
+ * (torus3d without a free box of its shape, Slurm's topology/block
+ * outside an aligned group, ...): Slurm's backfill reserves where the
+ * select plugin's will-run places it as running jobs end by their limits
+ * (cons_tres's will-run test adds their nodes in end-time order and asks
+ * the topology's placement each time), not a count of nodes at once.
+ * The soonest such end (bisected: more free nodes never lose a
+ * placement) and, in box, the nodes placed then; -1: none.
+ */
+static double _refused_then(struct state *s, int job, hwloc_bitmap_t box)
+{
+	hwloc_bitmap_t then = hwloc_bitmap_alloc();
+	double when = -1;
+	int lo = 0, hi = s->nest - 1;
+
+	if (!then || hi < 0 ||
+	    !_placed_by(s, job, s->runs[s->by_est[hi]].est_end, then, box))
+		goto out;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (_placed_by(s, job, s->runs[s->by_est[mid]].est_end, then,
+			       box))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	when = s->runs[s->by_est[lo]].est_end;
+	if (!_placed_by(s, job, when, then, box))
+		when = -1;
+out:
+	hwloc_bitmap_free(then);
+	return when;
+}
+
 /* One scheduling pass at s->now; true when a job started. */
 static bool _schedule(struct state *s)
 {
@@ -907,6 +987,7 @@ static bool _schedule(struct state *s)
 	hwloc_bitmap_t box = NULL;
 
 	s->held = -1;
+	s->refused = -1;
 	while (head < s->nqueue) {
 		int job = s->queue[head];
 
@@ -955,6 +1036,21 @@ static bool _schedule(struct state *s)
 				extra = LONG_MAX;
 			}
 			topoml_placement_clear(&pl);
+		} else if (s->refused == s->queue[head] &&
+			   shadow <= s->now) {
+			/* refused with enough nodes free: its will-run plan */
+			double at = -1;
+
+			box = hwloc_bitmap_alloc();
+			if (box)
+				at = _refused_then(s, s->queue[head], box);
+			if (at < 0) {
+				hwloc_bitmap_free(box);
+				box = NULL;
+			} else {
+				shadow = at;
+				extra = LONG_MAX;
+			}
 		}
 		for (int i = head + 1; i < s->nqueue && s->ufree > 0; i++) {
 			int job = s->queue[i];
