@@ -1,7 +1,7 @@
 /*
  * topoml's placement on a fat-tree (any Slurm topology.conf tree).
  *
- * Order of preference, DESIGN.md section 3's with the ring's hops first:
+ * Order of preference, as in DESIGN.md section 3:
  *   0. the fewest ring hops, estimated from the leaves and the common
  *      switch's level (one leaf first);
  *   1. fewest leaf switches (each extra leaf puts ring traffic on uplinks);
