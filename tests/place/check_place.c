@@ -553,43 +553,6 @@ START_TEST(ft_multi_leaf_avoids_shared_uplinks)
 }
 END_TEST
 
-START_TEST(ft_fewest_hops_before_fewest_leaves)
-{
-	topoml_topo_t *t = _tree1024();
-	hwloc_bitmap_t a = hwloc_bitmap_alloc();
-	struct topoml_placement p;
-	char why[256];
-
-	/* free: leaf 0 (switch 0) and leaf 8 (switch 1) whole, and 22 of
-	 * each of leaves 16-18 (switch 2).  64 nodes: 2 whole leaves across
-	 * the root ring 62 steps of 2 hops and 2 crossings of 6 (136); 3
-	 * leaves under switch 2, 61 of 2 and 3 crossings of 4 (134), and
-	 * no traffic through the root.  The fewest leaves alone took the
-	 * first. */
-	hwloc_bitmap_set_range(a, 0, 31);
-	hwloc_bitmap_set_range(a, 256, 287);
-	hwloc_bitmap_set_range(a, 512, 533);
-	hwloc_bitmap_set_range(a, 544, 565);
-	hwloc_bitmap_set_range(a, 576, 597);
-	struct topoml_place_req r = { .nnodes = 64, .avail = a };
-
-	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
-	ck_assert_int_eq(_leaves(t, &p), 3);
-	for (int i = 0; i < p.n; i++)
-		ck_assert_int_ge(p.nodes[i], 512);
-	ck_assert_double_eq(p.score.ring_cost, 134);
-	topoml_placement_clear(&p);
-	/* with a third whole leaf under switch 0, 2 leaves there win */
-	hwloc_bitmap_set_range(a, 32, 63);
-	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
-	_assert_set(&p, "0-63");
-	ck_assert_double_eq(p.score.ring_cost, 132);
-	topoml_placement_clear(&p);
-	hwloc_bitmap_free(a);
-	topoml_free(t);
-}
-END_TEST
-
 START_TEST(ft_small_job_beside_the_oldest_job)
 {
 	topoml_topo_t *t = _tree16();
@@ -1640,7 +1603,6 @@ static Suite *_suite(void)
 	tcase_add_test(tc, ft_isolate_prefers_clean_leaf);
 	tcase_add_test(tc, ft_multi_leaf_avoids_shared_uplinks);
 	tcase_add_test(tc, ft_small_job_beside_the_oldest_job);
-	tcase_add_test(tc, ft_fewest_hops_before_fewest_leaves);
 	tcase_add_test(tc, ft_required_and_switches);
 	tcase_add_test(tc, cannot_place_reasons);
 	tcase_add_test(tc, deterministic_and_attempts_distinct);

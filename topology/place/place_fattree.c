@@ -2,16 +2,12 @@
  * topoml's placement on a fat-tree (any Slurm topology.conf tree).
  *
  * Order of preference, as in DESIGN.md section 3:
- *   0. the fewest ring hops, estimated from the leaves and the common
- *      switch's level (one leaf first);
  *   1. fewest leaf switches (each extra leaf puts ring traffic on uplinks);
  *   2. the lowest common switch (traffic between leaves stays low);
  *   3. the tightest fit: the candidate subtree with the fewest free nodes
  *      (a single leaf other jobs use counted a quarter leaf freer),
  *      and inside it the smallest leaves that still do with that many
- *      leaves, so whole empty leaves and subtrees stay free for large jobs;
- *   4. with job owners known, of equally tight leaves the one of the
- *      oldest job (see below).
+ *      leaves, so whole empty leaves and subtrees stay free for large jobs.
  * With job owners known, a multi-leaf job prefers, among equally tight
  * leaves, those that carry no other multi-leaf job (their uplink traffic
  * would compete); avoiding them outright leaves fragments that cost later
@@ -45,8 +41,6 @@ struct cand {
 	int filter;
 	int pass;		/* isolate candidates first */
 	int k;			/* leaves used */
-	int hops;		/* ring hops beyond 2 a step, estimated
-				 * (0: one leaf) */
 	int level;
 	int free;		/* free nodes below: the fit */
 	int cost;		/* the fit in quarter nodes, shared leaf
@@ -264,8 +258,6 @@ static int _cand_cmp(const void *a, const void *b)
 
 	if (x->pass != y->pass)
 		return x->pass - y->pass;
-	if (x->hops != y->hops)
-		return x->hops - y->hops;
 	if (x->k != y->k)
 		return x->k - y->k;
 	if (x->level != y->level)
@@ -404,13 +396,6 @@ int topoml__place_fat_tree(const struct place_in *in,
 		}
 		c.pass = req->hint == TOPOML_HINT_ISOLATE ? 1 : 0;
 		c.k = k;
-		/* The ring's hops beyond 2 a step: k leaf crossings of 2
-		 * more, two of them (at least) through this switch, 2 more
-		 * a level above the first.  Fewest leaves alone took 2
-		 * leaves across the top over 3 under one switch, more hops
-		 * and data-parallel traffic through the tapered top. */
-		if (k > 1)
-			c.hops = 2 * k + 4 * (c.level > 1 ? c.level - 1 : 0);
 		/* Avoiding leaves of other multi-leaf jobs outright costs
 		 * fragments (more leaves for later jobs, measured on real
 		 * traces): only among equally tight choices. */
