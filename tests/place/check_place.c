@@ -672,6 +672,53 @@ START_TEST(ft_multi_leaf_avoids_shared_uplinks)
 }
 END_TEST
 
+START_TEST(ft_small_job_beside_the_oldest_job)
+{
+	topoml_topo_t *t = _tree16();
+	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+	struct topoml_placement p;
+	uint32_t *owner = calloc(t->nnodes, sizeof(uint32_t));
+	char why[256];
+
+	/* leaf 0 (nodes 0-3): job 9 on 0-2; leaf 1 (4-7): job 3 on 4-6;
+	 * leaves 2 and 3 job 8's.  Free: node 3 and node 7, one a leaf,
+	 * equally tight.  Job 3 is the oldest (lowest id): its leaf is
+	 * likely to stay busy longest, while job 9's leaf may drain whole
+	 * for a 2-node job: the 1-node job goes to node 7.  Blind to
+	 * owners, the lowest switch: node 3. */
+	for (int i = 0; i < 3; i++)
+		owner[i] = 9;
+	for (int i = 4; i < 7; i++)
+		owner[i] = 3;
+	for (int i = 8; i < 16; i++)
+		owner[i] = 8;
+	hwloc_bitmap_set(a, 3);
+	hwloc_bitmap_set(a, 7);
+	struct topoml_place_req r = { .nnodes = 1, .avail = a,
+				      .owner = owner };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	_assert_set(&p, "7");
+	topoml_placement_clear(&p);
+	/* the tighter leaf still wins over an older job: leaf 1 with 2
+	 * free (node 5 too) loses to leaf 0's single free node */
+	hwloc_bitmap_set(a, 5);
+	owner[5] = 0;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	_assert_set(&p, "3");
+	topoml_placement_clear(&p);
+	hwloc_bitmap_clr(a, 5);
+	owner[5] = 3;
+	r.owner = NULL;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	_assert_set(&p, "3");
+	topoml_placement_clear(&p);
+	free(owner);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(ft_required_and_switches)
 {
 	topoml_topo_t *t = _tree1024();
@@ -1674,6 +1721,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, ft_tightest_subtree);
 	tcase_add_test(tc, ft_isolate_prefers_clean_leaf);
 	tcase_add_test(tc, ft_multi_leaf_avoids_shared_uplinks);
+	tcase_add_test(tc, ft_small_job_beside_the_oldest_job);
 	tcase_add_test(tc, ft_required_and_switches);
 	tcase_add_test(tc, cannot_place_reasons);
 	tcase_add_test(tc, deterministic_and_attempts_distinct);

@@ -45,6 +45,8 @@ struct cand {
 	int free;		/* free nodes below: the fit */
 	int cost;		/* the fit in quarter nodes, shared leaf
 				 * penalised (one leaf candidates) */
+	uint32_t oldest;	/* one leaf: its oldest job's id (none:
+				 * UINT32_MAX); else 0 */
 };
 
 struct ft {
@@ -54,6 +56,7 @@ struct ft {
 	int *free;		/* per switch; leaves only */
 	int *reqc;		/* per switch; leaves only */
 	unsigned char *cls;	/* per switch; leaves only */
+	uint32_t *oldest;	/* per switch; leaves only: lowest job id */
 	int *sub_off;		/* ns + 2: leaves below each switch, CSR */
 	int *sub;
 	int maxleaf;
@@ -148,6 +151,8 @@ static void _classify(struct ft *ft)
 			if (!j || j == last)
 				continue;
 			last = j;
+			if (!ft->oldest[s] || j < ft->oldest[s])
+				ft->oldest[s] = j;
 			if (topoml__grow((void **)&pairs, np, sizeof(*pairs)))
 				goto out;
 			pairs[np].job = j;
@@ -259,6 +264,8 @@ static int _cand_cmp(const void *a, const void *b)
 		return x->level - y->level;
 	if (x->cost != y->cost)
 		return x->cost - y->cost;
+	if (x->oldest != y->oldest)
+		return x->oldest < y->oldest ? -1 : 1;
 	return x->sw - y->sw;
 }
 
@@ -288,11 +295,12 @@ int topoml__place_fat_tree(const struct place_in *in,
 	ft.free = topoml__leaf_free(t, in->avail);
 	ft.reqc = calloc(ns + 1, sizeof(int));
 	ft.cls = calloc(ns + 1, 1);
+	ft.oldest = calloc(ns + 1, sizeof(uint32_t));
 	ft.sub_off = calloc(ns + 2, sizeof(int));
 	stamp = malloc((ns + 1) * sizeof(int));
 	stack = malloc((ns + 1) * sizeof(int) * 2 + 16);
-	if (!set || !ft.free || !ft.reqc || !ft.cls || !ft.sub_off ||
-	    !stamp || !stack)
+	if (!set || !ft.free || !ft.reqc || !ft.cls || !ft.oldest ||
+	    !ft.sub_off || !stamp || !stack)
 		goto oom;
 	for (int s = 0; s < ns; s++) {
 		stamp[s] = -1;
@@ -359,6 +367,17 @@ int topoml__place_fat_tree(const struct place_in *in,
 		if (s < ns && !t->switches[s].nchildren &&
 		    (ft.cls[s] & LEAF_DIRTY))
 			c.cost += t->switches[s].nnodes;
+		/* Among equally tight leaves, the one whose oldest job is
+		 * oldest (lowest id: job ids grow with submission).  Run
+		 * times are heavy tailed: the longer a job has run, the
+		 * longer it is likely to go on, so that leaf would stay
+		 * busy anyway, while a leaf of younger jobs is likely to
+		 * drain first and free whole for a multi-node job.  Lowest
+		 * switch first instead left, on a machine always full, the
+		 * free nodes of a 2-leaf fabric split one a leaf more often
+		 * than linear's order did. */
+		if (s < ns && !t->switches[s].nchildren)
+			c.oldest = ft.oldest[s] ? ft.oldest[s] : UINT32_MAX;
 		if (best_k < 0 || k < best_k)
 			best_k = k;
 		if (req->max_leaves > 0 && k > req->max_leaves)
@@ -432,6 +451,7 @@ out:
 	free(ft.free);
 	free(ft.reqc);
 	free(ft.cls);
+	free(ft.oldest);
 	free(ft.sub_off);
 	free(ft.sub);
 	free(ft.f);
