@@ -815,6 +815,52 @@ START_TEST(df_fewest_groups_then_routers)
 }
 END_TEST
 
+/*
+ * A 40-node job must span two groups; groups 0 to 3 have 20 free each
+ * (12 busy), groups 4 to 7 none.  Job 5 holds 12 nodes of group 0 and
+ * 12 of group 1 (a multi-group job), jobs 6 and 7 12 of group 2 and 3.
+ * Blind to owners the tight pick takes groups 0 and 1, whose global
+ * links job 5's ring crosses too; with owners, groups 2 and 3.
+ */
+START_TEST(df_multi_group_avoids_shared_groups)
+{
+	topoml_topo_t *t = _dfly();
+	hwloc_bitmap_t a = _all(t);
+	uint32_t *owner = calloc(t->nnodes, sizeof(uint32_t));
+	struct topoml_placement p;
+	char why[256];
+	int in[8] = { 0 };
+
+	ck_assert_ptr_nonnull(owner);
+	for (int g = 0; g < 8; g++)
+		for (int v = 32 * g; v < 32 * g + (g < 4 ? 12 : 32); v++) {
+			hwloc_bitmap_clr(a, v);
+			owner[v] = g < 2 ? 5 : g < 4 ? 4 + g : 8;
+		}
+	struct topoml_place_req r = { .nnodes = 40, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 2);
+	for (int i = 0; i < p.n; i++)
+		in[t->nodes[p.nodes[i]].group]++;
+	ck_assert_int_eq(in[0], 20);
+	ck_assert_int_eq(in[1], 20);
+	topoml_placement_clear(&p);
+	r.owner = owner;
+	memset(in, 0, sizeof(in));
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 2);
+	for (int i = 0; i < p.n; i++)
+		in[t->nodes[p.nodes[i]].group]++;
+	ck_assert_int_eq(in[2], 20);
+	ck_assert_int_eq(in[3], 20);
+	topoml_placement_clear(&p);
+	free(owner);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(df_alltoall_spread_is_a_site_choice)
 {
 	topoml_topo_t *t = _dfly();
@@ -1561,6 +1607,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, ranked_list_equals_attempts);
 	tcase_add_test(tc, df_fewest_groups_then_routers);
 	tcase_add_test(tc, df_alltoall_spread_is_a_site_choice);
+	tcase_add_test(tc, df_multi_group_avoids_shared_groups);
 	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
 	tcase_add_test(tc, torus_boxes_avoid_other_jobs_boxes);
 	tcase_add_test(tc, torus_box_free_by_first_box);
