@@ -861,6 +861,39 @@ START_TEST(df_multi_group_avoids_shared_groups)
 }
 END_TEST
 
+/*
+ * A 40-node job must span two groups.  Groups 0 and 1 have 20 free
+ * nodes each, 5 on each router (3 of 8 busy); groups 2 and 3 are free.
+ * The tightest groups, 0 and 1, take 8 routers (a ring through 8 router
+ * fragments); the fullest, 2 and 3, take 4 whole routers and 8 nodes of
+ * a fifth: 5 routers, as few groups.
+ */
+START_TEST(df_multi_group_fewest_routers)
+{
+	topoml_topo_t *t = _dfly();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	char why[256];
+	int in[8] = { 0 };
+
+	for (int g = 4; g < 8; g++)
+		hwloc_bitmap_clr_range(a, 32 * g, 32 * g + 31);
+	for (int r = 0; r < 8; r++)	/* routers of groups 0 and 1 */
+		hwloc_bitmap_clr_range(a, 8 * r, 8 * r + 2);
+	struct topoml_place_req q = { .nnodes = 40, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &q, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 2);
+	ck_assert_int_eq(_leaves(t, &p), 5);
+	for (int i = 0; i < p.n; i++)
+		in[t->nodes[p.nodes[i]].group]++;
+	ck_assert_int_eq(in[2] + in[3], 40);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(df_alltoall_spread_is_a_site_choice)
 {
 	topoml_topo_t *t = _dfly();
@@ -1608,6 +1641,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, df_fewest_groups_then_routers);
 	tcase_add_test(tc, df_alltoall_spread_is_a_site_choice);
 	tcase_add_test(tc, df_multi_group_avoids_shared_groups);
+	tcase_add_test(tc, df_multi_group_fewest_routers);
 	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
 	tcase_add_test(tc, torus_boxes_avoid_other_jobs_boxes);
 	tcase_add_test(tc, torus_box_free_by_first_box);

@@ -25,6 +25,7 @@ struct dcand {
 	int pass;
 	bool clean;
 	bool spread;
+	bool fullest;		/* machine level: the fullest groups */
 	int kg, kr;		/* groups, routers */
 	int free;
 };
@@ -87,7 +88,8 @@ static int _in_group(struct df *d, int g, int want, bool clean,
 }
 
 /* Group quotas for the machine-level candidate; returns groups used. */
-static int _machine_quota(struct df *d, bool clean, bool spread, int *quota)
+static int _machine_quota(struct df *d, bool clean, bool spread,
+			  bool fullest, int *quota)
 {
 	const topoml_topo_t *t = d->t;
 	int ng = t->ngroups, need = d->in->n - d->in->nreq, k;
@@ -102,6 +104,26 @@ static int _machine_quota(struct df *d, bool clean, bool spread, int *quota)
 		f[g] = d->gfree[g];
 		r[g] = d->greq[g];
 		ok[g] = clean ? d->gok_clean[g] : 1;
+	}
+	if (fullest) {
+		/* the groups with most free nodes, the last one partly:
+		 * fewer routers than the tightest groups' fragments */
+		k = 0;
+		for (int left = need; left > 0; k++) {
+			int b = -1;
+
+			for (int g = 0; g < ng; g++)
+				if (!quota[g] && f[g] > 0 &&
+				    (b < 0 || f[g] > f[b]))
+					b = g;
+			if (b < 0) {
+				k = -1;
+				goto out;
+			}
+			quota[b] = f[b] < left ? f[b] : left;
+			left -= quota[b];
+		}
+		goto out;
 	}
 	if (!spread) {
 		k = topoml__choose(f, r, ok, ng, need, d->maxg, quota);
@@ -207,7 +229,8 @@ static int _build(struct df *d, const struct dcand *c, hwloc_bitmap_t set,
 		goto out;
 	}
 	quota = calloc(t->ngroups, sizeof(int));
-	if (!quota || _machine_quota(d, c->clean, c->spread, quota) < 0)
+	if (!quota || _machine_quota(d, c->clean, c->spread, c->fullest,
+				     quota) < 0)
 		goto out;
 	for (int g = 0; g < t->ngroups; g++) {
 		int k;
@@ -332,17 +355,22 @@ int topoml__place_dragonfly(const struct place_in *in,
 		c.level = 2;
 		c.id = -1;
 		c.free = 0;
-		for (int sp = spread ? 1 : 0; sp >= 0; sp--) {
+		for (int v = spread ? 2 : 1; v >= -1; v--) {
 			int *quota, kg, kr = 0;
+			bool sp = v == 2, full = v < 0;
 
-			if (!sp && ngc && k == 1)
+			if ((v == 1 && ngc && k == 1) || (full &&
+			    (clean || in->nreq || (ngc && k == 1))))
 				break;
+			if (!v)
+				continue;
 			quota = calloc(ng + 1, sizeof(int));
 			if (!quota)
 				goto oom;
-			kg = _machine_quota(&d, clean, sp, quota);
+			kg = _machine_quota(&d, clean, sp, full, quota);
 			if (kg >= 0) {
 				c.spread = sp;
+				c.fullest = full;
 				c.kg = kg;
 				for (int g = 0; g < ng; g++)
 					if (quota[g] > 0)
@@ -354,6 +382,7 @@ int topoml__place_dragonfly(const struct place_in *in,
 			free(quota);
 		}
 		c.spread = false;
+		c.fullest = false;
 	}
 	if (!nc) {
 		snprintf(why, whylen,
