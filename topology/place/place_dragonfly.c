@@ -87,6 +87,36 @@ static int _in_group(struct df *d, int g, int want, bool clean,
 	return k;
 }
 
+/* Groups by most free nodes (not those marked in skip) until need is
+ * met, the last partly; quota filled when given.  Groups used or -1. */
+static int _fullest(const int *f, const unsigned char *skip, int ng,
+		    int need, int *quota)
+{
+	unsigned char *used = calloc(ng + 1, 1);
+	int k = 0;
+
+	if (!used)
+		return -1;
+	for (int left = need; left > 0; k++) {
+		int b = -1;
+
+		for (int g = 0; g < ng; g++)
+			if (!used[g] && f[g] > 0 && !(skip && skip[g]) &&
+			    (b < 0 || f[g] > f[b]))
+				b = g;
+		if (b < 0) {
+			k = -1;
+			break;
+		}
+		used[b] = 1;
+		if (quota)
+			quota[b] = f[b] < left ? f[b] : left;
+		left -= f[b];
+	}
+	free(used);
+	return k;
+}
+
 /* Group quotas for the machine-level candidate; returns groups used. */
 static int _machine_quota(struct df *d, bool clean, bool spread,
 			  bool fullest, int *quota)
@@ -107,22 +137,15 @@ static int _machine_quota(struct df *d, bool clean, bool spread,
 	}
 	if (fullest) {
 		/* the groups with most free nodes, the last one partly:
-		 * fewer routers than the tightest groups' fragments */
-		k = 0;
-		for (int left = need; left > 0; k++) {
-			int b = -1;
+		 * fewer routers than the tightest groups' fragments; as
+		 * many groups without another multi-group job's first */
+		int k0 = _fullest(f, NULL, ng, need, NULL);
 
-			for (int g = 0; g < ng; g++)
-				if (!quota[g] && f[g] > 0 &&
-				    (b < 0 || f[g] > f[b]))
-					b = g;
-			if (b < 0) {
-				k = -1;
-				goto out;
-			}
-			quota[b] = f[b] < left ? f[b] : left;
-			left -= quota[b];
-		}
+		k = _fullest(f, d->gshared, ng, need, NULL);
+		if (k < 0 || k > k0)
+			k = _fullest(f, NULL, ng, need, quota);
+		else
+			_fullest(f, d->gshared, ng, need, quota);
 		goto out;
 	}
 	if (!spread) {
