@@ -889,6 +889,34 @@ START_TEST(df_multi_group_fewest_routers)
 		in[t->nodes[p.nodes[i]].group]++;
 	ck_assert_int_eq(in[2] + in[3], 40);
 	topoml_placement_clear(&p);
+	/*
+	 * Job 5 now holds 2 nodes of group 2 and 2 of group 6, job 6 2 of
+	 * group 5 (groups 5 and 6 otherwise free): the fullest groups
+	 * without job 5, 3 and 5 (32 + 8: 4 + 1 routers, 5 as before),
+	 * not 2.
+	 */
+	uint32_t *owner = calloc(t->nnodes, sizeof(uint32_t));
+
+	ck_assert_ptr_nonnull(owner);
+	hwloc_bitmap_set_range(a, 32 * 5, 32 * 7 - 1);
+	for (int v = 0; v < 2; v++) {
+		hwloc_bitmap_clr(a, 64 + v);
+		hwloc_bitmap_clr(a, 192 + v);
+		hwloc_bitmap_clr(a, 160 + v);
+		owner[64 + v] = owner[192 + v] = 5;
+		owner[160 + v] = 6;
+	}
+	q.owner = owner;
+	memset(in, 0, sizeof(in));
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &q, &p, why), 0);
+	for (int i = 0; i < p.n; i++)
+		in[t->nodes[p.nodes[i]].group]++;
+	ck_assert_int_eq(_groups(t, &p), 2);
+	ck_assert_int_eq(in[2], 0);
+	ck_assert_int_eq(in[6], 0);
+	ck_assert_int_eq(_leaves(t, &p), 5);
+	topoml_placement_clear(&p);
+	free(owner);
 	hwloc_bitmap_free(a);
 	topoml_free(t);
 }
