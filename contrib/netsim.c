@@ -92,6 +92,7 @@ static struct {
 	double max_transfers;	/* per SimGrid run, 0: no bound */
 	double taper;		/* fat-tree uplinks without --bandwidth */
 	int snapshots;		/* --snapshots, without --at */
+	double box_wait;	/* --box-wait: topoml's LocalityWait */
 	bool no_backfill;
 	bool alone;
 	bool quiet;
@@ -133,6 +134,8 @@ static void _usage(FILE *f)
 "  -n, --max-jobs N        with --trace: the first N jobs only\n"
 "  -N, --trace-nodes N     with --trace: as topoml sim\n"
 "      --no-backfill       with --trace: plain FCFS\n"
+"      --box-wait S        with --trace: topoml's locality wait (as topoml\n"
+"                          sim --box-wait; default 0)\n"
 "      --hybrid K          hybrid jobs of K ranks a node: tp=K, pp 8, 4, 2\n"
 "                          or 1 leaving dp >= 2, dp the rest (as topoml\n"
 "                          sim --hybrid; topoml places them so)\n"
@@ -1287,7 +1290,8 @@ static int _from_trace(const topoml_topo_t *t, const char *platform,
 	for (int p = 0; !rc && p < npol; p++) {
 		struct topoml_sim_opts so = { .record_nodes = true,
 					      .no_fragmentation = true,
-					      .no_backfill = _o.no_backfill };
+					      .no_backfill = _o.no_backfill,
+					      .box_wait = _o.box_wait };
 		struct topoml_sim_metrics m;
 		struct topoml_sim_jobout *jo = calloc(tr->njobs + 1,
 						      sizeof(*jo));
@@ -1417,6 +1421,7 @@ int main(int argc, char **argv)
 		{ "weights", required_argument, NULL, 'w' },
 		{ "trace-nodes", required_argument, NULL, 'N' },
 		{ "no-backfill", no_argument, NULL, 'B' },
+		{ "box-wait", required_argument, NULL, 'R' },
 		{ "time-limit", required_argument, NULL, 'L' },
 		{ "max-transfers", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -1452,6 +1457,15 @@ int main(int argc, char **argv)
 		case 'p': polarg = optarg; break;
 		case 'P': plat = optarg; break;
 		case 'a': _o.alone = true; break;
+		case 'R':
+			_o.box_wait = strtod(optarg, &end);
+			if (end == optarg || *end || !(_o.box_wait >= 0) ||
+			    _o.box_wait > 31536000) {
+				_err("--box-wait: '%s' is not 0 to 31536000 "
+				     "seconds", optarg);
+				return EX_USAGE;
+			}
+			break;
 		case 'K':
 			_o.snapshots = (int)strtol(optarg, &end, 10);
 			if (end == optarg || *end || _o.snapshots < 1 ||

@@ -981,6 +981,113 @@ START_TEST(df_fewest_groups_then_routers)
 }
 END_TEST
 
+/*
+ * A 40-node job must span two groups; groups 0 to 3 have 20 free each
+ * (12 busy), groups 4 to 7 none.  Job 5 holds 12 nodes of group 0 and
+ * 12 of group 1 (a multi-group job), jobs 6 and 7 12 of group 2 and 3.
+ * Blind to owners the tight pick takes groups 0 and 1, whose global
+ * links job 5's ring crosses too; with owners, groups 2 and 3.
+ */
+START_TEST(df_multi_group_avoids_shared_groups)
+{
+	topoml_topo_t *t = _dfly();
+	hwloc_bitmap_t a = _all(t);
+	uint32_t *owner = calloc(t->nnodes, sizeof(uint32_t));
+	struct topoml_placement p;
+	char why[256];
+	int in[8] = { 0 };
+
+	ck_assert_ptr_nonnull(owner);
+	for (int g = 0; g < 8; g++)
+		for (int v = 32 * g; v < 32 * g + (g < 4 ? 12 : 32); v++) {
+			hwloc_bitmap_clr(a, v);
+			owner[v] = g < 2 ? 5 : g < 4 ? 4 + g : 8;
+		}
+	struct topoml_place_req r = { .nnodes = 40, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 2);
+	for (int i = 0; i < p.n; i++)
+		in[t->nodes[p.nodes[i]].group]++;
+	ck_assert_int_eq(in[0], 20);
+	ck_assert_int_eq(in[1], 20);
+	topoml_placement_clear(&p);
+	r.owner = owner;
+	memset(in, 0, sizeof(in));
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 2);
+	for (int i = 0; i < p.n; i++)
+		in[t->nodes[p.nodes[i]].group]++;
+	ck_assert_int_eq(in[2], 20);
+	ck_assert_int_eq(in[3], 20);
+	topoml_placement_clear(&p);
+	free(owner);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * A 40-node job must span two groups.  Groups 0 and 1 have 20 free
+ * nodes each, 5 on each router (3 of 8 busy); groups 2 and 3 are free.
+ * The tightest groups, 0 and 1, take 8 routers (a ring through 8 router
+ * fragments); the fullest, 2 and 3, take 4 whole routers and 8 nodes of
+ * a fifth: 5 routers, as few groups.
+ */
+START_TEST(df_multi_group_fewest_routers)
+{
+	topoml_topo_t *t = _dfly();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	char why[256];
+	int in[8] = { 0 };
+
+	for (int g = 4; g < 8; g++)
+		hwloc_bitmap_clr_range(a, 32 * g, 32 * g + 31);
+	for (int r = 0; r < 8; r++)	/* routers of groups 0 and 1 */
+		hwloc_bitmap_clr_range(a, 8 * r, 8 * r + 2);
+	struct topoml_place_req q = { .nnodes = 40, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &q, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 2);
+	ck_assert_int_eq(_leaves(t, &p), 5);
+	for (int i = 0; i < p.n; i++)
+		in[t->nodes[p.nodes[i]].group]++;
+	ck_assert_int_eq(in[2] + in[3], 40);
+	topoml_placement_clear(&p);
+	/*
+	 * Job 5 now holds 2 nodes of group 2 and 2 of group 6, job 6 2 of
+	 * group 5 (groups 5 and 6 otherwise free): the fullest groups
+	 * without job 5, 3 and 5 (32 + 8: 4 + 1 routers, 5 as before),
+	 * not 2.
+	 */
+	uint32_t *owner = calloc(t->nnodes, sizeof(uint32_t));
+
+	ck_assert_ptr_nonnull(owner);
+	hwloc_bitmap_set_range(a, 32 * 5, 32 * 7 - 1);
+	for (int v = 0; v < 2; v++) {
+		hwloc_bitmap_clr(a, 64 + v);
+		hwloc_bitmap_clr(a, 192 + v);
+		hwloc_bitmap_clr(a, 160 + v);
+		owner[64 + v] = owner[192 + v] = 5;
+		owner[160 + v] = 6;
+	}
+	q.owner = owner;
+	memset(in, 0, sizeof(in));
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &q, &p, why), 0);
+	for (int i = 0; i < p.n; i++)
+		in[t->nodes[p.nodes[i]].group]++;
+	ck_assert_int_eq(_groups(t, &p), 2);
+	ck_assert_int_eq(in[2], 0);
+	ck_assert_int_eq(in[6], 0);
+	ck_assert_int_eq(_leaves(t, &p), 5);
+	topoml_placement_clear(&p);
+	free(owner);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(df_alltoall_spread_is_a_site_choice)
 {
 	topoml_topo_t *t = _dfly();
@@ -1728,6 +1835,8 @@ static Suite *_suite(void)
 	tcase_add_test(tc, ranked_list_equals_attempts);
 	tcase_add_test(tc, df_fewest_groups_then_routers);
 	tcase_add_test(tc, df_alltoall_spread_is_a_site_choice);
+	tcase_add_test(tc, df_multi_group_avoids_shared_groups);
+	tcase_add_test(tc, df_multi_group_fewest_routers);
 	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
 	tcase_add_test(tc, torus_boxes_avoid_other_jobs_boxes);
 	tcase_add_test(tc, torus_box_free_by_first_box);

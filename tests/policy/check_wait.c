@@ -389,6 +389,100 @@ START_TEST(job_view)
 }
 END_TEST
 
+/*
+ * Dragonfly (fixtures/hybrid/dragonfly-nvl576.json: 16 groups of 36).
+ * Every group has its first 16 nodes busy: a job of 30 nodes fits in no
+ * group, so the engine takes 20 + 10 of two; one group could hold it on
+ * the machine, so with a wait it waits for one.  In one group it is met;
+ * a job of 40 needs two groups, so two are as few as there can be.  The
+ * busy nodes of group 3 end at 200, the others' at 500: its group then.
+ */
+START_TEST(dragonfly_groups)
+{
+	struct topoml_wait_policy p = { .box_wait = 600 };
+	struct topoml_wait_job j = { .nnodes = 30 };
+	struct topoml_wait_memo m = TOPOML_WAIT_MEMO_INIT;
+	struct topoml_wait_verdict_info v;
+	struct topoml_place_req req = { .nnodes = 30 };
+	struct topoml_placement pl = { 0 }, pa;
+	topoml_topo_t *t = _load("dragonfly-nvl576.json");
+	hwloc_bitmap_t all = hwloc_bitmap_alloc(), avail, then;
+	int one[30], two[40], gs[2] = { -1, -1 }, ngs = 0;
+	int64_t *at;
+	char why[256];
+
+	ck_assert_int_eq(t->family, TOPOML_DRAGONFLY);
+	ck_assert_int_eq(t->ngroups, 16);
+	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
+	avail = hwloc_bitmap_dup(all);
+	then = hwloc_bitmap_alloc();
+	at = calloc(t->nnodes, sizeof(*at));
+	ck_assert_ptr_nonnull(at);
+	for (int g = 0, k = 0; g < t->ngroups; g++, k = 0)
+		for (int v2 = 0; v2 < t->nnodes; v2++)
+			if (t->nodes[v2].group == g && k++ < 16) {
+				hwloc_bitmap_clr(avail, v2);
+				at[v2] = g == 3 ? 200 : 500;
+			}
+	ck_assert_int_eq(hwloc_bitmap_weight(avail), 16 * 20);
+	req.avail = avail;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &req, &pl, why,
+				      sizeof(why)), 0);
+	ck_assert_int_eq(pl.n, 30);
+	for (int i = 0; i < pl.n; i++) {
+		int g = t->nodes[pl.nodes[i]].group;
+
+		if (g != gs[0] && g != gs[1])
+			ngs++;
+		if (gs[0] < 0)
+			gs[0] = g;
+		else if (g != gs[0])
+			gs[1] = g;
+	}
+	ck_assert_int_eq(ngs, 2);
+	/* two groups where one could do: waits 600 s */
+	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1300,
+				     &v) == 300);
+	ck_assert_int_eq(v.kind, TOPOML_WAIT_BLOCK);
+	ck_assert_str_eq(v.what, "fewest dragonfly groups for 30 nodes");
+	ck_assert(m.computed && m.box == 1);
+	/* in one group (the 30 first nodes of group 5): met */
+	for (int v2 = 0, k = 0; v2 < t->nnodes && k < 30; v2++)
+		if (t->nodes[v2].group == 5)
+			one[k++] = v2;
+	_pl(&pa, one, 30);
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(v.met);
+	topoml_placement_clear(&pa);
+	/* 40 nodes: two groups are the fewest */
+	for (int v2 = 0, k = 0; v2 < t->nnodes && k < 40; v2++)
+		if (t->nodes[v2].group == 7 || t->nodes[v2].group == 8)
+			two[k++] = v2;
+	_pl(&pa, two, 40);
+	j.nnodes = 40;
+	m = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(v.met);
+	topoml_placement_clear(&pa);
+	/* will-run: group 3 is free at 200 */
+	j.nnodes = 30;
+	v.kind = TOPOML_WAIT_BLOCK;
+	ck_assert_int_eq(topoml_wait_plan(t, &p, &j, &v, all, at, INT64_MAX,
+					  then), 200);
+	for (int v2 = 0; v2 < t->nnodes; v2++)
+		if (t->nodes[v2].group == 3)
+			ck_assert(hwloc_bitmap_isset(then, v2));
+	free(at);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(all);
+	hwloc_bitmap_free(avail);
+	hwloc_bitmap_free(then);
+	topoml_free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("policy");
@@ -400,6 +494,7 @@ int main(void)
 	tcase_add_test(tc, wait_left);
 	tcase_add_test(tc, torus_box);
 	tcase_add_test(tc, block_group);
+	tcase_add_test(tc, dragonfly_groups);
 	tcase_add_test(tc, hybrid_groups);
 	tcase_add_test(tc, memo_cache);
 	tcase_add_test(tc, job_view);

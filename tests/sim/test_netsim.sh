@@ -308,4 +308,6 @@ timeout 60 "$netsim" -q -t "$tmp/apart.json" -J "$tmp/apart" \
 grep -q "no common switch" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 "$netsim" -q -t "$tmp/ft.json" -J "$tmp/one" -b 0 >/dev/null 2>&1
 [ $? = 2 ] || fail "--bandwidth 0: not exit 2"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/one" --box-wait -1 >/dev/null 2>&1
+[ $? = 2 ] || fail "--box-wait -1: not exit 2"
 echo "PASS"

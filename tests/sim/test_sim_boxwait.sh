@@ -11,7 +11,8 @@
 # before that reservation), utilisation as never waiting's.  With
 # --box-wait-span 1.5 (TorusBoxWaitSpan=) placements within 1.5 x N start
 # at once: some jobs take no exact box, bounding box / N stays <= 1.02,
-# and the mean wait falls below that of waiting for every box.
+# and the mean wait falls below that of waiting for every box.  On a
+# dragonfly the same seconds hold a job for as few groups as it needs.
 # Without the trace: a head job torus3d refuses although enough nodes are
 # free reserves where its box frees by the running jobs' limits (Slurm's
 # will-run), so that jobs behind it that would outlast it start beside
@@ -116,6 +117,34 @@ if sp["span_over_lower_bound"] > 1.02:
     bad.append("span 1.5: bounding box / N above 1.02")
 if not sp["mean_wait_s"] < t["mean_wait_s"]:
     bad.append("span 1.5: waits as long as waiting for every box")
+if bad:
+    sys.exit("FAIL: " + "; ".join(bad))
+PY
+# A dragonfly (Theta's: 12 groups of 96 routers of 4 nodes): a job the
+# engine spreads over more groups than its size needs waits for as few
+# (LocalityWait=); long enough, every job gets them (span/bound 1).
+"$bld/contrib/topoml" generate dragonfly --groups 12 --routers 96 \
+	--per-router 4 --format json -q -o "$work/df.json" ||
+	fail "generate dragonfly"
+for w in 0 3600 36000; do
+	"$bld/contrib/topoml" sim -q -t "$work/df.json" -T "$trace" \
+		-p topoml -n 1000 -N 4392 --box-wait $w --no-fragmentation \
+		--json >"$work/df$w.json" 2>"$work/err" ||
+		fail "sim: $(cat "$work/err")"
+done
+python3 - "$work"/df{0,3600,36000}.json <<'PY' || exit 1
+import json, sys
+r = [json.load(open(f))["policies"]["topoml"] for f in sys.argv[1:]]
+print("dragonfly box-wait 0 / 3600 / 36000: span/bound %s, mean wait %s s"
+      % (" / ".join("%.4f" % x["span_over_lower_bound"] for x in r),
+         " / ".join("%.1f" % x["mean_wait_s"] for x in r)))
+bad = []
+if not r[1]["span_over_lower_bound"] < r[0]["span_over_lower_bound"]:
+    bad.append("3600 s: span/bound not below never waiting's")
+if not r[1]["mean_wait_s"] > r[0]["mean_wait_s"]:
+    bad.append("3600 s: nobody waited")
+if abs(r[2]["span_over_lower_bound"] - 1) > 1e-9:
+    bad.append("36000 s: a job on more groups than it needs")
 if bad:
     sys.exit("FAIL: " + "; ".join(bad))
 PY

@@ -7,7 +7,10 @@
  * (req->df_spread_alltoall), the job is spread evenly over as many groups
  * as it can use instead: with adaptive routing, all-to-all traffic then
  * uses many global links in parallel (Yang et al., SC16).  The isolate hint
- * prefers routers, then groups, that carry no other job.
+ * prefers routers, then groups, that carry no other job.  With job owners
+ * known, a job that must span groups prefers, among equally tight groups,
+ * those that carry no other multi-group job: both rings would cross the
+ * same group's global links.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdlib.h>
@@ -22,6 +25,7 @@ struct dcand {
 	int pass;
 	bool clean;
 	bool spread;
+	bool fullest;		/* machine level: the fullest groups */
 	int kg, kr;		/* groups, routers */
 	int free;
 };
@@ -32,6 +36,7 @@ struct df {
 	int *rfree, *rreq;	/* per router */
 	int *gfree, *greq;	/* per group */
 	unsigned char *rok_clean, *gok_clean;
+	unsigned char *gshared;	/* carries a node of a multi-group job */
 	int maxr, maxg;
 	/* scratch */
 	int *f, *r, *take;
@@ -82,13 +87,44 @@ static int _in_group(struct df *d, int g, int want, bool clean,
 	return k;
 }
 
+/* Groups by most free nodes (not those marked in skip) until need is
+ * met, the last partly; quota filled when given.  Groups used or -1. */
+static int _fullest(const int *f, const unsigned char *skip, int ng,
+		    int need, int *quota)
+{
+	unsigned char *used = calloc(ng + 1, 1);
+	int k = 0;
+
+	if (!used)
+		return -1;
+	for (int left = need; left > 0; k++) {
+		int b = -1;
+
+		for (int g = 0; g < ng; g++)
+			if (!used[g] && f[g] > 0 && !(skip && skip[g]) &&
+			    (b < 0 || f[g] > f[b]))
+				b = g;
+		if (b < 0) {
+			k = -1;
+			break;
+		}
+		used[b] = 1;
+		if (quota)
+			quota[b] = f[b] < left ? f[b] : left;
+		left -= f[b];
+	}
+	free(used);
+	return k;
+}
+
 /* Group quotas for the machine-level candidate; returns groups used. */
-static int _machine_quota(struct df *d, bool clean, bool spread, int *quota)
+static int _machine_quota(struct df *d, bool clean, bool spread,
+			  bool fullest, int *quota)
 {
 	const topoml_topo_t *t = d->t;
 	int ng = t->ngroups, need = d->in->n - d->in->nreq, k;
-	int *f = malloc(ng * sizeof(int)), *r = malloc(ng * sizeof(int));
-	unsigned char *ok = malloc(ng);
+	int *f = calloc(ng + 1, sizeof(int)), *r = calloc(ng + 1, sizeof(int));
+	unsigned char *ok = calloc(ng + 1, 1);
 
 	if (!f || !r || !ok) {
 		k = -1;
@@ -99,8 +135,28 @@ static int _machine_quota(struct df *d, bool clean, bool spread, int *quota)
 		r[g] = d->greq[g];
 		ok[g] = clean ? d->gok_clean[g] : 1;
 	}
+	if (fullest) {
+		/* the groups with most free nodes, the last one partly:
+		 * fewer routers than the tightest groups' fragments; as
+		 * many groups without another multi-group job's first */
+		int k0 = _fullest(f, NULL, ng, need, NULL);
+
+		k = _fullest(f, d->gshared, ng, need, NULL);
+		if (k < 0 || k > k0)
+			k = _fullest(f, NULL, ng, need, quota);
+		else
+			_fullest(f, d->gshared, ng, need, quota);
+		goto out;
+	}
 	if (!spread) {
 		k = topoml__choose(f, r, ok, ng, need, d->maxg, quota);
+		if (k < 1 || clean)
+			goto out;
+		/* as few groups without another multi-group job's */
+		for (int g = 0; g < ng; g++)
+			ok[g] = !d->gshared[g];
+		if (topoml__choose(f, r, ok, ng, need, d->maxg, NULL) == k)
+			topoml__choose(f, r, ok, ng, need, d->maxg, quota);
 		goto out;
 	}
 	/* Spread: water-fill the job over every group with free nodes. */
@@ -131,6 +187,52 @@ out:
 	return k;
 }
 
+/*
+ * gshared[g]: group g holds a node of a job that other groups hold too
+ * (owners known).  One pass over the busy nodes; jobs by open addressing
+ * on the id, as the fat-tree's leaves.
+ */
+static int _classify(struct df *d)
+{
+	const topoml_topo_t *t = d->t;
+	const uint32_t *owner = d->in->req->owner;
+	struct { uint32_t job; int g; bool multi; } *h = NULL;
+	size_t cap = 16, mask;
+	int busy = 0, v;
+
+	if (!owner)
+		return 0;
+	busy = t->nnodes - hwloc_bitmap_weight(d->in->avail);
+	while (cap < 2 * (size_t)(busy > 0 ? busy : 1))
+		cap <<= 1;
+	mask = cap - 1;
+	h = calloc(cap, sizeof(*h));
+	if (!h)
+		return -1;
+	for (int pass = 0; pass < 2; pass++)
+		for (v = 0; v < t->nnodes; v++) {
+			uint32_t j = owner[v];
+			int g = t->nodes[v].group;
+			size_t k;
+
+			if (!j || g < 0 || hwloc_bitmap_isset(d->in->avail, v))
+				continue;
+			k = (j * 2654435761u) & mask;
+			while (h[k].job && h[k].job != j)
+				k = (k + 1) & mask;
+			if (pass) {
+				d->gshared[g] |= h[k].multi;
+			} else if (!h[k].job) {
+				h[k].job = j;
+				h[k].g = g;
+			} else if (h[k].g != g) {
+				h[k].multi = true;
+			}
+		}
+	free(h);
+	return 0;
+}
+
 static int _build(struct df *d, const struct dcand *c, hwloc_bitmap_t set,
 		  int *kr_out)
 {
@@ -150,7 +252,8 @@ static int _build(struct df *d, const struct dcand *c, hwloc_bitmap_t set,
 		goto out;
 	}
 	quota = calloc(t->ngroups, sizeof(int));
-	if (!quota || _machine_quota(d, c->clean, c->spread, quota) < 0)
+	if (!quota || _machine_quota(d, c->clean, c->spread, c->fullest,
+				     quota) < 0)
 		goto out;
 	for (int g = 0; g < t->ngroups; g++) {
 		int k;
@@ -201,8 +304,9 @@ int topoml__place_dragonfly(const struct place_in *in,
 	d.greq = calloc(ng + 1, sizeof(int));
 	d.rok_clean = calloc(ns + 1, 1);
 	d.gok_clean = calloc(ng + 1, 1);
+	d.gshared = calloc(ng + 1, 1);
 	if (!set || !d.rfree || !d.rreq || !d.gfree || !d.greq ||
-	    !d.rok_clean || !d.gok_clean)
+	    !d.rok_clean || !d.gok_clean || !d.gshared || _classify(&d))
 		goto oom;
 	hwloc_bitmap_foreach_begin(v, in->required)
 		d.rreq[t->nodes[v].leaf]++;
@@ -274,17 +378,22 @@ int topoml__place_dragonfly(const struct place_in *in,
 		c.level = 2;
 		c.id = -1;
 		c.free = 0;
-		for (int sp = spread ? 1 : 0; sp >= 0; sp--) {
+		for (int v = spread ? 2 : 1; v >= -1; v--) {
 			int *quota, kg, kr = 0;
+			bool sp = v == 2, full = v < 0;
 
-			if (!sp && ngc && k == 1)
+			if ((v == 1 && ngc && k == 1) || (full &&
+			    (clean || in->nreq || (ngc && k == 1))))
 				break;
+			if (!v)
+				continue;
 			quota = calloc(ng + 1, sizeof(int));
 			if (!quota)
 				goto oom;
-			kg = _machine_quota(&d, clean, sp, quota);
+			kg = _machine_quota(&d, clean, sp, full, quota);
 			if (kg >= 0) {
 				c.spread = sp;
+				c.fullest = full;
 				c.kg = kg;
 				for (int g = 0; g < ng; g++)
 					if (quota[g] > 0)
@@ -296,6 +405,7 @@ int topoml__place_dragonfly(const struct place_in *in,
 			free(quota);
 		}
 		c.spread = false;
+		c.fullest = false;
 	}
 	if (!nc) {
 		snprintf(why, whylen,
@@ -344,6 +454,7 @@ out:
 	free(d.greq);
 	free(d.rok_clean);
 	free(d.gok_clean);
+	free(d.gshared);
 	free(d.f);
 	free(d.r);
 	free(d.take);

@@ -84,14 +84,63 @@ static bool _box_short(const topoml_topo_t *t,
 	return true;
 }
 
+/* Dragonfly: the fewest groups that hold `size' nodes (largest first). */
+static int _df_min_groups(const topoml_topo_t *t, int size)
+{
+	int ng = t->ngroups, k = 0, *tot = calloc(ng + 1, sizeof(int));
+
+	if (!tot)
+		return ng;
+	for (int v = 0; v < t->nnodes; v++)
+		if (t->nodes[v].group >= 0 && t->nodes[v].group < ng)
+			tot[t->nodes[v].group]++;
+	for (int sum = 0; sum < size && k < ng; k++) {
+		int b = k;
+
+		for (int g = k + 1; g < ng; g++)
+			if (tot[g] > tot[b])
+				b = g;
+		sum += tot[b];
+		tot[b] = tot[k];
+	}
+	free(tot);
+	return k;
+}
+
+/* Dragonfly: are the n nodes in as few groups as `size' nodes need? */
+static bool _df_fewest(const topoml_topo_t *t, const int *nodes, int n,
+		       int size)
+{
+	unsigned char *in = calloc(t->ngroups + 1, 1);
+	int k = 0;
+
+	if (!in)
+		return true;
+	for (int i = 0; i < n; i++) {
+		int g = nodes[i] >= 0 && nodes[i] < t->nnodes ?
+			t->nodes[nodes[i]].group : -1;
+
+		if (g >= 0 && g < t->ngroups && !in[g]) {
+			in[g] = 1;
+			k++;
+		}
+	}
+	free(in);
+	return k <= _df_min_groups(t, size);
+}
+
 /* Are the n nodes inside one aligned group of base blocks of the
- * BlockSizes level of a job of `size' nodes (Slurm's topology/block)? */
+ * BlockSizes level of a job of `size' nodes (Slurm's topology/block)?
+ * On a dragonfly: in as few groups as the machine allows. */
 static bool _block_aligned(const topoml_topo_t *t, const int *nodes, int n,
 			   int size)
 {
-	int lvl = topoml__block_level(t, size, NULL);
-	int bpb = lvl < 0 ? t->nblocks : 1 << lvl, g0 = -1;
+	int lvl, bpb, g0 = -1;
 
+	if (t->family == TOPOML_DRAGONFLY)
+		return _df_fewest(t, nodes, n, size);
+	lvl = topoml__block_level(t, size, NULL);
+	bpb = lvl < 0 ? t->nblocks : 1 << lvl;
 	for (int i = 0; i < n; i++) {
 		int b = nodes[i] >= 0 && nodes[i] < t->nnodes ?
 			t->nodes[nodes[i]].leaf : -1;
@@ -128,8 +177,11 @@ static bool _block_fits(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
  * Slurm's aligned group (blocks): the engine takes a job no aligned
  * group of its BlockSizes level holds into a larger one, on as few
  * blocks; with a wait such a job waits for an aligned group where its
- * universe has one, its ring steps then crossing no higher level.  The
- * deprecated TorusBoxWait= sets the torus half only.
+ * universe has one, its ring steps then crossing no higher level.  On a
+ * dragonfly the same for the fewest groups: a job the engine spreads
+ * over more groups than its size needs (no group has room) waits for
+ * them, its ring then crossing fewer global links, which other jobs'
+ * rings share.  The deprecated TorusBoxWait= sets the torus half only.
  */
 static bool _block_short(const topoml_topo_t *t,
 			 const struct topoml_wait_policy *p,
@@ -139,14 +191,16 @@ static bool _block_short(const topoml_topo_t *t,
 			 struct topoml_wait_memo *memo,
 			 struct topoml_wait_verdict_info *v)
 {
+	bool df = t->family == TOPOML_DRAGONFLY;
 	char what[64];
 
-	if (!(p->box_wait > 0) || t->nblocks <= 0 || t->block_base <= 0 ||
+	if (!(p->box_wait > 0) ||
+	    (!df && (t->nblocks <= 0 || t->block_base <= 0)) ||
 	    j->pinned || j->nnodes < 2 || pl->n < j->nnodes ||
 	    (p->box_key && !strcmp(p->box_key, "TorusBoxWait")))
 		return false;
-	snprintf(what, sizeof(what), "aligned block group for %d nodes",
-		 j->nnodes);
+	snprintf(what, sizeof(what), df ? "fewest dragonfly groups for %d "
+		 "nodes" : "aligned block group for %d nodes", j->nnodes);
 	if (_block_aligned(t, pl->nodes, pl->n, j->nnodes)) {
 		_met(v, what);
 		return false;
