@@ -1436,6 +1436,54 @@ START_TEST(torus_size_without_box_follows_hilbert)
 }
 END_TEST
 
+/*
+ * A size with no box takes the end of a free Hilbert run whose nodes have
+ * the smallest box, not the run's start as Slurm does: with the curve's
+ * second node busy, the start of the run 2..63 is 2..8, across two of
+ * the curve's octants (a box of 12 nodes at least); its end 57..63 is
+ * inside the last octant, a box of 8.
+ */
+START_TEST(torus_size_without_box_takes_run_end)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 4, 4, 4, true);
+	hwloc_bitmap_t a, last;
+	struct topoml_placement p;
+	char why[256];
+	int curve[64];
+
+	ck_assert_ptr_nonnull(t);
+	a = _all(t);
+	last = hwloc_bitmap_alloc();
+	/* the curve's order: slurm-hilbert's placement of every node */
+	struct topoml_place_req r = { .nnodes = 64, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_SLURM_HILBERT, &r, &p, why),
+			 0);
+	ck_assert_int_eq(p.n, 64);
+	memcpy(curve, p.nodes, sizeof(curve));
+	topoml_placement_clear(&p);
+	hwloc_bitmap_clr(a, curve[1]);
+	for (int i = 57; i < 64; i++)
+		hwloc_bitmap_set(last, curve[i]);
+	r.nnodes = 7;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(p.n, 7);
+	ck_assert_int_eq(p.score.span, 8);
+	for (int i = 0; i < p.n; i++)
+		ck_assert(hwloc_bitmap_isset(last, p.nodes[i]));
+	topoml_placement_clear(&p);
+	/* Slurm's own: the run's start, a larger box */
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_SLURM_HILBERT, &r, &p, why),
+			 0);
+	ck_assert_int_eq(p.nodes[0], curve[2]);
+	ck_assert_int_gt(p.score.span, 8);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(last);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(torus_wraps_and_falls_back)
 {
 	topoml_topo_t *t = topoml_gen_torus("t", 8, 1, 1, true);
@@ -1842,6 +1890,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, torus_box_free_by_first_box);
 	tcase_add_test(tc, torus_box_free_by_brute_force);
 	tcase_add_test(tc, torus_size_without_box_follows_hilbert);
+	tcase_add_test(tc, torus_size_without_box_takes_run_end);
 	tcase_add_test(tc, torus_wraps_and_falls_back);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("shared");
