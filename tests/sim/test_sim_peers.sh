@@ -8,7 +8,8 @@
 # whole-node-only peers' shared column marked); figures in range; and on
 # the fat-tree, topoml at or below every peer on span / bound (whole-node
 # and shared) and ring cost / bound (shared), and on the torus at or below
-# slurm-hilbert and linear for node-sharing jobs.  Skips
+# slurm-hilbert and linear on span / bound and ring cost / bound, whole-node
+# and shared.  Skips
 # without the real data, as the script does.
 #
 # SPDX-License-Identifier: GPL-2.0-or-later
@@ -137,11 +138,12 @@ for p, c in ft.items():
             if num(t[i]) > num(c[i]) + 1e-9:
                 bad.append("fat-tree: topoml %s %s > %s's %s" %
                            (what, t[i], p, c[i]))
-# the torus's node-sharing jobs take a box: at or below every peer that
-# places them (slurm-hilbert and linear)
+# the torus: whole-node span/bound and ring/bound, and the node-sharing
+# jobs' (a box), at or below every peer that places them there
 tt = tables["torus"]
 for p in ("slurm-hilbert", "linear"):
-    for i, what in ((6, "shared span/bound"), (7, "shared ring/bound")):
+    for i, what in ((0, "span/bound"), (1, "ring/bound"),
+                    (6, "shared span/bound"), (7, "shared ring/bound")):
         if num(tt["topoml"][i]) > num(tt[p][i]) + 1e-9:
             bad.append("torus: topoml %s %s > %s's %s" %
                        (what, tt["topoml"][i], p, tt[p][i]))
