@@ -199,14 +199,8 @@ static double _ring_lb(const topoml_topo_t *t, int n, const int *swcap)
 			lb += 2.0 * mg;
 		return lb;
 	}
-	case TOPOML_TORUS: {
-		bool bip = true;
-
-		for (int d = 0; d < 3; d++)
-			if (t->wrap[d] && t->dims[d] > 2 && (t->dims[d] & 1))
-				bip = false;
-		return (bip && n > 2 && (n & 1)) ? n + 1 : n;
-	}
+	case TOPOML_TORUS:
+		return topoml__torus_ring_lb(t, n);
 	}
 	return 0;
 }
@@ -243,19 +237,10 @@ static int _span(const topoml_topo_t *t, const int *nodes, int n)
 
 static int _span_lb(const topoml_topo_t *t, int n, const int *swcap)
 {
-	int *cap, m = 0, k, best;
+	int *cap, m = 0, k;
 
-	if (t->family == TOPOML_TORUS) {
-		best = t->dims[0] * t->dims[1] * t->dims[2];
-		for (int a = 1; a <= t->dims[0]; a++)
-			for (int b = 1; b <= t->dims[1]; b++) {
-				int c = (n + a * b - 1) / (a * b);
-
-				if (c <= t->dims[2] && a * b * c < best)
-					best = a * b * c;
-			}
-		return best;
-	}
+	if (t->family == TOPOML_TORUS)
+		return topoml__torus_span_lb(t, n);
 	cap = malloc((t->nswitches + t->ngroups + 1) * sizeof(int));
 	if (!cap)
 		return 1;

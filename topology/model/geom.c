@@ -122,6 +122,30 @@ bool topoml_torus_is_box(const topoml_topo_t *t, const int *nodes, int n)
 	return topoml__torus_box(t, nodes, n, true, start, ext) == n;
 }
 
+int topoml__torus_span_lb(const topoml_topo_t *t, int n)
+{
+	int best = t->dims[0] * t->dims[1] * t->dims[2];
+
+	for (int a = 1; a <= t->dims[0]; a++)
+		for (int b = 1; b <= t->dims[1]; b++) {
+			int c = (n + a * b - 1) / (a * b);
+
+			if (c <= t->dims[2] && a * b * c < best)
+				best = a * b * c;
+		}
+	return best;
+}
+
+int topoml__torus_ring_lb(const topoml_topo_t *t, int n)
+{
+	bool bip = true;
+
+	for (int d = 0; d < 3; d++)
+		if (t->wrap[d] && t->dims[d] > 2 && (t->dims[d] & 1))
+			bip = false;
+	return (bip && n > 2 && (n & 1)) ? n + 1 : n;
+}
+
 bool topoml_torus_wants_box(const topoml_topo_t *t, const int *nodes, int n,
 			    double max_span)
 {

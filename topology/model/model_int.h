@@ -74,6 +74,11 @@ long topoml__torus_box(const topoml_topo_t *t, const int *nodes, int n,
 		      bool tie_wraps, int start[3], int ext[3]);
 long topoml__torus_box_set(const topoml_topo_t *t, hwloc_const_bitmap_t set,
 			  bool tie_wraps, int start[3], int ext[3]);
+/* The bounds of n nodes on torus t: the smallest box of at least n
+ * positions, and the shortest ring (n hops, one more for an odd ring on a
+ * bipartite torus). */
+int topoml__torus_span_lb(const topoml_topo_t *t, int n);
+int topoml__torus_ring_lb(const topoml_topo_t *t, int n);
 /*
  * Slurm's Hilbert curve (topology/3d_torus's nodes_to_hilbert_curve()):
  * every node of torus t with its position on the curve, in curve order

@@ -362,33 +362,6 @@ out:
 
 /* ---- a torus: the best box ------------------------------------------ */
 
-/* The smallest box of at least n positions (cost.c's span bound). */
-static int _t_span_lb(const topoml_topo_t *t, int n)
-{
-	int best = t->dims[0] * t->dims[1] * t->dims[2];
-
-	for (int a = 1; a <= t->dims[0]; a++)
-		for (int b = 1; b <= t->dims[1]; b++) {
-			int c = (n + a * b - 1) / (a * b);
-
-			if (c <= t->dims[2] && a * b * c < best)
-				best = a * b * c;
-		}
-	return best;
-}
-
-/* cost.c's ring bound: n hops, one more for an odd ring on a bipartite
- * torus. */
-static int _t_ring_lb(const topoml_topo_t *t, int n)
-{
-	bool bip = true;
-
-	for (int d = 0; d < 3; d++)
-		if (t->wrap[d] && t->dims[d] > 2 && (t->dims[d] & 1))
-			bip = false;
-	return (bip && n > 2 && (n & 1)) ? n + 1 : n;
-}
-
 /* One candidate set of a torus job, as the simulator scores it. */
 struct tcand {
 	int o[3], s[3];		/* its box (s[0] 0: no box) */
@@ -415,7 +388,8 @@ static double _t_score(const topoml_topo_t *t, int *nodes, int n)
 	topoml_ring_order(t, nodes, n);
 	for (int i = 0; i < n; i++)
 		ring += topoml_hops(t, nodes[i], nodes[(i + 1) % n]);
-	return (double)vol / _t_span_lb(t, n) + ring / _t_ring_lb(t, n);
+	return (double)vol / topoml__torus_span_lb(t, n) +
+	       ring / topoml__torus_ring_lb(t, n);
 }
 
 /* Lower score first, then less spare (the partly used nodes packed). */
@@ -486,7 +460,7 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 		return -1;
 	for (int k = 0; k < 3; k++)
 		big += m >= 2 && ext[k] > 1;
-	c->est = (double)vol / _t_span_lb(t, m);
+	c->est = (double)vol / topoml__torus_span_lb(t, m);
 	if (big == 1 && m > 2) {
 		/* a line: back along itself, or round the torus' ring */
 		int k = ext[0] > 1 ? 0 : ext[1] > 1 ? 1 : 2;
@@ -494,7 +468,8 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 
 		if (t->wrap[k] && round < back)
 			back = round;
-		c->est += (double)(ext[k] - 1 + back) / _t_ring_lb(t, m);
+		c->est += (double)(ext[k] - 1 + back) /
+			  topoml__torus_ring_lb(t, m);
 	} else {
 		/* a whole box with no even side: the tour closes longer */
 		bool odd = m == vol;
