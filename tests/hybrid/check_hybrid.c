@@ -81,79 +81,6 @@ static long _dp_top(const topoml_topo_t *t, const int *nodes, int n,
 	return c.kind[TOPOML_KIND_DP].cross_top;
 }
 
-/*
- * On a dragonfly, a step's bottleneck as the order is chosen by: per
- * kind (TP, CP, DP rings, PP both ways), its weight times the most
- * transfers of that kind on one link, out of a node or from one group
- * to another (per global link between them).
- */
-static double _neck(const topoml_topo_t *t, const int *nodes, int n,
-		    const struct topoml_parallel *p)
-{
-	static const int kinds[] = { TOPOML_KIND_TP, TOPOML_KIND_CP,
-		TOPOML_KIND_DP, TOPOML_KIND_PP };
-	int world = n * TPN, ng = t->ngroups;
-	long *out = calloc(n, sizeof(long));
-	long *gl = calloc((size_t)ng * ng, sizeof(long));
-	double w[TOPOML_KIND_COUNT], est = 0;
-
-	ck_assert_ptr_nonnull(out);
-	ck_assert_ptr_nonnull(gl);
-	topoml_kind_weights_default(w);
-	for (int k = 0; k < 4; k++) {
-		double most = 0;
-
-		memset(out, 0, sizeof(long) * n);
-		memset(gl, 0, sizeof(long) * ng * ng);
-		for (int r = 0; r < world; r++) {
-			int ti, ci, di, pi, to[2], nt = 0;
-
-			topoml_parallel_coords(p, r, &ti, &ci, &di, &pi);
-			if (kinds[k] == TOPOML_KIND_TP)
-				to[nt++] = topoml_parallel_rank(p,
-					(ti + 1) % p->tp, ci, di, pi);
-			else if (kinds[k] == TOPOML_KIND_CP)
-				to[nt++] = topoml_parallel_rank(p, ti,
-					(ci + 1) % p->cp, di, pi);
-			else if (kinds[k] == TOPOML_KIND_DP)
-				to[nt++] = topoml_parallel_rank(p, ti, ci,
-					(di + 1) % p->dp, pi);
-			else {
-				if (pi + 1 < p->pp)
-					to[nt++] = topoml_parallel_rank(p, ti,
-						ci, di, pi + 1);
-				if (pi > 0)
-					to[nt++] = topoml_parallel_rank(p, ti,
-						ci, di, pi - 1);
-			}
-			for (int i = 0; i < nt; i++) {
-				int a = nodes[r / TPN], b = nodes[to[i] / TPN];
-				int ga = t->nodes[a].group;
-				int gb = t->nodes[b].group;
-
-				if (a == b)
-					continue;
-				out[r / TPN]++;
-				if (ga != gb)
-					gl[ga * ng + gb]++;
-			}
-		}
-		for (int i = 0; i < n; i++)
-			most = out[i] > most ? out[i] : most;
-		for (int i = 0; i < ng * ng; i++) {
-			int c = t->global_links[i] > 1 ?
-				t->global_links[i] : 1;
-
-			most = (double)gl[i] / c > most ?
-				(double)gl[i] / c : most;
-		}
-		est += w[kinds[k]] * most;
-	}
-	free(out);
-	free(gl);
-	return est;
-}
-
 /* The order select/topoml gives the job on exactly these nodes. */
 static void _hybrid_order(const topoml_topo_t *t, int *nodes, int n,
 			  const struct topoml_parallel *p)
@@ -231,8 +158,7 @@ END_TEST
 /*
  * Random node sets and shapes on both machines: the order never splits
  * more tensor groups than the ring, never sends more DP transfers through
- * the top of the fat tree (never a worse bottleneck on the dragonfly)
- * unless it splits fewer groups, never fewer than the bound.
+ * the top unless it splits fewer groups, never fewer than the bound.
  */
 START_TEST(never_worse_than_ring)
 {
@@ -242,7 +168,7 @@ START_TEST(never_worse_than_ring)
 		{ 96, 8, 8 }, { 192, 8, 8 }, { 48, 8, 4 }, { 34, 8, 1 },
 		{ 8, 8, 2 }, { 64, 4, 4 }, { 40, 16, 2 },
 	};
-	long better = 0, fewer_split = 0, neck_better = 0;
+	long better = 0, fewer_split = 0;
 
 	srand(14);
 	for (size_t f = 0; f < 2; f++) {
@@ -286,16 +212,9 @@ START_TEST(never_worse_than_ring)
 			hs = topoml_hybrid_tp_split(t, nodes, n, TPN, &p);
 			rs = topoml_hybrid_tp_split(t, ring, n, TPN, &p);
 			ck_assert_int_le(hs, rs);
-			/* a split tensor group weighs more than DP; on the
-			 * dragonfly the bottleneck of a global link more */
-			if (hs == rs && t->family != TOPOML_DRAGONFLY)
+			/* a split tensor group weighs more than DP */
+			if (hs == rs)
 				ck_assert_int_le(h, r);
-			if (hs == rs && t->family == TOPOML_DRAGONFLY)
-				ck_assert(_neck(t, nodes, n, &p) <=
-					  _neck(t, ring, n, &p));
-			neck_better += hs == rs &&
-				t->family == TOPOML_DRAGONFLY &&
-				_neck(t, nodes, n, &p) < _neck(t, ring, n, &p);
 			fewer_split += hs < rs;
 			if (topoml_hybrid_tp_split(t, nodes, n, TPN, &p) == 0)
 				ck_assert_int_ge(h, _bound(t, nodes, n, &p));
@@ -306,10 +225,8 @@ START_TEST(never_worse_than_ring)
 	}
 	fprintf(stderr, "never_worse_than_ring: fewer DP transfers through "
 		"the top than the ring in %ld of 400 cases, fewer split "
-		"tensor groups in %ld, a lesser dragonfly bottleneck in "
-		"%ld\n", better, fewer_split, neck_better);
+		"tensor groups in %ld\n", better, fewer_split);
 	ck_assert_int_gt(better, 0);
-	ck_assert_int_gt(neck_better, 0);
 }
 END_TEST
 
@@ -611,52 +528,6 @@ START_TEST(locality_falls_short)
 }
 END_TEST
 
-/*
- * A dragonfly group pair is joined by one global link here, as fast as a
- * node's.  A 34-node job (tp=4 in the node, pp=2, dp=17: stages of 17
- * nodes) on 17 free nodes of each of two groups: with one stage per
- * group (what the order gave when this test was written) all 68 rank
- * pairs of the pipeline cross that link (each way), where striped over
- * the groups each stage takes 8 nodes of each, one node of each stage
- * left over (a column joining the two groups): 4 pipeline transfers
- * cross, and the 8 data-parallel rings cross twice each (16), 2 rings a
- * direction more than a node's link carries.
- */
-START_TEST(stages_striped_over_groups)
-{
-	topoml_topo_t *t = _load("dragonfly-nvl576.json");
-	struct topoml_hybrid_cost c;
-	struct topoml_parallel p;
-	double w[TOPOML_KIND_COUNT];
-	int nodes[34], n = 0, in0[2] = { 0, 0 };
-
-	ck_assert_int_eq(t->family, TOPOML_DRAGONFLY);
-	for (int g = 0; g < 2; g++)
-		for (int v = 0, k = 0; v < t->nnodes && k < 17; v++)
-			if (t->nodes[v].group == g) {
-				nodes[n++] = v;
-				k++;
-			}
-	ck_assert_int_eq(n, 34);
-	ck_assert_int_eq(t->global_links[0 * t->ngroups + 1], 1);
-	_shape(&p, 4, 2, n);
-	ck_assert_int_eq(p.dp, 17);
-	_hybrid_order(t, nodes, n, &p);
-	topoml_kind_weights_default(w);
-	ck_assert_int_eq(topoml_hybrid_cost(t, nodes, n, TPN, &p, w, &c), 0);
-	fprintf(stderr, "stages_striped_over_groups: between groups: PP %ld, "
-		"DP %ld\n", c.kind[TOPOML_KIND_PP].cross_top,
-		c.kind[TOPOML_KIND_DP].cross_top);
-	ck_assert_int_eq(c.kind[TOPOML_KIND_PP].cross_top, 4);
-	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].cross_top, 16);
-	/* 9 + 8 nodes of the two groups in a stage */
-	for (int i = 0; i < 17; i++)
-		in0[t->nodes[nodes[i]].group]++;
-	ck_assert(in0[0] >= 8 && in0[1] >= 8);
-	topoml_free(t);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("hybrid");
@@ -671,7 +542,6 @@ int main(void)
 	tcase_add_test(tc, whole_groups);
 	tcase_add_test(tc, spares_workers_ranked);
 	tcase_add_test(tc, locality_falls_short);
-	tcase_add_test(tc, stages_striped_over_groups);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -66,13 +66,11 @@ check() {
 }
 check df-mira dragonfly-nvl576.json mira 49152 slurm-dragonfly
 check ft-theta fattree-nvl576.json theta 4392 slurm-tree
-# Proof that the checks can fail: the ring's DP through the top differs
-# (so the simulator's figure is not the ring's: on the dragonfly the
-# hybrid order stripes stages over groups where a global link would
-# carry their pipeline traffic, more DP between groups), and some splits
-# were forced (so "split = forced" is not 0 = 0 everywhere).
+# Proof that the checks can fail: the ring sends more DP through the top
+# (so the simulator's figure is not the ring's), and some splits were
+# forced (so "split = forced" is not 0 = 0 everywhere).
 read -r dp ring _ _ <"$work/df-mira.fig"
-[ "$dp" != "$ring" ] || fail "df-mira: ring $ring, hybrid $dp: no proof"
+[ "$dp" -lt "$ring" ] || fail "df-mira: ring $ring, hybrid $dp: no proof"
 read -r _ _ split _ <"$work/ft-theta.fig"
 [ "$split" -gt 0 ] || fail "ft-theta: no forced split: no proof"
 

@@ -470,198 +470,6 @@ static void _stages_aligned(const topoml_topo_t *t, int *nodes, int n,
 	free(alt);
 }
 
-/*
- * The stages striped over the top-level parts: each stage takes the same
- * share of every part (floor(units / stages)), at the same positions, so
- * pipeline neighbours stay in their part and only the data-parallel rings
- * cross the top; the units left over fill the last positions column by
- * column (position j of stage after stage), so a column mixes parts at
- * most where one part's leftovers end.  Positions go part by part, so a
- * stage's rings cross the top once per part they visit.  Tensor groups
- * of m nodes move as units.  0 with out[] filled, -1 when the shape does
- * not split into stages of whole units or the nodes are in one part.
- */
-static int _striped_order(const topoml_topo_t *t, const int *nodes, int n,
-			  int tasks_per_node, const struct topoml_parallel *p,
-			  int *out)
-{
-	long stage_ranks = (long)p->tp * p->cp * (p->dp > 0 ? p->dp : 0);
-	int m, S, g, U, np, P = p->pp, R, nl = 0, k, rc = -1;
-	int *part = NULL, *rep = NULL, *off = NULL, *ul = NULL, *lo = NULL;
-	int *key = NULL, *at = NULL;
-
-	if (P < 2 || stage_ranks < 1 || stage_ranks % tasks_per_node ||
-	    n % P)
-		return -1;
-	S = (int)(stage_ranks / tasks_per_node);
-	m = p->tp > tasks_per_node ? p->tp / tasks_per_node : 1;
-	if ((p->tp > tasks_per_node && p->tp % tasks_per_node) ||
-	    (p->tp < tasks_per_node && tasks_per_node % p->tp) || S % m ||
-	    S * P != n)
-		return -1;
-	g = S / m;
-	U = n / m;
-	part = malloc(sizeof(int) * n);
-	rep = malloc(sizeof(int) * n);
-	off = calloc(n + 2, sizeof(int));
-	ul = malloc(sizeof(int) * U);
-	lo = malloc(sizeof(int) * U);
-	key = malloc(sizeof(int) * g);	/* position -> part (or -1 - column) */
-	at = malloc(sizeof(int) * n);	/* per part */
-	if (!part || !rep || !off || !ul || !lo || !key || !at)
-		goto out;
-	np = _top_parts(t, nodes, n, part, rep);
-	if (np < 2)
-		goto out;
-	/* units by part, in ring order within each */
-	for (int u = 0; u < U; u++)
-		off[part[u * m] + 1]++;
-	for (int q = 0; q < np; q++)
-		off[q + 1] += off[q];
-	for (int u = 0; u < U; u++)
-		ul[off[part[u * m]]++] = u;
-	for (int q = np; q > 0; q--)	/* back to the starts */
-		off[q] = off[q - 1];
-	off[0] = 0;
-	/* the leftovers, part by part */
-	R = g;
-	for (int q = 0; q < np; q++) {
-		int cnt = off[q + 1] - off[q], tq = cnt / P;
-
-		R -= tq;
-		for (int i = off[q] + tq * P; i < off[q + 1]; i++)
-			lo[nl++] = ul[i];
-	}
-	if (R < 0 || nl != R * P)
-		goto out;
-	/* positions: each part's share, then the columns its leftovers
-	 * start, part by part */
-	k = 0;
-	for (int q = 0, j = 0; q < np; q++) {
-		int tq = (off[q + 1] - off[q]) / P;
-
-		for (int i = 0; i < tq; i++)
-			key[k++] = q;
-		for (; j < R && part[lo[j * P] * m] == q; j++)
-			key[k++] = -1 - j;
-	}
-	if (k != g)
-		goto out;
-	for (int s = 0; s < P; s++) {
-		for (int q = 0; q < np; q++)
-			at[q] = off[q] + s * ((off[q + 1] - off[q]) / P);
-		for (int x = 0; x < g; x++) {
-			int u = key[x] >= 0 ? ul[at[key[x]]++] :
-				lo[(-1 - key[x]) * P + s];
-
-			for (int j = 0; j < m; j++)
-				out[((long)s * g + x) * m + j] =
-					nodes[u * m + j];
-		}
-	}
-	rc = 0;
-out:
-	free(part);
-	free(rep);
-	free(off);
-	free(ul);
-	free(lo);
-	free(key);
-	free(at);
-	return rc;
-}
-
-/*
- * A dragonfly's group pair is joined by a few global links, each no
- * faster than a node's own, so a layout that sends many transfers of one
- * phase between two groups waits on them: a job of two pipeline stages,
- * one per group, sends all its pipeline traffic over one link.  This
- * estimates a step as, per kind (the kinds run one after another), its
- * weight times the most transfers of that kind on one link: a node's
- * own (out of it) or a directed group pair's (per global link).  EP's
- * all-to-all is left to the hop cost.  -1 without memory.
- */
-static double _df_bottleneck(const topoml_topo_t *t, const int *nodes, int n,
-			     int tpn, const struct topoml_parallel *p,
-			     const double w[TOPOML_KIND_COUNT])
-{
-	static const enum topoml_kind kinds[] = {
-		TOPOML_KIND_TP, TOPOML_KIND_CP, TOPOML_KIND_DP, TOPOML_KIND_PP
-	};
-	long T = p->tp, C = p->cp, D = p->dp, world = (long)n * tpn;
-	long SR = T * C * D;
-	int ng = t->ngroups;
-	long *nout = calloc(n, sizeof(long));
-	long *gl = calloc((size_t)ng * ng + 1, sizeof(long));
-	double est = 0;
-
-	if (!nout || !gl || T < 1 || C < 1 || D < 1 || SR < 1) {
-		est = -1;
-		goto out;
-	}
-	for (size_t ki = 0; ki < sizeof(kinds) / sizeof(kinds[0]); ki++) {
-		enum topoml_kind kind = kinds[ki];
-		long most = 0;
-		double top = 0;
-
-		memset(nout, 0, sizeof(long) * n);
-		memset(gl, 0, sizeof(long) * ng * ng);
-		for (long r = 0; r < world; r++) {
-			long to[2], nt = 0, x;
-
-			switch (kind) {
-			case TOPOML_KIND_TP:
-				x = r % T;
-				if (T > 1)
-					to[nt++] = r - x + (x + 1) % T;
-				break;
-			case TOPOML_KIND_CP:
-				x = r / T % C;
-				if (C > 1)
-					to[nt++] = r + T * ((x + 1) % C - x);
-				break;
-			case TOPOML_KIND_DP:
-				x = r / (T * C) % D;
-				if (D > 1)
-					to[nt++] = r + T * C * ((x + 1) % D -
-								x);
-				break;
-			default:	/* PP: both ways to the next stage */
-				if (r + SR < world)
-					to[nt++] = r + SR;
-				if (r >= SR)
-					to[nt++] = r - SR;
-				break;
-			}
-			for (long i = 0; i < nt; i++) {
-				int a = nodes[r / tpn], b = nodes[to[i] / tpn];
-				int ga = t->nodes[a].group, gb;
-
-				if (a == b)
-					continue;
-				nout[r / tpn]++;
-				gb = t->nodes[b].group;
-				if (ga >= 0 && gb >= 0 && ga != gb && ga < ng &&
-				    gb < ng)
-					gl[ga * ng + gb]++;
-			}
-		}
-		for (int i = 0; i < n; i++)
-			most = nout[i] > most ? nout[i] : most;
-		for (int i = 0; i < ng * ng; i++) {
-			int c = t->global_links ? t->global_links[i] : 1;
-			double l = (double)gl[i] / (c > 1 ? c : 1);
-
-			top = l > top ? l : top;
-		}
-		est += w[kind] * (top > most ? top : (double)most);
-	}
-out:
-	free(nout);
-	free(gl);
-	return est;
-}
-
 /* Index of the part with the most (most=true) or fewest whole stages
  * (then free nodes) among those with at least min_free left; -1 none. */
 static int _pick_part(const int *left, int np, int S, int min_free,
@@ -798,7 +606,7 @@ out:
 struct _ranked {
 	struct topoml_placement pl;
 	long split, dp_top;
-	double cost, neck;	/* neck: _df_bottleneck, 0 off a dragonfly */
+	double cost;
 	bool priced;
 	int rank;
 };
@@ -811,8 +619,6 @@ static int _ranked_cmp(const void *a, const void *b)
 		return x->priced ? -1 : 1;
 	if (x->priced && x->split != y->split)
 		return x->split < y->split ? -1 : 1;
-	if (x->priced && x->neck != y->neck)
-		return x->neck < y->neck ? -1 : 1;
 	if (x->priced && x->dp_top != y->dp_top)
 		return x->dp_top < y->dp_top ? -1 : 1;
 	if (x->priced && x->cost != y->cost)
@@ -963,61 +769,6 @@ out:
 	return moved;
 }
 
-/*
- * A dragonfly job of several stages: of the ring (or grouped) order, the
- * stages kept in groups and the stages striped over them, each with its
- * pipeline neighbours aligned or not, the order with the least
- * bottleneck (_df_bottleneck), then the fewest DP transfers between
- * groups, then the least weighted cost.  c: the base order's cost on
- * entry, the chosen one's on return.
- */
-static void _df_order(const topoml_topo_t *t, int *nodes, int n,
-		      int tasks_per_node, const struct topoml_parallel *p,
-		      const double w[TOPOML_KIND_COUNT],
-		      struct topoml_hybrid_cost *c)
-{
-	int *alt = malloc(sizeof(int) * n), *best = malloc(sizeof(int) * n);
-	struct topoml_hybrid_cost c2, bc;
-	double bn = -1;
-
-	if (!alt || !best)
-		goto out;
-	for (int v = 0; v < 6; v++) {
-		double neck;
-
-		memcpy(alt, nodes, sizeof(int) * n);
-		if ((v / 2 == 1 &&
-		     _stage_order(t, nodes, n, tasks_per_node, p, alt)) ||
-		    (v / 2 == 2 &&
-		     _striped_order(t, nodes, n, tasks_per_node, p, alt)))
-			continue;
-		if (v % 2 && !_pp_align(t, alt, n, tasks_per_node, p))
-			continue;	/* as without */
-		if (topoml_hybrid_cost(t, alt, n, tasks_per_node, p, w, &c2))
-			continue;
-		neck = _df_bottleneck(t, alt, n, tasks_per_node, p, w);
-		if (neck < 0)
-			continue;
-		if (bn >= 0 && (neck > bn || (neck == bn &&
-		    (c2.kind[TOPOML_KIND_DP].cross_top >
-		     bc.kind[TOPOML_KIND_DP].cross_top ||
-		     (c2.kind[TOPOML_KIND_DP].cross_top ==
-		      bc.kind[TOPOML_KIND_DP].cross_top &&
-		      c2.weighted >= bc.weighted)))))
-			continue;
-		bn = neck;
-		bc = c2;
-		memcpy(best, alt, sizeof(int) * n);
-	}
-	if (bn >= 0) {
-		memcpy(nodes, best, sizeof(int) * n);
-		*c = bc;
-	}
-out:
-	free(alt);
-	free(best);
-}
-
 /* Order a set of nodes for the job's ranks and price it: 0 or -1. */
 static int _order(const topoml_topo_t *t, int *nodes, int n,
 		  int tasks_per_node, const struct topoml_parallel *p,
@@ -1030,10 +781,6 @@ static int _order(const topoml_topo_t *t, int *nodes, int n,
 		_grouped(t, nodes, n, tasks_per_node, p);
 	if (topoml_hybrid_cost(t, nodes, n, tasks_per_node, p, w, c))
 		return -1;
-	if (t->family == TOPOML_DRAGONFLY && p->pp > 1) {
-		_df_order(t, nodes, n, tasks_per_node, p, w, c);
-		return 0;
-	}
 	_stages_aligned(t, nodes, n, tasks_per_node, p, w, c);
 	if (!_pp_align(t, nodes, n, tasks_per_node, p))
 		return 0;
@@ -1071,10 +818,6 @@ static void _price(const topoml_topo_t *t, const struct topoml_place_req *req,
 	if (spares > 0)
 		nw = topoml_spares_workers(t, r->pl.nodes, r->pl.n, spares);
 	if (_order(t, r->pl.nodes, nw, tasks_per_node, p, w, &c))
-		return;
-	if (t->family == TOPOML_DRAGONFLY &&
-	    (r->neck = _df_bottleneck(t, r->pl.nodes, nw, tasks_per_node, p,
-				      w)) < 0)
 		return;
 	r->priced = true;
 	r->cost = c.weighted;
