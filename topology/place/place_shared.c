@@ -859,6 +859,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	const int *curve = topoml__torus_curve(t, NULL);
 	struct tanch an = { .n = 0 };
 	int *anch = NULL, *inf = NULL;
+	bool cnt = false;
 
 	if (!t->coord_node || np <= 0)
 		return -1;
@@ -882,9 +883,12 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				most = s->fu[v];
 		}
 	}
-	if (_t_psum(&pu, t, cu) || (nnodes > 1 && _t_psum(&pn, t, cn)))
-		goto out;
 	an.most = (int)(most > clip ? clip : most);
+	/* a box of units holds at least units / most nodes: count them only
+	 * where that may be fewer than the job's */
+	cnt = nnodes > 1 && (long)nnodes * an.most > units;
+	if (_t_psum(&pu, t, cu) || (cnt && _t_psum(&pn, t, cn)))
+		goto out;
 	anch = malloc(np * sizeof(int));
 	if (!anch)
 		goto out;
@@ -895,8 +899,10 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	vmin = (int)((units + most - 1) / most);
 	if (vmin < nnodes)
 		vmin = nnodes;
-	vf = _t_first(t, &pu, nnodes > 1 ? &pn : NULL, units, nnodes, vmin,
-		      &reads, budget, inf);
+	/* the first volume may spend half the budget: the shapes from it
+	 * are then searched too, whatever it found */
+	vf = _t_first(t, &pu, cnt ? &pn : NULL, units, nnodes, vmin, &reads,
+		      budget / 2, inf);
 	for (int vol = vf; vf > 0 && vol <= np && reads < budget &&
 	     vol <= vf + 2 + (vf / 8 < 8 ? vf / 8 : 8); vol++) {
 		for (int a = 1; a <= d[0] && a <= vol; a++) {
@@ -906,7 +912,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 
 				if (vol % (a * b) || sd[2] > d[2] ||
 				    inf[a - 1 + (b - 1) * d[0]] >= sd[2] ||
-				    !_t_scan(t, &pu, nnodes > 1 ? &pn : NULL,
+				    !_t_scan(t, &pu, cnt ? &pn : NULL,
 					     units, nnodes, sd, false, bo,
 					     &bspare, &reads, budget, &an))
 					continue;
