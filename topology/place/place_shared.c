@@ -499,24 +499,40 @@ static int _t_psum(struct topoml_psum *g, const topoml_topo_t *t,
 		      sizeof(int));
 	if (!g->p)
 		return -1;
-	for (int z = 1; z <= e[2]; z++)
-		for (int y = 1; y <= e[1]; y++)
+	/* the cells, then a running sum along each axis in turn: the same
+	 * sums as the 3D recurrence, a read and an add a cell per pass */
+	for (int z = 1; z <= e[2]; z++) {
+		int zz = (z - 1) % d[2];
+
+		for (int y = 1; y <= e[1]; y++) {
+			int yy = (y - 1) % d[1];
+			int *row = &g->p[topoml__psum_at(g, 0, y, z)];
+			const int *src = &cell[topoml__grid_pos(d, 0, yy, zz)];
+
 			for (int x = 1; x <= e[0]; x++)
-				g->p[topoml__psum_at(g, x, y, z)] =
-					cell[topoml__grid_pos(d, (x - 1) % d[0],
-							      (y - 1) % d[1],
-							      (z - 1) % d[2])] +
-					g->p[topoml__psum_at(g, x - 1, y, z)] +
-					g->p[topoml__psum_at(g, x, y - 1, z)] +
-					g->p[topoml__psum_at(g, x, y, z - 1)] -
-					g->p[topoml__psum_at(g, x - 1, y - 1,
-							     z)] -
-					g->p[topoml__psum_at(g, x - 1, y,
-							     z - 1)] -
-					g->p[topoml__psum_at(g, x, y - 1,
-							     z - 1)] +
-					g->p[topoml__psum_at(g, x - 1, y - 1,
-							     z - 1)];
+				row[x] = src[x - 1 < d[0] ? x - 1 :
+					     x - 1 - d[0]];
+			for (int x = 1; x <= e[0]; x++)
+				row[x] += row[x - 1];
+		}
+	}
+	for (int z = 1; z <= e[2]; z++)
+		for (int y = 2; y <= e[1]; y++) {
+			int *row = &g->p[topoml__psum_at(g, 0, y, z)];
+			const int *prev = &g->p[topoml__psum_at(g, 0, y - 1,
+								z)];
+
+			for (int x = 1; x <= e[0]; x++)
+				row[x] += prev[x];
+		}
+	for (int z = 2; z <= e[2]; z++) {
+		int *pl = &g->p[topoml__psum_at(g, 0, 0, z)];
+		const int *prev = &g->p[topoml__psum_at(g, 0, 0, z - 1)];
+		size_t n = (size_t)(e[1] + 1) * (e[0] + 1);
+
+		for (size_t i = 0; i < n; i++)
+			pl[i] += prev[i];
+	}
 	return 0;
 }
 
