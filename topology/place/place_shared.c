@@ -499,24 +499,40 @@ static int _t_psum(struct topoml_psum *g, const topoml_topo_t *t,
 		      sizeof(int));
 	if (!g->p)
 		return -1;
-	for (int z = 1; z <= e[2]; z++)
-		for (int y = 1; y <= e[1]; y++)
+	/* the cells, then a running sum along each axis in turn: the same
+	 * sums as the 3D recurrence, a read and an add a cell per pass */
+	for (int z = 1; z <= e[2]; z++) {
+		int zz = (z - 1) % d[2];
+
+		for (int y = 1; y <= e[1]; y++) {
+			int yy = (y - 1) % d[1];
+			int *row = &g->p[topoml__psum_at(g, 0, y, z)];
+			const int *src = &cell[topoml__grid_pos(d, 0, yy, zz)];
+
 			for (int x = 1; x <= e[0]; x++)
-				g->p[topoml__psum_at(g, x, y, z)] =
-					cell[topoml__grid_pos(d, (x - 1) % d[0],
-							      (y - 1) % d[1],
-							      (z - 1) % d[2])] +
-					g->p[topoml__psum_at(g, x - 1, y, z)] +
-					g->p[topoml__psum_at(g, x, y - 1, z)] +
-					g->p[topoml__psum_at(g, x, y, z - 1)] -
-					g->p[topoml__psum_at(g, x - 1, y - 1,
-							     z)] -
-					g->p[topoml__psum_at(g, x - 1, y,
-							     z - 1)] -
-					g->p[topoml__psum_at(g, x, y - 1,
-							     z - 1)] +
-					g->p[topoml__psum_at(g, x - 1, y - 1,
-							     z - 1)];
+				row[x] = src[x - 1 < d[0] ? x - 1 :
+					     x - 1 - d[0]];
+			for (int x = 1; x <= e[0]; x++)
+				row[x] += row[x - 1];
+		}
+	}
+	for (int z = 1; z <= e[2]; z++)
+		for (int y = 2; y <= e[1]; y++) {
+			int *row = &g->p[topoml__psum_at(g, 0, y, z)];
+			const int *prev = &g->p[topoml__psum_at(g, 0, y - 1,
+								z)];
+
+			for (int x = 1; x <= e[0]; x++)
+				row[x] += prev[x];
+		}
+	for (int z = 2; z <= e[2]; z++) {
+		int *pl = &g->p[topoml__psum_at(g, 0, 0, z)];
+		const int *prev = &g->p[topoml__psum_at(g, 0, 0, z - 1)];
+		size_t n = (size_t)(e[1] + 1) * (e[0] + 1);
+
+		for (size_t i = 0; i < n; i++)
+			pl[i] += prev[i];
+	}
 	return 0;
 }
 
@@ -533,6 +549,10 @@ static inline int _t_sum(const struct topoml_psum *g, const int o[3],
  * torus of 4608 nodes a search takes a millisecond or two, tens of them
  * where it is fragmented (less and the boxes found get worse there). */
 #define T_BUDGET 10000000L
+/* Above this many positions the sums leave the caches and a read costs
+ * more: the budget shrinks with the torus, so that a search there costs
+ * about what one on a torus of this size does (tens of ms at most). */
+#define T_BUDGET_NODES 16384L
 /* Boxes whose ring is ordered for their exact score: the best foreseen. */
 #define T_EXACT 8
 
@@ -570,7 +590,7 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 			 const struct topoml_psum *pn, long units, int nnodes,
 			 const int sd[3], const int lim[3],
 			 const struct tanch *an, int o[3], long *spare,
-			 long *reads)
+			 long *reads, long budget)
 {
 	const int *d = t->dims;
 	long vol = (long)sd[0] * sd[1] * sd[2], bidx = -1;
@@ -606,6 +626,8 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 					x[0] = (w + d[0]) % d[0];
 					x[1] = (y + d[1]) % d[1];
 					x[2] = (z + d[2]) % d[2];
+					if (*reads >= budget)
+						return found;
 					u = _t_sum(pu, x, sd);
 					++*reads;
 					if (u < units || u - units >= idle ||
@@ -632,6 +654,8 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 		for (x[2] = 0; x[2] < lim[2]; x[2]++)
 			for (x[1] = 0; x[1] < lim[1]; x[1]++)
 				for (x[0] = 0; x[0] < lim[0]; x[0]++) {
+					if (*reads >= budget)
+						return false;
 					++*reads;
 					if (_t_sum(pu, x, sd) - units != idle)
 						continue;
@@ -646,7 +670,7 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 		    const struct topoml_psum *pn, long units, int nnodes,
 		    const int sd[3], bool first, int o[3], long *spare,
-		    long *reads, const struct tanch *an)
+		    long *reads, long budget, const struct tanch *an)
 {
 	const int *d = t->dims;
 	int x[3], lim[3];
@@ -658,12 +682,17 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 	if (!first && an && (long)an->n * sd[0] * sd[1] * sd[2] <
 	    (long)lim[0] * lim[1] * lim[2])
 		return _t_scan_anch(t, pu, pn, units, nnodes, sd, lim, an, o,
-				    spare, reads);
+				    spare, reads, budget);
 	for (x[2] = 0; x[2] < lim[2]; x[2]++)
 		for (x[1] = 0; x[1] < lim[1]; x[1]++)
 			for (x[0] = 0; x[0] < lim[0]; x[0]++) {
-				long u = _t_sum(pu, x, sd);
+				long u;
 
+				/* honest: a scan stops where the budget ends
+				 * (what it found so far still holds the job) */
+				if (*reads >= budget)
+					return found;
+				u = _t_sum(pu, x, sd);
 				++*reads;
 				if (u < units || (found && u - units >= *spare))
 					continue;
@@ -691,14 +720,28 @@ static int _t_pair_cmp(const void *pa, const void *pb)
 }
 
 /*
+ * Boxes known not to hold the job: a box that holds it still does when it
+ * grows, so none of a x b x c does where inf[(a-1) + (b-1) * d[0]] >= c
+ * (recorded from whole scans only, onto every smaller base at once).
+ */
+static void _t_inf_set(int *inf, const int *d, int a, int b, int c)
+{
+	for (int y = 0; y < b; y++)
+		for (int x = 0; x < a; x++)
+			if (inf[x + y * d[0]] < c)
+				inf[x + y * d[0]] = c;
+}
+
+/*
  * The fewest positions of a box that holds the job, or -1.  A box that
  * holds it still does when it grows, so for each base a x b the least
  * height c is a binary search; bases are tried from the smallest volume
- * they could reach, and one that cannot beat the best so far is skipped.
+ * they could reach, and one that cannot beat the best so far is skipped,
+ * as is a box inside one that a whole scan found empty (inf).
  */
 static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 		    const struct topoml_psum *pn, long units, int nnodes,
-		    int vmin, long *reads)
+		    int vmin, long *reads, long budget, int *inf)
 {
 	const int *d = t->dims;
 	struct tpair *P = malloc((size_t)d[0] * d[1] * sizeof(*P));
@@ -717,7 +760,7 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 			}
 		}
 	qsort(P, np, sizeof(*P), _t_pair_cmp);
-	for (int i = 0; i < np && *reads < T_BUDGET; i++) {
+	for (int i = 0; i < np && *reads < budget; i++) {
 		int ab = P[i].a * P[i].b, lo = P[i].reach / ab, hi = d[2];
 		int o[3], found = -1;
 		long spare;
@@ -730,11 +773,14 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 			int mid = (lo + hi) / 2;
 			int sd[3] = { P[i].a, P[i].b, mid };
 
-			if (_t_scan(t, pu, pn, units, nnodes, sd, true, o,
-				    &spare, reads, NULL)) {
+			if (inf[sd[0] - 1 + (sd[1] - 1) * d[0]] < mid &&
+			    _t_scan(t, pu, pn, units, nnodes, sd, true, o,
+				    &spare, reads, budget, NULL)) {
 				found = mid;
 				hi = mid - 1;
 			} else {
+				if (*reads < budget)
+					_t_inf_set(inf, d, sd[0], sd[1], mid);
 				lo = mid + 1;
 			}
 		}
@@ -823,22 +869,26 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	int np = d[0] * d[1] * d[2], *cu = NULL, *cn = NULL, vmin, vf = -1;
 	int nc = 0, cap = 0, *ident = NULL, rc = -1, v;
 	uint32_t most = 1, clip;
-	long reads = 0;
+	long reads = 0, budget = T_BUDGET;
 	struct topoml_psum pu = { .p = NULL }, pn = { .p = NULL };
 	struct tcand best = { .nodes = NULL }, c, *cv = NULL;
 	const int *curve = topoml__torus_curve(t, NULL);
 	struct tanch an = { .n = 0 };
-	int *anch = NULL;
+	int *anch = NULL, *inf = NULL;
+	bool cnt = false;
 
 	if (!t->coord_node || np <= 0)
 		return -1;
+	if (np > T_BUDGET_NODES)
+		budget = T_BUDGET / np * T_BUDGET_NODES;
 	/* the sums are ints over the torus twice in each axis */
 	clip = (uint32_t)(INT_MAX / 8 / np);
 	if (!clip)
 		clip = 1;
 	cu = calloc(np, sizeof(int));
 	cn = calloc(np, sizeof(int));
-	if (!cu || !cn)
+	inf = calloc((size_t)d[0] * d[1], sizeof(int));
+	if (!cu || !cn || !inf)
 		goto out;
 	for (int p = 0; p < np; p++) {
 		v = t->coord_node[p];
@@ -849,9 +899,12 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				most = s->fu[v];
 		}
 	}
-	if (_t_psum(&pu, t, cu) || (nnodes > 1 && _t_psum(&pn, t, cn)))
-		goto out;
 	an.most = (int)(most > clip ? clip : most);
+	/* a box of units holds at least units / most nodes: count them only
+	 * where that may be fewer than the job's */
+	cnt = nnodes > 1 && (long)nnodes * an.most > units;
+	if (_t_psum(&pu, t, cu) || (cnt && _t_psum(&pn, t, cn)))
+		goto out;
 	anch = malloc(np * sizeof(int));
 	if (!anch)
 		goto out;
@@ -862,9 +915,11 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	vmin = (int)((units + most - 1) / most);
 	if (vmin < nnodes)
 		vmin = nnodes;
-	vf = _t_first(t, &pu, nnodes > 1 ? &pn : NULL, units, nnodes, vmin,
-		      &reads);
-	for (int vol = vf; vf > 0 && vol <= np && reads < T_BUDGET &&
+	/* the first volume may spend half the budget: the shapes from it
+	 * are then searched too, whatever it found */
+	vf = _t_first(t, &pu, cnt ? &pn : NULL, units, nnodes, vmin, &reads,
+		      budget / 2, inf);
+	for (int vol = vf; vf > 0 && vol <= np && reads < budget &&
 	     vol <= vf + 2 + (vf / 8 < 8 ? vf / 8 : 8); vol++) {
 		for (int a = 1; a <= d[0] && a <= vol; a++) {
 			for (int b = 1; b <= d[1] && a * b <= vol; b++) {
@@ -872,9 +927,10 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				long bspare;
 
 				if (vol % (a * b) || sd[2] > d[2] ||
-				    !_t_scan(t, &pu, nnodes > 1 ? &pn : NULL,
+				    inf[a - 1 + (b - 1) * d[0]] >= sd[2] ||
+				    !_t_scan(t, &pu, cnt ? &pn : NULL,
 					     units, nnodes, sd, false, bo,
-					     &bspare, &reads, &an))
+					     &bspare, &reads, budget, &an))
 					continue;
 				if (nc == cap) {
 					struct tcand *x;
@@ -931,6 +987,7 @@ out:
 	free(cv);
 	free(ident);
 	free(anch);
+	free(inf);
 	free(cu);
 	free(cn);
 	topoml__psum_free(&pu);
