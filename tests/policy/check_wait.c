@@ -395,8 +395,10 @@ END_TEST
  * Every group has its first 16 nodes busy: a job of 30 nodes fits in no
  * group, so the engine takes 20 + 10 of two; one group could hold it on
  * the machine, so with a wait it waits for one.  In one group it is met;
- * a job of 40 needs two groups, so two are as few as there can be.  The
- * busy nodes of group 3 end at 200, the others' at 500: its group then.
+ * a job of 40 needs two groups, so two are as few as there can be, and
+ * one that no group holds never waits, even over three groups (as
+ * Kueue).  The busy nodes of group 3 end at 200, the others' at 500: its
+ * group then.
  */
 START_TEST(dragonfly_groups)
 {
@@ -445,7 +447,7 @@ START_TEST(dragonfly_groups)
 	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1300,
 				     &v) == 300);
 	ck_assert_int_eq(v.kind, TOPOML_WAIT_BLOCK);
-	ck_assert_str_eq(v.what, "fewest dragonfly groups for 30 nodes");
+	ck_assert_str_eq(v.what, "one dragonfly group for 30 nodes");
 	ck_assert(m.computed && m.box == 1);
 	/* in one group (the 30 first nodes of group 5): met */
 	for (int v2 = 0, k = 0; v2 < t->nnodes && k < 30; v2++)
@@ -466,6 +468,24 @@ START_TEST(dragonfly_groups)
 	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
 			 TOPOML_WAIT_NONE);
 	ck_assert(v.met);
+	topoml_placement_clear(&pa);
+	/* 40 nodes over three groups: no group holds them, so they start
+	 * (as Kueue, on the fewest groups free then: no hold) */
+	for (int v2 = 0, k = 0, c[3] = { 0 }; v2 < t->nnodes; v2++) {
+		int g = t->nodes[v2].group - 7;
+
+		if (g >= 0 && g < 3 && c[g] < (g < 2 ? 15 : 10)) {
+			c[g]++;
+			two[k++] = v2;
+		}
+	}
+	_pl(&pa, two, 40);
+	m = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(!v.met && !m.computed);
+	ck_assert(topoml_wait_decide(t, &p, &j, &pa, all, &m, 1000, 1300,
+				     &v) == 0);
 	topoml_placement_clear(&pa);
 	/* will-run: group 3 is free at 200 */
 	j.nnodes = 30;

@@ -159,7 +159,8 @@ static bool _dom_fewest(const topoml_topo_t *t, const int *nodes, int n,
 /* Are the n nodes inside one aligned group of base blocks of the
  * BlockSizes level of a job of `size' nodes (Slurm's topology/block)?
  * On a dragonfly (a plain fat-tree): in as few groups (leaves) as the
- * machine allows. */
+ * machine allows (the hold asks it of a dragonfly job one group holds
+ * only). */
 static bool _block_aligned(const topoml_topo_t *t, const int *nodes, int n,
 			   int size)
 {
@@ -206,13 +207,13 @@ static bool _block_fits(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
  * group of its BlockSizes level holds into a larger one, on as few
  * blocks; with a wait such a job waits for an aligned group where its
  * universe has one, its ring steps then crossing no higher level.  On a
- * dragonfly the same for the fewest groups: a job the engine spreads
- * over more groups than its size needs (no group has room) waits for
- * them, its ring then crossing fewer global links, which other jobs'
- * rings share.  On a plain fat-tree the same for the fewest leaves (a
- * job one leaf holds waits for one leaf), as Kueue's topology-aware
- * scheduling holds a job for one domain.  The deprecated TorusBoxWait=
- * sets the torus half only.
+ * plain fat-tree the same for the fewest leaves: a job the engine
+ * spreads over more leaves than its size needs (one leaf where one holds
+ * it) waits for as few, its ring then crossing fewer uplinks, which
+ * other jobs' rings share.  On a dragonfly, as Kueue's topology-aware
+ * scheduling, only a job one group holds waits, for one group; larger
+ * ones take the fewest groups there are at once.  The deprecated
+ * TorusBoxWait= sets the torus half only.
  */
 static bool _block_short(const topoml_topo_t *t,
 			 const struct topoml_wait_policy *p,
@@ -230,13 +231,18 @@ static bool _block_short(const topoml_topo_t *t,
 	    j->pinned || j->nnodes < 2 || pl->n < j->nnodes ||
 	    (p->box_key && !strcmp(p->box_key, "TorusBoxWait")))
 		return false;
-	snprintf(what, sizeof(what), df ? "fewest dragonfly groups for %d "
+	snprintf(what, sizeof(what), df ? "one dragonfly group for %d "
 		 "nodes" : ft ? "fewest fat-tree leaves for %d nodes" :
 		 "aligned block group for %d nodes", j->nnodes);
 	if (_block_aligned(t, pl->nodes, pl->n, j->nnodes)) {
 		_met(v, what);
 		return false;
 	}
+	/* a dragonfly holds only a job one group holds, as Kueue does:
+	 * holding larger ones for their fewest groups cost more wait than
+	 * it gained in span and ring at the same mean wait */
+	if (df && _dom_min(t, j->nnodes) > 1)
+		return false;
 	if (memo->box < 0) {
 		memo->box = _block_fits(t, universe, j->nnodes);
 		memo->computed = true;
