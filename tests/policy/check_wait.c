@@ -1,7 +1,8 @@
 /*
  * The locality wait (topology/topoml/wait.h): one decision for
  * select/topoml and the simulator.  On a generated 4x4x4 torus (exact
- * boxes), a block topology (Slurm's aligned groups) and the 576-node fat
+ * boxes), a block topology (Slurm's aligned groups), a generated fat-tree
+ * (the fewest leaves), and the 576-node fat
  * tree with NVLink domains of tests/fixtures/hybrid (whole tensor
  * groups); and the job view
  * (topoml/jobview.h) from a SPANK environment.
@@ -394,8 +395,10 @@ END_TEST
  * Every group has its first 16 nodes busy: a job of 30 nodes fits in no
  * group, so the engine takes 20 + 10 of two; one group could hold it on
  * the machine, so with a wait it waits for one.  In one group it is met;
- * a job of 40 needs two groups, so two are as few as there can be.  The
- * busy nodes of group 3 end at 200, the others' at 500: its group then.
+ * a job of 40 needs two groups, so two are as few as there can be, and
+ * one that no group holds never waits, even over three groups (as
+ * Kueue).  The busy nodes of group 3 end at 200, the others' at 500: its
+ * group then.
  */
 START_TEST(dragonfly_groups)
 {
@@ -444,7 +447,7 @@ START_TEST(dragonfly_groups)
 	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1300,
 				     &v) == 300);
 	ck_assert_int_eq(v.kind, TOPOML_WAIT_BLOCK);
-	ck_assert_str_eq(v.what, "fewest dragonfly groups for 30 nodes");
+	ck_assert_str_eq(v.what, "one dragonfly group for 30 nodes");
 	ck_assert(m.computed && m.box == 1);
 	/* in one group (the 30 first nodes of group 5): met */
 	for (int v2 = 0, k = 0; v2 < t->nnodes && k < 30; v2++)
@@ -466,6 +469,24 @@ START_TEST(dragonfly_groups)
 			 TOPOML_WAIT_NONE);
 	ck_assert(v.met);
 	topoml_placement_clear(&pa);
+	/* 40 nodes over three groups: no group holds them, so they start
+	 * (as Kueue, on the fewest groups free then: no hold) */
+	for (int v2 = 0, k = 0, c[3] = { 0 }; v2 < t->nnodes; v2++) {
+		int g = t->nodes[v2].group - 7;
+
+		if (g >= 0 && g < 3 && c[g] < (g < 2 ? 15 : 10)) {
+			c[g]++;
+			two[k++] = v2;
+		}
+	}
+	_pl(&pa, two, 40);
+	m = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(!v.met && !m.computed);
+	ck_assert(topoml_wait_decide(t, &p, &j, &pa, all, &m, 1000, 1300,
+				     &v) == 0);
+	topoml_placement_clear(&pa);
 	/* will-run: group 3 is free at 200 */
 	j.nnodes = 30;
 	v.kind = TOPOML_WAIT_BLOCK;
@@ -475,6 +496,100 @@ START_TEST(dragonfly_groups)
 		if (t->nodes[v2].group == 3)
 			ck_assert(hwloc_bitmap_isset(then, v2));
 	free(at);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(all);
+	hwloc_bitmap_free(avail);
+	hwloc_bitmap_free(then);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * A plain fat-tree (generated: 16 nodes, 4 a leaf, nodes 4k .. 4k + 3 on
+ * leaf k).  Busy 0, 4, 8 and 12: every leaf has 3 free, so the engine
+ * takes a job of 4 on two leaves; one leaf holds it on the machine, so
+ * with a wait it waits for one (as Kueue holds a job for one domain).
+ * On one leaf it is met; 8 nodes on two leaves are as few as there can
+ * be, on three they wait.  Node 8 ends at 200, the others at 500: leaf 2
+ * then.  A partition with no whole leaf never waits.
+ */
+START_TEST(fattree_leaves)
+{
+	static const int one[4] = { 4, 5, 6, 7 };
+	static const int two[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	static const int three[8] = { 0, 1, 2, 3, 4, 5, 8, 9 };
+	struct topoml_wait_policy p = { .box_wait = 600 };
+	struct topoml_wait_job j = { .nnodes = 4 };
+	struct topoml_wait_memo m = TOPOML_WAIT_MEMO_INIT;
+	struct topoml_wait_verdict_info v;
+	struct topoml_place_req req = { .nnodes = 4 };
+	struct topoml_placement pl = { 0 }, pa;
+	topoml_topo_t *t = topoml_gen_fat_tree("c", 16, 4, 8, 2);
+	hwloc_bitmap_t all = hwloc_bitmap_alloc(), avail, then;
+	int64_t at[16] = { 0 };
+	char why[256];
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(t->family, TOPOML_FAT_TREE);
+	for (int v2 = 0; v2 < 16; v2++)
+		ck_assert_int_eq(t->nodes[v2].leaf, t->nodes[v2 / 4 * 4].leaf);
+	ck_assert_int_ne(t->nodes[0].leaf, t->nodes[4].leaf);
+	hwloc_bitmap_set_range(all, 0, 15);
+	avail = hwloc_bitmap_dup(all);
+	then = hwloc_bitmap_alloc();
+	for (int k = 0; k < 4; k++) {
+		hwloc_bitmap_clr(avail, 4 * k);
+		at[4 * k] = k == 2 ? 200 : 500;
+	}
+	req.avail = avail;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &req, &pl, why,
+				      sizeof(why)), 0);
+	ck_assert_int_eq(pl.n, 4);
+	ck_assert_int_ne(t->nodes[pl.nodes[0]].leaf,
+			 t->nodes[pl.nodes[3]].leaf);
+	/* two leaves where one could do: waits 600 s */
+	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1300,
+				     &v) == 300);
+	ck_assert_int_eq(v.kind, TOPOML_WAIT_BLOCK);
+	ck_assert_str_eq(v.what, "fewest fat-tree leaves for 4 nodes");
+	ck_assert(m.computed && m.box == 1);
+	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1600,
+				     &v) == 0);
+	/* no wait set: starts at once */
+	p.box_wait = 0;
+	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1300,
+				     &v) == 0);
+	p.box_wait = 600;
+	/* on one leaf: met */
+	_pl(&pa, one, 4);
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(v.met);
+	topoml_placement_clear(&pa);
+	/* 8 nodes: two leaves are the fewest, three are not */
+	j.nnodes = 8;
+	m = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
+	_pl(&pa, two, 8);
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	topoml_placement_clear(&pa);
+	_pl(&pa, three, 8);
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
+			 TOPOML_WAIT_BLOCK);
+	ck_assert_str_eq(v.what, "fewest fat-tree leaves for 8 nodes");
+	topoml_placement_clear(&pa);
+	/* will-run: leaf 2 is whole at 200 */
+	j.nnodes = 4;
+	v.kind = TOPOML_WAIT_BLOCK;
+	ck_assert_int_eq(topoml_wait_plan(t, &p, &j, &v, all, at, INT64_MAX,
+					  then), 200);
+	for (int v2 = 8; v2 < 12; v2++)
+		ck_assert(hwloc_bitmap_isset(then, v2));
+	/* a partition with no whole leaf: never waits */
+	m = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pl, avail, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(m.computed && m.box == 0);
 	topoml_placement_clear(&pl);
 	hwloc_bitmap_free(all);
 	hwloc_bitmap_free(avail);
@@ -495,6 +610,7 @@ int main(void)
 	tcase_add_test(tc, torus_box);
 	tcase_add_test(tc, block_group);
 	tcase_add_test(tc, dragonfly_groups);
+	tcase_add_test(tc, fattree_leaves);
 	tcase_add_test(tc, hybrid_groups);
 	tcase_add_test(tc, memo_cache);
 	tcase_add_test(tc, job_view);

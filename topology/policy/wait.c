@@ -84,20 +84,47 @@ static bool _box_short(const topoml_topo_t *t,
 	return true;
 }
 
-/* Dragonfly: the fewest groups that hold `size' nodes (largest first). */
-static int _df_min_groups(const topoml_topo_t *t, int size)
+/* A plain fat-tree (no blocks): its leaves are the domains a job is
+ * kept in, as a dragonfly's groups are. */
+static bool _ft_plain(const topoml_topo_t *t)
 {
-	int ng = t->ngroups, k = 0, *tot = calloc(ng + 1, sizeof(int));
+	return t->family == TOPOML_FAT_TREE && t->nblocks <= 0;
+}
+
+/* The domain of node v: its dragonfly group, or its fat-tree leaf. */
+static int _dom(const topoml_topo_t *t, int v, int ndom)
+{
+	int d;
+
+	if (v < 0 || v >= t->nnodes)
+		return -1;
+	d = t->family == TOPOML_DRAGONFLY ? t->nodes[v].group :
+	    t->nodes[v].leaf;
+	return d >= 0 && d < ndom ? d : -1;
+}
+
+static int _ndom(const topoml_topo_t *t)
+{
+	return t->family == TOPOML_DRAGONFLY ? t->ngroups : t->nswitches;
+}
+
+/* The fewest domains that hold `size' nodes (largest first). */
+static int _dom_min(const topoml_topo_t *t, int size)
+{
+	int nd = _ndom(t), k = 0, *tot = calloc(nd + 1, sizeof(int));
 
 	if (!tot)
-		return ng;
-	for (int v = 0; v < t->nnodes; v++)
-		if (t->nodes[v].group >= 0 && t->nodes[v].group < ng)
-			tot[t->nodes[v].group]++;
-	for (int sum = 0; sum < size && k < ng; k++) {
+		return nd;
+	for (int v = 0; v < t->nnodes; v++) {
+		int d = _dom(t, v, nd);
+
+		if (d >= 0)
+			tot[d]++;
+	}
+	for (int sum = 0; sum < size && k < nd; k++) {
 		int b = k;
 
-		for (int g = k + 1; g < ng; g++)
+		for (int g = k + 1; g < nd; g++)
 			if (tot[g] > tot[b])
 				b = g;
 		sum += tot[b];
@@ -107,38 +134,40 @@ static int _df_min_groups(const topoml_topo_t *t, int size)
 	return k;
 }
 
-/* Dragonfly: are the n nodes in as few groups as `size' nodes need? */
-static bool _df_fewest(const topoml_topo_t *t, const int *nodes, int n,
-		       int size)
+/* Are the n nodes in as few domains (groups, leaves) as `size' nodes
+ * need? */
+static bool _dom_fewest(const topoml_topo_t *t, const int *nodes, int n,
+			int size)
 {
-	unsigned char *in = calloc(t->ngroups + 1, 1);
-	int k = 0;
+	int nd = _ndom(t), k = 0;
+	unsigned char *in = calloc(nd + 1, 1);
 
 	if (!in)
 		return true;
 	for (int i = 0; i < n; i++) {
-		int g = nodes[i] >= 0 && nodes[i] < t->nnodes ?
-			t->nodes[nodes[i]].group : -1;
+		int d = _dom(t, nodes[i], nd);
 
-		if (g >= 0 && g < t->ngroups && !in[g]) {
-			in[g] = 1;
+		if (d >= 0 && !in[d]) {
+			in[d] = 1;
 			k++;
 		}
 	}
 	free(in);
-	return k <= _df_min_groups(t, size);
+	return k <= _dom_min(t, size);
 }
 
 /* Are the n nodes inside one aligned group of base blocks of the
  * BlockSizes level of a job of `size' nodes (Slurm's topology/block)?
- * On a dragonfly: in as few groups as the machine allows. */
+ * On a dragonfly (a plain fat-tree): in as few groups (leaves) as the
+ * machine allows (the hold asks it of a dragonfly job one group holds
+ * only). */
 static bool _block_aligned(const topoml_topo_t *t, const int *nodes, int n,
 			   int size)
 {
 	int lvl, bpb, g0 = -1;
 
-	if (t->family == TOPOML_DRAGONFLY)
-		return _df_fewest(t, nodes, n, size);
+	if (t->family == TOPOML_DRAGONFLY || _ft_plain(t))
+		return _dom_fewest(t, nodes, n, size);
 	lvl = topoml__block_level(t, size, NULL);
 	bpb = lvl < 0 ? t->nblocks : 1 << lvl;
 	for (int i = 0; i < n; i++) {
@@ -178,10 +207,13 @@ static bool _block_fits(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
  * group of its BlockSizes level holds into a larger one, on as few
  * blocks; with a wait such a job waits for an aligned group where its
  * universe has one, its ring steps then crossing no higher level.  On a
- * dragonfly the same for the fewest groups: a job the engine spreads
- * over more groups than its size needs (no group has room) waits for
- * them, its ring then crossing fewer global links, which other jobs'
- * rings share.  The deprecated TorusBoxWait= sets the torus half only.
+ * plain fat-tree the same for the fewest leaves: a job the engine
+ * spreads over more leaves than its size needs (one leaf where one holds
+ * it) waits for as few, its ring then crossing fewer uplinks, which
+ * other jobs' rings share.  On a dragonfly, as Kueue's topology-aware
+ * scheduling, only a job one group holds waits, for one group; larger
+ * ones take the fewest groups there are at once.  The deprecated
+ * TorusBoxWait= sets the torus half only.
  */
 static bool _block_short(const topoml_topo_t *t,
 			 const struct topoml_wait_policy *p,
@@ -191,20 +223,26 @@ static bool _block_short(const topoml_topo_t *t,
 			 struct topoml_wait_memo *memo,
 			 struct topoml_wait_verdict_info *v)
 {
-	bool df = t->family == TOPOML_DRAGONFLY;
+	bool df = t->family == TOPOML_DRAGONFLY, ft = _ft_plain(t);
 	char what[64];
 
 	if (!(p->box_wait > 0) ||
-	    (!df && (t->nblocks <= 0 || t->block_base <= 0)) ||
+	    (!df && !ft && (t->nblocks <= 0 || t->block_base <= 0)) ||
 	    j->pinned || j->nnodes < 2 || pl->n < j->nnodes ||
 	    (p->box_key && !strcmp(p->box_key, "TorusBoxWait")))
 		return false;
-	snprintf(what, sizeof(what), df ? "fewest dragonfly groups for %d "
-		 "nodes" : "aligned block group for %d nodes", j->nnodes);
+	snprintf(what, sizeof(what), df ? "one dragonfly group for %d "
+		 "nodes" : ft ? "fewest fat-tree leaves for %d nodes" :
+		 "aligned block group for %d nodes", j->nnodes);
 	if (_block_aligned(t, pl->nodes, pl->n, j->nnodes)) {
 		_met(v, what);
 		return false;
 	}
+	/* a dragonfly holds only a job one group holds, as Kueue does:
+	 * holding larger ones for their fewest groups cost more wait than
+	 * it gained in span and ring at the same mean wait */
+	if (df && _dom_min(t, j->nnodes) > 1)
+		return false;
 	if (memo->box < 0) {
 		memo->box = _block_fits(t, universe, j->nnodes);
 		memo->computed = true;
