@@ -69,6 +69,10 @@ struct grid {
 	int early_fit;
 	bool early_hit;
 	bool early_zero;	/* one of the best keys before the fit seen */
+	/* per axis, the coordinates a required node has (1), or NULL: a
+	 * box holds every required node only where each axis' span of it
+	 * covers them, which rules out most origins before any sum */
+	char *rq[3];
 };
 
 struct shape {
@@ -621,6 +625,36 @@ static int _win_busy(struct grid *g, const int s[3], int *least)
 }
 
 /*
+ * ok[o] for each origin o along axis k of a side of s: its span covers
+ * every required coordinate of that axis.  O(d^2) at most, once per
+ * shape and axis.
+ */
+static void _rq_cover(const struct grid *g, int k, int s, char *ok)
+{
+	int d = g->d[k];
+
+	for (int o = 0; o < d; o++) {
+		ok[o] = 1;
+		for (int c = 0; c < d && ok[o]; c++) {
+			int off = c - o;
+
+			if (!g->rq[k][c])
+				continue;
+			if (g->w[k])
+				off = (off + d) % d;
+			if (off < 0 || off >= s)
+				ok[o] = 0;
+		}
+	}
+}
+
+static void _rok_free(char *rok[3])
+{
+	for (int k = 0; k < 3; k++)
+		free(rok[k]);
+}
+
+/*
  * Feasible origins of shape sh: all free (exact) or >= n free nodes;
  * aligned: only origins on the shape's own grid (multiples of its sides).
  * Appended to cv's *nc entries (grown by topoml__grow), sh set on each.
@@ -641,6 +675,8 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 	bool efit = g->early_fit && g->busy &&
 		    _fit_max(g, sh->s) == g->early_fit;
 
+	char *rok[3] = { NULL };
+
 	for (int d = 0; d < 3; d++) {
 		lim[d] = _lim(g, d, sh->s[d]);
 		st[d] = aligned ? sh->s[d] : 1;
@@ -648,6 +684,17 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 	/* no origin holds n free nodes: none to scan */
 	if (win && sh->vol - least < n)
 		lim[2] = 0;
+	if (nreq && g->rq[0]) {
+		for (int d = 0; d < 3; d++) {
+			if (!(rok[d] = malloc(g->d[d]))) {
+				/* no filter: the sums alone decide */
+				_rok_free(rok);
+				memset(rok, 0, sizeof(rok));
+				break;
+			}
+			_rq_cover(g, d, sh->s[d], rok[d]);
+		}
+	}
 	for (int z = 0; z < lim[2]; z += st[2])
 		for (int y = 0; y < lim[1]; y += st[1]) {
 			size_t dx = g->d[0], dxy = dx * g->d[1];
@@ -661,6 +708,9 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 
 			/* a row without a long enough run: no origin */
 			if (ok && !ok[y + (size_t)g->d[1] * z])
+				continue;
+			/* a row whose boxes miss a required node */
+			if (rok[0] && (!rok[1][y] || !rok[2][z]))
 				continue;
 			if (g->run) {
 				rows[0] = g->run + dx * y + dxy * z;
@@ -693,6 +743,8 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 						       sh->s);
 
 				if (sh->vol - b < n || (all_free && b))
+					continue;
+				if (rok[0] && !rok[0][x])
 					continue;
 				if (nreq && topoml__torus_wrap(&g->cells.req, o,
 							     sh->s) < nreq)
@@ -729,6 +781,7 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 							(void **)&cv, 0,
 							sizeof(*cv))) {
 							free(ok);
+							_rok_free(rok);
 							*nc = 0;
 							return cv;
 						}
@@ -736,6 +789,7 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 						cv[0] = c;
 						g->early_hit = true;
 						free(ok);
+						_rok_free(rok);
 						*nc = 1;
 						return cv;
 					}
@@ -749,6 +803,7 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 				if (topoml__grow((void **)&cv, cnt,
 						sizeof(*cv))) {
 					free(ok);
+					_rok_free(rok);
 					*nc = cnt;
 					return cv;
 				}
@@ -756,6 +811,7 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 			}
 		}
 	free(ok);
+	_rok_free(rok);
 	*nc = cnt;
 	return cv;
 }
@@ -889,11 +945,25 @@ static int _grid_init(struct grid *g, const topoml_topo_t *t,
 	rc = topoml__torus_cells_of(&g->cells, t, busy, required, nreq);
 	g->busy = busy;
 	g->cells.cell = busy;
+	if (!rc && nreq && required) {
+		int v;
+
+		for (int k = 0; k < 3; k++)
+			if (!(g->rq[k] = calloc(g->d[k], 1)))
+				return -1;
+		hwloc_bitmap_foreach_begin(v, required)
+			if (v < t->nnodes && t->nodes[v].coord[0] >= 0)
+				for (int k = 0; k < 3; k++)
+					g->rq[k][t->nodes[v].coord[k]] = 1;
+		hwloc_bitmap_foreach_end();
+	}
 	return rc;
 }
 
 static void _grid_free(struct grid *g)
 {
+	for (int k = 0; k < 3; k++)
+		free(g->rq[k]);
 	topoml__torus_cells_free(&g->cells);
 	topoml__psum_free(&g->shadow);
 	free(g->run);
