@@ -280,8 +280,30 @@ else
 	echo "no cpu cgroup to slow n2 down: the slow node not checked"
 fi
 
+# A healthy full step, timed.  All emulated nodes share this host's two
+# CPUs, so a healthy node's probe or stream is now and then judged an
+# outlier (1.65x seen, preflight_outlier=1.6 here): such a step, and
+# only such, is run again, twice at most (the judge itself is tested
+# above and in check_preflight).
+t_full() {
+	local a b try
+
+	for try in 1 2 3; do
+		a=$(date +%s%N)
+		stepn "$CLUSTER_SLURMD" --ml-preflight=full true
+		b=$(date +%s%N)
+		if [ $rc = 0 ]; then
+			echo $(((b - a) / 1000000))
+			return
+		fi
+		grep -Eq "^topoml: --ml-preflight: node n[0-9]+: (compute probe .*x the job's median|.*ring stream from)" \
+			"$out" || break
+		echo "timed full step, try $try: $(grep ml-preflight "$out")" >&2
+	done
+	cluster_fail "timed step --ml-preflight=full: $(cat "$out")"
+}
 mark=$(date +%Y-%m-%dT%H:%M:%S.%3N)
-for i in 1 2 3 4 5; do t_step --ml-preflight=full; done >"$PF/full"
+for i in 1 2 3 4 5; do t_full; done >"$PF/full"
 full=$(median <"$PF/full")
 own=$(cat "$CLUSTER_DIR"/log/slurmd-n*.log | awk -v m="[$mark" '$1 > m' |
 	sed -n 's/.*--ml-preflight: node n[0-9]* passed (full, \([0-9]*\) ms).*/\1/p' |
