@@ -69,10 +69,10 @@ struct grid {
 	int early_fit;
 	bool early_hit;
 	bool early_zero;	/* one of the best keys before the fit seen */
-	/* per axis, the coordinates a required node has (1), or NULL: a
-	 * box holds every required node only where each axis' span of it
-	 * covers them, which rules out most origins before any sum */
-	char *rq[3];
+	/* per axis and origin, the side a box needs from there to hold
+	 * every required node's coordinate (INT_MAX: none; NULL: no
+	 * required nodes): rules out most origins before any sum */
+	int *rqside[3];
 };
 
 struct shape {
@@ -625,36 +625,6 @@ static int _win_busy(struct grid *g, const int s[3], int *least)
 }
 
 /*
- * ok[o] for each origin o along axis k of a side of s: its span covers
- * every required coordinate of that axis.  O(d^2) at most, once per
- * shape and axis.
- */
-static void _rq_cover(const struct grid *g, int k, int s, char *ok)
-{
-	int d = g->d[k];
-
-	for (int o = 0; o < d; o++) {
-		ok[o] = 1;
-		for (int c = 0; c < d && ok[o]; c++) {
-			int off = c - o;
-
-			if (!g->rq[k][c])
-				continue;
-			if (g->w[k])
-				off = (off + d) % d;
-			if (off < 0 || off >= s)
-				ok[o] = 0;
-		}
-	}
-}
-
-static void _rok_free(char *rok[3])
-{
-	for (int k = 0; k < 3; k++)
-		free(rok[k]);
-}
-
-/*
  * Feasible origins of shape sh: all free (exact) or >= n free nodes;
  * aligned: only origins on the shape's own grid (multiples of its sides).
  * Appended to cv's *nc entries (grown by topoml__grow), sh set on each.
@@ -675,8 +645,6 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 	bool efit = g->early_fit && g->busy &&
 		    _fit_max(g, sh->s) == g->early_fit;
 
-	char *rok[3] = { NULL };
-
 	for (int d = 0; d < 3; d++) {
 		lim[d] = _lim(g, d, sh->s[d]);
 		st[d] = aligned ? sh->s[d] : 1;
@@ -684,17 +652,6 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 	/* no origin holds n free nodes: none to scan */
 	if (win && sh->vol - least < n)
 		lim[2] = 0;
-	if (nreq && g->rq[0]) {
-		for (int d = 0; d < 3; d++) {
-			if (!(rok[d] = malloc(g->d[d]))) {
-				/* no filter: the sums alone decide */
-				_rok_free(rok);
-				memset(rok, 0, sizeof(rok));
-				break;
-			}
-			_rq_cover(g, d, sh->s[d], rok[d]);
-		}
-	}
 	for (int z = 0; z < lim[2]; z += st[2])
 		for (int y = 0; y < lim[1]; y += st[1]) {
 			size_t dx = g->d[0], dxy = dx * g->d[1];
@@ -710,7 +667,9 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 			if (ok && !ok[y + (size_t)g->d[1] * z])
 				continue;
 			/* a row whose boxes miss a required node */
-			if (rok[0] && (!rok[1][y] || !rok[2][z]))
+			if (nreq && g->rqside[0] &&
+			    (g->rqside[1][y] > sh->s[1] ||
+			     g->rqside[2][z] > sh->s[2]))
 				continue;
 			if (g->run) {
 				rows[0] = g->run + dx * y + dxy * z;
@@ -744,7 +703,8 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 
 				if (sh->vol - b < n || (all_free && b))
 					continue;
-				if (rok[0] && !rok[0][x])
+				if (nreq && g->rqside[0] &&
+				    g->rqside[0][x] > sh->s[0])
 					continue;
 				if (nreq && topoml__torus_wrap(&g->cells.req, o,
 							     sh->s) < nreq)
@@ -781,7 +741,6 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 							(void **)&cv, 0,
 							sizeof(*cv))) {
 							free(ok);
-							_rok_free(rok);
 							*nc = 0;
 							return cv;
 						}
@@ -789,7 +748,6 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 						cv[0] = c;
 						g->early_hit = true;
 						free(ok);
-						_rok_free(rok);
 						*nc = 1;
 						return cv;
 					}
@@ -803,7 +761,6 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 				if (topoml__grow((void **)&cv, cnt,
 						sizeof(*cv))) {
 					free(ok);
-					_rok_free(rok);
 					*nc = cnt;
 					return cv;
 				}
@@ -811,7 +768,6 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 			}
 		}
 	free(ok);
-	_rok_free(rok);
 	*nc = cnt;
 	return cv;
 }
@@ -946,16 +902,44 @@ static int _grid_init(struct grid *g, const topoml_topo_t *t,
 	g->busy = busy;
 	g->cells.cell = busy;
 	if (!rc && nreq && required) {
-		int v;
+		int v, maxd = 1;
+		char *has;
 
 		for (int k = 0; k < 3; k++)
-			if (!(g->rq[k] = calloc(g->d[k], 1)))
+			maxd = g->d[k] > maxd ? g->d[k] : maxd;
+		if (!(has = malloc(maxd)))
+			return -1;
+		for (int k = 0; k < 3; k++) {
+			int d = g->d[k];
+
+			memset(has, 0, d);
+			hwloc_bitmap_foreach_begin(v, required)
+				if (v < t->nnodes && t->nodes[v].coord[k] >= 0)
+					has[t->nodes[v].coord[k]] = 1;
+			hwloc_bitmap_foreach_end();
+			if (!(g->rqside[k] = malloc(d * sizeof(int)))) {
+				free(has);
 				return -1;
-		hwloc_bitmap_foreach_begin(v, required)
-			if (v < t->nnodes && t->nodes[v].coord[0] >= 0)
-				for (int k = 0; k < 3; k++)
-					g->rq[k][t->nodes[v].coord[k]] = 1;
-		hwloc_bitmap_foreach_end();
+			}
+			/* from o, the farthest required coordinate ahead:
+			 * a box of a side above that offset holds them all */
+			for (int o = 0; o < d; o++) {
+				int need = 0;
+
+				for (int c = 0; c < d && need < INT_MAX; c++) {
+					int off = c - o;
+
+					if (!has[c])
+						continue;
+					if (g->w[k])
+						off = (off + d) % d;
+					need = off < 0 ? INT_MAX :
+					       off + 1 > need ? off + 1 : need;
+				}
+				g->rqside[k][o] = need;
+			}
+		}
+		free(has);
 	}
 	return rc;
 }
@@ -963,7 +947,7 @@ static int _grid_init(struct grid *g, const topoml_topo_t *t,
 static void _grid_free(struct grid *g)
 {
 	for (int k = 0; k < 3; k++)
-		free(g->rq[k]);
+		free(g->rqside[k]);
 	topoml__torus_cells_free(&g->cells);
 	topoml__psum_free(&g->shadow);
 	free(g->run);
