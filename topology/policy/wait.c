@@ -108,7 +108,13 @@ static int _ndom(const topoml_topo_t *t)
 	return t->family == TOPOML_DRAGONFLY ? t->ngroups : t->nswitches;
 }
 
-/* The fewest domains that hold `size' nodes (largest first). */
+static int _desc(const void *a, const void *b)
+{
+	return *(const int *)b - *(const int *)a;
+}
+
+/* The fewest domains that hold `size' nodes (largest first): sorted
+ * once, O(domains log domains), whatever the size asked. */
 static int _dom_min(const topoml_topo_t *t, int size)
 {
 	int nd = _ndom(t), k = 0, *tot = calloc(nd + 1, sizeof(int));
@@ -121,15 +127,9 @@ static int _dom_min(const topoml_topo_t *t, int size)
 		if (d >= 0)
 			tot[d]++;
 	}
-	for (int sum = 0; sum < size && k < nd; k++) {
-		int b = k;
-
-		for (int g = k + 1; g < nd; g++)
-			if (tot[g] > tot[b])
-				b = g;
-		sum += tot[b];
-		tot[b] = tot[k];
-	}
+	qsort(tot, nd, sizeof(int), _desc);
+	for (int sum = 0; sum < size && k < nd; k++)
+		sum += tot[k];
 	free(tot);
 	return k;
 }
