@@ -189,48 +189,34 @@ out:
 
 /*
  * gshared[g]: group g holds a node of a job that other groups hold too
- * (owners known).  One pass over the busy nodes; jobs by open addressing
- * on the id, as the fat-tree's leaves.
+ * (owners known).  One pass over the busy nodes.
  */
 static int _classify(struct df *d)
 {
 	const topoml_topo_t *t = d->t;
 	const uint32_t *owner = d->in->req->owner;
-	struct { uint32_t job; int g; bool multi; } *h = NULL;
-	size_t cap = 16, mask;
-	int busy = 0, v;
+	struct topoml_job_unit *p;
+	int np = 0, rc;
 
 	if (!owner)
 		return 0;
-	busy = t->nnodes - hwloc_bitmap_weight(d->in->avail);
-	while (cap < 2 * (size_t)(busy > 0 ? busy : 1))
-		cap <<= 1;
-	mask = cap - 1;
-	h = calloc(cap, sizeof(*h));
-	if (!h)
+	p = malloc((t->nnodes + 1) * sizeof(*p));
+	if (!p)
 		return -1;
-	for (int pass = 0; pass < 2; pass++)
-		for (v = 0; v < t->nnodes; v++) {
-			uint32_t j = owner[v];
-			int g = t->nodes[v].group;
-			size_t k;
+	for (int v = 0; v < t->nnodes; v++) {
+		int g = t->nodes[v].group;
 
-			if (!j || g < 0 || hwloc_bitmap_isset(d->in->avail, v))
-				continue;
-			k = (j * 2654435761u) & mask;
-			while (h[k].job && h[k].job != j)
-				k = (k + 1) & mask;
-			if (pass) {
-				d->gshared[g] |= h[k].multi;
-			} else if (!h[k].job) {
-				h[k].job = j;
-				h[k].g = g;
-			} else if (h[k].g != g) {
-				h[k].multi = true;
-			}
-		}
-	free(h);
-	return 0;
+		if (!owner[v] || g < 0 || hwloc_bitmap_isset(d->in->avail, v))
+			continue;
+		/* a job's nodes come in runs: one pair a run and group */
+		if (np && p[np - 1].job == owner[v] && p[np - 1].unit == g)
+			continue;
+		p[np].job = owner[v];
+		p[np++].unit = g;
+	}
+	rc = topoml__mark_multi_unit(p, np, d->gshared, 1);
+	free(p);
+	return rc;
 }
 
 static int _build(struct df *d, const struct dcand *c, hwloc_bitmap_t set,

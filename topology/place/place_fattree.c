@@ -115,25 +115,13 @@ static int _collect_leaves(struct ft *ft, int **sub, int *len, int *stamp,
 	return 0;
 }
 
-struct jl {
-	uint32_t job;
-	int leaf;
-};
-
-struct jh {
-	uint32_t job;
-	int leaf;		/* first leaf seen */
-	bool multi;		/* seen on another leaf too */
-};
 
 static void _classify(struct ft *ft)
 {
 	const topoml_topo_t *t = ft->t;
 	const uint32_t *owner = ft->in->req->owner;
-	struct jl *pairs = NULL;
-	struct jh *h = NULL;
+	struct topoml_job_unit *pairs = NULL;
 	int np = 0;
-	size_t cap, mask;
 
 	for (int s = 0; s < ft->ns; s++) {
 		const struct topoml_switch *sw = &t->switches[s];
@@ -156,42 +144,12 @@ static void _classify(struct ft *ft)
 			if (topoml__grow((void **)&pairs, np, sizeof(*pairs)))
 				goto out;
 			pairs[np].job = j;
-			pairs[np++].leaf = s;
+			pairs[np++].unit = s;
 		}
 	}
-	if (!np)
-		goto out;
-	/* Jobs seen on two leaves or more, by open addressing on the job id
-	 * (no sort: thousands of pairs on a large machine). */
-	cap = 16;
-	while (cap < 2 * (size_t)np)
-		cap <<= 1;
-	mask = cap - 1;
-	h = calloc(cap, sizeof(*h));
-	if (!h)
-		goto out;
-	for (int i = 0; i < np; i++) {
-		size_t k = (pairs[i].job * 2654435761u) & mask;
-
-		while (h[k].job && h[k].job != pairs[i].job)
-			k = (k + 1) & mask;
-		if (!h[k].job) {
-			h[k].job = pairs[i].job;
-			h[k].leaf = pairs[i].leaf;
-		} else if (h[k].leaf != pairs[i].leaf) {
-			h[k].multi = true;
-		}
-	}
-	for (int i = 0; i < np; i++) {
-		size_t k = (pairs[i].job * 2654435761u) & mask;
-
-		while (h[k].job != pairs[i].job)
-			k = (k + 1) & mask;
-		if (h[k].multi)
-			ft->cls[pairs[i].leaf] |= LEAF_SHARED;
-	}
+	/* a failure leaves the leaves unmarked: only a preference */
+	(void)topoml__mark_multi_unit(pairs, np, ft->cls, LEAF_SHARED);
 out:
-	free(h);
 	free(pairs);
 }
 

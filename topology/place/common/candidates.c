@@ -226,3 +226,40 @@ int topoml__take_switch(const struct place_in *in, int sw, int want,
 	}
 	return want;
 }
+
+int topoml__mark_multi_unit(const struct topoml_job_unit *p, int np,
+			    unsigned char *mark, unsigned char bit)
+{
+	struct {
+		uint32_t job;
+		int unit;	/* first unit seen */
+		bool multi;	/* seen on another unit too */
+	} *h;
+	size_t cap = 16, mask;
+
+	if (np <= 0)
+		return 0;
+	while (cap < 2 * (size_t)np)
+		cap <<= 1;
+	mask = cap - 1;
+	if (!(h = calloc(cap, sizeof(*h))))
+		return -1;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < np; i++) {
+			size_t k = (p[i].job * 2654435761u) & mask;
+
+			while (h[k].job && h[k].job != p[i].job)
+				k = (k + 1) & mask;
+			if (pass) {
+				if (h[k].multi)
+					mark[p[i].unit] |= bit;
+			} else if (!h[k].job) {
+				h[k].job = p[i].job;
+				h[k].unit = p[i].unit;
+			} else if (h[k].unit != p[i].unit) {
+				h[k].multi = true;
+			}
+		}
+	free(h);
+	return 0;
+}

@@ -142,6 +142,19 @@ int topoml__and_weight(hwloc_const_bitmap_t a, hwloc_const_bitmap_t b);
  * Distinct candidates for a ranked list: returns true when set differs from
  * every set seen before (and remembers it).
  */
+/*
+ * A busy node's job and its unit (leaf, group): mark[unit] |= bit for
+ * every unit holding a job that other units hold too.  Open addressing
+ * on the job id (no sort: thousands of pairs on a large machine).  0, or
+ * -1 when out of memory.
+ */
+struct topoml_job_unit {
+	uint32_t job;
+	int unit;
+};
+int topoml__mark_multi_unit(const struct topoml_job_unit *p, int np,
+			    unsigned char *mark, unsigned char bit);
+
 struct place_seen {
 	int n;
 	hwloc_bitmap_t *sets;
