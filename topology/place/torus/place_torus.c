@@ -921,22 +921,37 @@ static int _grid_init(struct grid *g, const topoml_topo_t *t,
 				free(has);
 				return -1;
 			}
-			/* from o, the farthest required coordinate ahead:
-			 * a box of a side above that offset holds them all */
-			for (int o = 0; o < d; o++) {
-				int need = 0;
+			/* from o, the farthest required coordinate ahead (on
+			 * a ring: the nearest one behind o): a box of a side
+			 * above that offset holds them all.  O(d) an axis. */
+			if (g->w[k]) {
+				int last = -1;
 
-				for (int c = 0; c < d && need < INT_MAX; c++) {
-					int off = c - o;
+				/* last required coordinate before each o,
+				 * round the ring: two passes */
+				int *need = g->rqside[k];
 
-					if (!has[c])
-						continue;
-					if (g->w[k])
-						off = (off + d) % d;
-					need = off < 0 ? INT_MAX :
-					       off + 1 > need ? off + 1 : need;
-				}
-				g->rqside[k][o] = need;
+				for (int pass = 0; pass < 2; pass++)
+					for (int o = 0; o < d; o++) {
+						if (pass)
+							need[o] = last < 0 ?
+								  INT_MAX :
+								  (last - o +
+								   d) % d + 1;
+						if (has[o])
+							last = o;
+					}
+			} else {
+				int lo = -1, hi = -1;
+
+				for (int c = 0; c < d; c++)
+					if (has[c]) {
+						hi = c;
+						lo = lo < 0 ? c : lo;
+					}
+				for (int o = 0; o < d; o++)
+					g->rqside[k][o] = lo < 0 || o > lo ?
+						INT_MAX : hi - o + 1;
 			}
 		}
 		free(has);
