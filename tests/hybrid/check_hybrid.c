@@ -349,6 +349,56 @@ START_TEST(whole_groups)
 }
 END_TEST
 
+/*
+ * Stages built from whole tensor groups: a 16-node job (tp=8 over two
+ * nodes, pp=2: stages of 8 nodes, 4 groups).  Free per leaf (each leaf an
+ * NVLink domain, spines of 4 leaves): spine 0 has 2 + 1 + 5 nodes, 8 but
+ * only 6 in whole groups; spine 1 6 + 3 (8 in whole groups); spine 2
+ * 4 + 4.  Counting free nodes, spine 0 holds a stage and is the
+ * tightest; counting whole groups only spines 1 and 2 do: one stage in
+ * each, no DP ring through the top and no group split.
+ */
+START_TEST(stages_of_whole_groups)
+{
+	static const int free_per_leaf[12] = {
+		2, 1, 5, 0, 6, 0, 3, 0, 4, 0, 4, 0,
+	};
+	topoml_topo_t *t = _load("fattree-nvl576.json");
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { 0 };
+	struct topoml_placement pl = { 0 };
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	char why[256];
+
+	for (int l = 0; l < 12; l++)
+		if (free_per_leaf[l])
+			hwloc_bitmap_set_range(fr, l * 18,
+					       l * 18 + free_per_leaf[l] - 1);
+	req.nnodes = 16;
+	req.avail = fr;
+	_shape(&p, 8, 2, 16);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl, NULL,
+					     why, sizeof(why)), 0);
+	ck_assert_int_eq(pl.n, 16);
+	fprintf(stderr, "stages_of_whole_groups: DP through the top %ld, "
+		"tensor groups split %ld\n", _dp_top(t, pl.nodes, pl.n, &p),
+		topoml_hybrid_tp_split(t, pl.nodes, pl.n, TPN, &p));
+	for (int i = 0; i < pl.n; i++) {
+		ck_assert(hwloc_bitmap_isset(fr, pl.nodes[i]));
+		hwloc_bitmap_clr(fr, pl.nodes[i]);	/* each once */
+		ck_assert_int_ne(_part(t, pl.nodes[i]), _part(t, 0));
+	}
+	ck_assert_int_eq(_dp_top(t, pl.nodes, pl.n, &p), 0);
+	ck_assert_int_eq(topoml_hybrid_tp_split(t, pl.nodes, pl.n, TPN, &p),
+			 0);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(fr);
+	topoml_free(t);
+}
+END_TEST
+
 /* The candidate of nodes v[0..n) named n1..n8 on t, as the engine's. */
 static void _cand(const topoml_topo_t *t, struct topoml_placement *pl,
 		  const char *const *names, int n)
@@ -540,6 +590,7 @@ int main(void)
 	tcase_add_test(tc, never_worse_than_ring);
 	tcase_add_test(tc, placed_for_stages);
 	tcase_add_test(tc, whole_groups);
+	tcase_add_test(tc, stages_of_whole_groups);
 	tcase_add_test(tc, spares_workers_ranked);
 	tcase_add_test(tc, locality_falls_short);
 	suite_add_tcase(s, tc);

@@ -490,18 +490,57 @@ static int _pick_part(const int *left, int np, int S, int min_free,
 }
 
 /*
+ * The free nodes arr[0..na) that form whole groups of m inside NVLink
+ * domains (the first floor(free / m) * m of each domain, in index
+ * order): where they hold the job's n nodes, every other node's part
+ * becomes -1.  0, or -1 for no memory.
+ */
+static int _whole_slots(const topoml_topo_t *t, const int *arr, int na,
+			int n, int m, int *part)
+{
+	int *cnt, groups = 0;
+
+	if (t->nnvl < 1)
+		return 0;
+	cnt = calloc(t->nnvl, sizeof(int));
+	if (!cnt)
+		return -1;
+	for (int i = 0; i < na; i++)
+		if (t->nodes[arr[i]].nvl >= 0)
+			cnt[t->nodes[arr[i]].nvl]++;
+	for (int d = 0; d < t->nnvl; d++) {
+		groups += cnt[d] / m;
+		cnt[d] = cnt[d] / m * m;	/* now: slots left */
+	}
+	if (groups >= n / m)
+		for (int i = 0; i < na; i++) {
+			int d = t->nodes[arr[i]].nvl;
+
+			if (d < 0 || cnt[d] <= 0)
+				part[i] = -1;
+			else
+				cnt[d]--;
+		}
+	free(cnt);
+	return 0;
+}
+
+/*
  * A candidate built for the job's pipeline stages: whole stages from
  * the top-level parts that hold them (most whole stages first, then the
  * fuller part: big parts stay for big jobs), the stages no part holds
  * from the parts with the most free nodes left, so that fewest stages
  * straddle the top; a job of one stage goes into the part that holds it
  * most tightly, or into the fewest parts.  The engine picks the nodes
- * inside each part.  0 with out filled, -1 when there is none (one part,
- * required nodes, shared nodes, a leaf limit).
+ * inside each part.  Where tensor groups span m > 1 nodes and the free
+ * nodes hold the job in whole groups inside NVLink domains, only those
+ * whole groups' nodes count (_whole_slots): a part's free nodes that
+ * would split a group hold no stage.  0 with out filled, -1 when there is
+ * none (one part, required nodes, shared nodes, a leaf limit).
  */
 static int _part_candidate(const topoml_topo_t *t,
 			   const struct topoml_place_req *req,
-			   const struct topoml_parallel *p,
+			   const struct topoml_parallel *p, int m,
 			   struct topoml_placement *out)
 {
 	int n = req->nnodes, P = n % p->pp ? 1 : p->pp, S = n / P;
@@ -530,8 +569,11 @@ static int _part_candidate(const topoml_topo_t *t,
 	np = _top_parts(t, arr, na, part, rep);
 	if (np < 2)
 		goto out;
+	if (m > 1 && _whole_slots(t, arr, na, n, m, part))
+		goto out;
 	for (int i = 0; i < na; i++)
-		left[part[i]]++;
+		if (part[i] >= 0)
+			left[part[i]]++;
 	/* whole stages */
 	for (int stages = P; stages > 0;) {
 		int q = _pick_part(left, np, S, S, true);
@@ -873,7 +915,7 @@ int topoml_hybrid_rank_spares(const topoml_topo_t *t,
 	 * the stages replaces the last when it sends fewer data-parallel
 	 * transfers through the top (or splits fewer tensor groups).
 	 */
-	if (!spares && !_part_candidate(t, req, p, &extra.pl)) {
+	if (!spares && !_part_candidate(t, req, p, m, &extra.pl)) {
 		extra.rank = k;
 		_price(t, req, p, tasks_per_node, w, m, 0, &extra);
 		if (extra.priced && _ranked_cmp(&extra, &r[k - 1]) < 0) {
