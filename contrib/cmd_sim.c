@@ -34,6 +34,11 @@ struct sim_cli {
 	int hybrid_tp;		/* --hybrid-tp T, 0: K */
 	bool *forced;		/* per job: its free nodes held no
 				 * placement without a split TP group */
+	long *dp_lb;		/* per job: the least DP traffic through
+				 * the top that its free nodes allowed */
+	int *topdom;		/* per node: its domain below the top
+				 * (fat-tree spine pod, dragonfly group) */
+	int ntopdom;
 	double weights[TOPOML_KIND_COUNT];
 	const char *avoid;	/* --avoid HOSTLIST */
 	hwloc_bitmap_t avoid_set;
@@ -50,6 +55,8 @@ struct hyb_sum {
 	struct topoml_kind_cost kind[TOPOML_KIND_COUNT];
 	long tp_split_nvl;	/* TP groups over > 1 NVLink domain */
 	long tp_split_forced;	/* of those: no free set allowed fewer */
+	long dp_top_lb;		/* the least DP through the top that
+				 * each job's free nodes allowed, summed */
 	long tp_split_node;	/* TP groups over > 1 node */
 	int jobs;
 	double weighted;
@@ -771,6 +778,132 @@ static bool _hyb_whole_fit(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 	return groups >= n / m;
 }
 
+/*
+ * The domains below the top level, where DP traffic between them is
+ * "through the top" (topoml_hybrid_cost): a fat tree's nodes whose
+ * common level is below the top, a dragonfly's groups.  0: no top.
+ */
+static int _top_domains(struct sim_cli *c, const topoml_topo_t *t)
+{
+	int *rep, n = 0;
+
+	if (t->family != TOPOML_FAT_TREE &&
+	    t->family != TOPOML_DRAGONFLY)
+		return 0;
+	if (t->family == TOPOML_FAT_TREE && t->nlevels < 2)
+		return 0;
+	c->topdom = malloc(sizeof(int) * (t->nnodes + 1));
+	rep = malloc(sizeof(int) * (t->nnodes + 1));
+	if (!c->topdom || !rep) {
+		free(rep);
+		return -1;
+	}
+	for (int v = 0; v < t->nnodes; v++) {
+		int d = 0;
+
+		if (t->family == TOPOML_DRAGONFLY) {
+			c->topdom[v] = t->nodes[v].group;
+			n = t->nodes[v].group + 1 > n ? t->nodes[v].group + 1
+						      : n;
+			continue;
+		}
+		while (d < n && topoml_common_level(t, v, rep[d]) >=
+		       t->nlevels - 1)
+			d++;
+		if (d == n)
+			rep[n++] = v;
+		c->topdom[v] = d;
+	}
+	free(rep);
+	c->ntopdom = n;
+	return n;
+}
+
+static int _long_desc(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x < y) - (x > y);
+}
+
+/*
+ * Where the free nodes hold every tensor group of m = T / K nodes whole
+ * in one NVLink domain (as topoml_place_hybrid then keeps them), each
+ * top domain's ranks in such whole groups into fr[] (true); else false.
+ */
+static bool _hyb_nvl_slots(const struct sim_cli *c, const topoml_topo_t *t,
+			   hwloc_const_bitmap_t avail, int n,
+			   const struct topoml_parallel *p, long *fr)
+{
+	int m = p->tp / c->hybrid, v, *cnt, *dom, groups = 0;
+
+	if (t->nnvl < 1 || p->tp <= c->hybrid || p->tp % c->hybrid)
+		return false;
+	cnt = calloc(t->nnvl, sizeof(int));
+	dom = malloc(sizeof(int) * t->nnvl);
+	if (!cnt || !dom) {
+		free(cnt);
+		free(dom);
+		return false;
+	}
+	hwloc_bitmap_foreach_begin(v, avail)
+		if (t->nodes[v].nvl >= 0) {
+			cnt[t->nodes[v].nvl]++;
+			dom[t->nodes[v].nvl] = c->topdom[v];
+		}
+	hwloc_bitmap_foreach_end();
+	for (int d = 0; d < t->nnvl; d++)
+		groups += cnt[d] / m;
+	if (groups >= n / m)
+		for (int d = 0; d < t->nnvl; d++)
+			if (cnt[d] >= m && dom[d] >= 0)
+				fr[dom[d]] += (long)(cnt[d] / m) * m *
+					      c->hybrid;
+	free(cnt);
+	free(dom);
+	return groups >= n / m;
+}
+
+/*
+ * A lower bound on the data-parallel transfers through the top of any
+ * placement of the shape on these free nodes that keeps each tensor
+ * group below the top (TP traffic is the heaviest; topoml_place_hybrid
+ * splits one only where the free nodes force it, and then inside the
+ * top's domains here).  Every DP ring of a stage (D ranks T apart)
+ * then touches every domain the stage touches.  A domain of f free
+ * nodes holds at most f * K / (stage's ranks) whole stages (K ranks a
+ * node); each other stage lies in at least two domains, and in at least
+ * as many as the fullest domains must be to hold it, and each of its T
+ * rings crosses the top at least once per domain it touches.
+ */
+static long _hyb_dp_lb(const struct sim_cli *c, const topoml_topo_t *t,
+		       hwloc_const_bitmap_t avail, int n,
+		       const struct topoml_parallel *p)
+{
+	long unit = (long)n * c->hybrid / p->pp, fit = 0, have = 0;
+	long *fr = calloc(c->ntopdom + 1, sizeof(long));
+	int v, k = 0;
+
+	if (!fr || p->dp < 2) {
+		free(fr);
+		return 0;
+	}
+	if (!_hyb_nvl_slots(c, t, avail, n, p, fr))
+		hwloc_bitmap_foreach_begin(v, avail)
+			if (c->topdom[v] >= 0)
+				fr[c->topdom[v]] += c->hybrid;
+		hwloc_bitmap_foreach_end();
+	qsort(fr, c->ntopdom, sizeof(long), _long_desc);
+	for (int d = 0; d < c->ntopdom; d++)
+		fit += fr[d] / unit;
+	while (k < c->ntopdom && have < unit)
+		have += fr[k++];
+	free(fr);
+	if (fit >= p->pp)
+		return 0;
+	return (p->pp - fit) * (k > 2 ? k : 2) * p->tp;
+}
+
 /* The simulator's placement of a --hybrid job under topoml. */
 static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 		      const struct topoml_place_req *req,
@@ -790,6 +923,8 @@ static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 							c->hybrid, &p) &&
 			!_hyb_whole_fit(t, req->avail, out->n,
 					p.tp / c->hybrid);
+	if (!rc && c->dp_lb && c->ntopdom > 0)
+		c->dp_lb[job] = _hyb_dp_lb(c, t, req->avail, out->n, &p);
 	return rc;
 }
 
@@ -880,6 +1015,8 @@ static void _hyb_add(const struct sim_cli *c, const topoml_topo_t *t,
 			}
 			h->weighted += hc.weighted;
 			h->jobs++;
+			if (pol == TOPOML_POLICY_TOPOML && c->dp_lb)
+				h->dp_top_lb += c->dp_lb[i];
 			/* whole TP groups: on one node, in one domain */
 			for (int g = 0; g < n * c->hybrid / p.tp; g++) {
 				int r0 = g * p.tp, r1 = r0 + p.tp - 1;
@@ -949,6 +1086,12 @@ static void _hyb_print(const struct sim_cli *c)
 	for (int p = 0; p < c->npol; p++) {
 		snprintf(v, sizeof(v), "%ld", _hyb[p].tp_split_forced);
 		printf(" %16s", c->pol[p] == TOPOML_POLICY_TOPOML ? v : "-");
+	}
+	printf("\n%-26s", "dp cross top: free bound");
+	for (int p = 0; p < c->npol; p++) {
+		snprintf(v, sizeof(v), "%ld", _hyb[p].dp_top_lb);
+		printf(" %16s", c->pol[p] == TOPOML_POLICY_TOPOML &&
+		       c->ntopdom > 0 ? v : "-");
 	}
 	printf("\n%-26s", "weighted cost");
 	for (int p = 0; p < c->npol; p++) {
@@ -1056,7 +1199,8 @@ int cmd_sim(int argc, char **argv)
 		c.sopts.place = _hyb_place;
 		c.sopts.place_arg = &c;
 		c.forced = calloc(tr->njobs + 1, sizeof(bool));
-		if (!c.forced)
+		c.dp_lb = calloc(tr->njobs + 1, sizeof(long));
+		if (!c.forced || !c.dp_lb || _top_domains(&c, t) < 0)
 			goto out;
 		c.sopts.wait_job = _hyb_wait_job;
 		c.sopts.hybrid_weights = c.weights;
@@ -1120,6 +1264,8 @@ out:
 	free(jo);
 	free(m);
 	free(c.forced);
+	free(c.dp_lb);
+	free(c.topdom);
 	if (c.avoid_set)
 		hwloc_bitmap_free(c.avoid_set);
 	topoml_trace_free(tr);

@@ -7,7 +7,8 @@
 # nodes (tests/sim/hybrid_jobs prices the --jobs file again that way),
 # not the ring's; every split it leaves is forced (the free nodes held no
 # placement without one); it splits no more groups and sends fewer DP
-# transfers through the top than the stock policy in the same run.
+# transfers through the top than the stock policy in the same run, and
+# at most 1.02 x the least its jobs' free nodes allowed (or 0.5 x stock).
 # With --hybrid-wait (3600 s on the fat tree, 36000 on the dragonfly),
 # Theta: no split group, DP through the top <= 0.5 x stock, pipeline hops
 # <= stock.
@@ -30,7 +31,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 check() {
 	local tag=$1 topo=$src/fixtures/hybrid/$2
 	local trace=$swf/MTech-Thesis_JobLogs_$3.swf.txt
-	local dp dp_stock split split_stock forced re_dp re_split ring_dp
+	local dp dp_stock split split_stock forced re_dp re_split ring_dp lb
 	"$bld/contrib/topoml" sim -t "$topo" -T "$trace" -N "$4" -n 3000 \
 		-p "topoml,$5" --hybrid 4 --hybrid-tp 8 --no-fragmentation \
 		--jobs "$work/$tag.jobs" -q >"$work/$tag.sim" 2>&1 ||
@@ -62,6 +63,17 @@ check() {
 		fail "$tag: $split TP groups split, $forced forced"
 	[ "$split" -le "$split_stock" ] && [ "$dp" -lt "$dp_stock" ] ||
 		fail "$tag: not below $5"
+	# the least DP through the top each job's free nodes allowed (with
+	# its tensor groups below the top): a bound, so never above topoml's,
+	# and topoml within 2 % of it or at half of stock's (issue 33)
+	lb=$(row "dp cross top: free bound" 1)
+	echo "$tag: DP top bound on the free nodes $lb"
+	[ -n "$lb" ] && [ "$lb" -le "$dp" ] ||
+		fail "$tag: bound '$lb' above topoml's $dp"
+	[ $((dp * 100)) -le $((lb * 102)) ] ||
+		[ $((dp * 2)) -le "$dp_stock" ] ||
+		fail "$tag: DP top $dp: above 1.02 x the bound $lb and" \
+			"0.5 x $5's $dp_stock"
 	echo "$dp $ring_dp $split $forced" >"$work/$tag.fig"
 }
 check df-mira dragonfly-nvl576.json mira 49152 slurm-dragonfly
