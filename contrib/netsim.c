@@ -93,6 +93,7 @@ static struct {
 	double taper;		/* fat-tree uplinks without --bandwidth */
 	int snapshots;		/* --snapshots, without --at */
 	double box_wait;	/* --box-wait: topoml's LocalityWait */
+	double hybrid_wait;	/* --hybrid-wait: ... for hybrid jobs */
 	bool no_backfill;
 	bool alone;
 	bool quiet;
@@ -136,6 +137,8 @@ static void _usage(FILE *f)
 "      --no-backfill       with --trace: plain FCFS\n"
 "      --box-wait S        with --trace: topoml's locality wait (as topoml\n"
 "                          sim --box-wait; default 0)\n"
+"      --hybrid-wait S     with --trace and --hybrid: its wait for hybrid\n"
+"                          jobs (as topoml sim --hybrid-wait; default 0)\n"
 "      --hybrid K          hybrid jobs of K ranks a node: tp=K, pp 8, 4, 2\n"
 "                          or 1 leaving dp >= 2, dp the rest (as topoml\n"
 "                          sim --hybrid; topoml places them so)\n"
@@ -1270,6 +1273,16 @@ static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 				   whylen);
 }
 
+/* --hybrid-wait: the shape the locality wait holds a job for. */
+static bool _hyb_wait_job(void *arg, int n, struct topoml_parallel *p,
+			  int *tasks_per_node)
+{
+	(void)arg;
+	*tasks_per_node = _o.hybrid;
+	return topoml_sim_hybrid_shape(n, _o.hybrid, _o.hybrid_tp ?
+				       _o.hybrid_tp : _o.hybrid, p);
+}
+
 static int _from_trace(const topoml_topo_t *t, const char *platform,
 		       const char *trace, const struct topoml_trace_opts *to,
 		       enum topoml_policy *pol, int npol, double *at, int nat)
@@ -1305,6 +1318,8 @@ static int _from_trace(const topoml_topo_t *t, const char *platform,
 		if (_o.hybrid) {
 			so.place = _hyb_place;
 			so.hybrid_weights = _w;
+			so.wait_job = _hyb_wait_job;
+			so.hold_wait = _o.hybrid_wait;
 		}
 		if (!jo || topoml_sim_run(t, tr, pol[p], &so, &m, jo, &err)) {
 			/* a peer that cannot express the fabric: n/a */
@@ -1422,6 +1437,7 @@ int main(int argc, char **argv)
 		{ "trace-nodes", required_argument, NULL, 'N' },
 		{ "no-backfill", no_argument, NULL, 'B' },
 		{ "box-wait", required_argument, NULL, 'R' },
+		{ "hybrid-wait", required_argument, NULL, 'G' },
 		{ "time-limit", required_argument, NULL, 'L' },
 		{ "max-transfers", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -1458,14 +1474,19 @@ int main(int argc, char **argv)
 		case 'P': plat = optarg; break;
 		case 'a': _o.alone = true; break;
 		case 'R':
-			_o.box_wait = strtod(optarg, &end);
-			if (end == optarg || *end || !(_o.box_wait >= 0) ||
-			    _o.box_wait > 31536000) {
-				_err("--box-wait: '%s' is not 0 to 31536000 "
-				     "seconds", optarg);
+		case 'G': {
+			double *w = c == 'R' ? &_o.box_wait : &_o.hybrid_wait;
+
+			*w = strtod(optarg, &end);
+			if (end == optarg || *end || !(*w >= 0) ||
+			    *w > 31536000) {
+				_err("--%s: '%s' is not 0 to 31536000 "
+				     "seconds", c == 'R' ? "box-wait" :
+				     "hybrid-wait", optarg);
 				return EX_USAGE;
 			}
 			break;
+		}
 		case 'K':
 			_o.snapshots = (int)strtol(optarg, &end, 10);
 			if (end == optarg || *end || _o.snapshots < 1 ||

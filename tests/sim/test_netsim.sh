@@ -246,6 +246,20 @@ grep -q ' 4x2,2,2 ' "$tmp/out11" || fail "--hybrid: no tp=2,pp=2 job"
 grep -q '^slurm-tree  *2 .* [0-9.e-]*  *[0-9.e-]*  *[0-9.e-]*$' \
 	"$tmp/out11" || fail "--hybrid: no per-kind means"
 
+# --hybrid-wait (topoml sim's): at 120 s the 6-node job of two stages of
+# 3 has only c[3-8] free, a stage over both leaves: it runs at once
+# without the wait and is held with it (its leaves free at 150 s).
+printf 'submit,nodes,runtime,walltime\n0,4,100,100\n1,3,100,100\n%s\n' \
+	'2,2,50,50' >"$tmp/hw.csv"
+printf '3,6,100,100\n' >>"$tmp/hw.csv"
+for w in 0 1000; do
+	"$netsim" -q -t "$tmp/ft.json" -T "$tmp/hw.csv" -p topoml \
+		--at 120 -m 1M -b 100 -l 1 --hybrid 2 --hybrid-wait $w \
+		>"$tmp/hw$w" || fail "--hybrid-wait $w"
+done
+grep -q '^5  *6 .* c\[3-8\]$' "$tmp/hw0" || fail "no wait: job 5 not on c[3-8]"
+grep -q '^5 ' "$tmp/hw1000" && fail "--hybrid-wait 1000: job 5 not held"
+
 # NVLink blocks (a block topology.conf, each block a domain): a pipeline
 # inside a block crosses both nodes' NVLink ports (1 us together),
 # one between blocks the network's four links (node, block up, down, node).
@@ -310,4 +324,6 @@ grep -q "no common switch" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 [ $? = 2 ] || fail "--bandwidth 0: not exit 2"
 "$netsim" -q -t "$tmp/ft.json" -J "$tmp/one" --box-wait -1 >/dev/null 2>&1
 [ $? = 2 ] || fail "--box-wait -1: not exit 2"
+"$netsim" -q -t "$tmp/ft.json" -J "$tmp/one" --hybrid-wait x >/dev/null 2>&1
+[ $? = 2 ] || fail "--hybrid-wait x: not exit 2"
 echo "PASS"
