@@ -117,11 +117,13 @@ int topoml__torus_contact(const struct topoml_psum *busy, const int d[3],
 static inline int topoml__torus_fit_max(const int d[3], const bool w[3],
 					const int s[3])
 {
-	int vol = s[0] * s[1] * s[2], m = 0;
+	int m = 0;
 
+	/* two faces an axis, of the other two sides (no division: the
+	 * searches ask it per candidate) */
 	for (int k = 0; k < 3; k++)
 		if (!w[k] || s[k] < d[k])
-			m += 2 * vol / s[k];
+			m += 2 * s[k ? 0 : 1] * s[k == 2 ? 1 : 2];
 	return m;
 }
 
