@@ -17,6 +17,12 @@
 #  - LocalityWait=600, four checkerboard jobs with a 1-minute limit: the
 #    waiting 8-node job's backfill plan is the 2x2x2 box they free, a
 #    1-node job of an hour keeps off it, and the job takes the box.
+# The same hold on a fat-tree, through real slurmd: leaves n1,n2 | n3,n4
+# and LocalityWait=FW (topology/policy/wait.c's fewest leaves).  With n1
+# and n3 busy, a 2-node job (one leaf holds it) pends (Resources) while
+# the only free nodes are one per leaf, and starts on leaf n1,n2 once the
+# job on n1 ends; again with n1 busy until FW s have passed, it starts
+# over both leaves.
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -64,6 +70,8 @@ start() {
 		CLUSTER_TOPOML_CONF=$work/topoml.conf \
 		CLUSTER_CONF_EXTRA="PartitionName=holes Nodes=$holes MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE" \
 		cluster_start boxwait || exit $?
+	# cluster_start's trap stops the cluster only: the files too
+	trap 'cluster_stop; rm -rf "$work"' EXIT
 	for n in $busy_nodes; do
 		lim=
 		case " ${2:-} " in *" $n "*) lim=--time=1 ;; esac
@@ -247,6 +255,77 @@ s=$(span "$nx")
 grep -q "JobId=$x: found torus box of 8 nodes after waiting" "$log" ||
 	cluster_fail "no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
 echo "ok: the box freed and the job took it ($nx)"
+cluster_stop
+
+# ---- a fat-tree: the fewest leaves, real slurmd ----
+FW=${FTWAIT_SECONDS:-10}
+cat >"$work/tree.conf" <<EOF
+SwitchName=leaf1 Nodes=n1,n2
+SwitchName=leaf2 Nodes=n3,n4
+SwitchName=top Switches=leaf[1-2]
+EOF
+printf 'TopologyFile=%s\nLocalityWait=%s\nDebug=1\n' "$work/tree.conf" \
+	"$FW" >"$work/topoml.conf"
+chmod 644 "$work"/*.conf
+CLUSTER_SLURMD=4 CLUSTER_CLOUD=0 CLUSTER_SELECT=topoml \
+	CLUSTER_TOPOML_CONF=$work/topoml.conf cluster_start boxwait-ft ||
+	exit $?
+trap 'cluster_stop; rm -rf "$work"' EXIT
+log=$CLUSTER_DIR/log/slurmctld.log
+what="fewest fat-tree leaves for 2 nodes"
+# leaves NODELIST: how many leaves the nodes are on
+leaves() {
+	scontrol show hostnames "$1" | sed 's/^n[12]$/1/; s/^n[34]$/2/' |
+		sort -u | wc -l
+}
+# busy_one NODE: a job on NODE alone, running; prints its id (a
+# subshell: the caller exits when it fails)
+busy_one() {
+	local id
+	id=$(topo_submit -N1 -w "$1") || cluster_fail "sbatch -w $1"
+	sel_wait_start "$id" >/dev/null ||
+		cluster_fail "one-node job on $1: $(topo_reason "$id")"
+	echo "$id"
+}
+b1=$(busy_one n1) || exit 1
+b3=$(busy_one n3) || exit 1
+# n2 and n4 free, one a leaf: it waits, then takes leaf 1 when n1 frees.
+t0=$(date +%s)
+x=$(topo_submit -N2) || cluster_fail "sbatch -N2"
+sleep 3
+r=$(topo_reason "$x")
+[ "$r" = "PENDING Resources" ] ||
+	cluster_fail "fat-tree: 2-node job with a free node a leaf, LocalityWait=$FW: '$r'"
+grep -q "JobId=$x waits up to $FW s for $what" "$log" ||
+	cluster_fail "fat-tree: no wait logged for job $x: $(grep "JobId=$x" "$log" | tail -3)"
+scancel "$b1"
+nx=$(sel_wait_start "$x" $((FW * 10))) ||
+	cluster_fail "fat-tree: 2-node job did not start when leaf 1 freed: $(topo_reason "$x")"
+t=$(($(date +%s) - t0))
+[ "$(leaves "$nx")" = 1 ] ||
+	cluster_fail "fat-tree: 2-node job not on one leaf: $nx"
+grep -q "JobId=$x: found $what after waiting" "$log" ||
+	cluster_fail "fat-tree: no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
+echo "ok: fat-tree, LocalityWait=$FW: pending ($r), then one leaf when one freed, after $t s ($nx)"
+scancel "$x"
+sel_wait_gone "$x" || cluster_fail "job $x not cancelled"
+# The same with n1 busy throughout: both leaves after FW s.
+b1=$(busy_one n1) || exit 1
+t0=$(date +%s)
+x=$(topo_submit -N2) || cluster_fail "sbatch -N2"
+sleep $((FW / 2))
+r=$(topo_reason "$x")
+[ "$r" = "PENDING Resources" ] ||
+	cluster_fail "fat-tree: 2-node job after $((FW / 2)) s of LocalityWait=$FW: '$r'"
+nx=$(sel_wait_start "$x" $((FW * 10 + 100))) ||
+	cluster_fail "fat-tree: 2-node job still waits after $((FW + 10)) s: $(topo_reason "$x")"
+t=$(($(date +%s) - t0))
+[ "$t" -ge "$FW" ] || cluster_fail "fat-tree: 2-node job started after $t s < $FW s"
+[ "$(leaves "$nx")" = 2 ] || cluster_fail "fat-tree: a leaf freed? $nx"
+grep -q "JobId=$x: no $what after LocalityWait=$FW s" "$log" ||
+	cluster_fail "fat-tree: no log line for job $x: $(grep "JobId=$x" "$log" | tail -3)"
+echo "ok: fat-tree, LocalityWait=$FW: pending, started after $t s over both leaves ($nx)"
+scancel "$x" "$b1" "$b3"
 cluster_stop
 rm -rf "$work"
 echo "PASS: TorusBoxWait"

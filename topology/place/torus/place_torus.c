@@ -420,56 +420,6 @@ static int _breaks(struct grid *g, const int o[3], const struct shape *sh)
 	return key;
 }
 
-/* The largest fit a box of sides s can have (topoml__torus_contact):
- * busy all round. */
-static int _fit_max(const struct grid *g, const int *s)
-{
-	int vol = s[0] * s[1] * s[2], m = 0;
-
-	for (int k = 0; k < 3; k++)
-		if (!g->w[k] || s[k] < g->d[k])
-			m += 2 * vol / s[k];
-	return m;
-}
-
-/* Is every cell on the faces of the box at o of sides s busy (a mesh
- * edge counts as busy): its fit the most a box of s can have? */
-static bool _enclosed(const struct grid *g, const int o[3], const int s[3])
-{
-	const int *d = g->d;
-	size_t st[3] = { 1, (size_t)d[0], (size_t)d[0] * d[1] };
-
-	for (int k = 0; k < 3; k++) {
-		int i = k ? 0 : 1, j = k == 2 ? 1 : 2;
-
-		if (g->w[k] && s[k] >= d[k])
-			continue;	/* wraps onto itself: no face */
-		for (int side = 0; side < 2; side++) {
-			int pos = side ? o[k] + s[k] : o[k] - 1;
-
-			if (g->w[k])
-				pos += pos < 0 ? d[k] : pos >= d[k] ? -d[k] : 0;
-			else if (pos < 0 || pos >= d[k])
-				continue;	/* the mesh edge */
-			for (int a = 0; a < s[i]; a++) {
-				int ci = o[i] + a;
-				size_t at;
-
-				ci -= ci >= d[i] ? d[i] : 0;
-				at = pos * st[k] + ci * st[i];
-				for (int b = 0; b < s[j]; b++) {
-					int cj = o[j] + b;
-
-					cj -= cj >= d[j] ? d[j] : 0;
-					if (!g->busy[at + cj * st[j]])
-						return false;
-				}
-			}
-		}
-	}
-	return true;
-}
-
 /* Box origins along axis ax for a side of s. */
 static int _lim(const struct grid *g, int ax, int s)
 {
@@ -643,7 +593,7 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 			 !_win_busy(g, sh->s, &least) ? g->win[0] : NULL;
 	/* can this shape's boxes have the most fit of the group? */
 	bool efit = g->early_fit && g->busy &&
-		    _fit_max(g, sh->s) == g->early_fit;
+		    topoml__torus_fit_max(g->d, g->w, sh->s) == g->early_fit;
 
 	for (int d = 0; d < 3; d++) {
 		lim[d] = _lim(g, d, sh->s[d]);
@@ -726,8 +676,12 @@ static struct tcand *_origins(struct grid *g, const struct shape *sh,
 					_breaks(g, o, sh);
 				if (g->early_fit && !b && !c.shadow &&
 				    c.align == 3) {
+					/* busy all round: the most fit */
 					bool enc = efit &&
-						   _enclosed(g, o, sh->s);
+						   topoml__torus_fit_above(
+							&g->cells, g->d, g->w,
+							o, sh->s,
+							g->early_fit - 1) >= 0;
 
 					if (enc || !g->early_zero)
 						c.brk = _breaks(g, o, sh);
@@ -1183,63 +1137,14 @@ out:
 }
 
 /*
- * topoml__torus_fit of the box (o, s) when it is above floor, else -1
- * (a small box's faces read until too few busy cells are left to pass
- * floor).
- */
-static int _fit_above(const struct grid *g, const int o[3], const int s[3],
-		      int floor)
-{
-	const int *d = g->d;
-	size_t st[3] = { 1, (size_t)d[0], (size_t)d[0] * d[1] };
-	int left;	/* the most the fit can still be */
-
-	if (s[0] * s[1] + s[1] * s[2] + s[0] * s[2] > 32) {
-		int f = topoml__torus_fit(&g->cells, g->d, g->w, o, s);
-
-		return f > floor ? f : -1;
-	}
-	left = _fit_max(g, s);
-	for (int k = 0; k < 3; k++) {
-		int i = k ? 0 : 1, j = k == 2 ? 1 : 2;
-
-		if (g->w[k] && s[k] >= d[k])
-			continue;	/* wraps onto itself: no face */
-		for (int side = 0; side < 2; side++) {
-			int pos = side ? o[k] + s[k] : o[k] - 1;
-
-			if (g->w[k])
-				pos += pos < 0 ? d[k] : pos >= d[k] ? -d[k] : 0;
-			else if (pos < 0 || pos >= d[k])
-				continue;	/* the mesh edge: busy */
-			for (int a = 0; a < s[i]; a++) {
-				int ci = o[i] + a;
-				size_t at;
-
-				ci -= ci >= d[i] ? d[i] : 0;
-				at = pos * st[k] + ci * st[i];
-				for (int b = 0; b < s[j]; b++) {
-					int cj = o[j] + b;
-
-					cj -= cj >= d[j] ? d[j] : 0;
-					left -= !g->busy[at + cj * st[j]];
-				}
-			}
-			if (left <= floor)
-				return -1;
-		}
-	}
-	return left;
-}
-
-/*
  * Exact boxes without a hit, every candidate all free: the pick's choice
  * when one aligned outside every shadow breaks no block.  Those are the
  * best by the keys before the fit, so the pick takes the tightest fit
  * among them, the first in the list of equals: in list order, the fit of
- * each only when it beats the best so far (_fit_above), its blocks only
- * then, not the blocks of all of them (thousands for a small job).  Its
- * index, or -1: none (the blocks of all counted then, as before).
+ * each only when it beats the best so far (topoml__torus_fit_above), its
+ * blocks only then, not the blocks of all of them (thousands for a small
+ * job).  Its index, or -1: none (the blocks of all counted then, as
+ * before).
  */
 static int _zero_pick(struct grid *g, const struct shape *sv,
 		      struct tcand *cv, int nc)
@@ -1256,7 +1161,8 @@ static int _zero_pick(struct grid *g, const struct shape *sv,
 		if (c->shadow || c->align < 3)
 			continue;
 		f = c->box.fit >= 0 ? (c->box.fit > best ? c->box.fit : -1) :
-		    _fit_above(g, c->box.o, c->box.s, best);
+		    topoml__torus_fit_above(&g->cells, g->d, g->w, c->box.o,
+					    c->box.s, best);
 		if (f < 0)
 			continue;
 		c->box.fit = f;
@@ -1426,7 +1332,8 @@ int topoml__place_torus(const struct place_in *in,
 				g.early_zero = false;
 				g.early_fit = 0;
 				for (int k = i; k < gl; k++) {
-					int m = _fit_max(&g, sv[k].s);
+					int m = topoml__torus_fit_max(
+						g.d, g.w, sv[k].s);
 
 					g.early_fit = m > g.early_fit ?
 						      m : g.early_fit;

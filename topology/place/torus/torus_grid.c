@@ -225,29 +225,32 @@ int topoml__torus_contact(const struct topoml_psum *busy, const int d[3],
 	return c;
 }
 
-int topoml__torus_fit(const struct topoml_torus_cells *c, const int d[3],
-		      const bool w[3], const int o[3], const int s[3])
+int topoml__torus_fit_above(const struct topoml_torus_cells *c,
+			    const int d[3], const bool w[3], const int o[3],
+			    const int s[3], int floor)
 {
-	int n = 0;
+	size_t st[3] = { 1, (size_t)d[0], (size_t)d[0] * d[1] };
+	int left;	/* the most the fit can still be */
 
 	/* a face of up to a few cells: read them, not eight prefix sums */
-	if (!c->cell || s[0] * s[1] + s[1] * s[2] + s[0] * s[2] > 32)
-		return topoml__torus_contact(&c->busy, d, w, o, s);
+	if (!c->cell || s[0] * s[1] + s[1] * s[2] + s[0] * s[2] > 32) {
+		int f = topoml__torus_contact(&c->busy, d, w, o, s);
+
+		return f > floor ? f : -1;
+	}
+	left = topoml__torus_fit_max(d, w, s);
 	for (int k = 0; k < 3; k++) {
 		int i = k ? 0 : 1, j = k == 2 ? 1 : 2;
-		size_t st[3] = { 1, (size_t)d[0], (size_t)d[0] * d[1] };
 
 		if (w[k] && s[k] >= d[k])
 			continue;	/* wraps onto itself: no face */
 		for (int side = 0; side < 2; side++) {
 			int pos = side ? o[k] + s[k] : o[k] - 1;
 
-			if (w[k]) {
+			if (w[k])
 				pos += pos < 0 ? d[k] : pos >= d[k] ? -d[k] : 0;
-			} else if (pos < 0 || pos >= d[k]) {
-				n += s[i] * s[j];	/* the mesh edge */
-				continue;
-			}
+			else if (pos < 0 || pos >= d[k])
+				continue;	/* the mesh edge: busy */
 			for (int a = 0; a < s[i]; a++) {
 				int ci = o[i] + a;
 				size_t at;
@@ -258,12 +261,21 @@ int topoml__torus_fit(const struct topoml_torus_cells *c, const int d[3],
 					int cj = o[j] + b;
 
 					cj -= cj >= d[j] ? d[j] : 0;
-					n += c->cell[at + cj * st[j]];
+					left -= !c->cell[at + cj * st[j]];
 				}
+				/* it only falls from here: not above */
+				if (left <= floor)
+					return -1;
 			}
 		}
 	}
-	return n;
+	return left;
+}
+
+int topoml__torus_fit(const struct topoml_torus_cells *c, const int d[3],
+		      const bool w[3], const int o[3], const int s[3])
+{
+	return topoml__torus_fit_above(c, d, w, o, s, -1);
 }
 
 static inline struct topoml_torus_cand *_cand(void *cv, size_t size, int i)
@@ -285,17 +297,6 @@ static int _cand_cmp(const struct topoml_torus_rank *r,
 	if (r->after && (k = r->after(x, y)))
 		return k;
 	return x < y ? -1 : x > y;
-}
-
-/* The largest fit a box of sides s can have: busy all round. */
-static int _fit_max(const int d[3], const bool w[3], const int *s)
-{
-	int vol = s[0] * s[1] * s[2], m = 0;
-
-	for (int k = 0; k < 3; k++)
-		if (!w[k] || s[k] < d[k])
-			m += 2 * vol / s[k];
-	return m;
 }
 
 int topoml__torus_pick(const topoml_topo_t *t,
@@ -320,7 +321,7 @@ int topoml__torus_pick(const topoml_topo_t *t,
 			best = c;
 			k = j;
 		}
-		m = _fit_max(d, w, c->s);
+		m = topoml__torus_fit_max(d, w, c->s);
 		maxfit = m > maxfit ? m : maxfit;
 	}
 	if (!best)

@@ -113,10 +113,32 @@ int topoml__torus_free_box(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 int topoml__torus_contact(const struct topoml_psum *busy, const int d[3],
 			  const bool w[3], const int o[3], const int s[3]);
 
+/* The largest fit a box of sides s can have: busy all round. */
+static inline int topoml__torus_fit_max(const int d[3], const bool w[3],
+					const int s[3])
+{
+	int m = 0;
+
+	/* two faces an axis, of the other two sides (no division: the
+	 * searches ask it per candidate) */
+	for (int k = 0; k < 3; k++)
+		if (!w[k] || s[k] < d[k])
+			m += 2 * s[k ? 0 : 1] * s[k == 2 ? 1 : 2];
+	return m;
+}
+
 /* topoml__torus_contact on c's busy cells: the same count, cell by cell
  * for a small box when c has its cells. */
 int topoml__torus_fit(const struct topoml_torus_cells *c, const int d[3],
 		      const bool w[3], const int o[3], const int s[3]);
+/*
+ * The same when it is above floor, else -1: a small box's faces read
+ * only until too few busy cells are left to pass floor (floor
+ * topoml__torus_fit_max() - 1: is the box busy all round?).
+ */
+int topoml__torus_fit_above(const struct topoml_torus_cells *c,
+			    const int d[3], const bool w[3], const int o[3],
+			    const int s[3], int floor);
 
 /*
  * One candidate box of a search, from either source of shapes: topoml's
