@@ -125,6 +125,9 @@ struct topoml_psum {
 
 int topoml__psum_build(struct topoml_psum *g, const int d[3],
 		      const char *cell);
+/* The same of an int per cell (the caller keeps the sums in an int). */
+int topoml__psum_build_int(struct topoml_psum *g, const int d[3],
+			  const int *cell);
 void topoml__psum_free(struct topoml_psum *g);
 
 static inline size_t topoml__psum_at(const struct topoml_psum *g, int x,

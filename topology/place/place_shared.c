@@ -483,66 +483,47 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 }
 
 /*
- * Prefix sums of an int per torus position (cell, x fastest) over the
- * torus repeated twice along each axis that wraps: a box that wraps is
- * then one box of the sums (8 reads).
+ * The box sums of a row of origins (prefix sums over the torus, once):
+ * D[x], x in 0..d[0], is the sum of the cells before x in the slab of
+ * origin (y, z) and sides sd[1] x sd[2], split where the slab wraps round
+ * the torus' ends, so that the box at x of side sd[0] is two reads of D.
+ * A row costs four reads a position (up to 16 where the slab wraps).
  */
-static int _t_psum(struct topoml_psum *g, const topoml_topo_t *t,
-		   const int *cell)
+static void _t_row(const struct topoml_psum *g, int y, int z,
+		   const int sd[3], int *D)
 {
-	const int *d = t->dims;
-	int *e = g->d;
+	const int *d = g->d;
+	int lo[2][2], hi[2][2], nw[2] = { 1, 1 }, o[2] = { y, z };
 
-	for (int k = 0; k < 3; k++)
-		e[k] = t->wrap[k] ? 2 * d[k] : d[k];
-	g->p = calloc((size_t)(e[0] + 1) * (e[1] + 1) * (e[2] + 1),
-		      sizeof(int));
-	if (!g->p)
-		return -1;
-	/* the cells, then a running sum along each axis in turn: the same
-	 * sums as the 3D recurrence, a read and an add a cell per pass */
-	for (int z = 1; z <= e[2]; z++) {
-		int zz = (z - 1) % d[2];
-
-		for (int y = 1; y <= e[1]; y++) {
-			int yy = (y - 1) % d[1];
-			int *row = &g->p[topoml__psum_at(g, 0, y, z)];
-			const int *src = &cell[topoml__grid_pos(d, 0, yy, zz)];
-
-			for (int x = 1; x <= e[0]; x++)
-				row[x] = src[x - 1 < d[0] ? x - 1 :
-					     x - 1 - d[0]];
-			for (int x = 1; x <= e[0]; x++)
-				row[x] += row[x - 1];
+	for (int k = 0; k < 2; k++) {
+		lo[k][0] = o[k];
+		hi[k][0] = o[k] + sd[k + 1];
+		if (hi[k][0] > d[k + 1]) {
+			hi[k][0] = d[k + 1];
+			lo[k][1] = 0;
+			hi[k][1] = o[k] + sd[k + 1] - d[k + 1];
+			nw[k] = 2;
 		}
 	}
-	for (int z = 1; z <= e[2]; z++)
-		for (int y = 2; y <= e[1]; y++) {
-			int *row = &g->p[topoml__psum_at(g, 0, y, z)];
-			const int *prev = &g->p[topoml__psum_at(g, 0, y - 1,
-								z)];
+	memset(D, 0, (d[0] + 1) * sizeof(int));
+	for (int a = 0; a < nw[0]; a++)
+		for (int b = 0; b < nw[1]; b++) {
+			const int *p11, *p01, *p10, *p00;
 
-			for (int x = 1; x <= e[0]; x++)
-				row[x] += prev[x];
+			p11 = &g->p[topoml__psum_at(g, 0, hi[0][a], hi[1][b])];
+			p01 = &g->p[topoml__psum_at(g, 0, lo[0][a], hi[1][b])];
+			p10 = &g->p[topoml__psum_at(g, 0, hi[0][a], lo[1][b])];
+			p00 = &g->p[topoml__psum_at(g, 0, lo[0][a], lo[1][b])];
+			for (int x = 0; x <= d[0]; x++)
+				D[x] += p11[x] - p01[x] - p10[x] + p00[x];
 		}
-	for (int z = 2; z <= e[2]; z++) {
-		int *pl = &g->p[topoml__psum_at(g, 0, 0, z)];
-		const int *prev = &g->p[topoml__psum_at(g, 0, 0, z - 1)];
-		size_t n = (size_t)(e[1] + 1) * (e[0] + 1);
-
-		for (size_t i = 0; i < n; i++)
-			pl[i] += prev[i];
-	}
-	return 0;
 }
 
-/* The sum of the box at o of sides sd (o + sd within g's cells). */
-static inline int _t_sum(const struct topoml_psum *g, const int o[3],
-			 const int sd[3])
+/* The box at x of side s along a row's D (d0 positions; it may wrap). */
+static inline int _t_rsum(const int *D, int d0, int x, int s)
 {
-	int hi[3] = { o[0] + sd[0], o[1] + sd[1], o[2] + sd[2] };
-
-	return topoml__psum_box(g, o, hi);
+	return x + s <= d0 ? D[x + s] - D[x] :
+	       D[d0] - D[x] + D[x + s - d0];
 }
 
 /* Box sums read at most, then only what was found competes: on a
@@ -589,8 +570,8 @@ static long _t_oidx(const int x[3], const int lim[3])
 static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 			 const struct topoml_psum *pn, long units, int nnodes,
 			 const int sd[3], const int lim[3],
-			 const struct tanch *an, int o[3], long *spare,
-			 long *reads, long budget)
+			 const struct tanch *an, int *row, int o[3],
+			 long *spare, long *reads, long budget)
 {
 	const int *d = t->dims;
 	long vol = (long)sd[0] * sd[1] * sd[2], bidx = -1;
@@ -628,7 +609,7 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 					x[2] = (z + d[2]) % d[2];
 					if (*reads >= budget)
 						return found;
-					u = _t_sum(pu, x, sd);
+					u = topoml__psum_wrap(pu, x, sd);
 					++*reads;
 					if (u < units || u - units >= idle ||
 					    (found && u - units > *spare))
@@ -637,7 +618,8 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 					if (found && u - units == *spare &&
 					    ix >= bidx)
 						continue;
-					if (pn && _t_sum(pn, x, sd) < nnodes)
+					if (pn && topoml__psum_wrap(pn, x, sd) <
+						  nnodes)
 						continue;
 					memcpy(o, x, sizeof(x));
 					*spare = u - units;
@@ -648,32 +630,36 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 	if (found || idle < 0 || vol < nnodes)
 		return found;
 	/* the first box of no anchor: idle spare, as the scan finds it */
-	{
-		int x[3];
-
-		for (x[2] = 0; x[2] < lim[2]; x[2]++)
-			for (x[1] = 0; x[1] < lim[1]; x[1]++)
-				for (x[0] = 0; x[0] < lim[0]; x[0]++) {
-					if (*reads >= budget)
-						return false;
-					++*reads;
-					if (_t_sum(pu, x, sd) - units != idle)
-						continue;
-					memcpy(o, x, sizeof(x));
-					*spare = idle;
-					return true;
-				}
-	}
+	for (int z = 0; z < lim[2]; z++)
+		for (int y = 0; y < lim[1]; y++) {
+			if (*reads >= budget)
+				return false;
+			_t_row(pu, y, z, sd, row);
+			for (int x = 0; x < lim[0]; x++) {
+				if (*reads >= budget)
+					return false;
+				++*reads;
+				if (_t_rsum(row, d[0], x, sd[0]) - units != idle)
+					continue;
+				o[0] = x;
+				o[1] = y;
+				o[2] = z;
+				*spare = idle;
+				return true;
+			}
+		}
 	return false;
 }
 
+/* row: room for 2 x (d[0] + 1) ints, the rows' sums */
 static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 		    const struct topoml_psum *pn, long units, int nnodes,
 		    const int sd[3], bool first, int o[3], long *spare,
-		    long *reads, long budget, const struct tanch *an)
+		    long *reads, long budget, const struct tanch *an,
+		    int *row)
 {
 	const int *d = t->dims;
-	int x[3], lim[3];
+	int lim[3], *du = row, *dn = row + d[0] + 1;
 	bool found = false;
 
 	for (int k = 0; k < 3; k++)
@@ -681,29 +667,41 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 			 d[k] - sd[k] + 1;
 	if (!first && an && (long)an->n * sd[0] * sd[1] * sd[2] <
 	    (long)lim[0] * lim[1] * lim[2])
-		return _t_scan_anch(t, pu, pn, units, nnodes, sd, lim, an, o,
-				    spare, reads, budget);
-	for (x[2] = 0; x[2] < lim[2]; x[2]++)
-		for (x[1] = 0; x[1] < lim[1]; x[1]++)
-			for (x[0] = 0; x[0] < lim[0]; x[0]++) {
+		return _t_scan_anch(t, pu, pn, units, nnodes, sd, lim, an,
+				    row, o, spare, reads, budget);
+	for (int z = 0; z < lim[2]; z++)
+		for (int y = 0; y < lim[1]; y++) {
+			bool hn = false;
+
+			if (*reads >= budget)
+				return found;
+			_t_row(pu, y, z, sd, du);
+			for (int x = 0; x < lim[0]; x++) {
 				long u;
 
 				/* honest: a scan stops where the budget ends
 				 * (what it found so far still holds the job) */
 				if (*reads >= budget)
 					return found;
-				u = _t_sum(pu, x, sd);
+				u = _t_rsum(du, d[0], x, sd[0]);
 				++*reads;
 				if (u < units || (found && u - units >= *spare))
 					continue;
-				if (pn && _t_sum(pn, x, sd) < nnodes)
+				if (pn && !hn) {
+					_t_row(pn, y, z, sd, dn);
+					hn = true;
+				}
+				if (pn && _t_rsum(dn, d[0], x, sd[0]) < nnodes)
 					continue;
-				memcpy(o, x, sizeof(x));
+				o[0] = x;
+				o[1] = y;
+				o[2] = z;
 				*spare = u - units;
 				found = true;
 				if (first || !*spare)
 					return true;
 			}
+		}
 	return found;
 }
 
@@ -741,7 +739,7 @@ static void _t_inf_set(int *inf, const int *d, int a, int b, int c)
  */
 static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 		    const struct topoml_psum *pn, long units, int nnodes,
-		    int vmin, long *reads, long budget, int *inf)
+		    int vmin, long *reads, long budget, int *inf, int *row)
 {
 	const int *d = t->dims;
 	struct tpair *P = malloc((size_t)d[0] * d[1] * sizeof(*P));
@@ -775,7 +773,7 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 
 			if (inf[sd[0] - 1 + (sd[1] - 1) * d[0]] < mid &&
 			    _t_scan(t, pu, pn, units, nnodes, sd, true, o,
-				    &spare, reads, budget, NULL)) {
+				    &spare, reads, budget, NULL, row)) {
 				found = mid;
 				hi = mid - 1;
 			} else {
@@ -874,21 +872,23 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	struct tcand best = { .nodes = NULL }, c, *cv = NULL;
 	const int *curve = topoml__torus_curve(t, NULL);
 	struct tanch an = { .n = 0 };
-	int *anch = NULL, *inf = NULL;
+	int *anch = NULL, *inf = NULL, *row = NULL;
 	bool cnt = false;
 
 	if (!t->coord_node || np <= 0)
 		return -1;
 	if (np > T_BUDGET_NODES)
 		budget = T_BUDGET / np * T_BUDGET_NODES;
-	/* the sums are ints over the torus twice in each axis */
+	/* the sums are ints (the clip of sums over the torus twice in
+	 * each axis, as they were: the same boxes compare the same) */
 	clip = (uint32_t)(INT_MAX / 8 / np);
 	if (!clip)
 		clip = 1;
 	cu = calloc(np, sizeof(int));
 	cn = calloc(np, sizeof(int));
 	inf = calloc((size_t)d[0] * d[1], sizeof(int));
-	if (!cu || !cn || !inf)
+	row = malloc(2 * ((size_t)d[0] + 1) * sizeof(int));
+	if (!cu || !cn || !inf || !row)
 		goto out;
 	for (int p = 0; p < np; p++) {
 		v = t->coord_node[p];
@@ -903,7 +903,8 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	/* a box of units holds at least units / most nodes: count them only
 	 * where that may be fewer than the job's */
 	cnt = nnodes > 1 && (long)nnodes * an.most > units;
-	if (_t_psum(&pu, t, cu) || (cnt && _t_psum(&pn, t, cn)))
+	if (topoml__psum_build_int(&pu, d, cu) ||
+	    (cnt && topoml__psum_build_int(&pn, d, cn)))
 		goto out;
 	anch = malloc(np * sizeof(int));
 	if (!anch)
@@ -918,7 +919,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	/* the first volume may spend half the budget: the shapes from it
 	 * are then searched too, whatever it found */
 	vf = _t_first(t, &pu, cnt ? &pn : NULL, units, nnodes, vmin, &reads,
-		      budget / 2, inf);
+		      budget / 2, inf, row);
 	for (int vol = vf; vf > 0 && vol <= np && reads < budget &&
 	     vol <= vf + 2 + (vf / 8 < 8 ? vf / 8 : 8); vol++) {
 		for (int a = 1; a <= d[0] && a <= vol; a++) {
@@ -930,7 +931,8 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				    inf[a - 1 + (b - 1) * d[0]] >= sd[2] ||
 				    !_t_scan(t, &pu, cnt ? &pn : NULL,
 					     units, nnodes, sd, false, bo,
-					     &bspare, &reads, budget, &an))
+					     &bspare, &reads, budget, &an,
+					     row))
 					continue;
 				if (nc == cap) {
 					struct tcand *x;
@@ -988,6 +990,7 @@ out:
 	free(ident);
 	free(anch);
 	free(inf);
+	free(row);
 	free(cu);
 	free(cn);
 	topoml__psum_free(&pu);
