@@ -10,7 +10,8 @@
  * BENCH_PLACE_SAMPLES=N: N samples per cell whatever they take (the same
  * machines and jobs on every run); BENCH_PLACE_DUMP=FILE: each search's
  * nodes there, a line per sample, its CPU time after a '#' (placements
- * before and after a change to the search must diff equal);
+ * before and after a change to the search must diff equal; a shared
+ * job's line has its score and spare units after a '=');
  * BENCH_PLACE_NODES=N: the machines of N nodes only (1024, 4096, 16384
  * or 100000);
  * BENCH_PLACE_CELL=shared: the node-sharing cell only (the torus).
@@ -275,11 +276,27 @@ static void _shared_cell(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 				  sizeof(why));
 		cpu[n] = _cpu_ms() - c0;
 		if (_dump) {
+			long spare = -(long)r.units;
+
 			fprintf(_dump, "%s %d shared %u/%d:",
 				topoml_family_name(t->family), t->nnodes,
 				r.units, r.nnodes);
-			for (int i = 0; !rc && i < p.n; i++)
+			for (int i = 0; !rc && i < p.n; i++) {
 				fprintf(_dump, " %d", p.nodes[i]);
+				spare += fu[p.nodes[i]];
+			}
+			/* what the search ranks by: span and ring over
+			 * their bounds, then the units spare */
+			if (!rc) {
+				topoml_ring_order(t, p.nodes, p.n);
+				topoml_score(t, avail, &p);
+				fprintf(_dump, " = %.4f %ld",
+					p.n < 2 ? 2.0 :
+					(double)p.score.span /
+					p.score.span_lower_bound +
+					p.score.ring_cost /
+					p.score.ring_lower_bound, spare);
+			}
 			fprintf(_dump, "%s # %.3f\n", rc ? " none" : "",
 				cpu[n]);
 		}

@@ -519,6 +519,31 @@ static void _t_row(const struct topoml_psum *g, int y, int z,
 		}
 }
 
+/*
+ * Whether a box of the row (its first n origins, side s) holds units
+ * with less than w spare: the boxes of a row that none of them could
+ * take are then counted read, not read one by one (a loop that
+ * vectorises; the scan that reads them finds nothing there either).
+ */
+static bool _t_row_any(const int *D, int d0, int n, int s, long units,
+		       long w)
+{
+	int m = d0 - s + 1 < n ? d0 - s + 1 : n, hit = 0, un;
+	unsigned uw;
+
+	if (units > INT_MAX)
+		return false;
+	un = (int)units;
+	/* u - units as unsigned is below w (< INT_MAX) iff units <= u and
+	 * u - units < w: the sums are far below INT_MAX */
+	uw = (unsigned)(w > INT_MAX ? INT_MAX : w);
+	for (int x = 0; x < m; x++)
+		hit |= (unsigned)(D[x + s] - D[x] - un) < uw;
+	for (int x = m; x < n; x++)
+		hit |= (unsigned)(D[d0] - D[x] + D[x + s - d0] - un) < uw;
+	return hit;
+}
+
 /* The box at x of side s along a row's D (d0 positions; it may wrap). */
 static inline int _t_rsum(const int *D, int d0, int x, int s)
 {
@@ -676,6 +701,15 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 			if (*reads >= budget)
 				return found;
 			_t_row(pu, y, z, sd, du);
+			if (!_t_row_any(du, d[0], lim[0], sd[0], units,
+					found ? *spare : LONG_MAX)) {
+				if (budget - *reads <= lim[0]) {
+					*reads = budget;
+					return found;
+				}
+				*reads += lim[0];
+				continue;
+			}
 			for (int x = 0; x < lim[0]; x++) {
 				long u;
 
@@ -890,15 +924,22 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	row = malloc(2 * ((size_t)d[0] + 1) * sizeof(int));
 	if (!cu || !cn || !inf || !row)
 		goto out;
-	for (int p = 0; p < np; p++) {
-		v = t->coord_node[p];
-		if (v >= 0 && hwloc_bitmap_isset(s->use, v)) {
-			cu[p] = (int)(s->fu[v] > clip ? clip : s->fu[v]);
-			cn[p] = 1;
-			if (s->fu[v] > most)
-				most = s->fu[v];
-		}
-	}
+	/* the usable nodes only, not every position */
+	hwloc_bitmap_foreach_begin(v, s->use)
+		const int *cc = t->nodes[v].coord;
+		int p;
+
+		if (cc[0] < 0 || cc[1] < 0 || cc[2] < 0 || cc[0] >= d[0] ||
+		    cc[1] >= d[1] || cc[2] >= d[2])
+			continue;
+		p = topoml__torus_pos(t, cc);
+		if (t->coord_node[p] != v)
+			continue;
+		cu[p] = (int)(s->fu[v] > clip ? clip : s->fu[v]);
+		cn[p] = 1;
+		if (s->fu[v] > most)
+			most = s->fu[v];
+	hwloc_bitmap_foreach_end();
 	an.most = (int)(most > clip ? clip : most);
 	/* a box of units holds at least units / most nodes: count them only
 	 * where that may be fewer than the job's */
