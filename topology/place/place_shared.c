@@ -1007,6 +1007,10 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	for (int k = 0; k < 2; k++) {
 		if (!k && !curve)
 			continue;
+		/* no set scores below 2 (span and ring at their bounds) nor
+		 * spares less than none: Slurm's choices cannot beat that */
+		if (best.nodes && best.score < 2.0 + 1e-9 && best.spare <= 0)
+			break;
 		if (_t_eval(s, k ? ident : curve, units, nnodes, &c) == 0 &&
 		    _t_better(&c, &best)) {
 			/* the boxes' sets are freed with cv */
