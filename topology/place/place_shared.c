@@ -41,7 +41,42 @@ struct sh {
 	long *cap;		/* free units per leaf */
 	int *cnt;		/* usable nodes per leaf */
 	bool *idle;		/* leaf whole and idle */
+	uint32_t most;		/* the most free units of a usable node */
 };
+
+#define ULBITS ((int)(8 * sizeof(unsigned long)))
+
+/*
+ * The set bits below n of a bitmap, a word at a time (hwloc's foreach
+ * looks for each bit anew; these loops run over the whole machine).
+ */
+struct bits {
+	hwloc_const_bitmap_t b;
+	int n, w;
+	unsigned long m;
+};
+
+static void _bits_init(struct bits *it, hwloc_const_bitmap_t b, int n)
+{
+	it->b = b;
+	it->n = n;
+	it->w = -1;
+	it->m = 0;
+}
+
+static int _bits_next(struct bits *it)
+{
+	int v;
+
+	while (!it->m) {
+		if ((long)++it->w * ULBITS >= it->n)
+			return -1;
+		it->m = hwloc_bitmap_to_ith_ulong(it->b, it->w);
+	}
+	v = it->w * ULBITS + __builtin_ctzl(it->m);
+	it->m &= it->m - 1;
+	return v < it->n ? v : -1;
+}
 
 static int _leaf(const struct sh *s, int node)
 {
@@ -58,7 +93,9 @@ static bool _partial(const struct sh *s, int node)
 static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 {
 	const topoml_topo_t *t = in->t;
-	int v;
+	struct bits it;
+	unsigned long m = 0;
+	int v, w = -1;
 
 	memset(s, 0, sizeof(*s));
 	s->t = t;
@@ -71,14 +108,25 @@ static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 	s->idle = calloc(s->nl, sizeof(bool));
 	if (!s->use || !s->cap || !s->cnt || !s->idle)
 		return -1;
-	hwloc_bitmap_foreach_begin(v, in->avail)
-		if (v < t->nnodes && s->fu[v] > 0 &&
-		    !(idle_only && _partial(s, v))) {
-			hwloc_bitmap_set(s->use, v);
-			s->cap[_leaf(s, v)] += s->fu[v];
-			s->cnt[_leaf(s, v)]++;
+	/* use a word at a time, as the bits are found */
+	for (_bits_init(&it, in->avail, t->nnodes);
+	     (v = _bits_next(&it)) >= 0;) {
+		if (!s->fu[v] || (idle_only && _partial(s, v)))
+			continue;
+		if (v / ULBITS != w) {
+			if (m)
+				hwloc_bitmap_set_ith_ulong(s->use, w, m);
+			w = v / ULBITS;
+			m = 0;
 		}
-	hwloc_bitmap_foreach_end();
+		m |= 1UL << (v % ULBITS);
+		s->cap[_leaf(s, v)] += s->fu[v];
+		s->cnt[_leaf(s, v)]++;
+		if (s->fu[v] > s->most)
+			s->most = s->fu[v];
+	}
+	if (m)
+		hwloc_bitmap_set_ith_ulong(s->use, w, m);
 	for (int l = 0; l < t->nswitches; l++) {
 		const struct topoml_switch *sw = &t->switches[l];
 		bool idle = sw->nnodes > 0 && !sw->nchildren;
@@ -482,6 +530,19 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 	return 0;
 }
 
+/* The index in g of node v's position on the torus, or -1: none. */
+static long _t_cell(const topoml_topo_t *t, const struct topoml_psum *g,
+		    int v)
+{
+	const int *cc = t->nodes[v].coord, *d = t->dims;
+
+	if (cc[0] < 0 || cc[1] < 0 || cc[2] < 0 || cc[0] >= d[0] ||
+	    cc[1] >= d[1] || cc[2] >= d[2] ||
+	    t->coord_node[topoml__torus_pos(t, cc)] != v)
+		return -1;
+	return (long)topoml__psum_at(g, cc[0] + 1, cc[1] + 1, cc[2] + 1);
+}
+
 /*
  * The box sums of a row of origins (prefix sums over the torus, once):
  * D[x], x in 0..d[0], is the sum of the cells before x in the slab of
@@ -690,7 +751,8 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 	for (int k = 0; k < 3; k++)
 		lim[k] = sd[k] == d[k] ? 1 : t->wrap[k] ? d[k] :
 			 d[k] - sd[k] + 1;
-	if (!first && an && (long)an->n * sd[0] * sd[1] * sd[2] <
+	if (!first && an && an->cell &&
+	    (long)an->n * sd[0] * sd[1] * sd[2] <
 	    (long)lim[0] * lim[1] * lim[2])
 		return _t_scan_anch(t, pu, pn, units, nnodes, sd, lim, an,
 				    row, o, spare, reads, budget);
@@ -846,12 +908,12 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 
 	memset(c, 0, sizeof(*c));
 	if (cpus && un && e.inmap && e.nodes) {
+		struct bits it;
 		int v;
 		long sum = 0;
 
-		hwloc_bitmap_foreach_begin(v, s->use)
+		for (_bits_init(&it, s->use, nn); (v = _bits_next(&it)) >= 0;)
 			cpus[v] = s->fu[v];
-		hwloc_bitmap_foreach_end();
 		if (topoml__eval_nodes(&e) == 0 && e.n > 0) {
 			c->nodes = e.nodes;
 			e.nodes = NULL;
@@ -898,8 +960,9 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 {
 	const topoml_topo_t *t = s->t;
 	const int *d = t->dims;
-	int np = d[0] * d[1] * d[2], *cu = NULL, *cn = NULL, vmin, vf = -1;
+	int np = d[0] * d[1] * d[2], vmin, vf = -1, nfull = 0;
 	int nc = 0, cap = 0, *ident = NULL, rc = -1, v;
+	struct bits it;
 	uint32_t most = 1, clip;
 	long reads = 0, budget = T_BUDGET;
 	struct topoml_psum pu = { .p = NULL }, pn = { .p = NULL };
@@ -918,45 +981,67 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	clip = (uint32_t)(INT_MAX / 8 / np);
 	if (!clip)
 		clip = 1;
-	cu = calloc(np, sizeof(int));
-	cn = calloc(np, sizeof(int));
 	inf = calloc((size_t)d[0] * d[1], sizeof(int));
 	row = malloc(2 * ((size_t)d[0] + 1) * sizeof(int));
-	if (!cu || !cn || !inf || !row)
+	if (!inf || !row || topoml__psum_alloc(&pu, d))
 		goto out;
-	/* the usable nodes only, not every position */
-	hwloc_bitmap_foreach_begin(v, s->use)
-		const int *cc = t->nodes[v].coord;
-		int p;
+	/* the usable nodes' units (clipped) into the sums; anchors are the
+	 * positions below the most of them (an.most), nfull the others */
+	for (_bits_init(&it, s->use, t->nnodes); (v = _bits_next(&it)) >= 0;) {
+		long at = _t_cell(t, &pu, v);
+		int u;
 
-		if (cc[0] < 0 || cc[1] < 0 || cc[2] < 0 || cc[0] >= d[0] ||
-		    cc[1] >= d[1] || cc[2] >= d[2])
+		if (at < 0)
 			continue;
-		p = topoml__torus_pos(t, cc);
-		if (t->coord_node[p] != v)
-			continue;
-		cu[p] = (int)(s->fu[v] > clip ? clip : s->fu[v]);
-		cn[p] = 1;
+		u = (int)(s->fu[v] > clip ? clip : s->fu[v]);
+		pu.p[at] = u;
 		if (s->fu[v] > most)
 			most = s->fu[v];
-	hwloc_bitmap_foreach_end();
-	an.most = (int)(most > clip ? clip : most);
+		if (u > an.most) {
+			an.most = u;
+			nfull = 0;
+		}
+		nfull += u == an.most;
+	}
+	if (an.most < 1) {
+		an.most = 1;
+		nfull = 0;
+	}
 	/* a box of units holds at least units / most nodes: count them only
 	 * where that may be fewer than the job's */
 	cnt = nnodes > 1 && (long)nnodes * an.most > units;
-	if (topoml__psum_build_int(&pu, d, cu) ||
-	    (cnt && topoml__psum_build_int(&pn, d, cn)))
-		goto out;
-	anch = malloc(np * sizeof(int));
-	if (!anch)
-		goto out;
-	for (int p = 0; p < np; p++)
-		if (cu[p] < an.most)
-			anch[an.n++] = p;
-	an.cell = anch;
+	if (cnt) {
+		if (topoml__psum_alloc(&pn, d))
+			goto out;
+		for (_bits_init(&it, s->use, t->nnodes);
+		     (v = _bits_next(&it)) >= 0;) {
+			long at = _t_cell(t, &pn, v);
+
+			if (at >= 0)
+				pn.p[at] = 1;
+		}
+		topoml__psum_finish(&pn);
+	}
+	topoml__psum_finish(&pu);
 	vmin = (int)((units + most - 1) / most);
 	if (vmin < nnodes)
 		vmin = nnodes;
+	/* the scans read round the anchors only where there are fewer of
+	 * them than origins over the least volume: list them then */
+	if ((long)(np - nfull) * vmin < np) {
+		anch = malloc(np * sizeof(int));
+		if (!anch)
+			goto out;
+		for (int p = 0; p < np; p++) {
+			int x = t->coord_node[p];
+
+			if (x < 0 || !hwloc_bitmap_isset(s->use, x) ||
+			    (int)(s->fu[x] > clip ? clip : s->fu[x]) <
+			    an.most)
+				anch[an.n++] = p;
+		}
+		an.cell = anch;
+	}
 	/* the first volume may spend half the budget: the shapes from it
 	 * are then searched too, whatever it found */
 	vf = _t_first(t, &pu, cnt ? &pn : NULL, units, nnodes, vmin, &reads,
@@ -1036,8 +1121,6 @@ out:
 	free(anch);
 	free(inf);
 	free(row);
-	free(cu);
-	free(cn);
 	topoml__psum_free(&pu);
 	topoml__psum_free(&pn);
 	return rc;
@@ -1130,21 +1213,16 @@ int topoml__place_shared(const struct place_in *in,
 {
 	const struct topoml_place_req *req = in->req;
 	long units = req->units;
-	uint32_t most = 0;
 	struct sh s;
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	int rc = -1, v;
+	int rc = -1;
 
 	memset(&s, 0, sizeof(s));
 	if (!set || _init(&s, in, false)) {
 		snprintf(why, whylen, "out of memory");
 		goto clear;
 	}
-	hwloc_bitmap_foreach_begin(v, s.use)
-		if (s.fu[v] > most)
-			most = s.fu[v];
-	hwloc_bitmap_foreach_end();
-	if (in->n <= 1 && units <= most) {
+	if (in->n <= 1 && units <= s.most) {
 		/* Attempt k: the k-th best node. */
 		rc = _one_node(&s, units, req->attempt, set);
 	} else if (req->attempt <= 1) {
