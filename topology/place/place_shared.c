@@ -42,6 +42,7 @@ struct sh {
 	int *cnt;		/* usable nodes per leaf */
 	bool *idle;		/* leaf whole and idle */
 	uint32_t most;		/* the most free units of a usable node */
+	unsigned long *usew;	/* use's words, for _use() */
 };
 
 #define ULBITS ((int)(8 * sizeof(unsigned long)))
@@ -85,6 +86,11 @@ static int _leaf(const struct sh *s, int node)
 	return l < 0 ? s->nl - 1 : l;	/* the last pool: no leaf */
 }
 
+static inline bool _use(const struct sh *s, int v)
+{
+	return (s->usew[v / ULBITS] >> (v % ULBITS)) & 1;
+}
+
 static bool _partial(const struct sh *s, int node)
 {
 	return s->partial && hwloc_bitmap_isset(s->partial, node);
@@ -106,7 +112,8 @@ static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 	s->cap = calloc(s->nl, sizeof(long));
 	s->cnt = calloc(s->nl, sizeof(int));
 	s->idle = calloc(s->nl, sizeof(bool));
-	if (!s->use || !s->cap || !s->cnt || !s->idle)
+	s->usew = calloc(t->nnodes / ULBITS + 1, sizeof(unsigned long));
+	if (!s->use || !s->cap || !s->cnt || !s->idle || !s->usew)
 		return -1;
 	/* use a word at a time, as the bits are found */
 	for (_bits_init(&it, in->avail, t->nnodes);
@@ -120,6 +127,7 @@ static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 			m = 0;
 		}
 		m |= 1UL << (v % ULBITS);
+		s->usew[w] = m;
 		s->cap[_leaf(s, v)] += s->fu[v];
 		s->cnt[_leaf(s, v)]++;
 		if (s->fu[v] > s->most)
@@ -146,6 +154,7 @@ static void _clear(struct sh *s)
 	free(s->cap);
 	free(s->cnt);
 	free(s->idle);
+	free(s->usew);
 }
 
 /* A node that could hold a one-node job, with its sort key. */
@@ -486,7 +495,7 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 					cc[ax[k]] = (o[ax[k]] + i[k]) %
 						    t->dims[ax[k]];
 				v = t->coord_node[topoml__torus_pos(t, cc)];
-				if (v >= 0 && hwloc_bitmap_isset(s->use, v)) {
+				if (v >= 0 && _use(s, v)) {
 					c->nodes[m++] = v;
 					sum += s->fu[v];
 				}
@@ -528,19 +537,6 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 		c->est += odd ? 1.2 : 1.0;
 	}
 	return 0;
-}
-
-/* The index in g of node v's position on the torus, or -1: none. */
-static long _t_cell(const topoml_topo_t *t, const struct topoml_psum *g,
-		    int v)
-{
-	const int *cc = t->nodes[v].coord, *d = t->dims;
-
-	if (cc[0] < 0 || cc[1] < 0 || cc[2] < 0 || cc[0] >= d[0] ||
-	    cc[1] >= d[1] || cc[2] >= d[2] ||
-	    t->coord_node[topoml__torus_pos(t, cc)] != v)
-		return -1;
-	return (long)topoml__psum_at(g, cc[0] + 1, cc[1] + 1, cc[2] + 1);
 }
 
 /*
@@ -962,7 +958,6 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	const int *d = t->dims;
 	int np = d[0] * d[1] * d[2], vmin, vf = -1, nfull = 0;
 	int nc = 0, cap = 0, *ident = NULL, rc = -1, v;
-	struct bits it;
 	uint32_t most = 1, clip;
 	long reads = 0, budget = T_BUDGET;
 	struct topoml_psum pu = { .p = NULL }, pn = { .p = NULL };
@@ -987,22 +982,27 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 		goto out;
 	/* the usable nodes' units (clipped) into the sums; anchors are the
 	 * positions below the most of them (an.most), nfull the others */
-	for (_bits_init(&it, s->use, t->nnodes); (v = _bits_next(&it)) >= 0;) {
-		long at = _t_cell(t, &pu, v);
-		int u;
+	for (int z = 0, p = 0; z < d[2]; z++)
+		for (int y = 0; y < d[1]; y++) {
+			int *r = &pu.p[topoml__psum_at(&pu, 1, y + 1, z + 1)];
 
-		if (at < 0)
-			continue;
-		u = (int)(s->fu[v] > clip ? clip : s->fu[v]);
-		pu.p[at] = u;
-		if (s->fu[v] > most)
-			most = s->fu[v];
-		if (u > an.most) {
-			an.most = u;
-			nfull = 0;
+			for (int x = 0; x < d[0]; x++, p++) {
+				int u;
+
+				v = t->coord_node[p];
+				if (v < 0 || !_use(s, v))
+					continue;
+				u = (int)(s->fu[v] > clip ? clip : s->fu[v]);
+				r[x] = u;
+				if (s->fu[v] > most)
+					most = s->fu[v];
+				if (u > an.most) {
+					an.most = u;
+					nfull = 0;
+				}
+				nfull += u == an.most;
+			}
 		}
-		nfull += u == an.most;
-	}
 	if (an.most < 1) {
 		an.most = 1;
 		nfull = 0;
@@ -1013,13 +1013,16 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	if (cnt) {
 		if (topoml__psum_alloc(&pn, d))
 			goto out;
-		for (_bits_init(&it, s->use, t->nnodes);
-		     (v = _bits_next(&it)) >= 0;) {
-			long at = _t_cell(t, &pn, v);
+		for (int z = 0, p = 0; z < d[2]; z++)
+			for (int y = 0; y < d[1]; y++) {
+				int *r = &pn.p[topoml__psum_at(&pn, 1, y + 1,
+							       z + 1)];
 
-			if (at >= 0)
-				pn.p[at] = 1;
-		}
+				for (int x = 0; x < d[0]; x++, p++) {
+					v = t->coord_node[p];
+					r[x] = v >= 0 && _use(s, v);
+				}
+			}
 		topoml__psum_finish(&pn);
 	}
 	topoml__psum_finish(&pu);
@@ -1035,7 +1038,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 		for (int p = 0; p < np; p++) {
 			int x = t->coord_node[p];
 
-			if (x < 0 || !hwloc_bitmap_isset(s->use, x) ||
+			if (x < 0 || !_use(s, x) ||
 			    (int)(s->fu[x] > clip ? clip : s->fu[x]) <
 			    an.most)
 				anch[an.n++] = p;
