@@ -423,6 +423,7 @@ out:
 struct tcand {
 	int o[3], s[3];		/* its box (s[0] 0: no box) */
 	double est;		/* the score foreseen from the box */
+	double lb;		/* its span / bound + 1: the score's floor */
 	double score;		/* span / bound + ring / bound */
 	long spare;		/* units beyond the job's */
 	int n;
@@ -518,6 +519,7 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 	for (int k = 0; k < 3; k++)
 		big += m >= 2 && ext[k] > 1;
 	c->est = (double)vol / topoml__torus_span_lb(t, m);
+	c->lb = c->est + 1.0;
 	if (big == 1 && m > 2) {
 		/* a line: back along itself, or round the torus' ring */
 		int k = ext[0] > 1 ? 0 : ext[1] > 1 ? 1 : 2;
@@ -1083,6 +1085,12 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	if (nc)
 		qsort(cv, nc, sizeof(*cv), _t_est_cmp);
 	for (int i = 0; i < nc && i < T_EXACT; i++) {
+		/* the ring costs its bound at least: a box that could not
+		 * beat the best even so is not ordered */
+		if (best.nodes && (cv[i].lb >= best.score + 1e-9 ||
+				   (cv[i].lb >= best.score - 1e-9 &&
+				    cv[i].spare >= best.spare)))
+			continue;
 		cv[i].score = _t_score(t, cv[i].nodes, cv[i].n);
 		if (cv[i].score >= 0 && _t_better(&cv[i], &best))
 			best = cv[i];
