@@ -541,6 +541,18 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 	return 0;
 }
 
+/* Four ints at once (GCC's and Clang's vectors: SSE2 on x86-64). */
+typedef int v4i __attribute__((vector_size(16)));
+typedef unsigned v4u __attribute__((vector_size(16)));
+
+static inline v4i _v4(const int *p)
+{
+	v4i r;
+
+	memcpy(&r, p, sizeof(r));
+	return r;
+}
+
 /*
  * The box sums of a row of origins (prefix sums over the torus, once):
  * D[x], x in 0..d[0], is the sum of the cells before x in the slab of
@@ -564,17 +576,26 @@ static void _t_row(const struct topoml_psum *g, int y, int z,
 			nw[k] = 2;
 		}
 	}
-	memset(D, 0, (d[0] + 1) * sizeof(int));
 	for (int a = 0; a < nw[0]; a++)
 		for (int b = 0; b < nw[1]; b++) {
 			const int *p11, *p01, *p10, *p00;
+			int x = 0;
 
 			p11 = &g->p[topoml__psum_at(g, 0, hi[0][a], hi[1][b])];
 			p01 = &g->p[topoml__psum_at(g, 0, lo[0][a], hi[1][b])];
 			p10 = &g->p[topoml__psum_at(g, 0, hi[0][a], lo[1][b])];
 			p00 = &g->p[topoml__psum_at(g, 0, lo[0][a], lo[1][b])];
-			for (int x = 0; x <= d[0]; x++)
-				D[x] += p11[x] - p01[x] - p10[x] + p00[x];
+			for (; x + 4 <= d[0] + 1; x += 4) {
+				v4i r = _v4(p11 + x) - _v4(p01 + x) -
+					_v4(p10 + x) + _v4(p00 + x);
+
+				if (a || b)
+					r += _v4(D + x);
+				memcpy(D + x, &r, sizeof(r));
+			}
+			for (; x <= d[0]; x++)
+				D[x] = (a || b ? D[x] : 0) + p11[x] - p01[x] -
+				       p10[x] + p00[x];
 		}
 }
 
@@ -596,8 +617,18 @@ static bool _t_row_any(const int *D, int d0, int n, int s, long units,
 	/* u - units as unsigned is below w (< INT_MAX) iff units <= u and
 	 * u - units < w: the sums are far below INT_MAX */
 	uw = (unsigned)(w > INT_MAX ? INT_MAX : w);
-	for (int x = 0; x < m; x++)
-		hit |= (unsigned)(D[x + s] - D[x] - un) < uw;
+	{
+		v4i any = { 0, 0, 0, 0 }, vu = { un, un, un, un };
+		v4u vw = { uw, uw, uw, uw };
+		int x = 0;
+
+		for (; x + 4 <= m; x += 4)
+			any |= (v4i)((v4u)(_v4(D + x + s) - _v4(D + x) - vu) <
+				     vw);
+		hit = any[0] | any[1] | any[2] | any[3];
+		for (; x < m; x++)
+			hit |= (unsigned)(D[x + s] - D[x] - un) < uw;
+	}
 	for (int x = m; x < n; x++)
 		hit |= (unsigned)(D[d0] - D[x] + D[x + s - d0] - un) < uw;
 	return hit;
