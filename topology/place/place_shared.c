@@ -961,6 +961,19 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 	return rc;
 }
 
+/*
+ * A box with no spare whose span and ring are at their bounds: no set
+ * beats it.  Where the budget cuts the search short (a large torus) the
+ * search ends there: the boxes after it could only tie.
+ */
+static bool _t_at_bounds(const topoml_topo_t *t, struct tcand *c)
+{
+	if (c->spare || c->est >= 2.0 + 1e-9)
+		return false;
+	c->score = _t_score(t, c->nodes, c->n);
+	return c->score >= 0 && c->score < 2.0 + 1e-9;
+}
+
 /* Foreseen score, then spare, then the order found. */
 static int _t_est_cmp(const void *pa, const void *pb)
 {
@@ -1110,6 +1123,11 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				memcpy(cv[nc].s, sd, sizeof(sd));
 				if (_t_box_set(s, units, nnodes, &cv[nc++]))
 					goto out;
+				if (np > T_BUDGET_NODES &&
+				    _t_at_bounds(t, &cv[nc - 1])) {
+					best = cv[nc - 1];
+					goto take;
+				}
 			}
 		}
 	}
@@ -1148,6 +1166,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 			free(c.nodes);
 		}
 	}
+take:
 	if (best.nodes) {
 		for (int i = 0; i < best.n; i++)
 			hwloc_bitmap_set(set, best.nodes[i]);
