@@ -843,6 +843,41 @@ static int _t_pair_cmp(const void *pa, const void *pb)
 }
 
 /*
+ * P in _t_pair_cmp's order.  Made a-major, so while b < 64 the order of
+ * equal reaches is already the comparator's: a stable radix sort by
+ * reach then, in a few passes over the bases, not a comparison sort.
+ */
+static int _t_pair_sort(struct tpair *P, int n, int d1)
+{
+	struct tpair *tmp;
+	int most = 0;
+
+	if (d1 >= 64) {
+		qsort(P, n, sizeof(*P), _t_pair_cmp);
+		return 0;
+	}
+	tmp = malloc((n + 1) * sizeof(*tmp));
+	if (!tmp)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (P[i].reach > most)
+			most = P[i].reach;
+	for (int sh = 0; sh < 32 && most >> sh; sh += 8) {
+		int at[257] = { 0 };
+
+		for (int i = 0; i < n; i++)
+			at[((P[i].reach >> sh) & 255) + 1]++;
+		for (int k = 1; k <= 256; k++)
+			at[k] += at[k - 1];
+		for (int i = 0; i < n; i++)
+			tmp[at[(P[i].reach >> sh) & 255]++] = P[i];
+		memcpy(P, tmp, n * sizeof(*P));
+	}
+	free(tmp);
+	return 0;
+}
+
+/*
  * Boxes known not to hold the job: a box that holds it still does when it
  * grows, so none of a x b x c does where inf[(a-1) + (b-1) * d[0]] >= c
  * (recorded from whole scans only, onto every smaller base at once).
@@ -882,7 +917,10 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 				P[np++].reach = a * b * c;
 			}
 		}
-	qsort(P, np, sizeof(*P), _t_pair_cmp);
+	if (_t_pair_sort(P, np, d[1])) {
+		free(P);
+		return -1;
+	}
 	for (int i = 0; i < np && *reads < budget; i++) {
 		int ab = P[i].a * P[i].b, lo = P[i].reach / ab, hi = d[2];
 		int o[3], found = -1;
@@ -1144,11 +1182,6 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 		if (cv[i].score >= 0 && _t_better(&cv[i], &best))
 			best = cv[i];
 	}
-	ident = malloc((t->nnodes + 1) * sizeof(int));
-	if (!ident)
-		goto out;
-	for (int i = 0; i < t->nnodes; i++)
-		ident[i] = i;
 	for (int k = 0; k < 2; k++) {
 		if (!k && !curve)
 			continue;
@@ -1156,6 +1189,13 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 		 * spares less than none: Slurm's choices cannot beat that */
 		if (best.nodes && best.score < 2.0 + 1e-9 && best.spare <= 0)
 			break;
+		if (k && !ident) {
+			ident = malloc((t->nnodes + 1) * sizeof(int));
+			if (!ident)
+				goto out;
+			for (int i = 0; i < t->nnodes; i++)
+				ident[i] = i;
+		}
 		if (_t_eval(s, k ? ident : curve, units, nnodes, &c) == 0 &&
 		    _t_better(&c, &best)) {
 			/* the boxes' sets are freed with cv */
