@@ -43,6 +43,7 @@ struct sh {
 	bool *idle;		/* leaf whole and idle */
 	uint32_t most;		/* the most free units of a usable node */
 	unsigned long *usew;	/* use's words, for _use() */
+	int *lbm, nlbm;		/* torus: span bounds by node count (0: unknown) */
 };
 
 #define ULBITS ((int)(8 * sizeof(unsigned long)))
@@ -430,10 +431,21 @@ struct tcand {
 	int *nodes;
 };
 
+/* topoml__torus_span_lb(), each count once a search. */
+static int _t_span_lb(struct sh *s, int n)
+{
+	if (n < 0 || n >= s->nlbm)
+		return topoml__torus_span_lb(s->t, n);
+	if (!s->lbm[n])
+		s->lbm[n] = topoml__torus_span_lb(s->t, n);
+	return s->lbm[n];
+}
+
 /* Span and ring cost over their bounds, as topoml_score() gives them,
  * of nodes[0..n) (reordered into the ring). */
-static double _t_score(const topoml_topo_t *t, int *nodes, int n)
+static double _t_score(struct sh *s, int *nodes, int n)
 {
+	const topoml_topo_t *t = s->t;
 	int st[3], ext[3];
 	long vol;
 	double ring = 0;
@@ -446,7 +458,7 @@ static double _t_score(const topoml_topo_t *t, int *nodes, int n)
 	topoml_ring_order(t, nodes, n);
 	for (int i = 0; i < n; i++)
 		ring += topoml_hops(t, nodes[i], nodes[(i + 1) % n]);
-	return (double)vol / topoml__torus_span_lb(t, n) +
+	return (double)vol / _t_span_lb(s, n) +
 	       ring / topoml__torus_ring_lb(t, n);
 }
 
@@ -501,15 +513,23 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 					sum += s->fu[v];
 				}
 			}
-	for (int k = m - 1; k >= 0 && m > nnodes; k--) {
+	/* marked, then the rest moved down once */
+	for (int k = m - 1, left = m; k >= 0 && left > nnodes; k--) {
 		int v = c->nodes[k];
 
 		if (sum - s->fu[v] < units)
 			continue;
 		sum -= s->fu[v];
-		memmove(&c->nodes[k], &c->nodes[k + 1],
-			(m - k - 1) * sizeof(int));
-		m--;
+		c->nodes[k] = -1;
+		left--;
+	}
+	{
+		int j = 0;
+
+		for (int k = 0; k < m; k++)
+			if (c->nodes[k] >= 0)
+				c->nodes[j++] = c->nodes[k];
+		m = j;
 	}
 	c->n = m;
 	c->spare = sum - units;
@@ -518,7 +538,7 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 		return -1;
 	for (int k = 0; k < 3; k++)
 		big += m >= 2 && ext[k] > 1;
-	c->est = (double)vol / topoml__torus_span_lb(t, m);
+	c->est = (double)vol / _t_span_lb(s, m);
 	c->lb = c->est + 1.0;
 	if (big == 1 && m > 2) {
 		/* a line: back along itself, or round the torus' ring */
@@ -988,7 +1008,7 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 			for (int i = 0; i < c->n; i++)
 				sum += s->fu[c->nodes[i]];
 			c->spare = sum - units;
-			c->score = _t_score(s->t, c->nodes, c->n);
+			c->score = _t_score(s, c->nodes, c->n);
 			rc = c->score < 0 ? -1 : 0;
 		}
 	}
@@ -1004,11 +1024,11 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
  * beats it.  Where the budget cuts the search short (a large torus) the
  * search ends there: the boxes after it could only tie.
  */
-static bool _t_at_bounds(const topoml_topo_t *t, struct tcand *c)
+static bool _t_at_bounds(struct sh *s, struct tcand *c)
 {
 	if (c->spare || c->est >= 2.0 + 1e-9)
 		return false;
-	c->score = _t_score(t, c->nodes, c->n);
+	c->score = _t_score(s, c->nodes, c->n);
 	return c->score >= 0 && c->score < 2.0 + 1e-9;
 }
 
@@ -1062,6 +1082,10 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 		clip = 1;
 	inf = calloc((size_t)d[0] * d[1], sizeof(int));
 	row = malloc(2 * ((size_t)d[0] + 1) * sizeof(int));
+	s->nlbm = (np < 4096 ? np : 4096) + 1;
+	s->lbm = calloc(s->nlbm, sizeof(int));
+	if (!s->lbm)
+		s->nlbm = 0;
 	if (!inf || !row || topoml__psum_alloc(&pu, d))
 		goto out;
 	/* the usable nodes' units (clipped) into the sums; anchors are the
@@ -1162,7 +1186,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				if (_t_box_set(s, units, nnodes, &cv[nc++]))
 					goto out;
 				if (np > T_BUDGET_NODES &&
-				    _t_at_bounds(t, &cv[nc - 1])) {
+				    _t_at_bounds(s, &cv[nc - 1])) {
 					best = cv[nc - 1];
 					goto take;
 				}
@@ -1178,7 +1202,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				   (cv[i].lb >= best.score - 1e-9 &&
 				    cv[i].spare >= best.spare)))
 			continue;
-		cv[i].score = _t_score(t, cv[i].nodes, cv[i].n);
+		cv[i].score = _t_score(s, cv[i].nodes, cv[i].n);
 		if (cv[i].score >= 0 && _t_better(&cv[i], &best))
 			best = cv[i];
 	}
@@ -1222,6 +1246,9 @@ out:
 	free(anch);
 	free(inf);
 	free(row);
+	free(s->lbm);
+	s->lbm = NULL;
+	s->nlbm = 0;
 	topoml__psum_free(&pu);
 	topoml__psum_free(&pn);
 	return rc;
