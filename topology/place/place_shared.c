@@ -661,6 +661,26 @@ static inline int _t_rsum(const int *D, int d0, int x, int s)
 	       D[d0] - D[x] + D[x + s - d0];
 }
 
+/*
+ * The box at (x, y, z) of sides sd: from its row's D, or where a row has
+ * few origins (a box nearly as long as the torus; D would cost more
+ * than its boxes, then a read would not bound the work) read alone.
+ */
+static inline int _t_at(const struct topoml_psum *g, const int *D,
+			bool narrow, int x, int y, int z, const int sd[3])
+{
+	int o[3] = { x, y, z };
+
+	return narrow ? topoml__psum_wrap(g, o, sd) :
+	       _t_rsum(D, g->d[0], x, sd[0]);
+}
+
+/* Whether the rows of lim0 origins are read box by box. */
+static inline bool _t_narrow(const int *d, int lim0)
+{
+	return 4L * lim0 < d[0] + 1;
+}
+
 /* Box sums read at most, then only what was found competes: on a
  * torus of 4608 nodes a search takes a millisecond or two, tens of them
  * where it is fragmented (less and the boxes found get worse there). */
@@ -767,14 +787,18 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 	/* the first box of no anchor: idle spare, as the scan finds it */
 	for (int z = 0; z < lim[2]; z++)
 		for (int y = 0; y < lim[1]; y++) {
+			bool narrow = _t_narrow(d, lim[0]);
+
 			if (*reads >= budget)
 				return false;
-			_t_row(pu, y, z, sd, row);
+			if (!narrow)
+				_t_row(pu, y, z, sd, row);
 			for (int x = 0; x < lim[0]; x++) {
 				if (*reads >= budget)
 					return false;
 				++*reads;
-				if (_t_rsum(row, d[0], x, sd[0]) - units != idle)
+				if (_t_at(pu, row, narrow, x, y, z, sd) - units !=
+				    idle)
 					continue;
 				o[0] = x;
 				o[1] = y;
@@ -795,7 +819,7 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 {
 	const int *d = t->dims;
 	int lim[3], *du = row, *dn = row + d[0] + 1;
-	bool found = false;
+	bool found = false, narrow;
 
 	for (int k = 0; k < 3; k++)
 		lim[k] = sd[k] == d[k] ? 1 : t->wrap[k] ? d[k] :
@@ -805,14 +829,17 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 	    (long)lim[0] * lim[1] * lim[2])
 		return _t_scan_anch(t, pu, pn, units, nnodes, sd, lim, an,
 				    row, o, spare, reads, budget);
+	narrow = _t_narrow(d, lim[0]);
 	for (int z = 0; z < lim[2]; z++)
 		for (int y = 0; y < lim[1]; y++) {
-			bool hn = false;
+			bool hn = narrow;
 
 			if (*reads >= budget)
 				return found;
-			_t_row(pu, y, z, sd, du);
-			if (!_t_row_any(du, d[0], lim[0], sd[0], units,
+			if (!narrow)
+				_t_row(pu, y, z, sd, du);
+			if (!narrow &&
+			    !_t_row_any(du, d[0], lim[0], sd[0], units,
 					found ? *spare : LONG_MAX)) {
 				if (budget - *reads <= lim[0]) {
 					*reads = budget;
@@ -828,7 +855,7 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 				 * (what it found so far still holds the job) */
 				if (*reads >= budget)
 					return found;
-				u = _t_rsum(du, d[0], x, sd[0]);
+				u = _t_at(pu, du, narrow, x, y, z, sd);
 				++*reads;
 				if (u < units || (found && u - units >= *spare))
 					continue;
@@ -836,7 +863,8 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 					_t_row(pn, y, z, sd, dn);
 					hn = true;
 				}
-				if (pn && _t_rsum(dn, d[0], x, sd[0]) < nnodes)
+				if (pn && _t_at(pn, dn, narrow, x, y, z, sd) <
+					  nnodes)
 					continue;
 				o[0] = x;
 				o[1] = y;
