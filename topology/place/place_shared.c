@@ -1005,24 +1005,37 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 		   struct tcand *c)
 {
-	int nn = s->t->nnodes;
+	int nn = s->t->nnodes, m = 0, gap = -1;
 	uint32_t *cpus = calloc(nn + 1, sizeof(uint32_t));
 	int *un = malloc((nn + 1) * sizeof(int));
+	int *ord = malloc((nn + 1) * sizeof(int));
 	struct topoml_eval_nodes e = {
-		.order = order,
-		.nn = nn,
+		.order = ord,
 		.avail = s->use,
 		.cpus = cpus,
 		.rem_cpus = units,
 		.rem_nodes = nnodes,
-		.inmap = calloc(nn + 1, 1),
 		.nodes = malloc((nn + 1) * sizeof(int)),
 		.units = un,
 	};
 	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
-	if (cpus && un && e.inmap && e.nodes) {
+	/* Slurm's runs are those of the usable nodes: one node that is not
+	 * usable stands for each gap between them, the same runs in a
+	 * shorter order (about the free nodes, not the machine) */
+	for (int v = 0; v < nn && gap < 0; v++)
+		if (!_use(s, v))
+			gap = v;
+	for (int p = 0; ord && p < nn; p++) {
+		if (_use(s, order[p]))
+			ord[m++] = order[p];
+		else if (!m || ord[m - 1] != gap)
+			ord[m++] = gap;
+	}
+	e.nn = m;
+	e.inmap = calloc(m + 1, 1);
+	if (cpus && un && ord && e.inmap && e.nodes) {
 		struct bits it;
 		int v;
 		long sum = 0;
@@ -1042,6 +1055,7 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 	}
 	free(cpus);
 	free(un);
+	free(ord);
 	free(e.inmap);
 	free(e.nodes);
 	return rc;
