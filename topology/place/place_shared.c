@@ -43,7 +43,7 @@ struct sh {
 	bool *idle;		/* leaf whole and idle */
 	uint32_t most;		/* the most free units of a usable node */
 	unsigned long *usew;	/* use's words, for _use() */
-	int *lbm, nlbm;		/* torus: span bounds by node count (0: unknown) */
+	int *lbm, nlbm;		/* torus: span bound by count, 0 unknown */
 };
 
 #define ULBITS ((int)(8 * sizeof(unsigned long)))
@@ -797,8 +797,8 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 				if (*reads >= budget)
 					return false;
 				++*reads;
-				if (_t_at(pu, row, narrow, x, y, z, sd) - units !=
-				    idle)
+				if (_t_at(pu, row, narrow, x, y, z, sd) -
+				    units != idle)
 					continue;
 				o[0] = x;
 				o[1] = y;
