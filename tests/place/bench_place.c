@@ -10,7 +10,11 @@
  * BENCH_PLACE_SAMPLES=N: N samples per cell whatever they take (the same
  * machines and jobs on every run); BENCH_PLACE_DUMP=FILE: each search's
  * nodes there, a line per sample, its CPU time after a '#' (placements
- * before and after a change to the search must diff equal).
+ * before and after a change to the search must diff equal; a shared
+ * job's line has its score and spare units after a '=');
+ * BENCH_PLACE_NODES=N: the machines of N nodes only (1024, 4096, 16384
+ * or 100000);
+ * BENCH_PLACE_CELL=shared: the node-sharing cell only (the torus).
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
@@ -260,7 +264,7 @@ static void _shared_cell(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 					      .partial = part,
 					      .unscored = true };
 		struct topoml_placement p;
-		int k = sizes[_rand() % 9];
+		int k = sizes[_rand() % 9], rc;
 		double c0;
 
 		if (k > maxn)
@@ -268,12 +272,39 @@ static void _shared_cell(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 		r.units = SHARED_UNITS * k - _rand() % SHARED_UNITS;
 		r.nnodes = (k + 3) / 4;
 		c0 = _cpu_ms();
-		if (topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
-				 sizeof(why)))
+		rc = topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				  sizeof(why));
+		cpu[n] = _cpu_ms() - c0;
+		if (_dump) {
+			long spare = -(long)r.units;
+
+			fprintf(_dump, "%s %d shared %u/%d:",
+				topoml_family_name(t->family), t->nnodes,
+				r.units, r.nnodes);
+			for (int i = 0; !rc && i < p.n; i++) {
+				fprintf(_dump, " %d", p.nodes[i]);
+				spare += fu[p.nodes[i]];
+			}
+			/* what the search ranks by: span and ring over
+			 * their bounds, then the units spare */
+			if (!rc) {
+				topoml_ring_order(t, p.nodes, p.n);
+				topoml_score(t, avail, &p);
+				fprintf(_dump, " = %.4f %ld",
+					p.n < 2 ? 2.0 :
+					(double)p.score.span /
+					p.score.span_lower_bound +
+					p.score.ring_cost /
+					p.score.ring_lower_bound, spare);
+			}
+			fprintf(_dump, "%s # %.3f\n", rc ? " none" : "",
+				cpu[n]);
+		}
+		if (rc)
 			fails++;
 		else
 			topoml_placement_clear(&p);
-		cpu[n++] = _cpu_ms() - c0;
+		n++;
 	}
 	qsort(cpu, n, sizeof(double), _dcmp);
 	printf("%-10s %7d %-16s %10.3f %10.3f %10s %7d%s\n",
@@ -368,14 +399,23 @@ int main(int argc, char **argv)
 	       "policy", "median", "p99", "p99 (cpu)", "samples");
 	/* BENCH_PLACE_FAMILY=fat-tree (or dragonfly, torus): that one only */
 	const char *only = getenv("BENCH_PLACE_FAMILY");
+	const char *nodes = getenv("BENCH_PLACE_NODES");
+	const char *cell = getenv("BENCH_PLACE_CELL");
+	bool shared = cell && !strcmp(cell, "shared");
 
 	for (unsigned c = 0; c < sizeof(cells) / sizeof(cells[0]); c++) {
 		if (only && *only && strcmp(only,
 				topoml_family_name(cells[c].family)))
 			continue;
+		if (shared && cells[c].family != TOPOML_TORUS)
+			continue;
 		for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-			topoml_topo_t *t = _make(cells[c].family, sizes[s]);
+			topoml_topo_t *t;
 			hwloc_bitmap_t a;
+
+			if (nodes && *nodes && atoi(nodes) != sizes[s])
+				continue;
+			t = _make(cells[c].family, sizes[s]);
 
 			if (!t) {
 				fprintf(stderr, "bench_place: cannot generate %s of %d nodes\n",
@@ -384,6 +424,12 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			a = _half_busy(t);
+			if (shared) {
+				_shared_cell(t, a, seconds);
+				hwloc_bitmap_free(a);
+				topoml_free(t);
+				continue;
+			}
 			for (int p = 0; p < 3; p++)
 				_cell(t, a, cells[c].pol[p], false, seconds);
 			/* Slurm 26.05 torus3d, a box shape for every size;

@@ -449,6 +449,132 @@ START_TEST(shared_torus_ring_over_line)
 END_TEST
 
 /*
+ * The box sums of the torus search read a row of origins at a time and
+ * split a slab where it wraps.  A 6x6x6 torus of 4 CPUs a node with the
+ * 2x2x2 box at coordinates {5, 0} on every axis free (it wraps round
+ * all three), and a checkerboard of free nodes on planes z = 2 and 3
+ * (no two side by side): 32 CPUs go to that box (span 8, ring 8); the
+ * checkerboard or Slurm's runs in index order (the box's nodes are not
+ * consecutive there) give a larger span.  On a 26x26x26 torus (where
+ * the budget shrinks and the search ends at a box at the bounds) an
+ * idle machine gives the same: 8 nodes, span 8, ring 8.
+ */
+START_TEST(shared_torus_box_wraps_every_axis)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 6, 6, 6, true);
+	struct shared_state st;
+	struct topoml_place_req r = { 0 };
+	struct topoml_placement p = { 0 };
+	hwloc_bitmap_t all;
+	uint32_t *fu;
+	char why[256];
+
+	ck_assert_ptr_nonnull(t);
+	_shared_init(&st, 216, 4);
+	hwloc_bitmap_zero(st.avail);
+	for (int z = 0; z < 6; z++)
+		for (int y = 0; y < 6; y++)
+			for (int x = 0; x < 6; x++)
+				if (((x == 5 || x == 0) && (y == 5 || y == 0) &&
+				     (z == 5 || z == 0)) ||
+				    ((z == 2 || z == 3) && !((x + y + z) & 1)))
+					hwloc_bitmap_set(st.avail,
+							 _tnode(t, x, y, z));
+	r.avail = st.avail;
+	r.free_units = st.fu;
+	r.partial = st.partial;
+	r.nnodes = 1;
+	r.units = 32;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(p.n, 8);
+	ck_assert_int_eq(p.score.span, 8);
+	ck_assert_int_eq((int)p.score.ring_cost, 8);
+	for (int i = 0; i < p.n; i++)
+		for (int k = 0; k < 3; k++) {
+			int c = t->nodes[p.nodes[i]].coord[k];
+
+			ck_assert(c == 0 || c == 5);
+		}
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(st.avail);
+	hwloc_bitmap_free(st.partial);
+	topoml_free(t);
+
+	t = topoml_gen_torus("t", 26, 26, 26, true);
+	ck_assert_ptr_nonnull(t);
+	fu = malloc(t->nnodes * sizeof(*fu));
+	all = hwloc_bitmap_alloc();
+	ck_assert_ptr_nonnull(fu);
+	for (int i = 0; i < t->nnodes; i++)
+		fu[i] = 4;
+	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
+	r.avail = all;
+	r.free_units = fu;
+	r.partial = NULL;
+	r.units = 31;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(p.n, 8);
+	ck_assert_int_eq(p.score.span, 8);
+	ck_assert_int_eq((int)p.score.ring_cost, 8);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(all);
+	free(fu);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * Rows of few origins (a box nearly as long as the axis) are read box by
+ * box.  A 24x3x3 mesh of 4 CPUs a node: the 22x2x1 box at (1, 0, 0)
+ * free (44 nodes, 176 CPUs; two runs of 22 in index order), and plane
+ * z = 2 free with 3 CPUs left a node (one run of 72, 216 CPUs).  176
+ * CPUs: that box, span 44 (Slurm's best-fit run would be the plane's,
+ * partly used nodes and a larger span).
+ */
+START_TEST(shared_torus_long_box)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 24, 3, 3, false);
+	struct shared_state st;
+	struct topoml_place_req r = { 0 };
+	struct topoml_placement p = { 0 };
+	char why[256];
+
+	ck_assert_ptr_nonnull(t);
+	_shared_init(&st, 216, 4);
+	hwloc_bitmap_zero(st.avail);
+	for (int y = 0; y < 3; y++)
+		for (int x = 0; x < 24; x++) {
+			int v = _tnode(t, x, y, 2);
+
+			hwloc_bitmap_set(st.avail, v);
+			_shared_use(&st, v, 1);
+			if (y < 2 && x >= 1 && x <= 22)
+				hwloc_bitmap_set(st.avail, _tnode(t, x, y, 0));
+		}
+	r.avail = st.avail;
+	r.free_units = st.fu;
+	r.partial = st.partial;
+	r.nnodes = 1;
+	r.units = 176;
+	ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why) == 0, "%s",
+		      why);
+	ck_assert_int_eq(p.n, 44);
+	ck_assert_int_eq(p.score.span, 44);
+	for (int i = 0; i < p.n; i++) {
+		const int *c = t->nodes[p.nodes[i]].coord;
+
+		ck_assert(c[2] == 0 && c[1] < 2 && c[0] >= 1 && c[0] <= 22);
+	}
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(st.avail);
+	hwloc_bitmap_free(st.partial);
+	topoml_free(t);
+}
+END_TEST
+
+/*
  * Dragonfly, 8 groups of 4 routers of 8 nodes, 4 CPUs a node: routers 4
  * (group 1) and 8 (group 2) have 20 CPUs left.  40 CPUs need two routers:
  * in one group (group 1, the tightest), not the two partly used routers
@@ -1901,6 +2027,8 @@ static Suite *_suite(void)
 	tcase_add_test(tc, shared_dragonfly_one_group);
 	tcase_add_test(tc, shared_torus_box_partly_used_nodes);
 	tcase_add_test(tc, shared_torus_ring_over_line);
+	tcase_add_test(tc, shared_torus_box_wraps_every_axis);
+	tcase_add_test(tc, shared_torus_long_box);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("cost");
 	tcase_add_test(tc, cost_fat_tree_by_hand);

@@ -160,31 +160,60 @@ bool topoml_torus_wants_box(const topoml_topo_t *t, const int *nodes, int n,
 	return span > n && span > (max_span > 1 ? max_span : 1) * n;
 }
 
-int topoml__psum_build(struct topoml_psum *g, const int d[3],
-		      const char *cell)
+int topoml__psum_alloc(struct topoml_psum *g, const int d[3])
 {
 	memcpy(g->d, d, sizeof(g->d));
 	g->p = calloc((size_t)(d[0] + 1) * (d[1] + 1) * (d[2] + 1),
 		      sizeof(int));
-	if (!g->p)
+	return g->p ? 0 : -1;
+}
+
+/* A running sum along each axis in turn: the sums of the 3D recurrence,
+ * a read and an add a cell a pass. */
+void topoml__psum_finish(struct topoml_psum *g)
+{
+	const int *e = g->d;
+	size_t n = (size_t)(e[1] + 1) * (e[0] + 1);
+
+	for (int z = 1; z <= e[2]; z++)
+		for (int y = 1; y <= e[1]; y++) {
+			int *row = &g->p[topoml__psum_at(g, 0, y, z)];
+
+			for (int x = 1; x <= e[0]; x++)
+				row[x] += row[x - 1];
+		}
+	for (int z = 1; z <= e[2]; z++)
+		for (int y = 2; y <= e[1]; y++) {
+			int *row = &g->p[topoml__psum_at(g, 0, y, z)];
+			const int *prev = row - (e[0] + 1);
+
+			for (int x = 1; x <= e[0]; x++)
+				row[x] += prev[x];
+		}
+	for (int z = 2; z <= e[2]; z++) {
+		int *pl = &g->p[topoml__psum_at(g, 0, 0, z)];
+		const int *prev = pl - n;
+
+		for (size_t i = 0; i < n; i++)
+			pl[i] += prev[i];
+	}
+}
+
+int topoml__psum_build(struct topoml_psum *g, const int d[3],
+		      const char *cell)
+{
+	if (topoml__psum_alloc(g, d))
 		return -1;
-	for (int z = 1; z <= d[2]; z++)
-		for (int y = 1; y <= d[1]; y++)
-			for (int x = 1; x <= d[0]; x++)
-				g->p[topoml__psum_at(g, x, y, z)] =
-					cell[(x - 1) + (size_t)d[0] *
-					     ((y - 1) + (size_t)d[1] * (z - 1))] +
-					g->p[topoml__psum_at(g, x - 1, y, z)] +
-					g->p[topoml__psum_at(g, x, y - 1, z)] +
-					g->p[topoml__psum_at(g, x, y, z - 1)] -
-					g->p[topoml__psum_at(g, x - 1, y - 1,
-							     z)] -
-					g->p[topoml__psum_at(g, x - 1, y,
-							     z - 1)] -
-					g->p[topoml__psum_at(g, x, y - 1,
-							     z - 1)] +
-					g->p[topoml__psum_at(g, x - 1, y - 1,
-							     z - 1)];
+	for (int z = 0; z < d[2]; z++)
+		for (int y = 0; y < d[1]; y++) {
+			int *row = &g->p[topoml__psum_at(g, 1, y + 1, z + 1)];
+			const char *c = &cell[(size_t)d[0] *
+					      (y + (size_t)d[1] * z)];
+
+			for (int x = 0; x < d[0]; x++)
+				row[x] = c[x];
+		}
+	topoml__psum_finish(g);
 	return 0;
 }
 

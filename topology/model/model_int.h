@@ -125,6 +125,11 @@ struct topoml_psum {
 
 int topoml__psum_build(struct topoml_psum *g, const int d[3],
 		      const char *cell);
+/* The same in two steps, for cells the caller adds itself (ints whose
+ * sum stays an int): zeroed sums, the value of cell (x, y, z) added at
+ * topoml__psum_at(g, x + 1, y + 1, z + 1), then the sums made. */
+int topoml__psum_alloc(struct topoml_psum *g, const int d[3]);
+void topoml__psum_finish(struct topoml_psum *g);
 void topoml__psum_free(struct topoml_psum *g);
 
 static inline size_t topoml__psum_at(const struct topoml_psum *g, int x,

@@ -41,13 +41,55 @@ struct sh {
 	long *cap;		/* free units per leaf */
 	int *cnt;		/* usable nodes per leaf */
 	bool *idle;		/* leaf whole and idle */
+	uint32_t most;		/* the most free units of a usable node */
+	unsigned long *usew;	/* use's words, for _use() */
+	int *lbm, nlbm;		/* torus: span bound by count, 0 unknown */
 };
+
+#define ULBITS ((int)(8 * sizeof(unsigned long)))
+
+/*
+ * The set bits below n of a bitmap, a word at a time (hwloc's foreach
+ * looks for each bit anew; these loops run over the whole machine).
+ */
+struct bits {
+	hwloc_const_bitmap_t b;
+	int n, w;
+	unsigned long m;
+};
+
+static void _bits_init(struct bits *it, hwloc_const_bitmap_t b, int n)
+{
+	it->b = b;
+	it->n = n;
+	it->w = -1;
+	it->m = 0;
+}
+
+static int _bits_next(struct bits *it)
+{
+	int v;
+
+	while (!it->m) {
+		if ((long)++it->w * ULBITS >= it->n)
+			return -1;
+		it->m = hwloc_bitmap_to_ith_ulong(it->b, it->w);
+	}
+	v = it->w * ULBITS + __builtin_ctzl(it->m);
+	it->m &= it->m - 1;
+	return v < it->n ? v : -1;
+}
 
 static int _leaf(const struct sh *s, int node)
 {
 	int l = s->t->family == TOPOML_TORUS ? -1 : s->t->nodes[node].leaf;
 
 	return l < 0 ? s->nl - 1 : l;	/* the last pool: no leaf */
+}
+
+static inline bool _use(const struct sh *s, int v)
+{
+	return (s->usew[v / ULBITS] >> (v % ULBITS)) & 1;
 }
 
 static bool _partial(const struct sh *s, int node)
@@ -58,7 +100,9 @@ static bool _partial(const struct sh *s, int node)
 static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 {
 	const topoml_topo_t *t = in->t;
-	int v;
+	struct bits it;
+	unsigned long m = 0;
+	int v, w = -1;
 
 	memset(s, 0, sizeof(*s));
 	s->t = t;
@@ -69,16 +113,29 @@ static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 	s->cap = calloc(s->nl, sizeof(long));
 	s->cnt = calloc(s->nl, sizeof(int));
 	s->idle = calloc(s->nl, sizeof(bool));
-	if (!s->use || !s->cap || !s->cnt || !s->idle)
+	s->usew = calloc(t->nnodes / ULBITS + 1, sizeof(unsigned long));
+	if (!s->use || !s->cap || !s->cnt || !s->idle || !s->usew)
 		return -1;
-	hwloc_bitmap_foreach_begin(v, in->avail)
-		if (v < t->nnodes && s->fu[v] > 0 &&
-		    !(idle_only && _partial(s, v))) {
-			hwloc_bitmap_set(s->use, v);
-			s->cap[_leaf(s, v)] += s->fu[v];
-			s->cnt[_leaf(s, v)]++;
+	/* use a word at a time, as the bits are found */
+	for (_bits_init(&it, in->avail, t->nnodes);
+	     (v = _bits_next(&it)) >= 0;) {
+		if (!s->fu[v] || (idle_only && _partial(s, v)))
+			continue;
+		if (v / ULBITS != w) {
+			if (m)
+				hwloc_bitmap_set_ith_ulong(s->use, w, m);
+			w = v / ULBITS;
+			m = 0;
 		}
-	hwloc_bitmap_foreach_end();
+		m |= 1UL << (v % ULBITS);
+		s->usew[w] = m;
+		s->cap[_leaf(s, v)] += s->fu[v];
+		s->cnt[_leaf(s, v)]++;
+		if (s->fu[v] > s->most)
+			s->most = s->fu[v];
+	}
+	if (m)
+		hwloc_bitmap_set_ith_ulong(s->use, w, m);
 	for (int l = 0; l < t->nswitches; l++) {
 		const struct topoml_switch *sw = &t->switches[l];
 		bool idle = sw->nnodes > 0 && !sw->nchildren;
@@ -98,6 +155,7 @@ static void _clear(struct sh *s)
 	free(s->cap);
 	free(s->cnt);
 	free(s->idle);
+	free(s->usew);
 }
 
 /* A node that could hold a one-node job, with its sort key. */
@@ -366,16 +424,28 @@ out:
 struct tcand {
 	int o[3], s[3];		/* its box (s[0] 0: no box) */
 	double est;		/* the score foreseen from the box */
+	double lb;		/* its span / bound + 1: the score's floor */
 	double score;		/* span / bound + ring / bound */
 	long spare;		/* units beyond the job's */
 	int n;
 	int *nodes;
 };
 
+/* topoml__torus_span_lb(), each count once a search. */
+static int _t_span_lb(struct sh *s, int n)
+{
+	if (n < 0 || n >= s->nlbm)
+		return topoml__torus_span_lb(s->t, n);
+	if (!s->lbm[n])
+		s->lbm[n] = topoml__torus_span_lb(s->t, n);
+	return s->lbm[n];
+}
+
 /* Span and ring cost over their bounds, as topoml_score() gives them,
  * of nodes[0..n) (reordered into the ring). */
-static double _t_score(const topoml_topo_t *t, int *nodes, int n)
+static double _t_score(struct sh *s, int *nodes, int n)
 {
+	const topoml_topo_t *t = s->t;
 	int st[3], ext[3];
 	long vol;
 	double ring = 0;
@@ -388,7 +458,7 @@ static double _t_score(const topoml_topo_t *t, int *nodes, int n)
 	topoml_ring_order(t, nodes, n);
 	for (int i = 0; i < n; i++)
 		ring += topoml_hops(t, nodes[i], nodes[(i + 1) % n]);
-	return (double)vol / topoml__torus_span_lb(t, n) +
+	return (double)vol / _t_span_lb(s, n) +
 	       ring / topoml__torus_ring_lb(t, n);
 }
 
@@ -438,20 +508,28 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 					cc[ax[k]] = (o[ax[k]] + i[k]) %
 						    t->dims[ax[k]];
 				v = t->coord_node[topoml__torus_pos(t, cc)];
-				if (v >= 0 && hwloc_bitmap_isset(s->use, v)) {
+				if (v >= 0 && _use(s, v)) {
 					c->nodes[m++] = v;
 					sum += s->fu[v];
 				}
 			}
-	for (int k = m - 1; k >= 0 && m > nnodes; k--) {
+	/* marked, then the rest moved down once */
+	for (int k = m - 1, left = m; k >= 0 && left > nnodes; k--) {
 		int v = c->nodes[k];
 
 		if (sum - s->fu[v] < units)
 			continue;
 		sum -= s->fu[v];
-		memmove(&c->nodes[k], &c->nodes[k + 1],
-			(m - k - 1) * sizeof(int));
-		m--;
+		c->nodes[k] = -1;
+		left--;
+	}
+	{
+		int j = 0;
+
+		for (int k = 0; k < m; k++)
+			if (c->nodes[k] >= 0)
+				c->nodes[j++] = c->nodes[k];
+		m = j;
 	}
 	c->n = m;
 	c->spare = sum - units;
@@ -460,7 +538,8 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 		return -1;
 	for (int k = 0; k < 3; k++)
 		big += m >= 2 && ext[k] > 1;
-	c->est = (double)vol / topoml__torus_span_lb(t, m);
+	c->est = (double)vol / _t_span_lb(s, m);
+	c->lb = c->est + 1.0;
 	if (big == 1 && m > 2) {
 		/* a line: back along itself, or round the torus' ring */
 		int k = ext[0] > 1 ? 0 : ext[1] > 1 ? 1 : 2;
@@ -482,67 +561,124 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 	return 0;
 }
 
-/*
- * Prefix sums of an int per torus position (cell, x fastest) over the
- * torus repeated twice along each axis that wraps: a box that wraps is
- * then one box of the sums (8 reads).
- */
-static int _t_psum(struct topoml_psum *g, const topoml_topo_t *t,
-		   const int *cell)
+/* Four ints at once (GCC's and Clang's vectors: SSE2 on x86-64). */
+typedef int v4i __attribute__((vector_size(16)));
+typedef unsigned v4u __attribute__((vector_size(16)));
+
+static inline v4i _v4(const int *p)
 {
-	const int *d = t->dims;
-	int *e = g->d;
+	v4i r;
 
-	for (int k = 0; k < 3; k++)
-		e[k] = t->wrap[k] ? 2 * d[k] : d[k];
-	g->p = calloc((size_t)(e[0] + 1) * (e[1] + 1) * (e[2] + 1),
-		      sizeof(int));
-	if (!g->p)
-		return -1;
-	/* the cells, then a running sum along each axis in turn: the same
-	 * sums as the 3D recurrence, a read and an add a cell per pass */
-	for (int z = 1; z <= e[2]; z++) {
-		int zz = (z - 1) % d[2];
-
-		for (int y = 1; y <= e[1]; y++) {
-			int yy = (y - 1) % d[1];
-			int *row = &g->p[topoml__psum_at(g, 0, y, z)];
-			const int *src = &cell[topoml__grid_pos(d, 0, yy, zz)];
-
-			for (int x = 1; x <= e[0]; x++)
-				row[x] = src[x - 1 < d[0] ? x - 1 :
-					     x - 1 - d[0]];
-			for (int x = 1; x <= e[0]; x++)
-				row[x] += row[x - 1];
-		}
-	}
-	for (int z = 1; z <= e[2]; z++)
-		for (int y = 2; y <= e[1]; y++) {
-			int *row = &g->p[topoml__psum_at(g, 0, y, z)];
-			const int *prev = &g->p[topoml__psum_at(g, 0, y - 1,
-								z)];
-
-			for (int x = 1; x <= e[0]; x++)
-				row[x] += prev[x];
-		}
-	for (int z = 2; z <= e[2]; z++) {
-		int *pl = &g->p[topoml__psum_at(g, 0, 0, z)];
-		const int *prev = &g->p[topoml__psum_at(g, 0, 0, z - 1)];
-		size_t n = (size_t)(e[1] + 1) * (e[0] + 1);
-
-		for (size_t i = 0; i < n; i++)
-			pl[i] += prev[i];
-	}
-	return 0;
+	memcpy(&r, p, sizeof(r));
+	return r;
 }
 
-/* The sum of the box at o of sides sd (o + sd within g's cells). */
-static inline int _t_sum(const struct topoml_psum *g, const int o[3],
-			 const int sd[3])
+/*
+ * The box sums of a row of origins (prefix sums over the torus, once):
+ * D[x], x in 0..d[0], is the sum of the cells before x in the slab of
+ * origin (y, z) and sides sd[1] x sd[2], split where the slab wraps round
+ * the torus' ends, so that the box at x of side sd[0] is two reads of D.
+ * A row costs four reads a position (up to 16 where the slab wraps).
+ */
+static void _t_row(const struct topoml_psum *g, int y, int z,
+		   const int sd[3], int *D)
 {
-	int hi[3] = { o[0] + sd[0], o[1] + sd[1], o[2] + sd[2] };
+	const int *d = g->d;
+	int lo[2][2], hi[2][2], nw[2] = { 1, 1 }, o[2] = { y, z };
 
-	return topoml__psum_box(g, o, hi);
+	for (int k = 0; k < 2; k++) {
+		lo[k][0] = o[k];
+		hi[k][0] = o[k] + sd[k + 1];
+		if (hi[k][0] > d[k + 1]) {
+			hi[k][0] = d[k + 1];
+			lo[k][1] = 0;
+			hi[k][1] = o[k] + sd[k + 1] - d[k + 1];
+			nw[k] = 2;
+		}
+	}
+	for (int a = 0; a < nw[0]; a++)
+		for (int b = 0; b < nw[1]; b++) {
+			const int *p11, *p01, *p10, *p00;
+			int x = 0;
+
+			p11 = &g->p[topoml__psum_at(g, 0, hi[0][a], hi[1][b])];
+			p01 = &g->p[topoml__psum_at(g, 0, lo[0][a], hi[1][b])];
+			p10 = &g->p[topoml__psum_at(g, 0, hi[0][a], lo[1][b])];
+			p00 = &g->p[topoml__psum_at(g, 0, lo[0][a], lo[1][b])];
+			for (; x + 4 <= d[0] + 1; x += 4) {
+				v4i r = _v4(p11 + x) - _v4(p01 + x) -
+					_v4(p10 + x) + _v4(p00 + x);
+
+				if (a || b)
+					r += _v4(D + x);
+				memcpy(D + x, &r, sizeof(r));
+			}
+			for (; x <= d[0]; x++)
+				D[x] = (a || b ? D[x] : 0) + p11[x] - p01[x] -
+				       p10[x] + p00[x];
+		}
+}
+
+/*
+ * Whether a box of the row (its first n origins, side s) holds units
+ * with less than w spare: the boxes of a row that none of them could
+ * take are then counted read, not read one by one (a loop that
+ * vectorises; the scan that reads them finds nothing there either).
+ */
+static bool _t_row_any(const int *D, int d0, int n, int s, long units,
+		       long w)
+{
+	int m = d0 - s + 1 < n ? d0 - s + 1 : n, hit = 0, un;
+	unsigned uw;
+
+	if (units > INT_MAX)
+		return false;
+	un = (int)units;
+	/* u - units as unsigned is below w (< INT_MAX) iff units <= u and
+	 * u - units < w: the sums are far below INT_MAX */
+	uw = (unsigned)(w > INT_MAX ? INT_MAX : w);
+	{
+		v4i any = { 0, 0, 0, 0 }, vu = { un, un, un, un };
+		v4u vw = { uw, uw, uw, uw };
+		int x = 0;
+
+		for (; x + 4 <= m; x += 4)
+			any |= (v4i)((v4u)(_v4(D + x + s) - _v4(D + x) - vu) <
+				     vw);
+		hit = any[0] | any[1] | any[2] | any[3];
+		for (; x < m; x++)
+			hit |= (unsigned)(D[x + s] - D[x] - un) < uw;
+	}
+	for (int x = m; x < n; x++)
+		hit |= (unsigned)(D[d0] - D[x] + D[x + s - d0] - un) < uw;
+	return hit;
+}
+
+/* The box at x of side s along a row's D (d0 positions; it may wrap). */
+static inline int _t_rsum(const int *D, int d0, int x, int s)
+{
+	return x + s <= d0 ? D[x + s] - D[x] :
+	       D[d0] - D[x] + D[x + s - d0];
+}
+
+/*
+ * The box at (x, y, z) of sides sd: from its row's D, or where a row has
+ * few origins (a box nearly as long as the torus; D would cost more
+ * than its boxes, then a read would not bound the work) read alone.
+ */
+static inline int _t_at(const struct topoml_psum *g, const int *D,
+			bool narrow, int x, int y, int z, const int sd[3])
+{
+	int o[3] = { x, y, z };
+
+	return narrow ? topoml__psum_wrap(g, o, sd) :
+	       _t_rsum(D, g->d[0], x, sd[0]);
+}
+
+/* Whether the rows of lim0 origins are read box by box. */
+static inline bool _t_narrow(const int *d, int lim0)
+{
+	return 4L * lim0 < d[0] + 1;
 }
 
 /* Box sums read at most, then only what was found competes: on a
@@ -589,8 +725,8 @@ static long _t_oidx(const int x[3], const int lim[3])
 static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 			 const struct topoml_psum *pn, long units, int nnodes,
 			 const int sd[3], const int lim[3],
-			 const struct tanch *an, int o[3], long *spare,
-			 long *reads, long budget)
+			 const struct tanch *an, int *row, int o[3],
+			 long *spare, long *reads, long budget)
 {
 	const int *d = t->dims;
 	long vol = (long)sd[0] * sd[1] * sd[2], bidx = -1;
@@ -628,7 +764,7 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 					x[2] = (z + d[2]) % d[2];
 					if (*reads >= budget)
 						return found;
-					u = _t_sum(pu, x, sd);
+					u = topoml__psum_wrap(pu, x, sd);
 					++*reads;
 					if (u < units || u - units >= idle ||
 					    (found && u - units > *spare))
@@ -637,7 +773,8 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 					if (found && u - units == *spare &&
 					    ix >= bidx)
 						continue;
-					if (pn && _t_sum(pn, x, sd) < nnodes)
+					if (pn && topoml__psum_wrap(pn, x, sd) <
+						  nnodes)
 						continue;
 					memcpy(o, x, sizeof(x));
 					*spare = u - units;
@@ -648,62 +785,96 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 	if (found || idle < 0 || vol < nnodes)
 		return found;
 	/* the first box of no anchor: idle spare, as the scan finds it */
-	{
-		int x[3];
+	for (int z = 0; z < lim[2]; z++)
+		for (int y = 0; y < lim[1]; y++) {
+			bool narrow = _t_narrow(d, lim[0]);
 
-		for (x[2] = 0; x[2] < lim[2]; x[2]++)
-			for (x[1] = 0; x[1] < lim[1]; x[1]++)
-				for (x[0] = 0; x[0] < lim[0]; x[0]++) {
-					if (*reads >= budget)
-						return false;
-					++*reads;
-					if (_t_sum(pu, x, sd) - units != idle)
-						continue;
-					memcpy(o, x, sizeof(x));
-					*spare = idle;
-					return true;
-				}
-	}
+			if (*reads >= budget)
+				return false;
+			if (!narrow)
+				_t_row(pu, y, z, sd, row);
+			for (int x = 0; x < lim[0]; x++) {
+				if (*reads >= budget)
+					return false;
+				++*reads;
+				if (_t_at(pu, row, narrow, x, y, z, sd) -
+				    units != idle)
+					continue;
+				o[0] = x;
+				o[1] = y;
+				o[2] = z;
+				*spare = idle;
+				return true;
+			}
+		}
 	return false;
 }
 
+/* row: room for 2 x (d[0] + 1) ints, the rows' sums */
 static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 		    const struct topoml_psum *pn, long units, int nnodes,
 		    const int sd[3], bool first, int o[3], long *spare,
-		    long *reads, long budget, const struct tanch *an)
+		    long *reads, long budget, const struct tanch *an,
+		    int *row)
 {
 	const int *d = t->dims;
-	int x[3], lim[3];
-	bool found = false;
+	int lim[3], *du = row, *dn = row + d[0] + 1;
+	bool found = false, narrow;
 
 	for (int k = 0; k < 3; k++)
 		lim[k] = sd[k] == d[k] ? 1 : t->wrap[k] ? d[k] :
 			 d[k] - sd[k] + 1;
-	if (!first && an && (long)an->n * sd[0] * sd[1] * sd[2] <
+	if (!first && an && an->cell &&
+	    (long)an->n * sd[0] * sd[1] * sd[2] <
 	    (long)lim[0] * lim[1] * lim[2])
-		return _t_scan_anch(t, pu, pn, units, nnodes, sd, lim, an, o,
-				    spare, reads, budget);
-	for (x[2] = 0; x[2] < lim[2]; x[2]++)
-		for (x[1] = 0; x[1] < lim[1]; x[1]++)
-			for (x[0] = 0; x[0] < lim[0]; x[0]++) {
+		return _t_scan_anch(t, pu, pn, units, nnodes, sd, lim, an,
+				    row, o, spare, reads, budget);
+	narrow = _t_narrow(d, lim[0]);
+	for (int z = 0; z < lim[2]; z++)
+		for (int y = 0; y < lim[1]; y++) {
+			bool hn = narrow;
+
+			if (*reads >= budget)
+				return found;
+			if (!narrow)
+				_t_row(pu, y, z, sd, du);
+			if (!narrow &&
+			    !_t_row_any(du, d[0], lim[0], sd[0], units,
+					found ? *spare : LONG_MAX)) {
+				if (budget - *reads <= lim[0]) {
+					*reads = budget;
+					return found;
+				}
+				*reads += lim[0];
+				continue;
+			}
+			for (int x = 0; x < lim[0]; x++) {
 				long u;
 
 				/* honest: a scan stops where the budget ends
 				 * (what it found so far still holds the job) */
 				if (*reads >= budget)
 					return found;
-				u = _t_sum(pu, x, sd);
+				u = _t_at(pu, du, narrow, x, y, z, sd);
 				++*reads;
 				if (u < units || (found && u - units >= *spare))
 					continue;
-				if (pn && _t_sum(pn, x, sd) < nnodes)
+				if (pn && !hn) {
+					_t_row(pn, y, z, sd, dn);
+					hn = true;
+				}
+				if (pn && _t_at(pn, dn, narrow, x, y, z, sd) <
+					  nnodes)
 					continue;
-				memcpy(o, x, sizeof(x));
+				o[0] = x;
+				o[1] = y;
+				o[2] = z;
 				*spare = u - units;
 				found = true;
 				if (first || !*spare)
 					return true;
 			}
+		}
 	return found;
 }
 
@@ -717,6 +888,41 @@ static int _t_pair_cmp(const void *pa, const void *pb)
 
 	return a->reach != b->reach ? a->reach - b->reach :
 	       a->a * 64 + a->b - (b->a * 64 + b->b);
+}
+
+/*
+ * P in _t_pair_cmp's order.  Made a-major, so while b < 64 the order of
+ * equal reaches is already the comparator's: a stable radix sort by
+ * reach then, in a few passes over the bases, not a comparison sort.
+ */
+static int _t_pair_sort(struct tpair *P, int n, int d1)
+{
+	struct tpair *tmp;
+	int most = 0;
+
+	if (d1 >= 64) {
+		qsort(P, n, sizeof(*P), _t_pair_cmp);
+		return 0;
+	}
+	tmp = malloc((n + 1) * sizeof(*tmp));
+	if (!tmp)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (P[i].reach > most)
+			most = P[i].reach;
+	for (int sh = 0; sh < 32 && most >> sh; sh += 8) {
+		int at[257] = { 0 };
+
+		for (int i = 0; i < n; i++)
+			at[((P[i].reach >> sh) & 255) + 1]++;
+		for (int k = 1; k <= 256; k++)
+			at[k] += at[k - 1];
+		for (int i = 0; i < n; i++)
+			tmp[at[(P[i].reach >> sh) & 255]++] = P[i];
+		memcpy(P, tmp, n * sizeof(*P));
+	}
+	free(tmp);
+	return 0;
 }
 
 /*
@@ -741,7 +947,7 @@ static void _t_inf_set(int *inf, const int *d, int a, int b, int c)
  */
 static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 		    const struct topoml_psum *pn, long units, int nnodes,
-		    int vmin, long *reads, long budget, int *inf)
+		    int vmin, long *reads, long budget, int *inf, int *row)
 {
 	const int *d = t->dims;
 	struct tpair *P = malloc((size_t)d[0] * d[1] * sizeof(*P));
@@ -759,7 +965,10 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 				P[np++].reach = a * b * c;
 			}
 		}
-	qsort(P, np, sizeof(*P), _t_pair_cmp);
+	if (_t_pair_sort(P, np, d[1])) {
+		free(P);
+		return -1;
+	}
 	for (int i = 0; i < np && *reads < budget; i++) {
 		int ab = P[i].a * P[i].b, lo = P[i].reach / ab, hi = d[2];
 		int o[3], found = -1;
@@ -775,7 +984,7 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 
 			if (inf[sd[0] - 1 + (sd[1] - 1) * d[0]] < mid &&
 			    _t_scan(t, pu, pn, units, nnodes, sd, true, o,
-				    &spare, reads, budget, NULL)) {
+				    &spare, reads, budget, NULL, row)) {
 				found = mid;
 				hi = mid - 1;
 			} else {
@@ -796,30 +1005,43 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 		   struct tcand *c)
 {
-	int nn = s->t->nnodes;
+	int nn = s->t->nnodes, m = 0, gap = -1;
 	uint32_t *cpus = calloc(nn + 1, sizeof(uint32_t));
 	int *un = malloc((nn + 1) * sizeof(int));
+	int *ord = malloc((nn + 1) * sizeof(int));
 	struct topoml_eval_nodes e = {
-		.order = order,
-		.nn = nn,
+		.order = ord,
 		.avail = s->use,
 		.cpus = cpus,
 		.rem_cpus = units,
 		.rem_nodes = nnodes,
-		.inmap = calloc(nn + 1, 1),
 		.nodes = malloc((nn + 1) * sizeof(int)),
 		.units = un,
 	};
 	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
-	if (cpus && un && e.inmap && e.nodes) {
+	/* Slurm's runs are those of the usable nodes: one node that is not
+	 * usable stands for each gap between them, the same runs in a
+	 * shorter order (about the free nodes, not the machine) */
+	for (int v = 0; v < nn && gap < 0; v++)
+		if (!_use(s, v))
+			gap = v;
+	for (int p = 0; ord && p < nn; p++) {
+		if (_use(s, order[p]))
+			ord[m++] = order[p];
+		else if (!m || ord[m - 1] != gap)
+			ord[m++] = gap;
+	}
+	e.nn = m;
+	e.inmap = calloc(m + 1, 1);
+	if (cpus && un && ord && e.inmap && e.nodes) {
+		struct bits it;
 		int v;
 		long sum = 0;
 
-		hwloc_bitmap_foreach_begin(v, s->use)
+		for (_bits_init(&it, s->use, nn); (v = _bits_next(&it)) >= 0;)
 			cpus[v] = s->fu[v];
-		hwloc_bitmap_foreach_end();
 		if (topoml__eval_nodes(&e) == 0 && e.n > 0) {
 			c->nodes = e.nodes;
 			e.nodes = NULL;
@@ -827,15 +1049,29 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 			for (int i = 0; i < c->n; i++)
 				sum += s->fu[c->nodes[i]];
 			c->spare = sum - units;
-			c->score = _t_score(s->t, c->nodes, c->n);
+			c->score = _t_score(s, c->nodes, c->n);
 			rc = c->score < 0 ? -1 : 0;
 		}
 	}
 	free(cpus);
 	free(un);
+	free(ord);
 	free(e.inmap);
 	free(e.nodes);
 	return rc;
+}
+
+/*
+ * A box with no spare whose span and ring are at their bounds: no set
+ * beats it.  Where the budget cuts the search short (a large torus) the
+ * search ends there: the boxes after it could only tie.
+ */
+static bool _t_at_bounds(struct sh *s, struct tcand *c)
+{
+	if (c->spare || c->est >= 2.0 + 1e-9)
+		return false;
+	c->score = _t_score(s, c->nodes, c->n);
+	return c->score >= 0 && c->score < 2.0 + 1e-9;
 }
 
 /* Foreseen score, then spare, then the order found. */
@@ -866,7 +1102,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 {
 	const topoml_topo_t *t = s->t;
 	const int *d = t->dims;
-	int np = d[0] * d[1] * d[2], *cu = NULL, *cn = NULL, vmin, vf = -1;
+	int np = d[0] * d[1] * d[2], vmin, vf = -1, nfull = 0;
 	int nc = 0, cap = 0, *ident = NULL, rc = -1, v;
 	uint32_t most = 1, clip;
 	long reads = 0, budget = T_BUDGET;
@@ -874,51 +1110,95 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	struct tcand best = { .nodes = NULL }, c, *cv = NULL;
 	const int *curve = topoml__torus_curve(t, NULL);
 	struct tanch an = { .n = 0 };
-	int *anch = NULL, *inf = NULL;
+	int *anch = NULL, *inf = NULL, *row = NULL;
 	bool cnt = false;
 
 	if (!t->coord_node || np <= 0)
 		return -1;
 	if (np > T_BUDGET_NODES)
 		budget = T_BUDGET / np * T_BUDGET_NODES;
-	/* the sums are ints over the torus twice in each axis */
+	/* the sums are ints (the clip of sums over the torus twice in
+	 * each axis, as they were: the same boxes compare the same) */
 	clip = (uint32_t)(INT_MAX / 8 / np);
 	if (!clip)
 		clip = 1;
-	cu = calloc(np, sizeof(int));
-	cn = calloc(np, sizeof(int));
 	inf = calloc((size_t)d[0] * d[1], sizeof(int));
-	if (!cu || !cn || !inf)
+	row = malloc(2 * ((size_t)d[0] + 1) * sizeof(int));
+	s->nlbm = (np < 4096 ? np : 4096) + 1;
+	s->lbm = calloc(s->nlbm, sizeof(int));
+	if (!s->lbm)
+		s->nlbm = 0;
+	if (!inf || !row || topoml__psum_alloc(&pu, d))
 		goto out;
-	for (int p = 0; p < np; p++) {
-		v = t->coord_node[p];
-		if (v >= 0 && hwloc_bitmap_isset(s->use, v)) {
-			cu[p] = (int)(s->fu[v] > clip ? clip : s->fu[v]);
-			cn[p] = 1;
-			if (s->fu[v] > most)
-				most = s->fu[v];
+	/* the usable nodes' units (clipped) into the sums; anchors are the
+	 * positions below the most of them (an.most), nfull the others */
+	for (int z = 0, p = 0; z < d[2]; z++)
+		for (int y = 0; y < d[1]; y++) {
+			int *r = &pu.p[topoml__psum_at(&pu, 1, y + 1, z + 1)];
+
+			for (int x = 0; x < d[0]; x++, p++) {
+				int u;
+
+				v = t->coord_node[p];
+				if (v < 0 || !_use(s, v))
+					continue;
+				u = (int)(s->fu[v] > clip ? clip : s->fu[v]);
+				r[x] = u;
+				if (s->fu[v] > most)
+					most = s->fu[v];
+				if (u > an.most) {
+					an.most = u;
+					nfull = 0;
+				}
+				nfull += u == an.most;
+			}
 		}
+	if (an.most < 1) {
+		an.most = 1;
+		nfull = 0;
 	}
-	an.most = (int)(most > clip ? clip : most);
 	/* a box of units holds at least units / most nodes: count them only
 	 * where that may be fewer than the job's */
 	cnt = nnodes > 1 && (long)nnodes * an.most > units;
-	if (_t_psum(&pu, t, cu) || (cnt && _t_psum(&pn, t, cn)))
-		goto out;
-	anch = malloc(np * sizeof(int));
-	if (!anch)
-		goto out;
-	for (int p = 0; p < np; p++)
-		if (cu[p] < an.most)
-			anch[an.n++] = p;
-	an.cell = anch;
+	if (cnt) {
+		if (topoml__psum_alloc(&pn, d))
+			goto out;
+		for (int z = 0, p = 0; z < d[2]; z++)
+			for (int y = 0; y < d[1]; y++) {
+				int *r = &pn.p[topoml__psum_at(&pn, 1, y + 1,
+							       z + 1)];
+
+				for (int x = 0; x < d[0]; x++, p++) {
+					v = t->coord_node[p];
+					r[x] = v >= 0 && _use(s, v);
+				}
+			}
+		topoml__psum_finish(&pn);
+	}
+	topoml__psum_finish(&pu);
 	vmin = (int)((units + most - 1) / most);
 	if (vmin < nnodes)
 		vmin = nnodes;
+	/* the scans read round the anchors only where there are fewer of
+	 * them than origins over the least volume: list them then */
+	if ((long)(np - nfull) * vmin < np) {
+		anch = malloc(np * sizeof(int));
+		if (!anch)
+			goto out;
+		for (int p = 0; p < np; p++) {
+			int x = t->coord_node[p];
+
+			if (x < 0 || !_use(s, x) ||
+			    (int)(s->fu[x] > clip ? clip : s->fu[x]) <
+			    an.most)
+				anch[an.n++] = p;
+		}
+		an.cell = anch;
+	}
 	/* the first volume may spend half the budget: the shapes from it
 	 * are then searched too, whatever it found */
 	vf = _t_first(t, &pu, cnt ? &pn : NULL, units, nnodes, vmin, &reads,
-		      budget / 2, inf);
+		      budget / 2, inf, row);
 	for (int vol = vf; vf > 0 && vol <= np && reads < budget &&
 	     vol <= vf + 2 + (vf / 8 < 8 ? vf / 8 : 8); vol++) {
 		for (int a = 1; a <= d[0] && a <= vol; a++) {
@@ -930,7 +1210,8 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				    inf[a - 1 + (b - 1) * d[0]] >= sd[2] ||
 				    !_t_scan(t, &pu, cnt ? &pn : NULL,
 					     units, nnodes, sd, false, bo,
-					     &bspare, &reads, budget, &an))
+					     &bspare, &reads, budget, &an,
+					     row))
 					continue;
 				if (nc == cap) {
 					struct tcand *x;
@@ -946,24 +1227,41 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				memcpy(cv[nc].s, sd, sizeof(sd));
 				if (_t_box_set(s, units, nnodes, &cv[nc++]))
 					goto out;
+				if (np > T_BUDGET_NODES &&
+				    _t_at_bounds(s, &cv[nc - 1])) {
+					best = cv[nc - 1];
+					goto take;
+				}
 			}
 		}
 	}
 	if (nc)
 		qsort(cv, nc, sizeof(*cv), _t_est_cmp);
 	for (int i = 0; i < nc && i < T_EXACT; i++) {
-		cv[i].score = _t_score(t, cv[i].nodes, cv[i].n);
+		/* the ring costs its bound at least: a box that could not
+		 * beat the best even so is not ordered */
+		if (best.nodes && (cv[i].lb >= best.score + 1e-9 ||
+				   (cv[i].lb >= best.score - 1e-9 &&
+				    cv[i].spare >= best.spare)))
+			continue;
+		cv[i].score = _t_score(s, cv[i].nodes, cv[i].n);
 		if (cv[i].score >= 0 && _t_better(&cv[i], &best))
 			best = cv[i];
 	}
-	ident = malloc((t->nnodes + 1) * sizeof(int));
-	if (!ident)
-		goto out;
-	for (int i = 0; i < t->nnodes; i++)
-		ident[i] = i;
 	for (int k = 0; k < 2; k++) {
 		if (!k && !curve)
 			continue;
+		/* no set scores below 2 (span and ring at their bounds) nor
+		 * spares less than none: Slurm's choices cannot beat that */
+		if (best.nodes && best.score < 2.0 + 1e-9 && best.spare <= 0)
+			break;
+		if (k && !ident) {
+			ident = malloc((t->nnodes + 1) * sizeof(int));
+			if (!ident)
+				goto out;
+			for (int i = 0; i < t->nnodes; i++)
+				ident[i] = i;
+		}
 		if (_t_eval(s, k ? ident : curve, units, nnodes, &c) == 0 &&
 		    _t_better(&c, &best)) {
 			/* the boxes' sets are freed with cv */
@@ -974,6 +1272,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 			free(c.nodes);
 		}
 	}
+take:
 	if (best.nodes) {
 		for (int i = 0; i < best.n; i++)
 			hwloc_bitmap_set(set, best.nodes[i]);
@@ -988,8 +1287,10 @@ out:
 	free(ident);
 	free(anch);
 	free(inf);
-	free(cu);
-	free(cn);
+	free(row);
+	free(s->lbm);
+	s->lbm = NULL;
+	s->nlbm = 0;
 	topoml__psum_free(&pu);
 	topoml__psum_free(&pn);
 	return rc;
@@ -1082,21 +1383,16 @@ int topoml__place_shared(const struct place_in *in,
 {
 	const struct topoml_place_req *req = in->req;
 	long units = req->units;
-	uint32_t most = 0;
 	struct sh s;
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	int rc = -1, v;
+	int rc = -1;
 
 	memset(&s, 0, sizeof(s));
 	if (!set || _init(&s, in, false)) {
 		snprintf(why, whylen, "out of memory");
 		goto clear;
 	}
-	hwloc_bitmap_foreach_begin(v, s.use)
-		if (s.fu[v] > most)
-			most = s.fu[v];
-	hwloc_bitmap_foreach_end();
-	if (in->n <= 1 && units <= most) {
+	if (in->n <= 1 && units <= s.most) {
 		/* Attempt k: the k-th best node. */
 		rc = _one_node(&s, units, req->attempt, set);
 	} else if (req->attempt <= 1) {
