@@ -138,10 +138,56 @@ static void _take_run(struct topoml_eval_nodes *e, const struct consec *r)
 			_take(e, p);
 }
 
+/* Runs by CPUs, most first, the first of equals first. */
+struct run_key {
+	long cpus;
+	int i;
+};
+
+static int _by_cpus(const void *a, const void *b)
+{
+	const struct run_key *x = a, *y = b;
+
+	if (x->cpus != y->cpus)
+		return x->cpus > y->cpus ? -1 : 1;
+	return x->i - y->i;
+}
+
+/*
+ * Where no run holds a required node and all weigh the same, and no run
+ * holds the CPUs still wanted, the loop below takes the first run of
+ * the most CPUs: runs sorted so once make each such step O(1), not a
+ * scan of every run (a job as large as the machine took the runs^2 scan
+ * on a large torus: seconds inside slurmctld).  NULL: scan every step.
+ */
+static int *_sorted_runs(const struct consec *c, int nc)
+{
+	struct run_key *k;
+	int *ord;
+
+	for (int i = 0; i < nc; i++)
+		if (c[i].req != -1 || c[i].weight != c[0].weight)
+			return NULL;
+	k = malloc(sizeof(*k) * nc);
+	ord = malloc(sizeof(int) * nc);
+	if (!k || !ord) {
+		free(k);
+		free(ord);
+		return NULL;
+	}
+	for (int i = 0; i < nc; i++)
+		k[i] = (struct run_key){ c[i].cpus, i };
+	qsort(k, nc, sizeof(*k), _by_cpus);
+	for (int i = 0; i < nc; i++)
+		ord[i] = k[i].i;
+	free(k);
+	return ord;
+}
+
 int topoml__eval_nodes(struct topoml_eval_nodes *e)
 {
 	struct consec *c = calloc(e->nn + 1, sizeof(*c));
-	int nc;
+	int nc, *ord, top = 0;
 
 	if (!c)
 		return -1;
@@ -154,12 +200,21 @@ int topoml__eval_nodes(struct topoml_eval_nodes *e)
 		e->rem_nodes--;
 	}
 	nc = _runs(e, c);
+	ord = nc > 1 ? _sorted_runs(c, nc) : NULL;
 	while (nc && !_done(e)) {
 		int bn = 0, bi = 0, breq = -1;
 		long bcpus = 0;
 		bool bsuff = false;
 		uint64_t bw = 0;
 
+		while (ord && top < nc && c[ord[top]].nodes == 0)
+			top++;
+		if (ord && top < nc && c[ord[top]].cpus < e->rem_cpus) {
+			/* no run suffices: the scan's choice, at once */
+			_take_run(e, &c[ord[top]]);
+			c[ord[top]].nodes = 0;
+			continue;
+		}
 		for (int i = 0; i < nc; i++) {
 			bool suff, nb;
 
@@ -187,6 +242,7 @@ int topoml__eval_nodes(struct topoml_eval_nodes *e)
 		_take_run(e, &c[bi]);
 		c[bi].nodes = 0;
 	}
+	free(ord);
 	free(c);
 	return _done(e) ? 0 : 1;
 }
