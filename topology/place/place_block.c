@@ -24,8 +24,9 @@
  * into the smallest larger aligned group that holds it on as few blocks
  * as an idle row would (its NVLink domains as few, only the ring steps
  * between them cross a higher level); only a job that needs more blocks
- * than that waits.  On ANL Theta's trace (1000 jobs on 72 NVL72 racks)
- * topoml waits 328 s on average, Slurm's rule 1116 s (doc/results.md).
+ * than that waits, or one the row is too crowded for (_crowded()).  On
+ * ANL Theta's trace (1000 jobs on 72 NVL72 racks) topoml waits 329 s on
+ * average, Slurm's rule 999 s (doc/results.md).
  *
  * Slurm 26.05's eval_nodes_block() (the slurm-block baseline) is in
  * libtopoml_sim: sim/slurm_block.c.
@@ -402,7 +403,8 @@ static int _blocks_bound(const topoml_topo_t *t, int n)
  * as under Slurm's rule: on a machine that is always full, larger
  * groups break the aligned groups the next jobs need, and the small
  * jobs then wait behind them (Mira's trace on nvl72x18.conf: 46293 s of
- * mean wait without the hold, 17047 s with it, doc/results.md).  Only
+ * mean wait without the hold, 17047 s with it; Theta's 106 s and
+ * 114.5 s).  Only
  * the nodes of the job's universe (its partition) count, those running
  * jobs hold (owner; without it, every node not free), so that a job
  * whose partition has no such group never waits for one.
