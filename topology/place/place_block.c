@@ -404,10 +404,10 @@ static int _blocks_bound(const topoml_topo_t *t, int n)
  * groups break the aligned groups the next jobs need, and the small
  * jobs then wait behind them (Mira's trace on nvl72x18.conf: 46293 s of
  * mean wait without the hold, 17047 s with it; Theta's 106 s and
- * 114.5 s).  Only
- * the nodes of the job's universe (its partition) count, those running
- * jobs hold (owner; without it, every node not free), so that a job
- * whose partition has no such group never waits for one.
+ * 114.5 s).  Only the nodes of the job's universe (its partition)
+ * count, free or held by running jobs (owner; without it, every node
+ * not free), so that a job whose partition has no such group never
+ * waits for one.
  */
 static bool _crowded(const struct place_in *in, const int *f, int bpb)
 {
