@@ -101,6 +101,7 @@ struct sel_req {
 	int64_t *free_at;		/* will-run: per engine node, when its
 					 * jobs end (0 = idle) */
 	hwloc_bitmap_t avail_then;	/* will-run: free soonest */
+	hwloc_bitmap_t part;		/* blocks: the partition's nodes */
 };
 /* NULL, or why the engine is not used. */
 const char *sel_req_build(const struct sel_job *j, bitstr_t *bitmap,

@@ -40,6 +40,8 @@ void sel_req_free(struct sel_req *r)
 	xfree(r->free_at);
 	if (r->avail_then)
 		hwloc_bitmap_free(r->avail_then);
+	if (r->part)
+		hwloc_bitmap_free(r->part);
 }
 
 /*
@@ -197,6 +199,9 @@ const char *sel_req_build(const struct sel_job *j, bitstr_t *bitmap,
 	r->avail_all = hwloc_bitmap_alloc();
 	r->partial = hwloc_bitmap_alloc();
 	r->owner = xcalloc(g_topo->nnodes, sizeof(uint32_t));
+	/* the aligned groups a crowded block row waits for (engine) */
+	if (g_topo->nblocks > 0)
+		r->part = sel_part_nodes(job_ptr);
 	r->used_cpus = xcalloc(g_topo->nnodes, sizeof(uint32_t));
 	r->free_units = xcalloc(g_topo->nnodes, sizeof(uint32_t));
 	/* CPUs in use matter only to a job that shares nodes. */

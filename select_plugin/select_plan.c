@@ -318,6 +318,7 @@ static void _req_init(struct _ctx *x, uint32_t min_nodes, uint32_t max_nodes,
 	/* Slurm's topology/block refuses what is not aligned. */
 	req->block_aligned = !xstrcmp(slurm_conf.topology_plugin,
 				      "topology/block");
+	req->universe = r->part;
 	req->torus_curve = g_conf.torus_curve;
 	req->partial = r->partial;
 	if (r->units && !r->required && req->hint != TOPOML_HINT_ISOLATE) {

@@ -736,6 +736,76 @@ START_TEST(test_same_sequence)
 }
 END_TEST
 
+/*
+ * A crowded row: b2 and b4 free, one node free in each of b1, b3 and b5
+ * (5 free in each pair, 11 in all).  A job of 8 fits no pair; in a
+ * larger group it would leave 3 free, fewer than half its size: it
+ * waits for the pair that frees when the jobs on it end.  A job of 6
+ * leaves 5: it still goes into the larger group.  Where the partition
+ * (universe: b2, b4, b6 and those three nodes) has no pair that could
+ * hold it, the job of 8 never waits.
+ */
+START_TEST(test_topoml_block_crowded)
+{
+	topoml_topo_t *t = _small();
+	hwloc_bitmap_t a = topoml_nodeset_parse(t, "n[1,5-9,13-17]", NULL);
+	hwloc_bitmap_t u = topoml_nodeset_parse(t, "n[1,5-9,13-17,21-24]",
+						NULL);
+	uint32_t owner[24] = { 0 };
+	struct topoml_place_req r = { .nnodes = 8, .avail = a };
+	struct topoml_placement p = { 0 };
+	char why[256], *s;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(u);
+	for (int v = 0; v < t->nnodes; v++)
+		owner[v] = hwloc_bitmap_isset(a, v) ? 0 : 5;
+	/* no owners given: every node not free may free */
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "fewer than 4 free"), "%s", why);
+	r.owner = owner;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "waits for one"), "%s", why);
+	/* the job of 6 leaves 5 free: room, a larger group now */
+	r.nnodes = 6;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), 0);
+	ck_assert_int_eq(p.n, 6);
+	ck_assert_int_eq(p.score.nvl_span, 2);
+	topoml_placement_clear(&p);
+	/* nodes no job holds (down, drained) never free by themselves */
+	r.nnodes = 8;
+	owner[1] = owner[2] = 0;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), -1);
+	owner[9] = owner[10] = owner[17] = owner[18] = 0;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), 0);
+	s = topoml_nodes_format(t, p.nodes, p.n);
+	ck_assert_str_eq(s, "n[5-8,13-16]");
+	free(s);
+	topoml_placement_clear(&p);
+	/* a partition with no pair that could hold it: no wait */
+	for (int v = 0; v < t->nnodes; v++)
+		owner[v] = hwloc_bitmap_isset(a, v) ? 0 : 5;
+	r.universe = u;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), 0);
+	ck_assert_int_eq(p.n, 8);
+	topoml_placement_clear(&p);
+	/* Slurm's rule (block_aligned) refuses it with its own reason */
+	r.block_aligned = true;
+	ck_assert_int_eq(topoml_place(t, TOPOML_POLICY_TOPOML, &r, &p, why,
+				      sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "nor any on"), "%s", why);
+	hwloc_bitmap_free(a);
+	hwloc_bitmap_free(u);
+	topoml_free(t);
+}
+END_TEST
+
 /* --switches=N bounds the blocks; isolate gets blocks of no other job. */
 START_TEST(test_topoml_block_limits)
 {
@@ -813,6 +883,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_topoml_vs_slurm_block);
 	tcase_add_test(tc, test_same_sequence);
 	tcase_add_test(tc, test_topoml_block_limits);
+	tcase_add_test(tc, test_topoml_block_crowded);
 	tcase_add_test(tc, test_slurm_block_needs_blocks);
 	suite_add_tcase(s, tc);
 	return s;

@@ -24,8 +24,9 @@
  * into the smallest larger aligned group that holds it on as few blocks
  * as an idle row would (its NVLink domains as few, only the ring steps
  * between them cross a higher level); only a job that needs more blocks
- * than that waits.  On ANL Theta's trace (1000 jobs on 72 NVL72 racks)
- * topoml waits 328 s on average, Slurm's rule 1116 s (doc/results.md).
+ * than that waits, or one the row is too crowded for (_crowded()).  On
+ * ANL Theta's trace (1000 jobs on 72 NVL72 racks) topoml waits 329 s on
+ * average, Slurm's rule 999 s (doc/results.md).
  *
  * Slurm 26.05's eval_nodes_block() (the slurm-block baseline) is in
  * libtopoml_sim: sim/slurm_block.c.
@@ -394,6 +395,51 @@ static int _blocks_bound(const topoml_topo_t *t, int n)
 	return k;
 }
 
+/*
+ * A crowded row: a job no aligned group of its level holds now would
+ * leave fewer free nodes than half its size if it went into a larger
+ * group, and an aligned group of its level would hold it once jobs
+ * running on it end.  It then waits for that group (or for the room),
+ * as under Slurm's rule: on a machine that is always full, larger
+ * groups break the aligned groups the next jobs need, and the small
+ * jobs then wait behind them (Mira's trace on nvl72x18.conf: 46293 s of
+ * mean wait without the hold, 17047 s with it; Theta's 106 s and
+ * 114.5 s).  Only the nodes of the job's universe (its partition)
+ * count, free or held by running jobs (owner; without it, every node
+ * not free), so that a job whose partition has no such group never
+ * waits for one.
+ */
+static bool _crowded(const struct place_in *in, const int *f, int bpb)
+{
+	const topoml_topo_t *t = in->t;
+	const uint32_t *owner = in->req->owner;
+	hwloc_const_bitmap_t uni = in->req->universe;
+	int nb = t->nblocks, n = in->n, tot = 0;
+
+	for (int i = 0; i < nb; i++)
+		tot += f[i];
+	if (2 * (tot - n) >= n)
+		return false;
+	for (int first = 0; first < nb; first += bpb) {
+		int could = 0;
+
+		for (int i = first; i < nb && i < first + bpb; i++) {
+			int v;
+
+			hwloc_bitmap_foreach_begin(v, t->switches[i].desc)
+				if (v < t->nnodes &&
+				    (!uni || hwloc_bitmap_isset(uni, v)) &&
+				    (hwloc_bitmap_isset(in->avail, v) ||
+				     !owner || owner[v]))
+					could++;
+			hwloc_bitmap_foreach_end();
+		}
+		if (could >= n)
+			return true;
+	}
+	return false;
+}
+
 int topoml__place_block(const struct place_in *in,
 			struct topoml_placement *out, char *why,
 			size_t whylen)
@@ -406,7 +452,7 @@ int topoml__place_block(const struct place_in *in,
 	hwloc_bitmap_t set = NULL;
 	struct bpass g = { 0 };
 	int bpb;		/* the job's level, as Slurm's */
-	bool use_ll;
+	bool use_ll, crowded;
 
 	/* Required nodes and isolation (whole blocks without other jobs)
 	 * are the fat-tree engine's job. */
@@ -438,7 +484,9 @@ int topoml__place_block(const struct place_in *in,
 	 * (its NVLink domains as few as on an idle machine; only ring steps
 	 * between blocks go further), rather than wait as Slurm does.
 	 */
-	while (!ncand && !in->req->block_aligned &&
+	crowded = !ncand && !in->req->block_aligned &&
+		  (g.bpb < nb || g.use_ll) && _crowded(in, f, g.bpb);
+	while (!ncand && !in->req->block_aligned && !crowded &&
 	       (g.bpb < nb || g.use_ll)) {
 		g.bpb = 2 * g.bpb < nb ? 2 * g.bpb : nb;
 		g.use_ll = false;
@@ -453,11 +501,19 @@ int topoml__place_block(const struct place_in *in,
 	qsort(c, ncand, sizeof(*c), _bcand_cmp);
 	/* Groups are disjoint: each candidate is distinct. */
 	if (!ncand) {
-		snprintf(why, whylen, "no aligned group of %d base blocks "
-			 "holds %d free nodes%s, nor any on %d blocks (the "
-			 "fewest that hold them): the job waits", bpb, n,
-			 use_ll ? " in few enough lower-level groups" : "",
-			 g.max_k);
+		if (crowded)
+			snprintf(why, whylen, "no aligned group of %d base "
+				 "blocks holds %d free nodes%s, and a larger "
+				 "one would leave fewer than %d free: the job "
+				 "waits for one", bpb, n, use_ll ?
+				 " in few enough lower-level groups" : "",
+				 (n + 1) / 2);
+		else
+			snprintf(why, whylen, "no aligned group of %d base "
+				 "blocks holds %d free nodes%s, nor any on %d "
+				 "blocks (the fewest that hold them): the job "
+				 "waits", bpb, n, use_ll ? " in few enough "
+				 "lower-level groups" : "", g.max_k);
 		goto out;
 	}
 	for (found = 0; found < ncand && found < k; found++) {

@@ -46,6 +46,10 @@ struct topoml_place_req {
 	 * topology/block, which refuses the others (select/topoml under
 	 * it); false: a larger group rather than a wait */
 	bool block_aligned;
+	/* the nodes the job may ever use (its partition), or NULL: every
+	 * node.  Blocks: a crowded row holds a job for an aligned group
+	 * only where the partition has one (place/place_block.c) */
+	hwloc_const_bitmap_t universe;
 	/* site choice for tori (TorusPlacement=curve): every job along
 	 * Slurm's Hilbert curve, power-of-two sizes by buddy best fit over
 	 * the curve's aligned windows (place/place_linear.c) */
