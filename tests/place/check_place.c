@@ -1088,6 +1088,47 @@ START_TEST(df_multi_group_fewest_routers)
 }
 END_TEST
 
+/*
+ * A 38-node job must span two groups; groups 0 and 1 have 24 free nodes
+ * each, their routers 8, 8, 7 and 1 free (router 2's last node and 7 of
+ * router 3's busy), the other groups none.  Group by group the shares
+ * are 24 and 14: all 4 routers of one group and 2 of the other, 6.
+ * Chosen over both groups at once: their 4 whole routers and a 7, 5
+ * routers (a ring hop fewer), still two groups.
+ */
+START_TEST(df_multi_group_routers_over_the_set)
+{
+	topoml_topo_t *t = _dfly();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	char why[256];
+	int in[8] = { 0 };
+
+	hwloc_bitmap_clr_range(a, 64, t->nnodes - 1);
+	for (int g = 0; g < 2; g++) {
+		hwloc_bitmap_clr(a, 32 * g + 23);
+		hwloc_bitmap_clr_range(a, 32 * g + 25, 32 * g + 31);
+	}
+	struct topoml_place_req q = { .nnodes = 38, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &q, &p, why), 0);
+	ck_assert_int_eq(p.n, 38);
+	ck_assert_int_eq(_groups(t, &p), 2);
+	ck_assert_int_eq(_leaves(t, &p), 5);
+	for (int i = 0; i < p.n; i++)
+		in[t->nodes[p.nodes[i]].group]++;
+	ck_assert_int_eq(in[0] + in[1], 38);
+	/* no router fragment: nodes 24 and 56 (the 1-free routers) unused */
+	for (int i = 0; i < p.n; i++)
+		ck_assert(p.nodes[i] != 24 && p.nodes[i] != 56);
+	/* ring: 2 x 38 + 5 routers + 2 x 2 groups */
+	ck_assert(p.score.ring_cost == 2 * 38 + 5 + 2 * 2);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(df_alltoall_spread_is_a_site_choice)
 {
 	topoml_topo_t *t = _dfly();
@@ -1885,6 +1926,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, df_alltoall_spread_is_a_site_choice);
 	tcase_add_test(tc, df_multi_group_avoids_shared_groups);
 	tcase_add_test(tc, df_multi_group_fewest_routers);
+	tcase_add_test(tc, df_multi_group_routers_over_the_set);
 	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
 	tcase_add_test(tc, torus_boxes_avoid_other_jobs_boxes);
 	tcase_add_test(tc, torus_box_free_by_first_box);
