@@ -1094,7 +1094,10 @@ END_TEST
  * router 3's busy), the other groups none.  Group by group the shares
  * are 24 and 14: all 4 routers of one group and 2 of the other, 6.
  * Chosen over both groups at once: their 4 whole routers and a 7, 5
- * routers (a ring hop fewer), still two groups.
+ * routers (a ring hop fewer), still two groups.  A 30-node job, which
+ * one (32-node) group could hold, keeps the shares group by group: 24
+ * (4 routers, the group left full) and 6 (the other's 7), 5 routers,
+ * where 4 whole routers would do.
  */
 START_TEST(df_multi_group_routers_over_the_set)
 {
@@ -1123,6 +1126,16 @@ START_TEST(df_multi_group_routers_over_the_set)
 		ck_assert(p.nodes[i] != 24 && p.nodes[i] != 56);
 	/* ring: 2 x 38 + 5 routers + 2 x 2 groups */
 	ck_assert(p.score.ring_cost == 2 * 38 + 5 + 2 * 2);
+	topoml_placement_clear(&p);
+	q.nnodes = 30;
+	memset(in, 0, sizeof(in));
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &q, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 2);
+	ck_assert_int_eq(_leaves(t, &p), 5);
+	for (int i = 0; i < p.n; i++)
+		in[t->nodes[p.nodes[i]].group]++;
+	ck_assert(in[0] == 24 || in[1] == 24);
+	ck_assert_int_eq(in[0] + in[1], 30);
 	topoml_placement_clear(&p);
 	hwloc_bitmap_free(a);
 	topoml_free(t);

@@ -308,14 +308,19 @@ static int _build(struct df *d, const struct dcand *c, hwloc_bitmap_t set,
 				     quota) < 0)
 		goto out;
 	/*
-	 * The group set's routers group by group, or over the set at once
-	 * where that takes fewer (whole groups' router fragments left for
-	 * routers of the group taken in part: each router fewer is a hop
-	 * fewer on the ring).  Not for a spread job: its groups' even
-	 * shares are the point.
+	 * A job larger than a group: its routers over the group set at
+	 * once where that takes fewer than group by group (whole groups'
+	 * router fragments left for routers of the group taken in part:
+	 * each router fewer is a hop fewer on the ring).  A job one group
+	 * could hold, spread for want of room, keeps the group by group
+	 * shares: the group it takes whole is left with no scattered free
+	 * nodes to draw a later job across groups (on Theta's trace that
+	 * kept fewer jobs on two groups).  A spread job keeps its even
+	 * shares.
 	 */
 	kr = _by_group(d, quota, c->clean, NULL);
-	kj = kr < 0 || c->spread ? -1 : _in_set(d, quota, c->clean, NULL);
+	kj = kr < 0 || c->spread || d->in->n <= d->maxg ? -1 :
+	     _in_set(d, quota, c->clean, NULL);
 	if (kj >= 0 && kj < kr) {
 		kr = _in_set(d, quota, c->clean, set);
 		rc = kr < 0 ? -1 : 0;
