@@ -2,6 +2,8 @@
  * topoml's placement on a dragonfly: fewest groups first (global links are
  * the scarce, slow ones), then fewest routers, then the tightest fit
  * (smallest free group / router that will do, so empty groups stay whole).
+ * A job larger than a group takes the fewest routers of its groups
+ * together (a ring hop a router), as Kueue's BestFit does per level.
  *
  * With the alltoall hint and the site's DragonflySpread=alltoall
  * (req->df_spread_alltoall), the job is spread evenly over as many groups
