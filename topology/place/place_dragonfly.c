@@ -3,7 +3,8 @@
  * the scarce, slow ones), then fewest routers, then the tightest fit
  * (smallest free group / router that will do, so empty groups stay whole).
  * A job larger than a group takes the fewest routers of its groups
- * together (a ring hop a router), as Kueue's BestFit does per level.
+ * together (a ring hop a router), as Kueue's BestFit does per level,
+ * where that saves a few routers.
  *
  * With the alltoall hint and the site's DragonflySpread=alltoall
  * (req->df_spread_alltoall), the job is spread evenly over as many groups
@@ -20,6 +21,9 @@
 
 #include "topoml.h"
 #include "place/common/place_int.h"
+
+/* routers a set-wide choice must save to be taken (see _build) */
+#define DF_SET_SAVING 3
 
 struct dcand {
 	int level;		/* 0 router, 1 group, 2 machine */
@@ -311,19 +315,20 @@ static int _build(struct df *d, const struct dcand *c, hwloc_bitmap_t set,
 		goto out;
 	/*
 	 * A job larger than a group: its routers over the group set at
-	 * once where that takes fewer than group by group (whole groups'
-	 * router fragments left for routers of the group taken in part:
-	 * each router fewer is a hop fewer on the ring).  A job one group
+	 * once where that takes DF_SET_SAVING or more fewer than group by
+	 * group (whole groups' router fragments left for routers of the
+	 * group taken in part: each router fewer is a hop fewer on the
+	 * ring).  A fragment left is scattered free nodes that can draw a
+	 * later job across more groups: on Theta's trace one or two
+	 * routers fewer cost that more than they saved.  A job one group
 	 * could hold, spread for want of room, keeps the group by group
-	 * shares: the group it takes whole is left with no scattered free
-	 * nodes to draw a later job across groups (on Theta's trace that
-	 * kept fewer jobs on two groups).  A spread job keeps its even
-	 * shares.
+	 * shares, so the group it takes whole keeps no scattered free
+	 * nodes.  A spread job keeps its even shares.
 	 */
 	kr = _by_group(d, quota, c->clean, NULL);
 	kj = kr < 0 || c->spread || d->in->n <= d->maxg ? -1 :
 	     _in_set(d, quota, c->clean, NULL);
-	if (kj >= 0 && kj < kr) {
+	if (kj >= 0 && kj <= kr - DF_SET_SAVING) {
 		kr = _in_set(d, quota, c->clean, set);
 		rc = kr < 0 ? -1 : 0;
 		goto out;
