@@ -1214,6 +1214,69 @@ START_TEST(df_multi_group_fewest_routers)
 }
 END_TEST
 
+/*
+ * A 40-node job must span three groups: groups 0 to 2 have 18 free
+ * nodes each, their routers 8, 8, 1 and 1 free (7 of routers 2 and 3
+ * busy), the other groups none.  Group by group the shares are 18, 18
+ * and 4: 4 + 4 + 1 = 9 routers.  Chosen over the three groups at once:
+ * 5 whole routers, 4 fewer (a ring hop each), still three groups.
+ * Then groups 0 and 1 have 24 free, routers 8, 8, 7 and 1, group 2
+ * none: a 38-node job takes 6 routers group by group (24 + 14), 5 over
+ * both groups; 1 router fewer leaves a fragment for too little, so
+ * group by group.  A 30-node job, which one (32-node) group could hold,
+ * takes group by group too: 24 (the group left full) and 6, 5 routers.
+ */
+START_TEST(df_multi_group_routers_over_the_set)
+{
+	topoml_topo_t *t = _dfly();
+	hwloc_bitmap_t a = _all(t);
+	struct topoml_placement p;
+	char why[256];
+	int in[8] = { 0 };
+
+	hwloc_bitmap_clr_range(a, 96, t->nnodes - 1);
+	for (int g = 0; g < 3; g++)
+		hwloc_bitmap_clr_range(a, 32 * g + 17, 32 * g + 23);
+	for (int g = 0; g < 3; g++)
+		hwloc_bitmap_clr_range(a, 32 * g + 25, 32 * g + 31);
+	struct topoml_place_req q = { .nnodes = 40, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &q, &p, why), 0);
+	ck_assert_int_eq(p.n, 40);
+	ck_assert_int_eq(_groups(t, &p), 3);
+	ck_assert_int_eq(_leaves(t, &p), 5);
+	/* ring: 2 x 40 + 5 routers + 2 x 3 groups */
+	ck_assert(p.score.ring_cost == 2 * 40 + 5 + 2 * 3);
+	topoml_placement_clear(&p);
+
+	hwloc_bitmap_zero(a);
+	for (int g = 0; g < 2; g++) {
+		hwloc_bitmap_set_range(a, 32 * g, 32 * g + 22);
+		hwloc_bitmap_set(a, 32 * g + 24);
+	}
+	q.nnodes = 38;
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &q, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 2);
+	ck_assert_int_eq(_leaves(t, &p), 6);
+	for (int i = 0; i < p.n; i++)
+		in[t->nodes[p.nodes[i]].group]++;
+	ck_assert(in[0] == 24 || in[1] == 24);
+	topoml_placement_clear(&p);
+	q.nnodes = 30;
+	memset(in, 0, sizeof(in));
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &q, &p, why), 0);
+	ck_assert_int_eq(_groups(t, &p), 2);
+	ck_assert_int_eq(_leaves(t, &p), 5);
+	for (int i = 0; i < p.n; i++)
+		in[t->nodes[p.nodes[i]].group]++;
+	ck_assert(in[0] == 24 || in[1] == 24);
+	ck_assert_int_eq(in[0] + in[1], 30);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(df_alltoall_spread_is_a_site_choice)
 {
 	topoml_topo_t *t = _dfly();
@@ -2011,6 +2074,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, df_alltoall_spread_is_a_site_choice);
 	tcase_add_test(tc, df_multi_group_avoids_shared_groups);
 	tcase_add_test(tc, df_multi_group_fewest_routers);
+	tcase_add_test(tc, df_multi_group_routers_over_the_set);
 	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
 	tcase_add_test(tc, torus_boxes_avoid_other_jobs_boxes);
 	tcase_add_test(tc, torus_box_free_by_first_box);

@@ -2,6 +2,9 @@
  * topoml's placement on a dragonfly: fewest groups first (global links are
  * the scarce, slow ones), then fewest routers, then the tightest fit
  * (smallest free group / router that will do, so empty groups stay whole).
+ * A job larger than a group takes the fewest routers of its groups
+ * together (a ring hop a router), as Kueue's BestFit does per level,
+ * where that saves a few routers.
  *
  * With the alltoall hint and the site's DragonflySpread=alltoall
  * (req->df_spread_alltoall), the job is spread evenly over as many groups
@@ -18,6 +21,9 @@
 
 #include "topoml.h"
 #include "place/common/place_int.h"
+
+/* routers a set-wide choice must save to be taken (see _build) */
+#define DF_SET_SAVING 3
 
 struct dcand {
 	int level;		/* 0 router, 1 group, 2 machine */
@@ -84,6 +90,51 @@ static int _in_group(struct df *d, int g, int want, bool clean,
 	for (int i = 0; i < n; i++)
 		topoml__take_switch(d->in, gr->routers[i], d->take[i] - d->r[i],
 				    set);
+	return k;
+}
+
+/*
+ * Routers for the quotas of a group set chosen over all its groups at
+ * once: as many nodes as the quotas' sum (required ones included), on the
+ * fewest routers, the quotas then saying only which groups may give
+ * nodes.  No group outside the set: the set came from the fewest groups
+ * that hold the job, so each keeps a node (with required nodes, maybe
+ * fewer).  Routers used or -1; fills set when given.
+ */
+static int _in_set(struct df *d, const int *quota, bool clean,
+		   hwloc_bitmap_t set)
+{
+	const topoml_topo_t *t = d->t;
+	int n = 0, want = 0, k;
+
+	for (int g = 0; g < t->ngroups; g++) {
+		const struct topoml_group *gr = &t->groups[g];
+
+		if (quota[g] <= 0)
+			continue;
+		want += quota[g] - d->greq[g];
+		for (int i = 0; i < gr->nrouters; i++, n++) {
+			int s = gr->routers[i];
+
+			d->f[n] = d->rfree[s];
+			d->r[n] = d->rreq[s];
+			d->ok[n] = clean ? d->rok_clean[s] : 1;
+		}
+	}
+	k = topoml__choose(d->f, d->r, d->ok, n, want, d->maxr,
+			   set ? d->take : NULL);
+	if (k < 0 || !set)
+		return k;
+	n = 0;
+	for (int g = 0; g < t->ngroups; g++) {
+		const struct topoml_group *gr = &t->groups[g];
+
+		if (quota[g] <= 0)
+			continue;
+		for (int i = 0; i < gr->nrouters; i++, n++)
+			topoml__take_switch(d->in, gr->routers[i],
+					    d->take[n] - d->r[n], set);
+	}
 	return k;
 }
 
@@ -219,11 +270,32 @@ static int _classify(struct df *d)
 	return rc;
 }
 
+/* Routers the quotas take group by group (each group's fewest). */
+static int _by_group(struct df *d, const int *quota, bool clean,
+		     hwloc_bitmap_t set)
+{
+	int kr = 0;
+
+	for (int g = 0; g < d->t->ngroups; g++) {
+		int k;
+
+		if (quota[g] <= 0)
+			continue;
+		k = _in_group(d, g, quota[g], clean, set);
+		if (k < 0 && clean)
+			k = _in_group(d, g, quota[g], false, set);
+		if (k < 0)
+			return -1;
+		kr += k;
+	}
+	return kr;
+}
+
 static int _build(struct df *d, const struct dcand *c, hwloc_bitmap_t set,
 		  int *kr_out)
 {
 	const topoml_topo_t *t = d->t;
-	int *quota = NULL, kr = 0, rc = -1;
+	int *quota = NULL, kr = 0, rc = -1, kj;
 
 	hwloc_bitmap_copy(set, d->in->required);
 	if (c->level == 0) {
@@ -241,18 +313,29 @@ static int _build(struct df *d, const struct dcand *c, hwloc_bitmap_t set,
 	if (!quota || _machine_quota(d, c->clean, c->spread, c->fullest,
 				     quota) < 0)
 		goto out;
-	for (int g = 0; g < t->ngroups; g++) {
-		int k;
-
-		if (quota[g] <= 0)
-			continue;
-		k = _in_group(d, g, quota[g], c->clean, set);
-		if (k < 0 && c->clean)
-			k = _in_group(d, g, quota[g], false, set);
-		if (k < 0)
-			goto out;
-		kr += k;
+	/*
+	 * A job larger than a group: its routers over the group set at
+	 * once where that takes DF_SET_SAVING or more fewer than group by
+	 * group (whole groups' router fragments left for routers of the
+	 * group taken in part: each router fewer is a hop fewer on the
+	 * ring).  A fragment left is scattered free nodes that can draw a
+	 * later job across more groups: on Theta's trace one or two
+	 * routers fewer cost that more than they saved.  A job one group
+	 * could hold, spread for want of room, keeps the group by group
+	 * shares, so the group it takes whole keeps no scattered free
+	 * nodes.  A spread job keeps its even shares.
+	 */
+	kr = _by_group(d, quota, c->clean, NULL);
+	kj = kr < 0 || c->spread || d->in->n <= d->maxg ? -1 :
+	     _in_set(d, quota, c->clean, NULL);
+	if (kj >= 0 && kj <= kr - DF_SET_SAVING) {
+		kr = _in_set(d, quota, c->clean, set);
+		rc = kr < 0 ? -1 : 0;
+		goto out;
 	}
+	kr = _by_group(d, quota, c->clean, set);
+	if (kr < 0)
+		goto out;
 	rc = 0;
 out:
 	if (kr_out)
@@ -279,7 +362,7 @@ int topoml__place_dragonfly(const struct place_in *in,
 	struct dcand *cv = NULL;
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
 	int ng = t->ngroups, ns = t->nswitches, nc = 0, rc = -1;
-	int found = 0, maxrouters = 1, v, npass, k = in->k > 1 ? in->k : 1;
+	int found = 0, v, npass, k = in->k > 1 ? in->k : 1;
 	bool isolate = req->hint == TOPOML_HINT_ISOLATE;
 	bool spread = req->hint == TOPOML_HINT_ALLTOALL &&
 		      req->df_spread_alltoall;
@@ -302,8 +385,6 @@ int topoml__place_dragonfly(const struct place_in *in,
 		const struct topoml_group *gr = &t->groups[g];
 		int tot = 0;
 
-		if (gr->nrouters > maxrouters)
-			maxrouters = gr->nrouters;
 		for (int i = 0; i < gr->nrouters; i++) {
 			int s = gr->routers[i];
 
@@ -317,10 +398,11 @@ int topoml__place_dragonfly(const struct place_in *in,
 		if (tot > d.maxg)
 			d.maxg = tot;
 	}
-	d.f = malloc(maxrouters * sizeof(int));
-	d.r = malloc(maxrouters * sizeof(int));
-	d.take = malloc(maxrouters * sizeof(int));
-	d.ok = malloc(maxrouters);
+	/* scratch for one group's routers or a group set's */
+	d.f = malloc((ns + 1) * sizeof(int));
+	d.r = malloc((ns + 1) * sizeof(int));
+	d.take = malloc((ns + 1) * sizeof(int));
+	d.ok = malloc(ns + 1);
 	if (!d.f || !d.r || !d.take || !d.ok)
 		goto oom;
 
