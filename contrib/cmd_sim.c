@@ -35,10 +35,13 @@ struct sim_cli {
 	bool *forced;		/* per job: its free nodes held no
 				 * placement without a split TP group */
 	long *dp_lb;		/* per job: the least DP traffic through
-				 * the top that its free nodes allowed */
+				 * the top that its free nodes allowed, with
+				 * tensor groups below the top, and [njobs +
+				 * job] with some over it (_hyb_dp_lb) */
 	int *topdom;		/* per node: its domain below the top
 				 * (fat-tree spine pod, dragonfly group) */
 	int ntopdom;
+	int njobs;
 	double weights[TOPOML_KIND_COUNT];
 	const char *avoid;	/* --avoid HOSTLIST */
 	hwloc_bitmap_t avoid_set;
@@ -866,42 +869,59 @@ static bool _hyb_nvl_slots(const struct sim_cli *c, const topoml_topo_t *t,
 
 /*
  * A lower bound on the data-parallel transfers through the top of any
- * placement of the shape on these free nodes that keeps each tensor
- * group below the top (TP traffic is the heaviest; topoml_place_hybrid
- * splits one only where the free nodes force it, and then inside the
- * top's domains here).  Every DP ring of a stage (D ranks T apart)
- * then touches every domain the stage touches.  A domain of f free
- * nodes holds at most f * K / (stage's ranks) whole stages (K ranks a
- * node); each other stage lies in at least two domains, and in at least
- * as many as the fullest domains must be to hold it, and each of its T
- * rings crosses the top at least once per domain it touches.
+ * placement of the shape on these free nodes that puts no tensor group
+ * over the top unless the free nodes force it, or with tp_over, of any
+ * placement: the sum over jobs takes the first where topoml's placement
+ * keeps every tensor group below the top, so that it bounds topoml's
+ * (placements that put a group over the top only where topoml's does).
+ * A DP ring of a
+ * stage (D ranks T apart) touches every node holding its tensor rank:
+ * with whole tensor groups below the top, a domain the stage touches;
+ * else (T / K chunks of a group's m nodes, K ranks a node) only the
+ * stage's nodes of its chunk.  Those node sets (units: a stage and its
+ * T rings, or a chunk and its K) in one domain below the top send
+ * nothing through it; a domain of f free nodes holds at most
+ * f * K / (unit's ranks) whole units; every other unit lies in at least
+ * two domains, and in at least as many as the fullest domains must be to
+ * hold it, and each of its rings crosses the top at least once per
+ * domain it touches.
  */
 static long _hyb_dp_lb(const struct sim_cli *c, const topoml_topo_t *t,
 		       hwloc_const_bitmap_t avail, int n,
-		       const struct topoml_parallel *p)
+		       const struct topoml_parallel *p, bool tp_over)
 {
-	long unit = (long)n * c->hybrid / p->pp, fit = 0, have = 0;
-	long *fr = calloc(c->ntopdom + 1, sizeof(long));
+	int m = p->tp > c->hybrid && p->tp % c->hybrid == 0 ?
+		p->tp / c->hybrid : 1;
+	long units = p->pp, rings = p->tp, fit = 0, have = 0, whole = 0;
+	long *fr = calloc(c->ntopdom + 1, sizeof(long)), unit;
 	int v, k = 0;
 
 	if (!fr || p->dp < 2) {
 		free(fr);
 		return 0;
 	}
-	if (!_hyb_nvl_slots(c, t, avail, n, p, fr))
+	if (tp_over || !_hyb_nvl_slots(c, t, avail, n, p, fr)) {
 		hwloc_bitmap_foreach_begin(v, avail)
 			if (c->topdom[v] >= 0)
 				fr[c->topdom[v]] += c->hybrid;
 		hwloc_bitmap_foreach_end();
+		for (int d = 0; d < c->ntopdom; d++)
+			whole += fr[d] / c->hybrid / m;
+		if (tp_over || whole < n / m) {	/* chunks apart */
+			units *= m;
+			rings = c->hybrid;
+		}
+	}
+	unit = (long)n * c->hybrid / units;
 	qsort(fr, c->ntopdom, sizeof(long), _long_desc);
 	for (int d = 0; d < c->ntopdom; d++)
 		fit += fr[d] / unit;
 	while (k < c->ntopdom && have < unit)
 		have += fr[k++];
 	free(fr);
-	if (fit >= p->pp)
+	if (fit >= units)
 		return 0;
-	return (p->pp - fit) * (k > 2 ? k : 2) * p->tp;
+	return (units - fit) * (k > 2 ? k : 2) * rings;
 }
 
 /* The simulator's placement of a --hybrid job under topoml. */
@@ -924,7 +944,9 @@ static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 			!_hyb_whole_fit(t, req->avail, out->n,
 					p.tp / c->hybrid);
 	if (!rc && c->dp_lb && c->ntopdom > 0)
-		c->dp_lb[job] = _hyb_dp_lb(c, t, req->avail, out->n, &p);
+		for (int o = 0; o < 2; o++)
+			c->dp_lb[o * c->njobs + job] = _hyb_dp_lb(c, t,
+				req->avail, out->n, &p, o);
 	return rc;
 }
 
@@ -1016,7 +1038,9 @@ static void _hyb_add(const struct sim_cli *c, const topoml_topo_t *t,
 			h->weighted += hc.weighted;
 			h->jobs++;
 			if (pol == TOPOML_POLICY_TOPOML && c->dp_lb)
-				h->dp_top_lb += c->dp_lb[i];
+				h->dp_top_lb += c->dp_lb[i +
+					(hc.kind[TOPOML_KIND_TP].cross_top ?
+					 c->njobs : 0)];
 			/* whole TP groups: on one node, in one domain */
 			for (int g = 0; g < n * c->hybrid / p.tp; g++) {
 				int r0 = g * p.tp, r1 = r0 + p.tp - 1;
@@ -1199,7 +1223,8 @@ int cmd_sim(int argc, char **argv)
 		c.sopts.place = _hyb_place;
 		c.sopts.place_arg = &c;
 		c.forced = calloc(tr->njobs + 1, sizeof(bool));
-		c.dp_lb = calloc(tr->njobs + 1, sizeof(long));
+		c.njobs = tr->njobs;
+		c.dp_lb = calloc(2 * tr->njobs + 1, sizeof(long));
 		if (!c.forced || !c.dp_lb || _top_domains(&c, t) < 0)
 			goto out;
 		c.sopts.wait_job = _hyb_wait_job;

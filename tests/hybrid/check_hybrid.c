@@ -399,6 +399,51 @@ START_TEST(stages_of_whole_groups)
 }
 END_TEST
 
+/*
+ * One free node on each of seven leaves (NVLink domains): c1, c19 under
+ * spine 1, c91, c109, c127 under spine 2, c145, c199 under spine 3.  A
+ * 4-node job of two tensor groups of two nodes must split both over
+ * NVLink domains, but not over the top: each group's two nodes share a
+ * spine (a group over the top all-reduces through it every layer; the
+ * placement then pays the data-parallel pair through the top instead).
+ */
+START_TEST(forced_split_below_the_top)
+{
+	static const int fr_idx[] = { 0, 18, 90, 108, 126, 144, 198 };
+	topoml_topo_t *t = _load("fattree-nvl576.json");
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { 0 };
+	struct topoml_placement pl = { 0 };
+	struct topoml_hybrid_cost c;
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(fr_idx) / sizeof(fr_idx[0]); i++)
+		hwloc_bitmap_set(fr, fr_idx[i]);
+	req.nnodes = 4;
+	req.avail = fr;
+	_shape(&p, 8, 1, 4);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl, &c,
+					     why, sizeof(why)), 0);
+	ck_assert_int_eq(pl.n, 4);
+	fprintf(stderr, "forced_split_below_the_top: TP over NVLink domains "
+		"%ld, through the top %ld\n",
+		c.kind[TOPOML_KIND_TP].cross_nvl,
+		c.kind[TOPOML_KIND_TP].cross_top);
+	ck_assert_int_eq(topoml_hybrid_tp_split(t, pl.nodes, pl.n, TPN, &p),
+			 2);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_TP].cross_top, 0);
+	for (int g = 0; g < 2; g++)
+		ck_assert_int_eq(_part(t, pl.nodes[2 * g]),
+				 _part(t, pl.nodes[2 * g + 1]));
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(fr);
+	topoml_free(t);
+}
+END_TEST
+
 /* The candidate of nodes v[0..n) named n1..n8 on t, as the engine's. */
 static void _cand(const topoml_topo_t *t, struct topoml_placement *pl,
 		  const char *const *names, int n)
@@ -591,6 +636,7 @@ int main(void)
 	tcase_add_test(tc, placed_for_stages);
 	tcase_add_test(tc, whole_groups);
 	tcase_add_test(tc, stages_of_whole_groups);
+	tcase_add_test(tc, forced_split_below_the_top);
 	tcase_add_test(tc, spares_workers_ranked);
 	tcase_add_test(tc, locality_falls_short);
 	suite_add_tcase(s, tc);

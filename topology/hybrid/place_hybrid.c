@@ -647,7 +647,7 @@ out:
 
 struct _ranked {
 	struct topoml_placement pl;
-	long split, dp_top;
+	long split, tp_top, dp_top;
 	double cost;
 	bool priced;
 	int rank;
@@ -661,11 +661,65 @@ static int _ranked_cmp(const void *a, const void *b)
 		return x->priced ? -1 : 1;
 	if (x->priced && x->split != y->split)
 		return x->split < y->split ? -1 : 1;
+	/* a tensor group over the top: its all-reduce every layer */
+	if (x->priced && x->tp_top != y->tp_top)
+		return x->tp_top < y->tp_top ? -1 : 1;
 	if (x->priced && x->dp_top != y->dp_top)
 		return x->dp_top < y->dp_top ? -1 : 1;
 	if (x->priced && x->cost != y->cost)
 		return x->cost < y->cost ? -1 : 1;
 	return x->rank - y->rank;	/* the engine's own order */
+}
+
+/*
+ * The nodes no domain holds a whole tensor group of (!done), into out:
+ * groups of m inside one top-level part where the counts allow (a group
+ * over the top all-reduces through it every layer), the rest last, each
+ * in ring order.  Returns how many.
+ */
+static int _group_rest(const topoml_topo_t *t, const int *nodes, int n,
+		       int m, const bool *done, int *out)
+{
+	int nl = 0, k = 0, np;
+	int *left = malloc(sizeof(int) * (n + 1));
+	int *part = malloc(sizeof(int) * (n + 1));
+	int *rep = malloc(sizeof(int) * (n + 1));
+	int *cnt = calloc(n + 1, sizeof(int));
+	bool *used = calloc(n + 1, sizeof(bool));
+
+	for (int i = 0; left && i < n; i++)
+		if (!done[i])
+			left[nl++] = nodes[i];
+	if (!left || !part || !rep || !cnt || !used ||
+	    (np = _top_parts(t, left, nl, part, rep)) < 2) {
+		for (int i = 0; i < n; i++)
+			if (!done[i])
+				out[k++] = nodes[i];
+		goto out;
+	}
+	for (int i = 0; i < nl; i++)
+		cnt[part[i]]++;
+	/* whole groups of a part, m at a time as they come in ring order */
+	for (int q = 0; q < np; q++) {
+		int take = cnt[q] / m * m;
+
+		for (int i = 0; i < nl && take > 0; i++)
+			if (part[i] == q) {
+				out[k++] = left[i];
+				used[i] = true;
+				take--;
+			}
+	}
+	for (int i = 0; i < nl; i++)
+		if (!used[i])
+			out[k++] = left[i];
+out:
+	free(left);
+	free(part);
+	free(rep);
+	free(cnt);
+	free(used);
+	return k;
 }
 
 /*
@@ -697,9 +751,7 @@ static void _group_units(const topoml_topo_t *t, int *nodes, int n, int m)
 		}
 		np[d] = 0;
 	}
-	for (int i = 0; i < n; i++)
-		if (!done[i])
-			out[k++] = nodes[i];
+	k += _group_rest(t, nodes, n, m, done, out + k);
 	memcpy(nodes, out, sizeof(int) * n);
 out:
 	free(pend);
@@ -864,6 +916,7 @@ static void _price(const topoml_topo_t *t, const struct topoml_place_req *req,
 	r->priced = true;
 	r->cost = c.weighted;
 	r->dp_top = c.kind[TOPOML_KIND_DP].cross_top;
+	r->tp_top = c.kind[TOPOML_KIND_TP].cross_top;
 	r->split = topoml_hybrid_tp_split(t, r->pl.nodes, nw, tasks_per_node,
 					  p);
 }
