@@ -1676,9 +1676,10 @@ static void _best_ring(const topoml_topo_t *t, int *nodes, int n)
  * larger (2x2x17 for 67), most cube-like first, and n of its nodes along
  * its ring (the box's Hamiltonian cycle less a stretch of it: the ring
  * closes over the nodes left out, free ones of no job, so each ring step
- * keeps links of its own).  It replaces the curve's run in out when its
- * ring is no longer: on a busy torus a run snakes between other jobs and
- * shares their links.  Returns 0 (out replaced or kept), -1 out of memory.
+ * keeps links of its own).  It replaces the curve's run in out when that
+ * run is spread (below): on a busy torus such a run snakes between other
+ * jobs and shares their links.  Returns 0 (out replaced or kept), -1 out
+ * of memory.
  */
 static int _near_box(struct grid *g, const struct place_in *in,
 		     struct topoml_placement *out, int budget)
@@ -1686,15 +1687,24 @@ static int _near_box(struct grid *g, const struct place_in *in,
 	const topoml_topo_t *t = in->t;
 	int n = in->n, vol = g->d[0] * g->d[1] * g->d[2], nsh = 0, rc = 0;
 	/* an eighth more nodes at most (each one more is left free inside
-	 * the box): 72 for 67 on 8x8x18 (2x4x9, 3x3x8) when no 68 is free;
-	 * measured in SimGrid on Theta's jobs, a few percent allowed too few
-	 * shapes to find one free */
-	int vmax = n + 1 + n / 8;
+	 * the box): up to 72 for 67 on 8x8x18 (2x4x9, 3x3x8) */
+	int vmax = n + 1 + n / 8, st[3], ex[3];
 	struct shape *sv;
 	hwloc_bitmap_t set;
 	struct topoml_placement nb = { 0 };
+	double r0;
+	long v0;
 
 	if (in->nreq || in->req->weight || n < 2 || vmax > vol)
+		return 0;
+	/* Only in place of a run spread over a box 3.5 times its nodes or
+	 * more: a box leaves nodes free between jobs, and where the run was
+	 * compact the next jobs' runs paid for it (16x16x18, Theta's first
+	 * 1000 jobs: span / bound 3.08 against 1.64 with every shorter ring
+	 * taken, ring / bound 1.094 against 1.047). */
+	r0 = _ring(t, out->nodes, n);
+	v0 = topoml__torus_box(t, out->nodes, n, true, st, ex);
+	if (2 * v0 < 7L * n || r0 <= n)
 		return 0;
 	sv = _shapes(g, n + 1, vmax, 0, &nsh);
 	set = hwloc_bitmap_alloc();
@@ -1742,7 +1752,9 @@ static int _near_box(struct grid *g, const struct place_in *in,
 		}
 		free(cv);
 	}
-	if (nb.n == n && _ring(t, nb.nodes, n) <= _ring(t, out->nodes, n)) {
+	/* a shorter ring in a box no larger */
+	if (nb.n == n && _ring(t, nb.nodes, n) < r0 &&
+	    topoml__torus_box(t, nb.nodes, n, true, st, ex) <= v0) {
 		free(out->nodes);
 		out->nodes = nb.nodes;
 		nb.nodes = NULL;
