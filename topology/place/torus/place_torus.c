@@ -11,7 +11,9 @@
  *   Hilbert curve instead: a run of consecutive free curve nodes, so that
  *   such jobs keep to compact curve segments; measured on the Mira trace
  *   this beats steps 2-4, which fragment the machine for the next jobs;
- *   the nodes at either end of a free run, the smallest bounding box);
+ *   the nodes at either end of a free run, the smallest bounding box;
+ *   a run spread over a box 3.5 times its nodes: an all-free box of up
+ *   to N + N/8 nodes instead, when its ring is shorter);
  *   2. else the most cube-like all-free box of volume > N (up to 2N):
  *      no other job inside the job's bounding box;
  *   3. else the most cube-like box of volume > N holding N free nodes,
