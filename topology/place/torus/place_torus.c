@@ -12,8 +12,9 @@
  *   such jobs keep to compact curve segments; measured on the Mira trace
  *   this beats steps 2-4, which fragment the machine for the next jobs;
  *   the nodes at either end of a free run, the smallest bounding box;
- *   a run spread over a box 3.5 times its nodes: an all-free box of up
- *   to N + N/8 nodes instead, when its ring is shorter);
+ *   a run spread over a box 3.5 times its nodes, its ring a quarter
+ *   longer than N: an all-free box of up to N + N/16 nodes instead,
+ *   when its ring is shorter);
  *   2. else the most cube-like all-free box of volume > N (up to 2N):
  *      no other job inside the job's bounding box;
  *   3. else the most cube-like box of volume > N holding N free nodes,
@@ -1688,9 +1689,10 @@ static int _near_box(struct grid *g, const struct place_in *in,
 {
 	const topoml_topo_t *t = in->t;
 	int n = in->n, vol = g->d[0] * g->d[1] * g->d[2], nsh = 0, rc = 0;
-	/* an eighth more nodes at most (each one more is left free inside
-	 * the box): up to 72 for 67 on 8x8x18 (2x4x9, 3x3x8) */
-	int vmax = n + 1 + n / 8, st[3], ex[3];
+	/* a sixteenth more nodes at most (each one more is left free
+	 * inside the box): up to 72 for 67 on 8x8x18 (2x4x9, 3x3x8); an
+	 * eighth made Mira's sizes on 16^3 (load kept) worse */
+	int vmax = n + 1 + n / 16, st[3], ex[3];
 	struct shape *sv;
 	hwloc_bitmap_t set;
 	struct topoml_placement nb = { 0 };
@@ -1699,14 +1701,16 @@ static int _near_box(struct grid *g, const struct place_in *in,
 
 	if (in->nreq || in->req->weight || n < 2 || vmax > vol)
 		return 0;
-	/* Only in place of a run spread over a box 3.5 times its nodes or
-	 * more: a box leaves nodes free between jobs, and where the run was
-	 * compact the next jobs' runs paid for it (16x16x18, Theta's first
-	 * 1000 jobs: span / bound 3.08 against 1.64 with every shorter ring
-	 * taken, ring / bound 1.094 against 1.047). */
+	/* Only in place of a spread run: its box 3.5 times its nodes or
+	 * more and its ring a quarter longer.  A box leaves nodes free
+	 * between jobs, and where the run was compact the next jobs' runs
+	 * paid for it (16x16x18, Theta's first 1000 jobs: span / bound
+	 * 3.08 against 1.64 with every shorter ring taken); the ring's
+	 * quarter kept the tori of doc/results.md as they were (a fifth:
+	 * rings 0.2 % longer on 16^3 and 10^3 for Theta's jobs). */
 	r0 = _ring(t, out->nodes, n);
 	v0 = topoml__torus_box(t, out->nodes, n, true, st, ex);
-	if (2 * v0 < 7L * n || r0 <= n)
+	if (2 * v0 < 7L * n || 4 * r0 < 5.0 * n)
 		return 0;
 	sv = _shapes(g, n + 1, vmax, 0, &nsh);
 	set = hwloc_bitmap_alloc();
