@@ -1490,7 +1490,8 @@ END_TEST
  * step), 7 nodes take a free box of 8 in one plane (1x2x4: every node of
  * it free) less one node, ring along the box's cycle: six steps of one
  * hop and one of two, over the node left out.  Slurm's curve spreads them
- * over both planes.
+ * over both planes (a box of 27, a ring of more than 7 x 1.25 hops: the
+ * spread run the near box replaces).
  */
 START_TEST(torus_size_without_box_takes_near_box)
 {
