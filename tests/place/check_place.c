@@ -1673,6 +1673,54 @@ START_TEST(torus_size_without_box_takes_run_end)
 }
 END_TEST
 
+/*
+ * A size with no box, and no run of the curve to take: on 4x4x4 with only
+ * the planes x = 1 and x = 3 free (the curve crosses x at every other
+ * step), 7 nodes take a free box of 8 in one plane (1x2x4: every node of
+ * it free) less one node, ring along the box's cycle: six steps of one
+ * hop and one of two, over the node left out.  Slurm's curve spreads them
+ * over both planes (a box of 27, a ring of more than 7 x 1.25 hops: the
+ * spread run the near box replaces).
+ */
+START_TEST(torus_size_without_box_takes_near_box)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 4, 4, 4, true);
+	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+	struct topoml_placement p;
+	char why[256];
+	int hops = 0, twos = 0;
+
+	ck_assert_ptr_nonnull(t);
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].coord[0] & 1)
+			hwloc_bitmap_set(a, i);
+	struct topoml_place_req r = { .nnodes = 7, .avail = a };
+
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_TOPOML, &r, &p, why), 0);
+	ck_assert_int_eq(p.n, 7);
+	ck_assert_int_eq(p.score.span, 8);
+	for (int i = 0; i < p.n; i++) {
+		int h = topoml_hops(t, p.nodes[i], p.nodes[(i + 1) % p.n]);
+
+		ck_assert(hwloc_bitmap_isset(a, p.nodes[i]));
+		ck_assert_int_eq(t->nodes[p.nodes[i]].coord[0],
+				 t->nodes[p.nodes[0]].coord[0]);
+		ck_assert_int_le(h, 2);
+		hops += h;
+		twos += h == 2;
+	}
+	ck_assert_int_eq(hops, 8);
+	ck_assert_int_eq(twos, 1);
+	topoml_placement_clear(&p);
+	ck_assert_int_eq(_place(t, TOPOML_POLICY_SLURM_HILBERT, &r, &p, why),
+			 0);
+	ck_assert_int_gt(p.score.span, 8);
+	topoml_placement_clear(&p);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(torus_wraps_and_falls_back)
 {
 	topoml_topo_t *t = topoml_gen_torus("t", 8, 1, 1, true);
@@ -2081,6 +2129,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, torus_box_free_by_brute_force);
 	tcase_add_test(tc, torus_size_without_box_follows_hilbert);
 	tcase_add_test(tc, torus_size_without_box_takes_run_end);
+	tcase_add_test(tc, torus_size_without_box_takes_near_box);
 	tcase_add_test(tc, torus_wraps_and_falls_back);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("shared");

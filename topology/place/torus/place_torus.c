@@ -11,7 +11,10 @@
  *   Hilbert curve instead: a run of consecutive free curve nodes, so that
  *   such jobs keep to compact curve segments; measured on the Mira trace
  *   this beats steps 2-4, which fragment the machine for the next jobs;
- *   the nodes at either end of a free run, the smallest bounding box);
+ *   the nodes at either end of a free run, the smallest bounding box;
+ *   a run spread over a box 3.5 times its nodes, its ring a quarter
+ *   longer than N: an all-free box of up to N + N/16 nodes instead,
+ *   when its ring is shorter);
  *   2. else the most cube-like all-free box of volume > N (up to 2N):
  *      no other job inside the job's bounding box;
  *   3. else the most cube-like box of volume > N holding N free nodes,
@@ -99,6 +102,8 @@ static int _compact(const struct place_in *in, struct topoml_placement *out,
 		    char *why, size_t whylen, const char *gcb,
 		    const struct topoml_psum *gbn);
 static void _best_ring(const topoml_topo_t *t, int *nodes, int n);
+static int _near_box(struct grid *g, const struct place_in *in,
+		     struct topoml_placement *out, int budget);
 
 /*
  * The shortest free run along x from x on the box's four corner rows
@@ -1295,6 +1300,8 @@ int topoml__place_torus(const struct place_in *in,
 			if (!cw || !topoml__place_slurm_linear(&hin, true, out,
 							       why, whylen)) {
 				_best_ring(t, out->nodes, out->n);
+				if (_near_box(&g, in, out, budget))
+					goto oom;
 				if (found++ == in->req->attempt) {
 					rc = 0;
 					goto out;
@@ -1572,6 +1579,104 @@ static void _best_ring(const topoml_topo_t *t, int *nodes, int n)
 	if (_ring(t, o, n) < _ring(t, nodes, n))
 		memcpy(nodes, o, n * sizeof(int));
 	free(o);
+}
+
+/*
+ * A size no box has (67 on 8x8x18): the smallest all-free box a little
+ * larger (2x2x17 for 67), most cube-like first, and n of its nodes along
+ * its ring (the box's Hamiltonian cycle less a stretch of it: the ring
+ * closes over the nodes left out, free ones of no job, so each ring step
+ * keeps links of its own).  It replaces the curve's run in out when that
+ * run is spread (below): on a busy torus such a run snakes between other
+ * jobs and shares their links.  Returns 0 (out replaced or kept), -1 out
+ * of memory.
+ */
+static int _near_box(struct grid *g, const struct place_in *in,
+		     struct topoml_placement *out, int budget)
+{
+	const topoml_topo_t *t = in->t;
+	int n = in->n, vol = g->d[0] * g->d[1] * g->d[2], nsh = 0, rc = 0;
+	/* a sixteenth more nodes at most (each one more is left free
+	 * inside the box): up to 72 for 67 on 8x8x18 (2x4x9, 3x3x8); an
+	 * eighth made Mira's sizes on 16^3 (load kept) worse */
+	int vmax = n + 1 + n / 16, st[3], ex[3];
+	struct shape *sv;
+	hwloc_bitmap_t set;
+	struct topoml_placement nb = { 0 };
+	double r0;
+	long v0;
+
+	if (in->nreq || in->req->weight || n < 2 || vmax > vol)
+		return 0;
+	/* Only in place of a spread run: its box 3.5 times its nodes or
+	 * more and its ring a quarter longer.  A box leaves nodes free
+	 * between jobs, and where the run was compact the next jobs' runs
+	 * paid for it (16x16x18, Theta's first 1000 jobs: span / bound
+	 * 3.08 against 1.64 with every shorter ring taken); the ring's
+	 * quarter kept the tori of doc/results.md as they were (a fifth:
+	 * rings 0.2 % longer on 16^3 and 10^3 for Theta's jobs). */
+	r0 = _ring(t, out->nodes, n);
+	v0 = topoml__torus_box(t, out->nodes, n, true, st, ex);
+	if (2 * v0 < 7L * n || 4 * r0 < 5.0 * n)
+		return 0;
+	sv = _shapes(g, n + 1, vmax, 0, &nsh);
+	set = hwloc_bitmap_alloc();
+	if (!set || (!sv && nsh)) {
+		rc = -1;
+		goto out;
+	}
+	/* the fewest nodes left free first, then the most cube-like */
+	for (int i = 1; i < nsh; i++)
+		for (int j = i; j > 0 && (sv[j].vol < sv[j - 1].vol ||
+					  (sv[j].vol == sv[j - 1].vol &&
+					   _shape_cmp(&sv[j], &sv[j - 1]) < 0));
+		     j--) {
+			struct shape x = sv[j];
+
+			sv[j] = sv[j - 1];
+			sv[j - 1] = x;
+		}
+	for (int i = 0, tried = 0; i < nsh && tried <= budget; i++) {
+		int nc = 0, k;
+		struct tcand *cv = _origins(g, &sv[i], n, 0, true, false,
+					    NULL, &nc);
+
+		tried++;
+		if (!cv && nc) {
+			rc = -1;
+			goto out;
+		}
+		for (int j = 0; j < nc; j++) {
+			cv[j].sh = i;
+			if (cv[j].brk < 0)
+				cv[j].brk = _breaks(g, cv[j].box.o, &sv[i]);
+		}
+		k = nc ? topoml__torus_pick(t, &g->cells, cv, sizeof(*cv),
+					    nc, &_tcand_rank) : -1;
+		if (k >= 0 && !cv[k].busy &&
+		    !_box_set(g, in, &sv[i], cv[k].box.o, set)) {
+			free(cv);
+			if (topoml__placement_from_set(t, set, &nb)) {
+				rc = -1;
+				goto out;
+			}
+			_best_ring(t, nb.nodes, nb.n);
+			break;
+		}
+		free(cv);
+	}
+	/* a shorter ring in a box no larger */
+	if (nb.n == n && _ring(t, nb.nodes, n) < r0 &&
+	    topoml__torus_box(t, nb.nodes, n, true, st, ex) <= v0) {
+		free(out->nodes);
+		out->nodes = nb.nodes;
+		nb.nodes = NULL;
+	}
+out:
+	topoml_placement_clear(&nb);
+	hwloc_bitmap_free(set);
+	free(sv);
+	return rc;
 }
 
 /*
