@@ -315,9 +315,15 @@ static void _req_init(struct _ctx *x, uint32_t min_nodes, uint32_t max_nodes,
 	if (job_ptr->req_switch && job_ptr->req_switch < INFINITE16)
 		req->max_leaves = job_ptr->req_switch;
 	req->df_spread_alltoall = g_conf.df_spread_alltoall;
-	/* Slurm's topology/block refuses what is not aligned. */
+	/*
+	 * Slurm's topology/block refuses what is not aligned, also inside
+	 * topology/topoml, which wraps it for a topology.conf of blocks
+	 * (the model's own file): a larger group would only be refused.
+	 */
 	req->block_aligned = !xstrcmp(slurm_conf.topology_plugin,
-				      "topology/block");
+				      "topology/block") ||
+		(!xstrcmp(slurm_conf.topology_plugin, "topology/topoml") &&
+		 g_topo->nblocks > 0);
 	req->universe = r->part;
 	req->torus_curve = g_conf.torus_curve;
 	req->partial = r->partial;

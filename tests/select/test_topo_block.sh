@@ -4,7 +4,8 @@
 # by the engine on whole base blocks where they fit (exactly `topoml
 # place`'s answer), --segment jobs by topology/block itself (Slurm's own
 # evaluation), --exclusive=topo keeps other jobs off a job's blocks (and
-# the job off busy blocks) as topology/block does, and scontrol show
+# the job off busy blocks) as topology/block does, the engine offers only
+# aligned groups (topology/block refuses others), and scontrol show
 # topology prints the blocks and the model.
 #
 # 16 emulated nodes c1..c16 in four base blocks of 4, BlockSizes=4,8,16.
@@ -116,6 +117,46 @@ for name in y z; do
 	done
 	echo "$name -N 2 ${ex:-(plain)} -> $nodes (the engine alone: $alone; busy: $busy)"
 done
+
+# Only aligned groups: topology/block, wrapped, refuses any other nodes,
+# so the engine offers none.  With b0 and b2 busy no aligned group of 8
+# (b0-b1, b2-b3) has 5 free nodes: the job waits with the engine's
+# reason (before, the engine offered b1 and b3 of the row of 16 and
+# cons_tres refused them), then starts inside b0-b1 when b0 frees.
+scancel -u root
+for _ in $(seq 1 100); do
+	[ -z "$(squeue -h -o %i)" ] && break
+	sleep 0.1
+done
+cluster_settle
+for w in 'c[1-4]' 'c[9-12]'; do
+	id=$(cluster_submit -N 4 -w "$w") || cluster_fail "busy $w: sbatch"
+	cluster_job_wait_start "$id" >/dev/null ||
+		cluster_fail "busy $w did not start: $(cluster_job_reason "$id")"
+	[ "$w" = 'c[1-4]' ] && b0=$id
+done
+id=$(cluster_submit -N 5 -J aligned) || cluster_fail "aligned: sbatch"
+want="eval_nodes JobId=$id rc=[0-9-]* attempt=-1 .*fallback: no aligned group"
+for _ in $(seq 1 100); do
+	grep -q "$want" "$log" && break
+	sleep 0.1
+done
+grep -q "$want" "$log" ||
+	cluster_fail "aligned: no engine refusal: $(cluster_job_reason "$id"); $(grep "JobId=$id" "$log" | tail -3)"
+grep "JobId=$id " "$log" | grep -q "could not fit the job on the engine" &&
+	cluster_fail "aligned: the engine offered nodes topology/block refuses"
+case "$(cluster_job_reason "$id")" in
+PENDING*) ;;
+*) cluster_fail "aligned: $(cluster_job_reason "$id") on $(squeue -h -j "$id" -o %N)" ;;
+esac
+scancel "$b0"
+nodes=$(cluster_job_wait_start "$id") ||
+	cluster_fail "aligned did not start once b0 freed: $(cluster_job_reason "$id")"
+[ "$(topo_units "$nodes" 8 | uniq)" = 0 ] ||
+	cluster_fail "aligned: on $nodes, not inside b0-b1"
+grep -q "eval_nodes JobId=$id rc=0 attempt=0 " "$log" ||
+	cluster_fail "aligned: not placed by the engine: $(grep "JobId=$id" "$log" | tail -3)"
+echo "aligned -N 5: waited while b0 and b2 were busy, then $nodes"
 
 topo=$(scontrol show topology 2>&1)
 echo "$topo" | grep -q "BlockName=b0 .*c\[1-4\]" ||
