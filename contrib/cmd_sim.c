@@ -35,9 +35,9 @@ struct sim_cli {
 	bool *forced;		/* per job: its free nodes held no
 				 * placement without a split TP group */
 	long *dp_lb;		/* per job: the least DP traffic through
-				 * the top that its free nodes allowed, with
-				 * tensor groups below the top, and [njobs +
-				 * job] with some over it (_hyb_dp_lb) */
+				 * the top that its free nodes allowed with
+				 * no more tensor groups over the top than
+				 * topoml's placement (_hyb_dp_lb) */
 	int *topdom;		/* per node: its domain below the top
 				 * (fat-tree spine pod, dragonfly group) */
 	int ntopdom;
@@ -822,6 +822,11 @@ static int _top_domains(struct sim_cli *c, const topoml_topo_t *t)
 	return n;
 }
 
+static int _int_asc(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
 static int _long_desc(const void *a, const void *b)
 {
 	long x = *(const long *)a, y = *(const long *)b;
@@ -869,59 +874,80 @@ static bool _hyb_nvl_slots(const struct sim_cli *c, const topoml_topo_t *t,
 
 /*
  * A lower bound on the data-parallel transfers through the top of any
- * placement of the shape on these free nodes that puts no tensor group
- * over the top unless the free nodes force it, or with tp_over, of any
- * placement: the sum over jobs takes the first where topoml's placement
- * keeps every tensor group below the top, so that it bounds topoml's
- * (placements that put a group over the top only where topoml's does).
- * A DP ring of a
- * stage (D ranks T apart) touches every node holding its tensor rank:
- * with whole tensor groups below the top, a domain the stage touches;
- * else (T / K chunks of a group's m nodes, K ranks a node) only the
- * stage's nodes of its chunk.  Those node sets (units: a stage and its
- * T rings, or a chunk and its K) in one domain below the top send
+ * placement of the shape on these free nodes that puts at most `over'
+ * tensor groups over the top (topoml's placement's count, so that the
+ * sum bounds topoml's).  A DP ring of a stage (D ranks T apart) touches
+ * every node holding its tensor rank.
+ *
+ * No group over the top: a stage's T rings touch every domain holding
+ * one of its groups.  Those stages in one domain below the top send
  * nothing through it; a domain of f free nodes holds at most
- * f * K / (unit's ranks) whole units; every other unit lies in at least
- * two domains, and in at least as many as the fullest domains must be to
- * hold it, and each of its rings crosses the top at least once per
- * domain it touches.
+ * f * K / (stage's ranks) whole stages (counting only nodes that form
+ * whole groups in NVLink domains where the free nodes allow every group
+ * so, as topoml_place_hybrid then keeps them); every other stage lies in
+ * at least as many domains as the fullest must be to hold it, and each
+ * of its rings crosses the top at least once per domain it touches.
+ *
+ * Groups over the top (chunks of K ranks, one per node of the group's
+ * m): a stage costs nothing only inside one domain or with every group
+ * over the top (the chunks of each rank in one domain each); one whose
+ * whole groups lie in one domain and the rest over the top sends at
+ * least the K rings of one chunk out and back; any other (whole groups
+ * in two domains) all T rings, twice.  The first kind takes `over' / D
+ * of the groups, the second one each and a domain of at least D - over
+ * whole groups.
  */
 static long _hyb_dp_lb(const struct sim_cli *c, const topoml_topo_t *t,
 		       hwloc_const_bitmap_t avail, int n,
-		       const struct topoml_parallel *p, bool tp_over)
+		       const struct topoml_parallel *p, long over)
 {
 	int m = p->tp > c->hybrid && p->tp % c->hybrid == 0 ?
 		p->tp / c->hybrid : 1;
-	long units = p->pp, rings = p->tp, fit = 0, have = 0, whole = 0;
-	long *fr = calloc(c->ntopdom + 1, sizeof(long)), unit;
+	long S = p->pp, fit = 0, have = 0, stage, zero, cheap = 0, G, out;
+	long *fr = calloc(c->ntopdom + 1, sizeof(long));
 	int v, k = 0;
 
 	if (!fr || p->dp < 2) {
 		free(fr);
 		return 0;
 	}
-	if (tp_over || !_hyb_nvl_slots(c, t, avail, n, p, fr)) {
+	G = (long)n / m / S;	/* groups per stage */
+	if (over > 0 || !_hyb_nvl_slots(c, t, avail, n, p, fr))
 		hwloc_bitmap_foreach_begin(v, avail)
 			if (c->topdom[v] >= 0)
 				fr[c->topdom[v]] += c->hybrid;
 		hwloc_bitmap_foreach_end();
-		for (int d = 0; d < c->ntopdom; d++)
-			whole += fr[d] / c->hybrid / m;
-		if (tp_over || whole < n / m) {	/* chunks apart */
-			units *= m;
-			rings = c->hybrid;
-		}
-	}
-	unit = (long)n * c->hybrid / units;
+	stage = (long)n * c->hybrid / S;
 	qsort(fr, c->ntopdom, sizeof(long), _long_desc);
 	for (int d = 0; d < c->ntopdom; d++)
-		fit += fr[d] / unit;
-	while (k < c->ntopdom && have < unit)
+		fit += fr[d] / stage;
+	while (k < c->ntopdom && have < stage)
 		have += fr[k++];
+	if (over <= 0) {
+		free(fr);
+		return fit >= S ? 0 : (S - fit) * (k > 2 ? k : 2) * p->tp;
+	}
+	zero = fit + over / G < S ? fit + over / G : S;
+	k = 0;
+	have = 0;
+	if (G > over) {
+		long cap = 0;
+
+		for (int d = 0; d < c->ntopdom; d++)
+			cap += fr[d] / ((long)m * c->hybrid) / (G - over);
+		cheap = S - zero < over ? S - zero : over;
+		cheap = cheap < cap ? cheap : cap;
+		/* domains the whole groups of the last kind touch */
+		while (k < c->ntopdom && have < G - over)
+			have += fr[k++] / ((long)m * c->hybrid);
+	}
+	/* chunks out of the domain: its nodes that no domain holds, in
+	 * at most `over' groups */
+	out = (long)n / S - fr[0] / c->hybrid;
+	out = out > over ? (out + over - 1) / over : 1;
 	free(fr);
-	if (fit >= units)
-		return 0;
-	return (units - fit) * (k > 2 ? k : 2) * rings;
+	return cheap * 2 * c->hybrid * (out < m ? out : m) +
+	       (S - zero - cheap) * (k > 2 ? k : 2) * p->tp;
 }
 
 /* The simulator's placement of a --hybrid job under topoml. */
@@ -943,10 +969,24 @@ static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 							c->hybrid, &p) &&
 			!_hyb_whole_fit(t, req->avail, out->n,
 					p.tp / c->hybrid);
-	if (!rc && c->dp_lb && c->ntopdom > 0)
-		for (int o = 0; o < 2; o++)
-			c->dp_lb[o * c->njobs + job] = _hyb_dp_lb(c, t,
-				req->avail, out->n, &p, o);
+	if (!rc && c->dp_lb && c->ntopdom > 0) {
+		/* the order _hyb_add prices: topoml_hybrid_order of the
+		 * nodes in index order */
+		int *nodes = malloc(sizeof(int) * (out->n + 1));
+		long over = 0;
+
+		if (nodes) {
+			memcpy(nodes, out->nodes, sizeof(int) * out->n);
+			qsort(nodes, out->n, sizeof(int), _int_asc);
+			(void)topoml_hybrid_order(t, nodes, out->n, c->hybrid,
+						  &p, c->weights);
+			over = topoml_hybrid_tp_over_top(t, nodes, out->n,
+							 c->hybrid, &p);
+			free(nodes);
+		}
+		c->dp_lb[job] = _hyb_dp_lb(c, t, req->avail, out->n, &p,
+					   over);
+	}
 	return rc;
 }
 
@@ -1038,9 +1078,7 @@ static void _hyb_add(const struct sim_cli *c, const topoml_topo_t *t,
 			h->weighted += hc.weighted;
 			h->jobs++;
 			if (pol == TOPOML_POLICY_TOPOML && c->dp_lb)
-				h->dp_top_lb += c->dp_lb[i +
-					(hc.kind[TOPOML_KIND_TP].cross_top ?
-					 c->njobs : 0)];
+				h->dp_top_lb += c->dp_lb[i];
 			/* whole TP groups: on one node, in one domain */
 			for (int g = 0; g < n * c->hybrid / p.tp; g++) {
 				int r0 = g * p.tp, r1 = r0 + p.tp - 1;
@@ -1224,7 +1262,7 @@ int cmd_sim(int argc, char **argv)
 		c.sopts.place_arg = &c;
 		c.forced = calloc(tr->njobs + 1, sizeof(bool));
 		c.njobs = tr->njobs;
-		c.dp_lb = calloc(2 * tr->njobs + 1, sizeof(long));
+		c.dp_lb = calloc(tr->njobs + 1, sizeof(long));
 		if (!c.forced || !c.dp_lb || _top_domains(&c, t) < 0)
 			goto out;
 		c.sopts.wait_job = _hyb_wait_job;

@@ -444,6 +444,101 @@ START_TEST(forced_split_below_the_top)
 }
 END_TEST
 
+/*
+ * A tensor group over the top counts as two split groups: 4 nodes, tp=8
+ * (two groups of two nodes).  X = nodes 0 (leaf 1, spine 1) and 72
+ * (leaf 5, spine 2) as one group, 90-91 (leaf 6) the other: one group
+ * off NVLink, over the top.  Y = one node of each leaf of spine 1: two
+ * groups off NVLink, none over the top.  Y first, X second (by split
+ * groups alone X would win).
+ */
+START_TEST(over_top_counts_twice)
+{
+	static const int x[] = { 0, 72, 90, 91 }, y[] = { 0, 18, 36, 54 };
+	topoml_topo_t *t = _load("fattree-nvl576.json");
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { 0 };
+	struct topoml_placement c[2] = { { 0 } };
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+
+	for (int k = 0; k < 2; k++) {
+		c[k].nodes = malloc(sizeof(int) * 4);
+		ck_assert_ptr_nonnull(c[k].nodes);
+		memcpy(c[k].nodes, k ? y : x, sizeof(int) * 4);
+		c[k].n = 4;
+		for (int i = 0; i < 4; i++)
+			hwloc_bitmap_set(fr, c[k].nodes[i]);
+	}
+	req.nnodes = 4;
+	req.avail = fr;
+	_shape(&p, 8, 1, 4);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_hybrid_tp_over_top(t, x, 4, TPN, &p), 1);
+	ck_assert_int_eq(topoml_hybrid_tp_over_top(t, y, 4, TPN, &p), 0);
+	ck_assert_int_eq(topoml_hybrid_rank(t, &req, &p, TPN, w, c, 2), 0);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(_part(t, c[0].nodes[i]), _part(t, 0));
+	ck_assert_int_eq(topoml_hybrid_tp_split(t, c[0].nodes, 4, TPN, &p),
+			 2);
+	ck_assert_int_eq(topoml_hybrid_tp_over_top(t, c[0].nodes, 4, TPN,
+						   &p), 0);
+	topoml_placement_clear(&c[0]);
+	topoml_placement_clear(&c[1]);
+	hwloc_bitmap_free(fr);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * One stage of 4 groups (8 nodes, tp=8, dp=4): leaves 1 and 2 hold 1
+ * and 2 free nodes (spine 1), leaf 5 3 (spine 2), leaf 9 2 (spine 3):
+ * three whole groups and one over the top (leaf 1's node and one of
+ * leaf 5; the ring order would split two).  The
+ * data-parallel ring of a group's first node and that of its second
+ * each run through the four groups in order: with the group over the
+ * top between the two it joins, each ring enters and leaves every spine
+ * once (as the order by hand below); last, where the leftovers go, one
+ * ring crosses twice more.
+ */
+START_TEST(over_group_between_its_parts)
+{
+	static const int fr_idx[] = { 0, 18, 19, 72, 73, 74, 144, 145 };
+	static const int best[] = { 18, 19, 0, 74, 72, 73, 144, 145 };
+	static const int last[] = { 18, 19, 72, 73, 144, 145, 0, 74 };
+	topoml_topo_t *t = _load("fattree-nvl576.json");
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { 0 };
+	struct topoml_placement pl = { 0 };
+	struct topoml_hybrid_cost c, hb, hl;
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(fr_idx) / sizeof(fr_idx[0]); i++)
+		hwloc_bitmap_set(fr, fr_idx[i]);
+	req.nnodes = 8;
+	req.avail = fr;
+	_shape(&p, 8, 1, 8);
+	ck_assert_int_eq(p.dp, 4);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_hybrid_cost(t, best, 8, TPN, &p, w, &hb), 0);
+	ck_assert_int_eq(topoml_hybrid_cost(t, last, 8, TPN, &p, w, &hl), 0);
+	ck_assert_int_lt(hb.kind[TOPOML_KIND_DP].cross_top,
+			 hl.kind[TOPOML_KIND_DP].cross_top);
+	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl, &c,
+					     why, sizeof(why)), 0);
+	ck_assert_int_eq(pl.n, 8);
+	ck_assert_int_eq(topoml_hybrid_tp_over_top(t, pl.nodes, 8, TPN, &p),
+			 1);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].cross_top,
+			 hb.kind[TOPOML_KIND_DP].cross_top);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(fr);
+	topoml_free(t);
+}
+END_TEST
+
 /* The candidate of nodes v[0..n) named n1..n8 on t, as the engine's. */
 static void _cand(const topoml_topo_t *t, struct topoml_placement *pl,
 		  const char *const *names, int n)
@@ -637,6 +732,8 @@ int main(void)
 	tcase_add_test(tc, whole_groups);
 	tcase_add_test(tc, stages_of_whole_groups);
 	tcase_add_test(tc, forced_split_below_the_top);
+	tcase_add_test(tc, over_top_counts_twice);
+	tcase_add_test(tc, over_group_between_its_parts);
 	tcase_add_test(tc, spares_workers_ranked);
 	tcase_add_test(tc, locality_falls_short);
 	suite_add_tcase(s, tc);

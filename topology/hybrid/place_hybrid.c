@@ -38,6 +38,32 @@ static bool _required(const struct topoml_place_req *req, int v)
 	return req->required && hwloc_bitmap_isset(req->required, v);
 }
 
+long topoml_hybrid_tp_over_top(const topoml_topo_t *t, const int *nodes,
+			       int n, int tasks_per_node,
+			       const struct topoml_parallel *p)
+{
+	long over = 0;
+
+	if (tasks_per_node < 1 || p->tp < 1 ||
+	    (t->family != TOPOML_DRAGONFLY &&
+	     (t->family != TOPOML_FAT_TREE || t->nlevels < 2)))
+		return 0;
+	for (int r0 = 0; r0 + p->tp <= n * tasks_per_node; r0 += p->tp) {
+		int a = nodes[r0 / tasks_per_node];
+		bool bad = false;
+
+		for (int r = r0 + 1; !bad && r < r0 + p->tp; r++) {
+			int b = nodes[r / tasks_per_node];
+
+			bad = t->family == TOPOML_DRAGONFLY ?
+			      t->nodes[a].group != t->nodes[b].group :
+			      topoml_common_level(t, a, b) >= t->nlevels - 1;
+		}
+		over += bad;
+	}
+	return over;
+}
+
 /* The free nodes of each NVLink domain: lst[off[d] .. off[d + 1]). */
 struct _dom_free {
 	int *off, *lst;
@@ -647,7 +673,7 @@ out:
 
 struct _ranked {
 	struct topoml_placement pl;
-	long split, tp_top, dp_top;
+	long split, over, tp_top, dp_top;
 	double cost;
 	bool priced;
 	int rank;
@@ -659,9 +685,13 @@ static int _ranked_cmp(const void *a, const void *b)
 
 	if (x->priced != y->priced)
 		return x->priced ? -1 : 1;
-	if (x->priced && x->split != y->split)
-		return x->split < y->split ? -1 : 1;
-	/* a tensor group over the top: its all-reduce every layer */
+	/*
+	 * A tensor group off NVLink all-reduces over the network every
+	 * layer; one over the top also through the most shared links:
+	 * it counts as two split groups.
+	 */
+	if (x->priced && x->split + x->over != y->split + y->over)
+		return x->split + x->over < y->split + y->over ? -1 : 1;
 	if (x->priced && x->tp_top != y->tp_top)
 		return x->tp_top < y->tp_top ? -1 : 1;
 	if (x->priced && x->dp_top != y->dp_top)
@@ -760,24 +790,123 @@ out:
 	free(done);
 }
 
+/* Top-level parts the chunks of groups a and b change between. */
+static int _chunk_cross(const int *part, int m, int a, int b)
+{
+	int c = 0;
+
+	for (int j = 0; j < m; j++)
+		c += part[a * m + j] != part[b * m + j];
+	return c;
+}
+
+#define HYB_OVER_MOVES 16	/* groups moved: O(16 x groups x m) */
+
+/*
+ * One stage: the data-parallel ring of chunk j (a tensor group's j-th
+ * node) runs through the j-th node of every group in order, so a group
+ * over the top left where _group_rest put it (last) sends some rings out
+ * of their part and back.  Move each such group to the gap between two
+ * groups where its chunks cross the fewest parts.
+ */
+static void _place_over_groups(const topoml_topo_t *t, int *nodes, int n,
+			       int m)
+{
+	int G = n / m, np, moved = 0;
+	int *part = malloc(sizeof(int) * n), *rep = malloc(sizeof(int) * n);
+	int *ord = malloc(sizeof(int) * (G + 1)), *tmp = NULL;
+
+	if (!part || !rep || !ord || G < 3 ||
+	    (np = _top_parts(t, nodes, n, part, rep)) < 2 ||
+	    !(tmp = malloc(sizeof(int) * n)))
+		goto out;
+	for (int u = 0; u < G; u++) {
+		ord[u] = u;
+		rep[u] = 0;	/* now: the group's moves */
+	}
+	/* twice: a group moved next to one leaves that one's place */
+	for (int i = G - 1, pass = 0; moved < HYB_OVER_MOVES; i--) {
+		int x, best = -1, bc, prev, next;
+		bool over = false;
+
+		if (i < 0) {
+			if (++pass == 2)
+				break;
+			i = G - 1;
+		}
+		x = ord[i];
+		for (int j = 1; j < m; j++)
+			over |= t->nodes[nodes[x * m + j]].nvl !=
+				t->nodes[nodes[x * m]].nvl;
+		if (!over || rep[x] > pass)
+			continue;
+		rep[x]++;
+		moved++;
+		prev = ord[(i + G - 1) % G];
+		next = ord[(i + 1) % G];
+		bc = _chunk_cross(part, m, prev, x) +
+		     _chunk_cross(part, m, x, next) -
+		     _chunk_cross(part, m, prev, next);
+		/* gap after ord[q] (not the gaps beside x) */
+		for (int q = 0; q < G; q++) {
+			int a = ord[q], b = ord[(q + 1) % G], c;
+
+			if (a == x || b == x)
+				continue;
+			c = _chunk_cross(part, m, a, x) +
+			    _chunk_cross(part, m, x, b) -
+			    _chunk_cross(part, m, a, b);
+			if (c < bc) {
+				bc = c;
+				best = q;
+			}
+		}
+		if (best < 0)
+			continue;
+		/* take x out of place i, put it after ord[best] */
+		if (best > i) {
+			memmove(ord + i, ord + i + 1,
+				sizeof(int) * (best - i));
+			ord[best] = x;
+		} else {
+			memmove(ord + best + 2, ord + best + 1,
+				sizeof(int) * (i - best - 1));
+			ord[best + 1] = x;
+			i++;	/* ord[i] moved one on: look at it again */
+		}
+	}
+	for (int u = 0; u < G; u++)
+		memcpy(tmp + u * m, nodes + ord[u] * m, sizeof(int) * m);
+	memcpy(nodes, tmp, sizeof(int) * G * m);
+out:
+	free(part);
+	free(rep);
+	free(ord);
+	free(tmp);
+}
+
 /*
  * The ring with tensor groups formed inside domains (_group_units) when
  * that splits fewer of them: a split group costs more than any other
  * transfer, so this may send more data-parallel transfers through the
- * top (where counts force a split, the leftovers go last).
+ * top (where counts force a split, the leftovers go last; in a job of
+ * one stage those over the top then move between the parts they join).
  */
 static void _grouped(const topoml_topo_t *t, int *nodes, int n,
 		     int tasks_per_node, const struct topoml_parallel *p)
 {
-	int *alt = malloc(sizeof(int) * n);
+	int *alt = malloc(sizeof(int) * n), m = p->tp / tasks_per_node;
 
 	if (!alt)
 		return;
 	memcpy(alt, nodes, sizeof(int) * n);
-	_group_units(t, alt, n, p->tp / tasks_per_node);
+	_group_units(t, alt, n, m);
 	if (topoml_hybrid_tp_split(t, alt, n, tasks_per_node, p) <
-	    topoml_hybrid_tp_split(t, nodes, n, tasks_per_node, p))
+	    topoml_hybrid_tp_split(t, nodes, n, tasks_per_node, p)) {
 		memcpy(nodes, alt, sizeof(int) * n);
+		if (p->pp == 1 && p->cp == 1 && p->ep == 1 && n % m == 0)
+			_place_over_groups(t, nodes, n, m);
+	}
 	free(alt);
 }
 
@@ -919,6 +1048,8 @@ static void _price(const topoml_topo_t *t, const struct topoml_place_req *req,
 	r->tp_top = c.kind[TOPOML_KIND_TP].cross_top;
 	r->split = topoml_hybrid_tp_split(t, r->pl.nodes, nw, tasks_per_node,
 					  p);
+	r->over = topoml_hybrid_tp_over_top(t, r->pl.nodes, nw, tasks_per_node,
+					    p);
 }
 
 /*

@@ -78,6 +78,11 @@ const char *topoml_kind_name(enum topoml_kind k);
 long topoml_hybrid_tp_split(const topoml_topo_t *t, const int *nodes, int n,
 			    int tasks_per_node,
 			    const struct topoml_parallel *p);
+/* Tensor groups whose nodes are not all below one top-level switch
+ * (fat-tree spine pod, dragonfly group); 0 where there is no top. */
+long topoml_hybrid_tp_over_top(const topoml_topo_t *t, const int *nodes,
+			       int n, int tasks_per_node,
+			       const struct topoml_parallel *p);
 /*
  * The engine's placement of a hybrid job (hybrid/place_hybrid.c; p resolved for
  * req->nnodes * tasks_per_node): of the engine's best candidates
@@ -89,8 +94,9 @@ long topoml_hybrid_tp_split(const topoml_topo_t *t, const int *nodes, int n,
  */
 /*
  * The same choice over the k candidates of topoml_place_ranked: cand[0]
- * becomes the best, the rest follow by split tensor groups, data-parallel
- * transfers through the top level, weighted cost, then the engine's rank.
+ * becomes the best, the rest follow by split tensor groups (one over the
+ * top level counts twice), tensor and data-parallel transfers through the
+ * top level, weighted cost, then the engine's rank.
  * Each candidate comes back evened out (its nodes may differ) and in the
  * order its ranks should take: the ring, or pipeline stages kept inside
  * top-level parts (topoml_hybrid_order).  cand[k - 1] may come back as a
