@@ -494,12 +494,11 @@ END_TEST
  * One stage of 4 groups (8 nodes, tp=8, dp=4): leaves 1 and 2 hold 1
  * and 2 free nodes (spine 1), leaf 5 3 (spine 2), leaf 9 2 (spine 3):
  * three whole groups and one over the top (leaf 1's node and one of
- * leaf 5; the ring order would split two).  The
- * data-parallel ring of a group's first node and that of its second
- * each run through the four groups in order: with the group over the
- * top between the two it joins, each ring enters and leaves every spine
- * once (as the order by hand below); last, where the leftovers go, one
- * ring crosses twice more.
+ * leaf 5; the ring order would split two).  The data-parallel ring of
+ * a group's first node and that of its second each run through the four
+ * groups in order: with the group over the top between the two it
+ * joins, each ring enters and leaves every spine once (the order by hand
+ * below); last, where the leftovers go, one ring crosses twice more.
  */
 START_TEST(over_group_between_its_parts)
 {
