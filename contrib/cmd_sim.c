@@ -892,10 +892,10 @@ static bool _hyb_nvl_slots(const struct sim_cli *c, const topoml_topo_t *t,
  * m): a stage costs nothing only inside one domain or with every group
  * over the top (the chunks of each rank in one domain each); one whose
  * whole groups lie in one domain and the rest over the top sends at
- * least the K rings of one chunk out and back; any other (whole groups
- * in two domains) all T rings, twice.  The first kind takes `over' / D
- * of the groups, the second one each and a domain of at least D - over
- * whole groups.
+ * least the K rings of each chunk with a node outside that domain out
+ * and back; any other (whole groups in two domains or more) all T rings,
+ * once per domain.  The first kind takes D groups over the top, the
+ * second one at least and a domain of at least D - over whole groups.
  */
 static long _hyb_dp_lb(const struct sim_cli *c, const topoml_topo_t *t,
 		       hwloc_const_bitmap_t avail, int n,
@@ -903,7 +903,7 @@ static long _hyb_dp_lb(const struct sim_cli *c, const topoml_topo_t *t,
 {
 	int m = p->tp > c->hybrid && p->tp % c->hybrid == 0 ?
 		p->tp / c->hybrid : 1;
-	long S = p->pp, fit = 0, have = 0, stage, zero, cheap = 0, G, out;
+	long S = p->pp, fit = 0, have = 0, stage, zero, cheap, cap = 0, G, out;
 	long *fr = calloc(c->ntopdom + 1, sizeof(long));
 	int v, k = 0;
 
@@ -928,19 +928,19 @@ static long _hyb_dp_lb(const struct sim_cli *c, const topoml_topo_t *t,
 		return fit >= S ? 0 : (S - fit) * (k > 2 ? k : 2) * p->tp;
 	}
 	zero = fit + over / G < S ? fit + over / G : S;
+	if (G <= over) {	/* every group may be over the top */
+		free(fr);
+		return (S - zero) * 2 * c->hybrid;
+	}
+	for (int d = 0; d < c->ntopdom; d++)
+		cap += fr[d] / ((long)m * c->hybrid) / (G - over);
+	cheap = S - zero < over ? S - zero : over;
+	cheap = cheap < cap ? cheap : cap;
+	/* domains the whole groups of the last kind touch */
 	k = 0;
 	have = 0;
-	if (G > over) {
-		long cap = 0;
-
-		for (int d = 0; d < c->ntopdom; d++)
-			cap += fr[d] / ((long)m * c->hybrid) / (G - over);
-		cheap = S - zero < over ? S - zero : over;
-		cheap = cheap < cap ? cheap : cap;
-		/* domains the whole groups of the last kind touch */
-		while (k < c->ntopdom && have < G - over)
-			have += fr[k++] / ((long)m * c->hybrid);
-	}
+	while (k < c->ntopdom && have < G - over)
+		have += fr[k++] / ((long)m * c->hybrid);
 	/* chunks out of the domain: its nodes that no domain holds, in
 	 * at most `over' groups */
 	out = (long)n / S - fr[0] / c->hybrid;
