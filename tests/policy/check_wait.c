@@ -448,7 +448,8 @@ START_TEST(dragonfly_groups)
 	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1100,
 				     &v) == 200);
 	ck_assert_int_eq(v.kind, TOPOML_WAIT_BLOCK);
-	ck_assert_str_eq(v.what, "one dragonfly group for 30 nodes");
+	ck_assert_str_eq(v.what, "one dragonfly group for 30 nodes "
+			 "(on two: half the wait)");
 	ck_assert(m.computed && m.box == 1);
 	/* in one group (the 30 first nodes of group 5): met */
 	for (int v2 = 0, k = 0; v2 < t->nnodes && k < 30; v2++)
@@ -543,6 +544,7 @@ START_TEST(dragonfly_two_groups)
 	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p3, all, &m, &v),
 			 TOPOML_WAIT_BLOCK);
 	ck_assert(v.bound == 600);
+	ck_assert_str_eq(v.what, "one dragonfly group for 30 nodes");
 	ck_assert(topoml_wait_decide(t, &p, &j, &p2, all, &m, 1000, 1350,
 				     &v) == 0);
 	ck_assert(topoml_wait_decide(t, &p, &j, &p3, all, &m, 1000, 1350,

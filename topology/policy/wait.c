@@ -266,10 +266,13 @@ static bool _block_short(const topoml_topo_t *t,
 	 * anyway pays both.  On Theta's trace this bought more span for the
 	 * same mean wait than any one bound did.
 	 */
-	if (df && _dom_count(t, pl->nodes, pl->n) == 2)
-		v->bound = p->box_wait / 2;
 	v->key = p->box_key ? p->box_key : "LocalityWait";
 	snprintf(v->what, sizeof(v->what), "%s", what);
+	if (df && _dom_count(t, pl->nodes, pl->n) == 2) {
+		v->bound = p->box_wait / 2;
+		snprintf(v->what, sizeof(v->what),
+			 "%.39s (on two: half the wait)", what);
+	}
 	return true;
 }
 
