@@ -443,11 +443,13 @@ START_TEST(dragonfly_groups)
 			gs[1] = g;
 	}
 	ck_assert_int_eq(ngs, 2);
-	/* two groups where one could do: waits 600 s */
-	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1300,
-				     &v) == 300);
+	/* two groups where one could do: waits half of 600 s (one group
+	 * more; dragonfly_two_groups) */
+	ck_assert(topoml_wait_decide(t, &p, &j, &pl, all, &m, 1000, 1100,
+				     &v) == 200);
 	ck_assert_int_eq(v.kind, TOPOML_WAIT_BLOCK);
-	ck_assert_str_eq(v.what, "one dragonfly group for 30 nodes");
+	ck_assert_str_eq(v.what, "one dragonfly group for 30 nodes "
+			 "(on two: half the wait)");
 	ck_assert(m.computed && m.box == 1);
 	/* in one group (the 30 first nodes of group 5): met */
 	for (int v2 = 0, k = 0; v2 < t->nnodes && k < 30; v2++)
@@ -500,6 +502,56 @@ START_TEST(dragonfly_groups)
 	hwloc_bitmap_free(all);
 	hwloc_bitmap_free(avail);
 	hwloc_bitmap_free(then);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * Dragonfly (as above): a job of 30 nodes that one group holds, placed on
+ * two groups (15 + 15: one group more than it needs), waits half the
+ * wait; on three (10 + 10 + 10), the whole wait.  At 350 s of 600 the
+ * first starts, the second still waits 250 s.
+ */
+START_TEST(dragonfly_two_groups)
+{
+	struct topoml_wait_policy p = { .box_wait = 600 };
+	struct topoml_wait_job j = { .nnodes = 30 };
+	struct topoml_wait_memo m = TOPOML_WAIT_MEMO_INIT;
+	struct topoml_wait_verdict_info v;
+	struct topoml_placement p2, p3;
+	topoml_topo_t *t = _load("dragonfly-nvl576.json");
+	hwloc_bitmap_t all = hwloc_bitmap_alloc();
+	int two[30], three[30], k2 = 0, k3 = 0, c[16] = { 0 };
+
+	ck_assert_int_eq(t->family, TOPOML_DRAGONFLY);
+	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
+	for (int v2 = 0; v2 < t->nnodes; v2++) {
+		int g = t->nodes[v2].group;
+
+		if ((g == 1 || g == 2) && c[g] < 15)
+			two[k2++] = v2;
+		if (g >= 4 && g <= 6 && c[g] < 10)
+			three[k3++] = v2;
+		c[g]++;
+	}
+	ck_assert_int_eq(k2, 30);
+	ck_assert_int_eq(k3, 30);
+	_pl(&p2, two, 30);
+	_pl(&p3, three, 30);
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p2, all, &m, &v),
+			 TOPOML_WAIT_BLOCK);
+	ck_assert(v.bound == 300);
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p3, all, &m, &v),
+			 TOPOML_WAIT_BLOCK);
+	ck_assert(v.bound == 600);
+	ck_assert_str_eq(v.what, "one dragonfly group for 30 nodes");
+	ck_assert(topoml_wait_decide(t, &p, &j, &p2, all, &m, 1000, 1350,
+				     &v) == 0);
+	ck_assert(topoml_wait_decide(t, &p, &j, &p3, all, &m, 1000, 1350,
+				     &v) == 250);
+	topoml_placement_clear(&p2);
+	topoml_placement_clear(&p3);
+	hwloc_bitmap_free(all);
 	topoml_free(t);
 }
 END_TEST
@@ -610,6 +662,7 @@ int main(void)
 	tcase_add_test(tc, torus_box);
 	tcase_add_test(tc, block_group);
 	tcase_add_test(tc, dragonfly_groups);
+	tcase_add_test(tc, dragonfly_two_groups);
 	tcase_add_test(tc, fattree_leaves);
 	tcase_add_test(tc, hybrid_groups);
 	tcase_add_test(tc, memo_cache);
