@@ -538,6 +538,49 @@ START_TEST(over_group_between_its_parts)
 }
 END_TEST
 
+/*
+ * Two stages over two dragonfly groups (tp=4 inside a node).  72 nodes,
+ * all of groups 1 and 2 (stages of 36 nodes, dp=36): one stage per group
+ * sends 36 x 4 pipeline transfers over the global links; striped (each
+ * stage half in each group, a rank's pipeline peer in its own group) the
+ * 8 data-parallel rings cross twice each, 16 transfers of about 4 sends'
+ * worth: striped.  8 nodes (4 in each group, stages of 4): 16 sends
+ * against 16 ring crossings: one stage per group stays.
+ */
+START_TEST(two_stages_striped_when_wide)
+{
+	topoml_topo_t *t = _load("dragonfly-nvl576.json");
+	struct topoml_hybrid_cost c;
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	int nodes[72], n = 0;
+
+	topoml_kind_weights_default(w);
+	for (int v = 0; v < 72; v++)
+		nodes[n++] = v;
+	_shape(&p, 4, 2, 72);
+	ck_assert_int_eq(p.dp, 36);
+	_hybrid_order(t, nodes, n, &p);
+	ck_assert_int_eq(topoml_hybrid_cost(t, nodes, n, TPN, &p, w, &c), 0);
+	fprintf(stderr, "two_stages_striped_when_wide: 72 nodes: PP through "
+		"the top %ld, DP %ld\n", c.kind[TOPOML_KIND_PP].cross_top,
+		c.kind[TOPOML_KIND_DP].cross_top);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_PP].cross_top, 0);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].cross_top, 16);
+	n = 0;
+	for (int v = 0; v < 4; v++) {
+		nodes[n++] = v;
+		nodes[n++] = 36 + v;
+	}
+	_shape(&p, 4, 2, 8);
+	_hybrid_order(t, nodes, n, &p);
+	ck_assert_int_eq(topoml_hybrid_cost(t, nodes, n, TPN, &p, w, &c), 0);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_PP].cross_top, 16);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].cross_top, 0);
+	topoml_free(t);
+}
+END_TEST
+
 /* The candidate of nodes v[0..n) named n1..n8 on t, as the engine's. */
 static void _cand(const topoml_topo_t *t, struct topoml_placement *pl,
 		  const char *const *names, int n)
@@ -733,6 +776,7 @@ int main(void)
 	tcase_add_test(tc, forced_split_below_the_top);
 	tcase_add_test(tc, over_top_counts_twice);
 	tcase_add_test(tc, over_group_between_its_parts);
+	tcase_add_test(tc, two_stages_striped_when_wide);
 	tcase_add_test(tc, spares_workers_ranked);
 	tcase_add_test(tc, locality_falls_short);
 	suite_add_tcase(s, tc);

@@ -992,6 +992,93 @@ out:
 	return moved;
 }
 
+/*
+ * A data-parallel ring edge moves about twice the stage's gradient share
+ * per step, a pipeline send one micro-batch's activations each way per
+ * micro-batch: about 4 sends' worth per edge (topoml-netsim's default
+ * sizes; 1 to 4 for dense models of 7B and up at tp 4-8, pp 2).
+ */
+#define HYB_DP_EDGE_SENDS 4
+
+/* Pipeline sends' worth of traffic through the top per step. */
+static long _top_bytes(const struct topoml_hybrid_cost *c)
+{
+	return c->kind[TOPOML_KIND_PP].cross_top +
+	       HYB_DP_EDGE_SENDS * c->kind[TOPOML_KIND_DP].cross_top;
+}
+
+/*
+ * Two stages over top-level parts, each inside its parts: every pipeline
+ * send of the boundary crosses the top.  Striped instead, position i of
+ * both stages in one part (tensor groups of m nodes move as units), the
+ * sends stay below the top and each stage's data-parallel rings cross it
+ * once per part.  Taken when that moves less through the top (a wide
+ * stage: its sends outweigh the rings' crossings).
+ */
+static void _striped(const topoml_topo_t *t, int *nodes, int n,
+		     int tasks_per_node, const struct topoml_parallel *p,
+		     const double w[TOPOML_KIND_COUNT],
+		     struct topoml_hybrid_cost *c)
+{
+	long stage_ranks = (long)p->tp * p->cp * p->dp;
+	int m = p->tp > tasks_per_node ? p->tp / tasks_per_node : 1;
+	int U = n / m, np, k0 = 0, k1 = 0, nl = 0;
+	int *part = NULL, *rep = NULL, *alt = NULL, *left = NULL;
+	struct topoml_hybrid_cost c2;
+
+	if (t->family != TOPOML_DRAGONFLY || p->pp != 2 || p->cp != 1 ||
+	    p->ep != 1 || n % (2 * m) ||
+	    stage_ranks % tasks_per_node || stage_ranks / tasks_per_node !=
+	    n / 2 || !c->kind[TOPOML_KIND_PP].cross_top)
+		return;
+	part = malloc(sizeof(int) * n);
+	rep = malloc(sizeof(int) * n);
+	alt = malloc(sizeof(int) * n);
+	left = malloc(sizeof(int) * (U + 1));
+	if (!part || !rep || !alt || !left ||
+	    (np = _top_parts(t, nodes, n, part, rep)) < 2)
+		goto out;
+	/* stage 0 fills alt[0, n/2), stage 1 alt[n/2, n): unit by unit */
+	for (int q = 0; q < np; q++) {
+		int odd = -1;
+
+		for (int u = 0; u < U; u++) {
+			int *dst;
+
+			if (part[u * m] != q)
+				continue;
+			if (odd < 0) {
+				odd = u;
+				continue;
+			}
+			dst = alt + (size_t)k0++ * m;
+			memcpy(dst, nodes + (size_t)odd * m, sizeof(int) * m);
+			dst = alt + n / 2 + (size_t)k1++ * m;
+			memcpy(dst, nodes + (size_t)u * m, sizeof(int) * m);
+			odd = -1;
+		}
+		if (odd >= 0)
+			left[nl++] = odd;
+	}
+	for (int i = 0; i < nl; i++) {
+		int *dst = i < nl / 2 ? alt + (size_t)k0++ * m :
+			   alt + n / 2 + (size_t)k1++ * m;
+
+		memcpy(dst, nodes + (size_t)left[i] * m, sizeof(int) * m);
+	}
+	if (k0 * m == n / 2 && k1 * m == n / 2 &&
+	    !topoml_hybrid_cost(t, alt, n, tasks_per_node, p, w, &c2) &&
+	    _top_bytes(&c2) < _top_bytes(c)) {
+		memcpy(nodes, alt, sizeof(int) * n);
+		*c = c2;
+	}
+out:
+	free(part);
+	free(rep);
+	free(alt);
+	free(left);
+}
+
 /* Order a set of nodes for the job's ranks and price it: 0 or -1. */
 static int _order(const topoml_topo_t *t, int *nodes, int n,
 		  int tasks_per_node, const struct topoml_parallel *p,
@@ -1005,9 +1092,11 @@ static int _order(const topoml_topo_t *t, int *nodes, int n,
 	if (topoml_hybrid_cost(t, nodes, n, tasks_per_node, p, w, c))
 		return -1;
 	_stages_aligned(t, nodes, n, tasks_per_node, p, w, c);
-	if (!_pp_align(t, nodes, n, tasks_per_node, p))
-		return 0;
-	return topoml_hybrid_cost(t, nodes, n, tasks_per_node, p, w, c);
+	if (_pp_align(t, nodes, n, tasks_per_node, p) &&
+	    topoml_hybrid_cost(t, nodes, n, tasks_per_node, p, w, c))
+		return -1;
+	_striped(t, nodes, n, tasks_per_node, p, w, c);
+	return 0;
 }
 
 int topoml_hybrid_order(const topoml_topo_t *t, int *nodes, int n,
