@@ -164,14 +164,38 @@ static int *_sorted_runs(const struct consec *c, int nc)
 {
 	struct run_key *k;
 	int *ord;
+	long most = 0;
 
-	for (int i = 0; i < nc; i++)
+	for (int i = 0; i < nc; i++) {
 		if (c[i].req != -1 || c[i].weight != c[0].weight)
 			return NULL;
-	k = malloc(sizeof(*k) * nc);
+		if (c[i].cpus > most)
+			most = c[i].cpus;
+	}
 	ord = malloc(sizeof(int) * nc);
-	if (!k || !ord) {
-		free(k);
+	if (!ord)
+		return NULL;
+	/*
+	 * Runs hold a few CPUs each: counted by CPUs, most first, in index
+	 * order among equals (the comparator's order, not a comparison
+	 * sort: on a 97k-node torus the curve's ~30k runs took ~1.5 ms).
+	 */
+	if (most <= 4L * nc + 4096) {	/* CPUs are never negative */
+		int *at = calloc(most + 2, sizeof(int));
+
+		if (at) {
+			for (int i = 0; i < nc; i++)
+				at[most - c[i].cpus + 1]++;
+			for (long x = 1; x <= most + 1; x++)
+				at[x] += at[x - 1];
+			for (int i = 0; i < nc; i++)
+				ord[at[most - c[i].cpus]++] = i;
+			free(at);
+			return ord;
+		}
+	}
+	k = malloc(sizeof(*k) * nc);
+	if (!k) {
 		free(ord);
 		return NULL;
 	}
