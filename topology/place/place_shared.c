@@ -485,7 +485,7 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 	const topoml_topo_t *t = s->t;
 	const int *o = c->o, *sd = c->s;
 	int ax[3] = { 0, 1, 2 }, i[3], m = 0, st[3], ext[3] = { 1, 1, 1 };
-	int big = 0;
+	int big = 0, *off[3] = { NULL };
 	long sum = 0, vol;
 
 	c->nodes = malloc((size_t)sd[0] * sd[1] * sd[2] * sizeof(int));
@@ -499,20 +499,31 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 				ax[a] = ax[b];
 				ax[b] = x;
 			}
+	/* each axis' positions, wrapped, as offsets into coord_node (once
+	 * a side, not three divisions a cell) */
+	off[0] = malloc(((size_t)sd[0] + sd[1] + sd[2]) * sizeof(int));
+	if (!off[0])
+		return -1;
+	off[1] = off[0] + sd[0];
+	off[2] = off[1] + sd[1];
+	for (int k = 0, step = 1; k < 3; step *= t->dims[k], k++)
+		for (int j = 0; j < sd[k]; j++)
+			off[k][j] = (o[k] + j) % t->dims[k] * step;
 	for (i[2] = 0; i[2] < sd[ax[2]]; i[2]++)
-		for (i[1] = 0; i[1] < sd[ax[1]]; i[1]++)
-			for (i[0] = 0; i[0] < sd[ax[0]]; i[0]++) {
-				int cc[3], v;
+		for (i[1] = 0; i[1] < sd[ax[1]]; i[1]++) {
+			int p = off[ax[2]][i[2]] + off[ax[1]][i[1]];
+			const int *o0 = off[ax[0]];
 
-				for (int k = 0; k < 3; k++)
-					cc[ax[k]] = (o[ax[k]] + i[k]) %
-						    t->dims[ax[k]];
-				v = t->coord_node[topoml__torus_pos(t, cc)];
+			for (i[0] = 0; i[0] < sd[ax[0]]; i[0]++) {
+				int v = t->coord_node[p + o0[i[0]]];
+
 				if (v >= 0 && _use(s, v)) {
 					c->nodes[m++] = v;
 					sum += s->fu[v];
 				}
 			}
+		}
+	free(off[0]);
 	/* marked, then the rest moved down once */
 	for (int k = m - 1, left = m; k >= 0 && left > nnodes; k--) {
 		int v = c->nodes[k];
