@@ -1017,58 +1017,59 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 		   struct tcand *c)
 {
 	int nn = s->t->nnodes, m = 0, gap = -1;
-	uint32_t *cpus = calloc(nn + 1, sizeof(uint32_t));
-	int *un = malloc((nn + 1) * sizeof(int));
 	int *ord = malloc((nn + 1) * sizeof(int));
 	struct topoml_eval_nodes e = {
 		.order = ord,
 		.avail = s->use,
-		.cpus = cpus,
+		/* the usable nodes' units: the runs read no others */
+		.cpus = s->fu,
 		.rem_cpus = units,
 		.rem_nodes = nnodes,
-		.nodes = malloc((nn + 1) * sizeof(int)),
-		.units = un,
 	};
 	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
+	if (!ord)
+		return -1;
 	/* Slurm's runs are those of the usable nodes: one node that is not
 	 * usable stands for each gap between them, the same runs in a
 	 * shorter order (about the free nodes, not the machine) */
 	for (int v = 0; v < nn && gap < 0; v++)
 		if (!_use(s, v))
 			gap = v;
-	for (int p = 0; ord && p < nn; p++) {
-		if (_use(s, order[p]))
-			ord[m++] = order[p];
-		else if (!m || ord[m - 1] != gap)
-			ord[m++] = gap;
+	if (gap < 0) {
+		memcpy(ord, order, nn * sizeof(int));
+		m = nn;
+	} else {
+		/* without branches: half the nodes are free, at random */
+		for (int p = 0; p < nn; p++) {
+			int v = order[p], u = _use(s, v);
+
+			ord[m] = u ? v : gap;
+			m += u | (ord[m - (m > 0)] != gap) | !m;
+		}
 	}
 	e.nn = m;
 	e.inmap = calloc(m + 1, 1);
-	if (cpus && un && ord && e.inmap && e.nodes) {
-		struct bits it;
-		int v;
+	e.nodes = malloc((m + 1) * sizeof(int));
+	e.units = malloc((m + 1) * sizeof(int));
+	if (e.inmap && e.nodes && e.units &&
+	    topoml__eval_nodes(&e) == 0 && e.n > 0) {
 		long sum = 0;
 
-		for (_bits_init(&it, s->use, nn); (v = _bits_next(&it)) >= 0;)
-			cpus[v] = s->fu[v];
-		if (topoml__eval_nodes(&e) == 0 && e.n > 0) {
-			c->nodes = e.nodes;
-			e.nodes = NULL;
-			c->n = e.n;
-			for (int i = 0; i < c->n; i++)
-				sum += s->fu[c->nodes[i]];
-			c->spare = sum - units;
-			c->score = _t_score(s, c->nodes, c->n);
-			rc = c->score < 0 ? -1 : 0;
-		}
+		c->nodes = e.nodes;
+		e.nodes = NULL;
+		c->n = e.n;
+		for (int i = 0; i < c->n; i++)
+			sum += s->fu[c->nodes[i]];
+		c->spare = sum - units;
+		c->score = _t_score(s, c->nodes, c->n);
+		rc = c->score < 0 ? -1 : 0;
 	}
-	free(cpus);
-	free(un);
 	free(ord);
 	free(e.inmap);
 	free(e.nodes);
+	free(e.units);
 	return rc;
 }
 
