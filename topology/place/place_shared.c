@@ -1011,10 +1011,35 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 	return vf;
 }
 
+/*
+ * c's score, but where its span alone (its ring costs its bound at least)
+ * shows it cannot beat best: then -1, unordered (Slurm's runs are spread
+ * on a large torus: the ring order of a set no better than the best).
+ */
+static int _t_eval_score(struct sh *s, const struct tcand *best,
+			 struct tcand *c)
+{
+	int st[3], ext[3];
+	long vol;
+	double lb;
+
+	if (best->nodes && c->n >= 2) {
+		vol = topoml__torus_box(s->t, c->nodes, c->n, true, st, ext);
+		if (vol < 0)
+			return -1;
+		lb = (double)vol / _t_span_lb(s, c->n) + 1.0;
+		if (lb >= best->score + 1e-9 ||
+		    (lb >= best->score - 1e-9 && c->spare >= best->spare))
+			return -1;
+	}
+	c->score = _t_score(s, c->nodes, c->n);
+	return c->score < 0 ? -1 : 0;
+}
+
 /* Slurm's _eval_nodes() by units along order (the Hilbert curve, or
  * node index order): a candidate beside the boxes. */
 static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
-		   struct tcand *c)
+		   const struct tcand *best, struct tcand *c)
 {
 	int nn = s->t->nnodes, m = 0, gap = -1;
 	int *ord = malloc((nn + 1) * sizeof(int));
@@ -1063,8 +1088,7 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 		for (int i = 0; i < c->n; i++)
 			sum += s->fu[c->nodes[i]];
 		c->spare = sum - units;
-		c->score = _t_score(s, c->nodes, c->n);
-		rc = c->score < 0 ? -1 : 0;
+		rc = _t_eval_score(s, best, c);
 	}
 	free(ord);
 	free(e.inmap);
@@ -1274,7 +1298,8 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 			for (int i = 0; i < t->nnodes; i++)
 				ident[i] = i;
 		}
-		if (_t_eval(s, k ? ident : curve, units, nnodes, &c) == 0 &&
+		if (_t_eval(s, k ? ident : curve, units, nnodes, &best,
+			    &c) == 0 &&
 		    _t_better(&c, &best)) {
 			/* the boxes' sets are freed with cv */
 			if (best.nodes && !best.s[0])
