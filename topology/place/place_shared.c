@@ -1066,12 +1066,15 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 		memcpy(ord, order, nn * sizeof(int));
 		m = nn;
 	} else {
-		/* without branches: half the nodes are free, at random */
-		for (int p = 0; p < nn; p++) {
+		/* without branches (half the nodes are free, at random): a
+		 * gap is kept where the one before was usable (the first
+		 * position is kept whatever it is) */
+		for (int p = 0, prev = 1; p < nn; p++) {
 			int v = order[p], u = _use(s, v);
 
 			ord[m] = u ? v : gap;
-			m += u | (ord[m - (m > 0)] != gap) | !m;
+			m += u | prev;
+			prev = u;
 		}
 	}
 	e.nn = m;
