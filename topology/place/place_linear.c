@@ -57,8 +57,8 @@ static int _aw_init(struct aw *a, hwloc_const_bitmap_t avail)
 	return 0;
 }
 
-static bool _usable(const struct topoml_eval_nodes *e, const struct aw *a,
-		    int v)
+static inline bool _usable(const struct topoml_eval_nodes *e,
+			   const struct aw *a, int v)
 {
 	bool in = !a->w ? hwloc_bitmap_isset(e->avail, v) :
 		  v >= 0 && v <= a->last &&
