@@ -102,7 +102,9 @@ static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 	const topoml_topo_t *t = in->t;
 	struct bits it;
 	unsigned long m = 0;
-	int v, w = -1;
+	int v, w = -1, tcnt = 0;
+	long tcap = 0;
+	bool torus = t->family == TOPOML_TORUS;
 
 	memset(s, 0, sizeof(*s));
 	s->t = t;
@@ -116,26 +118,39 @@ static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 	s->usew = calloc(t->nnodes / ULBITS + 1, sizeof(unsigned long));
 	if (!s->use || !s->cap || !s->cnt || !s->idle || !s->usew)
 		return -1;
-	/* use a word at a time, as the bits are found */
+	/* use a word at a time, as the bits are found; a torus' one pool
+	 * summed in registers, not in memory a node */
 	for (_bits_init(&it, in->avail, t->nnodes);
 	     (v = _bits_next(&it)) >= 0;) {
 		if (!s->fu[v] || (idle_only && _partial(s, v)))
 			continue;
 		if (v / ULBITS != w) {
-			if (m)
+			if (m) {
 				hwloc_bitmap_set_ith_ulong(s->use, w, m);
+				s->usew[w] = m;
+			}
 			w = v / ULBITS;
 			m = 0;
 		}
 		m |= 1UL << (v % ULBITS);
-		s->usew[w] = m;
-		s->cap[_leaf(s, v)] += s->fu[v];
-		s->cnt[_leaf(s, v)]++;
+		if (torus) {
+			tcap += s->fu[v];
+			tcnt++;
+		} else {
+			s->cap[_leaf(s, v)] += s->fu[v];
+			s->cnt[_leaf(s, v)]++;
+		}
 		if (s->fu[v] > s->most)
 			s->most = s->fu[v];
 	}
-	if (m)
+	if (m) {
 		hwloc_bitmap_set_ith_ulong(s->use, w, m);
+		s->usew[w] = m;
+	}
+	if (torus) {
+		s->cap[s->nl - 1] += tcap;
+		s->cnt[s->nl - 1] += tcnt;
+	}
 	for (int l = 0; l < t->nswitches; l++) {
 		const struct topoml_switch *sw = &t->switches[l];
 		bool idle = sw->nnodes > 0 && !sw->nchildren;
