@@ -94,7 +94,9 @@ static int _runs(const struct topoml_eval_nodes *e, const struct aw *a,
 {
 	int nc = 0;
 
-	c[0].req = -1;
+	/* each run zeroed as it starts (not the whole array: a run a
+	 * position at most, tens of thousands along a large torus' curve) */
+	c[0] = (struct consec){ .req = -1 };
 	for (int p = 0; p < e->nn; p++) {
 		int v = e->order[p];
 		bool usable = _usable(e, a, v);
@@ -107,7 +109,7 @@ static int _runs(const struct topoml_eval_nodes *e, const struct aw *a,
 				c[nc].req = -1;
 			} else {
 				c[nc].end = p - 1;
-				c[++nc].req = -1;
+				c[++nc] = (struct consec){ .req = -1 };
 			}
 		}
 		if (usable) {
@@ -127,8 +129,7 @@ static int _runs(const struct topoml_eval_nodes *e, const struct aw *a,
 			c[nc].has_weight = false;
 		} else {
 			c[nc].end = p - 1;
-			c[++nc].req = -1;
-			c[nc].has_weight = false;
+			c[++nc] = (struct consec){ .req = -1 };
 		}
 	}
 	if (c[nc].nodes != 0)
@@ -243,7 +244,7 @@ static int *_sorted_runs(const struct consec *c, int nc)
 
 int topoml__eval_nodes(struct topoml_eval_nodes *e)
 {
-	struct consec *c = calloc(e->nn + 1, sizeof(*c));
+	struct consec *c = malloc((e->nn + 1) * sizeof(*c));
 	int nc, *ord, top = 0;
 	struct aw a;
 
