@@ -125,9 +125,18 @@ bool topoml_torus_is_box(const topoml_topo_t *t, const int *nodes, int n)
 int topoml__torus_span_lb(const topoml_topo_t *t, int n)
 {
 	int best = t->dims[0] * t->dims[1] * t->dims[2];
+	int base = n < 1 ? 1 : (n + t->dims[2] - 1) / t->dims[2];
 
-	for (int a = 1; a <= t->dims[0]; a++)
-		for (int b = 1; b <= t->dims[1]; b++) {
+	/*
+	 * A base a x b of fewer than n / dims[2] positions needs a taller
+	 * box than the torus: from the first one that does not; a base of
+	 * best positions or more cannot beat best (c >= 1), nor any wider
+	 * one (the same minimum, a fraction of the divisions: the node
+	 * sharing search asks for it once per size it meets).
+	 */
+	for (int a = 1; a <= t->dims[0] && (n < 1 || a < best); a++)
+		for (int b = n < 1 ? 1 : (base + a - 1) / a;
+		     b <= t->dims[1] && (n < 1 || a * b < best); b++) {
 			int c = (n + a * b - 1) / (a * b);
 
 			if (c <= t->dims[2] && a * b * c < best)

@@ -102,7 +102,9 @@ static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 	const topoml_topo_t *t = in->t;
 	struct bits it;
 	unsigned long m = 0;
-	int v, w = -1;
+	int v, w = -1, tcnt = 0;
+	long tcap = 0;
+	bool torus = t->family == TOPOML_TORUS;
 
 	memset(s, 0, sizeof(*s));
 	s->t = t;
@@ -116,26 +118,39 @@ static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 	s->usew = calloc(t->nnodes / ULBITS + 1, sizeof(unsigned long));
 	if (!s->use || !s->cap || !s->cnt || !s->idle || !s->usew)
 		return -1;
-	/* use a word at a time, as the bits are found */
+	/* use a word at a time, as the bits are found; a torus' one pool
+	 * summed in registers, not in memory a node */
 	for (_bits_init(&it, in->avail, t->nnodes);
 	     (v = _bits_next(&it)) >= 0;) {
 		if (!s->fu[v] || (idle_only && _partial(s, v)))
 			continue;
 		if (v / ULBITS != w) {
-			if (m)
+			if (m) {
 				hwloc_bitmap_set_ith_ulong(s->use, w, m);
+				s->usew[w] = m;
+			}
 			w = v / ULBITS;
 			m = 0;
 		}
 		m |= 1UL << (v % ULBITS);
-		s->usew[w] = m;
-		s->cap[_leaf(s, v)] += s->fu[v];
-		s->cnt[_leaf(s, v)]++;
+		if (torus) {
+			tcap += s->fu[v];
+			tcnt++;
+		} else {
+			s->cap[_leaf(s, v)] += s->fu[v];
+			s->cnt[_leaf(s, v)]++;
+		}
 		if (s->fu[v] > s->most)
 			s->most = s->fu[v];
 	}
-	if (m)
+	if (m) {
 		hwloc_bitmap_set_ith_ulong(s->use, w, m);
+		s->usew[w] = m;
+	}
+	if (torus) {
+		s->cap[s->nl - 1] += tcap;
+		s->cnt[s->nl - 1] += tcnt;
+	}
 	for (int l = 0; l < t->nswitches; l++) {
 		const struct topoml_switch *sw = &t->switches[l];
 		bool idle = sw->nnodes > 0 && !sw->nchildren;
@@ -485,7 +500,7 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 	const topoml_topo_t *t = s->t;
 	const int *o = c->o, *sd = c->s;
 	int ax[3] = { 0, 1, 2 }, i[3], m = 0, st[3], ext[3] = { 1, 1, 1 };
-	int big = 0;
+	int big = 0, *off[3] = { NULL };
 	long sum = 0, vol;
 
 	c->nodes = malloc((size_t)sd[0] * sd[1] * sd[2] * sizeof(int));
@@ -499,20 +514,31 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 				ax[a] = ax[b];
 				ax[b] = x;
 			}
+	/* each axis' positions, wrapped, as offsets into coord_node (once
+	 * a side, not three divisions a cell) */
+	off[0] = malloc(((size_t)sd[0] + sd[1] + sd[2]) * sizeof(int));
+	if (!off[0])
+		return -1;
+	off[1] = off[0] + sd[0];
+	off[2] = off[1] + sd[1];
+	for (int k = 0, step = 1; k < 3; step *= t->dims[k], k++)
+		for (int j = 0; j < sd[k]; j++)
+			off[k][j] = (o[k] + j) % t->dims[k] * step;
 	for (i[2] = 0; i[2] < sd[ax[2]]; i[2]++)
-		for (i[1] = 0; i[1] < sd[ax[1]]; i[1]++)
-			for (i[0] = 0; i[0] < sd[ax[0]]; i[0]++) {
-				int cc[3], v;
+		for (i[1] = 0; i[1] < sd[ax[1]]; i[1]++) {
+			int p = off[ax[2]][i[2]] + off[ax[1]][i[1]];
+			const int *o0 = off[ax[0]];
 
-				for (int k = 0; k < 3; k++)
-					cc[ax[k]] = (o[ax[k]] + i[k]) %
-						    t->dims[ax[k]];
-				v = t->coord_node[topoml__torus_pos(t, cc)];
+			for (i[0] = 0; i[0] < sd[ax[0]]; i[0]++) {
+				int v = t->coord_node[p + o0[i[0]]];
+
 				if (v >= 0 && _use(s, v)) {
 					c->nodes[m++] = v;
 					sum += s->fu[v];
 				}
 			}
+		}
+	free(off[0]);
 	/* marked, then the rest moved down once */
 	for (int k = m - 1, left = m; k >= 0 && left > nnodes; k--) {
 		int v = c->nodes[k];
@@ -1000,64 +1026,92 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 	return vf;
 }
 
+/*
+ * c's score, but where its span alone (its ring costs its bound at least)
+ * shows it cannot beat best: then -1, unordered (Slurm's runs are spread
+ * on a large torus: the ring order of a set no better than the best).
+ */
+static int _t_eval_score(struct sh *s, const struct tcand *best,
+			 struct tcand *c)
+{
+	int st[3], ext[3];
+	long vol;
+	double lb;
+
+	if (best->nodes && c->n >= 2) {
+		vol = topoml__torus_box(s->t, c->nodes, c->n, true, st, ext);
+		if (vol < 0)
+			return -1;
+		lb = (double)vol / _t_span_lb(s, c->n) + 1.0;
+		if (lb >= best->score + 1e-9 ||
+		    (lb >= best->score - 1e-9 && c->spare >= best->spare))
+			return -1;
+	}
+	c->score = _t_score(s, c->nodes, c->n);
+	return c->score < 0 ? -1 : 0;
+}
+
 /* Slurm's _eval_nodes() by units along order (the Hilbert curve, or
  * node index order): a candidate beside the boxes. */
 static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
-		   struct tcand *c)
+		   const struct tcand *best, struct tcand *c)
 {
 	int nn = s->t->nnodes, m = 0, gap = -1;
-	uint32_t *cpus = calloc(nn + 1, sizeof(uint32_t));
-	int *un = malloc((nn + 1) * sizeof(int));
 	int *ord = malloc((nn + 1) * sizeof(int));
 	struct topoml_eval_nodes e = {
 		.order = ord,
 		.avail = s->use,
-		.cpus = cpus,
+		/* the usable nodes' units: the runs read no others */
+		.cpus = s->fu,
 		.rem_cpus = units,
 		.rem_nodes = nnodes,
-		.nodes = malloc((nn + 1) * sizeof(int)),
-		.units = un,
 	};
 	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
+	if (!ord)
+		return -1;
 	/* Slurm's runs are those of the usable nodes: one node that is not
 	 * usable stands for each gap between them, the same runs in a
 	 * shorter order (about the free nodes, not the machine) */
 	for (int v = 0; v < nn && gap < 0; v++)
 		if (!_use(s, v))
 			gap = v;
-	for (int p = 0; ord && p < nn; p++) {
-		if (_use(s, order[p]))
-			ord[m++] = order[p];
-		else if (!m || ord[m - 1] != gap)
-			ord[m++] = gap;
+	if (gap < 0) {
+		memcpy(ord, order, nn * sizeof(int));
+		m = nn;
+	} else {
+		/* without branches (half the nodes are free, at random): a
+		 * gap is kept where the one before was usable (the first
+		 * position is kept whatever it is) */
+		for (int p = 0, prev = 1; p < nn; p++) {
+			int v = order[p], u = _use(s, v);
+
+			ord[m] = u ? v : gap;
+			m += u | prev;
+			prev = u;
+		}
 	}
 	e.nn = m;
 	e.inmap = calloc(m + 1, 1);
-	if (cpus && un && ord && e.inmap && e.nodes) {
-		struct bits it;
-		int v;
+	e.nodes = malloc((m + 1) * sizeof(int));
+	e.units = malloc((m + 1) * sizeof(int));
+	if (e.inmap && e.nodes && e.units &&
+	    topoml__eval_nodes(&e) == 0 && e.n > 0) {
 		long sum = 0;
 
-		for (_bits_init(&it, s->use, nn); (v = _bits_next(&it)) >= 0;)
-			cpus[v] = s->fu[v];
-		if (topoml__eval_nodes(&e) == 0 && e.n > 0) {
-			c->nodes = e.nodes;
-			e.nodes = NULL;
-			c->n = e.n;
-			for (int i = 0; i < c->n; i++)
-				sum += s->fu[c->nodes[i]];
-			c->spare = sum - units;
-			c->score = _t_score(s, c->nodes, c->n);
-			rc = c->score < 0 ? -1 : 0;
-		}
+		c->nodes = e.nodes;
+		e.nodes = NULL;
+		c->n = e.n;
+		for (int i = 0; i < c->n; i++)
+			sum += s->fu[c->nodes[i]];
+		c->spare = sum - units;
+		rc = _t_eval_score(s, best, c);
 	}
-	free(cpus);
-	free(un);
 	free(ord);
 	free(e.inmap);
 	free(e.nodes);
+	free(e.units);
 	return rc;
 }
 
@@ -1262,7 +1316,8 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 			for (int i = 0; i < t->nnodes; i++)
 				ident[i] = i;
 		}
-		if (_t_eval(s, k ? ident : curve, units, nnodes, &c) == 0 &&
+		if (_t_eval(s, k ? ident : curve, units, nnodes, &best,
+			    &c) == 0 &&
 		    _t_better(&c, &best)) {
 			/* the boxes' sets are freed with cv */
 			if (best.nodes && !best.s[0])
