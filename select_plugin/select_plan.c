@@ -375,9 +375,35 @@ static void _rank(struct _ctx *x, int pass, int max, struct _cands *c,
 }
 
 /*
+ * Blocks without topology/block: the engine places nothing for a job a
+ * crowded row holds for its aligned group (place_block.c), and with no
+ * partition nodes to wait for (an empty universe) it would place the job
+ * in a larger group.  Such a job waits, as in topoml sim, rather than
+ * take cons_tres's nodes.
+ */
+static bool _crowded_hold(const struct _ctx *x)
+{
+	struct topoml_place_req q = x->req;
+	struct topoml_placement pl = { 0 };
+	hwloc_bitmap_t none;
+	char why[160];
+	bool held;
+
+	if (g_topo->nblocks <= 0 || q.block_aligned || q.units ||
+	    q.required || !(none = hwloc_bitmap_alloc()))
+		return false;
+	q.universe = none;
+	held = !topoml_place(g_topo, TOPOML_POLICY_TOPOML, &q, &pl, why,
+			     sizeof(why));
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(none);
+	return held;
+}
+
+/*
  * Run-now: the engine's choices in this pass, or _WAIT when the best of
  * the idle nodes misses the job's locality criterion and it waits
- * (_locality_wait).
+ * (_locality_wait), or a crowded block row holds it (_crowded_hold).
  */
 static enum _verdict _plan_run_now(struct _ctx *x, int pass,
 				   struct _cands *c, char *why, size_t whylen)
@@ -394,6 +420,8 @@ static enum _verdict _plan_run_now(struct _ctx *x, int pass,
 		_cands_clear(c);
 		return _WAIT;
 	}
+	if (!pass && c->n <= 0 && _crowded_hold(x))
+		return _WAIT;
 	return _CANDS;
 }
 

@@ -53,7 +53,8 @@
 #     scratch directory removed with the cluster).
 #   Jobs: cluster_submit ARGS... (a sleeping batch job), cluster_job_state,
 #     cluster_job_reason, cluster_job_comment (SystemComment),
-#     cluster_job_wait_start, cluster_job_wait_end, cluster_job_wait_gone.
+#     cluster_job_wait_start, cluster_job_wait_end, cluster_job_wait_gone,
+#     cluster_cancel_all (every job, until the queue is empty).
 #   Checks: cluster_fail MSG, cluster_no_drain WHAT, cluster_same_nodes A B,
 #     cluster_field KEY LINE.
 #
@@ -574,6 +575,23 @@ cluster_job_wait_gone() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# cluster_cancel_all [SECONDS]: cancel every job and wait until the queue
+# is empty (30 s), so that the next check starts on an idle machine; fails
+# the test naming the jobs left.
+cluster_cancel_all() {
+	local ids left
+	ids=$(squeue -h -o %i 2>/dev/null)
+	# shellcheck disable=SC2086
+	[ -z "$ids" ] || scancel $ids 2>/dev/null
+	for _ in $(seq 1 $((${1:-30} * 10))); do
+		left=$(squeue -h -o '%i' 2>/dev/null)
+		[ -z "$left" ] && return 0
+		sleep 0.1
+	done
+	left=$(squeue -h -o '%i %T %r' 2>/dev/null | paste -sd,)
+	cluster_fail "cancel all: jobs left after ${1:-30} s: $left"
 }
 
 # ---- Checks

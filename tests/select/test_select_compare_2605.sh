@@ -144,8 +144,8 @@ cmp_run() {
 # cmp_odd OUT SCORE_TOPO: each size of ODD alone on the empty machine.
 cmp_odd() {
 	local out=$1 topo=$2 n id nodes
-	scancel -u root
-	sleep 2
+	cluster_cancel_all
+	cluster_settle
 	for n in $ODD; do
 		if ! id=$(topo_submit -N "$n" 2>"$work/sbatch.msg"); then
 			echo "$n REFUSED $(sed -n '$s/ /_/gp' "$work/sbatch.msg")" >>"$out"

@@ -50,14 +50,6 @@ start_big() {
 	big=$x
 }
 
-cancel_all() {
-	local id
-	scancel -u root
-	for id in $(squeue -h -o '%i'); do
-		sel_wait_gone "$id" || cluster_fail "job $id does not end"
-	done
-}
-
 # 1. The issue's case.
 ids=""
 for _ in 1 2 3 4 5 6; do
@@ -81,7 +73,7 @@ got=$(echo $where | tr ' ' '\n' | sort | uniq -c | awk '{print $2 "x" $1}' |
 	cluster_fail "six -n1 jobs on: $got (cons_tres: n1x4 n2x2)"
 echo "ok: six sbatch -n1 packed like cons_tres: $got"
 start_big "issue 18" "n[5-8]"
-cancel_all
+cluster_cancel_all
 
 # 2. Multi-node by tasks: leaf r1 is partly used (two CPUs of n5).
 ids=""
@@ -109,7 +101,7 @@ esac
 [ "$(sel_field leaves "$cmt")" = 1/1 ] || cluster_fail "-n8: $cmt"
 echo "ok: sbatch -n8 on the partly used leaf: $nx"
 start_big "-n8 then -N4" "n[1-4]"
-cancel_all
+cluster_cancel_all
 
 cluster_stop
 rm -rf "$work"

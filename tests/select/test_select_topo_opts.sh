@@ -12,6 +12,12 @@
 #   topology.yaml      25.05+: each partition its own topology (tree,
 #                      block, flat), each enforced as above
 #
+# and, on every release, blocks given in topoml.conf's TopologyFile= beside
+# topology/tree: nothing refuses what is not aligned, so a job no aligned
+# group has room for goes into a larger one at once, unless the row is
+# crowded: then it stays pending (Resources) until its aligned group frees
+# (the engine's hold, topology/place/place_block.c).
+#
 # select/topoml narrows to the engine's choice and lets cons_tres with the
 # configured topology plugin decide inside it; when the plugin refuses the
 # narrowed set, the next choice and finally all candidates (plain
@@ -137,12 +143,76 @@ check_block() {	# PARTITION ("" = default)
 	sleep 1
 }
 
+# ---- blocks from topoml.conf's TopologyFile, Slurm's plugin not block ----
+# The engine alone decides (no topology/block to refuse what is not
+# aligned): a job no aligned group of its BlockSizes level holds goes into
+# a larger aligned group on as few blocks, at once; but in a crowded row
+# (the larger group would leave fewer free nodes than half its size, and
+# an aligned group of its partition holds it once jobs there end) it
+# waits for the aligned group (topology/place/place_block.c).  Blocks
+# b0..b7 of 8 nodes; -N12 wants an aligned pair (b0-b1, b2-b3, ...).
+check_crowded() {
+	local log=$CLUSTER_DIR/log/slurmctld.log a b c d j nl held
+	local hold="no aligned group of 2 base blocks holds 12 free nodes, and a larger one would leave fewer than 6 free"
+	grep -q "select/topoml: .*block: $NODES nodes, $UNITS blocks of $PER" \
+		"$log" || cluster_fail "no block model: $(grep topoml "$log" | tail -3)"
+	# b0 and b3 busy, 4 nodes of each of b4..b7: no aligned pair has 12
+	# free; b1 and b2 (16 free) are a pair of the aligned four b0-b3.
+	a=$(topo_submit -N8 -w "c[1-8]") || cluster_fail "blocker b0"
+	b=$(topo_submit -N12 -w "c[25-36]") || cluster_fail "blocker b3-b4"
+	c=$(topo_submit -N12 -w "c[41-44,49-52,57-60]") ||
+		cluster_fail "blocker b5-b7"
+	for id in $a $b $c; do started "$id" "blocker $id" >/dev/null; done
+	# 32 free: not crowded, -N12 at once on b1 and b2 (topology/block
+	# would hold it for an aligned pair).
+	j=$(topo_submit -N12) || cluster_fail "sbatch -N12 (larger group)"
+	nl=$(started "$j" "-N12, no aligned pair free")
+	[ "$(topo_units "$nl" $PER | uniq | paste -sd,)" = 1,2 ] &&
+		[ "$(topo_placed "$j")" = topoml ] ||
+		cluster_fail "-N12, no aligned pair free: $nl placed by '$(topo_placed "$j")', want b1 and b2 by the engine"
+	echo "blocks (TopologyFile): -N12, no aligned pair free: $nl at once (a larger group)"
+	scancel "$j"
+	cluster_job_wait_gone "$j" || cluster_fail "-N12 not cancelled"
+	# The rest of b4..b7 busy: 16 free, -N12 on b1 and b2 would leave 4,
+	# fewer than 6.  It waits for b0-b1.
+	d=$(topo_submit -N16 -w "c[37-40,45-48,53-56,61-64]") ||
+		cluster_fail "blocker b4-b7"
+	started "$d" "blocker b4-b7" >/dev/null
+	cluster_settle
+	j=$(topo_submit -N12) || cluster_fail "sbatch -N12 (crowded)"
+	for _ in $(seq 1 300); do
+		grep -q "JobId=$j .*$hold" "$log" && break
+		sleep 0.1
+	done
+	held=$(topo_reason "$j")
+	case "$held" in
+	PENDING*) ;;
+	*) cluster_fail "crowded row: -N12 $held on $(squeue -h -j "$j" -o %N), not held for b0-b1" ;;
+	esac
+	grep -q "JobId=$j .*$hold" "$log" ||
+		cluster_fail "crowded row: no hold logged: $(grep "JobId=$j" "$log" | tail -3)"
+	scancel "$a"
+	nl=$(started "$j" "-N12 once b0 freed")
+	[ "$(topo_units "$nl" $PER | uniq | paste -sd,)" = 0,1 ] ||
+		cluster_fail "crowded row: -N12 on $nl once b0 freed, want b0-b1"
+	echo "blocks (TopologyFile), crowded row: -N12 $held, then $nl once b0 freed"
+	cluster_cancel_all
+}
+
 echo "== topology/tree (topology.conf), select/topoml with the same leaves"
 printf 'TopologyFile=%s\n' "$work/tree.conf" >"$work/topoml-tree.conf"
 CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_SELECT=topoml \
 	CLUSTER_TOPOLOGY=$work/tree.conf CLUSTER_TOPOML_CONF=$work/topoml-tree.conf \
 	cluster_start topo-opts-tree || exit $?
 check_switches ""
+cluster_stop
+
+echo "== blocks (topoml.conf TopologyFile), select/topoml beside topology/tree"
+printf 'TopologyFile=%s\nDebug=1\n' "$work/block.conf" >"$work/topoml-blocks.conf"
+CLUSTER_SLURMD=0 CLUSTER_CLOUD=$NODES CLUSTER_SELECT=topoml \
+	CLUSTER_TOPOLOGY=$work/tree.conf CLUSTER_TOPOML_CONF=$work/topoml-blocks.conf \
+	cluster_start topo-opts-blocks || exit $?
+check_crowded
 cluster_stop
 if [ "$CLUSTER_SLURM_VERSION" -lt 2405 ]; then
 	echo "SKIP: --segment, --exclusive=topo, topology/block need Slurm 24.05+"

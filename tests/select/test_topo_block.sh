@@ -80,11 +80,7 @@ echo "s -N 4 --segment=2 -> $nodes (as topology/block alone)"
 # --exclusive=topo (topology/block supports it; cons_tres applies it
 # through whole_topo): no other job on the job's blocks, although the
 # engine alone would fill them (`topoml place` says where).
-scancel -u root
-for _ in $(seq 1 100); do
-	[ -z "$(squeue -h -o %i)" ] && break
-	sleep 0.1
-done
+cluster_cancel_all
 cluster_settle
 block_of() {
 	topo_units "$1" 4 | uniq | paste -sd,
@@ -123,11 +119,7 @@ done
 # (b0-b1, b2-b3) has 5 free nodes: the job waits with the engine's
 # reason (before, the engine offered b1 and b3 of the row of 16 and
 # cons_tres refused them), then starts inside b0-b1 when b0 frees.
-scancel -u root
-for _ in $(seq 1 100); do
-	[ -z "$(squeue -h -o %i)" ] && break
-	sleep 0.1
-done
+cluster_cancel_all
 cluster_settle
 for w in 'c[1-4]' 'c[9-12]'; do
 	id=$(cluster_submit -N 4 -w "$w") || cluster_fail "busy $w: sbatch"

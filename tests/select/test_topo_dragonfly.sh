@@ -163,11 +163,7 @@ echo "d -N 2-3 -w n4 -x n8 -> $nodes"
 
 # Node-sharing jobs: 8 jobs of 2 nodes x 2 CPUs fill the 32 CPUs, two
 # jobs on every node, each in one group; every one runs a step.
-scancel -u root
-for _ in $(seq 1 100); do
-	[ -z "$(squeue -h -o %i)" ] && break
-	sleep 0.1
-done
+cluster_cancel_all
 cluster_settle
 stock=$(stock_run stockshared -N 2 --ntasks-per-node=2) || exit 1
 [ "$(groups "$stock")" -gt 1 ] ||
@@ -203,6 +199,6 @@ for k in 1 2 3 4 5 6 7 8; do
 		cluster_fail "s$k: its step did not run 4 tasks: $(cat "$work/s$k.out" 2>&1)"
 done
 echo "8 sharing jobs run, 2 on every node, 4 tasks each"
-scancel -u root
+cluster_cancel_all
 _cluster_alive "$pid" || cluster_fail "slurmctld died"
 echo "PASS: topology/topoml on a dragonfly from topoml.conf"

@@ -104,11 +104,7 @@ echo "e 2 --contiguous -> $e_nodes (Slurm's own evaluation)"
 
 # Node-sharing jobs (partition shared, by CPUs) and --switches: the
 # engine too, on one leaf.
-scancel -u root
-for _ in $(seq 1 100); do
-	[ -z "$(squeue -h -o %i)" ] && break
-	sleep 0.1
-done
+cluster_cancel_all
 id=$(cluster_submit -p shared -n 6 -J g) || cluster_fail "g: sbatch"
 g_nodes=$(cluster_job_wait_start "$id") ||
 	cluster_fail "g (-n 6, shared) did not start: $(cluster_job_reason "$id")"
@@ -139,11 +135,7 @@ echo "i -N 3 -w c12 -x c11 -> $i_nodes"
 # supports_exclusive_topo false, 24.11: TOPO_DATA_EXCLUSIVE_TOPO 0), so
 # cons_tres keeps no job off its leaf, as without topoml: the next job
 # takes what the engine alone takes, on that leaf.
-scancel -u root
-for _ in $(seq 1 100); do
-	[ -z "$(squeue -h -o %i)" ] && break
-	sleep 0.1
-done
+cluster_cancel_all
 cluster_settle
 id=$(cluster_submit -N 2 --exclusive=topo -J x) || cluster_fail "x: sbatch"
 x_nodes=$(cluster_job_wait_start "$id") ||

@@ -123,11 +123,7 @@ echo "ok: $one"
 # cannot have.  One busy node c1: the largest box is the torus less the
 # plane through c1 (X x Y x (Z-1) or the like), found here by trying every
 # box of the torus, wrapping in every dimension.
-scancel -u root
-for _ in $(seq 1 100); do
-	[ -z "$(squeue -h -o %i)" ] && break
-	sleep 0.1
-done
+cluster_cancel_all
 id=$(cluster_submit -N 1 -w c1 -J f) || cluster_fail "f: sbatch"
 cluster_job_wait_start "$id" >/dev/null ||
 	cluster_fail "f (-w c1) did not start: $(cluster_job_reason "$id")"

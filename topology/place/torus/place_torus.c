@@ -1582,6 +1582,23 @@ static void _best_ring(const topoml_topo_t *t, int *nodes, int n)
 }
 
 /*
+ * A fallback set (out) gives way to another (c: the near box, the curve's
+ * run) of as many nodes with a shorter ring and a box no larger (cbox,
+ * obox: the caller's measure of it); c's nodes then move to out.
+ */
+static void _take_shorter(const topoml_topo_t *t,
+			  struct topoml_placement *out,
+			  struct topoml_placement *c, long cbox, long obox)
+{
+	if (c->n != out->n || cbox > obox ||
+	    !(_ring(t, c->nodes, c->n) < _ring(t, out->nodes, out->n)))
+		return;
+	free(out->nodes);
+	out->nodes = c->nodes;
+	c->nodes = NULL;
+}
+
+/*
  * A size no box has (67 on 8x8x18): the smallest all-free box a little
  * larger (2x2x17 for 67), most cube-like first, and n of its nodes along
  * its ring (the box's Hamiltonian cycle less a stretch of it: the ring
@@ -1665,13 +1682,9 @@ static int _near_box(struct grid *g, const struct place_in *in,
 		}
 		free(cv);
 	}
-	/* a shorter ring in a box no larger */
-	if (nb.n == n && _ring(t, nb.nodes, n) < r0 &&
-	    topoml__torus_box(t, nb.nodes, n, true, st, ex) <= v0) {
-		free(out->nodes);
-		out->nodes = nb.nodes;
-		nb.nodes = NULL;
-	}
+	if (nb.n == n)
+		_take_shorter(t, out, &nb, topoml__torus_box(t, nb.nodes, n,
+							     true, st, ex), v0);
 out:
 	topoml_placement_clear(&nb);
 	hwloc_bitmap_free(set);
@@ -1716,12 +1729,7 @@ static void _or_hilbert(const struct place_in *in,
 	if (h.n != out->n || hb > mb)
 		goto out;
 	topoml__torus_ring_order(in->t, h.nodes, h.n);
-	if (h.n == out->n && hb <= mb &&
-	    _ring(in->t, h.nodes, h.n) < _ring(in->t, out->nodes, out->n)) {
-		free(out->nodes);
-		out->nodes = h.nodes;
-		h.nodes = NULL;
-	}
+	_take_shorter(in->t, out, &h, hb, mb);
 out:
 	topoml_placement_clear(&h);
 	hwloc_bitmap_free(hs);
