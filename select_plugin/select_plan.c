@@ -401,6 +401,29 @@ static bool _crowded_hold(const struct _ctx *x)
 }
 
 /*
+ * Will-run of a job a crowded row holds: the aligned group run-now waits
+ * for, as the running jobs end by their limits (the wait's block plan),
+ * so that backfill reserves it and later jobs keep off it.  False: no
+ * such group frees.
+ */
+static bool _crowded_plan(struct _ctx *x)
+{
+	struct sel_req *r = &x->r;
+	struct topoml_wait_verdict_info v = { .kind = TOPOML_WAIT_BLOCK };
+	struct topoml_wait_job wj = { .nnodes = x->req.nnodes };
+	struct topoml_wait_policy pol = { 0 };
+
+	if (!r->free_at ||
+	    (!r->avail_then && !(r->avail_then = hwloc_bitmap_alloc())) ||
+	    topoml_wait_plan(g_topo, &pol, &wj, &v, r->avail_all, r->free_at,
+			     0, r->avail_then) < 0)
+		return false;
+	_plan_then(r, &x->req);
+	x->req.block_aligned = true;
+	return true;
+}
+
+/*
  * Run-now: the engine's choices in this pass, or _WAIT when the best of
  * the idle nodes misses the job's locality criterion and it waits
  * (_locality_wait), or a crowded block row holds it (_crowded_hold).
@@ -428,8 +451,9 @@ static enum _verdict _plan_run_now(struct _ctx *x, int pass,
 /*
  * Will-run (backfill's plan, sbatch --test-only): the engine's best
  * choice where the job would start by the running jobs' limits: the idle
- * nodes, else the nodes free soonest; for a job the locality wait holds,
- * the nodes free when what it waits for is (_wait_plan, the last plan).
+ * nodes, else the nodes free soonest; for a job the locality wait or a
+ * crowded row holds, the nodes free when what it waits for is (_wait_plan,
+ * _crowded_plan: the last plan).
  */
 static enum _verdict _plan_will_run(struct _ctx *x, int pass,
 				    struct _cands *c, char *why,
@@ -485,6 +509,13 @@ static enum _verdict _plan_will_run(struct _ctx *x, int pass,
 		}
 	}
 	_rank(x, pass, 1, c, why, whylen);
+	if (!pass && c->n < 1 && _crowded_hold(x)) {
+		if (!_crowded_plan(x))
+			return _NONE;
+		c->n = topoml_place_ranked(g_topo, TOPOML_POLICY_TOPOML,
+					   req, 1, c->pl, why, whylen);
+		return _LAST;
+	}
 	if (pass || c->n < 1 ||
 	    !(plan = _wait_plan(x->j, r, req, &c->pl[0], why, whylen)))
 		return _CANDS;

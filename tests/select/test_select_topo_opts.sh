@@ -158,7 +158,8 @@ check_crowded() {
 		"$log" || cluster_fail "no block model: $(grep topoml "$log" | tail -3)"
 	# b0 and b3 busy, 4 nodes of each of b4..b7: no aligned pair has 12
 	# free; b1 and b2 (16 free) are a pair of the aligned four b0-b3.
-	a=$(topo_submit -N8 -w "c[1-8]") || cluster_fail "blocker b0"
+	# b0's job has a limit, so that backfill can plan past it
+	a=$(topo_submit -N8 -t 30 -w "c[1-8]") || cluster_fail "blocker b0"
 	b=$(topo_submit -N12 -w "c[25-36]") || cluster_fail "blocker b3-b4"
 	c=$(topo_submit -N12 -w "c[41-44,49-52,57-60]") ||
 		cluster_fail "blocker b5-b7"
@@ -191,11 +192,21 @@ check_crowded() {
 	esac
 	grep -q "JobId=$j .*$hold" "$log" ||
 		cluster_fail "crowded row: no hold logged: $(grep "JobId=$j" "$log" | tail -3)"
+	# backfill reserves the group it waits for: b0-b1, as b0's job ends
+	# by its limit (not the larger group it declines)
+	for _ in $(seq 1 100); do
+		planned=$(scontrol -o show job "$j" |
+			  sed -n 's/.* SchedNodeList=\([^ ]*\).*/\1/p')
+		[ -n "$planned" ] && break
+		sleep 0.1
+	done
+	[ "$(topo_units "$planned" $PER | uniq | paste -sd,)" = 0,1 ] ||
+		cluster_fail "crowded row: backfill planned -N12 on '$planned', want b0-b1"
 	scancel "$a"
 	nl=$(started "$j" "-N12 once b0 freed")
 	[ "$(topo_units "$nl" $PER | uniq | paste -sd,)" = 0,1 ] ||
 		cluster_fail "crowded row: -N12 on $nl once b0 freed, want b0-b1"
-	echo "blocks (TopologyFile), crowded row: -N12 $held, then $nl once b0 freed"
+	echo "blocks (TopologyFile), crowded row: -N12 $held, planned on $planned, then $nl once b0 freed"
 	cluster_cancel_all
 }
 
