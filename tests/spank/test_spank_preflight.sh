@@ -204,11 +204,23 @@ t_step() {
 	[ $rc = 0 ] || cluster_fail "timed step $*: $(cat "$out")"
 	echo $(((b - a) / 1000000))
 }
-# (Not piped: a failing t_step must end the test.)
-for i in 1 2 3 4 5; do t_step; done >"$PF/off"
-for i in 1 2 3 4 5; do t_step --ml-preflight; done >"$PF/on"
-off=$(median <"$PF/off")
-on=$(median <"$PF/on")
+# Steps with and without alternate, so that a slow spell of a shared
+# host (Slurm's RPC retries wait a second) falls on both; a round over
+# the limit is measured once more.  (Not piped: a failing t_step must
+# end the test.)
+for round in 1 2; do
+	: >"$PF/off"
+	: >"$PF/on"
+	for i in 1 2 3 4 5; do
+		t_step >>"$PF/off"
+		t_step --ml-preflight >>"$PF/on"
+	done
+	off=$(median <"$PF/off")
+	on=$(median <"$PF/on")
+	[ $((on - off)) -le 500 ] && break
+	echo "quick preflight, round $round: $off ms without, $on ms with:" \
+		"$(paste -sd' ' "$PF/off") / $(paste -sd' ' "$PF/on")"
+done
 own=$(sed -n 's/.*--ml-preflight: node n[0-9]* passed (quick, \([0-9]*\) ms).*/\1/p' \
 	"$CLUSTER_DIR"/log/slurmd-n*.log | sort -n | tail -1)
 [ -n "$own" ] || cluster_fail "no 'passed (quick, N ms)' in slurmd's logs"
