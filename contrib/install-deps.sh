@@ -33,12 +33,13 @@ fi
 BUILD_PKGS="build-essential autoconf automake libtool pkg-config
       libslurm-dev libhwloc-dev libibverbs-dev libjson-c-dev zlib1g-dev
       python3 dpkg-dev"
+# Optional: SimGrid for topoml-netsim (configure builds it when found;
+# added before PKGS is made from BUILD_PKGS, so the test suite has it).
+BUILD_PKGS="$BUILD_PKGS libsimgrid-dev"
 PKGS="$BUILD_PKGS slurmctld slurmd slurm-client munge hwloc check
       valgrind procps clang libclang-rt-14-dev
       debhelper dh-python rpm rpmlint python3-pip python3-setuptools
       python3-wheel mandoc"
-# Optional: SimGrid for topoml-netsim (configure builds it when found).
-BUILD_PKGS="$BUILD_PKGS libsimgrid-dev"
 [ $BUILD_ONLY = 1 ] && PKGS=$BUILD_PKGS
 # The test suite also trains with real PyTorch (gloo on CPU) and runs an
 # MPI program (MPICH); the quick-start does not need them.
