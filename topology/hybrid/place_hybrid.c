@@ -410,8 +410,9 @@ static long _rem_pieces(const int *rem, const int *ord, int np, int g)
 	return pieces;
 }
 
-#define HYB_PACK_PARTS 32	/* subset sums: O(32 x 32 x 512) at most */
+#define HYB_PACK_PARTS 64
 #define HYB_PACK_UNITS 512
+#define HYB_PACK_STEPS 65536	/* subset sums' steps, in all */
 
 /*
  * The order of the parts that builds the mixed stages: each stage opened
@@ -419,12 +420,14 @@ static long _rem_pieces(const int *rem, const int *ord, int np, int g)
  * sum), so that no remainder is cut over two stages, where that leaves
  * the stages fewer parts in all than the index order does; those that
  * complete none come last.  A part without a remainder keeps its place.
- * Small cases only (HYB_PACK_*): else the index order.
+ * Small cases only (HYB_PACK_*), and at most HYB_PACK_STEPS steps of the
+ * sums: what is left then comes last too.  Else the index order.
  */
 static void _pack_parts(const int *rem, int np, int g, int *ord)
 {
 	int grp[HYB_PACK_PARTS], by[HYB_PACK_UNITS], alt[HYB_PACK_PARTS];
 	int ng = 0, k = 0;
+	long steps = 0;
 
 	for (int q = 0; q < np; q++)
 		ord[q] = q;
@@ -442,6 +445,12 @@ static void _pack_parts(const int *rem, int np, int g, int *ord)
 			break;
 		grp[a] = ng;
 		need = g - rem[a];
+		steps += (long)np * (need + 1);
+		if (steps > HYB_PACK_STEPS) {
+			for (int q = 0; q < np; q++)
+				grp[q] = grp[q] == -1 || q == a ? -3 : grp[q];
+			break;
+		}
 		for (int x = 0; x <= need; x++)
 			by[x] = x ? -1 : np;
 		for (int q = 0; q < np && need > 0; q++) {
