@@ -36,8 +36,10 @@ struct sim_cli {
 				 * placement without a split TP group */
 	long *dp_lb;		/* per job: the least DP traffic through
 				 * the top that its free nodes allowed with
-				 * no more tensor groups over the top than
-				 * topoml's placement (_hyb_dp_lb) */
+				 * no more tensor groups over the top nor
+				 * split than topoml's placement */
+	long *dp_lb_any;	/* the same, any number split
+				 * (_hyb_dp_lb alone) */
 	int *topdom;		/* per node: its domain below the top
 				 * (fat-tree spine pod, dragonfly group) */
 	int ntopdom;
@@ -60,6 +62,7 @@ struct hyb_sum {
 	long tp_split_forced;	/* of those: no free set allowed fewer */
 	long dp_top_lb;		/* the least DP through the top that
 				 * each job's free nodes allowed, summed */
+	long dp_top_lb_any;	/* the same, any number of TP groups split */
 	long tp_split_node;	/* TP groups over > 1 node */
 	int jobs;
 	double weighted;
@@ -950,6 +953,115 @@ static long _hyb_dp_lb(const struct sim_cli *c, const topoml_topo_t *t,
 	       (S - zero - cheap) * (k > 2 ? k : 2) * p->tp;
 }
 
+/*
+ * A lower bound on the data-parallel transfers through the top of any
+ * placement of the shape on these free nodes that splits at most `split'
+ * tensor groups over NVLink domains (topoml's placement's count).  With
+ * _hyb_dp_lb's bound (no more groups over the top) it bounds the
+ * placements a user wants: tensor groups all-reduce every layer, so
+ * fewer data-parallel transfers through the top are no gain where they
+ * cost a group more off NVLink.
+ *
+ * Why it is a lower bound.  The job has N = n * K / T tensor groups, G
+ * in each of its S stages, at least U = N - split of them whole in one
+ * NVLink domain.  A domain below the top holds at most w of those (the
+ * whole groups its NVLink domains' free nodes form; an NVLink domain
+ * lies in one domain below the top, else this returns 0).  A stage
+ * with its whole groups in a of those domains has each of its T rings
+ * (one rank of every group) in all a of them: with a >= 2 each ring
+ * crosses the top at least a times.  Its whole groups in one domain d
+ * number at most min(G, w_d): the least count of (stage, domain) pairs
+ * holding U whole groups, I, takes the largest of the values G, G, ..,
+ * w_d mod G of every domain until they sum to U.  Say z stages have
+ * a <= 1: they hold at most the z largest values, L_1 + .. + L_z, and
+ * the other S - z at most G each, so z * G - (L_1 + .. + L_z) <= split;
+ * the other stages have a >= 2 and sum of a at least I - z.  So the
+ * transfers through the top are at least T * max(I - z, 2 * (S - z))
+ * for the largest such z below S (0 when z = S is possible: every stage
+ * in one domain, I <= S).
+ */
+static long _hyb_dp_lb_split(const struct sim_cli *c, const topoml_topo_t *t,
+			     hwloc_const_bitmap_t avail, int n,
+			     const struct topoml_parallel *p, long split)
+{
+	int K = c->hybrid, m, gpn, v;
+	long S = p->pp, N, G, U, I = 0, z = 0, sum = 0, nitem = 0, nfull = 0;
+	long lb = 0;
+	int *cnt = NULL, *dom = NULL;
+	long *w = NULL, *item = NULL;
+
+	if (t->nnvl < 1 || c->ntopdom < 2 || p->dp < 2 || p->cp != 1 ||
+	    S < 1 || split < 0)
+		return 0;
+	if (p->tp >= K && p->tp % K == 0) {
+		m = p->tp / K;
+		gpn = 1;
+	} else if (p->tp < K && K % p->tp == 0) {
+		m = 1;
+		gpn = K / p->tp;
+	} else {
+		return 0;
+	}
+	N = (long)n * K / p->tp;
+	if (N % S)
+		return 0;
+	G = N / S;
+	U = N - split;
+	cnt = calloc(t->nnvl, sizeof(int));
+	dom = malloc(sizeof(int) * t->nnvl);
+	w = calloc(c->ntopdom, sizeof(long));
+	item = malloc(sizeof(long) * (N + c->ntopdom + 1));
+	if (!cnt || !dom || !w || !item)
+		goto out;
+	for (int d = 0; d < t->nnvl; d++)
+		dom[d] = -1;
+	hwloc_bitmap_foreach_begin(v, avail)
+		int d = t->nodes[v].nvl;
+
+		if (d < 0)
+			continue;
+		if (c->topdom[v] < 0 ||
+		    (dom[d] >= 0 && dom[d] != c->topdom[v]))
+			goto out;	/* a domain over the top: no bound */
+		dom[d] = c->topdom[v];
+		cnt[d]++;
+	hwloc_bitmap_foreach_end();
+	for (int d = 0; d < t->nnvl; d++)
+		if (dom[d] >= 0)
+			w[dom[d]] += (long)(cnt[d] / m) * gpn;
+	/* values of (stage, domain) pairs; more than N of G are never
+	 * needed */
+	for (int d = 0; d < c->ntopdom; d++) {
+		for (long q = 0; q < w[d] / G && nfull < N; q++, nfull++)
+			item[nitem++] = G;
+		if (w[d] % G)
+			item[nitem++] = w[d] % G;
+	}
+	qsort(item, nitem, sizeof(long), _long_desc);
+	while (I < nitem && sum < U)
+		sum += item[I++];
+	if (sum < U)
+		goto out;	/* not so few splits here: no bound */
+	for (sum = 0; z < S; z++) {
+		long Lz = z < nitem ? item[z] : 0;
+
+		if ((z + 1) * G - (sum + Lz) > split)
+			break;
+		sum += Lz;
+	}
+	if (z == S && I <= S)
+		goto out;
+	if (z == S)
+		z = S - 1;
+	lb = (I - z > 2 * (S - z) ? I - z : 2 * (S - z)) * p->tp;
+out:
+	free(cnt);
+	free(dom);
+	free(w);
+	free(item);
+	return lb;
+}
+
 /* The simulator's placement of a --hybrid job under topoml. */
 static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 		      const struct topoml_place_req *req,
@@ -973,7 +1085,8 @@ static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 		/* the order _hyb_add prices: topoml_hybrid_order of the
 		 * nodes in index order */
 		int *nodes = malloc(sizeof(int) * (out->n + 1));
-		long over = 0;
+		long over = 0, split = 0, any = 0;
+		bool counted = nodes != NULL;
 
 		if (nodes) {
 			memcpy(nodes, out->nodes, sizeof(int) * out->n);
@@ -982,10 +1095,20 @@ static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 						  &p, c->weights);
 			over = topoml_hybrid_tp_over_top(t, nodes, out->n,
 							 c->hybrid, &p);
+			split = topoml_hybrid_tp_split(t, nodes, out->n,
+						       c->hybrid, &p);
 			free(nodes);
 		}
-		c->dp_lb[job] = _hyb_dp_lb(c, t, req->avail, out->n, &p,
-					   over);
+		/* no memory to count topoml's: no bound (0) */
+		if (counted)
+			any = _hyb_dp_lb(c, t, req->avail, out->n, &p, over);
+		c->dp_lb_any[job] = any;
+		/* both bound the placements with no more over the top
+		 * nor split than topoml's: the larger does */
+		c->dp_lb[job] = counted ? _hyb_dp_lb_split(c, t, req->avail,
+							   out->n, &p, split) :
+				0;
+		c->dp_lb[job] = c->dp_lb[job] > any ? c->dp_lb[job] : any;
 	}
 	return rc;
 }
@@ -1077,8 +1200,10 @@ static void _hyb_add(const struct sim_cli *c, const topoml_topo_t *t,
 			}
 			h->weighted += hc.weighted;
 			h->jobs++;
-			if (pol == TOPOML_POLICY_TOPOML && c->dp_lb)
+			if (pol == TOPOML_POLICY_TOPOML && c->dp_lb) {
 				h->dp_top_lb += c->dp_lb[i];
+				h->dp_top_lb_any += c->dp_lb_any[i];
+			}
 			/* whole TP groups: on one node, in one domain */
 			for (int g = 0; g < n * c->hybrid / p.tp; g++) {
 				int r0 = g * p.tp, r1 = r0 + p.tp - 1;
@@ -1152,6 +1277,12 @@ static void _hyb_print(const struct sim_cli *c)
 	printf("\n%-26s", "dp cross top: free bound");
 	for (int p = 0; p < c->npol; p++) {
 		snprintf(v, sizeof(v), "%ld", _hyb[p].dp_top_lb);
+		printf(" %16s", c->pol[p] == TOPOML_POLICY_TOPOML &&
+		       c->ntopdom > 0 ? v : "-");
+	}
+	printf("\n%-26s", "  more TP split allowed");
+	for (int p = 0; p < c->npol; p++) {
+		snprintf(v, sizeof(v), "%ld", _hyb[p].dp_top_lb_any);
 		printf(" %16s", c->pol[p] == TOPOML_POLICY_TOPOML &&
 		       c->ntopdom > 0 ? v : "-");
 	}
@@ -1263,7 +1394,9 @@ int cmd_sim(int argc, char **argv)
 		c.forced = calloc(tr->njobs + 1, sizeof(bool));
 		c.njobs = tr->njobs;
 		c.dp_lb = calloc(tr->njobs + 1, sizeof(long));
-		if (!c.forced || !c.dp_lb || _top_domains(&c, t) < 0)
+		c.dp_lb_any = calloc(tr->njobs + 1, sizeof(long));
+		if (!c.forced || !c.dp_lb || !c.dp_lb_any ||
+		    _top_domains(&c, t) < 0)
 			goto out;
 		c.sopts.wait_job = _hyb_wait_job;
 		c.sopts.hybrid_weights = c.weights;
@@ -1328,6 +1461,7 @@ out:
 	free(m);
 	free(c.forced);
 	free(c.dp_lb);
+	free(c.dp_lb_any);
 	free(c.topdom);
 	if (c.avoid_set)
 		hwloc_bitmap_free(c.avoid_set);

@@ -156,6 +156,44 @@ START_TEST(stages_in_spines)
 END_TEST
 
 /*
+ * A 48-node job (tp=8, pp=4, dp=6: stages of 12 nodes) on 24 nodes of
+ * spine 5, which hold two stages, and 4, 6, 6 and 8 nodes of spines 1 to
+ * 4.  Those 24 make the other two stages: filled in spine order the
+ * first takes 4 + 6 + 2 (three spines, its 8 rings crossing the top 3
+ * times each) and the second 4 + 8 (two): 40.  Built from remainders
+ * that complete a stage exactly, 8 + 4 and 6 + 6: two spines each, 32,
+ * the bound.
+ */
+START_TEST(remainders_packed)
+{
+	topoml_topo_t *t = _load("fattree-nvl576.json");
+	struct topoml_parallel p;
+	int nodes[48], n = 0;
+
+	for (int v = 0; v < 4; v++)
+		nodes[n++] = v;
+	for (int v = 72; v < 78; v++)
+		nodes[n++] = v;
+	for (int v = 144; v < 150; v++)
+		nodes[n++] = v;
+	for (int v = 216; v < 224; v++)
+		nodes[n++] = v;
+	for (int v = 288; v < 312; v++)
+		nodes[n++] = v;
+	_shape(&p, 8, 4, n);
+	ck_assert_int_eq(p.dp, 6);
+	_hybrid_order(t, nodes, n, &p);
+	fprintf(stderr, "remainders_packed: DP through the top %ld, "
+		"bound %ld\n", _dp_top(t, nodes, n, &p),
+		_bound(t, nodes, n, &p));
+	ck_assert_int_eq(_bound(t, nodes, n, &p), 2 * 2 * 8);
+	ck_assert_int_eq(_dp_top(t, nodes, n, &p), _bound(t, nodes, n, &p));
+	ck_assert_int_eq(topoml_hybrid_tp_split(t, nodes, n, TPN, &p), 0);
+	topoml_free(t);
+}
+END_TEST
+
+/*
  * Random node sets and shapes on both machines: the order never splits
  * more tensor groups than the ring, never sends more DP transfers through
  * the top unless it splits fewer groups, never fewer than the bound.
@@ -769,6 +807,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, stages_in_spines);
+	tcase_add_test(tc, remainders_packed);
 	tcase_add_test(tc, never_worse_than_ring);
 	tcase_add_test(tc, placed_for_stages);
 	tcase_add_test(tc, whole_groups);

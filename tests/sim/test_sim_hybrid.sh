@@ -8,8 +8,9 @@
 # not the ring's; every split it leaves is forced (the free nodes held no
 # placement without one); it splits no more groups and sends fewer DP
 # transfers through the top than the stock policy in the same run, and
-# no fewer than the least its jobs' free nodes allowed (topoml sim's
-# bound, which must hold).
+# no fewer than the least its jobs' free nodes allowed with no more
+# tensor groups split (topoml sim's bound, which must hold), itself no
+# lower than the least with more split allowed.
 # With --hybrid-wait (3600 s on the fat tree, 36000 on the dragonfly),
 # Theta: no split group, DP through the top <= 0.5 x stock, pipeline hops
 # <= stock.
@@ -33,6 +34,7 @@ check() {
 	local tag=$1 topo=$src/fixtures/hybrid/$2
 	local trace=$swf/MTech-Thesis_JobLogs_$3.swf.txt
 	local dp dp_stock split split_stock forced re_dp re_split ring_dp lb
+	local any
 	"$bld/contrib/topoml" sim -t "$topo" -T "$trace" -N "$4" -n 3000 \
 		-p "topoml,$5" --hybrid 4 --hybrid-tp 8 --no-fragmentation \
 		--jobs "$work/$tag.jobs" -q >"$work/$tag.sim" 2>&1 ||
@@ -65,11 +67,16 @@ check() {
 	[ "$split" -le "$split_stock" ] && [ "$dp" -lt "$dp_stock" ] ||
 		fail "$tag: not below $5"
 	# the least DP through the top each job's free nodes allowed: a
-	# bound, so never above topoml's, and above 0 where topoml's is
+	# bound, so never above topoml's, and above 0 where topoml's is;
+	# with more TP groups split allowed, no higher
 	lb=$(row "dp cross top: free bound" 1)
-	echo "$tag: DP top bound on the free nodes $lb"
+	any=$(row "  more TP split allowed" 1)
+	echo "$tag: DP top bound on the free nodes $lb, with more TP" \
+		"split allowed $any"
 	[ -n "$lb" ] && [ "$lb" -le "$dp" ] && [ "$lb" -gt 0 ] ||
 		fail "$tag: bound '$lb' not in (0, topoml's $dp]"
+	[ -n "$any" ] && [ "$any" -le "$lb" ] ||
+		fail "$tag: with more split allowed '$any' above $lb"
 	echo "$dp $ring_dp $split $forced" >"$work/$tag.fig"
 }
 check df-mira dragonfly-nvl576.json mira 49152 slurm-dragonfly

@@ -395,6 +395,102 @@ static int _top_parts(const topoml_topo_t *t, const int *nodes, int n,
 	return np;
 }
 
+/* Stages the parts' remainders rem[] span, filled in the order ord[]. */
+static long _rem_pieces(const int *rem, const int *ord, int np, int g)
+{
+	long acc = 0, pieces = 0;
+
+	for (int i = 0; i < np; i++) {
+		int r = rem[ord[i]];
+
+		if (r > 0)
+			pieces += (acc + r - 1) / g - acc / g + 1;
+		acc += r;
+	}
+	return pieces;
+}
+
+#define HYB_PACK_PARTS 64
+#define HYB_PACK_UNITS 512
+#define HYB_PACK_STEPS 65536	/* subset sums' steps, in all */
+
+/*
+ * The order of the parts that builds the mixed stages: each stage opened
+ * by the largest remainder left and completed exactly by others (a subset
+ * sum), so that no remainder is cut over two stages, where that leaves
+ * the stages fewer parts in all than the index order does; those that
+ * complete none come last.  A part without a remainder keeps its place.
+ * Small cases only (HYB_PACK_*), and at most HYB_PACK_STEPS steps of the
+ * sums: what is left then comes last too.  Else the index order.
+ */
+static void _pack_parts(const int *rem, int np, int g, int *ord)
+{
+	int grp[HYB_PACK_PARTS], by[HYB_PACK_UNITS], alt[HYB_PACK_PARTS];
+	int ng = 0, k = 0;
+	long steps = 0;
+
+	for (int q = 0; q < np; q++)
+		ord[q] = q;
+	if (np > HYB_PACK_PARTS || g > HYB_PACK_UNITS)
+		return;
+	for (int q = 0; q < np; q++)
+		grp[q] = rem[q] > 0 ? -1 : -2;	/* -2: no remainder */
+	for (;;) {
+		int a = -1, need;
+
+		for (int q = 0; q < np; q++)
+			if (grp[q] == -1 && (a < 0 || rem[q] > rem[a]))
+				a = q;
+		if (a < 0)
+			break;
+		grp[a] = ng;
+		need = g - rem[a];
+		steps += (long)np * (need + 1);
+		if (steps > HYB_PACK_STEPS) {
+			for (int q = 0; q < np; q++)
+				grp[q] = grp[q] == -1 || q == a ? -3 : grp[q];
+			break;
+		}
+		for (int x = 0; x <= need; x++)
+			by[x] = x ? -1 : np;
+		for (int q = 0; q < np && need > 0; q++) {
+			if (grp[q] != -1 && grp[q] != -3)
+				continue;
+			for (int x = need; x >= rem[q]; x--)
+				if (by[x] < 0 && by[x - rem[q]] >= 0)
+					by[x] = q;
+		}
+		if (need > 0 && by[need] < 0) {
+			grp[a] = -3;	/* completes no stage: last */
+			continue;
+		}
+		for (int x = need; x > 0; x -= rem[by[x]])
+			grp[by[x]] = ng;
+		ng++;
+	}
+	/* groups where their first part is, remainders left last */
+	for (int q = 0; q < np; q++) {
+		if (grp[q] == -2) {
+			alt[k++] = q;
+			continue;
+		}
+		if (grp[q] < 0)
+			continue;
+		for (int r = q, gq = grp[q]; r < np; r++)
+			if (grp[r] == gq) {
+				alt[k++] = r;
+				if (r > q)
+					grp[r] = -4;	/* placed */
+			}
+		grp[q] = -4;
+	}
+	for (int q = 0; q < np; q++)
+		if (grp[q] == -3)
+			alt[k++] = q;
+	if (_rem_pieces(rem, alt, np, g) < _rem_pieces(rem, ord, np, g))
+		memcpy(ord, alt, sizeof(int) * np);
+}
+
 /*
  * Megatron puts pipeline stage s on ranks [s * T*C*D, (s + 1) * T*C*D),
  * so in ring order a stage is a run of the ring, and a run that straddles
@@ -404,9 +500,11 @@ static int _top_parts(const topoml_topo_t *t, const int *nodes, int n,
  * stages that must mix parts from the parts' remainders: a part's
  * remainder comes first when a mixed stage is open (it completes it),
  * else last (it opens the next one), so a mixed stage sits between the
- * parts it joins and pipeline neighbours stay close.  Tensor groups of
- * m nodes move as units.  0 with out[] filled, -1 when the shape does not
- * split into stages of whole units (ring order stays).
+ * parts it joins and pipeline neighbours stay close.  The parts come in
+ * index order, or in _pack_parts' where remainders that fill a stage
+ * exactly then spread the mixed stages over fewer parts.  Tensor groups
+ * of m nodes move as units.  0 with out[] filled, -1 when the shape does
+ * not split into stages of whole units (ring order stays).
  */
 static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
 			int tasks_per_node, const struct topoml_parallel *p,
@@ -415,6 +513,7 @@ static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
 	long stage_ranks = (long)p->tp * p->cp * (p->dp > 0 ? p->dp : 0);
 	int m, S, g, U, np, k = 0, npend = 0, rc = -1;
 	int *part = NULL, *rep = NULL, *pend = NULL, *unit = NULL;
+	int *rests = NULL, *ord = NULL;	/* units past whole stages */
 
 	if (p->pp < 2 || stage_ranks < 1 || stage_ranks % tasks_per_node ||
 	    n % p->pp)
@@ -436,8 +535,17 @@ static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
 	np = _top_parts(t, nodes, n, part, rep);
 	if (np < 2)
 		goto out;
-	for (int q = 0; q < np; q++) {
-		int cnt = 0, full, rem;
+	rests = calloc(np, sizeof(int));
+	ord = malloc(sizeof(int) * np);
+	if (!rests || !ord)
+		goto out;
+	for (int u = 0; u < U; u++)
+		rests[part[u * m]]++;
+	for (int q = 0; q < np; q++)
+		rests[q] %= g;
+	_pack_parts(rests, np, g, ord);
+	for (int qi = 0; qi < np; qi++) {
+		int q = ord[qi], cnt = 0, full, rem;
 		bool head = npend > 0;
 
 		/* the part's units, in ring order (a unit: its first node) */
@@ -469,6 +577,8 @@ out:
 	free(rep);
 	free(pend);
 	free(unit);
+	free(rests);
+	free(ord);
 	return rc;
 }
 
