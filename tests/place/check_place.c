@@ -10,6 +10,7 @@
 
 #include "topoml.h"
 #include "sim.h"
+#include "place/common/place_int.h"
 
 /* 1024 nodes, 32 per leaf, 8 leaves per level-1 switch, one root:
  * leaf L holds nodes 32L .. 32L+31, level-1 switch S leaves 8S .. 8S+7. */
@@ -1362,6 +1363,112 @@ START_TEST(torus_cube_box_and_hamiltonian_ring)
 }
 END_TEST
 
+/*
+ * The ring's 2-opt as its comment says, a pair at a time: the first move
+ * that shortens the ring in a window of 64 positions, until none does or
+ * 2^17 tests (and half a reversal's length each) are spent.
+ */
+static void _two_opt_ref(const topoml_topo_t *t, int *v, int n)
+{
+	long budget = 1L << 17;
+	bool better = true;
+
+	while (better && budget > 0) {
+		better = false;
+		for (int i = 0; i < n - 1 && budget > 0; i++) {
+			int end = n - i > 64 ? i + 64 : n;
+
+			for (int j = i + 2; j < end && budget > 0; j++) {
+				int g = topoml_hops(t, v[i], v[i + 1]) +
+					topoml_hops(t, v[j], v[(j + 1) % n]) -
+					topoml_hops(t, v[i], v[j]) -
+					topoml_hops(t, v[i + 1], v[(j + 1) % n]);
+
+				budget--;
+				if (g <= 0 || v[(j + 1) % n] == v[i])
+					continue;
+				budget -= (j - i) / 2;
+				for (int l = i + 1, r = j; l < r; l++, r--) {
+					int x = v[l];
+
+					v[l] = v[r];
+					v[r] = x;
+				}
+				better = true;
+			}
+		}
+	}
+}
+
+/* The 2-opt's shortcuts (tests that cannot gain, windows no move changed)
+ * make the same moves as testing every pair: rings of holey boxes on a
+ * torus and a mesh, from a random order (the budget runs out) and from
+ * the snake's. */
+START_TEST(ring_two_opt_same_moves)
+{
+	/* sides, wrap, and the box the nodes are drawn from (origin, sides);
+	 * odd rings: a jump of two hops can gain where an edge is one */
+	static const struct {
+		int d[3];
+		bool wrap;
+		int o[3], s[3];
+	} topo[] = {
+		{ { 14, 12, 11 }, true, { 3, 2, 1 }, { 10, 9, 8 } },
+		{ { 14, 12, 11 }, false, { 3, 2, 1 }, { 10, 9, 8 } },
+		{ { 5, 7, 3 }, true, { 0, 0, 0 }, { 5, 7, 3 } },
+	};
+	static const int sizes[] = { 4, 9, 40, 90, 150, 600 };
+	unsigned seed = 7;
+
+	for (unsigned w = 0; w < sizeof(topo) / sizeof(topo[0]); w++) {
+		topoml_topo_t *t = topoml_gen_torus("t", topo[w].d[0],
+						    topo[w].d[1], topo[w].d[2],
+						    topo[w].wrap);
+		int vol = topo[w].s[0] * topo[w].s[1] * topo[w].s[2];
+
+		ck_assert_ptr_nonnull(t);
+		for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			int n = 0, *a = malloc(t->nnodes * sizeof(int));
+			int *b = malloc(t->nnodes * sizeof(int));
+
+			ck_assert(a && b);
+			/* about the size's share of the box, shuffled */
+			for (int v = 0; v < t->nnodes && n < sizes[k]; v++) {
+				const int *c = t->nodes[v].coord;
+				bool in = true;
+
+				for (int d = 0; d < 3; d++)
+					in = in && c[d] >= topo[w].o[d] &&
+					     c[d] < topo[w].o[d] + topo[w].s[d];
+				seed = seed * 1103515245 + 12345;
+				if (in && (int)((seed >> 16) % vol) < sizes[k])
+					a[n++] = v;
+			}
+			for (int i = n - 1; i > 0; i--) {
+				int j, x = a[i];
+
+				seed = seed * 1103515245 + 12345;
+				j = (int)((seed >> 16) % (i + 1));
+				a[i] = a[j];
+				a[j] = x;
+			}
+			for (int pass = 0; pass < 2; pass++) {
+				if (pass)	/* the snake's order, 2-opt after */
+					topoml_ring_order(t, a, n);
+				memcpy(b, a, n * sizeof(int));
+				topoml__ring_two_opt(t, a, n);
+				_two_opt_ref(t, b, n);
+				for (int i = 0; i < n; i++)
+					ck_assert_int_eq(a[i], b[i]);
+			}
+			free(a);
+			free(b);
+		}
+		topoml_free(t);
+	}
+}
+END_TEST
+
 START_TEST(torus_boxes_avoid_other_jobs_boxes)
 {
 	topoml_topo_t *t = topoml_gen_torus("t", 8, 8, 8, true);
@@ -2124,6 +2231,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, df_multi_group_fewest_routers);
 	tcase_add_test(tc, df_multi_group_routers_over_the_set);
 	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
+	tcase_add_test(tc, ring_two_opt_same_moves);
 	tcase_add_test(tc, torus_boxes_avoid_other_jobs_boxes);
 	tcase_add_test(tc, torus_box_free_by_first_box);
 	tcase_add_test(tc, torus_box_free_by_brute_force);

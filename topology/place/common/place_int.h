@@ -207,5 +207,11 @@ int topoml__take_switch(const struct place_in *in, int sw, int want,
  * Hamiltonian cycle where a side is even), 2-opt over holes.  In place.
  */
 void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n);
+/*
+ * Its 2-opt on torus nodes in ring order: a segment reversed where that
+ * shortens the ring, the first such in a window of 64 positions, until
+ * none does or 2^17 pair tests are spent.  In place.
+ */
+void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n);
 
 #endif

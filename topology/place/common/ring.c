@@ -203,12 +203,54 @@ static void _gains(int32_t *const c[3], const int32_t D[3], int i, int dab,
 	}
 }
 
-static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
+/*
+ * The first k in [j, j1) whose move gains, where i's edge is one hop:
+ * a move gains dab + hops(k, k + 1) - hops(i, k) - hops(i + 1, k + 1),
+ * and the last two are a hop each at least (distinct nodes), so only an
+ * edge of two hops or more (e, its hops capped at 255) can; 8 edges are
+ * passed at once where none is.  j1 when none.
+ */
+static int _first_gain_at_jumps(int32_t *const c[3], const int32_t D[3],
+				const uint8_t *e, const int *nodes, int n,
+				int i, int j, int j1)
+{
+	const uint64_t jump = 0xfefefefefefefefeULL;	/* a byte >= 2 */
+
+	for (int k = j; k < j1;) {
+		uint64_t w;
+		int g;
+
+		if (k + 8 <= j1) {
+			memcpy(&w, e + k, sizeof(w));
+			if (!(w & jump)) {
+				k += 8;
+				continue;
+			}
+		}
+		if (e[k] < 2) {
+			k++;
+			continue;
+		}
+		g = 1;
+		for (int d = 0; d < 3; d++)
+			g += _hop1(c[d][k] - c[d][k + 1], D[d]) -
+			     _hop1(c[d][i] - c[d][k], D[d]) -
+			     _hop1(c[d][i + 1] - c[d][k + 1], D[d]);
+		if (g > 0 && nodes[(k + 1) % n] != nodes[i])
+			return k;
+		k++;
+	}
+	return j1;
+}
+
+void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n)
 {
 	long budget = 1L << 17;	/* under 1 ms: slurmctld holds its locks */
 	bool better = true;
 	int32_t *c[3] = { NULL }, D[3];
 	int32_t g[TWO_OPT_WINDOW + 4];
+	uint8_t *e = NULL;
+	int *mod = NULL, *clean = NULL, moves = 0;
 
 	if (n < 4)
 		return;
@@ -219,6 +261,15 @@ static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 			goto out;
 		D[d] = t->wrap[d] ? t->dims[d] : INT32_MAX;
 	}
+	/* e[k]: the hops of edge (k, k + 1), capped (reversed with it) */
+	e = malloc(n + 8);
+	/* mod[p]: the move that last changed position p (0: none);
+	 * clean[i]: the moves made when i's window last found none (-1) */
+	mod = calloc(n + 1, sizeof(int));
+	clean = malloc(n * sizeof(int));
+	if (!e || !mod || !clean)
+		goto out;
+	memset(clean, -1, n * sizeof(int));
 	for (int i = 0; i <= n + 7; i++) {
 		const int *xyz = t->nodes[nodes[i < n ? i : 0]].coord;
 
@@ -228,6 +279,9 @@ static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 #define HOPS(p, q) (_hop1(c[0][p] - c[0][q], D[0]) + \
 		    _hop1(c[1][p] - c[1][q], D[1]) + \
 		    _hop1(c[2][p] - c[2][q], D[2]))
+#define EDGE(p) (HOPS(p, p + 1) < 255 ? HOPS(p, p + 1) : 255)
+	for (int i = 0; i < n; i++)
+		e[i] = EDGE(i);
 	while (better && budget > 0) {
 		better = false;
 		for (int i = 0; i < n - 1 && budget > 0; i++) {
@@ -236,21 +290,41 @@ static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 			/* detours over holes are local: a window of the
 			 * ring, so a pass is O(n), not O(n^2) */
 			int end = n - i > TWO_OPT_WINDOW ? i + TWO_OPT_WINDOW : n;
-			int j = i + 2;
+			int j = i + 2, seen = moves;
 
+			/* a window no move changed since it found none finds
+			 * none again: its tests counted, not made */
+			if (clean[i] >= 0) {
+				int p = i;
+
+				while (p <= end && mod[p] <= clean[i])
+					p++;
+				if (p > end) {
+					if (end > j)
+						budget -= end - j < budget ?
+							  end - j : budget;
+					continue;
+				}
+			}
 			while (j < end && budget > 0) {
 				/* the tests the budget allows, a test each */
 				int j1 = end - j < budget ? end :
 					 j + (int)budget;
 				int k = j;
 
-				_gains(c, D, i, dab, j, j1, g);
-				/* the first that shortens the ring (position
-				 * n is 0 again: k == i, no move) */
-				while (k < j1 &&
-				       (g[k - j] <= 0 ||
-					nodes[(k + 1) % n] == nodes[i]))
-					k++;
+				if (dab == 1) {
+					k = _first_gain_at_jumps(c, D, e, nodes,
+								 n, i, j, j1);
+				} else {
+					_gains(c, D, i, dab, j, j1, g);
+					/* the first that shortens the ring
+					 * (position n is 0 again: k == i,
+					 * no move) */
+					while (k < j1 &&
+					       (g[k - j] <= 0 ||
+						nodes[(k + 1) % n] == nodes[i]))
+						k++;
+				}
 				budget -= (k < j1 ? k + 1 : j1) - j;
 				if (k == j1) {
 					j = j1;
@@ -269,16 +343,35 @@ static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 						c[d][r] = y;
 					}
 				}
+				/* the edges inside the segment, reversed;
+				 * its two ends anew */
+				for (int l = i + 1, r = k - 1; l < r; l++, r--) {
+					uint8_t y = e[l];
+
+					e[l] = e[r];
+					e[r] = y;
+				}
+				e[i] = EDGE(i);
+				e[k] = EDGE(k);
+				moves++;
+				for (int l = i + 1; l <= k; l++)
+					mod[l] = moves;
 				dab = HOPS(i, i + 1);
 				better = true;
 				j = k + 1;
 			}
+			if (j >= end && moves == seen)
+				clean[i] = moves;
 		}
 	}
+#undef EDGE
 #undef HOPS
 out:
 	for (int d = 0; d < 3; d++)
 		free(c[d]);
+	free(e);
+	free(mod);
+	free(clean);
 }
 
 struct tord {
@@ -348,5 +441,5 @@ void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n)
 	/* Holes in the box (a fallback placement): the tour jumps over
 	 * them; 2-opt takes the worst detours out. */
 	if ((long)ext[0] * ext[1] * ext[2] > n)
-		_two_opt(t, nodes, n);
+		topoml__ring_two_opt(t, nodes, n);
 }
