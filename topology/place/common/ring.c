@@ -205,16 +205,18 @@ static void _gains(int32_t *const c[3], const int32_t D[3], int i, int dab,
 
 /*
  * The first k in [j, j1) whose move gains, where i's edge is one hop:
- * a move gains dab + hops(k, k + 1) - hops(i, k) - hops(i + 1, k + 1),
+ * a move gains 1 + hops(k, k + 1) - hops(i, k) - hops(i + 1, k + 1),
  * and the last two are a hop each at least (distinct nodes), so only an
- * edge of two hops or more (e, its hops capped at 255) can; 8 edges are
- * passed at once where none is.  j1 when none.
+ * edge (e, its hops capped at 255) of least hops or more can: 2, or 3
+ * where every ring of the torus is even (a gain is even there: hops'
+ * parities are the nodes' colours).  8 edges are passed at once where
+ * none is.  j1 when none.
  */
 static int _first_gain_at_jumps(int32_t *const c[3], const int32_t D[3],
 				const uint8_t *e, const int *nodes, int n,
-				int i, int j, int j1)
+				int i, int j, int j1, int least)
 {
-	const uint64_t jump = 0xfefefefefefefefeULL;	/* a byte >= 2 */
+	const uint64_t b1 = 0x0101010101010101ULL;
 
 	for (int k = j; k < j1;) {
 		uint64_t w;
@@ -222,12 +224,14 @@ static int _first_gain_at_jumps(int32_t *const c[3], const int32_t D[3],
 
 		if (k + 8 <= j1) {
 			memcpy(&w, e + k, sizeof(w));
-			if (!(w & jump)) {
+			/* a byte >= 2; >= 3: >= 4, or 3 */
+			if (least == 2 ? !(w & ~b1) :
+			    !((w & (~b1 - 2 * b1)) | (w & (w >> 1) & b1))) {
 				k += 8;
 				continue;
 			}
 		}
-		if (e[k] < 2) {
+		if (e[k] < least) {
 			k++;
 			continue;
 		}
@@ -250,7 +254,7 @@ void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n)
 	int32_t *c[3] = { NULL }, D[3];
 	int32_t g[TWO_OPT_WINDOW + 4];
 	uint8_t *e = NULL;
-	int *mod = NULL, *clean = NULL, moves = 0;
+	int *mod = NULL, *clean = NULL, moves = 0, least = 3;
 
 	if (n < 4)
 		return;
@@ -260,6 +264,8 @@ void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n)
 		if (!c[d])
 			goto out;
 		D[d] = t->wrap[d] ? t->dims[d] : INT32_MAX;
+		if (t->wrap[d] && t->dims[d] > 2 && (t->dims[d] & 1))
+			least = 2;	/* an odd ring */
 	}
 	/* e[k]: the hops of edge (k, k + 1), capped (reversed with it) */
 	e = malloc(n + 8);
@@ -314,7 +320,8 @@ void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n)
 
 				if (dab == 1) {
 					k = _first_gain_at_jumps(c, D, e, nodes,
-								 n, i, j, j1);
+								 n, i, j, j1,
+								 least);
 				} else {
 					_gains(c, D, i, dab, j, j1, g);
 					/* the first that shortens the ring
