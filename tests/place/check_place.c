@@ -2104,6 +2104,127 @@ START_TEST(slurm_weights_prefer_powered_up)
 }
 END_TEST
 
+/* The runs of a bitmap a word at a time are the runs a position walk
+ * finds, across words' ends too; Slurm's choice over them is that of
+ * _eval_nodes() walking the order itself. */
+START_TEST(bit_runs_and_eval_runs_match_walk)
+{
+	static const int lens[] = { 1, 63, 64, 65, 128, 200, 1000 };
+	const int bits = 8 * sizeof(unsigned long);
+	unsigned seed = 11;
+
+	for (unsigned l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+		for (int dens = 0; dens <= 8; dens++) {
+			int n = lens[l], nw = n / bits + 1, nr, k = 0;
+			unsigned long *w = calloc(nw, sizeof(*w));
+			int *run = malloc((n / 2 + 2) * 2 * sizeof(int));
+
+			ck_assert(w && run);
+			/* dens / 8 of the bits set; bits past n set too */
+			for (int b = 0; b < nw * bits; b++) {
+				seed = seed * 1103515245 + 12345;
+				if (b >= n || (int)((seed >> 16) % 8) < dens)
+					w[b / bits] |= 1UL << (b % bits);
+			}
+			nr = topoml__bit_runs(w, n, run);
+			for (int b = 0; b < n; b++) {
+				bool on = (w[b / bits] >> (b % bits)) & 1;
+				bool was = b && ((w[(b - 1) / bits] >>
+						  ((b - 1) % bits)) & 1);
+
+				if (on && !was)
+					ck_assert_int_eq(run[2 * k], b);
+				if (on && (b == n - 1 ||
+					   !((w[(b + 1) / bits] >>
+					      ((b + 1) % bits)) & 1)))
+					ck_assert_int_eq(run[2 * k++ + 1], b);
+			}
+			ck_assert_int_eq(nr, k);
+			free(w);
+			free(run);
+		}
+	/* Slurm's choice: by units along a shuffled order, and index order */
+	topoml_topo_t *t = topoml_gen_torus("t", 8, 8, 8, true);
+	int nn = t->nnodes, nw = nn / bits + 1;
+	uint32_t *cpus = malloc(nn * sizeof(*cpus));
+	int *ord = malloc(nn * sizeof(int)), *ident = malloc(nn * sizeof(int));
+	int *run = malloc((nn / 2 + 2) * 2 * sizeof(int));
+	unsigned long *w = malloc(nw * sizeof(*w));
+	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+
+	ck_assert(cpus && ord && ident && run && w && a);
+	for (int round = 0; round < 20; round++) {
+		for (int v = 0; v < nn; v++) {
+			seed = seed * 1103515245 + 12345;
+			cpus[v] = (seed >> 16) % 5;
+			ord[v] = ident[v] = v;
+			if ((seed >> 20) % 3)
+				hwloc_bitmap_set(a, v);
+			else
+				hwloc_bitmap_clr(a, v);
+		}
+		for (int i = nn - 1; i > 0; i--) {
+			int j, x = ord[i];
+
+			seed = seed * 1103515245 + 12345;
+			j = (int)((seed >> 16) % (i + 1));
+			ord[i] = ord[j];
+			ord[j] = x;
+		}
+		for (int o = 0; o < 2; o++) {
+			const int *order = o ? ident : ord;
+			long units = 1 + round * 37 % 700;
+			int nodes = 1 + round * 13 % 90, m = 0, rn, ro;
+			int *n1 = malloc((nn + 1) * sizeof(int));
+			int *u1 = malloc((nn + 1) * sizeof(int));
+			int *n2 = malloc((nn + 1) * sizeof(int));
+			int *u2 = malloc((nn + 1) * sizeof(int));
+			char *inmap = calloc(nn, 1);
+			struct topoml_eval_nodes e1 = {
+				.order = order, .nn = nn, .avail = a,
+				.cpus = cpus, .rem_cpus = units,
+				.rem_nodes = nodes, .inmap = inmap,
+				.nodes = n1, .units = u1,
+			}, e2 = e1;
+
+			ck_assert(n1 && u1 && n2 && u2 && inmap);
+			e2.order = o ? NULL : ord;
+			e2.inmap = NULL;
+			e2.nodes = n2;
+			e2.units = u2;
+			memset(w, 0, nw * sizeof(*w));
+			for (int p = 0; p < nn; p++)
+				if (hwloc_bitmap_isset(a, order[p]) &&
+				    cpus[order[p]])
+					w[p / bits] |= 1UL << (p % bits);
+			ro = topoml__eval_nodes(&e1);
+			rn = topoml__eval_runs(&e2,
+					       run, topoml__bit_runs(w, nn, run));
+			ck_assert_int_eq(rn, ro);
+			ck_assert_int_eq(e2.n, e1.n);
+			for (int i = 0; i < e1.n; i++) {
+				ck_assert_int_eq(n2[i], n1[i]);
+				ck_assert_int_eq(u2[i], u1[i]);
+				m += u1[i];
+			}
+			ck_assert(m > 0);
+			free(n1);
+			free(u1);
+			free(n2);
+			free(u2);
+			free(inmap);
+		}
+	}
+	free(cpus);
+	free(ord);
+	free(ident);
+	free(run);
+	free(w);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(linear_best_fit_by_hand)
 {
 	topoml_topo_t *t = _tree16();
@@ -2261,6 +2382,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, slurm_tree_by_hand);
 	tcase_add_test(tc, slurm_dragonfly_by_hand);
 	tcase_add_test(tc, slurm_weights_prefer_powered_up);
+	tcase_add_test(tc, bit_runs_and_eval_runs_match_walk);
 	tcase_add_test(tc, linear_best_fit_by_hand);
 	tcase_add_test(tc, slurm_hilbert_curve);
 	tcase_add_test(tc, names_parse);

@@ -1051,15 +1051,24 @@ static int _t_eval_score(struct sh *s, const struct tcand *best,
 	return c->score < 0 ? -1 : 0;
 }
 
-/* Slurm's _eval_nodes() by units along order (the Hilbert curve, or
- * node index order): a candidate beside the boxes. */
+/*
+ * Slurm's _eval_nodes() by units along order (the Hilbert curve, or
+ * node index order where NULL): a candidate beside the boxes.  Its runs
+ * are those of the usable nodes, found a word at a time in a bitmap of
+ * the positions (use's own words in index order, gathered once along the
+ * curve), not a position at a time.
+ */
 static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 		   const struct tcand *best, struct tcand *c)
 {
-	int nn = s->t->nnodes, m = 0, gap = -1;
-	int *ord = malloc((nn + 1) * sizeof(int));
+	int nn = s->t->nnodes, nw = nn / ULBITS + 1, nr;
+	unsigned long *cw = NULL;
+	const unsigned long *w = s->usew;
+	int *run = malloc(((size_t)nn / 2 + 2) * 2 * sizeof(int));
+	long most = units > nnodes ? units : nnodes;
 	struct topoml_eval_nodes e = {
-		.order = ord,
+		.order = order,
+		.nn = nn,
 		.avail = s->use,
 		/* the usable nodes' units: the runs read no others */
 		.cpus = s->fu,
@@ -1069,35 +1078,24 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
-	if (!ord)
+	if (!run)
 		return -1;
-	/* Slurm's runs are those of the usable nodes: one node that is not
-	 * usable stands for each gap between them, the same runs in a
-	 * shorter order (about the free nodes, not the machine) */
-	for (int v = 0; v < nn && gap < 0; v++)
-		if (!_use(s, v))
-			gap = v;
-	if (gap < 0) {
-		memcpy(ord, order, nn * sizeof(int));
-		m = nn;
-	} else {
-		/* without branches (half the nodes are free, at random): a
-		 * gap is kept where the one before was usable (the first
-		 * position is kept whatever it is) */
-		for (int p = 0, prev = 1; p < nn; p++) {
-			int v = order[p], u = _use(s, v);
-
-			ord[m] = u ? v : gap;
-			m += u | prev;
-			prev = u;
-		}
+	if (order) {
+		/* without branches: half the nodes are free, at random */
+		cw = calloc(nw, sizeof(*cw));
+		if (!cw)
+			goto out;
+		for (int p = 0; p < nn; p++)
+			cw[p / ULBITS] |= (unsigned long)_use(s, order[p]) <<
+					  (p % ULBITS);
+		w = cw;
 	}
-	e.nn = m;
-	e.inmap = calloc(m + 1, 1);
-	e.nodes = malloc((m + 1) * sizeof(int));
-	e.units = malloc((m + 1) * sizeof(int));
-	if (e.inmap && e.nodes && e.units &&
-	    topoml__eval_nodes(&e) == 0 && e.n > 0) {
+	nr = topoml__bit_runs(w, nn, run);
+	/* each node taken holds a unit or is a node wanted */
+	e.nodes = malloc(((most < nn ? most : nn) + 1) * sizeof(int));
+	e.units = malloc(((most < nn ? most : nn) + 1) * sizeof(int));
+	if (e.nodes && e.units && topoml__eval_runs(&e, run, nr) == 0 &&
+	    e.n > 0) {
 		long sum = 0;
 
 		c->nodes = e.nodes;
@@ -1108,8 +1106,9 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 		c->spare = sum - units;
 		rc = _t_eval_score(s, best, c);
 	}
-	free(ord);
-	free(e.inmap);
+out:
+	free(run);
+	free(cw);
 	free(e.nodes);
 	free(e.units);
 	return rc;
@@ -1157,7 +1156,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	const topoml_topo_t *t = s->t;
 	const int *d = t->dims;
 	int np = d[0] * d[1] * d[2], vmin, vf = -1, nfull = 0;
-	int nc = 0, cap = 0, *ident = NULL, rc = -1, v;
+	int nc = 0, cap = 0, rc = -1, v;
 	uint32_t most = 1, clip;
 	long reads = 0, budget = T_BUDGET;
 	struct topoml_psum pu = { .p = NULL }, pn = { .p = NULL };
@@ -1309,14 +1308,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 		 * spares less than none: Slurm's choices cannot beat that */
 		if (best.nodes && best.score < 2.0 + 1e-9 && best.spare <= 0)
 			break;
-		if (k && !ident) {
-			ident = malloc((t->nnodes + 1) * sizeof(int));
-			if (!ident)
-				goto out;
-			for (int i = 0; i < t->nnodes; i++)
-				ident[i] = i;
-		}
-		if (_t_eval(s, k ? ident : curve, units, nnodes, &best,
+		if (_t_eval(s, k ? NULL : curve, units, nnodes, &best,
 			    &c) == 0 &&
 		    _t_better(&c, &best)) {
 			/* the boxes' sets are freed with cv */
@@ -1339,7 +1331,6 @@ out:
 	for (int i = 0; i < nc; i++)
 		free(cv[i].nodes);
 	free(cv);
-	free(ident);
 	free(anch);
 	free(inf);
 	free(row);

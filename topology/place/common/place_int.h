@@ -72,6 +72,19 @@ struct topoml_eval_nodes {
 	int n;
 };
 int topoml__eval_nodes(struct topoml_eval_nodes *e);
+/*
+ * The same from the runs of usable nodes the caller found: run[2k] ..
+ * run[2k + 1], the positions of the k-th (first to last, inclusive, in
+ * order), nr of them; no node required nor weighed.  order may be NULL
+ * (node index order) and inmap too (runs are taken once each).
+ */
+int topoml__eval_runs(struct topoml_eval_nodes *e, const int *run, int nr);
+/*
+ * The runs of set bits among the first n of w (a bit a position, bit b
+ * of word b / bits-per-long): their first and last bits into run, two
+ * ints a run (room for n / 2 + 1 runs); how many.
+ */
+int topoml__bit_runs(const unsigned long *w, int n, int *run);
 /* cons_tres's _cpus_to_use() for one node wanted: its avail CPUs, no
  * more than the job's rem still needs, one at least. */
 static inline long topoml__cpus_to_use(long avail, long rem)
