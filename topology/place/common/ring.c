@@ -247,6 +247,32 @@ static int _first_gain_at_jumps(int32_t *const c[3], const int32_t D[3],
 	return j1;
 }
 
+/*
+ * Whether no move after since changed a position in [i, end]: mod[p] is
+ * the move that last changed p, blk[b] the last of positions 8b .. 8b + 7
+ * (a block's stamp read, its positions only at the window's ends).
+ */
+static bool _window_clean(const int *mod, const int *blk, int i, int end,
+			  int since)
+{
+	int b0 = i >> 3, b1 = end >> 3;
+
+	for (int b = b0; b <= b1; b++) {
+		int lo, hi;
+
+		if (blk[b] <= since)
+			continue;
+		if (b > b0 && b < b1)
+			return false;
+		lo = b == b0 ? i : b << 3;
+		hi = b == b1 ? end : (b << 3) + 7;
+		for (int p = lo; p <= hi; p++)
+			if (mod[p] > since)
+				return false;
+	}
+	return true;
+}
+
 void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n)
 {
 	long budget = 1L << 17;	/* under 1 ms: slurmctld holds its locks */
@@ -254,7 +280,7 @@ void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n)
 	int32_t *c[3] = { NULL }, D[3];
 	int32_t g[TWO_OPT_WINDOW + 4];
 	uint8_t *e = NULL;
-	int *mod = NULL, *clean = NULL, moves = 0, least = 3;
+	int *mod = NULL, *blk = NULL, *clean = NULL, moves = 0, least = 3;
 
 	if (n < 4)
 		return;
@@ -272,8 +298,9 @@ void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n)
 	/* mod[p]: the move that last changed position p (0: none);
 	 * clean[i]: the moves made when i's window last found none (-1) */
 	mod = calloc(n + 1, sizeof(int));
+	blk = calloc(n / 8 + 1, sizeof(int));
 	clean = malloc(n * sizeof(int));
-	if (!e || !mod || !clean)
+	if (!e || !mod || !blk || !clean)
 		goto out;
 	memset(clean, -1, n * sizeof(int));
 	for (int i = 0; i <= n + 7; i++) {
@@ -300,17 +327,12 @@ void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n)
 
 			/* a window no move changed since it found none finds
 			 * none again: its tests counted, not made */
-			if (clean[i] >= 0) {
-				int p = i;
-
-				while (p <= end && mod[p] <= clean[i])
-					p++;
-				if (p > end) {
-					if (end > j)
-						budget -= end - j < budget ?
-							  end - j : budget;
-					continue;
-				}
+			if (clean[i] >= 0 &&
+			    _window_clean(mod, blk, i, end, clean[i])) {
+				if (end > j)
+					budget -= end - j < budget ? end - j :
+						  budget;
+				continue;
 			}
 			while (j < end && budget > 0) {
 				/* the tests the budget allows, a test each */
@@ -363,6 +385,8 @@ void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n)
 				moves++;
 				for (int l = i + 1; l <= k; l++)
 					mod[l] = moves;
+				for (int b = (i + 1) >> 3; b <= k >> 3; b++)
+					blk[b] = moves;
 				dab = HOPS(i, i + 1);
 				better = true;
 				j = k + 1;
@@ -378,6 +402,7 @@ out:
 		free(c[d]);
 	free(e);
 	free(mod);
+	free(blk);
 	free(clean);
 }
 
