@@ -581,6 +581,69 @@ END_TEST
  * in one group (group 1, the tightest), not the two partly used routers
  * of two groups.
  */
+/*
+ * The node-sharing torus search reads a long search's rows from sums
+ * mod 2^16 where a box holds fewer units: the same placements as from
+ * the ints, which it reads where every node's units are 1000 times as
+ * many (every comparison of the search scales with them).
+ */
+START_TEST(shared_torus_sums_mod_16_bits)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 16, 16, 16, true);
+	uint32_t *fu = calloc(4096, sizeof(*fu)), *fk = calloc(4096,
+							       sizeof(*fk));
+	hwloc_bitmap_t a = hwloc_bitmap_alloc(), part = hwloc_bitmap_alloc();
+	static const int sizes[] = { 12, 24, 48, 96, 160 };
+	unsigned seed = 5;
+	char why[256];
+
+	ck_assert(t && fu && fk && a && part);
+	for (int m = 0; m < 8; m++) {
+		/* half the nodes busy, a quarter of the rest partly used */
+		hwloc_bitmap_zero(a);
+		hwloc_bitmap_zero(part);
+		for (int v = 0; v < t->nnodes; v++) {
+			seed = seed * 1103515245 + 12345;
+			fu[v] = fk[v] = 0;
+			if ((seed >> 16) % 2)
+				continue;
+			hwloc_bitmap_set(a, v);
+			fu[v] = 4;
+			if ((seed >> 18) % 4 == 0) {
+				fu[v] = 1 + (seed >> 20) % 3;
+				hwloc_bitmap_set(part, v);
+			}
+			fk[v] = 1000 * fu[v];
+		}
+		for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]);
+		     k++) {
+			struct topoml_place_req r = {
+				.avail = a, .partial = part, .free_units = fu,
+				.units = 4 * sizes[k] - m % 4,
+				.nnodes = sizes[k] / 4 };
+			struct topoml_placement p, q;
+
+			ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p,
+					     why) == 0, "%s", why);
+			r.free_units = fk;
+			r.units *= 1000;
+			ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &q,
+					     why) == 0, "%s", why);
+			ck_assert_int_eq(p.n, q.n);
+			for (int i = 0; i < p.n; i++)
+				ck_assert_int_eq(p.nodes[i], q.nodes[i]);
+			topoml_placement_clear(&p);
+			topoml_placement_clear(&q);
+		}
+	}
+	free(fu);
+	free(fk);
+	hwloc_bitmap_free(a);
+	hwloc_bitmap_free(part);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(shared_dragonfly_one_group)
 {
 	topoml_topo_t *t = _dfly();
@@ -2366,6 +2429,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, shared_multi_node_fewest_leaves_partial_first);
 	tcase_add_test(tc, shared_gpus_best_fit_and_attempts);
 	tcase_add_test(tc, shared_fat_tree_lowest_switch);
+	tcase_add_test(tc, shared_torus_sums_mod_16_bits);
 	tcase_add_test(tc, shared_dragonfly_one_group);
 	tcase_add_test(tc, shared_torus_box_partly_used_nodes);
 	tcase_add_test(tc, shared_torus_ring_over_line);

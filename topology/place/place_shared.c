@@ -680,6 +680,93 @@ static bool _t_row_any(const int *D, int d0, int n, int s, long units,
 	return hit;
 }
 
+/*
+ * The unit sums mod 2^16, for the rows of a shape whose boxes hold fewer
+ * than 2^16 units (vol x most): the same box sums from half the bytes,
+ * eight to a vector, to find the rows no box of can take the job.
+ */
+struct t16 {
+	uint16_t *p;	/* topoml_psum's layout; NULL: not made yet */
+	int most;	/* the most units a position holds */
+};
+
+typedef uint16_t v8u __attribute__((vector_size(16)));
+
+static inline v8u _v8(const uint16_t *p)
+{
+	v8u r;
+
+	memcpy(&r, p, sizeof(r));
+	return r;
+}
+
+/* _t_row() mod 2^16 (D: room for d[0] + 9; the sums padded by 8). */
+static void _t_row16(const struct topoml_psum *g, const uint16_t *p16,
+		     int y, int z, const int sd[3], uint16_t *D)
+{
+	const int *d = g->d;
+	int lo[2][2], hi[2][2], nw[2] = { 1, 1 }, o[2] = { y, z };
+
+	for (int k = 0; k < 2; k++) {
+		lo[k][0] = o[k];
+		hi[k][0] = o[k] + sd[k + 1];
+		if (hi[k][0] > d[k + 1]) {
+			hi[k][0] = d[k + 1];
+			lo[k][1] = 0;
+			hi[k][1] = o[k] + sd[k + 1] - d[k + 1];
+			nw[k] = 2;
+		}
+	}
+	for (int a = 0; a < nw[0]; a++)
+		for (int b = 0; b < nw[1]; b++) {
+			const uint16_t *p11, *p01, *p10, *p00;
+			int x = 0;
+
+			p11 = &p16[topoml__psum_at(g, 0, hi[0][a], hi[1][b])];
+			p01 = &p16[topoml__psum_at(g, 0, lo[0][a], hi[1][b])];
+			p10 = &p16[topoml__psum_at(g, 0, hi[0][a], lo[1][b])];
+			p00 = &p16[topoml__psum_at(g, 0, lo[0][a], lo[1][b])];
+			/* past d[0] too, into the padding: no scalar tail */
+			for (; x <= d[0]; x += 8) {
+				v8u r = _v8(p11 + x) - _v8(p01 + x) -
+					_v8(p10 + x) + _v8(p00 + x);
+
+				if (a || b)
+					r += _v8(D + x);
+				memcpy(D + x, &r, sizeof(r));
+			}
+		}
+}
+
+/*
+ * _t_row_any() from the row mod 2^16, where its boxes hold fewer than
+ * 2^16 units: u - units mod 2^16 is below w' = min(w, 2^16 - units) iff
+ * units <= u and u - units < w (u < units wraps to 2^16 - units or more).
+ */
+static bool _t_row_any16(const uint16_t *D, int d0, int n, int s,
+			 long units, long w)
+{
+	int m = d0 - s + 1 < n ? d0 - s + 1 : n, x = 0;
+	uint16_t un = (uint16_t)units, uw;
+	v8u any = { 0 }, vu, vw, vm = (v8u){ 0 } + (uint16_t)m;
+	const v8u lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	bool hit;
+
+	w = w < 65536 - units ? w : 65536 - units;
+	uw = (uint16_t)(w > 65535 ? 65535 : w);
+	vu = (v8u){ 0 } + un;
+	vw = (v8u){ 0 } + uw;
+	/* the last vector's lanes from m on masked off (D: d0 + 9) */
+	for (; x < m; x += 8)
+		any |= (v8u)((_v8(D + x + s) - _v8(D + x) - vu) < vw) &
+		       (v8u)(lane + (uint16_t)x < vm);
+	hit = any[0] | any[1] | any[2] | any[3] | any[4] | any[5] | any[6] |
+	      any[7];
+	for (x = m; x < n; x++)
+		hit |= (uint16_t)(D[d0] - D[x] + D[x + s - d0] - un) < uw;
+	return hit;
+}
+
 /* The box at x of side s along a row's D (d0 positions; it may wrap). */
 static inline int _t_rsum(const int *D, int d0, int x, int s)
 {
@@ -836,16 +923,19 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 	return false;
 }
 
-/* row: room for 2 x (d[0] + 1) ints, the rows' sums */
+/* row: room for 3 x (d[0] + 1) + 8 ints, the rows' sums; h: pu mod 2^16
+ * where the sums are ints, made on the first shape that can use it */
 static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 		    const struct topoml_psum *pn, long units, int nnodes,
 		    const int sd[3], bool first, int o[3], long *spare,
 		    long *reads, long budget, const struct tanch *an,
-		    int *row)
+		    int *row, struct t16 *h)
 {
 	const int *d = t->dims;
 	int lim[3], *du = row, *dn = row + d[0] + 1;
-	bool found = false, narrow;
+	uint16_t *d16 = (uint16_t *)(row + 2 * (d[0] + 1));
+	bool found = false, narrow, use16 = false;
+	long vol = (long)sd[0] * sd[1] * sd[2];
 
 	for (int k = 0; k < 3; k++)
 		lim[k] = sd[k] == d[k] ? 1 : t->wrap[k] ? d[k] :
@@ -856,17 +946,37 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 		return _t_scan_anch(t, pu, pn, units, nnodes, sd, lim, an,
 				    row, o, spare, reads, budget);
 	narrow = _t_narrow(d, lim[0]);
+	/* made once a search has read as many boxes as the sums have
+	 * cells (a small job's ends sooner, without them) */
+	if (!narrow && h && units < 65536 && vol * h->most < 65536 &&
+	    d[0] < 32768) {
+		size_t np = (size_t)(d[0] + 1) * (d[1] + 1) * (d[2] + 1);
+
+		/* padded: the rows are read 8 at a time past their end */
+		if (!h->p && *reads >= (long)np &&
+		    (h->p = malloc((np + 8) * sizeof(*h->p)))) {
+			for (size_t i = 0; i < np; i++)
+				h->p[i] = (uint16_t)pu->p[i];
+			memset(h->p + np, 0, 8 * sizeof(*h->p));
+		}
+		use16 = h->p;
+	}
 	for (int z = 0; z < lim[2]; z++)
 		for (int y = 0; y < lim[1]; y++) {
 			bool hn = narrow;
 
 			if (*reads >= budget)
 				return found;
-			if (!narrow)
+			if (use16)
+				_t_row16(pu, h->p, y, z, sd, d16);
+			else if (!narrow)
 				_t_row(pu, y, z, sd, du);
 			if (!narrow &&
-			    !_t_row_any(du, d[0], lim[0], sd[0], units,
-					found ? *spare : LONG_MAX)) {
+			    !(use16 ? _t_row_any16(d16, d[0], lim[0], sd[0],
+						   units, found ? *spare :
+						   LONG_MAX) :
+			      _t_row_any(du, d[0], lim[0], sd[0], units,
+					 found ? *spare : LONG_MAX))) {
 				if (budget - *reads <= lim[0]) {
 					*reads = budget;
 					return found;
@@ -874,6 +984,8 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 				*reads += lim[0];
 				continue;
 			}
+			if (use16)	/* a box may: the row's exact sums */
+				_t_row(pu, y, z, sd, du);
 			for (int x = 0; x < lim[0]; x++) {
 				long u;
 
@@ -973,7 +1085,8 @@ static void _t_inf_set(int *inf, const int *d, int a, int b, int c)
  */
 static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 		    const struct topoml_psum *pn, long units, int nnodes,
-		    int vmin, long *reads, long budget, int *inf, int *row)
+		    int vmin, long *reads, long budget, int *inf, int *row,
+		    struct t16 *h)
 {
 	const int *d = t->dims;
 	struct tpair *P = malloc((size_t)d[0] * d[1] * sizeof(*P));
@@ -1010,7 +1123,7 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 
 			if (inf[sd[0] - 1 + (sd[1] - 1) * d[0]] < mid &&
 			    _t_scan(t, pu, pn, units, nnodes, sd, true, o,
-				    &spare, reads, budget, NULL, row)) {
+				    &spare, reads, budget, NULL, row, h)) {
 				found = mid;
 				hi = mid - 1;
 			} else {
@@ -1163,6 +1276,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	struct tcand best = { .nodes = NULL }, c, *cv = NULL;
 	const int *curve = topoml__torus_curve(t, NULL);
 	struct tanch an = { .n = 0 };
+	struct t16 h = { .p = NULL };
 	int *anch = NULL, *inf = NULL, *row = NULL;
 	bool cnt = false;
 
@@ -1176,7 +1290,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	if (!clip)
 		clip = 1;
 	inf = calloc((size_t)d[0] * d[1], sizeof(int));
-	row = malloc(2 * ((size_t)d[0] + 1) * sizeof(int));
+	row = calloc(3 * ((size_t)d[0] + 1) + 8, sizeof(int));
 	s->nlbm = (np < 4096 ? np : 4096) + 1;
 	s->lbm = calloc(s->nlbm, sizeof(int));
 	if (!s->lbm)
@@ -1250,8 +1364,9 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	}
 	/* the first volume may spend half the budget: the shapes from it
 	 * are then searched too, whatever it found */
+	h.most = an.most;
 	vf = _t_first(t, &pu, cnt ? &pn : NULL, units, nnodes, vmin, &reads,
-		      budget / 2, inf, row);
+		      budget / 2, inf, row, &h);
 	for (int vol = vf; vf > 0 && vol <= np && reads < budget &&
 	     vol <= vf + 2 + (vf / 8 < 8 ? vf / 8 : 8); vol++) {
 		for (int a = 1; a <= d[0] && a <= vol; a++) {
@@ -1264,7 +1379,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				    !_t_scan(t, &pu, cnt ? &pn : NULL,
 					     units, nnodes, sd, false, bo,
 					     &bspare, &reads, budget, &an,
-					     row))
+					     row, &h))
 					continue;
 				if (nc == cap) {
 					struct tcand *x;
@@ -1334,6 +1449,7 @@ out:
 	free(anch);
 	free(inf);
 	free(row);
+	free(h.p);
 	free(s->lbm);
 	s->lbm = NULL;
 	s->nlbm = 0;
