@@ -1198,9 +1198,17 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 		cw = calloc(nw, sizeof(*cw));
 		if (!cw)
 			goto out;
-		for (int p = 0; p < nn; p++)
-			cw[p / ULBITS] |= (unsigned long)_use(s, order[p]) <<
-					  (p % ULBITS);
+		for (int k = 0; k < nw; k++) {
+			int p0 = k * ULBITS, p1 = nn - p0 < ULBITS ? nn :
+						 p0 + ULBITS;
+			unsigned long x = 0;
+
+			/* a word in a register, stored once */
+			for (int p = p0; p < p1; p++)
+				x |= (unsigned long)_use(s, order[p]) <<
+				     (p - p0);
+			cw[k] = x;
+		}
 		w = cw;
 	}
 	nr = topoml__bit_runs(w, nn, run);
@@ -1303,21 +1311,25 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 		for (int y = 0; y < d[1]; y++) {
 			int *r = &pu.p[topoml__psum_at(&pu, 1, y + 1, z + 1)];
 
+			/* without branches but the rare new most: half the
+			 * positions are usable, at random */
 			for (int x = 0; x < d[0]; x++, p++) {
-				int u;
+				int w, u;
+				bool ok;
+				uint32_t f;
 
 				v = t->coord_node[p];
-				if (v < 0 || !_use(s, v))
-					continue;
-				u = (int)(s->fu[v] > clip ? clip : s->fu[v]);
+				w = v < 0 ? 0 : v;
+				ok = v >= 0 && _use(s, w);
+				f = ok ? s->fu[w] : 0;
+				u = (int)(f > clip ? clip : f);
 				r[x] = u;
-				if (s->fu[v] > most)
-					most = s->fu[v];
+				most = f > most ? f : most;
 				if (u > an.most) {
 					an.most = u;
 					nfull = 0;
 				}
-				nfull += u == an.most;
+				nfull += ok && u == an.most;
 			}
 		}
 	if (an.most < 1) {
