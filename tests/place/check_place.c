@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <check.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -585,9 +586,10 @@ END_TEST
  * The node-sharing torus search reads a long search's rows from sums
  * mod 2^16 where a box holds fewer units: the same placements as from
  * the ints, which it reads where every node's units are 1000 times as
- * many (every comparison of the search scales with them).
+ * many (every comparison of the search scales with them).  And the same
+ * whether it foresees a box's score from sums or from its nodes.
  */
-START_TEST(shared_torus_sums_mod_16_bits)
+START_TEST(shared_torus_shortcuts_same_placements)
 {
 	topoml_topo_t *t = topoml_gen_torus("t", 16, 16, 16, true);
 	uint32_t *fu = calloc(4096, sizeof(*fu)), *fk = calloc(4096,
@@ -632,8 +634,23 @@ START_TEST(shared_torus_sums_mod_16_bits)
 			ck_assert_int_eq(p.n, q.n);
 			for (int i = 0; i < p.n; i++)
 				ck_assert_int_eq(p.nodes[i], q.nodes[i]);
-			topoml_placement_clear(&p);
 			topoml_placement_clear(&q);
+			/* every box foreseen from sums, and none: the same */
+			for (int l = 0; l < 2; l++) {
+				int was = topoml__shared_lazy_vol;
+
+				topoml__shared_lazy_vol = l ? INT_MAX : 1;
+				ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML,
+						     &r, &q, why) == 0, "%s",
+					      why);
+				topoml__shared_lazy_vol = was;
+				ck_assert_int_eq(p.n, q.n);
+				for (int i = 0; i < p.n; i++)
+					ck_assert_int_eq(p.nodes[i],
+							 q.nodes[i]);
+				topoml_placement_clear(&q);
+			}
+			topoml_placement_clear(&p);
 		}
 	}
 	free(fu);
@@ -2429,7 +2446,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, shared_multi_node_fewest_leaves_partial_first);
 	tcase_add_test(tc, shared_gpus_best_fit_and_attempts);
 	tcase_add_test(tc, shared_fat_tree_lowest_switch);
-	tcase_add_test(tc, shared_torus_sums_mod_16_bits);
+	tcase_add_test(tc, shared_torus_shortcuts_same_placements);
 	tcase_add_test(tc, shared_dragonfly_one_group);
 	tcase_add_test(tc, shared_torus_box_partly_used_nodes);
 	tcase_add_test(tc, shared_torus_ring_over_line);

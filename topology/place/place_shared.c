@@ -495,12 +495,15 @@ static bool _t_better(const struct tcand *a, const struct tcand *b)
  * what is kept, and a ring of one hop a node but on a line (there and
  * back, or round the torus) or a whole box of odd sides.
  */
+static void _t_est(struct sh *s, struct tcand *c, long vol,
+		   const int ext[3]);
+
 static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 {
 	const topoml_topo_t *t = s->t;
 	const int *o = c->o, *sd = c->s;
 	int ax[3] = { 0, 1, 2 }, i[3], m = 0, st[3], ext[3] = { 1, 1, 1 };
-	int big = 0, *off[3] = { NULL };
+	int *off[3] = { NULL };
 	long sum = 0, vol;
 
 	c->nodes = malloc((size_t)sd[0] * sd[1] * sd[2] * sizeof(int));
@@ -562,6 +565,17 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 	vol = m < 2 ? 1 : topoml__torus_box(t, c->nodes, m, true, st, ext);
 	if (vol < 0)
 		return -1;
+	_t_est(s, c, vol, ext);
+	return 0;
+}
+
+/* The score foreseen for the c->n nodes kept, their box vol of sides ext
+ * (_t_box_set()). */
+static void _t_est(struct sh *s, struct tcand *c, long vol, const int ext[3])
+{
+	const topoml_topo_t *t = s->t;
+	int m = c->n, big = 0;
+
 	for (int k = 0; k < 3; k++)
 		big += m >= 2 && ext[k] > 1;
 	c->est = (double)vol / _t_span_lb(s, m);
@@ -584,7 +598,52 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 				odd = false;
 		c->est += odd ? 1.2 : 1.0;
 	}
+}
+
+/*
+ * _t_box_set()'s foreseen score without listing the box's nodes, where
+ * it keeps them all (no spare: none can go): their count from the count
+ * sums pn, their extent on each axis from the box's slabs that hold
+ * units (pu; a usable node holds one at least), a few sums a side, not
+ * a read of every position (a large job's 100-150 boxes of a thousand
+ * positions, scattered over the torus).  The nodes are listed when the
+ * box is scored (_t_box_nodes).
+ */
+static int _t_box_lazy(struct sh *s, const struct topoml_psum *pu,
+		       const struct topoml_psum *pn, struct tcand *c)
+{
+	const topoml_topo_t *t = s->t;
+	const int *d = t->dims;
+	char *occ = calloc((size_t)d[0] + d[1] + d[2], 1), *oc = occ;
+	int ext[3] = { 1, 1, 1 }, st;
+	long vol = 1;
+
+	if (!occ)
+		return -1;
+	c->nodes = NULL;
+	c->spare = 0;
+	c->n = topoml__psum_wrap(pn, c->o, c->s);
+	for (int a = 0; a < 3 && c->n >= 2; oc += d[a], a++) {
+		int so[3] = { c->o[0], c->o[1], c->o[2] };
+		int ss[3] = { c->s[0], c->s[1], c->s[2] };
+
+		ss[a] = 1;
+		for (int j = 0; j < c->s[a]; j++) {
+			so[a] = (c->o[a] + j) % d[a];
+			oc[so[a]] = topoml__psum_wrap(pu, so, ss) > 0;
+		}
+		ext[a] = topoml__axis_extent(oc, d[a], t->wrap[a], true, &st);
+		vol *= ext[a];
+	}
+	free(occ);
+	_t_est(s, c, vol, ext);
 	return 0;
+}
+
+/* c's nodes, where _t_box_lazy() left them unlisted. */
+static int _t_box_nodes(struct sh *s, long units, int nnodes, struct tcand *c)
+{
+	return c->nodes ? 0 : _t_box_set(s, units, nnodes, c);
 }
 
 /* Four ints at once (GCC's and Clang's vectors: SSE2 on x86-64). */
@@ -804,6 +863,9 @@ static inline bool _t_narrow(const int *d, int lim0)
 #define T_BUDGET_NODES 16384L
 /* Boxes whose ring is ordered for their exact score: the best foreseen. */
 #define T_EXACT 8
+/* A box of this many positions or more is foreseen from sums (its nodes
+ * listed only if scored): fewer are read faster one by one. */
+int topoml__shared_lazy_vol = 256;
 
 /*
  * The origins of a box of sides sd that hold units on nnodes nodes (pn
@@ -1240,9 +1302,11 @@ out:
  * beats it.  Where the budget cuts the search short (a large torus) the
  * search ends there: the boxes after it could only tie.
  */
-static bool _t_at_bounds(struct sh *s, struct tcand *c)
+static bool _t_at_bounds(struct sh *s, long units, int nnodes,
+			 struct tcand *c)
 {
-	if (c->spare || c->est >= 2.0 + 1e-9)
+	if (c->spare || c->est >= 2.0 + 1e-9 ||
+	    _t_box_nodes(s, units, nnodes, c))
 		return false;
 	c->score = _t_score(s, c->nodes, c->n);
 	return c->score >= 0 && c->score < 2.0 + 1e-9;
@@ -1260,6 +1324,28 @@ static int _t_est_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
+
+/* The usable nodes' count sums. */
+static int _t_count_sums(struct sh *s, struct topoml_psum *pn)
+{
+	const topoml_topo_t *t = s->t;
+	const int *d = t->dims;
+
+	if (topoml__psum_alloc(pn, d))
+		return -1;
+	for (int z = 0, p = 0; z < d[2]; z++)
+		for (int y = 0; y < d[1]; y++) {
+			int *r = &pn->p[topoml__psum_at(pn, 1, y + 1, z + 1)];
+
+			for (int x = 0; x < d[0]; x++, p++) {
+				int v = t->coord_node[p];
+
+				r[x] = v >= 0 && _use(s, v);
+			}
+		}
+	topoml__psum_finish(pn);
+	return 0;
+}
 
 /*
  * A torus job that needs several nodes: for every shape of box from the
@@ -1339,21 +1425,8 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	/* a box of units holds at least units / most nodes: count them only
 	 * where that may be fewer than the job's */
 	cnt = nnodes > 1 && (long)nnodes * an.most > units;
-	if (cnt) {
-		if (topoml__psum_alloc(&pn, d))
-			goto out;
-		for (int z = 0, p = 0; z < d[2]; z++)
-			for (int y = 0; y < d[1]; y++) {
-				int *r = &pn.p[topoml__psum_at(&pn, 1, y + 1,
-							       z + 1)];
-
-				for (int x = 0; x < d[0]; x++, p++) {
-					v = t->coord_node[p];
-					r[x] = v >= 0 && _use(s, v);
-				}
-			}
-		topoml__psum_finish(&pn);
-	}
+	if (cnt && _t_count_sums(s, &pn))
+		goto out;
 	topoml__psum_finish(&pu);
 	vmin = (int)((units + most - 1) / most);
 	if (vmin < nnodes)
@@ -1405,10 +1478,20 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				memset(&cv[nc], 0, sizeof(cv[nc]));
 				memcpy(cv[nc].o, bo, sizeof(bo));
 				memcpy(cv[nc].s, sd, sizeof(sd));
-				if (_t_box_set(s, units, nnodes, &cv[nc++]))
+				/* no spare and no clip, a large box: its
+				 * nodes listed only if it is scored */
+				if (!bspare && most <= clip &&
+				    vol >= topoml__shared_lazy_vol && !pn.p &&
+				    _t_count_sums(s, &pn))
+					goto out;
+				if (!bspare && most <= clip &&
+				    vol >= topoml__shared_lazy_vol ?
+				    _t_box_lazy(s, &pu, &pn, &cv[nc++]) :
+				    _t_box_set(s, units, nnodes, &cv[nc++]))
 					goto out;
 				if (np > T_BUDGET_NODES &&
-				    _t_at_bounds(s, &cv[nc - 1])) {
+				    _t_at_bounds(s, units, nnodes,
+						 &cv[nc - 1])) {
 					best = cv[nc - 1];
 					goto take;
 				}
@@ -1424,6 +1507,8 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				   (cv[i].lb >= best.score - 1e-9 &&
 				    cv[i].spare >= best.spare)))
 			continue;
+		if (_t_box_nodes(s, units, nnodes, &cv[i]))
+			goto out;
 		cv[i].score = _t_score(s, cv[i].nodes, cv[i].n);
 		if (cv[i].score >= 0 && _t_better(&cv[i], &best))
 			best = cv[i];

@@ -213,6 +213,13 @@ int topoml__take_switch(const struct place_in *in, int sw, int want,
 
 /* Torus geometry: model/model_int.h (model/geom.c). */
 
+/*
+ * The node-sharing torus search (place_shared.c) foresees a box of this
+ * many positions or more from sums, listing its nodes only if it is
+ * scored: the same placements, faster (tests set it to compare).
+ */
+extern int topoml__shared_lazy_vol;
+
 /* ---- ring order (ring.c) -------------------------------------------- */
 
 /*
