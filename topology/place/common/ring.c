@@ -420,6 +420,35 @@ static int _tord_cmp(const void *a, const void *b)
 	return x->node - y->node;
 }
 
+/*
+ * The n nodes of o into nodes in key order, where the keys are distinct
+ * and below vol, and vol is at most 8 n: a slot a key.  False (nothing
+ * done) where not.
+ */
+static bool _tord_place(const struct tord *o, int n, long vol, int *nodes)
+{
+	int *slot, k = 0;
+
+	if (vol > 8L * n + 64)
+		return false;
+	slot = malloc(vol * sizeof(int));
+	if (!slot)
+		return false;
+	memset(slot, -1, vol * sizeof(int));
+	for (int i = 0; i < n; i++) {
+		if (o[i].key < 0 || o[i].key >= vol || slot[o[i].key] >= 0) {
+			free(slot);
+			return false;
+		}
+		slot[o[i].key] = o[i].node;
+	}
+	for (long x = 0; x < vol; x++)
+		if (slot[x] >= 0)
+			nodes[k++] = slot[x];
+	free(slot);
+	return true;
+}
+
 void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n)
 {
 	int start[3], ext[3];
@@ -466,9 +495,14 @@ void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n)
 				   ((m & 1) ? R - 1 - r[d0] : r[d0]);
 		o[i].node = nodes[i];
 	}
-	qsort(o, n, sizeof(*o), _tord_cmp);
-	for (int i = 0; i < n; i++)
-		nodes[i] = o[i].node;
+	/* each node's key is its cell's place on the tour, distinct and
+	 * below the box's volume: placed by key where the box is small,
+	 * not compared (a large job's 8 boxes' rings) */
+	if (!_tord_place(o, n, (long)ext[0] * ext[1] * ext[2], nodes)) {
+		qsort(o, n, sizeof(*o), _tord_cmp);
+		for (int i = 0; i < n; i++)
+			nodes[i] = o[i].node;
+	}
 	free(o);
 	/* Holes in the box (a fallback placement): the tour jumps over
 	 * them; 2-opt takes the worst detours out. */
