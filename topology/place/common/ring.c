@@ -210,39 +210,33 @@ static void _gains(int32_t *const c[3], const int32_t D[3], int i, int dab,
  * edge (e, its hops capped at 255) of least hops or more can: 2, or 3
  * where every ring of the torus is even (a gain is even there: hops'
  * parities are the nodes' colours).  8 edges are passed at once where
- * none is.  j1 when none.
+ * none is, the others found by ctz.  j1 when none.
  */
 static int _first_gain_at_jumps(int32_t *const c[3], const int32_t D[3],
 				const uint8_t *e, const int *nodes, int n,
 				int i, int j, int j1, int least)
 {
-	const uint64_t b1 = 0x0101010101010101ULL;
+	const uint64_t b1 = 0x0101010101010101ULL, b4 = ~b1 - 2 * b1;
 
-	for (int k = j; k < j1;) {
-		uint64_t w;
-		int g;
+	for (int k = j; k < j1; k += 8) {
+		uint64_t w, jm;
 
-		if (k + 8 <= j1) {
-			memcpy(&w, e + k, sizeof(w));
-			/* a byte >= 2; >= 3: >= 4, or 3 */
-			if (least == 2 ? !(w & ~b1) :
-			    !((w & (~b1 - 2 * b1)) | (w & (w >> 1) & b1))) {
-				k += 8;
-				continue;
-			}
+		memcpy(&w, e + k, sizeof(w));	/* e: 8 bytes past n */
+		if (j1 - k < 8)
+			w &= (1ULL << (8 * (j1 - k))) - 1;
+		/* the bytes >= 2; >= 3: >= 4, or 3 */
+		jm = least == 2 ? w & ~b1 : (w & b4) | (w & (w >> 1) & b1);
+		while (jm) {
+			int b = __builtin_ctzll(jm) / 8, x = k + b, g = 1;
+
+			jm &= ~(0xffULL << (8 * b));
+			for (int d = 0; d < 3; d++)
+				g += _hop1(c[d][x] - c[d][x + 1], D[d]) -
+				     _hop1(c[d][i] - c[d][x], D[d]) -
+				     _hop1(c[d][i + 1] - c[d][x + 1], D[d]);
+			if (g > 0 && nodes[(x + 1) % n] != nodes[i])
+				return x;
 		}
-		if (e[k] < least) {
-			k++;
-			continue;
-		}
-		g = 1;
-		for (int d = 0; d < 3; d++)
-			g += _hop1(c[d][k] - c[d][k + 1], D[d]) -
-			     _hop1(c[d][i] - c[d][k], D[d]) -
-			     _hop1(c[d][i + 1] - c[d][k + 1], D[d]);
-		if (g > 0 && nodes[(k + 1) % n] != nodes[i])
-			return k;
-		k++;
 	}
 	return j1;
 }
