@@ -1459,13 +1459,14 @@ static void _two_opt_ref(const topoml_topo_t *t, int *v, int n)
 			int end = n - i > 64 ? i + 64 : n;
 
 			for (int j = i + 2; j < end && budget > 0; j++) {
+				int b = v[(j + 1) % n];
 				int g = topoml_hops(t, v[i], v[i + 1]) +
-					topoml_hops(t, v[j], v[(j + 1) % n]) -
+					topoml_hops(t, v[j], b) -
 					topoml_hops(t, v[i], v[j]) -
-					topoml_hops(t, v[i + 1], v[(j + 1) % n]);
+					topoml_hops(t, v[i + 1], b);
 
 				budget--;
-				if (g <= 0 || v[(j + 1) % n] == v[i])
+				if (g <= 0 || b == v[i])
 					continue;
 				budget -= (j - i) / 2;
 				for (int l = i + 1, r = j; l < r; l++, r--) {
@@ -1507,7 +1508,7 @@ START_TEST(ring_two_opt_same_moves)
 		int vol = topo[w].s[0] * topo[w].s[1] * topo[w].s[2];
 
 		ck_assert_ptr_nonnull(t);
-		for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		for (unsigned k = 0; k < sizeof(sizes) / sizeof(*sizes); k++) {
 			int n = 0, *a = malloc(t->nnodes * sizeof(int));
 			int *b = malloc(t->nnodes * sizeof(int));
 
@@ -1533,7 +1534,8 @@ START_TEST(ring_two_opt_same_moves)
 				a[j] = x;
 			}
 			for (int pass = 0; pass < 2; pass++) {
-				if (pass)	/* the snake's order, 2-opt after */
+				/* then the snake's order, 2-opt after */
+				if (pass)
 					topoml_ring_order(t, a, n);
 				memcpy(b, a, n * sizeof(int));
 				topoml__ring_two_opt(t, a, n);
@@ -2278,8 +2280,8 @@ START_TEST(bit_runs_and_eval_runs_match_walk)
 				    cpus[order[p]])
 					w[p / bits] |= 1UL << (p % bits);
 			ro = topoml__eval_nodes(&e1);
-			rn = topoml__eval_runs(&e2,
-					       run, topoml__bit_runs(w, nn, run));
+			rn = topoml__bit_runs(w, nn, run);
+			rn = topoml__eval_runs(&e2, run, rn);
 			ck_assert_int_eq(rn, ro);
 			ck_assert_int_eq(e2.n, e1.n);
 			for (int i = 0; i < e1.n; i++) {

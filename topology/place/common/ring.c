@@ -368,7 +368,8 @@ void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n)
 				}
 				/* the edges inside the segment, reversed;
 				 * its two ends anew */
-				for (int l = i + 1, r = k - 1; l < r; l++, r--) {
+				for (int l = i + 1, r = k - 1; l < r;
+				     l++, r--) {
 					uint8_t y = e[l];
 
 					e[l] = e[r];
