@@ -5,11 +5,13 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <check.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "topoml.h"
 #include "sim.h"
+#include "place/common/place_int.h"
 
 /* 1024 nodes, 32 per leaf, 8 leaves per level-1 switch, one root:
  * leaf L holds nodes 32L .. 32L+31, level-1 switch S leaves 8S .. 8S+7. */
@@ -580,6 +582,85 @@ END_TEST
  * in one group (group 1, the tightest), not the two partly used routers
  * of two groups.
  */
+/*
+ * The node-sharing torus search reads a long search's rows from sums
+ * mod 2^16 where a box holds fewer units: the same placements as from
+ * the ints, which it reads where every node's units are 1000 times as
+ * many (every comparison of the search scales with them).  And the same
+ * whether it foresees a box's score from sums or from its nodes.
+ */
+START_TEST(shared_torus_shortcuts_same_placements)
+{
+	topoml_topo_t *t = topoml_gen_torus("t", 16, 16, 16, true);
+	uint32_t *fu = calloc(4096, sizeof(*fu)), *fk = calloc(4096,
+							       sizeof(*fk));
+	hwloc_bitmap_t a = hwloc_bitmap_alloc(), part = hwloc_bitmap_alloc();
+	static const int sizes[] = { 12, 24, 48, 96, 160 };
+	unsigned seed = 5;
+	char why[256];
+
+	ck_assert(t && fu && fk && a && part);
+	for (int m = 0; m < 8; m++) {
+		/* half the nodes busy, a quarter of the rest partly used */
+		hwloc_bitmap_zero(a);
+		hwloc_bitmap_zero(part);
+		for (int v = 0; v < t->nnodes; v++) {
+			seed = seed * 1103515245 + 12345;
+			fu[v] = fk[v] = 0;
+			if ((seed >> 16) % 2)
+				continue;
+			hwloc_bitmap_set(a, v);
+			fu[v] = 4;
+			if ((seed >> 18) % 4 == 0) {
+				fu[v] = 1 + (seed >> 20) % 3;
+				hwloc_bitmap_set(part, v);
+			}
+			fk[v] = 1000 * fu[v];
+		}
+		for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]);
+		     k++) {
+			struct topoml_place_req r = {
+				.avail = a, .partial = part, .free_units = fu,
+				.units = 4 * sizes[k] - m % 4,
+				.nnodes = sizes[k] / 4 };
+			struct topoml_placement p, q;
+
+			ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &p,
+					     why) == 0, "%s", why);
+			r.free_units = fk;
+			r.units *= 1000;
+			ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &q,
+					     why) == 0, "%s", why);
+			ck_assert_int_eq(p.n, q.n);
+			for (int i = 0; i < p.n; i++)
+				ck_assert_int_eq(p.nodes[i], q.nodes[i]);
+			topoml_placement_clear(&q);
+			/* every box foreseen from sums, and none: the same */
+			for (int l = 0; l < 2; l++) {
+				int was = topoml__shared_lazy_vol;
+
+				topoml__shared_lazy_vol = l ? INT_MAX : 1;
+				ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML,
+						     &r, &q, why) == 0, "%s",
+					      why);
+				topoml__shared_lazy_vol = was;
+				ck_assert_int_eq(p.n, q.n);
+				for (int i = 0; i < p.n; i++)
+					ck_assert_int_eq(p.nodes[i],
+							 q.nodes[i]);
+				topoml_placement_clear(&q);
+			}
+			topoml_placement_clear(&p);
+		}
+	}
+	free(fu);
+	free(fk);
+	hwloc_bitmap_free(a);
+	hwloc_bitmap_free(part);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(shared_dragonfly_one_group)
 {
 	topoml_topo_t *t = _dfly();
@@ -1362,6 +1443,114 @@ START_TEST(torus_cube_box_and_hamiltonian_ring)
 }
 END_TEST
 
+/*
+ * The ring's 2-opt as its comment says, a pair at a time: the first move
+ * that shortens the ring in a window of 64 positions, until none does or
+ * 2^17 tests (and half a reversal's length each) are spent.
+ */
+static void _two_opt_ref(const topoml_topo_t *t, int *v, int n)
+{
+	long budget = 1L << 17;
+	bool better = true;
+
+	while (better && budget > 0) {
+		better = false;
+		for (int i = 0; i < n - 1 && budget > 0; i++) {
+			int end = n - i > 64 ? i + 64 : n;
+
+			for (int j = i + 2; j < end && budget > 0; j++) {
+				int b = v[(j + 1) % n];
+				int g = topoml_hops(t, v[i], v[i + 1]) +
+					topoml_hops(t, v[j], b) -
+					topoml_hops(t, v[i], v[j]) -
+					topoml_hops(t, v[i + 1], b);
+
+				budget--;
+				if (g <= 0 || b == v[i])
+					continue;
+				budget -= (j - i) / 2;
+				for (int l = i + 1, r = j; l < r; l++, r--) {
+					int x = v[l];
+
+					v[l] = v[r];
+					v[r] = x;
+				}
+				better = true;
+			}
+		}
+	}
+}
+
+/* The 2-opt's shortcuts (tests that cannot gain, windows no move changed)
+ * make the same moves as testing every pair: rings of holey boxes on a
+ * torus and a mesh, from a random order (the budget runs out) and from
+ * the snake's. */
+START_TEST(ring_two_opt_same_moves)
+{
+	/* sides, wrap, and the box the nodes are drawn from (origin, sides);
+	 * odd rings: a jump of two hops can gain where an edge is one */
+	static const struct {
+		int d[3];
+		bool wrap;
+		int o[3], s[3];
+	} topo[] = {
+		{ { 14, 12, 11 }, true, { 3, 2, 1 }, { 10, 9, 8 } },
+		{ { 14, 12, 11 }, false, { 3, 2, 1 }, { 10, 9, 8 } },
+		{ { 5, 7, 3 }, true, { 0, 0, 0 }, { 5, 7, 3 } },
+	};
+	static const int sizes[] = { 4, 9, 40, 90, 150, 600 };
+	unsigned seed = 7;
+
+	for (unsigned w = 0; w < sizeof(topo) / sizeof(topo[0]); w++) {
+		topoml_topo_t *t = topoml_gen_torus("t", topo[w].d[0],
+						    topo[w].d[1], topo[w].d[2],
+						    topo[w].wrap);
+		int vol = topo[w].s[0] * topo[w].s[1] * topo[w].s[2];
+
+		ck_assert_ptr_nonnull(t);
+		for (unsigned k = 0; k < sizeof(sizes) / sizeof(*sizes); k++) {
+			int n = 0, *a = malloc(t->nnodes * sizeof(int));
+			int *b = malloc(t->nnodes * sizeof(int));
+
+			ck_assert(a && b);
+			/* about the size's share of the box, shuffled */
+			for (int v = 0; v < t->nnodes && n < sizes[k]; v++) {
+				const int *c = t->nodes[v].coord;
+				bool in = true;
+
+				for (int d = 0; d < 3; d++)
+					in = in && c[d] >= topo[w].o[d] &&
+					     c[d] < topo[w].o[d] + topo[w].s[d];
+				seed = seed * 1103515245 + 12345;
+				if (in && (int)((seed >> 16) % vol) < sizes[k])
+					a[n++] = v;
+			}
+			for (int i = n - 1; i > 0; i--) {
+				int j, x = a[i];
+
+				seed = seed * 1103515245 + 12345;
+				j = (int)((seed >> 16) % (i + 1));
+				a[i] = a[j];
+				a[j] = x;
+			}
+			for (int pass = 0; pass < 2; pass++) {
+				/* then the snake's order, 2-opt after */
+				if (pass)
+					topoml_ring_order(t, a, n);
+				memcpy(b, a, n * sizeof(int));
+				topoml__ring_two_opt(t, a, n);
+				_two_opt_ref(t, b, n);
+				for (int i = 0; i < n; i++)
+					ck_assert_int_eq(a[i], b[i]);
+			}
+			free(a);
+			free(b);
+		}
+		topoml_free(t);
+	}
+}
+END_TEST
+
 START_TEST(torus_boxes_avoid_other_jobs_boxes)
 {
 	topoml_topo_t *t = topoml_gen_torus("t", 8, 8, 8, true);
@@ -1997,6 +2186,127 @@ START_TEST(slurm_weights_prefer_powered_up)
 }
 END_TEST
 
+/* The runs of a bitmap a word at a time are the runs a position walk
+ * finds, across words' ends too; Slurm's choice over them is that of
+ * _eval_nodes() walking the order itself. */
+START_TEST(bit_runs_and_eval_runs_match_walk)
+{
+	static const int lens[] = { 1, 63, 64, 65, 128, 200, 1000 };
+	const int bits = 8 * sizeof(unsigned long);
+	unsigned seed = 11;
+
+	for (unsigned l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+		for (int dens = 0; dens <= 8; dens++) {
+			int n = lens[l], nw = n / bits + 1, nr, k = 0;
+			unsigned long *w = calloc(nw, sizeof(*w));
+			int *run = malloc((n / 2 + 2) * 2 * sizeof(int));
+
+			ck_assert(w && run);
+			/* dens / 8 of the bits set; bits past n set too */
+			for (int b = 0; b < nw * bits; b++) {
+				seed = seed * 1103515245 + 12345;
+				if (b >= n || (int)((seed >> 16) % 8) < dens)
+					w[b / bits] |= 1UL << (b % bits);
+			}
+			nr = topoml__bit_runs(w, n, run);
+			for (int b = 0; b < n; b++) {
+				bool on = (w[b / bits] >> (b % bits)) & 1;
+				bool was = b && ((w[(b - 1) / bits] >>
+						  ((b - 1) % bits)) & 1);
+
+				if (on && !was)
+					ck_assert_int_eq(run[2 * k], b);
+				if (on && (b == n - 1 ||
+					   !((w[(b + 1) / bits] >>
+					      ((b + 1) % bits)) & 1)))
+					ck_assert_int_eq(run[2 * k++ + 1], b);
+			}
+			ck_assert_int_eq(nr, k);
+			free(w);
+			free(run);
+		}
+	/* Slurm's choice: by units along a shuffled order, and index order */
+	topoml_topo_t *t = topoml_gen_torus("t", 8, 8, 8, true);
+	int nn = t->nnodes, nw = nn / bits + 1;
+	uint32_t *cpus = malloc(nn * sizeof(*cpus));
+	int *ord = malloc(nn * sizeof(int)), *ident = malloc(nn * sizeof(int));
+	int *run = malloc((nn / 2 + 2) * 2 * sizeof(int));
+	unsigned long *w = malloc(nw * sizeof(*w));
+	hwloc_bitmap_t a = hwloc_bitmap_alloc();
+
+	ck_assert(cpus && ord && ident && run && w && a);
+	for (int round = 0; round < 20; round++) {
+		for (int v = 0; v < nn; v++) {
+			seed = seed * 1103515245 + 12345;
+			cpus[v] = (seed >> 16) % 5;
+			ord[v] = ident[v] = v;
+			if ((seed >> 20) % 3)
+				hwloc_bitmap_set(a, v);
+			else
+				hwloc_bitmap_clr(a, v);
+		}
+		for (int i = nn - 1; i > 0; i--) {
+			int j, x = ord[i];
+
+			seed = seed * 1103515245 + 12345;
+			j = (int)((seed >> 16) % (i + 1));
+			ord[i] = ord[j];
+			ord[j] = x;
+		}
+		for (int o = 0; o < 2; o++) {
+			const int *order = o ? ident : ord;
+			long units = 1 + round * 37 % 700;
+			int nodes = 1 + round * 13 % 90, m = 0, rn, ro;
+			int *n1 = malloc((nn + 1) * sizeof(int));
+			int *u1 = malloc((nn + 1) * sizeof(int));
+			int *n2 = malloc((nn + 1) * sizeof(int));
+			int *u2 = malloc((nn + 1) * sizeof(int));
+			char *inmap = calloc(nn, 1);
+			struct topoml_eval_nodes e1 = {
+				.order = order, .nn = nn, .avail = a,
+				.cpus = cpus, .rem_cpus = units,
+				.rem_nodes = nodes, .inmap = inmap,
+				.nodes = n1, .units = u1,
+			}, e2 = e1;
+
+			ck_assert(n1 && u1 && n2 && u2 && inmap);
+			e2.order = o ? NULL : ord;
+			e2.inmap = NULL;
+			e2.nodes = n2;
+			e2.units = u2;
+			memset(w, 0, nw * sizeof(*w));
+			for (int p = 0; p < nn; p++)
+				if (hwloc_bitmap_isset(a, order[p]) &&
+				    cpus[order[p]])
+					w[p / bits] |= 1UL << (p % bits);
+			ro = topoml__eval_nodes(&e1);
+			rn = topoml__bit_runs(w, nn, run);
+			rn = topoml__eval_runs(&e2, run, rn);
+			ck_assert_int_eq(rn, ro);
+			ck_assert_int_eq(e2.n, e1.n);
+			for (int i = 0; i < e1.n; i++) {
+				ck_assert_int_eq(n2[i], n1[i]);
+				ck_assert_int_eq(u2[i], u1[i]);
+				m += u1[i];
+			}
+			ck_assert(m > 0);
+			free(n1);
+			free(u1);
+			free(n2);
+			free(u2);
+			free(inmap);
+		}
+	}
+	free(cpus);
+	free(ord);
+	free(ident);
+	free(run);
+	free(w);
+	hwloc_bitmap_free(a);
+	topoml_free(t);
+}
+END_TEST
+
 START_TEST(linear_best_fit_by_hand)
 {
 	topoml_topo_t *t = _tree16();
@@ -2124,6 +2434,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, df_multi_group_fewest_routers);
 	tcase_add_test(tc, df_multi_group_routers_over_the_set);
 	tcase_add_test(tc, torus_cube_box_and_hamiltonian_ring);
+	tcase_add_test(tc, ring_two_opt_same_moves);
 	tcase_add_test(tc, torus_boxes_avoid_other_jobs_boxes);
 	tcase_add_test(tc, torus_box_free_by_first_box);
 	tcase_add_test(tc, torus_box_free_by_brute_force);
@@ -2137,6 +2448,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, shared_multi_node_fewest_leaves_partial_first);
 	tcase_add_test(tc, shared_gpus_best_fit_and_attempts);
 	tcase_add_test(tc, shared_fat_tree_lowest_switch);
+	tcase_add_test(tc, shared_torus_shortcuts_same_placements);
 	tcase_add_test(tc, shared_dragonfly_one_group);
 	tcase_add_test(tc, shared_torus_box_partly_used_nodes);
 	tcase_add_test(tc, shared_torus_ring_over_line);
@@ -2153,6 +2465,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, slurm_tree_by_hand);
 	tcase_add_test(tc, slurm_dragonfly_by_hand);
 	tcase_add_test(tc, slurm_weights_prefer_powered_up);
+	tcase_add_test(tc, bit_runs_and_eval_runs_match_walk);
 	tcase_add_test(tc, linear_best_fit_by_hand);
 	tcase_add_test(tc, slurm_hilbert_curve);
 	tcase_add_test(tc, names_parse);

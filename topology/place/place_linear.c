@@ -31,6 +31,18 @@ static long _cpus(const struct topoml_eval_nodes *e, int v)
 	return e->cpus ? e->cpus[v] : 1;
 }
 
+/* The node at position p of the order (NULL: node index order). */
+static inline int _at(const struct topoml_eval_nodes *e, int p)
+{
+	return e->order ? e->order[p] : p;
+}
+
+/* Position p taken already (inmap NULL: runs are taken once each). */
+static inline bool _in(const struct topoml_eval_nodes *e, int p)
+{
+	return e->inmap && e->inmap[p];
+}
+
 /*
  * avail's words, read once a call: the runs test every position, and
  * hwloc_bitmap_isset() a call each was most of their time on a large
@@ -75,10 +87,11 @@ static bool _done(const struct topoml_eval_nodes *e)
 /* Take position p: _cpus_to_use() with one node wanted, the counters. */
 static void _take(struct topoml_eval_nodes *e, int p)
 {
-	int v = e->order[p];
+	int v = _at(e, p);
 	long c = topoml__cpus_to_use(_cpus(e, v), e->rem_cpus);
 
-	e->inmap[p] = 1;
+	if (e->inmap)
+		e->inmap[p] = 1;
 	if (e->nodes) {
 		e->nodes[e->n] = v;
 		e->units[e->n] = (int)c;
@@ -98,7 +111,7 @@ static int _runs(const struct topoml_eval_nodes *e, const struct aw *a,
 	 * position at most, tens of thousands along a large torus' curve) */
 	c[0] = (struct consec){ .req = -1 };
 	for (int p = 0; p < e->nn; p++) {
-		int v = e->order[p];
+		int v = _at(e, p);
 		bool usable = _usable(e, a, v);
 		bool required = e->required &&
 				hwloc_bitmap_isset(e->required, v);
@@ -147,27 +160,27 @@ static void _take_run(struct topoml_eval_nodes *e, const struct aw *aw,
 
 	if (r->req != -1) {
 		for (int p = r->req; p <= r->end && !_done(e); p++)
-			if (!e->inmap[p] && _usable(e, aw, e->order[p]))
+			if (!_in(e, p) && _usable(e, aw, _at(e, p)))
 				_take(e, p);
 		for (int p = r->req - 1; p >= r->start && !_done(e); p--)
-			if (!e->inmap[p] && _usable(e, aw, e->order[p]))
+			if (!_in(e, p) && _usable(e, aw, _at(e, p)))
 				_take(e, p);
 		return;
 	}
 	for (int p = r->start; e->rem_nodes <= 1 && p <= r->end; p++) {
-		long a = _cpus(e, e->order[p]);
+		long a = _cpus(e, _at(e, p));
 
-		if (e->inmap[p] || !_usable(e, aw, e->order[p]) ||
+		if (_in(e, p) || !_usable(e, aw, _at(e, p)) ||
 		    a < e->rem_cpus)
 			continue;
-		if (bf == -1 || a < _cpus(e, e->order[bf])) {
+		if (bf == -1 || a < _cpus(e, _at(e, bf))) {
 			bf = p;
 			if (a == e->rem_cpus)
 				break;
 		}
 	}
 	for (int p = r->start; p <= r->end && !_done(e); p++)
-		if (!e->inmap[p] && _usable(e, aw, e->order[p]) &&
+		if (!_in(e, p) && _usable(e, aw, _at(e, p)) &&
 		    (bf < 0 || p == bf))
 			_take(e, p);
 }
@@ -242,25 +255,12 @@ static int *_sorted_runs(const struct consec *c, int nc)
 	return ord;
 }
 
-int topoml__eval_nodes(struct topoml_eval_nodes *e)
+/* The runs' choice and take, Slurm's loop; frees c. */
+static int _eval(struct topoml_eval_nodes *e, struct aw *a, struct consec *c,
+		 int nc)
 {
-	struct consec *c = malloc((e->nn + 1) * sizeof(*c));
-	int nc, *ord, top = 0;
-	struct aw a;
+	int *ord, top = 0;
 
-	if (!c || _aw_init(&a, e->avail)) {
-		free(c);
-		return -1;
-	}
-	/* Required nodes first. */
-	for (int p = 0; e->required && p < e->nn && e->rem_nodes > 0; p++) {
-		if (!hwloc_bitmap_isset(e->required, e->order[p]))
-			continue;
-		e->inmap[p] = 1;
-		e->rem_cpus -= _cpus(e, e->order[p]);
-		e->rem_nodes--;
-	}
-	nc = _runs(e, &a, c);
 	ord = nc > 1 ? _sorted_runs(c, nc) : NULL;
 	while (nc && !_done(e)) {
 		int bn = 0, bi = 0, breq = -1;
@@ -272,7 +272,7 @@ int topoml__eval_nodes(struct topoml_eval_nodes *e)
 			top++;
 		if (ord && top < nc && c[ord[top]].cpus < e->rem_cpus) {
 			/* no run suffices: the scan's choice, at once */
-			_take_run(e, &a, &c[ord[top]]);
+			_take_run(e, a, &c[ord[top]]);
 			c[ord[top]].nodes = 0;
 			continue;
 		}
@@ -300,13 +300,88 @@ int topoml__eval_nodes(struct topoml_eval_nodes *e)
 		}
 		if (bn == 0)
 			break;
-		_take_run(e, &a, &c[bi]);
+		_take_run(e, a, &c[bi]);
 		c[bi].nodes = 0;
 	}
 	free(ord);
 	free(c);
-	free(a.w);
+	free(a->w);
 	return _done(e) ? 0 : 1;
+}
+
+int topoml__eval_nodes(struct topoml_eval_nodes *e)
+{
+	struct consec *c = malloc((e->nn + 1) * sizeof(*c));
+	struct aw a;
+
+	if (!c || _aw_init(&a, e->avail)) {
+		free(c);
+		return -1;
+	}
+	/* Required nodes first. */
+	for (int p = 0; e->required && p < e->nn && e->rem_nodes > 0; p++) {
+		if (!hwloc_bitmap_isset(e->required, _at(e, p)))
+			continue;
+		e->inmap[p] = 1;
+		e->rem_cpus -= _cpus(e, _at(e, p));
+		e->rem_nodes--;
+	}
+	return _eval(e, &a, c, _runs(e, &a, c));
+}
+
+int topoml__eval_runs(struct topoml_eval_nodes *e, const int *run, int nr)
+{
+	struct consec *c = malloc((nr + 1) * sizeof(*c));
+	struct aw a;
+
+	if (!c || _aw_init(&a, e->avail)) {
+		free(c);
+		return -1;
+	}
+	/* as _runs() makes them: usable nodes of one weight (none) */
+	for (int i = 0; i < nr; i++) {
+		c[i] = (struct consec){ .start = run[2 * i],
+					.end = run[2 * i + 1], .req = -1,
+					.has_weight = true };
+		c[i].nodes = c[i].end - c[i].start + 1;
+		for (int p = c[i].start; p <= c[i].end; p++)
+			c[i].cpus += _cpus(e, _at(e, p));
+	}
+	return _eval(e, &a, c, nr);
+}
+
+/* A word at a time: where the bits change, by ctz. */
+int topoml__bit_runs(const unsigned long *w, int n, int *run)
+{
+	int nr = 0, nw = (n + AW_BITS - 1) / AW_BITS;
+	bool in = false;
+
+	for (int k = 0; k < nw; k++) {
+		unsigned long x = w[k];
+		int b = 0;
+
+		if (k == nw - 1 && n % AW_BITS)
+			x &= (1UL << (n % AW_BITS)) - 1;
+		while (b < AW_BITS) {
+			/* the rest of the word: where the bit changes */
+			unsigned long y = (in ? ~x : x) >> b;
+			int z;
+
+			if (!y)
+				break;
+			z = b + __builtin_ctzl(y);
+			if (in)
+				run[2 * nr++ + 1] = k * AW_BITS + z - 1;
+			else
+				run[2 * nr] = k * AW_BITS + z;
+			in = !in;
+			b = z;
+		}
+		/* a run that ends with the word goes on into the next */
+	}
+	if (in)
+		run[2 * nr++ + 1] = n - 1;
+	return nr;
 }
 
 int topoml__place_slurm_linear(const struct place_in *in, bool hilbert,

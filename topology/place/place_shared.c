@@ -495,12 +495,15 @@ static bool _t_better(const struct tcand *a, const struct tcand *b)
  * what is kept, and a ring of one hop a node but on a line (there and
  * back, or round the torus) or a whole box of odd sides.
  */
+static void _t_est(struct sh *s, struct tcand *c, long vol,
+		   const int ext[3]);
+
 static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 {
 	const topoml_topo_t *t = s->t;
 	const int *o = c->o, *sd = c->s;
 	int ax[3] = { 0, 1, 2 }, i[3], m = 0, st[3], ext[3] = { 1, 1, 1 };
-	int big = 0, *off[3] = { NULL };
+	int *off[3] = { NULL };
 	long sum = 0, vol;
 
 	c->nodes = malloc((size_t)sd[0] * sd[1] * sd[2] * sizeof(int));
@@ -562,6 +565,17 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 	vol = m < 2 ? 1 : topoml__torus_box(t, c->nodes, m, true, st, ext);
 	if (vol < 0)
 		return -1;
+	_t_est(s, c, vol, ext);
+	return 0;
+}
+
+/* The score foreseen for the c->n nodes kept, their box vol of sides ext
+ * (_t_box_set()). */
+static void _t_est(struct sh *s, struct tcand *c, long vol, const int ext[3])
+{
+	const topoml_topo_t *t = s->t;
+	int m = c->n, big = 0;
+
 	for (int k = 0; k < 3; k++)
 		big += m >= 2 && ext[k] > 1;
 	c->est = (double)vol / _t_span_lb(s, m);
@@ -584,7 +598,52 @@ static int _t_box_set(struct sh *s, long units, int nnodes, struct tcand *c)
 				odd = false;
 		c->est += odd ? 1.2 : 1.0;
 	}
+}
+
+/*
+ * _t_box_set()'s foreseen score without listing the box's nodes, where
+ * it keeps them all (no spare: none can go): their count from the count
+ * sums pn, their extent on each axis from the box's slabs that hold
+ * units (pu; a usable node holds one at least), a few sums a side, not
+ * a read of every position (a large job's 100-150 boxes of a thousand
+ * positions, scattered over the torus).  The nodes are listed when the
+ * box is scored (_t_box_nodes).
+ */
+static int _t_box_lazy(struct sh *s, const struct topoml_psum *pu,
+		       const struct topoml_psum *pn, struct tcand *c)
+{
+	const topoml_topo_t *t = s->t;
+	const int *d = t->dims;
+	char *occ = calloc((size_t)d[0] + d[1] + d[2], 1), *oc = occ;
+	int ext[3] = { 1, 1, 1 }, st;
+	long vol = 1;
+
+	if (!occ)
+		return -1;
+	c->nodes = NULL;
+	c->spare = 0;
+	c->n = topoml__psum_wrap(pn, c->o, c->s);
+	for (int a = 0; a < 3 && c->n >= 2; oc += d[a], a++) {
+		int so[3] = { c->o[0], c->o[1], c->o[2] };
+		int ss[3] = { c->s[0], c->s[1], c->s[2] };
+
+		ss[a] = 1;
+		for (int j = 0; j < c->s[a]; j++) {
+			so[a] = (c->o[a] + j) % d[a];
+			oc[so[a]] = topoml__psum_wrap(pu, so, ss) > 0;
+		}
+		ext[a] = topoml__axis_extent(oc, d[a], t->wrap[a], true, &st);
+		vol *= ext[a];
+	}
+	free(occ);
+	_t_est(s, c, vol, ext);
 	return 0;
+}
+
+/* c's nodes, where _t_box_lazy() left them unlisted. */
+static int _t_box_nodes(struct sh *s, long units, int nnodes, struct tcand *c)
+{
+	return c->nodes ? 0 : _t_box_set(s, units, nnodes, c);
 }
 
 /* Four ints at once (GCC's and Clang's vectors: SSE2 on x86-64). */
@@ -680,6 +739,93 @@ static bool _t_row_any(const int *D, int d0, int n, int s, long units,
 	return hit;
 }
 
+/*
+ * The unit sums mod 2^16, for the rows of a shape whose boxes hold fewer
+ * than 2^16 units (vol x most): the same box sums from half the bytes,
+ * eight to a vector, to find the rows no box of can take the job.
+ */
+struct t16 {
+	uint16_t *p;	/* topoml_psum's layout; NULL: not made yet */
+	int most;	/* the most units a position holds */
+};
+
+typedef uint16_t v8u __attribute__((vector_size(16)));
+
+static inline v8u _v8(const uint16_t *p)
+{
+	v8u r;
+
+	memcpy(&r, p, sizeof(r));
+	return r;
+}
+
+/* _t_row() mod 2^16 (D: room for d[0] + 9; the sums padded by 8). */
+static void _t_row16(const struct topoml_psum *g, const uint16_t *p16,
+		     int y, int z, const int sd[3], uint16_t *D)
+{
+	const int *d = g->d;
+	int lo[2][2], hi[2][2], nw[2] = { 1, 1 }, o[2] = { y, z };
+
+	for (int k = 0; k < 2; k++) {
+		lo[k][0] = o[k];
+		hi[k][0] = o[k] + sd[k + 1];
+		if (hi[k][0] > d[k + 1]) {
+			hi[k][0] = d[k + 1];
+			lo[k][1] = 0;
+			hi[k][1] = o[k] + sd[k + 1] - d[k + 1];
+			nw[k] = 2;
+		}
+	}
+	for (int a = 0; a < nw[0]; a++)
+		for (int b = 0; b < nw[1]; b++) {
+			const uint16_t *p11, *p01, *p10, *p00;
+			int x = 0;
+
+			p11 = &p16[topoml__psum_at(g, 0, hi[0][a], hi[1][b])];
+			p01 = &p16[topoml__psum_at(g, 0, lo[0][a], hi[1][b])];
+			p10 = &p16[topoml__psum_at(g, 0, hi[0][a], lo[1][b])];
+			p00 = &p16[topoml__psum_at(g, 0, lo[0][a], lo[1][b])];
+			/* past d[0] too, into the padding: no scalar tail */
+			for (; x <= d[0]; x += 8) {
+				v8u r = _v8(p11 + x) - _v8(p01 + x) -
+					_v8(p10 + x) + _v8(p00 + x);
+
+				if (a || b)
+					r += _v8(D + x);
+				memcpy(D + x, &r, sizeof(r));
+			}
+		}
+}
+
+/*
+ * _t_row_any() from the row mod 2^16, where its boxes hold fewer than
+ * 2^16 units: u - units mod 2^16 is below w' = min(w, 2^16 - units) iff
+ * units <= u and u - units < w (u < units wraps to 2^16 - units or more).
+ */
+static bool _t_row_any16(const uint16_t *D, int d0, int n, int s,
+			 long units, long w)
+{
+	int m = d0 - s + 1 < n ? d0 - s + 1 : n, x = 0;
+	uint16_t un = (uint16_t)units, uw;
+	v8u any = { 0 }, vu, vw, vm = (v8u){ 0 } + (uint16_t)m;
+	const v8u lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	bool hit;
+
+	w = w < 65536 - units ? w : 65536 - units;
+	uw = (uint16_t)(w > 65535 ? 65535 : w);
+	vu = (v8u){ 0 } + un;
+	vw = (v8u){ 0 } + uw;
+	/* the last vector's lanes from m on masked off (D: d0 + 9) */
+	for (; x < m; x += 8)
+		any |= (v8u)((_v8(D + x + s) - _v8(D + x) - vu) < vw) &
+		       (v8u)(lane + (uint16_t)x < vm);
+	hit = any[0] | any[1] | any[2] | any[3] | any[4] | any[5] | any[6] |
+	      any[7];
+	for (x = m; x < n; x++)
+		hit |= (uint16_t)(D[d0] - D[x] + D[x + s - d0] - un) < uw;
+	return hit;
+}
+
 /* The box at x of side s along a row's D (d0 positions; it may wrap). */
 static inline int _t_rsum(const int *D, int d0, int x, int s)
 {
@@ -717,6 +863,9 @@ static inline bool _t_narrow(const int *d, int lim0)
 #define T_BUDGET_NODES 16384L
 /* Boxes whose ring is ordered for their exact score: the best foreseen. */
 #define T_EXACT 8
+/* A box of this many positions or more is foreseen from sums (its nodes
+ * listed only if scored): fewer are read faster one by one. */
+int topoml__shared_lazy_vol = 256;
 
 /*
  * The origins of a box of sides sd that hold units on nnodes nodes (pn
@@ -836,16 +985,19 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 	return false;
 }
 
-/* row: room for 2 x (d[0] + 1) ints, the rows' sums */
+/* row: room for 3 x (d[0] + 1) + 8 ints, the rows' sums; h: pu mod 2^16
+ * where the sums are ints, made on the first shape that can use it */
 static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 		    const struct topoml_psum *pn, long units, int nnodes,
 		    const int sd[3], bool first, int o[3], long *spare,
 		    long *reads, long budget, const struct tanch *an,
-		    int *row)
+		    int *row, struct t16 *h)
 {
 	const int *d = t->dims;
 	int lim[3], *du = row, *dn = row + d[0] + 1;
-	bool found = false, narrow;
+	uint16_t *d16 = (uint16_t *)(row + 2 * (d[0] + 1));
+	bool found = false, narrow, use16 = false;
+	long vol = (long)sd[0] * sd[1] * sd[2];
 
 	for (int k = 0; k < 3; k++)
 		lim[k] = sd[k] == d[k] ? 1 : t->wrap[k] ? d[k] :
@@ -856,17 +1008,37 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 		return _t_scan_anch(t, pu, pn, units, nnodes, sd, lim, an,
 				    row, o, spare, reads, budget);
 	narrow = _t_narrow(d, lim[0]);
+	/* made once a search has read as many boxes as the sums have
+	 * cells (a small job's ends sooner, without them) */
+	if (!narrow && h && units < 65536 && vol * h->most < 65536 &&
+	    d[0] < 32768) {
+		size_t np = (size_t)(d[0] + 1) * (d[1] + 1) * (d[2] + 1);
+
+		/* padded: the rows are read 8 at a time past their end */
+		if (!h->p && *reads >= (long)np &&
+		    (h->p = malloc((np + 8) * sizeof(*h->p)))) {
+			for (size_t i = 0; i < np; i++)
+				h->p[i] = (uint16_t)pu->p[i];
+			memset(h->p + np, 0, 8 * sizeof(*h->p));
+		}
+		use16 = h->p;
+	}
 	for (int z = 0; z < lim[2]; z++)
 		for (int y = 0; y < lim[1]; y++) {
 			bool hn = narrow;
 
 			if (*reads >= budget)
 				return found;
-			if (!narrow)
+			if (use16)
+				_t_row16(pu, h->p, y, z, sd, d16);
+			else if (!narrow)
 				_t_row(pu, y, z, sd, du);
 			if (!narrow &&
-			    !_t_row_any(du, d[0], lim[0], sd[0], units,
-					found ? *spare : LONG_MAX)) {
+			    !(use16 ? _t_row_any16(d16, d[0], lim[0], sd[0],
+						   units, found ? *spare :
+						   LONG_MAX) :
+			      _t_row_any(du, d[0], lim[0], sd[0], units,
+					 found ? *spare : LONG_MAX))) {
 				if (budget - *reads <= lim[0]) {
 					*reads = budget;
 					return found;
@@ -874,6 +1046,8 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 				*reads += lim[0];
 				continue;
 			}
+			if (use16)	/* a box may: the row's exact sums */
+				_t_row(pu, y, z, sd, du);
 			for (int x = 0; x < lim[0]; x++) {
 				long u;
 
@@ -973,7 +1147,8 @@ static void _t_inf_set(int *inf, const int *d, int a, int b, int c)
  */
 static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 		    const struct topoml_psum *pn, long units, int nnodes,
-		    int vmin, long *reads, long budget, int *inf, int *row)
+		    int vmin, long *reads, long budget, int *inf, int *row,
+		    struct t16 *h)
 {
 	const int *d = t->dims;
 	struct tpair *P = malloc((size_t)d[0] * d[1] * sizeof(*P));
@@ -1010,7 +1185,7 @@ static int _t_first(const topoml_topo_t *t, const struct topoml_psum *pu,
 
 			if (inf[sd[0] - 1 + (sd[1] - 1) * d[0]] < mid &&
 			    _t_scan(t, pu, pn, units, nnodes, sd, true, o,
-				    &spare, reads, budget, NULL, row)) {
+				    &spare, reads, budget, NULL, row, h)) {
 				found = mid;
 				hi = mid - 1;
 			} else {
@@ -1051,15 +1226,24 @@ static int _t_eval_score(struct sh *s, const struct tcand *best,
 	return c->score < 0 ? -1 : 0;
 }
 
-/* Slurm's _eval_nodes() by units along order (the Hilbert curve, or
- * node index order): a candidate beside the boxes. */
+/*
+ * Slurm's _eval_nodes() by units along order (the Hilbert curve, or
+ * node index order where NULL): a candidate beside the boxes.  Its runs
+ * are those of the usable nodes, found a word at a time in a bitmap of
+ * the positions (use's own words in index order, gathered once along the
+ * curve), not a position at a time.
+ */
 static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 		   const struct tcand *best, struct tcand *c)
 {
-	int nn = s->t->nnodes, m = 0, gap = -1;
-	int *ord = malloc((nn + 1) * sizeof(int));
+	int nn = s->t->nnodes, nw = nn / ULBITS + 1, nr;
+	unsigned long *cw = NULL;
+	const unsigned long *w = s->usew;
+	int *run = malloc(((size_t)nn / 2 + 2) * 2 * sizeof(int));
+	long most = units > nnodes ? units : nnodes;
 	struct topoml_eval_nodes e = {
-		.order = ord,
+		.order = order,
+		.nn = nn,
 		.avail = s->use,
 		/* the usable nodes' units: the runs read no others */
 		.cpus = s->fu,
@@ -1069,35 +1253,32 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
-	if (!ord)
+	if (!run)
 		return -1;
-	/* Slurm's runs are those of the usable nodes: one node that is not
-	 * usable stands for each gap between them, the same runs in a
-	 * shorter order (about the free nodes, not the machine) */
-	for (int v = 0; v < nn && gap < 0; v++)
-		if (!_use(s, v))
-			gap = v;
-	if (gap < 0) {
-		memcpy(ord, order, nn * sizeof(int));
-		m = nn;
-	} else {
-		/* without branches (half the nodes are free, at random): a
-		 * gap is kept where the one before was usable (the first
-		 * position is kept whatever it is) */
-		for (int p = 0, prev = 1; p < nn; p++) {
-			int v = order[p], u = _use(s, v);
+	if (order) {
+		/* without branches: half the nodes are free, at random */
+		cw = calloc(nw, sizeof(*cw));
+		if (!cw)
+			goto out;
+		for (int k = 0; k < nw; k++) {
+			int p0 = k * ULBITS, p1 = nn - p0 < ULBITS ? nn :
+						 p0 + ULBITS;
+			unsigned long x = 0;
 
-			ord[m] = u ? v : gap;
-			m += u | prev;
-			prev = u;
+			/* a word in a register, stored once */
+			for (int p = p0; p < p1; p++)
+				x |= (unsigned long)_use(s, order[p]) <<
+				     (p - p0);
+			cw[k] = x;
 		}
+		w = cw;
 	}
-	e.nn = m;
-	e.inmap = calloc(m + 1, 1);
-	e.nodes = malloc((m + 1) * sizeof(int));
-	e.units = malloc((m + 1) * sizeof(int));
-	if (e.inmap && e.nodes && e.units &&
-	    topoml__eval_nodes(&e) == 0 && e.n > 0) {
+	nr = topoml__bit_runs(w, nn, run);
+	/* each node taken holds a unit or is a node wanted */
+	e.nodes = malloc(((most < nn ? most : nn) + 1) * sizeof(int));
+	e.units = malloc(((most < nn ? most : nn) + 1) * sizeof(int));
+	if (e.nodes && e.units && topoml__eval_runs(&e, run, nr) == 0 &&
+	    e.n > 0) {
 		long sum = 0;
 
 		c->nodes = e.nodes;
@@ -1108,8 +1289,9 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
 		c->spare = sum - units;
 		rc = _t_eval_score(s, best, c);
 	}
-	free(ord);
-	free(e.inmap);
+out:
+	free(run);
+	free(cw);
 	free(e.nodes);
 	free(e.units);
 	return rc;
@@ -1120,9 +1302,11 @@ static int _t_eval(struct sh *s, const int *order, long units, int nnodes,
  * beats it.  Where the budget cuts the search short (a large torus) the
  * search ends there: the boxes after it could only tie.
  */
-static bool _t_at_bounds(struct sh *s, struct tcand *c)
+static bool _t_at_bounds(struct sh *s, long units, int nnodes,
+			 struct tcand *c)
 {
-	if (c->spare || c->est >= 2.0 + 1e-9)
+	if (c->spare || c->est >= 2.0 + 1e-9 ||
+	    _t_box_nodes(s, units, nnodes, c))
 		return false;
 	c->score = _t_score(s, c->nodes, c->n);
 	return c->score >= 0 && c->score < 2.0 + 1e-9;
@@ -1141,6 +1325,28 @@ static int _t_est_cmp(const void *pa, const void *pb)
 }
 
 
+/* The usable nodes' count sums. */
+static int _t_count_sums(struct sh *s, struct topoml_psum *pn)
+{
+	const topoml_topo_t *t = s->t;
+	const int *d = t->dims;
+
+	if (topoml__psum_alloc(pn, d))
+		return -1;
+	for (int z = 0, p = 0; z < d[2]; z++)
+		for (int y = 0; y < d[1]; y++) {
+			int *r = &pn->p[topoml__psum_at(pn, 1, y + 1, z + 1)];
+
+			for (int x = 0; x < d[0]; x++, p++) {
+				int v = t->coord_node[p];
+
+				r[x] = v >= 0 && _use(s, v);
+			}
+		}
+	topoml__psum_finish(pn);
+	return 0;
+}
+
 /*
  * A torus job that needs several nodes: for every shape of box from the
  * fewest positions that could hold it up to a few more than the first
@@ -1157,13 +1363,14 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	const topoml_topo_t *t = s->t;
 	const int *d = t->dims;
 	int np = d[0] * d[1] * d[2], vmin, vf = -1, nfull = 0;
-	int nc = 0, cap = 0, *ident = NULL, rc = -1, v;
+	int nc = 0, cap = 0, rc = -1, v;
 	uint32_t most = 1, clip;
 	long reads = 0, budget = T_BUDGET;
 	struct topoml_psum pu = { .p = NULL }, pn = { .p = NULL };
 	struct tcand best = { .nodes = NULL }, c, *cv = NULL;
 	const int *curve = topoml__torus_curve(t, NULL);
 	struct tanch an = { .n = 0 };
+	struct t16 h = { .p = NULL };
 	int *anch = NULL, *inf = NULL, *row = NULL;
 	bool cnt = false;
 
@@ -1177,7 +1384,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	if (!clip)
 		clip = 1;
 	inf = calloc((size_t)d[0] * d[1], sizeof(int));
-	row = malloc(2 * ((size_t)d[0] + 1) * sizeof(int));
+	row = calloc(3 * ((size_t)d[0] + 1) + 8, sizeof(int));
 	s->nlbm = (np < 4096 ? np : 4096) + 1;
 	s->lbm = calloc(s->nlbm, sizeof(int));
 	if (!s->lbm)
@@ -1190,21 +1397,25 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 		for (int y = 0; y < d[1]; y++) {
 			int *r = &pu.p[topoml__psum_at(&pu, 1, y + 1, z + 1)];
 
+			/* without branches but the rare new most: half the
+			 * positions are usable, at random */
 			for (int x = 0; x < d[0]; x++, p++) {
-				int u;
+				int w, u;
+				bool ok;
+				uint32_t f;
 
 				v = t->coord_node[p];
-				if (v < 0 || !_use(s, v))
-					continue;
-				u = (int)(s->fu[v] > clip ? clip : s->fu[v]);
+				w = v < 0 ? 0 : v;
+				ok = v >= 0 && _use(s, w);
+				f = ok ? s->fu[w] : 0;
+				u = (int)(f > clip ? clip : f);
 				r[x] = u;
-				if (s->fu[v] > most)
-					most = s->fu[v];
+				most = f > most ? f : most;
 				if (u > an.most) {
 					an.most = u;
 					nfull = 0;
 				}
-				nfull += u == an.most;
+				nfull += ok && u == an.most;
 			}
 		}
 	if (an.most < 1) {
@@ -1214,21 +1425,8 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	/* a box of units holds at least units / most nodes: count them only
 	 * where that may be fewer than the job's */
 	cnt = nnodes > 1 && (long)nnodes * an.most > units;
-	if (cnt) {
-		if (topoml__psum_alloc(&pn, d))
-			goto out;
-		for (int z = 0, p = 0; z < d[2]; z++)
-			for (int y = 0; y < d[1]; y++) {
-				int *r = &pn.p[topoml__psum_at(&pn, 1, y + 1,
-							       z + 1)];
-
-				for (int x = 0; x < d[0]; x++, p++) {
-					v = t->coord_node[p];
-					r[x] = v >= 0 && _use(s, v);
-				}
-			}
-		topoml__psum_finish(&pn);
-	}
+	if (cnt && _t_count_sums(s, &pn))
+		goto out;
 	topoml__psum_finish(&pu);
 	vmin = (int)((units + most - 1) / most);
 	if (vmin < nnodes)
@@ -1251,8 +1449,9 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	}
 	/* the first volume may spend half the budget: the shapes from it
 	 * are then searched too, whatever it found */
+	h.most = an.most;
 	vf = _t_first(t, &pu, cnt ? &pn : NULL, units, nnodes, vmin, &reads,
-		      budget / 2, inf, row);
+		      budget / 2, inf, row, &h);
 	for (int vol = vf; vf > 0 && vol <= np && reads < budget &&
 	     vol <= vf + 2 + (vf / 8 < 8 ? vf / 8 : 8); vol++) {
 		for (int a = 1; a <= d[0] && a <= vol; a++) {
@@ -1265,7 +1464,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				    !_t_scan(t, &pu, cnt ? &pn : NULL,
 					     units, nnodes, sd, false, bo,
 					     &bspare, &reads, budget, &an,
-					     row))
+					     row, &h))
 					continue;
 				if (nc == cap) {
 					struct tcand *x;
@@ -1279,10 +1478,20 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				memset(&cv[nc], 0, sizeof(cv[nc]));
 				memcpy(cv[nc].o, bo, sizeof(bo));
 				memcpy(cv[nc].s, sd, sizeof(sd));
-				if (_t_box_set(s, units, nnodes, &cv[nc++]))
+				/* no spare and no clip, a large box: its
+				 * nodes listed only if it is scored */
+				if (!bspare && most <= clip &&
+				    vol >= topoml__shared_lazy_vol && !pn.p &&
+				    _t_count_sums(s, &pn))
+					goto out;
+				if (!bspare && most <= clip &&
+				    vol >= topoml__shared_lazy_vol ?
+				    _t_box_lazy(s, &pu, &pn, &cv[nc++]) :
+				    _t_box_set(s, units, nnodes, &cv[nc++]))
 					goto out;
 				if (np > T_BUDGET_NODES &&
-				    _t_at_bounds(s, &cv[nc - 1])) {
+				    _t_at_bounds(s, units, nnodes,
+						 &cv[nc - 1])) {
 					best = cv[nc - 1];
 					goto take;
 				}
@@ -1298,6 +1507,8 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				   (cv[i].lb >= best.score - 1e-9 &&
 				    cv[i].spare >= best.spare)))
 			continue;
+		if (_t_box_nodes(s, units, nnodes, &cv[i]))
+			goto out;
 		cv[i].score = _t_score(s, cv[i].nodes, cv[i].n);
 		if (cv[i].score >= 0 && _t_better(&cv[i], &best))
 			best = cv[i];
@@ -1309,14 +1520,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 		 * spares less than none: Slurm's choices cannot beat that */
 		if (best.nodes && best.score < 2.0 + 1e-9 && best.spare <= 0)
 			break;
-		if (k && !ident) {
-			ident = malloc((t->nnodes + 1) * sizeof(int));
-			if (!ident)
-				goto out;
-			for (int i = 0; i < t->nnodes; i++)
-				ident[i] = i;
-		}
-		if (_t_eval(s, k ? ident : curve, units, nnodes, &best,
+		if (_t_eval(s, k ? NULL : curve, units, nnodes, &best,
 			    &c) == 0 &&
 		    _t_better(&c, &best)) {
 			/* the boxes' sets are freed with cv */
@@ -1339,10 +1543,10 @@ out:
 	for (int i = 0; i < nc; i++)
 		free(cv[i].nodes);
 	free(cv);
-	free(ident);
 	free(anch);
 	free(inf);
 	free(row);
+	free(h.p);
 	free(s->lbm);
 	s->lbm = NULL;
 	s->nlbm = 0;

@@ -72,6 +72,19 @@ struct topoml_eval_nodes {
 	int n;
 };
 int topoml__eval_nodes(struct topoml_eval_nodes *e);
+/*
+ * The same from the runs of usable nodes the caller found: run[2k] ..
+ * run[2k + 1], the positions of the k-th (first to last, inclusive, in
+ * order), nr of them; no node required nor weighed.  order may be NULL
+ * (node index order) and inmap too (runs are taken once each).
+ */
+int topoml__eval_runs(struct topoml_eval_nodes *e, const int *run, int nr);
+/*
+ * The runs of set bits among the first n of w (a bit a position, bit b
+ * of word b / bits-per-long): their first and last bits into run, two
+ * ints a run (room for n / 2 + 1 runs); how many.
+ */
+int topoml__bit_runs(const unsigned long *w, int n, int *run);
 /* cons_tres's _cpus_to_use() for one node wanted: its avail CPUs, no
  * more than the job's rem still needs, one at least. */
 static inline long topoml__cpus_to_use(long avail, long rem)
@@ -200,6 +213,13 @@ int topoml__take_switch(const struct place_in *in, int sw, int want,
 
 /* Torus geometry: model/model_int.h (model/geom.c). */
 
+/*
+ * The node-sharing torus search (place_shared.c) foresees a box of this
+ * many positions or more from sums, listing its nodes only if it is
+ * scored: the same placements, faster (tests set it to compare).
+ */
+extern int topoml__shared_lazy_vol;
+
 /* ---- ring order (ring.c) -------------------------------------------- */
 
 /*
@@ -207,5 +227,11 @@ int topoml__take_switch(const struct place_in *in, int sw, int want,
  * Hamiltonian cycle where a side is even), 2-opt over holes.  In place.
  */
 void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n);
+/*
+ * Its 2-opt on torus nodes in ring order: a segment reversed where that
+ * shortens the ring, the first such in a window of 64 positions, until
+ * none does or 2^17 pair tests are spent.  In place.
+ */
+void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n);
 
 #endif

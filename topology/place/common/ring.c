@@ -203,12 +203,78 @@ static void _gains(int32_t *const c[3], const int32_t D[3], int i, int dab,
 	}
 }
 
-static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
+/*
+ * The first k in [j, j1) whose move gains, where i's edge is one hop:
+ * a move gains 1 + hops(k, k + 1) - hops(i, k) - hops(i + 1, k + 1),
+ * and the last two are a hop each at least (distinct nodes), so only an
+ * edge (e, its hops capped at 255) of least hops or more can: 2, or 3
+ * where every ring of the torus is even (a gain is even there: hops'
+ * parities are the nodes' colours).  8 edges are passed at once where
+ * none is, the others found by ctz.  j1 when none.
+ */
+static int _first_gain_at_jumps(int32_t *const c[3], const int32_t D[3],
+				const uint8_t *e, const int *nodes, int n,
+				int i, int j, int j1, int least)
+{
+	const uint64_t b1 = 0x0101010101010101ULL, b4 = ~b1 - 2 * b1;
+
+	for (int k = j; k < j1; k += 8) {
+		uint64_t w, jm;
+
+		memcpy(&w, e + k, sizeof(w));	/* e: 8 bytes past n */
+		if (j1 - k < 8)
+			w &= (1ULL << (8 * (j1 - k))) - 1;
+		/* the bytes >= 2; >= 3: >= 4, or 3 */
+		jm = least == 2 ? w & ~b1 : (w & b4) | (w & (w >> 1) & b1);
+		while (jm) {
+			int b = __builtin_ctzll(jm) / 8, x = k + b, g = 1;
+
+			jm &= ~(0xffULL << (8 * b));
+			for (int d = 0; d < 3; d++)
+				g += _hop1(c[d][x] - c[d][x + 1], D[d]) -
+				     _hop1(c[d][i] - c[d][x], D[d]) -
+				     _hop1(c[d][i + 1] - c[d][x + 1], D[d]);
+			if (g > 0 && nodes[(x + 1) % n] != nodes[i])
+				return x;
+		}
+	}
+	return j1;
+}
+
+/*
+ * Whether no move after since changed a position in [i, end]: mod[p] is
+ * the move that last changed p, blk[b] the last of positions 8b .. 8b + 7
+ * (a block's stamp read, its positions only at the window's ends).
+ */
+static bool _window_clean(const int *mod, const int *blk, int i, int end,
+			  int since)
+{
+	int b0 = i >> 3, b1 = end >> 3;
+
+	for (int b = b0; b <= b1; b++) {
+		int lo, hi;
+
+		if (blk[b] <= since)
+			continue;
+		if (b > b0 && b < b1)
+			return false;
+		lo = b == b0 ? i : b << 3;
+		hi = b == b1 ? end : (b << 3) + 7;
+		for (int p = lo; p <= hi; p++)
+			if (mod[p] > since)
+				return false;
+	}
+	return true;
+}
+
+void topoml__ring_two_opt(const topoml_topo_t *t, int *nodes, int n)
 {
 	long budget = 1L << 17;	/* under 1 ms: slurmctld holds its locks */
 	bool better = true;
 	int32_t *c[3] = { NULL }, D[3];
 	int32_t g[TWO_OPT_WINDOW + 4];
+	uint8_t *e = NULL;
+	int *mod = NULL, *blk = NULL, *clean = NULL, moves = 0, least = 3;
 
 	if (n < 4)
 		return;
@@ -218,7 +284,19 @@ static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 		if (!c[d])
 			goto out;
 		D[d] = t->wrap[d] ? t->dims[d] : INT32_MAX;
+		if (t->wrap[d] && t->dims[d] > 2 && (t->dims[d] & 1))
+			least = 2;	/* an odd ring */
 	}
+	/* e[k]: the hops of edge (k, k + 1), capped (reversed with it) */
+	e = malloc(n + 8);
+	/* mod[p]: the move that last changed position p (0: none);
+	 * clean[i]: the moves made when i's window last found none (-1) */
+	mod = calloc(n + 1, sizeof(int));
+	blk = calloc(n / 8 + 1, sizeof(int));
+	clean = malloc(n * sizeof(int));
+	if (!e || !mod || !blk || !clean)
+		goto out;
+	memset(clean, -1, n * sizeof(int));
 	for (int i = 0; i <= n + 7; i++) {
 		const int *xyz = t->nodes[nodes[i < n ? i : 0]].coord;
 
@@ -228,6 +306,9 @@ static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 #define HOPS(p, q) (_hop1(c[0][p] - c[0][q], D[0]) + \
 		    _hop1(c[1][p] - c[1][q], D[1]) + \
 		    _hop1(c[2][p] - c[2][q], D[2]))
+#define EDGE(p) (HOPS(p, p + 1) < 255 ? HOPS(p, p + 1) : 255)
+	for (int i = 0; i < n; i++)
+		e[i] = EDGE(i);
 	while (better && budget > 0) {
 		better = false;
 		for (int i = 0; i < n - 1 && budget > 0; i++) {
@@ -236,21 +317,37 @@ static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 			/* detours over holes are local: a window of the
 			 * ring, so a pass is O(n), not O(n^2) */
 			int end = n - i > TWO_OPT_WINDOW ? i + TWO_OPT_WINDOW : n;
-			int j = i + 2;
+			int j = i + 2, seen = moves;
 
+			/* a window no move changed since it found none finds
+			 * none again: its tests counted, not made */
+			if (clean[i] >= 0 &&
+			    _window_clean(mod, blk, i, end, clean[i])) {
+				if (end > j)
+					budget -= end - j < budget ? end - j :
+						  budget;
+				continue;
+			}
 			while (j < end && budget > 0) {
 				/* the tests the budget allows, a test each */
 				int j1 = end - j < budget ? end :
 					 j + (int)budget;
 				int k = j;
 
-				_gains(c, D, i, dab, j, j1, g);
-				/* the first that shortens the ring (position
-				 * n is 0 again: k == i, no move) */
-				while (k < j1 &&
-				       (g[k - j] <= 0 ||
-					nodes[(k + 1) % n] == nodes[i]))
-					k++;
+				if (dab == 1) {
+					k = _first_gain_at_jumps(c, D, e, nodes,
+								 n, i, j, j1,
+								 least);
+				} else {
+					_gains(c, D, i, dab, j, j1, g);
+					/* the first that shortens the ring
+					 * (position n is 0 again: k == i,
+					 * no move) */
+					while (k < j1 &&
+					       (g[k - j] <= 0 ||
+						nodes[(k + 1) % n] == nodes[i]))
+						k++;
+				}
 				budget -= (k < j1 ? k + 1 : j1) - j;
 				if (k == j1) {
 					j = j1;
@@ -269,16 +366,39 @@ static void _two_opt(const topoml_topo_t *t, int *nodes, int n)
 						c[d][r] = y;
 					}
 				}
+				/* the edges inside the segment, reversed;
+				 * its two ends anew */
+				for (int l = i + 1, r = k - 1; l < r;
+				     l++, r--) {
+					uint8_t y = e[l];
+
+					e[l] = e[r];
+					e[r] = y;
+				}
+				e[i] = EDGE(i);
+				e[k] = EDGE(k);
+				moves++;
+				for (int l = i + 1; l <= k; l++)
+					mod[l] = moves;
+				for (int b = (i + 1) >> 3; b <= k >> 3; b++)
+					blk[b] = moves;
 				dab = HOPS(i, i + 1);
 				better = true;
 				j = k + 1;
 			}
+			if (j >= end && moves == seen)
+				clean[i] = moves;
 		}
 	}
+#undef EDGE
 #undef HOPS
 out:
 	for (int d = 0; d < 3; d++)
 		free(c[d]);
+	free(e);
+	free(mod);
+	free(blk);
+	free(clean);
 }
 
 struct tord {
@@ -293,6 +413,35 @@ static int _tord_cmp(const void *a, const void *b)
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
 	return x->node - y->node;
+}
+
+/*
+ * The n nodes of o into nodes in key order, where the keys are distinct
+ * and below vol, and vol is at most 8 n: a slot a key.  False (nothing
+ * done) where not.
+ */
+static bool _tord_place(const struct tord *o, int n, long vol, int *nodes)
+{
+	int *slot, k = 0;
+
+	if (vol > 8L * n + 64)
+		return false;
+	slot = malloc(vol * sizeof(int));
+	if (!slot)
+		return false;
+	memset(slot, -1, vol * sizeof(int));
+	for (int i = 0; i < n; i++) {
+		if (o[i].key < 0 || o[i].key >= vol || slot[o[i].key] >= 0) {
+			free(slot);
+			return false;
+		}
+		slot[o[i].key] = o[i].node;
+	}
+	for (long x = 0; x < vol; x++)
+		if (slot[x] >= 0)
+			nodes[k++] = slot[x];
+	free(slot);
+	return true;
 }
 
 void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n)
@@ -341,12 +490,17 @@ void topoml__torus_ring_order(const topoml_topo_t *t, int *nodes, int n)
 				   ((m & 1) ? R - 1 - r[d0] : r[d0]);
 		o[i].node = nodes[i];
 	}
-	qsort(o, n, sizeof(*o), _tord_cmp);
-	for (int i = 0; i < n; i++)
-		nodes[i] = o[i].node;
+	/* each node's key is its cell's place on the tour, distinct and
+	 * below the box's volume: placed by key where the box is small,
+	 * not compared (a large job's 8 boxes' rings) */
+	if (!_tord_place(o, n, (long)ext[0] * ext[1] * ext[2], nodes)) {
+		qsort(o, n, sizeof(*o), _tord_cmp);
+		for (int i = 0; i < n; i++)
+			nodes[i] = o[i].node;
+	}
 	free(o);
 	/* Holes in the box (a fallback placement): the tour jumps over
 	 * them; 2-opt takes the worst detours out. */
 	if ((long)ext[0] * ext[1] * ext[2] > n)
-		_two_opt(t, nodes, n);
+		topoml__ring_two_opt(t, nodes, n);
 }
