@@ -1057,15 +1057,18 @@ out:
  * A data-parallel ring edge moves about twice the stage's gradient share
  * per step, a pipeline send one micro-batch's activations each way per
  * micro-batch: about 4 sends' worth per edge (topoml-netsim's default
- * sizes; 1 to 4 for dense models of 7B and up at tp 4-8, pp 2).
+ * sizes; 1 to 4 for dense models of 7B and up at tp 4-8, pp 2).  A ring
+ * of dp ranks moves (dp - 1) / dp of that: at equal counts through the
+ * top, a narrow stage's rings move less than its sends.
  */
 #define HYB_DP_EDGE_SENDS 4
 
-/* Pipeline sends' worth of traffic through the top per step. */
-static long _top_bytes(const struct topoml_hybrid_cost *c)
+/* Pipeline sends' worth of traffic through the top per step, times dp. */
+static long _top_bytes(const struct topoml_hybrid_cost *c, int dp)
 {
-	return c->kind[TOPOML_KIND_PP].cross_top +
-	       HYB_DP_EDGE_SENDS * c->kind[TOPOML_KIND_DP].cross_top;
+	return (long)dp * c->kind[TOPOML_KIND_PP].cross_top +
+	       HYB_DP_EDGE_SENDS * (long)(dp - 1) *
+	       c->kind[TOPOML_KIND_DP].cross_top;
 }
 
 /*
@@ -1129,7 +1132,7 @@ static void _striped(const topoml_topo_t *t, int *nodes, int n,
 	}
 	if (k0 * m == n / 2 && k1 * m == n / 2 &&
 	    !topoml_hybrid_cost(t, alt, n, tasks_per_node, p, w, &c2) &&
-	    _top_bytes(&c2) < _top_bytes(c)) {
+	    _top_bytes(&c2, p->dp) < _top_bytes(c, p->dp)) {
 		memcpy(nodes, alt, sizeof(int) * n);
 		*c = c2;
 	}
