@@ -213,8 +213,8 @@ static bool _block_fits(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 /*
  * Does the --ml-parallel job's placement pl (workers first, in rank
  * order) send any of its traffic between the top-level parts (dragonfly
- * groups)?  Its cost is topoml_hybrid_cost's, bounded by the engine's
- * nodes.
+ * groups)?  Its cost is topoml_hybrid_cost's, linear in the ranks,
+ * which topoml_hybrid_max_ranks bounds (as the job view does).
  */
 static bool _hybrid_crosses_top(const topoml_topo_t *t,
 				const struct topoml_wait_job *j,
@@ -223,7 +223,9 @@ static bool _hybrid_crosses_top(const topoml_topo_t *t,
 	struct topoml_hybrid_cost c;
 	double w[TOPOML_KIND_COUNT];
 
-	if (!j->par || j->tpn < 1 || j->nnodes - j->spares < 1)
+	if (!j->par || j->tpn < 1 || j->nnodes - j->spares < 1 ||
+	    (long)(j->nnodes - j->spares) * j->tpn >
+	    topoml_hybrid_max_ranks(t))
 		return false;
 	topoml_kind_weights_default(w);
 	if (topoml_hybrid_cost(t, pl->nodes, j->nnodes - j->spares, j->tpn,
