@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim.h"
 #include "topoml/jobcomment.h"
 #include "topoml.h"
 
@@ -583,7 +584,10 @@ END_TEST
  * stage half in each group, a rank's pipeline peer in its own group) the
  * 8 data-parallel rings cross twice each, 16 transfers of about 4 sends'
  * worth: striped.  8 nodes (4 in each group, stages of 4): 16 sends
- * against 16 ring crossings: one stage per group stays.
+ * against 16 ring crossings: one stage per group stays.  34 nodes (17 in
+ * each, stages of 17): 68 sends against 16 crossings of rings of 17
+ * ranks (16/17 of 4 sends each) and one pair's 4 sends: striped (in
+ * topoml-netsim 205 ms a step against 264 ms).
  */
 START_TEST(two_stages_striped_when_wide)
 {
@@ -615,6 +619,65 @@ START_TEST(two_stages_striped_when_wide)
 	ck_assert_int_eq(topoml_hybrid_cost(t, nodes, n, TPN, &p, w, &c), 0);
 	ck_assert_int_eq(c.kind[TOPOML_KIND_PP].cross_top, 16);
 	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].cross_top, 0);
+	n = 0;
+	for (int v = 0; v < 17; v++) {
+		nodes[n++] = v;
+		nodes[n++] = 36 + v;
+	}
+	_shape(&p, 4, 2, 34);
+	_hybrid_order(t, nodes, n, &p);
+	ck_assert_int_eq(topoml_hybrid_cost(t, nodes, n, TPN, &p, w, &c), 0);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_PP].cross_top, 4);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].cross_top, 16);
+	topoml_free(t);
+}
+END_TEST
+
+/* The most pipeline pairs (stage 0 and 1 at one position) between one
+ * ordered pair of routers: the sends one local link carries one way. */
+static int _pp_local_max(const topoml_topo_t *t, const int *nodes, int S)
+{
+	int best = 0;
+
+	for (int i = 0; i < S; i++) {
+		int k = 0;
+
+		for (int j = 0; j < S; j++)
+			k += t->nodes[nodes[j]].leaf ==
+			     t->nodes[nodes[i]].leaf &&
+			     t->nodes[nodes[S + j]].leaf ==
+			     t->nodes[nodes[S + i]].leaf &&
+			     t->nodes[nodes[i]].leaf !=
+			     t->nodes[nodes[S + i]].leaf;
+		if (k > best)
+			best = k;
+	}
+	return best;
+}
+
+/*
+ * Two stages of 8 nodes (tp=4 a node, dp=8) on 4 whole routers of 4
+ * nodes of one dragonfly group: stages of whole routers at the same
+ * offsets pair each router's 4 nodes with one other router's (4 sends on
+ * one local link); offset by half a router, 2 (topoml-netsim: a 34-node
+ * job's step 124 ms against 103 ms), at the same hops.
+ */
+START_TEST(pp_pairs_spread_over_local_links)
+{
+	topoml_topo_t *t = topoml_gen_dragonfly(NULL, 2, 8, 4,
+						TOPOML_DF_ALL_TO_ALL);
+	struct topoml_parallel p;
+	int nodes[16], n = 0;
+
+	ck_assert_ptr_nonnull(t);
+	for (int v = 0; v < t->nnodes && n < 16; v++)
+		if (t->nodes[v].group == 0 && t->nodes[v].leaf % 2 == 0)
+			nodes[n++] = v;
+	ck_assert_int_eq(n, 16);
+	_shape(&p, 4, 2, 16);
+	ck_assert_int_eq(p.dp, 8);
+	_hybrid_order(t, nodes, n, &p);
+	ck_assert_int_eq(_pp_local_max(t, nodes, 8), 2);
 	topoml_free(t);
 }
 END_TEST
@@ -816,6 +879,7 @@ int main(void)
 	tcase_add_test(tc, over_top_counts_twice);
 	tcase_add_test(tc, over_group_between_its_parts);
 	tcase_add_test(tc, two_stages_striped_when_wide);
+	tcase_add_test(tc, pp_pairs_spread_over_local_links);
 	tcase_add_test(tc, spares_workers_ranked);
 	tcase_add_test(tc, locality_falls_short);
 	suite_add_tcase(s, tc);

@@ -510,7 +510,10 @@ END_TEST
  * Dragonfly (as above): a job of 30 nodes that one group holds, placed on
  * two groups (15 + 15: one group more than it needs), waits half the
  * wait; on three (10 + 10 + 10), the whole wait.  At 350 s of 600 the
- * first starts, the second still waits 250 s.
+ * first starts, the second still waits 250 s.  As an --ml-parallel job
+ * (tp=4 a node, two stages of 15) on the two groups, whose pipeline or
+ * data-parallel rings cross them (every rank of a node sends over the
+ * global link), it waits the whole wait.
  */
 START_TEST(dragonfly_two_groups)
 {
@@ -522,6 +525,8 @@ START_TEST(dragonfly_two_groups)
 	topoml_topo_t *t = _load("dragonfly-nvl576.json");
 	hwloc_bitmap_t all = hwloc_bitmap_alloc();
 	int two[30], three[30], k2 = 0, k3 = 0, c[16] = { 0 };
+	struct topoml_parallel par = { 4, 2, 0, 1, 1 };
+	char why[128];
 
 	ck_assert_int_eq(t->family, TOPOML_DRAGONFLY);
 	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
@@ -548,6 +553,16 @@ START_TEST(dragonfly_two_groups)
 	ck_assert(topoml_wait_decide(t, &p, &j, &p2, all, &m, 1000, 1350,
 				     &v) == 0);
 	ck_assert(topoml_wait_decide(t, &p, &j, &p3, all, &m, 1000, 1350,
+				     &v) == 250);
+	ck_assert_int_eq(topoml_parallel_resolve(&par, 30 * TPN, why,
+						 sizeof(why)), 0);
+	j.par = &par;
+	j.tpn = TPN;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p2, all, &m, &v),
+			 TOPOML_WAIT_BLOCK);
+	ck_assert(v.bound == 600);
+	ck_assert_str_eq(v.what, "one dragonfly group for 30 nodes");
+	ck_assert(topoml_wait_decide(t, &p, &j, &p2, all, &m, 1000, 1350,
 				     &v) == 250);
 	topoml_placement_clear(&p2);
 	topoml_placement_clear(&p3);

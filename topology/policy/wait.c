@@ -211,6 +211,33 @@ static bool _block_fits(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 }
 
 /*
+ * Does the --ml-parallel job's placement pl (workers first, in rank
+ * order) send any of its traffic between the top-level parts (dragonfly
+ * groups)?  Its cost is topoml_hybrid_cost's, linear in the ranks,
+ * which topoml_hybrid_max_ranks bounds (as the job view does).
+ */
+static bool _hybrid_crosses_top(const topoml_topo_t *t,
+				const struct topoml_wait_job *j,
+				const struct topoml_placement *pl)
+{
+	struct topoml_hybrid_cost c;
+	double w[TOPOML_KIND_COUNT];
+
+	if (!j->par || j->tpn < 1 || j->nnodes - j->spares < 1 ||
+	    (long)(j->nnodes - j->spares) * j->tpn >
+	    topoml_hybrid_max_ranks(t))
+		return false;
+	topoml_kind_weights_default(w);
+	if (topoml_hybrid_cost(t, pl->nodes, j->nnodes - j->spares, j->tpn,
+			       j->par, w, &c))
+		return false;
+	for (int k = 0; k < TOPOML_KIND_COUNT; k++)
+		if (c.kind[k].cross_top)
+			return true;
+	return false;
+}
+
+/*
  * Slurm's aligned group (blocks): the engine takes a job no aligned
  * group of its BlockSizes level holds into a larger one, on as few
  * blocks; with a wait such a job waits for an aligned group where its
@@ -264,11 +291,16 @@ static bool _block_short(const topoml_topo_t *t,
 	 * waits half as long as one spread further: every second waited
 	 * costs the same, and a job held the whole wait that then spreads
 	 * anyway pays both.  On Theta's trace this bought more span for the
-	 * same mean wait than any one bound did.
+	 * same mean wait than any one bound did.  Not an --ml-parallel job
+	 * whose traffic crosses the two: its node's ranks each send over
+	 * the global link (a ring of tasks-per-node rings, or a pipeline
+	 * boundary), not one ring's, and its step took up to twice its time
+	 * in one group (topoml-netsim), so it waits the whole wait.
 	 */
 	v->key = p->box_key ? p->box_key : "LocalityWait";
 	snprintf(v->what, sizeof(v->what), "%s", what);
-	if (df && _dom_count(t, pl->nodes, pl->n) == 2) {
+	if (df && _dom_count(t, pl->nodes, pl->n) == 2 &&
+	    !_hybrid_crosses_top(t, j, pl)) {
 		v->bound = p->box_wait / 2;
 		snprintf(v->what, sizeof(v->what),
 			 "%.39s (on two: half the wait)", what);
