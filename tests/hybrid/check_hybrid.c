@@ -577,6 +577,61 @@ START_TEST(over_group_between_its_parts)
 END_TEST
 
 /*
+ * Two stages of 2 groups (8 nodes, tp=8, pp=2, dp=2) on free nodes with
+ * a whole group only in leaf 29 (spine 8, which holds one node more);
+ * the others split, one of them over the top (a node of spine 1 and
+ * spine 8's last).  Counted in its first node's part, that group joins
+ * a stage of other spines and all 8 rings of both stages cross the top
+ * (32); counted in spine 8, where it completes the stage of leaf 29's
+ * group, only the rings of its chunk in spine 1 leave that stage (8),
+ * and the other stage's cross (16): 24, the least with one group over
+ * the top.
+ */
+START_TEST(over_group_completes_stage)
+{
+	static const int fr_idx[] = { 71, 89, 125, 161, 179, 359, 431,
+				      520, 521, 575 };
+	static const int chosen[] = { 71, 89, 125, 161, 179, 520, 521, 575 };
+	static const int by_hand[] = { 520, 521, 575, 71, 89, 125, 161, 179 };
+	topoml_topo_t *t = _load("fattree-nvl576.json");
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { 0 };
+	struct topoml_placement pl = { 0 };
+	struct topoml_hybrid_cost c;
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	int nodes[8];
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(fr_idx) / sizeof(fr_idx[0]); i++)
+		hwloc_bitmap_set(fr, fr_idx[i]);
+	_shape(&p, 8, 2, 8);
+	ck_assert_int_eq(p.dp, 2);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(_dp_top(t, by_hand, 8, &p), 24);
+	ck_assert_int_eq(topoml_hybrid_tp_over_top(t, by_hand, 8, TPN, &p), 1);
+	/* the order select/topoml gives these nodes */
+	memcpy(nodes, chosen, sizeof(nodes));
+	ck_assert_int_eq(topoml_hybrid_order(t, nodes, 8, TPN, &p, w), 0);
+	ck_assert_int_eq(topoml_hybrid_tp_over_top(t, nodes, 8, TPN, &p), 1);
+	ck_assert_int_eq(topoml_hybrid_tp_split(t, nodes, 8, TPN, &p), 3);
+	ck_assert_int_eq(_dp_top(t, nodes, 8, &p), 24);
+	/* and the placement on the free nodes */
+	req.nnodes = 8;
+	req.avail = fr;
+	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl, &c,
+					     why, sizeof(why)), 0);
+	ck_assert_int_eq(pl.n, 8);
+	ck_assert_int_le(topoml_hybrid_tp_over_top(t, pl.nodes, 8, TPN, &p),
+			 1);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].cross_top, 24);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(fr);
+	topoml_free(t);
+}
+END_TEST
+
+/*
  * Two stages over two dragonfly groups (tp=4 inside a node).  72 nodes,
  * all of groups 1 and 2 (stages of 36 nodes, dp=36): one stage per group
  * sends 36 x 4 pipeline transfers over the global links; striped (each
@@ -815,6 +870,7 @@ int main(void)
 	tcase_add_test(tc, forced_split_below_the_top);
 	tcase_add_test(tc, over_top_counts_twice);
 	tcase_add_test(tc, over_group_between_its_parts);
+	tcase_add_test(tc, over_group_completes_stage);
 	tcase_add_test(tc, two_stages_striped_when_wide);
 	tcase_add_test(tc, spares_workers_ranked);
 	tcase_add_test(tc, locality_falls_short);

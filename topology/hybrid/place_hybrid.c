@@ -492,6 +492,54 @@ static void _pack_parts(const int *rem, int np, int g, int *ord)
 }
 
 /*
+ * The top-level part each unit (m consecutive nodes: a tensor group) of
+ * the order counts in: its first node's, or (by_share) for a unit over
+ * the top, the part of its nodes whose count of units in no other part
+ * is left closest to a whole stage (it completes it: the stage then
+ * sends only the rings of the unit's chunks outside the part through
+ * the top, not all of its rings), ties to the part holding most of the
+ * unit.  Returns whether any unit lies over the top.
+ */
+static bool _unit_parts(const int *part, int U, int m, int np, int g,
+			bool by_share, int *upart, int *cnt)
+{
+	bool any = false;
+
+	for (int q = 0; q < np; q++)
+		cnt[q] = 0;
+	for (int u = 0; u < U; u++) {
+		bool over = false;
+
+		for (int j = 1; j < m; j++)
+			over |= part[u * m + j] != part[u * m];
+		upart[u] = over ? -1 : part[u * m];
+		if (!over)
+			cnt[upart[u]]++;
+		any |= over;
+	}
+	for (int u = 0; u < U; u++) {
+		int best = part[u * m], bs = -1;
+
+		if (upart[u] >= 0)
+			continue;
+		for (int j = 0; by_share && j < m; j++) {
+			int q = part[u * m + j], share = 0, sc;
+
+			for (int i = 0; i < m; i++)
+				share += part[u * m + i] == q;
+			sc = (cnt[q] % g) * (m + 1) + share;
+			if (sc > bs) {
+				bs = sc;
+				best = q;
+			}
+		}
+		upart[u] = best;
+		cnt[best]++;
+	}
+	return any;
+}
+
+/*
  * Megatron puts pipeline stage s on ranks [s * T*C*D, (s + 1) * T*C*D),
  * so in ring order a stage is a run of the ring, and a run that straddles
  * two top-level parts sends all of its data-parallel rings through the
@@ -508,12 +556,13 @@ static void _pack_parts(const int *rem, int np, int g, int *ord)
  */
 static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
 			int tasks_per_node, const struct topoml_parallel *p,
-			int *out)
+			bool by_share, int *out)
 {
 	long stage_ranks = (long)p->tp * p->cp * (p->dp > 0 ? p->dp : 0);
 	int m, S, g, U, np, k = 0, npend = 0, rc = -1;
 	int *part = NULL, *rep = NULL, *pend = NULL, *unit = NULL;
 	int *rests = NULL, *ord = NULL;	/* units past whole stages */
+	int *upart = NULL;
 
 	if (p->pp < 2 || stage_ranks < 1 || stage_ranks % tasks_per_node ||
 	    n % p->pp)
@@ -537,10 +586,11 @@ static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
 		goto out;
 	rests = calloc(np, sizeof(int));
 	ord = malloc(sizeof(int) * np);
-	if (!rests || !ord)
-		goto out;
-	for (int u = 0; u < U; u++)
-		rests[part[u * m]]++;
+	upart = malloc(sizeof(int) * U);
+	if (!rests || !ord || !upart ||
+	    (!_unit_parts(part, U, m, np, g, by_share, upart, rests) &&
+	     by_share))
+		goto out;	/* by_share: no unit over the top, no change */
 	for (int q = 0; q < np; q++)
 		rests[q] %= g;
 	_pack_parts(rests, np, g, ord);
@@ -550,7 +600,7 @@ static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
 
 		/* the part's units, in ring order (a unit: its first node) */
 		for (int u = 0; u < U; u++)
-			if (part[u * m] == q)
+			if (upart[u] == q)
 				unit[cnt++] = u;
 		full = (cnt / g) * g;
 		rem = cnt - full;
@@ -579,6 +629,7 @@ out:
 	free(unit);
 	free(rests);
 	free(ord);
+	free(upart);
 	return rc;
 }
 
@@ -594,15 +645,24 @@ static void _stages_aligned(const topoml_topo_t *t, int *nodes, int n,
 			    struct topoml_hybrid_cost *c)
 {
 	struct topoml_hybrid_cost c2;
-	int *alt = malloc(sizeof(int) * (n > 0 ? n : 1));
+	int *alt = malloc(sizeof(int) * (n > 0 ? n : 1) * 2);
+	int *ring = alt + (n > 0 ? n : 1);
 
-	if (alt && !_stage_order(t, nodes, n, tasks_per_node, p, alt) &&
-	    !topoml_hybrid_cost(t, alt, n, tasks_per_node, p, w, &c2) &&
-	    c2.kind[TOPOML_KIND_DP].cross_top <
-	    c->kind[TOPOML_KIND_DP].cross_top) {
-		memcpy(nodes, alt, sizeof(int) * n);
-		*c = c2;
-	}
+	if (!alt)
+		return;
+	memcpy(ring, nodes, sizeof(int) * n);
+	/* units over the top counted in their first node's part, then in
+	 * the part they complete a stage of */
+	for (int by_share = 0; by_share < 2; by_share++)
+		if (!_stage_order(t, ring, n, tasks_per_node, p, by_share,
+				  alt) &&
+		    !topoml_hybrid_cost(t, alt, n, tasks_per_node, p, w,
+					&c2) &&
+		    c2.kind[TOPOML_KIND_DP].cross_top <
+		    c->kind[TOPOML_KIND_DP].cross_top) {
+			memcpy(nodes, alt, sizeof(int) * n);
+			*c = c2;
+		}
 	free(alt);
 }
 
