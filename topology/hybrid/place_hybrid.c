@@ -493,20 +493,20 @@ static void _pack_parts(const int *rem, int np, int g, int *ord)
 
 /*
  * The top-level part each unit (m consecutive nodes: a tensor group) of
- * the order counts in: its first node's, or (by_share) for a unit over
- * the top, the part of its nodes whose count of units in no other part
- * is left closest to a whole stage (it completes it: the stage then
- * sends only the rings of the unit's chunks outside the part through
- * the top, not all of its rings), ties to the part holding most of the
- * unit.  Returns whether any unit lies over the top.
+ * the order counts in, into upart[], and how many units each part
+ * counts, into cnt[]: a unit inside one part, that part; a unit over
+ * the top, the part of its nodes whose count of units inside it is left
+ * closest to a whole stage of g, ties to the part holding most of the
+ * unit, then its first node's.  There it completes (or fills up) a
+ * stage whose rings then leave the part only at the unit's nodes
+ * outside, where counted in another part it may open a stage mixed of
+ * parts whose rings all cross the top.
  */
-static bool _unit_parts(const int *part, int U, int m, int np, int g,
-			bool by_share, int *upart, int *cnt)
+static void _unit_parts(const int *part, int U, int m, int np, int g,
+			int *upart, int *cnt, int *share)
 {
-	bool any = false;
-
 	for (int q = 0; q < np; q++)
-		cnt[q] = 0;
+		cnt[q] = share[q] = 0;
 	for (int u = 0; u < U; u++) {
 		bool over = false;
 
@@ -515,28 +515,31 @@ static bool _unit_parts(const int *part, int U, int m, int np, int g,
 		upart[u] = over ? -1 : part[u * m];
 		if (!over)
 			cnt[upart[u]]++;
-		any |= over;
 	}
+	/* O(m) a unit: its nodes per part counted, chosen, reset */
 	for (int u = 0; u < U; u++) {
-		int best = part[u * m], bs = -1;
+		const int *pu = part + (size_t)u * m;
+		int best = -1;
+		long bs = -1;
 
 		if (upart[u] >= 0)
 			continue;
-		for (int j = 0; by_share && j < m; j++) {
-			int q = part[u * m + j], share = 0, sc;
+		for (int j = 0; j < m; j++)
+			share[pu[j]]++;
+		for (int j = 0; j < m; j++) {
+			long sc = (long)(cnt[pu[j]] % g) * (m + 1) +
+				  share[pu[j]];
 
-			for (int i = 0; i < m; i++)
-				share += part[u * m + i] == q;
-			sc = (cnt[q] % g) * (m + 1) + share;
 			if (sc > bs) {
 				bs = sc;
-				best = q;
+				best = pu[j];
 			}
 		}
+		for (int j = 0; j < m; j++)
+			share[pu[j]] = 0;
 		upart[u] = best;
 		cnt[best]++;
 	}
-	return any;
 }
 
 /*
@@ -551,18 +554,19 @@ static bool _unit_parts(const int *part, int U, int m, int np, int g,
  * parts it joins and pipeline neighbours stay close.  The parts come in
  * index order, or in _pack_parts' where remainders that fill a stage
  * exactly then spread the mixed stages over fewer parts.  Tensor groups
- * of m nodes move as units.  0 with out[] filled, -1 when the shape does
- * not split into stages of whole units (ring order stays).
+ * of m nodes move as units, each in the part _unit_parts counts it in.
+ * 0 with out[] filled, -1 when the shape does not split into stages of
+ * whole units (ring order stays).
  */
 static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
 			int tasks_per_node, const struct topoml_parallel *p,
-			bool by_share, int *out)
+			int *out)
 {
 	long stage_ranks = (long)p->tp * p->cp * (p->dp > 0 ? p->dp : 0);
 	int m, S, g, U, np, k = 0, npend = 0, rc = -1;
 	int *part = NULL, *rep = NULL, *pend = NULL, *unit = NULL;
 	int *rests = NULL, *ord = NULL;	/* units past whole stages */
-	int *upart = NULL;
+	int *upart = NULL, *share = NULL;
 
 	if (p->pp < 2 || stage_ranks < 1 || stage_ranks % tasks_per_node ||
 	    n % p->pp)
@@ -587,10 +591,10 @@ static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
 	rests = calloc(np, sizeof(int));
 	ord = malloc(sizeof(int) * np);
 	upart = malloc(sizeof(int) * U);
-	if (!rests || !ord || !upart ||
-	    (!_unit_parts(part, U, m, np, g, by_share, upart, rests) &&
-	     by_share))
-		goto out;	/* by_share: no unit over the top, no change */
+	share = malloc(sizeof(int) * np);
+	if (!rests || !ord || !upart || !share)
+		goto out;
+	_unit_parts(part, U, m, np, g, upart, rests, share);
 	for (int q = 0; q < np; q++)
 		rests[q] %= g;
 	_pack_parts(rests, np, g, ord);
@@ -630,6 +634,7 @@ out:
 	free(rests);
 	free(ord);
 	free(upart);
+	free(share);
 	return rc;
 }
 
@@ -645,24 +650,15 @@ static void _stages_aligned(const topoml_topo_t *t, int *nodes, int n,
 			    struct topoml_hybrid_cost *c)
 {
 	struct topoml_hybrid_cost c2;
-	int *alt = malloc(sizeof(int) * (n > 0 ? n : 1) * 2);
-	int *ring = alt + (n > 0 ? n : 1);
+	int *alt = malloc(sizeof(int) * (n > 0 ? n : 1));
 
-	if (!alt)
-		return;
-	memcpy(ring, nodes, sizeof(int) * n);
-	/* units over the top counted in their first node's part, then in
-	 * the part they complete a stage of */
-	for (int by_share = 0; by_share < 2; by_share++)
-		if (!_stage_order(t, ring, n, tasks_per_node, p, by_share,
-				  alt) &&
-		    !topoml_hybrid_cost(t, alt, n, tasks_per_node, p, w,
-					&c2) &&
-		    c2.kind[TOPOML_KIND_DP].cross_top <
-		    c->kind[TOPOML_KIND_DP].cross_top) {
-			memcpy(nodes, alt, sizeof(int) * n);
-			*c = c2;
-		}
+	if (alt && !_stage_order(t, nodes, n, tasks_per_node, p, alt) &&
+	    !topoml_hybrid_cost(t, alt, n, tasks_per_node, p, w, &c2) &&
+	    c2.kind[TOPOML_KIND_DP].cross_top <
+	    c->kind[TOPOML_KIND_DP].cross_top) {
+		memcpy(nodes, alt, sizeof(int) * n);
+		*c = c2;
+	}
 	free(alt);
 }
 
