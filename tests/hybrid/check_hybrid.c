@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "topoml/jobcomment.h"
+#include "sim.h"
 #include "topoml.h"
 
 #define TPN 4		/* tasks (GPUs) per node, as on a GB200 node */
@@ -189,6 +190,61 @@ START_TEST(remainders_packed)
 	ck_assert_int_eq(_bound(t, nodes, n, &p), 2 * 2 * 8);
 	ck_assert_int_eq(_dp_top(t, nodes, n, &p), _bound(t, nodes, n, &p));
 	ck_assert_int_eq(topoml_hybrid_tp_split(t, nodes, n, TPN, &p), 0);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * The stage packing's step limit reached by a real job: 2048 nodes
+ * (tp=4 inside a node, pp=4, dp=512: stages of 512) on 64 spines of 48,
+ * 40 nodes in each of the first 32 and 24 in the others, no spine
+ * holding a stage.  Each stage opened costs 64 parts x (512 - 40 + 1)
+ * steps of the subset sums, so the third passes 65536: two stages are
+ * packed exactly (11 x 40 + 3 x 24), the other two filled in spine order
+ * from what is left, cutting one spine's nodes: 65 (stage, spine) pairs,
+ * each of the 4 rings of a stage crossing the top once per spine of it,
+ * 260.  In spine order 3 cuts (268); without the limit none (256).
+ */
+START_TEST(packing_step_limit)
+{
+	topoml_topo_t *t = topoml_gen_fat_tree("c", 64 * 48, 24, 2, 3);
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	int *nodes = malloc(sizeof(int) * 2048), *ring, n = 0, pairs = 0;
+	bool *seen;
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(nodes);
+	for (int q = 0; q < 64; q++)
+		for (int i = 0; i < (q < 32 ? 40 : 24); i++)
+			nodes[n++] = q * 48 + i;
+	ck_assert_int_eq(n, 2048);
+	ring = malloc(sizeof(int) * n);
+	seen = calloc(t->nnodes, sizeof(bool));
+	ck_assert_ptr_nonnull(ring);
+	ck_assert_ptr_nonnull(seen);
+	memcpy(ring, nodes, sizeof(int) * n);
+	topoml_ring_order(t, ring, n);
+	_shape(&p, 4, 4, n);
+	ck_assert_int_eq(p.dp, 512);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_hybrid_order(t, nodes, n, TPN, &p, w), 0);
+	fprintf(stderr, "packing_step_limit: DP through the top: ring %ld, "
+		"hybrid order %ld\n", _dp_top(t, ring, n, &p),
+		_dp_top(t, nodes, n, &p));
+	/* the same nodes, each once; (stage, spine) pairs */
+	for (int i = 0; i < n; i++) {
+		ck_assert(!seen[nodes[i]]);
+		seen[nodes[i]] = true;
+		pairs += i % 512 == 0 ||
+			 _part(t, nodes[i]) != _part(t, nodes[i - 1]);
+	}
+	ck_assert_int_eq(pairs, 65);
+	ck_assert_int_eq(_dp_top(t, ring, n, &p), 4 * 67);
+	ck_assert_int_eq(_dp_top(t, nodes, n, &p), 4 * 65);
+	free(nodes);
+	free(ring);
+	free(seen);
 	topoml_free(t);
 }
 END_TEST
@@ -863,6 +919,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, stages_in_spines);
 	tcase_add_test(tc, remainders_packed);
+	tcase_add_test(tc, packing_step_limit);
 	tcase_add_test(tc, never_worse_than_ring);
 	tcase_add_test(tc, placed_for_stages);
 	tcase_add_test(tc, whole_groups);
