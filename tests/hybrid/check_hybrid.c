@@ -688,6 +688,50 @@ START_TEST(over_group_completes_stage)
 END_TEST
 
 /*
+ * A job of 8 stages of 12 nodes (96 nodes, tp=8 over two nodes, dp=6)
+ * on Mira's free dragonfly nodes: 24 in group 1 and 30 in each of groups
+ * 2, 8, 10 and 12 (in NVLink domains of 12 and 18), 12 in four others:
+ * every stage fits in one group, two in each of four.  Taking 24 of a
+ * group's 30 may leave a domain an odd count; evened out over the whole
+ * job, the domain took a free node and another group gave one up, and
+ * a stage straddled two groups (16 transfers through the top).  Evened
+ * out inside its group, none.
+ */
+START_TEST(stage_groups_whole_in_part)
+{
+	static const int lo[] = { 6, 15, 54, 168, 252, 270, 312, 342, 396,
+				  414, 492, 564 };
+	static const int hi[] = { 8, 47, 71, 179, 263, 287, 335, 359, 407,
+				  431, 503, 575 };
+	topoml_topo_t *t = _load("dragonfly-nvl576.json");
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { 0 };
+	struct topoml_placement pl = { 0 };
+	struct topoml_hybrid_cost c;
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(lo) / sizeof(lo[0]); i++)
+		hwloc_bitmap_set_range(fr, lo[i], hi[i]);
+	ck_assert_int_eq(hwloc_bitmap_weight(fr), 192);
+	req.nnodes = 96;
+	req.avail = fr;
+	_shape(&p, 8, 8, 96);
+	ck_assert_int_eq(p.dp, 6);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl, &c,
+					     why, sizeof(why)), 0);
+	ck_assert_int_eq(pl.n, 96);
+	ck_assert_int_eq(topoml_hybrid_tp_split(t, pl.nodes, 96, TPN, &p), 0);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].cross_top, 0);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(fr);
+	topoml_free(t);
+}
+END_TEST
+
+/*
  * Two stages over two dragonfly groups (tp=4 inside a node).  72 nodes,
  * all of groups 1 and 2 (stages of 36 nodes, dp=36): one stage per group
  * sends 36 x 4 pipeline transfers over the global links; striped (each
@@ -928,6 +972,7 @@ int main(void)
 	tcase_add_test(tc, over_top_counts_twice);
 	tcase_add_test(tc, over_group_between_its_parts);
 	tcase_add_test(tc, over_group_completes_stage);
+	tcase_add_test(tc, stage_groups_whole_in_part);
 	tcase_add_test(tc, two_stages_striped_when_wide);
 	tcase_add_test(tc, spares_workers_ranked);
 	tcase_add_test(tc, locality_falls_short);

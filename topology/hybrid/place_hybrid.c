@@ -717,6 +717,33 @@ static int _whole_slots(const topoml_topo_t *t, const int *arr, int na,
 	return 0;
 }
 
+#define HYB_EVEN_PARTS 16
+
+/* Whether some NVLink domain holds a count of nodes[] not a multiple of
+ * m (or a node lies in none); cnt: zeros of t->nnvl, left so. */
+static bool _odd_domain(const topoml_topo_t *t, const int *nodes, int n,
+			int m, int *cnt)
+{
+	bool odd = false;
+
+	for (int i = 0; i < n; i++) {
+		int d = t->nodes[nodes[i]].nvl;
+
+		odd |= d < 0;
+		if (d >= 0)
+			cnt[d]++;
+	}
+	for (int i = 0; i < n; i++) {
+		int d = t->nodes[nodes[i]].nvl;
+
+		if (d >= 0 && cnt[d]) {
+			odd |= cnt[d] % m != 0;
+			cnt[d] = 0;
+		}
+	}
+	return odd;
+}
+
 /*
  * A candidate built for the job's pipeline stages: whole stages from
  * the top-level parts that hold them (most whole stages first, then the
@@ -727,8 +754,10 @@ static int _whole_slots(const topoml_topo_t *t, const int *arr, int na,
  * inside each part.  Where tensor groups span m > 1 nodes and the free
  * nodes hold the job in whole groups inside NVLink domains, only those
  * whole groups' nodes count (_whole_slots): a part's free nodes that
- * would split a group hold no stage.  0 with out filled, -1 when there is
- * none (one part, required nodes, shared nodes, a leaf limit).
+ * would split a group hold no stage, and the nodes the engine picks in a
+ * part are evened out to whole groups there.  0 with out filled, -1
+ * when there is none (one part, required nodes, shared nodes, a leaf
+ * limit).
  */
 static int _part_candidate(const topoml_topo_t *t,
 			   const struct topoml_place_req *req,
@@ -737,7 +766,9 @@ static int _part_candidate(const topoml_topo_t *t,
 {
 	int n = req->nnodes, P = n % p->pp ? 1 : p->pp, S = n / P;
 	int na = hwloc_bitmap_weight(req->avail), np, k = 0, v, rc = -1;
+	int evened = 0;
 	int *arr = NULL, *part = NULL, *rep = NULL, *left = NULL, *take = NULL;
+	int *dcnt = NULL;
 	hwloc_bitmap_t sub = NULL;
 	char why[256];
 
@@ -752,8 +783,10 @@ static int _part_candidate(const topoml_topo_t *t,
 	left = calloc(na, sizeof(int));
 	take = calloc(na, sizeof(int));
 	sub = hwloc_bitmap_alloc();
+	dcnt = calloc(t->nnvl + 1, sizeof(int));
 	out->nodes = malloc(sizeof(int) * n);
-	if (!arr || !part || !rep || !left || !take || !sub || !out->nodes)
+	if (!arr || !part || !rep || !left || !take || !sub || !dcnt ||
+	    !out->nodes)
 		goto out;
 	hwloc_bitmap_foreach_begin(v, req->avail)
 		arr[k++] = v;
@@ -819,6 +852,16 @@ static int _part_candidate(const topoml_topo_t *t,
 			topoml_placement_clear(&pl);
 			goto out;
 		}
+		/* whole groups inside the part: evening out over the whole
+		 * job could move a node to another part's domain and make
+		 * a stage straddle two (a part's evening costs O(domains
+		 * of the machine): HYB_EVEN_PARTS at most) */
+		if (m > 1 && P > 1 && t->nnvl > 0 &&
+		    evened < HYB_EVEN_PARTS &&
+		    _odd_domain(t, pl.nodes, pl.n, m, dcnt)) {
+			_even_domains(t, &r2, pl.nodes, pl.n, m);
+			evened++;
+		}
 		memcpy(out->nodes + k, pl.nodes, sizeof(int) * pl.n);
 		k += pl.n;
 		topoml_placement_clear(&pl);
@@ -833,6 +876,7 @@ out:
 	free(rep);
 	free(left);
 	free(take);
+	free(dcnt);
 	hwloc_bitmap_free(sub);
 	return rc;
 }
