@@ -899,6 +899,17 @@ static bool _hyb_nvl_slots(const struct sim_cli *c, const topoml_topo_t *t,
  * and back; any other (whole groups in two domains or more) all T rings,
  * once per domain.  The first kind takes D groups over the top, the
  * second one at least and a domain of at least D - over whole groups.
+ *
+ * The last kind more exactly: say its groups not over the top lie in
+ * the set X of domains (a >= 2 of them) and its nodes in J, at least
+ * as many domains as the fewest whose free nodes hold a stage (jmin).
+ * The K rings of chunk c touch every domain of X and that of chunk c of
+ * each group over the top; a node in a domain of J outside X is a chunk
+ * of such a group, so over the m chunks the rings touch at least
+ * m * a + |J| - a domains, K rings each, a ring crossing the top once
+ * per domain it touches: K * (m * a + max(jmin - a, 0)) at least, which
+ * grows with a (m >= 1), so the least count of domains that hold the
+ * stage's groups not over the top (k, at least 2) gives the bound.
  */
 static long _hyb_dp_lb(const struct sim_cli *c, const topoml_topo_t *t,
 		       hwloc_const_bitmap_t avail, int n,
@@ -907,6 +918,7 @@ static long _hyb_dp_lb(const struct sim_cli *c, const topoml_topo_t *t,
 	int m = p->tp > c->hybrid && p->tp % c->hybrid == 0 ?
 		p->tp / c->hybrid : 1;
 	long S = p->pp, fit = 0, have = 0, stage, zero, cheap, cap = 0, G, out;
+	long jmin, a;
 	long *fr = calloc(c->ntopdom + 1, sizeof(long));
 	int v, k = 0;
 
@@ -926,6 +938,7 @@ static long _hyb_dp_lb(const struct sim_cli *c, const topoml_topo_t *t,
 		fit += fr[d] / stage;
 	while (k < c->ntopdom && have < stage)
 		have += fr[k++];
+	jmin = k;	/* domains a stage's nodes touch, at least */
 	if (over <= 0) {
 		free(fr);
 		return fit >= S ? 0 : (S - fit) * (k > 2 ? k : 2) * p->tp;
@@ -949,8 +962,10 @@ static long _hyb_dp_lb(const struct sim_cli *c, const topoml_topo_t *t,
 	out = (long)n / S - fr[0] / c->hybrid;
 	out = out > over ? (out + over - 1) / over : 1;
 	free(fr);
+	a = k > 2 ? k : 2;
 	return cheap * 2 * c->hybrid * (out < m ? out : m) +
-	       (S - zero - cheap) * (k > 2 ? k : 2) * p->tp;
+	       (S - zero - cheap) * (a * p->tp +
+				     (jmin > a ? jmin - a : 0) * c->hybrid);
 }
 
 /*

@@ -14,6 +14,7 @@
 
 #include "sim.h"
 #include "topoml/jobcomment.h"
+#include "sim.h"
 #include "topoml.h"
 
 #define TPN 4		/* tasks (GPUs) per node, as on a GB200 node */
@@ -190,6 +191,61 @@ START_TEST(remainders_packed)
 	ck_assert_int_eq(_bound(t, nodes, n, &p), 2 * 2 * 8);
 	ck_assert_int_eq(_dp_top(t, nodes, n, &p), _bound(t, nodes, n, &p));
 	ck_assert_int_eq(topoml_hybrid_tp_split(t, nodes, n, TPN, &p), 0);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * The stage packing's step limit reached by a real job: 2048 nodes
+ * (tp=4 inside a node, pp=4, dp=512: stages of 512) on 64 spines of 48,
+ * 40 nodes in each of the first 32 and 24 in the others, no spine
+ * holding a stage.  Each stage opened costs 64 parts x (512 - 40 + 1)
+ * steps of the subset sums, so the third passes 65536: two stages are
+ * packed exactly (11 x 40 + 3 x 24), the other two filled in spine order
+ * from what is left, cutting one spine's nodes: 65 (stage, spine) pairs,
+ * each of the 4 rings of a stage crossing the top once per spine of it,
+ * 260.  In spine order 3 cuts (268); without the limit none (256).
+ */
+START_TEST(packing_step_limit)
+{
+	topoml_topo_t *t = topoml_gen_fat_tree("c", 64 * 48, 24, 2, 3);
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	int *nodes = malloc(sizeof(int) * 2048), *ring, n = 0, pairs = 0;
+	bool *seen;
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(nodes);
+	for (int q = 0; q < 64; q++)
+		for (int i = 0; i < (q < 32 ? 40 : 24); i++)
+			nodes[n++] = q * 48 + i;
+	ck_assert_int_eq(n, 2048);
+	ring = malloc(sizeof(int) * n);
+	seen = calloc(t->nnodes, sizeof(bool));
+	ck_assert_ptr_nonnull(ring);
+	ck_assert_ptr_nonnull(seen);
+	memcpy(ring, nodes, sizeof(int) * n);
+	topoml_ring_order(t, ring, n);
+	_shape(&p, 4, 4, n);
+	ck_assert_int_eq(p.dp, 512);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_hybrid_order(t, nodes, n, TPN, &p, w), 0);
+	fprintf(stderr, "packing_step_limit: DP through the top: ring %ld, "
+		"hybrid order %ld\n", _dp_top(t, ring, n, &p),
+		_dp_top(t, nodes, n, &p));
+	/* the same nodes, each once; (stage, spine) pairs */
+	for (int i = 0; i < n; i++) {
+		ck_assert(!seen[nodes[i]]);
+		seen[nodes[i]] = true;
+		pairs += i % 512 == 0 ||
+			 _part(t, nodes[i]) != _part(t, nodes[i - 1]);
+	}
+	ck_assert_int_eq(pairs, 65);
+	ck_assert_int_eq(_dp_top(t, ring, n, &p), 4 * 67);
+	ck_assert_int_eq(_dp_top(t, nodes, n, &p), 4 * 65);
+	free(nodes);
+	free(ring);
+	free(seen);
 	topoml_free(t);
 }
 END_TEST
@@ -578,6 +634,105 @@ START_TEST(over_group_between_its_parts)
 END_TEST
 
 /*
+ * Two stages of 2 groups (8 nodes, tp=8, pp=2, dp=2) on free nodes with
+ * a whole group only in leaf 29 (spine 8, which holds one node more);
+ * the others split, one of them over the top (a node of spine 1 and
+ * spine 8's last).  Counted in its first node's part, that group joins
+ * a stage of other spines and all 8 rings of both stages cross the top
+ * (32); counted in spine 8, where it completes the stage of leaf 29's
+ * group, only the rings of its chunk in spine 1 leave that stage (8),
+ * and the other stage's cross (16): 24, the least with one group over
+ * the top.
+ */
+START_TEST(over_group_completes_stage)
+{
+	static const int fr_idx[] = { 71, 89, 125, 161, 179, 359, 431,
+				      520, 521, 575 };
+	static const int chosen[] = { 71, 89, 125, 161, 179, 520, 521, 575 };
+	static const int by_hand[] = { 520, 521, 575, 71, 89, 125, 161, 179 };
+	topoml_topo_t *t = _load("fattree-nvl576.json");
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { 0 };
+	struct topoml_placement pl = { 0 };
+	struct topoml_hybrid_cost c;
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	int nodes[8];
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(fr_idx) / sizeof(fr_idx[0]); i++)
+		hwloc_bitmap_set(fr, fr_idx[i]);
+	_shape(&p, 8, 2, 8);
+	ck_assert_int_eq(p.dp, 2);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(_dp_top(t, by_hand, 8, &p), 24);
+	ck_assert_int_eq(topoml_hybrid_tp_over_top(t, by_hand, 8, TPN, &p), 1);
+	/* the order select/topoml gives these nodes */
+	memcpy(nodes, chosen, sizeof(nodes));
+	ck_assert_int_eq(topoml_hybrid_order(t, nodes, 8, TPN, &p, w), 0);
+	ck_assert_int_eq(topoml_hybrid_tp_over_top(t, nodes, 8, TPN, &p), 1);
+	ck_assert_int_eq(topoml_hybrid_tp_split(t, nodes, 8, TPN, &p), 3);
+	ck_assert_int_eq(_dp_top(t, nodes, 8, &p), 24);
+	/* and the placement on the free nodes */
+	req.nnodes = 8;
+	req.avail = fr;
+	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl, &c,
+					     why, sizeof(why)), 0);
+	ck_assert_int_eq(pl.n, 8);
+	ck_assert_int_le(topoml_hybrid_tp_over_top(t, pl.nodes, 8, TPN, &p),
+			 1);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].cross_top, 24);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(fr);
+	topoml_free(t);
+}
+END_TEST
+
+/*
+ * A job of 8 stages of 12 nodes (96 nodes, tp=8 over two nodes, dp=6)
+ * on Mira's free dragonfly nodes: 24 in group 1 and 30 in each of groups
+ * 2, 8, 10 and 12 (in NVLink domains of 12 and 18), 12 in four others:
+ * every stage fits in one group, two in each of four.  Taking 24 of a
+ * group's 30 may leave a domain an odd count; evened out over the whole
+ * job, the domain took a free node and another group gave one up, and
+ * a stage straddled two groups (16 transfers through the top).  Evened
+ * out inside its group, none.
+ */
+START_TEST(stage_groups_whole_in_part)
+{
+	static const int lo[] = { 6, 15, 54, 168, 252, 270, 312, 342, 396,
+				  414, 492, 564 };
+	static const int hi[] = { 8, 47, 71, 179, 263, 287, 335, 359, 407,
+				  431, 503, 575 };
+	topoml_topo_t *t = _load("dragonfly-nvl576.json");
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { 0 };
+	struct topoml_placement pl = { 0 };
+	struct topoml_hybrid_cost c;
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(lo) / sizeof(lo[0]); i++)
+		hwloc_bitmap_set_range(fr, lo[i], hi[i]);
+	ck_assert_int_eq(hwloc_bitmap_weight(fr), 192);
+	req.nnodes = 96;
+	req.avail = fr;
+	_shape(&p, 8, 8, 96);
+	ck_assert_int_eq(p.dp, 6);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl, &c,
+					     why, sizeof(why)), 0);
+	ck_assert_int_eq(pl.n, 96);
+	ck_assert_int_eq(topoml_hybrid_tp_split(t, pl.nodes, 96, TPN, &p), 0);
+	ck_assert_int_eq(c.kind[TOPOML_KIND_DP].cross_top, 0);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(fr);
+	topoml_free(t);
+}
+END_TEST
+
+/*
  * Two stages over two dragonfly groups (tp=4 inside a node).  72 nodes,
  * all of groups 1 and 2 (stages of 36 nodes, dp=36): one stage per group
  * sends 36 x 4 pipeline transfers over the global links; striped (each
@@ -871,6 +1026,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, stages_in_spines);
 	tcase_add_test(tc, remainders_packed);
+	tcase_add_test(tc, packing_step_limit);
 	tcase_add_test(tc, never_worse_than_ring);
 	tcase_add_test(tc, placed_for_stages);
 	tcase_add_test(tc, whole_groups);
@@ -878,6 +1034,8 @@ int main(void)
 	tcase_add_test(tc, forced_split_below_the_top);
 	tcase_add_test(tc, over_top_counts_twice);
 	tcase_add_test(tc, over_group_between_its_parts);
+	tcase_add_test(tc, over_group_completes_stage);
+	tcase_add_test(tc, stage_groups_whole_in_part);
 	tcase_add_test(tc, two_stages_striped_when_wide);
 	tcase_add_test(tc, pp_pairs_spread_over_local_links);
 	tcase_add_test(tc, spares_workers_ranked);

@@ -82,4 +82,13 @@ expect one 56 2 56 48
 # 16.  With 2 split each stage fits in spine 1 or 2: 0.
 run two 8 1 2 19 37 73 74 91 109 145 146
 expect two 16 1 16 0
+# One stage (34 nodes: 17 groups, pp 1, dp 17) on every free node:
+# spine 1: c1-24 (12 whole groups), spine 2: c73-80 (4), and one node
+# alone in spines 3 and 4 (c145, c217), so one group lies over the top.
+# Each ring takes one node of every group: the 4 rings of a group's
+# first node visit spines 1, 2 and that node's spine, those of its
+# second spines 1, 2 and the other: 3 spines each, 8 rings x 3 = 24.
+# Counting only the domains of the whole groups (2 spines) gave 16.
+run three 34 $(seq 1 24) $(seq 73 80) 145 217
+expect three 24 1 24 24
 echo "PASS: topoml sim --hybrid: the DP bound keeps topoml's TP splits"

@@ -492,6 +492,57 @@ static void _pack_parts(const int *rem, int np, int g, int *ord)
 }
 
 /*
+ * The top-level part each unit (m consecutive nodes: a tensor group) of
+ * the order counts in, into upart[], and how many units each part
+ * counts, into cnt[]: a unit inside one part, that part; a unit over
+ * the top, the part of its nodes whose count of units inside it is left
+ * closest to a whole stage of g, ties to the part holding most of the
+ * unit, then its first node's.  There it completes (or fills up) a
+ * stage whose rings then leave the part only at the unit's nodes
+ * outside, where counted in another part it may open a stage mixed of
+ * parts whose rings all cross the top.
+ */
+static void _unit_parts(const int *part, int U, int m, int np, int g,
+			int *upart, int *cnt, int *share)
+{
+	for (int q = 0; q < np; q++)
+		cnt[q] = share[q] = 0;
+	for (int u = 0; u < U; u++) {
+		bool over = false;
+
+		for (int j = 1; j < m; j++)
+			over |= part[u * m + j] != part[u * m];
+		upart[u] = over ? -1 : part[u * m];
+		if (!over)
+			cnt[upart[u]]++;
+	}
+	/* O(m) a unit: its nodes per part counted, chosen, reset */
+	for (int u = 0; u < U; u++) {
+		const int *pu = part + (size_t)u * m;
+		int best = -1;
+		long bs = -1;
+
+		if (upart[u] >= 0)
+			continue;
+		for (int j = 0; j < m; j++)
+			share[pu[j]]++;
+		for (int j = 0; j < m; j++) {
+			long sc = (long)(cnt[pu[j]] % g) * (m + 1) +
+				  share[pu[j]];
+
+			if (sc > bs) {
+				bs = sc;
+				best = pu[j];
+			}
+		}
+		for (int j = 0; j < m; j++)
+			share[pu[j]] = 0;
+		upart[u] = best;
+		cnt[best]++;
+	}
+}
+
+/*
  * Megatron puts pipeline stage s on ranks [s * T*C*D, (s + 1) * T*C*D),
  * so in ring order a stage is a run of the ring, and a run that straddles
  * two top-level parts sends all of its data-parallel rings through the
@@ -503,8 +554,9 @@ static void _pack_parts(const int *rem, int np, int g, int *ord)
  * parts it joins and pipeline neighbours stay close.  The parts come in
  * index order, or in _pack_parts' where remainders that fill a stage
  * exactly then spread the mixed stages over fewer parts.  Tensor groups
- * of m nodes move as units.  0 with out[] filled, -1 when the shape does
- * not split into stages of whole units (ring order stays).
+ * of m nodes move as units, each in the part _unit_parts counts it in.
+ * 0 with out[] filled, -1 when the shape does not split into stages of
+ * whole units (ring order stays).
  */
 static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
 			int tasks_per_node, const struct topoml_parallel *p,
@@ -514,6 +566,7 @@ static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
 	int m, S, g, U, np, k = 0, npend = 0, rc = -1;
 	int *part = NULL, *rep = NULL, *pend = NULL, *unit = NULL;
 	int *rests = NULL, *ord = NULL;	/* units past whole stages */
+	int *upart = NULL, *share = NULL;
 
 	if (p->pp < 2 || stage_ranks < 1 || stage_ranks % tasks_per_node ||
 	    n % p->pp)
@@ -537,10 +590,11 @@ static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
 		goto out;
 	rests = calloc(np, sizeof(int));
 	ord = malloc(sizeof(int) * np);
-	if (!rests || !ord)
+	upart = malloc(sizeof(int) * U);
+	share = malloc(sizeof(int) * np);
+	if (!rests || !ord || !upart || !share)
 		goto out;
-	for (int u = 0; u < U; u++)
-		rests[part[u * m]]++;
+	_unit_parts(part, U, m, np, g, upart, rests, share);
 	for (int q = 0; q < np; q++)
 		rests[q] %= g;
 	_pack_parts(rests, np, g, ord);
@@ -550,7 +604,7 @@ static int _stage_order(const topoml_topo_t *t, const int *nodes, int n,
 
 		/* the part's units, in ring order (a unit: its first node) */
 		for (int u = 0; u < U; u++)
-			if (part[u * m] == q)
+			if (upart[u] == q)
 				unit[cnt++] = u;
 		full = (cnt / g) * g;
 		rem = cnt - full;
@@ -579,6 +633,8 @@ out:
 	free(unit);
 	free(rests);
 	free(ord);
+	free(upart);
+	free(share);
 	return rc;
 }
 
@@ -661,6 +717,33 @@ static int _whole_slots(const topoml_topo_t *t, const int *arr, int na,
 	return 0;
 }
 
+#define HYB_EVEN_PARTS 16
+
+/* Whether some NVLink domain holds a count of nodes[] not a multiple of
+ * m (or a node lies in none); cnt: zeros of t->nnvl, left so. */
+static bool _odd_domain(const topoml_topo_t *t, const int *nodes, int n,
+			int m, int *cnt)
+{
+	bool odd = false;
+
+	for (int i = 0; i < n; i++) {
+		int d = t->nodes[nodes[i]].nvl;
+
+		odd |= d < 0;
+		if (d >= 0)
+			cnt[d]++;
+	}
+	for (int i = 0; i < n; i++) {
+		int d = t->nodes[nodes[i]].nvl;
+
+		if (d >= 0 && cnt[d]) {
+			odd |= cnt[d] % m != 0;
+			cnt[d] = 0;
+		}
+	}
+	return odd;
+}
+
 /*
  * A candidate built for the job's pipeline stages: whole stages from
  * the top-level parts that hold them (most whole stages first, then the
@@ -671,8 +754,10 @@ static int _whole_slots(const topoml_topo_t *t, const int *arr, int na,
  * inside each part.  Where tensor groups span m > 1 nodes and the free
  * nodes hold the job in whole groups inside NVLink domains, only those
  * whole groups' nodes count (_whole_slots): a part's free nodes that
- * would split a group hold no stage.  0 with out filled, -1 when there is
- * none (one part, required nodes, shared nodes, a leaf limit).
+ * would split a group hold no stage, and the nodes the engine picks in a
+ * part are evened out to whole groups there.  0 with out filled, -1
+ * when there is none (one part, required nodes, shared nodes, a leaf
+ * limit).
  */
 static int _part_candidate(const topoml_topo_t *t,
 			   const struct topoml_place_req *req,
@@ -681,7 +766,9 @@ static int _part_candidate(const topoml_topo_t *t,
 {
 	int n = req->nnodes, P = n % p->pp ? 1 : p->pp, S = n / P;
 	int na = hwloc_bitmap_weight(req->avail), np, k = 0, v, rc = -1;
+	int evened = 0;
 	int *arr = NULL, *part = NULL, *rep = NULL, *left = NULL, *take = NULL;
+	int *dcnt = NULL;
 	hwloc_bitmap_t sub = NULL;
 	char why[256];
 
@@ -696,8 +783,10 @@ static int _part_candidate(const topoml_topo_t *t,
 	left = calloc(na, sizeof(int));
 	take = calloc(na, sizeof(int));
 	sub = hwloc_bitmap_alloc();
+	dcnt = calloc(t->nnvl + 1, sizeof(int));
 	out->nodes = malloc(sizeof(int) * n);
-	if (!arr || !part || !rep || !left || !take || !sub || !out->nodes)
+	if (!arr || !part || !rep || !left || !take || !sub || !dcnt ||
+	    !out->nodes)
 		goto out;
 	hwloc_bitmap_foreach_begin(v, req->avail)
 		arr[k++] = v;
@@ -763,6 +852,16 @@ static int _part_candidate(const topoml_topo_t *t,
 			topoml_placement_clear(&pl);
 			goto out;
 		}
+		/* whole groups inside the part: evening out over the whole
+		 * job could move a node to another part's domain and make
+		 * a stage straddle two (a part's evening costs O(domains
+		 * of the machine): HYB_EVEN_PARTS at most) */
+		if (m > 1 && P > 1 && t->nnvl > 0 &&
+		    evened < HYB_EVEN_PARTS &&
+		    _odd_domain(t, pl.nodes, pl.n, m, dcnt)) {
+			_even_domains(t, &r2, pl.nodes, pl.n, m);
+			evened++;
+		}
 		memcpy(out->nodes + k, pl.nodes, sizeof(int) * pl.n);
 		k += pl.n;
 		topoml_placement_clear(&pl);
@@ -777,6 +876,7 @@ out:
 	free(rep);
 	free(left);
 	free(take);
+	free(dcnt);
 	hwloc_bitmap_free(sub);
 	return rc;
 }
