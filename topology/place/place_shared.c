@@ -748,6 +748,7 @@ struct t16 {
 	uint16_t *p;	/* topoml_psum's layout, padded; NULL: none */
 	int most;	/* the most units a position holds */
 	bool wide;	/* 16 to a vector (AVX2), not 8 */
+	uint64_t *hits;	/* a plane's rows that may hold a box */
 };
 
 /* The most lanes a row is read with: the sums' padding. */
@@ -756,6 +757,7 @@ struct t16 {
 typedef uint16_t v8u __attribute__((vector_size(16)));
 
 #define T_ROW_FN _t_row16
+#define T_PLANE_FN _t_plane16
 #define T_V v8u
 #define T_L 8
 #define T_ATTR
@@ -771,6 +773,7 @@ typedef uint16_t v8u __attribute__((vector_size(16)));
 typedef uint16_t v16u __attribute__((vector_size(32)));
 
 #define T_ROW_FN _t_row16w
+#define T_PLANE_FN _t_plane16w
 #define T_V v16u
 #define T_L 16
 #define T_ATTR __attribute__((target("avx2")))
@@ -786,24 +789,27 @@ static bool _t_wide(void)
 #endif
 }
 
-/* The row read 16 to a vector where wide (the CPU has AVX2), else 8. */
-static inline bool _t_hit16(const struct topoml_psum *g, const uint16_t *p16,
-			    int y, int z, const int sd[3], int n, long units,
-			    long w, bool wide)
+/* The rows of a plane read 16 to a vector where wide (the CPU has AVX2),
+ * else 8. */
+static void _t_hit16(const struct topoml_psum *g, const uint16_t *p16,
+		     int z, const int sd[3], int n, int ny, long units,
+		     long w, uint64_t *hits, bool wide)
 {
 #ifdef T_WIDE
-	if (wide)
-		return _t_row16w(g, p16, y, z, sd, n, units, w);
+	if (wide) {
+		_t_plane16w(g, p16, z, sd, n, ny, units, w, hits);
+		return;
+	}
 #endif
 	(void)wide;
-	return _t_row16(g, p16, y, z, sd, n, units, w);
+	_t_plane16(g, p16, z, sd, n, ny, units, w, hits);
 }
 
-bool topoml__shared_row16(const struct topoml_psum *g, const uint16_t *p16,
-			  int y, int z, const int sd[3], int n, long units,
-			  long w, bool wide)
+void topoml__shared_rows16(const struct topoml_psum *g, const uint16_t *p16,
+			   int z, const int sd[3], int n, int ny, long units,
+			   long w, uint64_t *hits, bool wide)
 {
-	return _t_hit16(g, p16, y, z, sd, n, units, w, wide && _t_wide());
+	_t_hit16(g, p16, z, sd, n, ny, units, w, hits, wide && _t_wide());
 }
 
 bool topoml__shared_wide = true;
@@ -997,12 +1003,18 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 
 			if (*reads >= budget)
 				return found;
+			/* a plane's rows at once: those that hold a box
+			 * with the spare then hold those with the spare
+			 * when the row comes, and more (the row's scan
+			 * then finds none, reading what it counts) */
+			if (use16 && !y)
+				_t_hit16(pu, h->p, z, sd, lim[0], lim[1], units,
+					 found ? *spare : LONG_MAX, h->hits,
+					 h->wide);
 			if (!use16 && !narrow)
 				_t_row(pu, y, z, sd, du);
 			if (!narrow &&
-			    !(use16 ? _t_hit16(pu, h->p, y, z, sd, lim[0],
-					       units, found ? *spare :
-					       LONG_MAX, h->wide) :
+			    !(use16 ? h->hits[y / 64] >> (y % 64) & 1 :
 			      _t_row_any(du, d[0], lim[0], sd[0], units,
 					 found ? *spare : LONG_MAX))) {
 				if (budget - *reads <= lim[0]) {
@@ -1336,7 +1348,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	struct tcand best = { .nodes = NULL }, c, *cv = NULL;
 	const int *curve = topoml__torus_curve(t, NULL);
 	struct tanch an = { .n = 0 };
-	struct t16 h = { .p = NULL };
+	struct t16 h = { .p = NULL, .hits = NULL };
 	int *anch = NULL, *inf = NULL, *row = NULL;
 	bool cnt = false;
 
@@ -1403,8 +1415,13 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 		size_t nc = (size_t)(d[0] + 1) * (d[1] + 1) * (d[2] + 1);
 
 		h.p = malloc((nc + T_LANES) * sizeof(*h.p));
+		h.hits = malloc(((size_t)d[1] / 64 + 1) * sizeof(*h.hits));
 		if (h.p)
 			memset(h.p + nc, 0, T_LANES * sizeof(*h.p));
+		if (!h.hits) {
+			free(h.p);
+			h.p = NULL;
+		}
 	}
 	topoml__psum_finish_yz(&pu, h.p);
 	vmin = (int)((units + most - 1) / most);
@@ -1527,6 +1544,7 @@ out:
 	free(inf);
 	free(row);
 	free(h.p);
+	free(h.hits);
 	free(s->lbm);
 	s->lbm = NULL;
 	s->nlbm = 0;

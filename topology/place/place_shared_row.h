@@ -1,8 +1,8 @@
 /*
  * One row of the node-sharing torus search's box sums mod 2^16
  * (place_shared.c), written once for two vector widths: included with
- * T_ROW_FN (the function's name), T_V (a vector of T_L uint16_t) and
- * T_ATTR (its target) defined, which it undefines.
+ * T_ROW_FN and T_PLANE_FN (the functions' names), T_V (a vector of T_L
+ * uint16_t) and T_ATTR (their target) defined, which it undefines.
  *
  * The row of origin (y, z) of boxes of sides sd: S(x), the sum mod 2^16
  * of the cells before x in its slab of sides sd[1] x sd[2] (wrapped in y
@@ -17,9 +17,9 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-T_ATTR static bool T_ROW_FN(const struct topoml_psum *g, const uint16_t *p16,
-			    int y, int z, const int sd[3], int n, long units,
-			    long w)
+T_ATTR static inline __attribute__((always_inline)) bool
+T_ROW_FN(const struct topoml_psum *g, const uint16_t *p16,
+	 int y, int z, const int sd[3], int n, long units, long w)
 {
 	const int *d = g->d;
 	int lo[2][2], hi[2][2], nw[2] = { 1, 1 }, o[2] = { y, z }, np = 0;
@@ -105,7 +105,21 @@ T_ATTR static bool T_ROW_FN(const struct topoml_psum *g, const uint16_t *p16,
 	return hit;
 }
 
+/* Rows 0..ny - 1 of the plane z: hits, bit y set where row y holds such
+ * a box (a call a plane, the row's constants made once). */
+T_ATTR static void T_PLANE_FN(const struct topoml_psum *g,
+			      const uint16_t *p16, int z, const int sd[3],
+			      int n, int ny, long units, long w,
+			      uint64_t *hits)
+{
+	memset(hits, 0, (size_t)(ny + 63) / 64 * sizeof(*hits));
+	for (int y = 0; y < ny; y++)
+		if (T_ROW_FN(g, p16, y, z, sd, n, units, w))
+			hits[y / 64] |= 1ULL << (y % 64);
+}
+
 #undef T_ROW_FN
+#undef T_PLANE_FN
 #undef T_V
 #undef T_L
 #undef T_ATTR
