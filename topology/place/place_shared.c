@@ -749,6 +749,7 @@ struct t16 {
 	int most;	/* the most units a position holds */
 	bool wide;	/* 16 to a vector (AVX2), not 8 */
 	uint64_t *hits;	/* a plane's rows that may hold a box */
+	uint16_t *u;	/* room for its sums (_t_hit16) */
 };
 
 /* The most lanes a row is read with: the sums' padding. */
@@ -756,7 +757,6 @@ struct t16 {
 
 typedef uint16_t v8u __attribute__((vector_size(16)));
 
-#define T_ROW_FN _t_row16
 #define T_PLANE_FN _t_plane16
 #define T_V v8u
 #define T_L 8
@@ -772,7 +772,6 @@ typedef uint16_t v8u __attribute__((vector_size(16)));
 #define T_WIDE 1
 typedef uint16_t v16u __attribute__((vector_size(32)));
 
-#define T_ROW_FN _t_row16w
 #define T_PLANE_FN _t_plane16w
 #define T_V v16u
 #define T_L 16
@@ -793,23 +792,31 @@ static bool _t_wide(void)
  * else 8. */
 static void _t_hit16(const struct topoml_psum *g, const uint16_t *p16,
 		     int z, const int sd[3], int n, int ny, long units,
-		     long w, uint64_t *hits, bool wide)
+		     long w, uint16_t *u, uint64_t *hits, bool wide)
 {
 #ifdef T_WIDE
 	if (wide) {
-		_t_plane16w(g, p16, z, sd, n, ny, units, w, hits);
+		_t_plane16w(g, p16, z, sd, n, ny, units, w, u, hits);
 		return;
 	}
 #endif
 	(void)wide;
-	_t_plane16(g, p16, z, sd, n, ny, units, w, hits);
+	_t_plane16(g, p16, z, sd, n, ny, units, w, u, hits);
 }
 
-void topoml__shared_rows16(const struct topoml_psum *g, const uint16_t *p16,
-			   int z, const int sd[3], int n, int ny, long units,
-			   long w, uint64_t *hits, bool wide)
+int topoml__shared_rows16(const struct topoml_psum *g, const uint16_t *p16,
+			  int z, const int sd[3], int n, int ny, long units,
+			  long w, uint64_t *hits, bool wide)
 {
-	_t_hit16(g, p16, z, sd, n, ny, units, w, hits, wide && _t_wide());
+	uint16_t *u = calloc(((size_t)g->d[1] + 1) *
+			     ((size_t)g->d[0] + 1 + T_LANES), sizeof(*u));
+
+	if (!u)
+		return -1;
+	_t_hit16(g, p16, z, sd, n, ny, units, w, u, hits,
+		 wide && _t_wide());
+	free(u);
+	return 0;
 }
 
 bool topoml__shared_wide = true;
@@ -1009,8 +1016,8 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 			 * then finds none, reading what it counts) */
 			if (use16 && !y)
 				_t_hit16(pu, h->p, z, sd, lim[0], lim[1], units,
-					 found ? *spare : LONG_MAX, h->hits,
-					 h->wide);
+					 found ? *spare : LONG_MAX, h->u,
+					 h->hits, h->wide);
 			if (!use16 && !narrow)
 				_t_row(pu, y, z, sd, du);
 			if (!narrow &&
@@ -1348,7 +1355,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	struct tcand best = { .nodes = NULL }, c, *cv = NULL;
 	const int *curve = topoml__torus_curve(t, NULL);
 	struct tanch an = { .n = 0 };
-	struct t16 h = { .p = NULL, .hits = NULL };
+	struct t16 h = { .p = NULL, .hits = NULL, .u = NULL };
 	int *anch = NULL, *inf = NULL, *row = NULL;
 	bool cnt = false;
 
@@ -1416,9 +1423,13 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 
 		h.p = malloc((nc + T_LANES) * sizeof(*h.p));
 		h.hits = malloc(((size_t)d[1] / 64 + 1) * sizeof(*h.hits));
+		/* zeroed: a vector's lanes past a row's last origin are
+		 * read (and masked) before any is stored there */
+		h.u = calloc(((size_t)d[1] + 1) * ((size_t)d[0] + 1 + T_LANES),
+			     sizeof(*h.u));
 		if (h.p)
 			memset(h.p + nc, 0, T_LANES * sizeof(*h.p));
-		if (!h.hits) {
+		if (!h.hits || !h.u) {
 			free(h.p);
 			h.p = NULL;
 		}
@@ -1545,6 +1556,7 @@ out:
 	free(row);
 	free(h.p);
 	free(h.hits);
+	free(h.u);
 	free(s->lbm);
 	s->lbm = NULL;
 	s->nlbm = 0;

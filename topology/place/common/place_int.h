@@ -226,11 +226,11 @@ extern int topoml__shared_lazy_vol;
  * of row (y, z), wrapped or not, holds units with less than w spare, its
  * boxes holding fewer than 2^16.  wide: 16 sums to a vector where the
  * CPU has AVX2 (else 8, as without); topoml__shared_wide false: the
- * search reads 8.
+ * search reads 8.  -1: out of memory.
  */
-void topoml__shared_rows16(const struct topoml_psum *g, const uint16_t *p16,
-			   int z, const int sd[3], int n, int ny, long units,
-			   long w, uint64_t *hits, bool wide);
+int topoml__shared_rows16(const struct topoml_psum *g, const uint16_t *p16,
+			  int z, const int sd[3], int n, int ny, long units,
+			  long w, uint64_t *hits, bool wide);
 extern bool topoml__shared_wide;
 
 /* ---- ring order (ring.c) -------------------------------------------- */
