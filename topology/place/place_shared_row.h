@@ -40,38 +40,58 @@ T_ATTR static void T_PLANE_FN(const struct topoml_psum *g,
 	}
 	for (int k = 0; k < T_L; k++)
 		lane[k] = (uint16_t)k;
-/* r += T(y, x0 + lanes) x sign: hi and lo, the planes' rows at y */
-#define T_T(r, x0, sign)						\
-	for (int k = 0; k < nz; k++) {					\
-		memcpy(&t, hi[k] + (x0), sizeof(t));			\
+/* r += T(y, x0 + lanes) x sign: hi and lo, the planes' rows at y (one
+ * plane's in registers, the other where the slab wraps) */
+#define T_T1(r, x0, sign)						\
+	do {								\
+		memcpy(&t, hi0 + (x0), sizeof(t));			\
 		r sign##= t;						\
-		memcpy(&t, lo[k] + (x0), sizeof(t));			\
+		memcpy(&t, lo0 + (x0), sizeof(t));			\
 		r sign##= -t;						\
-	}
+	} while (0)
+#define T_T2(r, x0, sign)						\
+	do {								\
+		T_T1(r, x0, sign);					\
+		memcpy(&t, hi1 + (x0), sizeof(t));			\
+		r sign##= t;						\
+		memcpy(&t, lo1 + (x0), sizeof(t));			\
+		r sign##= -t;						\
+	} while (0)
+/* U's row at y: lanes from m on the wrapped sums, stored after */
+#define T_U(T)								\
+	do {								\
+		for (x = 0; x < m; x += T_L) {				\
+			r = (T_V){ 0 };					\
+			T(r, x + s, +);					\
+			T(r, x, -);					\
+			memcpy(uy + x, &r, sizeof(r));			\
+		}							\
+		for (x = m; x < n; x += T_L) {				\
+			r = (T_V){ 0 } + end;				\
+			T(r, x + s - d[0], +);				\
+			T(r, x, -);					\
+			memcpy(uy + x, &r, sizeof(r));			\
+		}							\
+	} while (0)
 	for (int y = 0; y <= d[1]; y++) {
-		const uint16_t *hi[2], *lo[2];
-		uint16_t *uy = u + y * wu, end = 0;
+		const uint16_t *hi0, *lo0, *hi1, *lo1;
+		uint16_t *uy = u + y * wu, end;
 
-		for (int k = 0; k < nz; k++) {
-			hi[k] = &p16[topoml__psum_at(g, 0, y, zh[k])];
-			lo[k] = &p16[topoml__psum_at(g, 0, y, zl[k])];
-			end += hi[k][d[0]] - lo[k][d[0]];
+		hi0 = &p16[topoml__psum_at(g, 0, y, zh[0])];
+		lo0 = &p16[topoml__psum_at(g, 0, y, zl[0])];
+		end = hi0[d[0]] - lo0[d[0]];
+		if (nz == 1) {
+			T_U(T_T1);
+			continue;
 		}
-		/* lanes from m on: the wrapped sums, stored after */
-		for (x = 0; x < m; x += T_L) {
-			r = (T_V){ 0 };
-			T_T(r, x + s, +)
-			T_T(r, x, -)
-			memcpy(uy + x, &r, sizeof(r));
-		}
-		for (x = m; x < n; x += T_L) {
-			r = (T_V){ 0 } + end;
-			T_T(r, x + s - d[0], +)
-			T_T(r, x, -)
-			memcpy(uy + x, &r, sizeof(r));
-		}
+		hi1 = &p16[topoml__psum_at(g, 0, y, zh[1])];
+		lo1 = &p16[topoml__psum_at(g, 0, y, zl[1])];
+		end += hi1[d[0]] - lo1[d[0]];
+		T_U(T_T2);
 	}
-#undef T_T
+#undef T_U
+#undef T_T2
+#undef T_T1
 	w = w < 65536 - units ? w : 65536 - units;
 	uw = (uint16_t)(w > 65535 ? 65535 : w);
 	vu = (T_V){ 0 } + (uint16_t)units;
