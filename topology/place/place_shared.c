@@ -48,38 +48,6 @@ struct sh {
 
 #define ULBITS ((int)(8 * sizeof(unsigned long)))
 
-/*
- * The set bits below n of a bitmap, a word at a time (hwloc's foreach
- * looks for each bit anew; these loops run over the whole machine).
- */
-struct bits {
-	hwloc_const_bitmap_t b;
-	int n, w;
-	unsigned long m;
-};
-
-static void _bits_init(struct bits *it, hwloc_const_bitmap_t b, int n)
-{
-	it->b = b;
-	it->n = n;
-	it->w = -1;
-	it->m = 0;
-}
-
-static int _bits_next(struct bits *it)
-{
-	int v;
-
-	while (!it->m) {
-		if ((long)++it->w * ULBITS >= it->n)
-			return -1;
-		it->m = hwloc_bitmap_to_ith_ulong(it->b, it->w);
-	}
-	v = it->w * ULBITS + __builtin_ctzl(it->m);
-	it->m &= it->m - 1;
-	return v < it->n ? v : -1;
-}
-
 static int _leaf(const struct sh *s, int node)
 {
 	int l = s->t->family == TOPOML_TORUS ? -1 : s->t->nodes[node].leaf;
@@ -100,10 +68,9 @@ static bool _partial(const struct sh *s, int node)
 static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 {
 	const topoml_topo_t *t = in->t;
-	struct bits it;
-	unsigned long m = 0;
-	int v, w = -1, tcnt = 0;
+	int tcnt = 0;
 	long tcap = 0;
+	uint32_t most = 0;
 	bool torus = t->family == TOPOML_TORUS;
 
 	memset(s, 0, sizeof(*s));
@@ -118,35 +85,40 @@ static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 	s->usew = calloc(t->nnodes / ULBITS + 1, sizeof(unsigned long));
 	if (!s->use || !s->cap || !s->cnt || !s->idle || !s->usew)
 		return -1;
-	/* use a word at a time, as the bits are found; a torus' one pool
-	 * summed in registers, not in memory a node */
-	for (_bits_init(&it, in->avail, t->nnodes);
-	     (v = _bits_next(&it)) >= 0;) {
-		if (!s->fu[v] || (idle_only && _partial(s, v)))
-			continue;
-		if (v / ULBITS != w) {
-			if (m) {
-				hwloc_bitmap_set_ith_ulong(s->use, w, m);
-				s->usew[w] = m;
+	/* use a word at a time, no call between its bits (the sums stay in
+	 * registers); a torus' one pool summed there, not in memory a node */
+	for (int w = 0; (long)w * ULBITS < t->nnodes; w++) {
+		unsigned long a = hwloc_bitmap_to_ith_ulong(in->avail, w);
+		unsigned long m = 0;
+		int left = t->nnodes - w * ULBITS;
+
+		if (left < ULBITS)
+			a &= (1UL << left) - 1;
+		if (idle_only && s->partial)
+			a &= ~hwloc_bitmap_to_ith_ulong(s->partial, w);
+		for (; a; a &= a - 1) {
+			int v = w * ULBITS + __builtin_ctzl(a);
+			uint32_t f = s->fu[v];
+
+			if (!f)
+				continue;
+			m |= a & -a;
+			if (torus) {
+				tcap += f;
+				tcnt++;
+			} else {
+				s->cap[_leaf(s, v)] += f;
+				s->cnt[_leaf(s, v)]++;
 			}
-			w = v / ULBITS;
-			m = 0;
+			if (f > most)
+				most = f;
 		}
-		m |= 1UL << (v % ULBITS);
-		if (torus) {
-			tcap += s->fu[v];
-			tcnt++;
-		} else {
-			s->cap[_leaf(s, v)] += s->fu[v];
-			s->cnt[_leaf(s, v)]++;
+		if (m) {
+			hwloc_bitmap_set_ith_ulong(s->use, w, m);
+			s->usew[w] = m;
 		}
-		if (s->fu[v] > s->most)
-			s->most = s->fu[v];
 	}
-	if (m) {
-		hwloc_bitmap_set_ith_ulong(s->use, w, m);
-		s->usew[w] = m;
-	}
+	s->most = most;
 	if (torus) {
 		s->cap[s->nl - 1] += tcap;
 		s->cnt[s->nl - 1] += tcnt;
