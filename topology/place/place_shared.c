@@ -86,10 +86,11 @@ static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 	if (!s->use || !s->cap || !s->cnt || !s->idle || !s->usew)
 		return -1;
 	/* use a word at a time, no call between its bits (the sums stay in
-	 * registers); a torus' one pool summed there, not in memory a node */
+	 * registers); a torus' one pool summed a word at a time, not in
+	 * memory a node */
 	for (int w = 0; (long)w * ULBITS < t->nnodes; w++) {
 		unsigned long a = hwloc_bitmap_to_ith_ulong(in->avail, w);
-		unsigned long m = 0;
+		unsigned long m = 0, wcap = 0;
 		int left = t->nnodes - w * ULBITS;
 
 		if (left < ULBITS)
@@ -103,16 +104,15 @@ static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 			if (!f)
 				continue;
 			m |= a & -a;
-			if (torus) {
-				tcap += f;
-				tcnt++;
-			} else {
+			wcap += f;
+			if (!torus) {
 				s->cap[_leaf(s, v)] += f;
 				s->cnt[_leaf(s, v)]++;
 			}
-			if (f > most)
-				most = f;
+			most = f > most ? f : most;
 		}
+		tcap += wcap;
+		tcnt += __builtin_popcountl(m);
 		if (m) {
 			hwloc_bitmap_set_ith_ulong(s->use, w, m);
 			s->usew[w] = m;
