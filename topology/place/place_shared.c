@@ -982,14 +982,20 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 
 			if (*reads >= budget)
 				return found;
-			/* a plane's rows at once: those that hold a box
-			 * with the spare then hold those with the spare
-			 * when the row comes, and more (the row's scan
-			 * then finds none, reading what it counts) */
-			if (use16 && !y)
-				_t_hit16(pu, h->p, z, sd, lim[0], lim[1], units,
+			/* a plane's rows at once (as many as the budget
+			 * reads, a row reading lim[0]): those that hold a
+			 * box with the spare then hold those with the spare
+			 * when the row comes, and more (the row's scan then
+			 * finds none, reading what it counts) */
+			if (use16 && !y) {
+				long ny = (budget - *reads + lim[0] - 1) /
+					  lim[0];
+
+				_t_hit16(pu, h->p, z, sd, lim[0],
+					 ny < lim[1] ? (int)ny : lim[1], units,
 					 found ? *spare : LONG_MAX, h->u,
 					 h->hits, h->wide);
+			}
 			if (!use16 && !narrow)
 				_t_row(pu, y, z, sd, du);
 			if (!narrow &&

@@ -30,6 +30,7 @@ T_ATTR static void T_PLANE_FN(const struct topoml_psum *g,
 	size_t wu = (size_t)d[0] + 1 + T_LANES;
 	int s = sd[0], b = sd[1], m = d[0] - s + 1 < n ? d[0] - s + 1 : n;
 	int zl[2] = { z, 0 }, zh[2] = { z + sd[2], 0 }, nz = 1, x;
+	int top = ny - 1 + b < d[1] ? ny - 1 + b : d[1];
 	uint16_t uw;
 	T_V vu, vw, vn, lane, r, t, e;
 
@@ -73,7 +74,8 @@ T_ATTR static void T_PLANE_FN(const struct topoml_psum *g,
 			memcpy(uy + x, &r, sizeof(r));			\
 		}							\
 	} while (0)
-	for (int y = 0; y <= d[1]; y++) {
+	/* the rows the boxes of rows 0..ny - 1 read */
+	for (int y = 0; y <= top; y++) {
 		const uint16_t *hi0, *lo0, *hi1, *lo1;
 		uint16_t *uy = u + y * wu, end;
 
