@@ -8,11 +8,13 @@
  * sum mod 2^16 of the cells before (x, y) in the slab z..z + sd[2]
  * (wrapped: two parts), U(y, x) = T(y, x + s) - T(y, x) that of the s =
  * sd[0] cells from x (or T(y, d[0]) - T(y, x) + T(y, x + s - d[0]) where
- * they wrap round the torus' end), each a vector at a time into u (d[1]
- * + 1 rows of d[0] + 1 + T_LANES), then the box at (x, y) U(y + sd[1], x)
- * - U(y, x) (or U(d[1], x) - U(y, x) + U(y + sd[1] - d[1], x)): six reads
- * a vector, not sixteen, and no row's sums read just after they are
- * stored (such a read would wait on the stores).  hits: bit y set where
+ * they wrap round the torus' end), each a vector at a time into u (room
+ * for d[1] + 1 rows of d[0] + 1 + T_LANES; the rows the boxes of rows
+ * 0..ny - 1 read), then the box at (x, y) U(y + sd[1], x) - U(y, x) (or
+ * U(d[1], x) - U(y, x) + U(y + sd[1] - d[1], x)): a row's box sums made
+ * once a plane, not once for each row of boxes that reads them, and no
+ * sum read just after it is stored (such a read would wait on the
+ * store).  hits: bit y set where
  * a box at one of the first n origins of row y < ny holds units with less
  * than w spare, where the boxes hold fewer than 2^16 units: u - units
  * mod 2^16 is below w' = min(w, 2^16 - units) iff units <= u and u -
