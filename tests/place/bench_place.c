@@ -14,7 +14,9 @@
  * job's line has its score and spare units after a '=');
  * BENCH_PLACE_NODES=N: the machines of N nodes only (1024, 4096, 16384
  * or 100000);
- * BENCH_PLACE_CELL=shared: the node-sharing cell only (the torus).
+ * BENCH_PLACE_CELL=shared: the node-sharing cell only (the torus);
+ * BENCH_PLACE_NARROW=1: its rows of sums read 8 to a vector, as on a CPU
+ * without AVX2.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <stdio.h>
@@ -24,6 +26,7 @@
 
 #include "topoml.h"
 #include "sim.h"
+#include "place/common/place_int.h"
 
 #define MAX_SAMPLES 400
 
@@ -383,6 +386,9 @@ int main(int argc, char **argv)
 	double seconds = argc > 1 ? atof(argv[1]) : env ? atof(env) : 1.5;
 	const char *dump = getenv("BENCH_PLACE_DUMP");
 
+	env = getenv("BENCH_PLACE_NARROW");
+	if (env && atoi(env))
+		topoml__shared_wide = false;
 	env = getenv("BENCH_PLACE_SAMPLES");
 	_samples = env ? atoi(env) : 0;
 	_samples = _samples < 0 ? 0 : _samples > MAX_SAMPLES ? MAX_SAMPLES :

@@ -650,6 +650,18 @@ START_TEST(shared_torus_shortcuts_same_placements)
 							 q.nodes[i]);
 				topoml_placement_clear(&q);
 			}
+			/* the rows read 8 sums to a vector, not 16 (with
+			 * AVX2): the same */
+			r.free_units = fu;
+			r.units /= 1000;
+			topoml__shared_wide = false;
+			ck_assert_msg(_place(t, TOPOML_POLICY_TOPOML, &r, &q,
+					     why) == 0, "%s", why);
+			topoml__shared_wide = true;
+			ck_assert_int_eq(p.n, q.n);
+			for (int i = 0; i < p.n; i++)
+				ck_assert_int_eq(p.nodes[i], q.nodes[i]);
+			topoml_placement_clear(&q);
 			topoml_placement_clear(&p);
 		}
 	}
@@ -658,6 +670,88 @@ START_TEST(shared_torus_shortcuts_same_placements)
 	hwloc_bitmap_free(a);
 	hwloc_bitmap_free(part);
 	topoml_free(t);
+}
+END_TEST
+
+/*
+ * The node-sharing search's rows of box sums mod 2^16, read 8 and (where
+ * the CPU has AVX2) 16 to a vector: the rows that hold a box of units
+ * with less than w spare are those the box sums one by one find, wrapped
+ * in every axis or not, where the sums pass 2^16 and a box's do not.
+ */
+START_TEST(shared_rows16_match_box_sums)
+{
+	static const int dims[][3] = { { 23, 11, 7 }, { 46, 5, 9 },
+				       { 3, 17, 4 } };
+	unsigned seed = 7;
+
+	for (unsigned k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
+		const int *d = dims[k];
+		struct topoml_psum g;
+		size_t nc = (size_t)(d[0] + 1) * (d[1] + 1) * (d[2] + 1);
+		uint16_t *p16 = malloc((nc + 16) * sizeof(*p16));
+		uint64_t hits[2][2];
+
+		ck_assert(p16 && topoml__psum_alloc(&g, d) == 0);
+		for (int z = 0; z < d[2]; z++)
+			for (int y = 0; y < d[1]; y++)
+				for (int x = 0; x < d[0]; x++) {
+					seed = seed * 1103515245 + 12345;
+					g.p[topoml__psum_at(&g, x + 1, y + 1,
+							    z + 1)] =
+						(seed >> 16) % 101;
+				}
+		topoml__psum_finish(&g);
+		if (!k)	/* the sums pass 2^16 */
+			ck_assert_int_gt(g.p[nc - 1], 65536);
+		for (size_t i = 0; i < nc + 16; i++)
+			p16[i] = i < nc ? (uint16_t)g.p[i] : 0;
+		for (int c = 0; c < 400; c++) {
+			int sd[3], n, ny, z, o[3];
+			long units, w, vol;
+			bool wrap;
+
+			seed = seed * 1103515245 + 12345;
+			wrap = seed >> 20 & 1;
+			for (int a = 0; a < 3; a++) {
+				seed = seed * 1103515245 + 12345;
+				sd[a] = 1 + (int)((seed >> 16) % d[a]);
+			}
+			vol = (long)sd[0] * sd[1] * sd[2];
+			if (vol * 100 >= 65536)
+				continue;
+			n = wrap ? d[0] : d[0] - sd[0] + 1;
+			ny = wrap ? d[1] : d[1] - sd[1] + 1;
+			if (c % 5 == 0)	/* the rows a budget leaves */
+				ny = 1 + (int)((seed >> 12) % ny);
+			seed = seed * 1103515245 + 12345;
+			z = (int)((seed >> 16) % d[2]);
+			units = 1 + (long)((seed >> 4) % (50 * vol + 1));
+			w = c % 3 ? 1 + (long)((seed >> 8) % 40) : LONG_MAX;
+			for (int wide = 0; wide < 2; wide++) {
+				memset(hits[wide], 0xff, sizeof(hits[wide]));
+				ck_assert_int_eq(topoml__shared_rows16(&g, p16,
+					z, sd, n, ny, units, w, hits[wide],
+					wide), 0);
+			}
+			for (int y = 0; y < ny; y++) {
+				bool want = false;
+
+				o[1] = y;
+				o[2] = z;
+				for (o[0] = 0; o[0] < n; o[0]++) {
+					long u = topoml__psum_wrap(&g, o, sd);
+
+					want |= u >= units && u - units < w;
+				}
+				for (int wide = 0; wide < 2; wide++)
+					ck_assert_int_eq(hits[wide][y / 64] >>
+							 (y % 64) & 1, want);
+			}
+		}
+		topoml__psum_free(&g);
+		free(p16);
+	}
 }
 END_TEST
 
@@ -2449,6 +2543,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, shared_gpus_best_fit_and_attempts);
 	tcase_add_test(tc, shared_fat_tree_lowest_switch);
 	tcase_add_test(tc, shared_torus_shortcuts_same_placements);
+	tcase_add_test(tc, shared_rows16_match_box_sums);
 	tcase_add_test(tc, shared_dragonfly_one_group);
 	tcase_add_test(tc, shared_torus_box_partly_used_nodes);
 	tcase_add_test(tc, shared_torus_ring_over_line);

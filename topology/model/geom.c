@@ -177,12 +177,10 @@ int topoml__psum_alloc(struct topoml_psum *g, const int d[3])
 	return g->p ? 0 : -1;
 }
 
-/* A running sum along each axis in turn: the sums of the 3D recurrence,
- * a read and an add a cell a pass. */
+/* A running sum along x, then topoml__psum_finish_yz(). */
 void topoml__psum_finish(struct topoml_psum *g)
 {
 	const int *e = g->d;
-	size_t n = (size_t)(e[1] + 1) * (e[0] + 1);
 
 	for (int z = 1; z <= e[2]; z++)
 		for (int y = 1; y <= e[1]; y++) {
@@ -191,20 +189,35 @@ void topoml__psum_finish(struct topoml_psum *g)
 			for (int x = 1; x <= e[0]; x++)
 				row[x] += row[x - 1];
 		}
-	for (int z = 1; z <= e[2]; z++)
-		for (int y = 2; y <= e[1]; y++) {
-			int *row = &g->p[topoml__psum_at(g, 0, y, z)];
-			const int *prev = row - (e[0] + 1);
+	topoml__psum_finish_yz(g, NULL);
+}
+
+/* The 3D recurrence on rows summed along x, P(y, z) = R(y, z) + P(y - 1,
+ * z) + P(y, z - 1) - P(y - 1, z - 1): one pass, three reads a cell. */
+void topoml__psum_finish_yz(struct topoml_psum *g, uint16_t *p16)
+{
+	const int *e = g->d;
+	size_t w = (size_t)e[0] + 1, n = w * (e[1] + 1);
+
+	if (p16)	/* the zero borders: the plane z = 0 */
+		memset(p16, 0, n * sizeof(*p16));
+	for (int z = 1; z <= e[2]; z++) {
+		if (p16)	/* the row y = 0 */
+			memset(&p16[topoml__psum_at(g, 0, 0, z)], 0,
+			       w * sizeof(*p16));
+		for (int y = 1; y <= e[1]; y++) {
+			size_t at = topoml__psum_at(g, 0, y, z);
+			int *row = &g->p[at];
+			const int *up = row - w, *back = row - n;
+			const int *bu = back - w;
 
 			for (int x = 1; x <= e[0]; x++)
-				row[x] += prev[x];
+				row[x] += up[x] + back[x] - bu[x];
+			if (!p16)
+				continue;
+			for (int x = 0; x <= e[0]; x++)
+				p16[at + x] = (uint16_t)row[x];
 		}
-	for (int z = 2; z <= e[2]; z++) {
-		int *pl = &g->p[topoml__psum_at(g, 0, 0, z)];
-		const int *prev = pl - n;
-
-		for (size_t i = 0; i < n; i++)
-			pl[i] += prev[i];
 	}
 }
 

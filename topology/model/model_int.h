@@ -130,6 +130,10 @@ int topoml__psum_build(struct topoml_psum *g, const int d[3],
  * topoml__psum_at(g, x + 1, y + 1, z + 1), then the sums made. */
 int topoml__psum_alloc(struct topoml_psum *g, const int d[3]);
 void topoml__psum_finish(struct topoml_psum *g);
+/* The same where each row already holds its running sum along x (made
+ * while the cells are added); p16 (if not NULL, as many cells) gets the
+ * sums mod 2^16 too. */
+void topoml__psum_finish_yz(struct topoml_psum *g, uint16_t *p16);
 void topoml__psum_free(struct topoml_psum *g);
 
 static inline size_t topoml__psum_at(const struct topoml_psum *g, int x,

@@ -48,38 +48,6 @@ struct sh {
 
 #define ULBITS ((int)(8 * sizeof(unsigned long)))
 
-/*
- * The set bits below n of a bitmap, a word at a time (hwloc's foreach
- * looks for each bit anew; these loops run over the whole machine).
- */
-struct bits {
-	hwloc_const_bitmap_t b;
-	int n, w;
-	unsigned long m;
-};
-
-static void _bits_init(struct bits *it, hwloc_const_bitmap_t b, int n)
-{
-	it->b = b;
-	it->n = n;
-	it->w = -1;
-	it->m = 0;
-}
-
-static int _bits_next(struct bits *it)
-{
-	int v;
-
-	while (!it->m) {
-		if ((long)++it->w * ULBITS >= it->n)
-			return -1;
-		it->m = hwloc_bitmap_to_ith_ulong(it->b, it->w);
-	}
-	v = it->w * ULBITS + __builtin_ctzl(it->m);
-	it->m &= it->m - 1;
-	return v < it->n ? v : -1;
-}
-
 static int _leaf(const struct sh *s, int node)
 {
 	int l = s->t->family == TOPOML_TORUS ? -1 : s->t->nodes[node].leaf;
@@ -100,10 +68,9 @@ static bool _partial(const struct sh *s, int node)
 static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 {
 	const topoml_topo_t *t = in->t;
-	struct bits it;
-	unsigned long m = 0;
-	int v, w = -1, tcnt = 0;
+	int tcnt = 0;
 	long tcap = 0;
+	uint32_t most = 0;
 	bool torus = t->family == TOPOML_TORUS;
 
 	memset(s, 0, sizeof(*s));
@@ -118,35 +85,40 @@ static int _init(struct sh *s, const struct place_in *in, bool idle_only)
 	s->usew = calloc(t->nnodes / ULBITS + 1, sizeof(unsigned long));
 	if (!s->use || !s->cap || !s->cnt || !s->idle || !s->usew)
 		return -1;
-	/* use a word at a time, as the bits are found; a torus' one pool
-	 * summed in registers, not in memory a node */
-	for (_bits_init(&it, in->avail, t->nnodes);
-	     (v = _bits_next(&it)) >= 0;) {
-		if (!s->fu[v] || (idle_only && _partial(s, v)))
-			continue;
-		if (v / ULBITS != w) {
-			if (m) {
-				hwloc_bitmap_set_ith_ulong(s->use, w, m);
-				s->usew[w] = m;
+	/* use a word at a time, no call between its bits (the sums stay in
+	 * registers); a torus' one pool summed a word at a time, not in
+	 * memory a node */
+	for (int w = 0; (long)w * ULBITS < t->nnodes; w++) {
+		unsigned long a = hwloc_bitmap_to_ith_ulong(in->avail, w);
+		unsigned long m = 0, wcap = 0;
+		int left = t->nnodes - w * ULBITS;
+
+		if (left < ULBITS)
+			a &= (1UL << left) - 1;
+		if (idle_only && s->partial)
+			a &= ~hwloc_bitmap_to_ith_ulong(s->partial, w);
+		for (; a; a &= a - 1) {
+			int v = w * ULBITS + __builtin_ctzl(a);
+			uint32_t f = s->fu[v];
+
+			if (!f)
+				continue;
+			m |= a & -a;
+			wcap += f;
+			if (!torus) {
+				s->cap[_leaf(s, v)] += f;
+				s->cnt[_leaf(s, v)]++;
 			}
-			w = v / ULBITS;
-			m = 0;
+			most = f > most ? f : most;
 		}
-		m |= 1UL << (v % ULBITS);
-		if (torus) {
-			tcap += s->fu[v];
-			tcnt++;
-		} else {
-			s->cap[_leaf(s, v)] += s->fu[v];
-			s->cnt[_leaf(s, v)]++;
+		tcap += wcap;
+		tcnt += __builtin_popcountl(m);
+		if (m) {
+			hwloc_bitmap_set_ith_ulong(s->use, w, m);
+			s->usew[w] = m;
 		}
-		if (s->fu[v] > s->most)
-			s->most = s->fu[v];
 	}
-	if (m) {
-		hwloc_bitmap_set_ith_ulong(s->use, w, m);
-		s->usew[w] = m;
-	}
+	s->most = most;
 	if (torus) {
 		s->cap[s->nl - 1] += tcap;
 		s->cnt[s->nl - 1] += tcnt;
@@ -741,90 +713,85 @@ static bool _t_row_any(const int *D, int d0, int n, int s, long units,
 
 /*
  * The unit sums mod 2^16, for the rows of a shape whose boxes hold fewer
- * than 2^16 units (vol x most): the same box sums from half the bytes,
- * eight to a vector, to find the rows no box of can take the job.
+ * than 2^16 units (vol x most): the same box sums from half the bytes, a
+ * vector at a time, to find the rows no box of can take the job.
  */
 struct t16 {
-	uint16_t *p;	/* topoml_psum's layout; NULL: not made yet */
+	uint16_t *p;	/* topoml_psum's layout, padded; NULL: none */
 	int most;	/* the most units a position holds */
+	bool wide;	/* 16 to a vector (AVX2), not 8 */
+	uint64_t *hits;	/* a plane's rows that may hold a box */
+	uint16_t *u;	/* room for its sums (_t_hit16) */
 };
+
+/* The most lanes a row is read with: the sums' padding. */
+#define T_LANES 16
 
 typedef uint16_t v8u __attribute__((vector_size(16)));
 
-static inline v8u _v8(const uint16_t *p)
-{
-	v8u r;
-
-	memcpy(&r, p, sizeof(r));
-	return r;
-}
-
-/* _t_row() mod 2^16 (D: room for d[0] + 9; the sums padded by 8). */
-static void _t_row16(const struct topoml_psum *g, const uint16_t *p16,
-		     int y, int z, const int sd[3], uint16_t *D)
-{
-	const int *d = g->d;
-	int lo[2][2], hi[2][2], nw[2] = { 1, 1 }, o[2] = { y, z };
-
-	for (int k = 0; k < 2; k++) {
-		lo[k][0] = o[k];
-		hi[k][0] = o[k] + sd[k + 1];
-		if (hi[k][0] > d[k + 1]) {
-			hi[k][0] = d[k + 1];
-			lo[k][1] = 0;
-			hi[k][1] = o[k] + sd[k + 1] - d[k + 1];
-			nw[k] = 2;
-		}
-	}
-	for (int a = 0; a < nw[0]; a++)
-		for (int b = 0; b < nw[1]; b++) {
-			const uint16_t *p11, *p01, *p10, *p00;
-			int x = 0;
-
-			p11 = &p16[topoml__psum_at(g, 0, hi[0][a], hi[1][b])];
-			p01 = &p16[topoml__psum_at(g, 0, lo[0][a], hi[1][b])];
-			p10 = &p16[topoml__psum_at(g, 0, hi[0][a], lo[1][b])];
-			p00 = &p16[topoml__psum_at(g, 0, lo[0][a], lo[1][b])];
-			/* past d[0] too, into the padding: no scalar tail */
-			for (; x <= d[0]; x += 8) {
-				v8u r = _v8(p11 + x) - _v8(p01 + x) -
-					_v8(p10 + x) + _v8(p00 + x);
-
-				if (a || b)
-					r += _v8(D + x);
-				memcpy(D + x, &r, sizeof(r));
-			}
-		}
-}
+#define T_PLANE_FN _t_plane16
+#define T_V v8u
+#define T_L 8
+#define T_ATTR
+#include "place/place_shared_row.h"
 
 /*
- * _t_row_any() from the row mod 2^16, where its boxes hold fewer than
- * 2^16 units: u - units mod 2^16 is below w' = min(w, 2^16 - units) iff
- * units <= u and u - units < w (u < units wraps to 2^16 - units or more).
+ * x86-64's baseline (what a distribution builds for) has 8 lanes of 16
+ * bits; where the CPU has AVX2, 16 (a search's hottest loop): chosen
+ * when the search starts, so the package still runs everywhere.
  */
-static bool _t_row_any16(const uint16_t *D, int d0, int n, int s,
-			 long units, long w)
-{
-	int m = d0 - s + 1 < n ? d0 - s + 1 : n, x = 0;
-	uint16_t un = (uint16_t)units, uw;
-	v8u any = { 0 }, vu, vw, vm = (v8u){ 0 } + (uint16_t)m;
-	const v8u lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
-	bool hit;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define T_WIDE 1
+typedef uint16_t v16u __attribute__((vector_size(32)));
 
-	w = w < 65536 - units ? w : 65536 - units;
-	uw = (uint16_t)(w > 65535 ? 65535 : w);
-	vu = (v8u){ 0 } + un;
-	vw = (v8u){ 0 } + uw;
-	/* the last vector's lanes from m on masked off (D: d0 + 9) */
-	for (; x < m; x += 8)
-		any |= (v8u)((_v8(D + x + s) - _v8(D + x) - vu) < vw) &
-		       (v8u)(lane + (uint16_t)x < vm);
-	hit = any[0] | any[1] | any[2] | any[3] | any[4] | any[5] | any[6] |
-	      any[7];
-	for (x = m; x < n; x++)
-		hit |= (uint16_t)(D[d0] - D[x] + D[x + s - d0] - un) < uw;
-	return hit;
+#define T_PLANE_FN _t_plane16w
+#define T_V v16u
+#define T_L 16
+#define T_ATTR __attribute__((target("avx2")))
+#include "place/place_shared_row.h"
+#endif
+
+static bool _t_wide(void)
+{
+#ifdef T_WIDE
+	return __builtin_cpu_supports("avx2");
+#else
+	return false;
+#endif
 }
+
+/* The rows of a plane read 16 to a vector where wide (the CPU has AVX2),
+ * else 8. */
+static void _t_hit16(const struct topoml_psum *g, const uint16_t *p16,
+		     int z, const int sd[3], int n, int ny, long units,
+		     long w, uint16_t *u, uint64_t *hits, bool wide)
+{
+#ifdef T_WIDE
+	if (wide) {
+		_t_plane16w(g, p16, z, sd, n, ny, units, w, u, hits);
+		return;
+	}
+#endif
+	(void)wide;
+	_t_plane16(g, p16, z, sd, n, ny, units, w, u, hits);
+}
+
+int topoml__shared_rows16(const struct topoml_psum *g, const uint16_t *p16,
+			  int z, const int sd[3], int n, int ny, long units,
+			  long w, uint64_t *hits, bool wide)
+{
+	uint16_t *u = calloc(((size_t)g->d[1] + 1) *
+			     ((size_t)g->d[0] + 1 + T_LANES), sizeof(*u));
+
+	if (!u)
+		return -1;
+	_t_hit16(g, p16, z, sd, n, ny, units, w, u, hits,
+		 wide && _t_wide());
+	free(u);
+	return 0;
+}
+
+bool topoml__shared_wide = true;
 
 /* The box at x of side s along a row's D (d0 positions; it may wrap). */
 static inline int _t_rsum(const int *D, int d0, int x, int s)
@@ -985,8 +952,8 @@ static bool _t_scan_anch(const topoml_topo_t *t, const struct topoml_psum *pu,
 	return false;
 }
 
-/* row: room for 3 x (d[0] + 1) + 8 ints, the rows' sums; h: pu mod 2^16
- * where the sums are ints, made on the first shape that can use it */
+/* row: room for 2 x (d[0] + 1) ints, the rows' sums; h: pu mod 2^16, read
+ * where a box holds fewer than 2^16 units */
 static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 		    const struct topoml_psum *pn, long units, int nnodes,
 		    const int sd[3], bool first, int o[3], long *spare,
@@ -995,7 +962,6 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 {
 	const int *d = t->dims;
 	int lim[3], *du = row, *dn = row + d[0] + 1;
-	uint16_t *d16 = (uint16_t *)(row + 2 * (d[0] + 1));
 	bool found = false, narrow, use16 = false;
 	long vol = (long)sd[0] * sd[1] * sd[2];
 
@@ -1008,35 +974,32 @@ static bool _t_scan(const topoml_topo_t *t, const struct topoml_psum *pu,
 		return _t_scan_anch(t, pu, pn, units, nnodes, sd, lim, an,
 				    row, o, spare, reads, budget);
 	narrow = _t_narrow(d, lim[0]);
-	/* made once a search has read as many boxes as the sums have
-	 * cells (a small job's ends sooner, without them) */
-	if (!narrow && h && units < 65536 && vol * h->most < 65536 &&
-	    d[0] < 32768) {
-		size_t np = (size_t)(d[0] + 1) * (d[1] + 1) * (d[2] + 1);
-
-		/* padded: the rows are read 8 at a time past their end */
-		if (!h->p && *reads >= (long)np &&
-		    (h->p = malloc((np + 8) * sizeof(*h->p)))) {
-			for (size_t i = 0; i < np; i++)
-				h->p[i] = (uint16_t)pu->p[i];
-			memset(h->p + np, 0, 8 * sizeof(*h->p));
-		}
-		use16 = h->p;
-	}
+	use16 = !narrow && h && h->p && units < 65536 &&
+		vol * h->most < 65536;
 	for (int z = 0; z < lim[2]; z++)
 		for (int y = 0; y < lim[1]; y++) {
 			bool hn = narrow;
 
 			if (*reads >= budget)
 				return found;
-			if (use16)
-				_t_row16(pu, h->p, y, z, sd, d16);
-			else if (!narrow)
+			/* a plane's rows at once (as many as the budget
+			 * reads, a row reading lim[0]): those that hold a
+			 * box with the spare then hold those with the spare
+			 * when the row comes, and more (the row's scan then
+			 * finds none, reading what it counts) */
+			if (use16 && !y) {
+				long ny = (budget - *reads + lim[0] - 1) /
+					  lim[0];
+
+				_t_hit16(pu, h->p, z, sd, lim[0],
+					 ny < lim[1] ? (int)ny : lim[1], units,
+					 found ? *spare : LONG_MAX, h->u,
+					 h->hits, h->wide);
+			}
+			if (!use16 && !narrow)
 				_t_row(pu, y, z, sd, du);
 			if (!narrow &&
-			    !(use16 ? _t_row_any16(d16, d[0], lim[0], sd[0],
-						   units, found ? *spare :
-						   LONG_MAX) :
+			    !(use16 ? h->hits[y / 64] >> (y % 64) & 1 :
 			      _t_row_any(du, d[0], lim[0], sd[0], units,
 					 found ? *spare : LONG_MAX))) {
 				if (budget - *reads <= lim[0]) {
@@ -1370,7 +1333,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	struct tcand best = { .nodes = NULL }, c, *cv = NULL;
 	const int *curve = topoml__torus_curve(t, NULL);
 	struct tanch an = { .n = 0 };
-	struct t16 h = { .p = NULL };
+	struct t16 h = { .p = NULL, .hits = NULL, .u = NULL };
 	int *anch = NULL, *inf = NULL, *row = NULL;
 	bool cnt = false;
 
@@ -1384,7 +1347,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	if (!clip)
 		clip = 1;
 	inf = calloc((size_t)d[0] * d[1], sizeof(int));
-	row = calloc(3 * ((size_t)d[0] + 1) + 8, sizeof(int));
+	row = calloc(2 * ((size_t)d[0] + 1), sizeof(int));
 	s->nlbm = (np < 4096 ? np : 4096) + 1;
 	s->lbm = calloc(s->nlbm, sizeof(int));
 	if (!s->lbm)
@@ -1397,8 +1360,11 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 		for (int y = 0; y < d[1]; y++) {
 			int *r = &pu.p[topoml__psum_at(&pu, 1, y + 1, z + 1)];
 
+			int sum = 0;
+
 			/* without branches but the rare new most: half the
-			 * positions are usable, at random */
+			 * positions are usable, at random; the running sum
+			 * along x, as the sums begin */
 			for (int x = 0; x < d[0]; x++, p++) {
 				int w, u;
 				bool ok;
@@ -1409,7 +1375,8 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 				ok = v >= 0 && _use(s, w);
 				f = ok ? s->fu[w] : 0;
 				u = (int)(f > clip ? clip : f);
-				r[x] = u;
+				sum += u;
+				r[x] = sum;
 				most = f > most ? f : most;
 				if (u > an.most) {
 					an.most = u;
@@ -1427,7 +1394,25 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	cnt = nnodes > 1 && (long)nnodes * an.most > units;
 	if (cnt && _t_count_sums(s, &pn))
 		goto out;
-	topoml__psum_finish(&pu);
+	/* the sums mod 2^16 beside them, for the scans' rows (padded: read
+	 * a vector at a time past a row's end) */
+	if (d[0] < 32768) {
+		size_t nc = (size_t)(d[0] + 1) * (d[1] + 1) * (d[2] + 1);
+
+		h.p = malloc((nc + T_LANES) * sizeof(*h.p));
+		h.hits = malloc(((size_t)d[1] / 64 + 1) * sizeof(*h.hits));
+		/* zeroed: a vector's lanes past a row's last origin are
+		 * read (and masked) before any is stored there */
+		h.u = calloc(((size_t)d[1] + 1) * ((size_t)d[0] + 1 + T_LANES),
+			     sizeof(*h.u));
+		if (h.p)
+			memset(h.p + nc, 0, T_LANES * sizeof(*h.p));
+		if (!h.hits || !h.u) {
+			free(h.p);
+			h.p = NULL;
+		}
+	}
+	topoml__psum_finish_yz(&pu, h.p);
 	vmin = (int)((units + most - 1) / most);
 	if (vmin < nnodes)
 		vmin = nnodes;
@@ -1450,6 +1435,7 @@ static int _torus_best(struct sh *s, long units, int nnodes,
 	/* the first volume may spend half the budget: the shapes from it
 	 * are then searched too, whatever it found */
 	h.most = an.most;
+	h.wide = topoml__shared_wide && _t_wide();
 	vf = _t_first(t, &pu, cnt ? &pn : NULL, units, nnodes, vmin, &reads,
 		      budget / 2, inf, row, &h);
 	for (int vol = vf; vf > 0 && vol <= np && reads < budget &&
@@ -1547,6 +1533,8 @@ out:
 	free(inf);
 	free(row);
 	free(h.p);
+	free(h.hits);
+	free(h.u);
 	free(s->lbm);
 	s->lbm = NULL;
 	s->nlbm = 0;

@@ -219,6 +219,19 @@ int topoml__take_switch(const struct place_in *in, int sw, int want,
  * scored: the same placements, faster (tests set it to compare).
  */
 extern int topoml__shared_lazy_vol;
+/*
+ * Its rows of box sums mod 2^16 (place_shared.c; p16: its unit sums mod
+ * 2^16, topoml_psum's layout, padded by 16): hits' bit y (of ny rows of
+ * the plane z) set where a box of sides sd at one of the first n origins
+ * of row (y, z), wrapped or not, holds units with less than w spare, its
+ * boxes holding fewer than 2^16.  wide: 16 sums to a vector where the
+ * CPU has AVX2 (else 8, as without); topoml__shared_wide false: the
+ * search reads 8.  -1: out of memory.
+ */
+int topoml__shared_rows16(const struct topoml_psum *g, const uint16_t *p16,
+			  int z, const int sd[3], int n, int ny, long units,
+			  long w, uint64_t *hits, bool wide);
+extern bool topoml__shared_wide;
 
 /* ---- ring order (ring.c) -------------------------------------------- */
 
