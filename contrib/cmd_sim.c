@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "sim.h"
+#include "util/util.h"	/* topoml__int_cmp */
 
 #define SIM_MAX_POLICIES 16	/* every policy the library has */
 
@@ -825,11 +826,6 @@ static int _top_domains(struct sim_cli *c, const topoml_topo_t *t)
 	return n;
 }
 
-static int _int_asc(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 static int _long_desc(const void *a, const void *b)
 {
 	long x = *(const long *)a, y = *(const long *)b;
@@ -1105,7 +1101,7 @@ static int _hyb_place(void *arg, const topoml_topo_t *t, int job,
 
 		if (nodes) {
 			memcpy(nodes, out->nodes, sizeof(int) * out->n);
-			qsort(nodes, out->n, sizeof(int), _int_asc);
+			qsort(nodes, out->n, sizeof(int), topoml__int_cmp);
 			(void)topoml_hybrid_order(t, nodes, out->n, c->hybrid,
 						  &p, c->weights);
 			over = topoml_hybrid_tp_over_top(t, nodes, out->n,

@@ -12,6 +12,7 @@
 
 #include "topoml/place.h"
 #include "topoml.h"
+#include "util/util.h"
 
 #define HYB_CANDIDATES 4
 
@@ -281,11 +282,6 @@ static void _donors_free(struct _donors *g)
 	free(g->on);
 }
 
-static int _int_cmp(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 static void _even_domains(const topoml_topo_t *t,
 			  const struct topoml_place_req *req, int *nodes,
 			  int n, int m)
@@ -306,7 +302,7 @@ static void _even_domains(const topoml_topo_t *t,
 		if (d >= 0 && !count[d]++)
 			used[nu++] = d;
 	}
-	qsort(used, nu, sizeof(int), _int_cmp);
+	qsort(used, nu, sizeof(int), topoml__int_cmp);
 	if (_donors_init(t, req, nodes, n, m, count, &g))
 		goto out;
 	for (int u = 0; u < nu; u++) {

@@ -21,6 +21,12 @@
  */
 int topoml__grow(void **arr, int n, size_t sz);
 
+/* qsort's comparison of ints, ascending (node indexes: no overflow). */
+static inline int topoml__int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
 /* ---- opening a file a user names (file.c) ---------------------------- */
 
 /*

@@ -1849,11 +1849,6 @@ static long _bbox_q(const topoml_topo_t *t, const struct bq *q, int n,
 	return vol;
 }
 
-static int _int_cmp(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 /*
  * The nearest free nodes not in cur round seed, up to want of them:
  * breadth first over every cell of the torus (busy ones and holes too:
@@ -1881,7 +1876,7 @@ static int _nearest(const topoml_topo_t *t, const char *fr, int *lay,
 			if (v >= 0 && fr[v] && !hwloc_bitmap_isset(cur, v))
 				take[ntake++] = v;
 		}
-		qsort(take, ntake, sizeof(int), _int_cmp);
+		qsort(take, ntake, sizeof(int), topoml__int_cmp);
 		for (int i = 0; i < ntake && want > 0; i++) {
 			hwloc_bitmap_set(cur, take[i]);
 			*cost += d;

@@ -42,11 +42,6 @@
 
 /* ---- the policy ---------------------------------------------------- */
 
-static int _int_cmp(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 /*
  * The next larger placement's anchors, for the fragmentation cost: on a
  * grid of their sorted positions per axis, 1 where the anchor's nodes are
@@ -74,7 +69,7 @@ static int _frag_build(struct frag *f, const struct topoml_t3d_shape *nx,
 			return -1;
 		f->n[d] = topoml__torus_anchors(dims[d], nx->spacing[d],
 						nx->seed[d], f->pos[d]);
-		qsort(f->pos[d], f->n[d], sizeof(int), _int_cmp);
+		qsort(f->pos[d], f->n[d], sizeof(int), topoml__int_cmp);
 	}
 	cell = malloc((size_t)f->n[0] * f->n[1] * f->n[2]);
 	if (!cell)
