@@ -1018,18 +1018,17 @@ static int _chunk_cross(const int *part, int m, int a, int b)
 static void _place_over_groups(const topoml_topo_t *t, int *nodes, int n,
 			       int m)
 {
-	int G = n / m, np, moved = 0;
+	int G = n / m, moved = 0;
 	int *part = malloc(sizeof(int) * n), *rep = malloc(sizeof(int) * n);
 	int *ord = malloc(sizeof(int) * (G + 1)), *tmp = NULL;
+	int *moves = calloc(G + 1, sizeof(int));	/* per group */
 
-	if (!part || !rep || !ord || G < 3 ||
-	    (np = _top_parts(t, nodes, n, part, rep)) < 2 ||
+	if (!part || !rep || !ord || !moves || G < 3 ||
+	    _top_parts(t, nodes, n, part, rep) < 2 ||
 	    !(tmp = malloc(sizeof(int) * n)))
 		goto out;
-	for (int u = 0; u < G; u++) {
+	for (int u = 0; u < G; u++)
 		ord[u] = u;
-		rep[u] = 0;	/* now: the group's moves */
-	}
 	/* twice: a group moved next to one leaves that one's place */
 	for (int i = G - 1, pass = 0; moved < HYB_OVER_MOVES; i--) {
 		int x, best = -1, bc, prev, next;
@@ -1044,9 +1043,9 @@ static void _place_over_groups(const topoml_topo_t *t, int *nodes, int n,
 		for (int j = 1; j < m; j++)
 			over |= t->nodes[nodes[x * m + j]].nvl !=
 				t->nodes[nodes[x * m]].nvl;
-		if (!over || rep[x] > pass)
+		if (!over || moves[x] > pass)
 			continue;
-		rep[x]++;
+		moves[x]++;
 		moved++;
 		prev = ord[(i + G - 1) % G];
 		next = ord[(i + 1) % G];
@@ -1089,6 +1088,7 @@ out:
 	free(rep);
 	free(ord);
 	free(tmp);
+	free(moves);
 }
 
 /*
