@@ -312,7 +312,11 @@ static bool _block_short(const topoml_topo_t *t,
  * Whole tensor groups and data-parallel rings below the top
  * (--ml-parallel): a whole-node job whose placement splits more tensor
  * groups over NVLink domains, or sends more data-parallel traffic through
- * the top level, than its workers' shape gets on its universe waits.
+ * the top level, than its workers' shape gets on its universe waits.  On
+ * a dragonfly only a job one group holds (as the group hold above): a
+ * larger one crosses the global links whatever it waits for, and held
+ * for fewer data-parallel transfers through the top it waited longer
+ * without a shorter step under contention (topoml-netsim).
  */
 static bool _hybrid_short(const topoml_topo_t *t,
 			  const struct topoml_wait_policy *p,
@@ -329,6 +333,8 @@ static bool _hybrid_short(const topoml_topo_t *t,
 
 	if (!(p->hybrid_wait > 0) || j->pinned || !j->par ||
 	    pl->n < j->nnodes)
+		return false;
+	if (t->family == TOPOML_DRAGONFLY && _dom_min(t, j->nnodes) > 1)
 		return false;
 	if (topoml_hybrid_locality(t, pl->nodes, workers, j->tpn, j->par,
 				   p->weights, &now))
