@@ -576,9 +576,9 @@ END_TEST
  * stages): a job of 40 nodes, which no group holds, on three groups
  * (15 + 15 + 10, its first stage over two) sends data-parallel rings
  * through the top where two groups, a stage in each, would send none;
- * it starts all the same (it crosses the global links on any two).  A
- * job of 30, which one group holds, on three groups (10 + 10 + 10)
- * still waits the whole wait.
+ * it starts all the same (it crosses the global links on any two).  Of
+ * four stages it waits.  A job of 30, which one group holds, on three
+ * groups (10 + 10 + 10) still waits the whole wait.
  */
 START_TEST(dragonfly_hybrid_one_group)
 {
@@ -622,6 +622,14 @@ START_TEST(dragonfly_hybrid_one_group)
 	ck_assert(!m.computed);
 	ck_assert(topoml_wait_decide(t, &p, &j, &pa, all, &m, 1000, 1100,
 				     &v) == 0);
+	/* four stages of 10 (the second over two groups) waits: the engine
+	 * stripes only two */
+	par = (struct topoml_parallel){ 4, 4, 0, 1, 1 };
+	ck_assert_int_eq(topoml_parallel_resolve(&par, 40 * TPN, why,
+						 sizeof(why)), 0);
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
+			 TOPOML_WAIT_HYBRID);
+	ck_assert(v.bound == 600);
 	topoml_placement_clear(&pa);
 	/* 30 nodes, which one group holds, on three: the whole wait */
 	par = (struct topoml_parallel){ 4, 2, 0, 1, 1 };
