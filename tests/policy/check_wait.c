@@ -572,6 +572,83 @@ START_TEST(dragonfly_two_groups)
 END_TEST
 
 /*
+ * Dragonfly (as above), the --ml-parallel hold alone (tp=4 a node, two
+ * stages): a job of 40 nodes, which no group holds, on three groups
+ * (15 + 15 + 10, its first stage over two) sends data-parallel rings
+ * through the top where two groups, a stage in each, would send none;
+ * it starts all the same (it crosses the global links on any two).  Of
+ * four stages it waits.  A job of 30, which one group holds, on three
+ * groups (10 + 10 + 10) still waits the whole wait.
+ */
+START_TEST(dragonfly_hybrid_one_group)
+{
+	struct topoml_parallel par = { 4, 2, 0, 1, 1 };
+	double w[TOPOML_KIND_COUNT];
+	struct topoml_wait_policy p = { .hybrid_wait = 600, .weights = w };
+	struct topoml_wait_job j = { .nnodes = 40, .par = &par, .tpn = TPN };
+	struct topoml_wait_memo m = TOPOML_WAIT_MEMO_INIT;
+	struct topoml_wait_verdict_info v;
+	struct topoml_hybrid_locality now;
+	struct topoml_placement pa;
+	topoml_topo_t *t = _load("dragonfly-nvl576.json");
+	hwloc_bitmap_t all = hwloc_bitmap_alloc();
+	int big[40], small[30], kb = 0, ks = 0, c[16] = { 0 };
+	char why[128];
+
+	ck_assert_int_eq(t->family, TOPOML_DRAGONFLY);
+	topoml_kind_weights_default(w);
+	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
+	for (int v2 = 0; v2 < t->nnodes; v2++) {
+		int g = t->nodes[v2].group;
+
+		if (g >= 7 && g <= 9 && c[g] < (g < 9 ? 15 : 10))
+			big[kb++] = v2;
+		if (g >= 11 && g <= 13 && c[g] < 10)
+			small[ks++] = v2;
+		c[g]++;
+	}
+	ck_assert_int_eq(kb, 40);
+	ck_assert_int_eq(ks, 30);
+	ck_assert_int_eq(topoml_parallel_resolve(&par, 40 * TPN, why,
+						 sizeof(why)), 0);
+	_pl(&pa, big, 40);
+	/* it falls short of what the machine allows ... */
+	ck_assert_int_eq(topoml_hybrid_locality(t, pa.nodes, 40, TPN, &par, w,
+						&now), 0);
+	ck_assert_int_gt(now.dp_top, 0);
+	/* ... but no group holds it: it starts */
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(!m.computed);
+	ck_assert(topoml_wait_decide(t, &p, &j, &pa, all, &m, 1000, 1100,
+				     &v) == 0);
+	/* four stages of 10 (the second over two groups) waits: the engine
+	 * stripes only two */
+	par = (struct topoml_parallel){ 4, 4, 0, 1, 1 };
+	ck_assert_int_eq(topoml_parallel_resolve(&par, 40 * TPN, why,
+						 sizeof(why)), 0);
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
+			 TOPOML_WAIT_HYBRID);
+	ck_assert(v.bound == 600);
+	topoml_placement_clear(&pa);
+	/* 30 nodes, which one group holds, on three: the whole wait */
+	par = (struct topoml_parallel){ 4, 2, 0, 1, 1 };
+	ck_assert_int_eq(topoml_parallel_resolve(&par, 30 * TPN, why,
+						 sizeof(why)), 0);
+	j.nnodes = 30;
+	_pl(&pa, small, 30);
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
+			 TOPOML_WAIT_HYBRID);
+	ck_assert(v.bound == 600);
+	ck_assert(topoml_wait_decide(t, &p, &j, &pa, all, &m, 1000, 1100,
+				     &v) == 500);
+	topoml_placement_clear(&pa);
+	hwloc_bitmap_free(all);
+	topoml_free(t);
+}
+END_TEST
+
+/*
  * A plain fat-tree (generated: 16 nodes, 4 a leaf, nodes 4k .. 4k + 3 on
  * leaf k).  Busy 0, 4, 8 and 12: every leaf has 3 free, so the engine
  * takes a job of 4 on two leaves; one leaf holds it on the machine, so
@@ -678,6 +755,7 @@ int main(void)
 	tcase_add_test(tc, block_group);
 	tcase_add_test(tc, dragonfly_groups);
 	tcase_add_test(tc, dragonfly_two_groups);
+	tcase_add_test(tc, dragonfly_hybrid_one_group);
 	tcase_add_test(tc, fattree_leaves);
 	tcase_add_test(tc, hybrid_groups);
 	tcase_add_test(tc, memo_cache);

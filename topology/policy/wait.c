@@ -312,7 +312,13 @@ static bool _block_short(const topoml_topo_t *t,
  * Whole tensor groups and data-parallel rings below the top
  * (--ml-parallel): a whole-node job whose placement splits more tensor
  * groups over NVLink domains, or sends more data-parallel traffic through
- * the top level, than its workers' shape gets on its universe waits.
+ * the top level, than its workers' shape gets on its universe waits.  On
+ * a dragonfly not a job of one or two stages that no group holds: it
+ * crosses the global links on any groups (two stages are striped over
+ * two where that moves less over them, its rings crossing by design),
+ * and held for fewer data-parallel transfers through the top it waited
+ * longer for no shorter step under contention (topoml-netsim).  Jobs of
+ * more stages keep the hold: there it shortened their steps.
  */
 static bool _hybrid_short(const topoml_topo_t *t,
 			  const struct topoml_wait_policy *p,
@@ -329,6 +335,9 @@ static bool _hybrid_short(const topoml_topo_t *t,
 
 	if (!(p->hybrid_wait > 0) || j->pinned || !j->par ||
 	    pl->n < j->nnodes)
+		return false;
+	if (t->family == TOPOML_DRAGONFLY && j->par->pp <= 2 &&
+	    _dom_min(t, j->nnodes) > 1)
 		return false;
 	if (topoml_hybrid_locality(t, pl->nodes, workers, j->tpn, j->par,
 				   p->weights, &now))
