@@ -1016,6 +1016,56 @@ START_TEST(locality_falls_short)
 }
 END_TEST
 
+/*
+ * On NVLink blocks (nvl72x18.conf: top-level parts of 8 blocks of 18) a
+ * 76-node job (tp=8 over two nodes, pp=2: stages of 38 nodes) on 18, 18
+ * and 4 free nodes of blocks 51-53 (part 6), the same of blocks 59-61
+ * (part 7), 2 of each of blocks 0-19: each part holds a stage.  The
+ * engine takes the job on five blocks of both parts, one stage over the
+ * two.  The candidate built for the stages asks the engine for 38 nodes
+ * inside each part, which no aligned group of 4 blocks holds: that must
+ * go into the part's group of 8, not wait as the whole job would on a
+ * crowded row, else the stages straddle the top.
+ */
+START_TEST(block_stages_in_parts)
+{
+	static const int full[] = { 51, 52, 59, 60 };
+	topoml_topo_t *t = _load("../block/nvl72x18.conf");
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { 0 };
+	struct topoml_placement pl = { 0 };
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	char why[256];
+
+	for (int i = 0; i < 4; i++)
+		hwloc_bitmap_set_range(fr, full[i] * 18, full[i] * 18 + 17);
+	hwloc_bitmap_set_range(fr, 53 * 18, 53 * 18 + 3);
+	hwloc_bitmap_set_range(fr, 61 * 18, 61 * 18 + 3);
+	for (int b = 0; b < 20; b++)
+		hwloc_bitmap_set_range(fr, b * 18, b * 18 + 1);
+	req.nnodes = 76;
+	req.avail = fr;
+	_shape(&p, 8, 2, 76);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl, NULL,
+					     why, sizeof(why)), 0);
+	fprintf(stderr, "block_stages_in_parts: DP through the top %ld\n",
+		_dp_top(t, pl.nodes, pl.n, &p));
+	ck_assert_int_eq(pl.n, 76);
+	for (int i = 0; i < pl.n; i++) {
+		ck_assert(hwloc_bitmap_isset(fr, pl.nodes[i]));
+		hwloc_bitmap_clr(fr, pl.nodes[i]);	/* each once */
+	}
+	ck_assert_int_eq(_dp_top(t, pl.nodes, pl.n, &p), 0);
+	ck_assert_int_eq(topoml_hybrid_tp_split(t, pl.nodes, pl.n, TPN, &p),
+			 0);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(fr);
+	topoml_free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hybrid");
@@ -1040,6 +1090,7 @@ int main(void)
 	tcase_add_test(tc, pp_pairs_spread_over_local_links);
 	tcase_add_test(tc, spares_workers_ranked);
 	tcase_add_test(tc, locality_falls_short);
+	tcase_add_test(tc, block_stages_in_parts);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -841,6 +841,10 @@ static int _part_candidate(const topoml_topo_t *t,
 		r2.avail = sub;
 		r2.attempt = 0;
 		r2.unscored = true;
+		/* blocks: whether the job waits was decided on the whole
+		 * row; a crowded part must not hold its share for an
+		 * aligned group its free nodes lack (place_block.c) */
+		r2.universe = sub;
 		if (topoml_place(t, TOPOML_POLICY_TOPOML, &r2, &pl, why,
 				 sizeof(why)))
 			goto out;
