@@ -15,22 +15,30 @@
 
 /* ---- the decision -------------------------------------------------- */
 
+/* The engine's placement of n nodes of avail, as it would place then
+ * (pl cleared by the caller); false where it places none. */
+static bool _engine_places(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
+			   int n, struct topoml_placement *pl)
+{
+	struct topoml_place_req req = { .unscored = true, .nnodes = n };
+	char why[160];
+
+	if (!avail)
+		return false;
+	req.avail = avail;
+	return !topoml_place(t, TOPOML_POLICY_TOPOML, &req, pl, why,
+			     sizeof(why));
+}
+
 /* Could n nodes of universe ever be an exact box (the engine on it, as
  * it would place then)? */
 static bool _box_possible(const topoml_topo_t *t, hwloc_const_bitmap_t all,
 			  int n)
 {
-	struct topoml_place_req req = { .unscored = true, .nnodes = n };
 	struct topoml_placement pl = { 0 };
-	char why[128];
-	bool box;
+	bool box = _engine_places(t, all, n, &pl) &&
+		   topoml_torus_is_box(t, pl.nodes, pl.n);
 
-	if (!all)
-		return false;
-	req.avail = all;
-	box = !topoml_place(t, TOPOML_POLICY_TOPOML, &req, &pl, why,
-			    sizeof(why)) &&
-	      topoml_torus_is_box(t, pl.nodes, pl.n);
 	topoml_placement_clear(&pl);
 	return box;
 }
@@ -195,17 +203,10 @@ static bool _block_aligned(const topoml_topo_t *t, const int *nodes, int n,
 static bool _block_fits(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 			int n)
 {
-	struct topoml_place_req req = { .unscored = true, .nnodes = n };
 	struct topoml_placement pl = { 0 };
-	char why[160];
-	bool in;
+	bool in = _engine_places(t, avail, n, &pl) && pl.n == n &&
+		  _block_aligned(t, pl.nodes, pl.n, n);
 
-	if (!avail)
-		return false;
-	req.avail = avail;
-	in = !topoml_place(t, TOPOML_POLICY_TOPOML, &req, &pl, why,
-			   sizeof(why)) && pl.n == n &&
-	     _block_aligned(t, pl.nodes, pl.n, n);
 	topoml_placement_clear(&pl);
 	return in;
 }
