@@ -175,6 +175,7 @@ static bool _locality_wait(const struct sel_job *j,
 	w->job = (struct topoml_wait_job){
 		.nnodes = req->nnodes,
 		.pinned = req->required || req->units,
+		.owner = req->owner,
 	};
 	if (!req->units &&
 	    topoml_job_view_workers(&j->view, g_topo, req->nnodes,

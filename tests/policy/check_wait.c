@@ -649,6 +649,132 @@ START_TEST(dragonfly_hybrid_one_group)
 END_TEST
 
 /*
+ * A generated dragonfly without NVLink (16 groups of 4 routers of 9
+ * nodes), owners known: an --ml-parallel job of 30 nodes (tp=4 a node,
+ * one stage), which one group holds, on two groups (15 + 15) sends 4
+ * ring transfers each way over the pair's global link, no more than one
+ * node sends over its own: with no job spanning groups (one in group 3
+ * only) it starts at once.  Where a job spans groups 2 and 5 (its rings
+ * cross group 2's links too) it waits the whole wait, as it does with
+ * owners not known, on three groups, with two stages (a stage a group:
+ * 60 pipeline sends over the pair), or where NVLink joins nodes
+ * (dragonfly-nvl576.json: in one group it could talk over NVLink).
+ */
+START_TEST(dragonfly_pair_free)
+{
+	struct topoml_parallel par = { 4, 1, 0, 1, 1 };
+	struct topoml_wait_policy p = { .box_wait = 600 };
+	struct topoml_wait_memo m = TOPOML_WAIT_MEMO_INIT;
+	struct topoml_wait_verdict_info v;
+	struct topoml_placement p2, p3;
+	double w[TOPOML_KIND_COUNT];
+	topoml_topo_t *t = topoml_gen_dragonfly("d", 16, 4, 9,
+						TOPOML_DF_ALL_TO_ALL);
+	hwloc_bitmap_t all = hwloc_bitmap_alloc();
+	uint32_t *owner = calloc(t->nnodes, sizeof(*owner));
+	struct topoml_wait_job j = { .nnodes = 30, .par = &par, .tpn = TPN,
+				     .owner = owner };
+	int two[30], three[30], k2 = 0, k3 = 0, c[16] = { 0 };
+	char why[128];
+
+	ck_assert_int_eq(t->family, TOPOML_DRAGONFLY);
+	ck_assert_ptr_nonnull(owner);
+	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
+	for (int v2 = 0; v2 < t->nnodes; v2++) {
+		int g = t->nodes[v2].group;
+
+		if ((g == 1 || g == 2) && c[g] < 15)
+			two[k2++] = v2;
+		if (g >= 4 && g <= 6 && c[g] < 10)
+			three[k3++] = v2;
+		/* busy: 10 nodes of group 3 (job 7), then of 2 and 5
+		 * (job 9), past the placements' nodes */
+		if (g == 3 && c[g] < 10)
+			owner[v2] = 7;
+		c[g]++;
+	}
+	ck_assert_int_eq(k2, 30);
+	ck_assert_int_eq(k3, 30);
+	ck_assert_int_eq(topoml_parallel_resolve(&par, 30 * TPN, why,
+						 sizeof(why)), 0);
+	_pl(&p2, two, 30);
+	_pl(&p3, three, 30);
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p2, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	ck_assert(v.met);
+	ck_assert_str_eq(v.met_what, "two dragonfly groups no other job spans");
+	ck_assert(topoml_wait_decide(t, &p, &j, &p2, all, &m, 1000, 1000,
+				     &v) == 0);
+	/* the hybrid hold alone: as soon */
+	topoml_kind_weights_default(w);
+	p = (struct topoml_wait_policy){ .hybrid_wait = 600, .weights = w };
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p2, all, &m, &v),
+			 TOPOML_WAIT_NONE);
+	p = (struct topoml_wait_policy){ .box_wait = 600 };
+	/* three groups: the whole wait */
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p3, all, &m, &v),
+			 TOPOML_WAIT_BLOCK);
+	ck_assert(v.bound == 600);
+	/* owners not known: the whole wait, as before */
+	j.owner = NULL;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p2, all, &m, &v),
+			 TOPOML_WAIT_BLOCK);
+	ck_assert(v.bound == 600);
+	j.owner = owner;
+	/* two stages, a stage a group: 60 sends over the pair */
+	par = (struct topoml_parallel){ 4, 2, 0, 1, 1 };
+	ck_assert_int_eq(topoml_parallel_resolve(&par, 30 * TPN, why,
+						 sizeof(why)), 0);
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p2, all, &m, &v),
+			 TOPOML_WAIT_BLOCK);
+	ck_assert(v.bound == 600);
+	par = (struct topoml_parallel){ 4, 1, 0, 1, 1 };
+	ck_assert_int_eq(topoml_parallel_resolve(&par, 30 * TPN, why,
+						 sizeof(why)), 0);
+	/* a job spanning groups 2 and 5: the whole wait */
+	memset(c, 0, sizeof(c));
+	for (int v2 = 0; v2 < t->nnodes; v2++) {
+		int g = t->nodes[v2].group;
+
+		if ((g == 2 || g == 5) && c[g] >= 20 && c[g] < 25)
+			owner[v2] = 9;
+		c[g]++;
+	}
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p2, all, &m, &v),
+			 TOPOML_WAIT_BLOCK);
+	ck_assert(v.bound == 600);
+	ck_assert(topoml_wait_decide(t, &p, &j, &p2, all, &m, 1000, 1350,
+				     &v) == 250);
+	topoml_placement_clear(&p2);
+	topoml_placement_clear(&p3);
+	/* NVLink domains (the same shape): the whole wait, owners free */
+	topoml_free(t);
+	t = _load("dragonfly-nvl576.json");
+	ck_assert_int_eq(t->family, TOPOML_DRAGONFLY);
+	ck_assert_int_gt(t->nnvl, 0);
+	memset(owner, 0, sizeof(*owner) * t->nnodes);
+	memset(c, 0, sizeof(c));
+	k2 = 0;
+	for (int v2 = 0; v2 < t->nnodes; v2++) {
+		int g = t->nodes[v2].group;
+
+		if ((g == 1 || g == 2) && c[g]++ < 15)
+			two[k2++] = v2;
+	}
+	ck_assert_int_eq(k2, 30);
+	_pl(&p2, two, 30);
+	m = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
+	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p2, all, &m, &v),
+			 TOPOML_WAIT_BLOCK);
+	ck_assert(v.bound == 600);
+	topoml_placement_clear(&p2);
+	hwloc_bitmap_free(all);
+	free(owner);
+	topoml_free(t);
+}
+END_TEST
+
+/*
  * A plain fat-tree (generated: 16 nodes, 4 a leaf, nodes 4k .. 4k + 3 on
  * leaf k).  Busy 0, 4, 8 and 12: every leaf has 3 free, so the engine
  * takes a job of 4 on two leaves; one leaf holds it on the machine, so
@@ -756,6 +882,7 @@ int main(void)
 	tcase_add_test(tc, dragonfly_groups);
 	tcase_add_test(tc, dragonfly_two_groups);
 	tcase_add_test(tc, dragonfly_hybrid_one_group);
+	tcase_add_test(tc, dragonfly_pair_free);
 	tcase_add_test(tc, fattree_leaves);
 	tcase_add_test(tc, hybrid_groups);
 	tcase_add_test(tc, memo_cache);

@@ -239,13 +239,14 @@ out:
 }
 
 /*
- * gshared[g]: group g holds a node of a job that other groups hold too
- * (owners known).  One pass over the busy nodes.
+ * mark[g] |= bit where group g holds a busy node (owner set and, given
+ * avail, not in it) of a job that other groups hold too.  One pass over
+ * the nodes; 0, or -1 out of memory.
  */
-static int _classify(struct df *d)
+int topoml__df_shared_groups(const topoml_topo_t *t, const uint32_t *owner,
+			     hwloc_const_bitmap_t avail, unsigned char *mark,
+			     unsigned char bit)
 {
-	const topoml_topo_t *t = d->t;
-	const uint32_t *owner = d->in->req->owner;
 	struct topoml_job_unit *p;
 	int np = 0, rc;
 
@@ -257,7 +258,8 @@ static int _classify(struct df *d)
 	for (int v = 0; v < t->nnodes; v++) {
 		int g = t->nodes[v].group;
 
-		if (!owner[v] || g < 0 || hwloc_bitmap_isset(d->in->avail, v))
+		if (!owner[v] || g < 0 ||
+		    (avail && hwloc_bitmap_isset(avail, v)))
 			continue;
 		/* a job's nodes come in runs: one pair a run and group */
 		if (np && p[np - 1].job == owner[v] && p[np - 1].unit == g)
@@ -265,9 +267,17 @@ static int _classify(struct df *d)
 		p[np].job = owner[v];
 		p[np++].unit = g;
 	}
-	rc = topoml__mark_multi_unit(p, np, d->gshared, 1);
+	rc = topoml__mark_multi_unit(p, np, mark, bit);
 	free(p);
 	return rc;
+}
+
+/* gshared[g]: group g holds a node of a job that other groups hold too
+ * (owners known). */
+static int _classify(struct df *d)
+{
+	return topoml__df_shared_groups(d->t, d->in->req->owner,
+					d->in->avail, d->gshared, 1);
 }
 
 /* Routers the quotas take group by group (each group's fewest). */

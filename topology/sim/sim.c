@@ -617,7 +617,8 @@ static void _wait_policy(const struct state *s, struct topoml_wait_policy *p)
 static bool _waits(struct state *s, int job, struct run *r)
 {
 	const struct topoml_job *j = &s->tr->jobs[job];
-	struct topoml_wait_job wj = { .nnodes = j->nodes };
+	struct topoml_wait_job wj = { .nnodes = j->nodes,
+				      .owner = s->owner };
 	struct topoml_wait_verdict_info v;
 	struct topoml_wait_policy p;
 	struct topoml_parallel par;

@@ -68,6 +68,8 @@ struct topoml_wait_job {
 	 * tasks a node; spares: the job's last nodes, not priced */
 	const struct topoml_parallel *par;
 	int tpn, spares;
+	/* which job holds each busy node (0: none; NULL: not known) */
+	const uint32_t *owner;
 };
 
 /*

@@ -167,6 +167,9 @@ struct topoml_job_unit {
 };
 int topoml__mark_multi_unit(const struct topoml_job_unit *p, int np,
 			    unsigned char *mark, unsigned char bit);
+int topoml__df_shared_groups(const topoml_topo_t *t, const uint32_t *owner,
+			     hwloc_const_bitmap_t avail, unsigned char *mark,
+			     unsigned char bit);
 
 struct place_seen {
 	int n;
