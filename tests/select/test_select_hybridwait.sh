@@ -14,6 +14,11 @@
 #    limit: the waiting job's backfill plan is spine1 when n1 frees, not
 #    the placement over both spines it declines now; a 1-node job of an
 #    hour keeps off spine1, and the job takes spine1 when n1 frees.
+# Then the same 8 slurmd as a dragonfly of two groups (n1-n4, n5-n8),
+# reconfigured, n1 and n5 busy: the 4-node job over both groups puts a
+# node's load on their global link, so it starts at once; with a job
+# that spans the two groups it waits for one group, and starts once
+# that job ends.
 # SPDX-License-Identifier: GPL-2.0-or-later
 . "${TESTS_DIR:-$(dirname "$0")/..}/spank/spank_lib.sh"
 . "${TESTS_DIR:-$(dirname "$0")/..}/select/lib.sh"
@@ -138,5 +143,49 @@ nx=$(sel_wait_start "$x" 300) ||
 got=$(scontrol show hostnames "$nx" | sort | tr '\n' ' ')
 [ "$got" = "n1 n2 n5 n6 " ] || cluster_fail "not spine1: $nx"
 echo "ok: spine1 freed and the job took it ($nx)"
+
+# ---- a dragonfly: two groups no other job spans ----
+scancel "$x" "$b3" "$l"
+sel_wait_gone "$x" && sel_wait_gone "$b3" && sel_wait_gone "$l" ||
+	cluster_fail "jobs not cancelled"
+"$SEL_TOPOML" generate dragonfly --groups 2 --routers 2 --per-router 2 \
+	--prefix n -q -o "$work/df.json" || cluster_fail "topoml generate"
+chmod 644 "$work/df.json"
+printf 'TopologyFile=%s\nLocalityWait=600\nDebug=1\n' "$work/df.json" \
+	>"$(dirname "$SLURM_CONF")/topoml.conf"
+scontrol reconfigure || cluster_fail "scontrol reconfigure (dragonfly)"
+group() { case $1 in n[1-4]) echo 1 ;; *) echo 2 ;; esac; }
+groups() {
+	local n
+	for n in $(scontrol show hostnames "$1"); do group "$n"; done |
+		sort -u | wc -l
+}
+b1=$(submit -N1 -w n1) || cluster_fail "sbatch -w n1"
+b5=$(submit -N1 -w n5) || cluster_fail "sbatch -w n5"
+sel_wait_start "$b1" >/dev/null && sel_wait_start "$b5" >/dev/null ||
+	cluster_fail "one-node jobs on n1, n5 did not start"
+x=$(submit -N4 --ntasks-per-node=2 --ml-parallel=tp=2,pp=1) ||
+	cluster_fail "sbatch --ml-parallel (dragonfly)"
+nx=$(sel_wait_start "$x" 100) ||
+	cluster_fail "dragonfly: --ml-parallel job of a node's load on the pair waits: $(reason "$x")"
+[ "$(groups "$nx")" = 2 ] || cluster_fail "dragonfly: a group free? $nx"
+echo "ok: dragonfly, LocalityWait=600: at once over two groups no job spans ($nx)"
+scancel "$x"
+sel_wait_gone "$x" || cluster_fail "job $x not cancelled"
+y=$(submit -N2 -w n4,n8) || cluster_fail "sbatch -w n4,n8"
+sel_wait_start "$y" >/dev/null || cluster_fail "job on n4,n8 did not start"
+x=$(submit -N4 --ntasks-per-node=2 --ml-parallel=tp=2,pp=1) ||
+	cluster_fail "sbatch --ml-parallel (dragonfly, 2)"
+sleep 5
+r=$(reason "$x")
+[ "$r" = "PENDING Resources" ] ||
+	cluster_fail "dragonfly: beside a job over both groups, '$r'"
+grep -q "JobId=$x waits up to 600 s for one dragonfly group for 4 nodes" \
+	"$log" || cluster_fail "dragonfly: no wait logged for job $x: $(grep "JobId=$x" "$log" | tail -3)"
+scancel "$y"
+nx=$(sel_wait_start "$x" 100) ||
+	cluster_fail "dragonfly: job still waits when the spanning job ended: $(reason "$x")"
+echo "ok: dragonfly: pending ($r) beside a job over both groups, then at once ($nx)"
+scancel "$x" "$b1" "$b5"
 scontrol ping | grep -q UP || cluster_fail "slurmctld down"
 echo "PASS: LocalityWait (HybridWait)"
