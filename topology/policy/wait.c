@@ -212,16 +212,16 @@ static bool _block_fits(const topoml_topo_t *t, hwloc_const_bitmap_t avail,
 }
 
 /*
- * Does the --ml-parallel job's placement pl (workers first, in rank
- * order) send any of its traffic between the top-level parts (dragonfly
- * groups)?  Its cost is topoml_hybrid_cost's, linear in the ranks,
- * which topoml_hybrid_max_ranks bounds (as the job view does).
+ * The --ml-parallel job's traffic on placement pl (workers first, in rank
+ * order), at the default weights; false where it has none to price or
+ * its ranks pass topoml_hybrid_max_ranks, which bounds the cost (linear
+ * in the ranks, as the job view's).
  */
-static bool _hybrid_crosses_top(const topoml_topo_t *t,
-				const struct topoml_wait_job *j,
-				const struct topoml_placement *pl)
+static bool _hybrid_cost_of(const topoml_topo_t *t,
+			    const struct topoml_wait_job *j,
+			    const struct topoml_placement *pl,
+			    struct topoml_hybrid_cost *c)
 {
-	struct topoml_hybrid_cost c;
 	double w[TOPOML_KIND_COUNT];
 
 	if (!j->par || j->tpn < 1 || j->nnodes - j->spares < 1 ||
@@ -229,8 +229,19 @@ static bool _hybrid_crosses_top(const topoml_topo_t *t,
 	    topoml_hybrid_max_ranks(t))
 		return false;
 	topoml_kind_weights_default(w);
-	if (topoml_hybrid_cost(t, pl->nodes, j->nnodes - j->spares, j->tpn,
-			       j->par, w, &c))
+	return !topoml_hybrid_cost(t, pl->nodes, j->nnodes - j->spares,
+				   j->tpn, j->par, w, c);
+}
+
+/* Does any of the job's traffic cross the top-level parts (dragonfly
+ * groups)? */
+static bool _hybrid_crosses_top(const topoml_topo_t *t,
+				const struct topoml_wait_job *j,
+				const struct topoml_placement *pl)
+{
+	struct topoml_hybrid_cost c;
+
+	if (!_hybrid_cost_of(t, j, pl, &c))
 		return false;
 	for (int k = 0; k < TOPOML_KIND_COUNT; k++)
 		if (c.kind[k].cross_top)
@@ -239,29 +250,21 @@ static bool _hybrid_crosses_top(const topoml_topo_t *t,
 }
 
 /*
- * Does the --ml-parallel job's placement pl, on two dragonfly groups g and
- * h, load their global links more than one of its nodes loads its own
- * link: per direction, more of one kind's transfers than tasks per node
- * times the pair's links (a data-parallel ring crosses the pair both
- * ways, a pipeline boundary's sends one way at a time)?  A tensor,
- * context or expert group that crosses always does.  Cost as
- * _hybrid_crosses_top's.
+ * Does the job's placement pl, on two dragonfly groups g and h, load
+ * their global links more than one of its nodes loads its own link: per
+ * direction, more of one kind's transfers than tasks per node times the
+ * pair's links (a data-parallel ring crosses the pair both ways, a
+ * pipeline boundary's sends one way at a time)?  A tensor, context or
+ * expert group that crosses always does.
  */
 static bool _hybrid_loads_pair(const topoml_topo_t *t,
 			       const struct topoml_wait_job *j,
 			       const struct topoml_placement *pl, int g, int h)
 {
 	struct topoml_hybrid_cost c;
-	double w[TOPOML_KIND_COUNT];
 	long cap;
 
-	if (!t->global_links ||
-	    (long)(j->nnodes - j->spares) * j->tpn >
-	    topoml_hybrid_max_ranks(t))
-		return true;
-	topoml_kind_weights_default(w);
-	if (topoml_hybrid_cost(t, pl->nodes, j->nnodes - j->spares, j->tpn,
-			       j->par, w, &c))
+	if (!t->global_links || !_hybrid_cost_of(t, j, pl, &c))
 		return true;
 	cap = (long)j->tpn * t->global_links[g * t->ngroups + h];
 	return c.kind[TOPOML_KIND_TP].cross_top ||
