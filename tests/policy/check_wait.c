@@ -30,6 +30,28 @@ static void _pl(struct topoml_placement *pl, const int *v, int n)
 	pl->n = n;
 }
 
+/*
+ * Of dragonfly groups g0 .. g0 + ng - 1, in node order, the nodes from
+ * the skip-th to the (skip + per[g - g0])-th of each group: how many.
+ */
+static int _df_pick(const topoml_topo_t *t, int g0, int ng, const int *per,
+		    int skip, int *out)
+{
+	int k = 0, c[16] = { 0 };
+
+	ck_assert_int_le(ng, 16);
+	for (int v = 0; v < t->nnodes; v++) {
+		int g = t->nodes[v].group - g0;
+
+		if (g < 0 || g >= ng)
+			continue;
+		if (c[g] >= skip && c[g] < skip + per[g])
+			out[k++] = v;
+		c[g]++;
+	}
+	return k;
+}
+
 /* The clock: up to bound seconds from since, then 0. */
 START_TEST(wait_left)
 {
@@ -473,14 +495,8 @@ START_TEST(dragonfly_groups)
 	topoml_placement_clear(&pa);
 	/* 40 nodes over three groups: no group holds them, so they start
 	 * (as Kueue, on the fewest groups free then: no hold) */
-	for (int v2 = 0, k = 0, c[3] = { 0 }; v2 < t->nnodes; v2++) {
-		int g = t->nodes[v2].group - 7;
-
-		if (g >= 0 && g < 3 && c[g] < (g < 2 ? 15 : 10)) {
-			c[g]++;
-			two[k++] = v2;
-		}
-	}
+	ck_assert_int_eq(_df_pick(t, 7, 3, (const int[]){ 15, 15, 10 }, 0,
+				  two), 40);
 	_pl(&pa, two, 40);
 	m = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
 	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &pa, all, &m, &v),
@@ -524,23 +540,16 @@ START_TEST(dragonfly_two_groups)
 	struct topoml_placement p2, p3;
 	topoml_topo_t *t = _load("dragonfly-nvl576.json");
 	hwloc_bitmap_t all = hwloc_bitmap_alloc();
-	int two[30], three[30], k2 = 0, k3 = 0, c[16] = { 0 };
+	int two[30], three[30];
 	struct topoml_parallel par = { 4, 2, 0, 1, 1 };
 	char why[128];
 
 	ck_assert_int_eq(t->family, TOPOML_DRAGONFLY);
 	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
-	for (int v2 = 0; v2 < t->nnodes; v2++) {
-		int g = t->nodes[v2].group;
-
-		if ((g == 1 || g == 2) && c[g] < 15)
-			two[k2++] = v2;
-		if (g >= 4 && g <= 6 && c[g] < 10)
-			three[k3++] = v2;
-		c[g]++;
-	}
-	ck_assert_int_eq(k2, 30);
-	ck_assert_int_eq(k3, 30);
+	ck_assert_int_eq(_df_pick(t, 1, 2, (const int[]){ 15, 15 }, 0, two),
+			 30);
+	ck_assert_int_eq(_df_pick(t, 4, 3, (const int[]){ 10, 10, 10 }, 0,
+				  three), 30);
 	_pl(&p2, two, 30);
 	_pl(&p3, three, 30);
 	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p2, all, &m, &v),
@@ -592,23 +601,16 @@ START_TEST(dragonfly_hybrid_one_group)
 	struct topoml_placement pa;
 	topoml_topo_t *t = _load("dragonfly-nvl576.json");
 	hwloc_bitmap_t all = hwloc_bitmap_alloc();
-	int big[40], small[30], kb = 0, ks = 0, c[16] = { 0 };
+	int big[40], small[30];
 	char why[128];
 
 	ck_assert_int_eq(t->family, TOPOML_DRAGONFLY);
 	topoml_kind_weights_default(w);
 	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
-	for (int v2 = 0; v2 < t->nnodes; v2++) {
-		int g = t->nodes[v2].group;
-
-		if (g >= 7 && g <= 9 && c[g] < (g < 9 ? 15 : 10))
-			big[kb++] = v2;
-		if (g >= 11 && g <= 13 && c[g] < 10)
-			small[ks++] = v2;
-		c[g]++;
-	}
-	ck_assert_int_eq(kb, 40);
-	ck_assert_int_eq(ks, 30);
+	ck_assert_int_eq(_df_pick(t, 7, 3, (const int[]){ 15, 15, 10 }, 0,
+				  big), 40);
+	ck_assert_int_eq(_df_pick(t, 11, 3, (const int[]){ 10, 10, 10 }, 0,
+				  small), 30);
 	ck_assert_int_eq(topoml_parallel_resolve(&par, 40 * TPN, why,
 						 sizeof(why)), 0);
 	_pl(&pa, big, 40);
@@ -674,27 +676,21 @@ START_TEST(dragonfly_pair_free)
 	uint32_t *owner = calloc(t->nnodes, sizeof(*owner));
 	struct topoml_wait_job j = { .nnodes = 30, .par = &par, .tpn = TPN,
 				     .owner = owner };
-	int two[30], three[30], k2 = 0, k3 = 0, c[16] = { 0 };
+	int two[30], three[30], busy[10];
 	char why[128];
 
 	ck_assert_int_eq(t->family, TOPOML_DRAGONFLY);
 	ck_assert_ptr_nonnull(owner);
 	hwloc_bitmap_set_range(all, 0, t->nnodes - 1);
-	for (int v2 = 0; v2 < t->nnodes; v2++) {
-		int g = t->nodes[v2].group;
-
-		if ((g == 1 || g == 2) && c[g] < 15)
-			two[k2++] = v2;
-		if (g >= 4 && g <= 6 && c[g] < 10)
-			three[k3++] = v2;
-		/* busy: 10 nodes of group 3 (job 7), then of 2 and 5
-		 * (job 9), past the placements' nodes */
-		if (g == 3 && c[g] < 10)
-			owner[v2] = 7;
-		c[g]++;
-	}
-	ck_assert_int_eq(k2, 30);
-	ck_assert_int_eq(k3, 30);
+	ck_assert_int_eq(_df_pick(t, 1, 2, (const int[]){ 15, 15 }, 0, two),
+			 30);
+	ck_assert_int_eq(_df_pick(t, 4, 3, (const int[]){ 10, 10, 10 }, 0,
+				  three), 30);
+	/* busy: 10 nodes of group 3 (job 7), later 5 of 2 and 5 (job 9),
+	 * past the placements' nodes */
+	ck_assert_int_eq(_df_pick(t, 3, 1, (const int[]){ 10 }, 0, busy), 10);
+	for (int i = 0; i < 10; i++)
+		owner[busy[i]] = 7;
 	ck_assert_int_eq(topoml_parallel_resolve(&par, 30 * TPN, why,
 						 sizeof(why)), 0);
 	_pl(&p2, two, 30);
@@ -732,14 +728,10 @@ START_TEST(dragonfly_pair_free)
 	ck_assert_int_eq(topoml_parallel_resolve(&par, 30 * TPN, why,
 						 sizeof(why)), 0);
 	/* a job spanning groups 2 and 5: the whole wait */
-	memset(c, 0, sizeof(c));
-	for (int v2 = 0; v2 < t->nnodes; v2++) {
-		int g = t->nodes[v2].group;
-
-		if ((g == 2 || g == 5) && c[g] >= 20 && c[g] < 25)
-			owner[v2] = 9;
-		c[g]++;
-	}
+	ck_assert_int_eq(_df_pick(t, 2, 4, (const int[]){ 5, 0, 0, 5 }, 20,
+				  busy), 10);
+	for (int i = 0; i < 10; i++)
+		owner[busy[i]] = 9;
 	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p2, all, &m, &v),
 			 TOPOML_WAIT_BLOCK);
 	ck_assert(v.bound == 600);
@@ -753,15 +745,8 @@ START_TEST(dragonfly_pair_free)
 	ck_assert_int_eq(t->family, TOPOML_DRAGONFLY);
 	ck_assert_int_gt(t->nnvl, 0);
 	memset(owner, 0, sizeof(*owner) * t->nnodes);
-	memset(c, 0, sizeof(c));
-	k2 = 0;
-	for (int v2 = 0; v2 < t->nnodes; v2++) {
-		int g = t->nodes[v2].group;
-
-		if ((g == 1 || g == 2) && c[g]++ < 15)
-			two[k2++] = v2;
-	}
-	ck_assert_int_eq(k2, 30);
+	ck_assert_int_eq(_df_pick(t, 1, 2, (const int[]){ 15, 15 }, 0, two),
+			 30);
 	_pl(&p2, two, 30);
 	m = (struct topoml_wait_memo)TOPOML_WAIT_MEMO_INIT;
 	ck_assert_int_eq(topoml_wait_criterion(t, &p, &j, &p2, all, &m, &v),
