@@ -128,7 +128,7 @@ static void _usage(FILE *f)
 "                          the jobs each policy has running at --at\n"
 "  -p, --policy P1,...     with --trace: policies (default topoml and the\n"
 "                          family's Slurm baseline)\n"
-"      --at T1,T2,...      with --trace: snapshot times in seconds\n"
+"      --at T1,T2,...      with --trace: up to 64 snapshot times (s)\n"
 "      --snapshots K       without --at: K times evenly spaced over the\n"
 "                          first policy's makespan (default 1: its middle)\n"
 "  -s, --scale X|fit       with --trace: job sizes as topoml sim --scale\n"
@@ -172,8 +172,9 @@ static void _usage(FILE *f)
 
 /* ---- options ------------------------------------------------------- */
 
-static int _parse_list(const char *arg, double *v, int *n, double unit,
-		       const char *what)
+/* Up to max positive numbers, comma-separated, each times unit. */
+static int _parse_list(const char *arg, double *v, int *n, int max,
+		       double unit, const char *what)
 {
 	char *dup = strdup(arg), *save = NULL, *tok;
 
@@ -184,9 +185,9 @@ static int _parse_list(const char *arg, double *v, int *n, double unit,
 		double x = strtod(tok, &end);
 
 		if (end == tok || *end || !(x > 0) || !isfinite(x) ||
-		    *n == MAX_LEVELS) {
+		    *n == max) {
 			_err("%s: '%s' is not a list of up to %d positive "
-			     "numbers", what, arg, MAX_LEVELS);
+			     "numbers", what, arg, max);
 			free(dup);
 			return -1;
 		}
@@ -1574,7 +1575,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'A':
-			if (_parse_list(optarg, at, &nat, 1, "--at"))
+			if (_parse_list(optarg, at, &nat, MAX_AT, 1, "--at"))
 				return EX_USAGE;
 			break;
 		case 's':
@@ -1601,13 +1602,13 @@ int main(int argc, char **argv)
 				return EX_USAGE;
 			break;
 		case 'b':
-			if (_parse_list(optarg, _o.bw, &_o.nbw, 1e9 / 8,
-					"--bandwidth"))
+			if (_parse_list(optarg, _o.bw, &_o.nbw, MAX_LEVELS,
+					1e9 / 8, "--bandwidth"))
 				return EX_USAGE;
 			break;
 		case 'l':
-			if (_parse_list(optarg, _o.lat, &_o.nlat, 1e-6,
-					"--latency"))
+			if (_parse_list(optarg, _o.lat, &_o.nlat, MAX_LEVELS,
+					1e-6, "--latency"))
 				return EX_USAGE;
 			break;
 		case 'h':

@@ -172,6 +172,17 @@ grep -q '^slurm-torus3d  *3 ' "$tmp/out7d" ||
 	--at 5 -m 1M >"$tmp/out7b" || fail "--trace n/a"
 grep -q '^slurm-hilbert  *n/a (.*torus' "$tmp/out7b" ||
 	fail "no n/a row: $(tail -1 "$tmp/out7b")"
+# --at takes as many times as --snapshots: 64, not one more
+at=$(seq -s, 1 64)
+"$netsim" -q -t "$tmp/ft.json" -T "$tmp/bf.csv" -p topoml --at "$at" \
+	-m 1M >"$tmp/out7e" || fail "--at of 64 times"
+[ "$(grep -c '^== topoml at ' "$tmp/out7e")" = 64 ] ||
+	fail "--at of 64 times: not 64 snapshots"
+"$netsim" -q -t "$tmp/ft.json" -T "$tmp/bf.csv" -p topoml --at "$at,65" \
+	-m 1M >/dev/null 2>"$tmp/err"
+[ $? = 2 ] || fail "--at of 65 times: not exit 2"
+grep -q "is not a list of up to 64 positive numbers" "$tmp/err" ||
+	fail "message: $(cat "$tmp/err")"
 
 # 7. --ml-parallel jobs (tensor, pipeline, data parallel), by hand.
 # Columns without --alone: 3 time, 4 tp_s, 5 pp_s, 6 dp_s, 7 shape.
