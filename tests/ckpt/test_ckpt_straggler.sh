@@ -6,8 +6,8 @@
 # rank 0 names a node that stays >= 1.2x the job's median for 50 steps.
 #   slow     4 nodes x 2 ranks, 200 steps of ~40 ms compute; from step
 #            MARK (60) the test harness (not the product) stops and
-#            continues both ranks of one node on a duty cycle, 23 ms of
-#            every 100 ms (1.3x): that node, and only it, is named in the
+#            continues both ranks of one node on a duty cycle, 40 ms of
+#            every 100 ms (1.7x): that node, and only it, is named in the
 #            job's output and in DIR/health.jsonl with its ranks, ratio
 #            and the step the slowdown began, within 100 steps of MARK
 #   healthy  STRAGGLER_HEALTHY (6) jobs of 4 nodes x 1 rank at the same
@@ -70,7 +70,7 @@ done
 
 # The fault injector: the harness's, not the product's.  Once rank 0 is
 # past MARK, SIGSTOP/SIGCONT both ranks of the node of rank 2 (the second
-# node), 23 ms stopped of every 100 ms, until the job ends; it prints the
+# node), 40 ms stopped of every 100 ms, until the job ends; it prints the
 # node, its ranks and the fraction of time they were stopped.
 $PY - "$BASE/slow" "$MARK" >"$BASE/inject.out" 2>&1 <<'PYEOF' &
 import glob, os, signal, sys, time
@@ -92,11 +92,11 @@ try:
         a = time.monotonic()
         for p in pids:
             os.kill(p, signal.SIGSTOP)
-        time.sleep(0.023)
+        time.sleep(0.040)
         for p in pids:
             os.kill(p, signal.SIGCONT)
         stopped += time.monotonic() - a
-        time.sleep(0.077)
+        time.sleep(0.060)
 except ProcessLookupError:
     pass
 for p in pids:
