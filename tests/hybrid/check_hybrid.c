@@ -1066,6 +1066,57 @@ START_TEST(block_stages_in_parts)
 }
 END_TEST
 
+/*
+ * A stage's part must give the share it can, on more blocks than an idle
+ * row would use where its free nodes allow no fewer, and a part taken
+ * whole gives all its free nodes.  nvl72x18.conf: a 27-node job of one
+ * stage (tp=4 on one node, dp=27) with 12 free nodes in each of blocks
+ * 0-2 (part 0: 36, on three blocks) and 18 in blocks 8 and 16 (parts 1,
+ * 2).  The engine takes 2 blocks over two parts (its rings through the
+ * top twice each); in part 0 the job takes 3 blocks, no ring through the
+ * top.  The 36-node job of the same free nodes in part 0 and 18 more
+ * in part 1 takes part 0 whole.
+ */
+START_TEST(block_share_on_more_blocks)
+{
+	topoml_topo_t *t = _load("../block/nvl72x18.conf");
+	hwloc_bitmap_t fr = hwloc_bitmap_alloc();
+	struct topoml_place_req req = { 0 };
+	struct topoml_placement pl = { 0 };
+	struct topoml_parallel p;
+	double w[TOPOML_KIND_COUNT];
+	char why[256];
+
+	for (int b = 0; b < 3; b++)
+		hwloc_bitmap_set_range(fr, b * 18, b * 18 + 11);
+	hwloc_bitmap_set_range(fr, 8 * 18, 8 * 18 + 17);
+	hwloc_bitmap_set_range(fr, 16 * 18, 16 * 18 + 17);
+	req.nnodes = 27;
+	req.avail = fr;
+	_shape(&p, 4, 1, 27);
+	topoml_kind_weights_default(w);
+	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl, NULL,
+					     why, sizeof(why)), 0);
+	ck_assert_int_eq(pl.n, 27);
+	for (int i = 0; i < pl.n; i++)
+		ck_assert_int_lt(t->nodes[pl.nodes[i]].leaf, 3);
+	ck_assert_int_eq(_dp_top(t, pl.nodes, pl.n, &p), 0);
+	topoml_placement_clear(&pl);
+	/* 36 nodes: the 36 of part 0, no other choice there */
+	req.nnodes = 36;
+	_shape(&p, 4, 1, 36);
+	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl, NULL,
+					     why, sizeof(why)), 0);
+	ck_assert_int_eq(pl.n, 36);
+	for (int i = 0; i < pl.n; i++)
+		ck_assert_int_lt(t->nodes[pl.nodes[i]].leaf, 3);
+	ck_assert_int_eq(_dp_top(t, pl.nodes, pl.n, &p), 0);
+	topoml_placement_clear(&pl);
+	hwloc_bitmap_free(fr);
+	topoml_free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hybrid");
@@ -1091,6 +1142,7 @@ int main(void)
 	tcase_add_test(tc, spares_workers_ranked);
 	tcase_add_test(tc, locality_falls_short);
 	tcase_add_test(tc, block_stages_in_parts);
+	tcase_add_test(tc, block_share_on_more_blocks);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -833,6 +833,13 @@ static int _part_candidate(const topoml_topo_t *t,
 
 		if (!take[q])
 			continue;
+		/* a part taken whole leaves nothing to choose */
+		if (!left[q]) {
+			for (int i = 0; i < na; i++)
+				if (part[i] == q)
+					out->nodes[k++] = arr[i];
+			continue;
+		}
 		hwloc_bitmap_zero(sub);
 		for (int i = 0; i < na; i++)
 			if (part[i] == q)
@@ -841,10 +848,10 @@ static int _part_candidate(const topoml_topo_t *t,
 		r2.avail = sub;
 		r2.attempt = 0;
 		r2.unscored = true;
-		/* blocks: whether the job waits was decided on the whole
-		 * row; a crowded part must not hold its share for an
-		 * aligned group its free nodes lack (place_block.c) */
-		r2.universe = sub;
+		/* whether the job waits was decided on the whole machine:
+		 * a part must not hold its share (blocks: for an aligned
+		 * group its free nodes lack, or fewer blocks) */
+		r2.admitted = true;
 		if (topoml_place(t, TOPOML_POLICY_TOPOML, &r2, &pl, why,
 				 sizeof(why)))
 			goto out;

@@ -484,7 +484,7 @@ int topoml__place_block(const struct place_in *in,
 	 * (its NVLink domains as few as on an idle machine; only ring steps
 	 * between blocks go further), rather than wait as Slurm does.
 	 */
-	crowded = !ncand && !in->req->block_aligned &&
+	crowded = !ncand && !in->req->block_aligned && !in->req->admitted &&
 		  (g.bpb < nb || g.use_ll) && _crowded(in, f, g.bpb);
 	while (!ncand && !in->req->block_aligned && !crowded &&
 	       (g.bpb < nb || g.use_ll)) {
@@ -492,6 +492,12 @@ int topoml__place_block(const struct place_in *in,
 		g.use_ll = false;
 		if (!g.max_k && !(g.max_k = _blocks_bound(t, n)))
 			break;
+		ncand = _candidates(in, f, &g, c);
+	}
+	/* a share of a job already admitted: on more blocks than the
+	 * fewest that hold it rather than on none (a whole job waits) */
+	if (!ncand && in->req->admitted && g.max_k > 0) {
+		g.max_k = 0;
 		ncand = _candidates(in, f, &g, c);
 	}
 	if (ncand < 0) {

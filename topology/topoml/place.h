@@ -54,6 +54,10 @@ struct topoml_place_req {
 	 * Slurm's Hilbert curve, power-of-two sizes by buddy best fit over
 	 * the curve's aligned windows (place/place_linear.c) */
 	bool torus_curve;
+	/* a share of a job the caller has already admitted (a hybrid
+	 * job's part): blocks: no crowded row's hold, and more blocks than
+	 * the fewest that hold it where those have no room */
+	bool admitted;
 	/* topoml_place: 0 = best, 1 = next best, ... (topoml_place_ranked
 	 * gives them all in one call and ignores it) */
 	int attempt;
