@@ -1091,27 +1091,20 @@ START_TEST(block_share_on_more_blocks)
 		hwloc_bitmap_set_range(fr, b * 18, b * 18 + 11);
 	hwloc_bitmap_set_range(fr, 8 * 18, 8 * 18 + 17);
 	hwloc_bitmap_set_range(fr, 16 * 18, 16 * 18 + 17);
-	req.nnodes = 27;
 	req.avail = fr;
-	_shape(&p, 4, 1, 27);
 	topoml_kind_weights_default(w);
-	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl, NULL,
-					     why, sizeof(why)), 0);
-	ck_assert_int_eq(pl.n, 27);
-	for (int i = 0; i < pl.n; i++)
-		ck_assert_int_lt(t->nodes[pl.nodes[i]].leaf, 3);
-	ck_assert_int_eq(_dp_top(t, pl.nodes, pl.n, &p), 0);
-	topoml_placement_clear(&pl);
 	/* 36 nodes: the 36 of part 0, no other choice there */
-	req.nnodes = 36;
-	_shape(&p, 4, 1, 36);
-	ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl, NULL,
-					     why, sizeof(why)), 0);
-	ck_assert_int_eq(pl.n, 36);
-	for (int i = 0; i < pl.n; i++)
-		ck_assert_int_lt(t->nodes[pl.nodes[i]].leaf, 3);
-	ck_assert_int_eq(_dp_top(t, pl.nodes, pl.n, &p), 0);
-	topoml_placement_clear(&pl);
+	for (int n = 27; n <= 36; n += 9) {
+		req.nnodes = n;
+		_shape(&p, 4, 1, n);
+		ck_assert_int_eq(topoml_place_hybrid(t, &req, &p, TPN, w, &pl,
+						     NULL, why, sizeof(why)), 0);
+		ck_assert_int_eq(pl.n, n);
+		for (int i = 0; i < pl.n; i++)
+			ck_assert_int_lt(t->nodes[pl.nodes[i]].leaf, 3);
+		ck_assert_int_eq(_dp_top(t, pl.nodes, pl.n, &p), 0);
+		topoml_placement_clear(&pl);
+	}
 	hwloc_bitmap_free(fr);
 	topoml_free(t);
 }
